@@ -1,0 +1,105 @@
+"""`python -m scoring`: the release evaluator's command line, plus profiles and several runs.
+
+    python -m scoring --gold-files qa_single_doc.jsonl qa_cross_doc.jsonl \\
+        --predictions run.jsonl --output report.json --per-question-csv per_question.csv
+
+Writes the release evaluator's report layout and CSV, prints the headline percentages, lists
+problems on stderr as `file:line: message`, and exits 1 with `ERROR: ...` when nothing could be
+scored. With several --predictions, --output and --per-question-csv name folders that receive
+`<run>.json` and `<run>.csv`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from . import __version__
+from .evaluate import evaluate, write_text
+from .loaders import load_gold, load_predictions
+from .profiles import DEFAULT_PROFILE, PROFILES
+
+DEFAULT_GOLD = ("qa_single_doc.jsonl", "qa_cross_doc.jsonl")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="python -m scoring", description="Score document-QA predictions (XL-DocBench, DocVQA).")
+    ap.add_argument("--predictions", nargs="+", required=True, metavar="PATH", help="prediction file(s): JSON or JSONL")
+    ap.add_argument("--data-dir", metavar="DIR", help="folder holding the default gold files (qa_single_doc.jsonl, qa_cross_doc.jsonl)")
+    ap.add_argument("--gold-files", nargs="+", metavar="F", help="gold question files, read in this order")
+    ap.add_argument("--profile", default=DEFAULT_PROFILE, choices=list(PROFILES), help=f"scoring profile (default {DEFAULT_PROFILE})")
+    ap.add_argument("--prediction-field", metavar="NAME", help="take the prediction from this field only")
+    ap.add_argument("--ignore-missing", action="store_true", help="score only gold questions that have a prediction")
+    ap.add_argument("--output", metavar="PATH", help="write the JSON report (a folder when several runs)")
+    ap.add_argument("--per-question-csv", metavar="PATH", help="write the per-question CSV (a folder when several runs)")
+    ap.add_argument("--no-per-question-json", action="store_true", help="leave the per_question list out of the JSON report")
+    ap.add_argument("--version", action="version", version=f"docbench-lens scoring {__version__}")
+    return ap
+
+
+def _gold_paths(args: argparse.Namespace) -> list[Path]:
+    if args.gold_files:
+        return [Path(f) for f in args.gold_files]
+    data_dir = Path(args.data_dir) if args.data_dir else Path.cwd() / "data"
+    return [data_dir / f for f in DEFAULT_GOLD]
+
+
+def _pct(x: float) -> str:
+    return f"{x * 100:.2f}%"
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    err = sys.stderr
+    gold = load_gold(_gold_paths(args))
+    for p in gold.problems:
+        print(p, file=err)
+    if not gold.items:
+        print("ERROR: no gold question could be loaded", file=err)
+        return 1
+    several = len(args.predictions) > 1
+    names = [Path(p).stem for p in args.predictions]
+    if several and len(set(names)) != len(names):
+        print("ERROR: several prediction files share a name; each run is written as <name>.json", file=err)
+        return 1
+    scored = 0
+    for pred_path, name in zip(args.predictions, names):
+        preds = load_predictions(pred_path, prediction_field=args.prediction_field)
+        for p in preds.problems:
+            print(p, file=err)
+        if not preds.items:
+            print(f"ERROR: no prediction could be loaded from {pred_path}", file=err)
+            continue
+        run = evaluate(gold.items, preds.items, profile=args.profile, ignore_missing=args.ignore_missing,
+                       name=name, prediction_field=args.prediction_field)
+        for p in run.problems:
+            print(p, file=err)
+        scored += 1
+        if several:
+            print(f"== {name}")
+        o = run.overall
+        print(f"Gold questions: {run.gold_count}")
+        print(f"Predictions loaded: {run.prediction_count}")
+        print(f"Evaluated: {o['count']}")
+        print(f"Missing predictions: {len(run.missing_ids)}")
+        print(f"Extra predictions: {len(run.extra_ids)}")
+        print(f"Accuracy: {_pct(o['accuracy'])}")
+        print(f"Token F1: {_pct(o['token_f1'])}")
+        print(f"ANLS: {_pct(o['anls'])}")
+        print(f"Signature: {run.signature}")
+        if args.per_question_csv:
+            target = Path(args.per_question_csv) / f"{name}.csv" if several else Path(args.per_question_csv)
+            write_text(target, run.csv_text())
+        if args.output:
+            target = Path(args.output) / f"{name}.json" if several else Path(args.output)
+            lens = run.profile.name != "xldocbench-1519"
+            write_text(target, run.report_json(per_question=not args.no_per_question_json, lens=lens))
+    if not scored:
+        print("ERROR: nothing could be scored", file=err)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,268 @@
+"""Scoring a run against gold, aggregation (spec 7) and the release report layout.
+
+`evaluate(gold, predictions)` returns a `RunResult` holding every per-question result, the
+join counts, and the aggregates; `RunResult.report()` is the release evaluator's JSON object.
+Long runs are scored on all cores (processes), with a progress callback.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable, Sequence
+
+from .metrics import score_answer
+from .model import BREAKDOWNS, GoldQuestion, Prediction
+from .problems import WARNING, Problem
+from .profiles import Profile, get_profile, signature
+
+__all__ = ["QuestionResult", "RunResult", "evaluate", "aggregate", "macro_average", "CSV_COLUMNS"]
+
+CSV_COLUMNS = (
+    "question_id", "prediction", "gold_answer", "answer_format", "status",
+    "accuracy", "token_f1", "anls", "split", "domain", "reasoning_type",
+)
+METRICS = ("accuracy", "token_f1", "anls")
+PARALLEL_MIN = 20_000  # below this, one process is faster than starting workers
+Progress = Callable[[int, int], None]
+
+
+@dataclass(slots=True)
+class QuestionResult:
+    question: GoldQuestion
+    prediction: Prediction | None
+    effective: str  # the prediction as reported (after overflow substitution)
+    status: str
+    accuracy: float
+    token_f1: float
+    anls: float
+    decided_by: str
+
+    @property
+    def qid(self) -> str:
+        return self.question.qid
+
+    def row(self) -> dict:
+        """The release per-question row (spec 7), scores rounded to 6 decimals."""
+        q = self.question
+        return {
+            "question_id": q.qid,
+            "prediction": self.effective,
+            "gold_answer": q.gold_answer,
+            "answer_format": q.answer_format,
+            "status": self.status,
+            "accuracy": round(self.accuracy, 6),
+            "token_f1": round(self.token_f1, 6),
+            "anls": round(self.anls, 6),
+            "split": "unknown" if q.split is None else q.split,
+            "domain": q.raw_meta("domain"),
+            "reasoning_type": q.raw_meta("reasoning_type"),
+        }
+
+
+def _bucket(scores: Sequence[tuple[float, float, float]]) -> dict:
+    n = len(scores)
+    if not n:
+        return {"count": 0, "accuracy": 0.0, "token_f1": 0.0, "anls": 0.0}
+    return {
+        "count": n,
+        "accuracy": round(sum(s[0] for s in scores) / n, 6),
+        "token_f1": round(sum(s[1] for s in scores) / n, 6),
+        "anls": round(sum(s[2] for s in scores) / n, 6),
+    }
+
+
+def aggregate(results: Iterable[QuestionResult], groups: Sequence[str] = BREAKDOWNS) -> tuple[dict, dict]:
+    """(overall bucket, breakdowns) exactly as spec 7: raw scores averaged, then rounded."""
+    overall: list[tuple[float, float, float]] = []
+    per_group: dict[str, dict[str, list]] = {g: {} for g in groups}
+    for r in results:
+        s = (r.accuracy, r.token_f1, r.anls)
+        overall.append(s)
+        for g in groups:
+            for label in r.question.labels(g):
+                per_group[g].setdefault(label, []).append(s)
+    breakdowns = {g: {label: _bucket(per_group[g][label]) for label in sorted(per_group[g])} for g in groups}
+    return _bucket(overall), breakdowns
+
+
+def macro_average(breakdowns: dict) -> dict:
+    """Per breakdown group: the mean over its buckets of each bucket's mean, so that large
+    groups do not drown small ones."""
+    out = {}
+    for g, buckets in breakdowns.items():
+        vals = [b for b in buckets.values() if b["count"]]
+        out[g] = {"groups": len(vals)} | {
+            m: round(sum(b[m] for b in vals) / len(vals), 6) if vals else 0.0 for m in METRICS
+        }
+    return out
+
+
+@dataclass
+class RunResult:
+    name: str
+    profile: Profile
+    signature: str
+    results: list[QuestionResult]
+    gold_count: int
+    prediction_count: int
+    missing_ids: list[str]
+    extra_ids: list[str]
+    ignore_missing: bool = False
+    problems: list[Problem] = field(default_factory=list)
+    groups: tuple[str, ...] = BREAKDOWNS
+    _agg: tuple[dict, dict] | None = None
+
+    def _aggregates(self) -> tuple[dict, dict]:
+        if self._agg is None:
+            self._agg = aggregate(self.results, self.groups)
+        return self._agg
+
+    @property
+    def overall(self) -> dict:
+        return self._aggregates()[0]
+
+    @property
+    def breakdowns(self) -> dict:
+        return self._aggregates()[1]
+
+    @property
+    def macro(self) -> dict:
+        return macro_average(self.breakdowns)
+
+    @property
+    def failed_count(self) -> int:
+        return sum(1 for r in self.results if r.prediction is not None and r.status.lower() not in ("success", "ok", "completed"))
+
+    def report(self, *, per_question: bool = True, lens: bool = True) -> dict:
+        """The release evaluator's report object (spec 7). With `lens`, a trailing `lens` key
+        adds the signature, macro averages and load problems; the release profile's CLI leaves it
+        out so the file equals the release evaluator's byte for byte."""
+        overall, breakdowns = self._aggregates()
+        rep: dict = {
+            "gold_count": self.gold_count,
+            "prediction_count": self.prediction_count,
+            "evaluated_count": overall["count"],
+            "missing_prediction_count": len(self.missing_ids),
+            "extra_prediction_count": len(self.extra_ids),
+            "overall": overall,
+            "breakdowns": breakdowns,
+        }
+        if per_question:
+            rep["per_question"] = [r.row() for r in self.results]
+        if lens:
+            rep["lens"] = {
+                "signature": self.signature,
+                "run": self.name,
+                "macro": macro_average(breakdowns),
+                "failed_status_count": self.failed_count,
+                "problems": [str(p) for p in self.problems],
+            }
+        return rep
+
+    def report_json(self, **kw) -> str:
+        return json.dumps(self.report(**kw), ensure_ascii=False, indent=2)
+
+    def csv_text(self) -> str:
+        buf = io.StringIO(newline="")
+        writer = csv.DictWriter(buf, fieldnames=list(CSV_COLUMNS))
+        writer.writeheader()
+        for r in self.results:
+            writer.writerow(r.row())
+        return buf.getvalue()
+
+
+# ----------------------------------------------------------------------------- scoring
+
+
+def _score_chunk(args: tuple[str, list[tuple]]) -> list[tuple[float, float, float, str]]:
+    profile, items = args
+    p = get_profile(profile)
+    return [score_answer(text, answers, fmt, rule, status=status, profile=p) for text, status, answers, fmt, rule in items]
+
+
+def evaluate(
+    gold: Sequence[GoldQuestion],
+    predictions: Sequence[Prediction],
+    *,
+    profile: str | Profile = "xldocbench",
+    ignore_missing: bool = False,
+    name: str = "run",
+    prediction_field: str | None = None,
+    progress: Progress | None = None,
+    workers: int | None = None,
+) -> RunResult:
+    """Score one run. `progress(done, total)` is called as questions are scored."""
+    p = get_profile(profile)
+    by_id = {pr.qid: pr for pr in predictions}
+    gold_ids = set()
+    todo: list[tuple[GoldQuestion, Prediction | None]] = []
+    missing: list[str] = []
+    for q in gold:
+        gold_ids.add(q.qid)
+        pr = by_id.get(q.qid)
+        if pr is None:
+            missing.append(q.qid)
+            if ignore_missing:
+                continue
+        todo.append((q, pr))
+    extra = [pr.qid for pr in predictions if pr.qid not in gold_ids]
+    problems = [
+        Problem(pr.file, pr.line, "question_id", "an id of a gold question", f"{pr.qid!r} (extra prediction, not scored)", WARNING, True)
+        for pr in predictions if pr.qid not in gold_ids
+    ]
+    items = [
+        (pr.text if pr else None, pr.status if pr else None, q.answers, q.answer_format, q.verification_rule)
+        for q, pr in todo
+    ]
+    total = len(items)
+    n_workers = workers if workers is not None else (os.cpu_count() or 1)
+    scores: list[tuple[float, float, float, str]] = []
+    if n_workers > 1 and total >= PARALLEL_MIN:
+        size = max(2_000, total // (n_workers * 8))
+        chunks = [(p.name, items[i : i + size]) for i in range(0, total, size)]
+        with ProcessPoolExecutor(max_workers=n_workers) as pool:
+            for part in pool.map(_score_chunk, chunks):
+                scores.extend(part)
+                if progress:
+                    progress(len(scores), total)
+    else:
+        step = max(1, min(500, total // 50 or 1))
+        for i in range(0, total, step):
+            scores.extend(_score_chunk((p.name, items[i : i + step])))
+            if progress:
+                progress(len(scores), total)
+    results = []
+    for (q, pr), (acc, f1, an, decision) in zip(todo, scores):
+        if pr is None:
+            status, shown = "missing", ""
+        else:
+            status = pr.status
+            shown = "CONTEXT_OVERFLOW" if status in ("context_overflow", "vision_unsupported") else pr.text
+        results.append(QuestionResult(q, pr, shown, status, acc, f1, an, decision))
+    groups = BREAKDOWNS + (("question_type",) if any(q.question_types for q in gold) else ())
+    return RunResult(
+        name=name,
+        profile=p,
+        signature=signature(p, ignore_missing=ignore_missing, prediction_field=prediction_field),
+        results=results,
+        gold_count=len(gold),
+        prediction_count=len(by_id),
+        missing_ids=missing,
+        extra_ids=extra,
+        ignore_missing=ignore_missing,
+        problems=problems,
+        groups=groups,
+    )
+
+
+def write_text(path: str | Path, text: str) -> None:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", encoding="utf-8", newline="") as fh:
+        fh.write(text)

@@ -1,0 +1,663 @@
+"""Loaders for every input of spec sections 1, 2 and E.
+
+Each returns a `LoadResult`: the items it could load, and one `Problem` per thing that was wrong,
+with file, line and field. Nothing raises on user data and nothing is dropped silently: the
+counts (rows read, loaded, skipped, blank lines) add up.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from pathlib import Path
+from typing import Any, Iterator
+
+from .model import DocRef, DocumentRecord, EvidenceItem, GoldQuestion, PredictedEvidence, Prediction, ScoreRow
+from .problems import ERROR, WARNING, LoadResult, Problem
+from .text import to_str
+
+__all__ = [
+    "ID_FIELDS",
+    "PREDICTION_FIELDS",
+    "KNOWN_FORMATS",
+    "KNOWN_RULES",
+    "load_gold",
+    "load_documents",
+    "load_predictions",
+    "load_scores",
+    "load_summary",
+    "read_json_lines",
+]
+
+ID_FIELDS = ("question_id", "global_qa_id", "global_id", "id")
+PREDICTION_FIELDS = ("prediction", "model_answer", "answer", "response", "output")
+KNOWN_FORMATS = ("Str", "Int", "Float", "None", "Bool", "Boolean", "Percentage", "single_choice")
+KNOWN_RULES = ("casefold_exact_match", "numeric_tolerance", "percentage_exact", "choice_exact_match", "exact_match")
+HUGE_LINE = 1 << 20  # a line this long loads, with a warning
+MAX_LINE = 64 << 20  # a line longer than this is skipped
+
+
+def _short(value: Any, limit: int = 60) -> str:
+    text = value if isinstance(value, str) else to_str(value)
+    text = text.replace("\n", "\\n")
+    return repr(text if len(text) <= limit else text[:limit] + "…")
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return f"boolean {value}"
+    if isinstance(value, (int, float)):
+        return f"number {value}"
+    if isinstance(value, str):
+        return f"string {_short(value)}"
+    if isinstance(value, list):
+        return f"a list of {len(value)}"
+    if isinstance(value, dict):
+        return "an object"
+    return type(value).__name__
+
+
+# ----------------------------------------------------------------------------- raw reading
+
+
+def _read_bytes(path: Path, res: LoadResult) -> bytes | None:
+    name = str(path)
+    res.files.append(name)
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        res.problems.append(Problem(name, None, None, "an existing file", "no such file"))
+        return None
+    except IsADirectoryError:
+        res.problems.append(Problem(name, None, None, "a file", "a directory"))
+        return None
+    except OSError as exc:
+        res.problems.append(Problem(name, None, None, "a readable file", exc.strerror or str(exc)))
+        return None
+    if not data.strip():
+        res.problems.append(Problem(name, None, None, "at least one record", "an empty file"))
+        return None
+    if data.startswith(b"\xef\xbb\xbf"):
+        res.problems.append(
+            Problem(name, 1, None, "UTF-8 without a byte-order mark", "a UTF-8 BOM (ignored)", WARNING, False)
+        )
+        data = data[3:]
+    return data
+
+
+def _decode(raw: bytes, name: str, line: int | None, res: LoadResult) -> str:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        bad = raw[exc.start : exc.start + 4]
+        res.problems.append(
+            Problem(
+                name,
+                line,
+                None,
+                "UTF-8 text",
+                f"byte {bad[:1].hex()} at offset {exc.start} (replaced by U+FFFD)",
+                WARNING,
+                False,
+            )
+        )
+        return raw.decode("utf-8", errors="replace")
+
+
+def read_json_lines(path: Path, res: LoadResult) -> Iterator[tuple[int, Any]]:
+    """Yield (line number, parsed value) for each non-blank JSONL line; report the rest."""
+    name = str(path)
+    data = _read_bytes(path, res)
+    if data is None:
+        return
+    pieces = data.split(b"\n")
+    for number, raw in enumerate(pieces, start=1):
+        if not raw.strip():
+            if number < len(pieces) or raw:  # not the empty tail after the final newline
+                res.blank_lines += 1
+            continue
+        res.rows_read += 1
+        if len(raw) > MAX_LINE:
+            res.skipped += 1
+            res.problems.append(Problem(name, number, None, f"a line under {MAX_LINE >> 20} MiB", f"{len(raw):,} bytes"))
+            continue
+        if len(raw) > HUGE_LINE:
+            res.problems.append(
+                Problem(name, number, None, "a line under 1 MiB", f"{len(raw):,} bytes", WARNING, False)
+            )
+        text = _decode(raw, name, number, res)
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError as exc:
+            res.skipped += 1
+            res.problems.append(Problem(name, number, None, "a JSON value", f"invalid JSON ({exc.msg} at column {exc.colno})"))
+            continue
+        yield number, value
+
+
+def _read_json_document(path: Path, res: LoadResult) -> Any:
+    name = str(path)
+    data = _read_bytes(path, res)
+    if data is None:
+        return None
+    text = _decode(data, name, None, res)
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        res.problems.append(Problem(name, exc.lineno, None, "a JSON document", f"invalid JSON ({exc.msg} at column {exc.colno})"))
+        return None
+
+
+def _first_id(row: dict, fields: tuple[str, ...] = ID_FIELDS) -> str:
+    for key in fields:
+        value = to_str(row.get(key)).strip()
+        if value:
+            return value
+    return ""
+
+
+# ----------------------------------------------------------------------------- gold
+
+
+def _int_list(value: Any) -> tuple[int, ...]:
+    if isinstance(value, bool):
+        return ()
+    if isinstance(value, int):
+        return (value,)
+    if isinstance(value, list):
+        return tuple(v for v in value if isinstance(v, int) and not isinstance(v, bool))
+    return ()
+
+
+def _bbox(value: Any) -> tuple[float, float, float, float] | None:
+    if isinstance(value, (list, tuple)) and len(value) == 4 and all(
+        isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in value
+    ):
+        x0, y0, x1, y1 = (float(v) for v in value)
+        if x1 > x0 and y1 > y0:
+            return (x0, y0, x1, y1)
+    return None
+
+
+def _doc_ref(obj: Any, name: str, line: int, where: str, res: LoadResult) -> DocRef | None:
+    if not isinstance(obj, dict):
+        res.problems.append(Problem(name, line, where, "an object", _kind(obj), WARNING, False))
+        return None
+    items = []
+    raw_items = obj.get("evidence_items") or []
+    if not isinstance(raw_items, list):
+        res.problems.append(Problem(name, line, f"{where}.evidence_items", "a list", _kind(raw_items), WARNING, False))
+        raw_items = []
+    for k, it in enumerate(raw_items):
+        if not isinstance(it, dict):
+            res.problems.append(Problem(name, line, f"{where}.evidence_items[{k}]", "an object", _kind(it), WARNING, False))
+            continue
+        bbox = _bbox(it.get("bbox"))
+        if it.get("bbox") is not None and bbox is None:
+            res.problems.append(
+                Problem(name, line, f"{where}.evidence_items[{k}].bbox", "[x0, y0, x1, y1] in points with x1>x0, y1>y0",
+                        _short(it.get("bbox")), WARNING, False)
+            )
+        items.append(
+            EvidenceItem(
+                locator=to_str(it.get("locator")),
+                pages=_int_list(it.get("pages")),
+                quote=to_str(it.get("quote")),
+                source_type=to_str(it.get("source_type")),
+                bbox=bbox,
+                mentioned_elements=tuple(to_str(m) for m in it.get("mentioned_elements") or [] if m is not None)
+                if isinstance(it.get("mentioned_elements"), list) else (),
+            )
+        )
+    pages = obj.get("evidence_pages")
+    if pages is not None and not isinstance(pages, list):
+        res.problems.append(Problem(name, line, f"{where}.evidence_pages", "a list of page numbers", _kind(pages), WARNING, False))
+    elif isinstance(pages, list) and any(not isinstance(p, int) or isinstance(p, bool) or p < 1 for p in pages):
+        res.problems.append(
+            Problem(name, line, f"{where}.evidence_pages", "1-based page numbers", _short(pages), WARNING, False)
+        )
+    return DocRef(
+        document_id=to_str(obj.get("document_id")).strip(),
+        url=to_str(obj.get("url")),
+        evidence_pages=tuple(p for p in _int_list(pages) if p >= 1),
+        evidence_items=tuple(items),
+    )
+
+
+def _gold_record(row: dict, name: str, line: int, res: LoadResult) -> GoldQuestion | None:
+    if "questionId" in row and "answers" in row:  # DocVQA-style record (spec D)
+        return _docvqa_record(row, name, line, res)
+    qid = _first_id(row)
+    if not qid:
+        res.problems.append(Problem(name, line, "question_id", f"one of {', '.join(ID_FIELDS)}", "none of them"))
+        return None
+    answer = row.get("answer")
+    if "answer" not in row:
+        res.problems.append(Problem(name, line, "answer", "an answer object", "no answer field (gold is empty)", WARNING, False))
+    if not isinstance(answer, dict):
+        answer = {"value": answer}
+    fmt = to_str(answer.get("format")) or "Str"
+    rule = to_str(answer.get("verification_rule"))
+    if fmt not in KNOWN_FORMATS:
+        res.problems.append(
+            Problem(name, line, "answer.format", f"one of {', '.join(KNOWN_FORMATS[:4])}", f"{_short(fmt)} (scored by the fallback rule)", WARNING, False)
+        )
+    if rule and rule not in KNOWN_RULES:
+        res.problems.append(Problem(name, line, "answer.verification_rule", f"one of {', '.join(KNOWN_RULES)}", _short(rule), WARNING, False))
+    metadata = row.get("metadata")
+    if metadata is None:
+        metadata = {}
+    elif not isinstance(metadata, dict):
+        res.problems.append(Problem(name, line, "metadata", "an object", _kind(metadata), WARNING, False))
+        metadata = {}
+    docs: list[DocRef] = []
+    if isinstance(row.get("document"), dict) or "document" in row:
+        ref = _doc_ref(row.get("document"), name, line, "document", res)
+        if ref:
+            docs.append(ref)
+    if "documents" in row:
+        value = row.get("documents")
+        if isinstance(value, list):
+            for k, d in enumerate(value):
+                ref = _doc_ref(d, name, line, f"documents[{k}]", res)
+                if ref:
+                    docs.append(ref)
+        else:
+            res.problems.append(Problem(name, line, "documents", "a list of document objects", _kind(value), WARNING, False))
+    return GoldQuestion(
+        qid=qid,
+        question=to_str(row.get("question")),
+        answers=(to_str(answer.get("value")),),
+        answer_format=fmt,
+        verification_rule=rule,
+        split=to_str(row["task_type"]) if "task_type" in row else None,
+        metadata=metadata,
+        documents=tuple(docs),
+        file=name,
+        line=line,
+    )
+
+
+def _docvqa_record(row: dict, name: str, line: int, res: LoadResult) -> GoldQuestion | None:
+    qid = to_str(row.get("questionId")).strip()
+    if not qid:
+        res.problems.append(Problem(name, line, "questionId", "a question id", _kind(row.get("questionId"))))
+        return None
+    answers = row.get("answers")
+    if isinstance(answers, str):
+        try:  # some exports keep the list as a JSON string: "[\"0.28\"]"
+            parsed = json.loads(answers)
+            answers = parsed if isinstance(parsed, list) else [answers]
+        except json.JSONDecodeError:
+            answers = [answers]
+    if not isinstance(answers, list) or not answers:
+        res.problems.append(Problem(name, line, "answers", "a non-empty list of acceptable answers", _kind(answers)))
+        return None
+    qtypes = row.get("question_types") or []
+    if not isinstance(qtypes, list):
+        qtypes = [qtypes]
+    doc_id = to_str(row.get("docId"))
+    return GoldQuestion(
+        qid=qid,
+        question=to_str(row.get("question")),
+        answers=tuple(to_str(a) for a in answers),
+        answer_format="Str",
+        verification_rule="anls",
+        split=to_str(row.get("split") or row.get("data_split")),
+        metadata={k: row[k] for k in ("docId", "ucsf_document_id", "ucsf_document_page_no") if k in row},
+        documents=(DocRef(document_id=doc_id),) if doc_id else (),
+        file=name,
+        line=line,
+        question_types=tuple(to_str(q) for q in qtypes),
+        image=to_str(row.get("image")) if isinstance(row.get("image"), str) else "",
+    )
+
+
+def load_gold(paths: list[str | Path] | str | Path) -> LoadResult[GoldQuestion]:
+    """Gold question files (release schema, gold_sample.jsonl-style, or DocVQA records), read as
+    JSONL whatever the extension, except a `.json` file holding a list, which DocVQA exports use."""
+    if isinstance(paths, (str, Path)):
+        paths = [paths]
+    res: LoadResult[GoldQuestion] = LoadResult()
+    seen: dict[str, str] = {}
+    for p in paths:
+        path = Path(p)
+        name = str(path)
+        if path.suffix.lower() == ".json":
+            doc = _read_json_document(path, res)
+            rows: Iterator[tuple[int | None, Any]] = iter(())
+            if isinstance(doc, dict) and isinstance(doc.get("data"), list):
+                doc = doc["data"]
+            if isinstance(doc, list):
+                rows = ((None, r) for r in doc)
+                res.rows_read += len(doc)
+            elif doc is not None:
+                res.problems.append(Problem(name, None, None, "a JSON list of question records", _kind(doc)))
+        else:
+            rows = read_json_lines(path, res)
+        for line, row in rows:
+            if not isinstance(row, dict):
+                res.skipped += 1
+                res.problems.append(Problem(name, line, None, "a JSON object", _kind(row)))
+                continue
+            q = _gold_record(row, name, line, res)
+            if q is None:
+                res.skipped += 1
+                continue
+            if q.qid in seen:
+                res.skipped += 1
+                res.problems.append(Problem(name, line, "question_id", "an id not used before", f"{_short(q.qid)}, first at {seen[q.qid]}"))
+                continue
+            seen[q.qid] = f"{name}:{line}"
+            res.items.append(q)
+    return res
+
+
+# ----------------------------------------------------------------------------- documents
+
+
+def load_documents(path: str | Path) -> LoadResult[DocumentRecord]:
+    res: LoadResult[DocumentRecord] = LoadResult()
+    path = Path(path)
+    name = str(path)
+    seen: set[str] = set()
+    for line, row in read_json_lines(path, res):
+        if not isinstance(row, dict):
+            res.skipped += 1
+            res.problems.append(Problem(name, line, None, "a JSON object", _kind(row)))
+            continue
+        doc_id = to_str(row.get("document_id")).strip()
+        if not doc_id:
+            res.skipped += 1
+            res.problems.append(Problem(name, line, "document_id", "a document id", _kind(row.get("document_id"))))
+            continue
+        if doc_id in seen:
+            res.skipped += 1
+            res.problems.append(Problem(name, line, "document_id", "an id not used before", _short(doc_id)))
+            continue
+        seen.add(doc_id)
+        public = row.get("public_metadata") if isinstance(row.get("public_metadata"), dict) else {}
+        pc = row.get("page_count")
+        if pc is not None and (not isinstance(pc, int) or isinstance(pc, bool) or pc < 1):
+            res.problems.append(Problem(name, line, "page_count", "a positive integer", _kind(pc), WARNING, False))
+            pc = None
+        res.items.append(
+            DocumentRecord(
+                document_id=doc_id,
+                title=to_str(row.get("title") or public.get("title")),
+                url=to_str(row.get("url") or public.get("url")),
+                domain=to_str(row.get("domain")),
+                page_count=pc,
+                doc_type=to_str(row.get("doc_type")),
+                file=to_str(row.get("file") or row.get("path")),
+                raw=row,
+            )
+        )
+    return res
+
+
+# ----------------------------------------------------------------------------- predictions
+
+
+def _prediction_text(row: Any, prediction_field: str | None) -> tuple[str, str | None]:
+    """(text, field used) -- spec 1c."""
+    if not isinstance(row, dict):
+        return to_str(row), None
+    if prediction_field:
+        return to_str(row.get(prediction_field)), prediction_field if prediction_field in row else None
+    for key in PREDICTION_FIELDS:
+        if key in row:
+            value = row[key]
+            if key == "answer" and isinstance(value, dict):
+                return to_str(value.get("value")), key
+            return to_str(value), key
+    return "", None
+
+
+def _predicted_evidence(row: dict, name: str, line: int | None, res: LoadResult) -> tuple[tuple[int, ...], tuple[PredictedEvidence, ...]]:
+    pages = _int_list(row.get("evidence_pages"))
+    ev: list[PredictedEvidence] = []
+    raw = row.get("evidence")
+    if isinstance(raw, list):
+        for k, e in enumerate(raw):
+            if isinstance(e, dict) and isinstance(e.get("page"), int) and not isinstance(e.get("page"), bool) and e["page"] >= 1:
+                ev.append(PredictedEvidence(page=e["page"], document_id=to_str(e.get("document_id")), bbox=_bbox(e.get("bbox"))))
+            else:
+                res.problems.append(
+                    Problem(name, line, f"evidence[{k}]", "{page: 1-based int, document_id?, bbox?}", _kind(e), WARNING, False)
+                )
+    return tuple(p for p in pages if p >= 1), tuple(ev)
+
+
+def _prediction(qid: str, row: Any, name: str, line: int | None, field: str | None, res: LoadResult) -> Prediction:
+    text, used = _prediction_text(row, field)
+    status, has_status = "success", False
+    pages: tuple[int, ...] = ()
+    ev: tuple[PredictedEvidence, ...] = ()
+    if isinstance(row, dict):
+        s = to_str(row.get("status"))
+        if s:
+            status, has_status = s, True
+        if used is None:
+            wanted = field or " / ".join(PREDICTION_FIELDS)
+            res.problems.append(Problem(name, line, field or "prediction", f"a prediction field ({wanted})", "none (scored as an empty answer)", WARNING, False))
+        pages, ev = _predicted_evidence(row, name, line, res)
+    return Prediction(qid=qid, text=text, status=status, file=name, line=line, has_status=has_status, evidence_pages=pages, evidence=ev)
+
+
+def load_predictions(path: str | Path, *, prediction_field: str | None = None) -> LoadResult[Prediction]:
+    """A prediction file in any shape of spec 1c. Duplicate ids: the later row replaces the
+    earlier one, as the release evaluator does, and a warning names both lines."""
+    res: LoadResult[Prediction] = LoadResult()
+    path = Path(path)
+    name = str(path)
+    by_id: dict[str, Prediction] = {}
+
+    def add(pred: Prediction) -> None:
+        if pred.qid in by_id:
+            first = by_id[pred.qid]
+            res.problems.append(
+                Problem(name, pred.line, "question_id", "each id once", f"{_short(pred.qid)} again (replaces line {first.line})", WARNING, False)
+            )
+            res.skipped += 1
+        by_id[pred.qid] = pred
+
+    def add_list(rows: Iterator[tuple[int | None, Any]]) -> None:
+        for line, row in rows:
+            if not isinstance(row, dict):
+                res.skipped += 1
+                res.problems.append(Problem(name, line, None, "a JSON object", _kind(row)))
+                continue
+            qid = _first_id(row)
+            if not qid:
+                res.skipped += 1
+                res.problems.append(Problem(name, line, "question_id", f"one of {', '.join(ID_FIELDS)}", "none of them"))
+                continue
+            add(_prediction(qid, row, name, line, prediction_field, res))
+
+    if path.suffix.lower() == ".jsonl":
+        add_list(read_json_lines(path, res))
+    else:
+        doc = _read_json_document(path, res)
+        if isinstance(doc, list):
+            res.rows_read += len(doc)
+            add_list((None, r) for r in doc)
+        elif isinstance(doc, dict):
+            mapping = doc["items"] if isinstance(doc.get("items"), dict) else doc
+            res.rows_read += len(mapping)
+            for key, row in mapping.items():
+                add(_prediction(key, row, name, None, prediction_field, res))
+        elif doc is not None:
+            res.problems.append(Problem(name, None, None, "a list of objects, {\"items\": {...}} or an id -> answer mapping", _kind(doc)))
+    res.items = list(by_id.values())
+    return res
+
+
+# ----------------------------------------------------------------------------- score files
+
+_SCORE_KEYS = ("accuracy", "token_f1", "anls")
+
+
+def _score_value(row: dict, key: str, name: str, line: int | None, where: str, res: LoadResult) -> float | None:
+    value = row.get(key)
+    if isinstance(value, str):
+        try:
+            value = float(value)
+        except ValueError:
+            pass
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or not 0.0 <= value <= 1.0:
+        res.problems.append(Problem(name, line, f"{where}{key}", "a number in 0..1", _kind(row.get(key))))
+        return None
+    return float(value)
+
+
+def _score_row(qid: str, system: str, row: dict, name: str, line: int | None, where: str, res: LoadResult) -> ScoreRow | None:
+    values = [_score_value(row, k, name, line, where, res) for k in _SCORE_KEYS]
+    if any(v is None for v in values):
+        return None
+    pred = row.get("prediction")
+    return ScoreRow(
+        qid=qid, system=system, accuracy=values[0], token_f1=values[1], anls=values[2],
+        prediction=to_str(pred) if pred is not None else None,
+        status=to_str(row.get("status")) or None, file=name, line=line,
+    )
+
+
+def _system_name(path: Path) -> str:
+    stem = path.name
+    for suffix in (".per_question.csv", ".report.json", ".csv", ".json", ".jsonl"):
+        if stem.lower().endswith(suffix):
+            return stem[: -len(suffix)]
+    return path.stem
+
+
+def load_scores(path: str | Path) -> LoadResult[ScoreRow]:
+    """Official per-question scores: the release report JSON (with `per_question`), its CSV, and
+    multi-system files in long form ({question_id, system, ...} per row) or nested form
+    ({question_id, scores: {system: {...}}}). The shape is detected; rows that fit none are named."""
+    res: LoadResult[ScoreRow] = LoadResult()
+    path = Path(path)
+    name = str(path)
+    seen: set[tuple[str, str]] = set()
+
+    def keep(row: ScoreRow | None, line: int | None) -> None:
+        if row is None:
+            res.skipped += 1
+            return
+        key = (row.system, row.qid)
+        if key in seen:
+            res.skipped += 1
+            res.problems.append(Problem(name, line, "question_id", "one row per question and system", f"{_short(row.qid)} for {_short(row.system)} again"))
+            return
+        seen.add(key)
+        res.items.append(row)
+
+    suffix = path.suffix.lower()
+    if suffix == ".csv":
+        data = _read_bytes(path, res)
+        if data is None:
+            return res
+        reader = csv.DictReader(io.StringIO(_decode(data, name, None, res), newline=""))
+        missing = [c for c in ("question_id", *_SCORE_KEYS) if c not in (reader.fieldnames or [])]
+        if missing:
+            res.problems.append(Problem(name, 1, "header", "columns question_id, accuracy, token_f1, anls", f"missing {', '.join(missing)}"))
+            return res
+        system = _system_name(path)
+        for row in reader:
+            line = reader.line_num
+            res.rows_read += 1
+            qid = (row.get("question_id") or "").strip()
+            if not qid:
+                res.skipped += 1
+                res.problems.append(Problem(name, line, "question_id", "a question id", "an empty cell"))
+                continue
+            keep(_score_row(qid, system, row, name, line, "", res), line)
+        return res
+
+    if suffix == ".json":
+        doc = _read_json_document(path, res)
+        if isinstance(doc, dict) and isinstance(doc.get("per_question"), list):
+            system = _system_name(path)
+            res.rows_read += len(doc["per_question"])
+            for k, row in enumerate(doc["per_question"]):
+                if not isinstance(row, dict) or not to_str(row.get("question_id")).strip():
+                    res.skipped += 1
+                    res.problems.append(Problem(name, None, f"per_question[{k}]", "an object with question_id", _kind(row)))
+                    continue
+                keep(_score_row(to_str(row["question_id"]).strip(), system, row, name, None, f"per_question[{k}].", res), None)
+        elif doc is not None:
+            res.problems.append(Problem(name, None, None, "a report with a per_question list", _kind(doc) + " without per_question"))
+        return res
+
+    for line, row in read_json_lines(path, res):
+        if not isinstance(row, dict):
+            res.skipped += 1
+            res.problems.append(Problem(name, line, None, "a JSON object", _kind(row)))
+            continue
+        qid = _first_id(row)
+        if not qid:
+            res.skipped += 1
+            res.problems.append(Problem(name, line, "question_id", "a question id", "none"))
+            continue
+        if isinstance(row.get("scores"), dict):
+            nested = row["scores"]
+            if not nested:
+                res.problems.append(Problem(name, line, "scores", "at least one system", "an empty object", WARNING, False))
+            for system, sub in nested.items():
+                if not isinstance(sub, dict):
+                    res.problems.append(Problem(name, line, f"scores.{system}", "an object with accuracy, token_f1, anls", _kind(sub)))
+                    continue
+                keep(_score_row(qid, str(system), sub, name, line, f"scores.{system}.", res), line)
+        elif "system" in row and all(k in row for k in _SCORE_KEYS):
+            system = to_str(row.get("system")).strip()
+            if not system:
+                res.skipped += 1
+                res.problems.append(Problem(name, line, "system", "a system name", _kind(row.get("system"))))
+                continue
+            keep(_score_row(qid, system, row, name, line, "", res), line)
+        elif all(k in row for k in _SCORE_KEYS):  # one system per file: named after the file
+            keep(_score_row(qid, _system_name(path), row, name, line, "", res), line)
+        else:
+            res.skipped += 1
+            res.problems.append(
+                Problem(name, line, None, "{question_id, system, accuracy, token_f1, anls} or {question_id, scores: {system: {...}}}",
+                        "an object with keys " + ", ".join(sorted(row)[:8]))
+            )
+    return res
+
+
+def load_summary(path: str | Path) -> LoadResult[dict]:
+    """summary.json: {"systems": {name: {accuracy, token_f1, anls, count?}}} or a list of
+    {system, accuracy, ...}. Items are {system, accuracy, token_f1, anls, count}."""
+    res: LoadResult[dict] = LoadResult()
+    path = Path(path)
+    name = str(path)
+    doc = _read_json_document(path, res)
+    if doc is None:
+        return res
+    systems = doc.get("systems") if isinstance(doc, dict) else doc
+    if isinstance(systems, dict):
+        entries = [dict(v, system=k) if isinstance(v, dict) else v for k, v in systems.items()]
+    elif isinstance(systems, list):
+        entries = systems
+    else:
+        res.problems.append(Problem(name, None, "systems", "an object or list of systems", _kind(systems)))
+        return res
+    for k, e in enumerate(entries):
+        res.rows_read += 1
+        if not isinstance(e, dict) or not to_str(e.get("system")).strip():
+            res.skipped += 1
+            res.problems.append(Problem(name, None, f"systems[{k}]", "an object with a system name", _kind(e)))
+            continue
+        vals = [_score_value(e, key, name, None, f"systems.{e['system']}.", res) for key in _SCORE_KEYS]
+        if any(v is None for v in vals):
+            res.skipped += 1
+            continue
+        count = e.get("count")
+        res.items.append({"system": to_str(e["system"]), "accuracy": vals[0], "token_f1": vals[1], "anls": vals[2],
+                          "count": count if isinstance(count, int) else None})
+    return res

@@ -1,0 +1,134 @@
+"""Plain records for what the loaders read. Metadata stays as read; accessors give the
+release evaluator's labels (spec section 7)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .text import to_str
+
+BREAKDOWNS = ("split", "domain", "reasoning_type", "answer_format", "difficulty", "doc_type", "evidence_source")
+
+
+@dataclass(frozen=True, slots=True)
+class EvidenceItem:
+    locator: str
+    pages: tuple[int, ...]
+    quote: str
+    source_type: str
+    bbox: tuple[float, float, float, float] | None = None
+    mentioned_elements: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class DocRef:
+    document_id: str
+    url: str = ""
+    evidence_pages: tuple[int, ...] = ()
+    evidence_items: tuple[EvidenceItem, ...] = ()
+
+
+@dataclass(slots=True)
+class GoldQuestion:
+    qid: str
+    question: str
+    answers: tuple[str, ...]  # the gold value first; DocVQA records may list several
+    answer_format: str  # raw format string, "Str" when absent (spec 3)
+    verification_rule: str
+    split: str | None  # task_type; None when the key is absent
+    metadata: dict[str, Any]
+    documents: tuple[DocRef, ...] = ()
+    file: str = ""
+    line: int | None = None
+    question_types: tuple[str, ...] = ()  # DocVQA
+    image: str = ""  # DocVQA page image
+
+    @property
+    def gold_answer(self) -> str:
+        return self.answers[0] if self.answers else ""
+
+    def meta(self, key: str) -> str:
+        """Breakdown label: string form of metadata[key], or 'unknown' when empty (spec 7)."""
+        return to_str(self.metadata.get(key)) or "unknown"
+
+    def raw_meta(self, key: str) -> str:
+        """Per-question row value: the raw metadata value, 'unknown' only when the key is absent."""
+        if key not in self.metadata:
+            return "unknown"
+        return to_str(self.metadata[key])
+
+    @property
+    def evidence_sources(self) -> list[str]:
+        value = self.metadata.get("evidence_sources")
+        if value is None:
+            return []
+        if not isinstance(value, list):
+            value = [value]
+        return [to_str(v) for v in value]
+
+    def labels(self, group: str) -> list[str]:
+        """The bucket labels of this question in one breakdown group (evidence_source may give several)."""
+        if group == "split":
+            return [self.split or "unknown"]
+        if group == "answer_format":
+            return [self.answer_format or "unknown"]
+        if group == "evidence_source":
+            return [s or "unknown" for s in self.evidence_sources] or ["unknown"]
+        if group == "question_type":
+            return list(self.question_types) or ["unknown"]
+        return [self.meta(group)]
+
+    @property
+    def evidence_pages(self) -> dict[str, tuple[int, ...]]:
+        return {d.document_id: d.evidence_pages for d in self.documents if d.evidence_pages}
+
+    @property
+    def document_ids(self) -> list[str]:
+        return [d.document_id for d in self.documents]
+
+
+@dataclass(frozen=True, slots=True)
+class PredictedEvidence:
+    page: int
+    document_id: str = ""
+    bbox: tuple[float, float, float, float] | None = None
+
+
+@dataclass(slots=True)
+class Prediction:
+    qid: str
+    text: str  # the prediction as read (before status substitution)
+    status: str  # "success" when absent
+    file: str = ""
+    line: int | None = None
+    has_status: bool = False  # a non-empty status field was present
+    evidence_pages: tuple[int, ...] = ()
+    evidence: tuple[PredictedEvidence, ...] = ()
+
+
+@dataclass(slots=True)
+class ScoreRow:
+    """One official (not recomputed) score of one system on one question."""
+
+    qid: str
+    system: str
+    accuracy: float
+    token_f1: float
+    anls: float
+    prediction: str | None = None
+    status: str | None = None
+    file: str = ""
+    line: int | None = None
+
+
+@dataclass(slots=True)
+class DocumentRecord:
+    document_id: str
+    title: str = ""
+    url: str = ""
+    domain: str = ""
+    page_count: int | None = None
+    doc_type: str = ""
+    file: str = ""  # `file` or `path` field: relative to <benchmark>/docs
+    raw: dict[str, Any] = field(default_factory=dict)
