@@ -1,0 +1,34 @@
+"""DocBench Lens: `streamlit run dashboard/app.py [-- --benchmark DIR --runs P... --scores P...]`.
+
+Without arguments it opens sample_runs/. The environment variables LENS_BENCHMARK, LENS_RUNS and
+LENS_SCORES (lists separated by os.pathsep) do the same as the arguments; tests use them.
+
+The pages live in views/, not pages/: Streamlit treats a `pages/` folder beside the entrypoint as
+the old multipage layout, and a session whose first request is /questions would then run that page
+without this script (no data loaded, no sidebar).
+"""
+
+import os
+import sys
+from pathlib import Path
+
+import streamlit as st
+
+from dashboard import ui
+from dashboard.workspace import sources_from
+
+VIEWS = Path(__file__).resolve().parent / "views"
+
+st.set_page_config(page_title="DocBench Lens", page_icon=":material/troubleshoot:", layout="wide")
+ui.start()
+page = st.navigation([
+    st.Page(VIEWS / "overview.py", title="Overview", icon=":material/leaderboard:", default=True),
+    st.Page(VIEWS / "questions.py", title="Question explorer", icon=":material/quiz:"),
+    st.Page(VIEWS / "data.py", title="Data", icon=":material/dataset:"),
+])
+st.sidebar.title("DocBench Lens")
+profile = ui.profile_picker()
+sources = ui.data_panel(sources_from(sys.argv[1:], os.environ))
+ui.load(sources, profile)
+page.run()  # pages never call st.stop(): after it no Streamlit call runs, and the URL would go stale
+ui.sync_url()

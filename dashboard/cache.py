@@ -1,0 +1,66 @@
+"""Every st.cache_* of the app, keyed by plain values (paths with sizes and mtimes, content hashes,
+profile names). Cached objects are shared by all sessions and treated as read-only.
+
+Scored runs live in a small LRU store instead of a cached function, so that scoring can drive a
+progress bar: Streamlit replays elements drawn inside a cached function, which would break a bar
+created outside it.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from typing import Callable
+
+import streamlit as st
+
+from scoring.evaluate import RunResult
+
+from .tables import Analysis
+from .workspace import Sources, Workspace, load_workspace
+
+RUN_CAPACITY = 256  # scored (run, profile) pairs kept
+
+
+@st.cache_resource(show_spinner="Reading the benchmark files…", max_entries=8)
+def workspace(key: tuple, _sources: Sources) -> Workspace:
+    """`key` = (the sources, the (path, size, mtime_ns) of every file they name)."""
+    return load_workspace(_sources)
+
+
+@st.cache_resource(show_spinner=False, max_entries=16)
+def analysis(key: tuple, _build: Callable[[], Analysis]) -> Analysis:
+    """`key` = (workspace key, profile, the scored runs' keys)."""
+    return _build()
+
+
+class _RunStore:
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._items: OrderedDict[tuple, RunResult] = OrderedDict()
+
+    def get(self, key: tuple) -> RunResult | None:
+        with self._lock:
+            if key in self._items:
+                self._items.move_to_end(key)
+            return self._items.get(key)
+
+    def put(self, key: tuple, result: RunResult) -> None:
+        with self._lock:
+            self._items[key] = result
+            while len(self._items) > RUN_CAPACITY:
+                self._items.popitem(last=False)
+
+
+@st.cache_resource(show_spinner=False)
+def _runs() -> _RunStore:
+    return _RunStore()
+
+
+def scored(key: tuple) -> RunResult | None:
+    """A run scored before: `key` = (gold key, prediction sha256, run name, profile)."""
+    return _runs().get(key)
+
+
+def remember(key: tuple, result: RunResult) -> None:
+    _runs().put(key, result)

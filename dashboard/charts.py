@@ -1,0 +1,91 @@
+"""Plotly figures for the overview. No streamlit here.
+
+Every clickable mark carries `customdata = [run, field, label]`, so a selection event names the
+slice it stands for (`slice_of`). Heatmaps are drawn as scatters of square markers, because
+heatmap traces send no selection events to Streamlit.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+import plotly.graph_objects as go
+
+from .links import field_label
+from .tables import METRIC_LABELS, plotly_text
+
+COLORSCALE = [[0.0, "#DCE6F2"], [0.5, "#6B9AD6"], [1.0, "#0B3D91"]]  # the lightest cell still shows on white
+FONT = dict(size=13)
+# Qualitative colours that read on white and on Streamlit's dark background alike.
+RUN_COLOURS = ("#3B82F6", "#F59E0B", "#10B981", "#EF4444", "#8B5CF6", "#06B6D4", "#EC4899", "#84CC16",
+               "#F97316", "#6366F1", "#14B8A6", "#A855F7", "#EAB308")
+CELL = 46  # px per heatmap row
+
+
+def metric_axis(metric: str) -> str:
+    return f"{METRIC_LABELS[metric]} (%)"
+
+
+def _text_colour(value: float) -> str:
+    return "#FFFFFF" if value >= 55 else "#0B1F33"
+
+
+def heatmap(frame: pd.DataFrame, field_name: str, metric: str, runs: list[str]) -> go.Figure:
+    """Runs (rows) × labels of field_name (columns), one square per cell, coloured by the metric in %.
+    `frame` is `tables.breakdown(...)` output: run, label, count and the metric columns."""
+    data = frame[frame["run"].isin(runs)]
+    values = data[metric] * 100
+    fig = go.Figure(go.Scatter(
+        x=data["label"].map(plotly_text), y=data["run"].map(plotly_text), mode="markers+text",
+        marker=dict(symbol="square", size=CELL - 6, color=values, colorscale=COLORSCALE, cmin=0, cmax=100,
+                    line=dict(width=0), colorbar=dict(title=dict(text=metric_axis(metric)), thickness=12)),
+        text=[f"{v:.1f}" for v in values], textfont=dict(color=[_text_colour(v) for v in values], size=11),
+        customdata=[[r, field_name, lab, n] for r, lab, n in zip(data["run"], data["label"], data["count"])],
+        hovertemplate=(f"Run: %{{y}}<br>{field_label(field_name)}: %{{x}}<br>"
+                       f"{metric_axis(metric)}: %{{marker.color:.1f}}<br>Questions: %{{customdata[3]}}<extra></extra>"),
+    ))
+    title = f"{metric_axis(metric)} by run and {field_label(field_name).lower()}"
+    order = [plotly_text(v) for v in sorted(data["label"].unique())]
+    fig.update_layout(
+        title=dict(text=title), font=FONT, height=150 + CELL * max(1, len(runs)),
+        margin=dict(l=10, r=10, t=60, b=10), clickmode="event+select", dragmode=False, showlegend=False,
+        xaxis=dict(title=dict(text=field_label(field_name)), categoryorder="array", categoryarray=order,
+                   showgrid=False),
+        yaxis=dict(title=dict(text="Run"), categoryorder="array", categoryarray=[plotly_text(r) for r in reversed(runs)], showgrid=False),
+    )
+    return fig
+
+
+def bars(frame: pd.DataFrame, field_name: str, metric: str, runs: list[str]) -> go.Figure:
+    """Grouped bars: one group per label of field_name, one bar per run, height = metric in %."""
+    fig = go.Figure()
+    for k, run in enumerate(runs):
+        part = frame[frame["run"] == run]
+        fig.add_trace(go.Bar(
+            name=plotly_text(run), x=part["label"].map(plotly_text), y=part[metric] * 100, marker_color=RUN_COLOURS[k % len(RUN_COLOURS)],
+            customdata=[[run, field_name, lab, n] for lab, n in zip(part["label"], part["count"])],
+            hovertemplate=(f"Run: {plotly_text(run)}<br>{field_label(field_name)}: %{{x}}<br>{metric_axis(metric)}: %{{y:.1f}}"
+                           "<br>Questions: %{customdata[3]}<extra></extra>"),
+        ))
+    fig.update_layout(
+        title=dict(text=f"{metric_axis(metric)} by {field_label(field_name).lower()}"), font=FONT, barmode="group",
+        height=420, margin=dict(l=10, r=10, t=60, b=10), clickmode="event+select", dragmode=False,
+        xaxis=dict(title=dict(text=field_label(field_name)), categoryorder="category ascending"),
+        yaxis=dict(title=dict(text=metric_axis(metric)), range=[0, 100], ticksuffix=""),
+        legend=dict(title=dict(text="Run"), orientation="h", yanchor="bottom", y=1.0, x=1, xanchor="right"),
+    )
+    return fig
+
+
+def slice_of(event: Any) -> tuple[str, str, str] | None:
+    """(run, field, label) of the first selected point of a `st.plotly_chart` selection event."""
+    try:
+        points = event["selection"]["points"]
+    except (KeyError, TypeError):
+        return None
+    for point in points or []:
+        data = point.get("customdata") if isinstance(point, dict) else None
+        if isinstance(data, (list, tuple)) and len(data) >= 3:
+            return str(data[0]), str(data[1]), str(data[2])
+    return None

@@ -1,0 +1,120 @@
+"""The view a link restores -- runs, profile, filters, selected question, data folder -- and its
+query-string form. No streamlit here: `to_params` gives what `st.query_params.from_dict` takes,
+`from_params` reads what `st.query_params` holds (values as str or list of str).
+
+    ?run=a&run=b&profile=xldocbench-1519&f.domain=finance_business&accuracy=0-0&status=missing&q=total&sel=q1
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Mapping
+
+from scoring.profiles import DEFAULT_PROFILE, PROFILES
+
+METRICS = ("accuracy", "token_f1", "anls")
+FIELDS = {
+    "split": "Split",
+    "domain": "Domain",
+    "reasoning_type": "Reasoning type",
+    "difficulty": "Difficulty",
+    "doc_type": "Document type",
+    "answer_format": "Answer format",
+    "evidence_source": "Evidence source",
+    "length": "Document length",
+    "position": "Evidence position",
+    "document": "Document",
+}
+META = "meta."  # prefix of the other metadata keys found in the gold
+FILTER_PREFIX = "f."
+FULL_RANGE = (0, 100)
+
+
+@dataclass
+class View:
+    runs: list[str] = field(default_factory=list)
+    profile: str = DEFAULT_PROFILE
+    filters: dict[str, list[str]] = field(default_factory=dict)
+    ranges: dict[str, tuple[int, int]] = field(default_factory=dict)  # metric -> (lo, hi) in %
+    status: list[str] = field(default_factory=list)
+    search: str = ""
+    question: str = ""
+    data: str = ""  # a benchmark folder chosen in the data panel
+
+    def with_slice(self, run: str | None, field_name: str, label: str) -> "View":
+        """The explorer view of one chart slice: that run (if any) and that label, nothing else."""
+        return replace(self, runs=[run] if run else list(self.runs), filters={field_name: [label]},
+                       ranges={}, status=[], search="", question="")
+
+
+def field_label(name: str) -> str:
+    return FIELDS.get(name) or name.removeprefix(META).replace("_", " ").capitalize()
+
+
+def _range_text(lo: int, hi: int) -> str:
+    return f"{lo}-{hi}"
+
+
+def _parse_range(text: str) -> tuple[int, int] | None:
+    lo, sep, hi = text.partition("-")
+    if not sep or not lo.strip().isdigit() or not hi.strip().isdigit():
+        return None
+    a, b = sorted((min(100, int(lo)), min(100, int(hi))))
+    return (a, b)
+
+
+def to_params(view: View) -> dict[str, str | list[str]]:
+    """Only what differs from the default view, so a plain link stays short."""
+    out: dict[str, str | list[str]] = {}
+    if view.runs:
+        out["run"] = list(view.runs)
+    if view.profile != DEFAULT_PROFILE:
+        out["profile"] = view.profile
+    for name, values in sorted(view.filters.items()):
+        if values:
+            out[FILTER_PREFIX + name] = list(values)
+    for metric in METRICS:
+        rng = view.ranges.get(metric)
+        if rng and tuple(rng) != FULL_RANGE:
+            out[metric] = _range_text(*rng)
+    if view.status:
+        out["status"] = list(view.status)
+    for key, value in (("q", view.search), ("sel", view.question), ("data", view.data)):
+        if value:
+            out[key] = value
+    return out
+
+
+def _values(params: Mapping[str, str | list[str]], key: str) -> list[str]:
+    value = params.get(key)
+    if value is None:
+        return []
+    items = [value] if isinstance(value, str) else list(value)
+    return [v for v in items if isinstance(v, str) and v != ""]
+
+
+def _first(params: Mapping[str, str | list[str]], key: str) -> str:
+    values = _values(params, key)
+    return values[0] if values else ""
+
+
+def from_params(params: Mapping[str, str | list[str]]) -> View:
+    """Read a view back; anything unreadable is ignored (an unknown profile gives the default)."""
+    profile = _first(params, "profile")
+    ranges = {}
+    for metric in METRICS:
+        rng = _parse_range(_first(params, metric))
+        if rng and rng != FULL_RANGE:
+            ranges[metric] = rng
+    filters = {key[len(FILTER_PREFIX):]: _values(params, key) for key in params
+               if key.startswith(FILTER_PREFIX) and len(key) > len(FILTER_PREFIX) and _values(params, key)}
+    return View(
+        runs=list(dict.fromkeys(_values(params, "run"))),
+        profile=profile if profile in PROFILES else DEFAULT_PROFILE,
+        filters=filters,
+        ranges=ranges,
+        status=_values(params, "status"),
+        search=_first(params, "q"),
+        question=_first(params, "sel"),
+        data=_first(params, "data"),
+    )

@@ -1,0 +1,407 @@
+"""DataFrames for the pages: questions, per-question scores of every run, leaderboard,
+breakdowns, joins, reproducibility and the explorer table. No streamlit here.
+
+Scores stay fractions in 0..1 in every frame; pages and charts turn them into percentages.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from scoring.evaluate import RunResult
+from scoring.metrics import SUCCESS_STATUSES, Explanation
+from scoring.model import GoldQuestion, ScoreRow
+from scoring.problems import LoadResult, Problem
+from scoring.text import to_str
+
+from .links import FIELDS, META, METRICS, View
+from .workspace import Workspace
+
+RECOMPUTED = "recomputed"
+OFFICIAL = "scores loaded, not recomputed"
+METRIC_LABELS = {"accuracy": "Accuracy", "token_f1": "Token F1", "anls": "ANLS"}
+LENGTH_BUCKETS = ((10, "1–10 pages"), (50, "11–50 pages"), (200, "51–200 pages"), (500, "201–500 pages"))
+LONGEST = "over 500 pages"
+POSITIONS = ("first third", "middle third", "last third")
+UNKNOWN = "unknown"
+STANDARD_METADATA = frozenset({"domain", "reasoning_type", "difficulty", "doc_type", "evidence_sources"})
+
+
+def md_escape(text: str) -> str:
+    """Text that Markdown shows literally: every ASCII punctuation mark backslash-escaped (CommonMark),
+    so `![](http://…)`, `<script>` or `**` in user data are shown, never rendered or fetched."""
+    return "".join("\\" + ch if ch in _PUNCTUATION else ch for ch in text).replace("\n", "  \n")
+
+
+def plotly_text(text: str) -> str:
+    """Plotly labels understand a few HTML tags; escape them so a label shows as written."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+_PUNCTUATION = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
+
+
+@dataclass
+class Run:
+    """One row of the leaderboard: a scored prediction file, or official scores only."""
+
+    name: str
+    source: str  # RECOMPUTED or OFFICIAL
+    file: str
+    result: RunResult | None = None
+    official: list[ScoreRow] = field(default_factory=list)
+
+    @property
+    def signature(self) -> str:
+        return self.result.signature if self.result else "official scores (profile not stated)"
+
+
+# ----------------------------------------------------------------------------- questions
+
+
+def length_bucket(pages: int | None) -> str:
+    if not pages:
+        return UNKNOWN
+    return next((label for limit, label in LENGTH_BUCKETS if pages <= limit), LONGEST)
+
+
+def evidence_position(first_page: int | None, page_count: int | None) -> str:
+    """Which third of the document holds the first gold evidence page."""
+    if not first_page or not page_count or first_page > page_count:
+        return UNKNOWN
+    return POSITIONS[min(2, (first_page - 1) * 3 // page_count)]
+
+
+def _context_pages(q: GoldQuestion, page_counts: dict[str, int | None]) -> int | None:
+    counts = [page_counts.get(d.document_id) for d in q.documents]
+    return sum(counts) if counts and all(counts) else None  # type: ignore[arg-type]
+
+
+def _position(q: GoldQuestion, page_counts: dict[str, int | None]) -> str:
+    ref = next((d for d in q.documents if d.evidence_pages), None)
+    return evidence_position(min(ref.evidence_pages), page_counts.get(ref.document_id)) if ref else UNKNOWN
+
+
+def _pages_text(q: GoldQuestion) -> str:
+    return "; ".join(f"{d.document_id}: {', '.join(map(str, d.evidence_pages))}" for d in q.documents if d.evidence_pages)
+
+
+def question_frame(gold: list[GoldQuestion], page_counts: dict[str, int | None]) -> pd.DataFrame:
+    """One row per gold question, in gold order, indexed by question id."""
+    rows = []
+    for q in gold:
+        pages = _context_pages(q, page_counts)
+        rows.append({
+            "question_id": q.qid,
+            "question": q.question,
+            "gold": q.gold_answer,
+            "answer_format": q.labels("answer_format")[0],
+            "rule": q.verification_rule,
+            "split": q.labels("split")[0],
+            "domain": q.meta("domain"),
+            "reasoning_type": q.meta("reasoning_type"),
+            "difficulty": q.meta("difficulty"),
+            "doc_type": q.meta("doc_type"),
+            "evidence_source": tuple(q.labels("evidence_source")),
+            "length": length_bucket(pages),
+            "position": _position(q, page_counts),
+            "document": ", ".join(q.document_ids),
+            "pages": _pages_text(q),
+            "page_count": pages,
+        } | _extra_metadata(q))
+    frame = pd.DataFrame(rows)
+    if frame.empty:
+        frame = pd.DataFrame(columns=QUESTION_COLUMNS)
+    return frame.set_index("question_id", drop=False).rename_axis(None)
+
+
+def _extra_metadata(q: GoldQuestion) -> dict[str, str]:
+    return {META + k: to_str(v) for k, v in q.metadata.items()
+            if k not in STANDARD_METADATA and not isinstance(v, (list, dict))}
+
+
+QUESTION_COLUMNS = ["question_id", "question", "gold", "answer_format", "rule", "split", "domain", "reasoning_type",
+                    "difficulty", "doc_type", "evidence_source", "length", "position", "document", "pages", "page_count"]
+
+
+# ----------------------------------------------------------------------------- scores
+
+
+def is_success(status: str) -> bool:
+    return status.lower() in SUCCESS_STATUSES
+
+
+def score_frame(runs: list[Run], gold_ids: set[str]) -> pd.DataFrame:
+    """Long table: one row per (run, gold question that the run covers)."""
+    rows = []
+    for run in runs:
+        if run.result is not None:
+            rows += [{"run": run.name, "question_id": r.qid, "accuracy": r.accuracy, "token_f1": r.token_f1, "anls": r.anls,
+                      "status": r.status, "prediction": r.effective} for r in run.result.results]
+        else:
+            rows += [{"run": run.name, "question_id": s.qid, "accuracy": s.accuracy, "token_f1": s.token_f1, "anls": s.anls,
+                      "status": s.status or "success", "prediction": s.prediction or ""}
+                     for s in run.official if s.qid in gold_ids]
+    cols = ["run", "question_id", *METRICS, "status", "prediction"]
+    return pd.DataFrame(rows, columns=cols)
+
+
+def coverage(run: Run, gold_ids: set[str]) -> dict[str, int]:
+    if run.result is not None:
+        present = [r.status for r in run.result.results if r.prediction is not None]
+        missing = len(run.result.missing_ids)
+    else:
+        present = [s.status or "success" for s in run.official if s.qid in gold_ids]
+        missing = len(gold_ids) - len(present)
+    failed = sum(1 for s in present if not is_success(s))
+    return {"answered": len(present) - failed, "missing": missing, "failed": failed}
+
+
+def leaderboard(runs: list[Run], scores: pd.DataFrame, gold_ids: set[str]) -> pd.DataFrame:
+    """One row per run: the three metrics in % over the questions it is scored on, coverage, signature."""
+    rows = []
+    for run in runs:
+        if run.result is not None:
+            overall = run.result.overall
+        else:
+            part = scores[scores["run"] == run.name]
+            overall = {"count": len(part)} | {m: (part[m].mean() if len(part) else 0.0) for m in METRICS}
+        rows.append({"Run": run.name, "Source": run.source, "Questions": overall["count"],
+                     **{METRIC_LABELS[m] + " (%)": 100 * overall[m] for m in METRICS},
+                     **{k.capitalize(): v for k, v in coverage(run, gold_ids).items()},
+                     "Signature": run.signature})
+    frame = pd.DataFrame(rows, columns=["Run", "Source", "Questions", "Accuracy (%)", "Token F1 (%)", "ANLS (%)",
+                                        "Answered", "Missing", "Failed", "Signature"])
+    return frame.sort_values("Accuracy (%)", ascending=False, kind="stable").reset_index(drop=True)
+
+
+def breakdown(scores: pd.DataFrame, questions: pd.DataFrame, field_name: str) -> pd.DataFrame:
+    """Mean of each metric per (run, label of field_name); evidence_source counts a question once per source."""
+    labels = questions[["question_id", field_name]]
+    if field_name == "evidence_source":
+        labels = labels.explode(field_name)
+    merged = scores.merge(labels.rename(columns={field_name: "label"}), on="question_id", how="inner")
+    merged["label"] = merged["label"].fillna(UNKNOWN).astype(str)
+    out = merged.groupby(["run", "label"], sort=True).agg(
+        count=("question_id", "size"), **{m: (m, "mean") for m in METRICS}).reset_index()
+    return out
+
+
+# ----------------------------------------------------------------------------- data page
+
+
+def join_frame(runs: list[Run], gold_ids: set[str]) -> pd.DataFrame:
+    """How each run joins the gold: matched, missing, extra ids, and the statuses met."""
+    rows = []
+    for run in runs:
+        if run.result is not None:
+            ids = {r.qid for r in run.result.results if r.prediction is not None}
+            extra = len(run.result.extra_ids)
+            statuses = pd.Series([r.status for r in run.result.results if r.prediction is not None], dtype=object)
+        else:
+            ids = {s.qid for s in run.official}
+            extra = len(ids - gold_ids)
+            statuses = pd.Series([s.status or "success" for s in run.official if s.qid in gold_ids], dtype=object)
+        counts = statuses.value_counts()
+        rows.append({"Run": run.name, "Source": run.source, "File": run.file, "Gold questions": len(gold_ids),
+                     "Matched": len(ids & gold_ids), "Missing": len(gold_ids - ids), "Extra (not scored)": extra,
+                     "Failed statuses": ", ".join(f"{s}: {n}" for s, n in counts.items() if not is_success(str(s))) or "none"})
+    return pd.DataFrame(rows, columns=["Run", "Source", "File", "Gold questions", "Matched", "Missing",
+                                       "Extra (not scored)", "Failed statuses"])
+
+
+def repro_frame(result: RunResult, official: list[ScoreRow], tolerance: float = 1e-6) -> pd.DataFrame:
+    """Questions whose recomputed score differs from the official one, with per-metric differences
+    (recomputed minus official). Official rows for questions the run does not score are left out."""
+    mine = {r.qid: r for r in result.results}
+    rows = []
+    for s in official:
+        r = mine.get(s.qid)
+        if r is None:
+            continue
+        diffs = {m: getattr(r, m) - getattr(s, m) for m in METRICS}
+        if any(abs(d) > tolerance for d in diffs.values()):
+            rows.append({"question_id": s.qid, **{f"{METRIC_LABELS[m]} official": getattr(s, m) for m in METRICS},
+                         **{f"{METRIC_LABELS[m]} recomputed": getattr(r, m) for m in METRICS},
+                         **{f"Δ {METRIC_LABELS[m]}": d for m, d in diffs.items()}})
+    cols = ["question_id", *(f"{METRIC_LABELS[m]} {k}" for k in ("official", "recomputed") for m in METRICS),
+            *(f"Δ {METRIC_LABELS[m]}" for m in METRICS)]
+    return pd.DataFrame(rows, columns=cols)
+
+
+def compared_count(result: RunResult, official: list[ScoreRow]) -> int:
+    mine = {r.qid for r in result.results}
+    return sum(1 for s in official if s.qid in mine)
+
+
+def documents_frame(locations: dict, page_counts: dict[str, int | None], questions: pd.DataFrame, label) -> pd.DataFrame:
+    used = questions["document"].str.split(", ").explode().value_counts() if len(questions) else pd.Series(dtype=int)
+    rows = [{"Document": doc_id, "Found": loc.path is not None,
+             "File": label(str(loc.path)) if loc.path else "", "How": loc.how + (f"; refused file field {loc.refused!r}" if loc.refused else ""),
+             "Pages": page_counts.get(doc_id), "Questions": int(used.get(doc_id, 0))}
+            for doc_id, loc in locations.items()]
+    return pd.DataFrame(rows, columns=["Document", "Found", "File", "How", "Pages", "Questions"])
+
+
+# ----------------------------------------------------------------------------- explorer
+
+
+def _matches(series: pd.Series, wanted: list[str]) -> pd.Series:
+    if series.name == "evidence_source":
+        return series.map(lambda values: any(v in wanted for v in values))
+    return series.astype(str).isin(wanted)
+
+
+def filter_questions(questions: pd.DataFrame, scores: pd.DataFrame, view: View) -> pd.DataFrame:
+    """The questions that pass every filter of the view. Score ranges and statuses are checked
+    against the chosen runs: a question passes a range when every chosen run's score is inside it,
+    and a status filter when any chosen run has one of the statuses."""
+    keep = pd.Series(True, index=questions.index)
+    for name, wanted in view.filters.items():
+        if name in questions.columns and wanted:
+            keep &= _matches(questions[name], wanted)
+    mine = scores[scores["run"].isin(view.runs)]
+    for metric, (lo, hi) in view.ranges.items():
+        bad = mine[(mine[metric] * 100 < lo - 1e-9) | (mine[metric] * 100 > hi + 1e-9)]["question_id"]
+        keep &= ~questions.index.isin(set(bad))
+    if view.status:
+        keep &= questions.index.isin(set(mine[mine["status"].isin(view.status)]["question_id"]))
+    if view.search:
+        keep &= _search(questions, mine, view.search)
+    return questions[keep]
+
+
+def _search(questions: pd.DataFrame, scores: pd.DataFrame, text: str) -> pd.Series:
+    needle = text.casefold()
+    hit = questions["question"].str.casefold().str.contains(needle, regex=False) | \
+        questions["gold"].str.casefold().str.contains(needle, regex=False)
+    by_pred = scores[scores["prediction"].str.casefold().str.contains(needle, regex=False)]["question_id"]
+    return hit | questions.index.isin(set(by_pred))
+
+
+def explorer_frame(questions: pd.DataFrame, scores: pd.DataFrame, runs: list[str]) -> pd.DataFrame:
+    """questions × runs: id, question and gold, then per run its three scores, prediction and status,
+    then the metadata. A run with no score for a question leaves its cells empty."""
+    base = questions[["question_id", "question", "gold"]].copy()
+    for run in runs:
+        part = scores[scores["run"] == run].set_index("question_id")
+        for col in (*METRICS, "prediction", "status"):
+            base[run_column(run, col)] = part[col].reindex(base.index)
+    meta = questions[["answer_format", "reasoning_type", "evidence_source", "document", "pages"]].copy()
+    meta["evidence_source"] = meta["evidence_source"].map(", ".join)
+    return pd.concat([base, meta], axis=1).reset_index(drop=True)
+
+
+def run_column(run: str, col: str) -> str:
+    return f"{run} · {METRIC_LABELS.get(col, col)}"
+
+
+def filter_fields(questions: pd.DataFrame) -> list[str]:
+    """The standard fields, then every other metadata key found in the gold (`meta.<key>`)."""
+    return [f for f in FIELDS if f in questions.columns] + [c for c in questions.columns if c.startswith(META)]
+
+
+def field_options(questions: pd.DataFrame) -> dict[str, list[str]]:
+    """The values each filter field takes, sorted."""
+    out = {}
+    for name in filter_fields(questions):
+        col = questions[name]
+        values = col.explode() if name == "evidence_source" else col
+        out[name] = sorted({str(v) for v in values.dropna()})
+    return out
+
+
+# ----------------------------------------------------------------------------- all of it
+
+
+@dataclass
+class Analysis:
+    """Everything the pages show for one workspace and profile. Built once per (workspace, profile)
+    and cached; treated as read-only, except the breakdown memo."""
+
+    runs: list[Run]
+    questions: pd.DataFrame
+    scores: pd.DataFrame
+    _breakdowns: dict[str, pd.DataFrame] = field(default_factory=dict)
+
+    @classmethod
+    def build(cls, runs: list[Run], gold: list[GoldQuestion], page_counts: dict[str, int | None]) -> "Analysis":
+        questions = question_frame(gold, page_counts)
+        return cls(runs, questions, score_frame(runs, set(questions.index)))
+
+    @property
+    def gold_ids(self) -> set[str]:
+        return set(self.questions.index)
+
+    @property
+    def run_names(self) -> list[str]:
+        return [r.name for r in self.runs]
+
+    def run(self, name: str) -> Run | None:
+        return next((r for r in self.runs if r.name == name), None)
+
+    def leaderboard(self) -> pd.DataFrame:
+        return leaderboard(self.runs, self.scores, self.gold_ids)
+
+    def breakdown(self, field_name: str) -> pd.DataFrame:
+        if field_name not in self._breakdowns:
+            self._breakdowns[field_name] = breakdown(self.scores, self.questions, field_name)
+        return self._breakdowns[field_name]
+
+
+def trace_frame(ex: Explanation) -> pd.DataFrame:
+    """The Accuracy trace of scoring.metrics.explain_answer as (step, value) text rows."""
+    rows = [
+        ("Prediction as scored", ex.effective_prediction),
+        ("Status", ex.status),
+        ("Answer type", ex.answer_type),
+        ("Normalised prediction", ex.normalized_prediction),
+        ("Normalised gold", ex.normalized_gold),
+        ("Number read from the prediction", ex.prediction_number or "—"),
+        ("Number read from the gold", ex.gold_number or "—"),
+        ("Relative error", "—" if ex.relative_error is None else f"{ex.relative_error:.2%}"),
+        ("Similarity", f"{ex.similarity:.3f}"),
+        ("Shared tokens", ", ".join(ex.shared_tokens) or "—"),
+        ("Rule that decided", ex.decided_by),
+        ("Reason", ex.reason),
+        ("Notes", "; ".join(ex.notes) or "—"),
+    ]
+    return pd.DataFrame(rows, columns=["Step", "Value"])
+
+
+def load_results(ws: Workspace) -> list[tuple[str, list[str], LoadResult]]:
+    """(kind, files, LoadResult) of everything the workspace read."""
+    out: list[tuple[str, list[str], LoadResult]] = []
+    if ws.discovery.gold:
+        out.append(("gold", [str(p) for p in ws.discovery.gold], ws.gold))
+    if ws.discovery.documents:
+        out.append(("documents", [str(ws.discovery.documents)], ws.documents))
+    out += [("predictions", [str(pf.path)], pf.loaded) for pf in ws.predictions]
+    out += [("scores", [str(p)], res) for p, res in zip(ws.discovery.scores, ws.scores)]
+    if ws.discovery.summaries:
+        out.append(("summary", [str(p) for p in ws.discovery.summaries], ws.summary))
+    return out
+
+
+def files_frame(ws: Workspace) -> pd.DataFrame:
+    rows = []
+    for kind, files, res in load_results(ws):
+        rows.append({"Kind": kind, "File": ", ".join(ws.label(f) for f in files), "Rows read": res.rows_read,
+                     "Loaded": res.loaded, "Skipped": res.skipped, "Blank lines": res.blank_lines,
+                     "Errors": len(res.errors), "Warnings": len(res.problems) - len(res.errors)})
+    return pd.DataFrame(rows, columns=["Kind", "File", "Rows read", "Loaded", "Skipped", "Blank lines", "Errors", "Warnings"])
+
+
+def all_problems(ws: Workspace) -> list[Problem]:
+    out = [*ws.discovery.problems, *ws.problems]
+    for _, _, res in load_results(ws):
+        out += res.problems
+    return out
+
+
+def problem_line(p: Problem, label) -> str:
+    """`file:line — severity: message`, with uploaded files under their own names."""
+    where = label(p.file) + (f":{p.line}" if p.line is not None else "")
+    return f"{where} — {p.severity}: {p.message}"

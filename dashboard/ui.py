@@ -1,0 +1,193 @@
+"""Streamlit glue shared by app.py and the pages: the view (session state <-> URL), the sidebar
+data panel, loading and scoring with a progress bar, and plain-text output of user data."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable
+
+import streamlit as st
+
+from scoring.evaluate import RunResult, evaluate
+from scoring.profiles import PROFILES
+
+from . import cache
+from .links import View, from_params, to_params
+from .tables import OFFICIAL, RECOMPUTED, Analysis, Run, md_escape
+from .workspace import PredictionFile, Sources, Workspace, discover, fingerprint, stage_upload
+
+VIEW, CONTEXT = "lens_view", "lens_context"
+QUESTIONS_PAGE = Path(__file__).resolve().parent / "views" / "questions.py"
+EXPLORER_PREFIX = "x_"  # widget keys of the question explorer
+
+
+@dataclass
+class Context:
+    sources: Sources
+    workspace: Workspace
+    analysis: Analysis
+    profile: str
+    gold_key: tuple
+
+
+# ----------------------------------------------------------------------------- view and URL
+
+
+def start() -> View:
+    """The session's view; on a session's first run it is read from the URL."""
+    if VIEW not in st.session_state:
+        st.session_state[VIEW] = from_params({k: st.query_params.get_all(k) for k in st.query_params})
+    return st.session_state[VIEW]
+
+
+def view() -> View:
+    return st.session_state[VIEW]
+
+
+def set_view(new: View) -> None:
+    st.session_state[VIEW] = new
+
+
+def sync_url() -> None:
+    """Write the view into the URL (only when it changed, to keep history quiet)."""
+    params = to_params(view())
+    wanted = {k: v if isinstance(v, list) else [v] for k, v in params.items()}
+    current = {k: st.query_params.get_all(k) for k in st.query_params}
+    if wanted != current:
+        st.query_params.from_dict(params)
+
+
+def seed(key: str, value: object) -> None:
+    """Give a widget its value from the view, unless the user has already set it."""
+    if key not in st.session_state:
+        st.session_state[key] = value
+
+
+def open_slice(run: str | None, field_name: str, label: str) -> None:
+    """Open the question explorer on one slice of a chart (its widgets are reseeded from the view)."""
+    set_view(view().with_slice(run, field_name, label))
+    for key in [k for k in st.session_state if str(k).startswith(EXPLORER_PREFIX)]:
+        del st.session_state[key]
+    st.switch_page(QUESTIONS_PAGE)
+
+
+# ----------------------------------------------------------------------------- data panel
+
+
+def _staged(files: Iterable, labels: list[tuple[str, str]]) -> list[Path]:
+    out = []
+    for f in files or []:
+        path = stage_upload(f.name, f.getvalue())
+        labels.append((str(path), f"upload: {f.name}"))
+        out.append(path)
+    return out
+
+
+def data_panel(default: Sources) -> Sources:
+    """Sidebar: a folder on the server, or uploaded gold, prediction and score files."""
+    v = view()
+    with st.sidebar.expander("Data", icon=":material/folder_open:"):
+        seed("data_folder", v.data or str(default.benchmark or ""))
+        folder = st.text_input("Benchmark folder on the server", key="data_folder",
+                               help="Holds qa_*.jsonl, documents.jsonl, docs/, runs/ and results/.").strip()
+        gold = st.file_uploader("Gold question files", type=["jsonl", "json"], accept_multiple_files=True, key="up_gold",
+                                help="Replace the folder's gold; a file named documents.jsonl is read as the document list.")
+        runs = st.file_uploader("Prediction files", type=["jsonl", "json"], accept_multiple_files=True, key="up_runs")
+        scores = st.file_uploader("Score files", type=["jsonl", "json", "csv"], accept_multiple_files=True, key="up_scores")
+        st.caption(f"Uploads: up to {st.get_option('server.maxUploadSize')} MB per file.")
+    bench = Path(folder).expanduser() if folder else default.benchmark
+    v.data = "" if bench == default.benchmark else str(bench)
+    labels: list[tuple[str, str]] = []
+    gold_paths = _staged(gold, labels)
+    documents = next((p for p in gold_paths if p.name == "documents.jsonl"), default.documents)
+    return Sources(
+        benchmark=bench,
+        runs=default.runs + tuple(_staged(runs, labels)),
+        scores=default.scores + tuple(_staged(scores, labels)),
+        gold=tuple(p for p in gold_paths if p.name != "documents.jsonl") or default.gold,
+        documents=documents,
+        labels=default.labels + tuple(labels),
+    )
+
+
+def profile_picker() -> str:
+    v = view()
+    seed("profile", v.profile)
+    v.profile = st.sidebar.selectbox("Scoring profile", list(PROFILES), key="profile",
+                                     help="\n\n".join(f"**{p.name}**: {p.description}" for p in PROFILES.values()))
+    return v.profile
+
+
+# ----------------------------------------------------------------------------- loading and scoring
+
+
+def _sources_key(src: Sources) -> tuple:
+    return (str(src.benchmark), tuple(map(str, src.runs)), tuple(map(str, src.scores)), tuple(map(str, src.gold)),
+            str(src.documents), src.labels)
+
+
+def score(ws: Workspace, gold_key: tuple, pf: PredictionFile, profile: str, bar=None) -> RunResult:
+    """A prediction file scored with a profile: cached by file content and profile; computed with a
+    progress bar showing questions done / total."""
+    key = (gold_key, pf.sha256, pf.run, profile)
+    result = cache.scored(key)
+    if result is None:
+        own = bar is None
+        bar = bar or st.progress(0.0)
+        label = md_escape(pf.run)
+
+        def progress(done: int, total: int) -> None:
+            bar.progress(done / total if total else 1.0, text=f"Scoring {label} with {profile}: {done} / {total} questions")
+
+        result = evaluate(ws.gold.items, pf.loaded.items, profile=profile, name=pf.run, progress=progress)
+        cache.remember(key, result)
+        if own:
+            bar.empty()
+    return result
+
+
+def _runs(ws: Workspace, gold_key: tuple, profile: str) -> list[Run]:
+    official = ws.official()
+    runs: list[Run] = []
+    scorable = [pf for pf in ws.predictions if pf.loaded.items] if ws.gold.items else []
+    bar = st.progress(0.0) if any(cache.scored((gold_key, pf.sha256, pf.run, profile)) is None for pf in scorable) else None
+    for pf in scorable:
+        result = score(ws, gold_key, pf, profile, bar)
+        runs.append(Run(pf.run, RECOMPUTED, ws.label(str(pf.path)), result, official.get(pf.run, [])))
+    if bar is not None:
+        bar.empty()
+    names = {r.name for r in runs}
+    for system, rows in official.items():
+        if system not in names:
+            runs.append(Run(system, OFFICIAL, ws.label(rows[0].file), None, rows))
+    return runs
+
+
+def load(sources: Sources, profile: str) -> Context:
+    disc = discover(sources)
+    extra = [disc.docs_dir] if disc.docs_dir and disc.docs_dir.is_dir() else []
+    ws_key = (_sources_key(sources), fingerprint([*disc.all_files(), *extra]))
+    ws = cache.workspace(ws_key, sources)
+    gold_key = fingerprint(ws.discovery.gold)
+    runs = _runs(ws, gold_key, profile)
+    key = (ws_key, profile, tuple((r.name, r.source, r.file) for r in runs))
+    analysis = cache.analysis(key, lambda: Analysis.build(runs, ws.gold.items, ws.page_counts))
+    ctx = Context(sources, ws, analysis, profile, gold_key)
+    st.session_state[CONTEXT] = ctx
+    return ctx
+
+
+def context() -> Context:
+    return st.session_state[CONTEXT]
+
+
+# ----------------------------------------------------------------------------- output
+
+
+def plain(text: str | None, empty: str = "(empty)") -> None:
+    """Untrusted text (model output, gold, questions) as plain text: never Markdown or HTML."""
+    if text:
+        st.code(text, language=None, wrap_lines=True)
+    else:
+        st.caption(empty)

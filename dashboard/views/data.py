@@ -1,0 +1,95 @@
+"""Data: what was loaded, every problem as `file:line — message`, documents found and missing,
+how each run joins the gold, and the reproducibility check against official scores."""
+
+import streamlit as st
+
+from dashboard import ui
+from dashboard.tables import (all_problems, compared_count, documents_frame, files_frame, join_frame, md_escape,
+                              problem_line, repro_frame)
+from scoring.problems import ERROR
+from scoring.profiles import PROFILES
+
+MAX_LINES = 500
+
+ctx = ui.context()
+ws, an = ctx.workspace, ctx.analysis
+st.title("Data")
+st.caption(md_escape(f"Benchmark folder: {ws.discovery.benchmark or 'none'} · docs: {ws.discovery.docs_dir or 'none'}"))
+
+found = sum(1 for loc in ws.locations.values() if loc.path)
+cols = st.columns(4)
+cols[0].metric("Gold questions", ws.gold.loaded)
+cols[1].metric("Documents found", f"{found} / {len(ws.locations)}")
+cols[2].metric("Runs", len(an.runs))
+cols[3].metric("Score files", len(ws.scores))
+
+# ----------------------------------------------------------------------------- problems
+problems = all_problems(ws)
+errors = [p for p in problems if p.severity == ERROR]
+for file in dict.fromkeys(p.file for p in errors):
+    n = sum(1 for p in errors if p.file == file)
+    st.error(md_escape(f"{ws.label(file)}: {n} error{'s' if n > 1 else ''} (rows skipped or values refused); "
+                       "the rest was loaded. See the problem list below."), icon=":material/error:")
+unscored = [pf for pf in ws.predictions if not pf.loaded.items]
+for pf in unscored:
+    st.warning(md_escape(f"{ws.label(str(pf.path))}: no prediction could be loaded, so this run is not scored."))
+if not problems:
+    st.success("Every file loaded without a problem.")
+
+st.subheader("Files")
+if ws.discovery.all_files():
+    st.dataframe(files_frame(ws), hide_index=True, width="stretch")
+else:
+    st.info("No files found. Type a benchmark folder in the sidebar's Data panel, or upload gold, prediction and "
+            "score files there.")
+
+if problems:
+    st.subheader(f"Problems ({len(problems)})")
+    lines = [problem_line(p, ws.label) for p in problems[:MAX_LINES]]
+    if len(problems) > MAX_LINES:
+        lines.append(f"… and {len(problems) - MAX_LINES} more")
+    st.code("\n".join(lines), language=None, wrap_lines=True)
+
+# ----------------------------------------------------------------------------- documents
+st.subheader("Documents")
+if ws.locations:
+    docs = documents_frame(ws.locations, ws.page_counts, an.questions, ws.label)
+    st.caption(f"{found} found, {len(docs) - found} missing. A missing document only disables what needs its pages.")
+    st.dataframe(docs, hide_index=True, width="stretch")
+else:
+    st.info("No documents: neither documents.jsonl nor the gold questions name any.")
+
+# ----------------------------------------------------------------------------- join
+st.subheader("Runs joined with the gold")
+if an.runs:
+    st.dataframe(join_frame(an.runs, an.gold_ids), hide_index=True, width="stretch")
+else:
+    st.info("No runs. Put prediction files in runs/ or score files in results/, or upload them in the sidebar.")
+
+# ----------------------------------------------------------------------------- reproducibility
+checked = [r for r in an.runs if r.result is not None and r.official]
+st.subheader("Reproducibility: recomputed vs official scores")
+if not checked:
+    st.info("No run has both a prediction file and official scores under the same name (prediction file stem = "
+            "system name), so there is nothing to compare.")
+by_name = {pf.run: pf for pf in ws.predictions}
+for run in checked:
+    diff = repro_frame(run.result, run.official)
+    total = compared_count(run.result, run.official)
+    name = md_escape(run.name)
+    if diff.empty:
+        st.success(f"{name}: all {total} questions match the official scores (profile {ctx.profile}).")
+        continue
+    st.warning(f"{name}: {len(diff)} of {total} questions differ from the official scores when recomputed with "
+               f"profile {ctx.profile}. The official file may have been computed with another profile.")
+    for other in (p for p in PROFILES if p != ctx.profile):
+        res = ui.score(ws, ctx.gold_key, by_name[run.name], other)
+        n = len(repro_frame(res, run.official))
+        st.caption(f"With profile {other}: {n} of {compared_count(res, run.official)} differ"
+                   + (" — the official scores were probably computed with this profile." if n == 0 else "."))
+    st.dataframe(diff, hide_index=True, width="stretch", column_config={
+        c: st.column_config.NumberColumn(format="%.3f") for c in diff.columns if c != "question_id"})
+
+if ws.summary.items:
+    st.subheader("Official summary (summary.json)")
+    st.dataframe(ws.summary.items, hide_index=True, width="stretch")

@@ -1,0 +1,261 @@
+"""The dashboard's pure helpers (no streamlit): discovery, document lookup, links, tables, charts."""
+
+import os
+import re
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from dashboard import charts
+from dashboard.links import View, from_params, to_params
+from dashboard.tables import (OFFICIAL, RECOMPUTED, Analysis, Run, evidence_position, explorer_frame,
+                              filter_questions, length_bucket, md_escape, repro_frame, run_column)
+from dashboard.workspace import (DEFAULT_BENCHMARK, Sources, discover, inside, load_workspace, locate_document,
+                                 sources_from, stage_upload)
+from scoring.evaluate import evaluate
+from scoring.loaders import load_gold, load_predictions, load_scores
+
+Q = "adubench_single_{:06d}".format
+
+
+def gold_and_runs(bench: Path, profile: str = "xldocbench"):
+    gold = load_gold([bench / "qa_single_doc.jsonl", bench / "qa_cross_doc.jsonl"]).items
+    alpha = evaluate(gold, load_predictions(bench / "runs/alpha.jsonl").items, profile=profile, name="alpha")
+    beta = evaluate(gold, load_predictions(bench / "runs/beta.json").items, profile=profile, name="beta")
+    return gold, alpha, beta
+
+
+@pytest.fixture
+def analysis(mini_bench):
+    ws = load_workspace(Sources(mini_bench))
+    gold, alpha, beta = gold_and_runs(mini_bench)
+    gamma = ws.official()["gamma"]
+    runs = [Run("alpha", RECOMPUTED, "runs/alpha.jsonl", alpha, ws.official()["alpha"]),
+            Run("beta", RECOMPUTED, "runs/beta.json", beta), Run("gamma", OFFICIAL, "results/scores.jsonl", None, gamma)]
+    return Analysis.build(runs, gold, ws.page_counts)
+
+
+# ----------------------------------------------------------------------------- sources and discovery
+
+
+def test_sources_arguments_win_over_environment(tmp_path):
+    env = {"LENS_BENCHMARK": "/env/bench", "LENS_RUNS": os.pathsep.join(["/env/a.jsonl", "/env/b.json"])}
+    src = sources_from(["--benchmark", str(tmp_path), "--runs", "x.jsonl", "y.json", "--scores", "s.jsonl"], env)
+    assert src.benchmark == tmp_path
+    assert src.runs == (Path("x.jsonl"), Path("y.json"))
+    assert src.scores == (Path("s.jsonl"),)
+    from_env = sources_from(["-k", "pytest-args", "tests/"], env)
+    assert from_env.benchmark == Path("/env/bench")
+    assert from_env.runs == (Path("/env/a.jsonl"), Path("/env/b.json"))
+    assert sources_from([], {}).benchmark == DEFAULT_BENCHMARK
+
+
+def test_discover_finds_gold_runs_and_score_files(mini_bench):
+    disc = discover(Sources(mini_bench))
+    assert [p.name for p in disc.gold] == ["qa_single_doc.jsonl", "qa_cross_doc.jsonl"]
+    assert disc.documents == mini_bench / "documents.jsonl"
+    assert [p.name for p in disc.predictions] == ["alpha.jsonl", "beta.json"]
+    assert [p.relative_to(mini_bench).as_posix() for p in disc.scores] == [
+        "results/official/alpha.per_question.csv", "results/scores.jsonl"]
+    assert [p.name for p in disc.summaries] == ["summary.json"]
+    assert disc.problems == []
+
+
+def test_discover_reports_a_missing_folder(tmp_path):
+    disc = discover(Sources(tmp_path / "nope"))
+    assert [(p.expected, p.got) for p in disc.problems] == [
+        ("a benchmark folder", "no such folder"), ("gold question files (*.jsonl)", "none found")]
+
+
+# ----------------------------------------------------------------------------- documents
+
+
+def test_document_file_field_cannot_leave_the_docs_folder(mini_bench, tmp_path):
+    docs = mini_bench / "docs"
+    assert (mini_bench / "qa_single_doc.jsonl").is_file()  # the target exists: only containment refuses it
+    loc = locate_document("doc_x", "../qa_single_doc.jsonl", "", docs)
+    assert loc.path is None and loc.refused == "../qa_single_doc.jsonl"
+    assert locate_document("doc_x", "/etc/passwd", "", docs).path is None
+    assert locate_document("doc_x", "", "https://h/..%2F..%2Fqa_single_doc.jsonl", docs).path is None
+    assert locate_document("../qa_single_doc", "", "", docs).path is None  # a hostile document id
+    link_root = tmp_path / "docs"
+    link_root.mkdir()
+    (link_root / "escape.pdf").symlink_to(mini_bench / "documents.jsonl")
+    assert inside(link_root, "escape.pdf") is None
+
+
+def test_document_lookup_order(mini_bench):
+    docs = mini_bench / "docs"
+    assert locate_document("doc_000002", "reports/annual.pdf", "", docs).how == "file field"
+    assert locate_document("doc_000001", "", "https://h/x.pdf", docs).path == (docs / "doc_000001.pdf").resolve()
+    by_url = locate_document("doc_000003", "../qa_single_doc.jsonl", "https://example.org/c/third.pdf", docs)
+    assert (by_url.path, by_url.how, by_url.refused) == ((docs / "third.pdf").resolve(), "url file name", "../qa_single_doc.jsonl")
+    assert locate_document("doc_000004", "", "https://example.org/d/clinical.pdf", docs).path is None
+
+
+def test_workspace_reports_the_refused_path_and_reads_page_counts(mini_bench):
+    ws = load_workspace(Sources(mini_bench))
+    refused = [p for p in ws.problems if p.field == "doc_000003.file"]
+    assert len(refused) == 1 and refused[0].severity == "error"
+    assert ws.page_counts == {"doc_000001": 12, "doc_000002": 3, "doc_000003": 6, "doc_000004": 300}
+    assert ws.locations["doc_000004"].path is None
+    assert [pf.run for pf in ws.predictions] == ["alpha", "beta"]
+    assert sorted(ws.official()) == ["alpha", "gamma"]
+    assert ws.label(str(mini_bench / "runs/alpha.jsonl")) == "runs/alpha.jsonl"
+
+
+def test_stage_upload_keeps_only_the_base_name(tmp_path):
+    path = stage_upload("../../evil/run.jsonl", b'{"question_id": "q"}\n', tmp_path)
+    assert path.name == "run.jsonl" and path.is_relative_to(tmp_path)
+    assert path.read_bytes() == b'{"question_id": "q"}\n'
+    assert stage_upload("..", b"x", tmp_path).name == "upload"
+
+
+# ----------------------------------------------------------------------------- links
+
+
+def test_link_round_trip():
+    view = View(runs=["alpha", "beta"], profile="xldocbench-1519", filters={"domain": ["legal_regulation", "x y"]},
+                ranges={"accuracy": (0, 0), "anls": (20, 80)}, status=["missing"], search="total & more",
+                question="adubench_single_000006", data="/srv/bench")
+    params = to_params(view)
+    assert params["f.domain"] == ["legal_regulation", "x y"] and params["accuracy"] == "0-0"
+    assert from_params(params) == view
+    assert to_params(View()) == {}
+
+
+def test_link_decoding_ignores_junk():
+    view = from_params({"profile": "nope", "accuracy": "x-3", "anls": "90-10", "run": ["a", "a", ""], "f.": ["z"]})
+    assert view == View(runs=["a"], ranges={"anls": (10, 90)})
+
+
+@given(st.lists(st.text(min_size=1), max_size=3, unique=True), st.text(), st.integers(0, 100), st.integers(0, 100))
+def test_link_round_trip_property(runs, search, lo, hi):
+    rng = (min(lo, hi), max(lo, hi))
+    view = View(runs=runs, search=search, ranges={"token_f1": rng} if rng != (0, 100) else {})
+    assert from_params(to_params(view)) == view
+
+
+# ----------------------------------------------------------------------------- tables
+
+
+def test_buckets():
+    assert [length_bucket(n) for n in (None, 3, 50, 51, 501)] == ["unknown", "1–10 pages", "11–50 pages", "51–200 pages", "over 500 pages"]
+    assert [evidence_position(p, 12) for p in (1, 4, 5, 8, 9, 12, 13)] == [
+        "first third", "first third", "middle third", "middle third", "last third", "last third", "unknown"]
+
+
+def test_question_frame(analysis):
+    q = analysis.questions
+    assert list(q.index) == [Q(i) for i in range(1, 9)] + ["adubench_cross_000001", "adubench_cross_000002"]
+    assert q.loc[Q(2), "position"] == "last third" and q.loc[Q(1), "position"] == "first third"
+    assert q.loc[Q(7), "length"] == "201–500 pages"
+    assert q.loc["adubench_cross_000001", "page_count"] == 15  # 12 + 3 pages of its two documents
+    assert q.loc[Q(4), "evidence_source"] == ("unknown",)
+    assert q.loc[Q(1), "meta.doc_type_coarse"] == "long_form"
+
+
+def test_leaderboard_matches_the_scoring_package(analysis, mini_bench):
+    _, alpha, beta = gold_and_runs(mini_bench)
+    board = analysis.leaderboard().set_index("Run")
+    for run in (alpha, beta):
+        for metric, col in (("accuracy", "Accuracy (%)"), ("token_f1", "Token F1 (%)"), ("anls", "ANLS (%)")):
+            assert board.loc[run.name, col] == pytest.approx(100 * run.overall[metric], abs=1e-6)
+    assert board.loc["gamma", "Accuracy (%)"] == pytest.approx(60.0)
+    assert board.loc["gamma", "Source"] == OFFICIAL
+    assert board.loc["alpha", ["Answered", "Missing", "Failed"]].tolist() == [8, 1, 1]
+    assert board.loc["alpha", "Signature"] == alpha.signature
+
+
+@pytest.mark.parametrize("group", ["domain", "reasoning_type", "evidence_source", "answer_format", "split"])
+def test_breakdowns_match_the_scoring_package(analysis, mini_bench, group):
+    _, alpha, _ = gold_and_runs(mini_bench)
+    mine = analysis.breakdown(group)
+    mine = mine[mine["run"] == "alpha"].set_index("label")
+    assert sorted(mine.index) == sorted(alpha.breakdowns[group])
+    for label, bucket in alpha.breakdowns[group].items():
+        assert mine.loc[label, "count"] == bucket["count"]
+        assert mine.loc[label, "accuracy"] == pytest.approx(bucket["accuracy"], abs=1e-6)
+        assert mine.loc[label, "anls"] == pytest.approx(bucket["anls"], abs=1e-6)
+
+
+def test_filters(analysis):
+    qs, scores = analysis.questions, analysis.scores
+    ids = lambda view: list(filter_questions(qs, scores, view).index)  # noqa: E731
+    assert ids(View(filters={"domain": ["legal_regulation"]})) == [Q(3), Q(4)]
+    assert ids(View(filters={"evidence_source": ["Text"], "difficulty": ["very_hard"]})) == [Q(2)]
+    assert ids(View(runs=["alpha"], ranges={"accuracy": (0, 0)})) == [Q(4), Q(7)]
+    assert ids(View(runs=["alpha", "beta"], ranges={"accuracy": (100, 100)})) == [Q(1), Q(5), "adubench_cross_000001"]
+    assert ids(View(runs=["alpha"], status=["missing", "error"])) == [Q(4), Q(7)]
+    assert ids(View(runs=["beta"], search="<SCRIPT>")) == [Q(6)]
+    assert ids(View(runs=["alpha"], search="<script>")) == []  # only the chosen runs' predictions are searched
+    assert ids(View(search="rotterdam")) == [Q(3)]
+
+
+def test_explorer_frame(analysis, mini_bench):
+    _, alpha, _ = gold_and_runs(mini_bench)
+    table = explorer_frame(analysis.questions, analysis.scores, ["alpha", "gamma"])
+    assert list(table.columns[:4]) == ["question_id", "question", "gold", run_column("alpha", "accuracy")]
+    row = table.set_index("question_id").loc[Q(3)]
+    expected = next(r for r in alpha.results if r.qid == Q(3))
+    assert row[run_column("alpha", "token_f1")] == pytest.approx(expected.token_f1)
+    assert row[run_column("alpha", "prediction")] == "Rotterdam, NL"
+    assert row[run_column("gamma", "anls")] == pytest.approx(0.9)
+    assert row["evidence_source"] == "Text"
+
+
+def test_reproducibility_names_the_profile_that_matches(mini_bench):
+    official = load_scores(mini_bench / "results/official/alpha.per_question.csv").items
+    _, alpha, _ = gold_and_runs(mini_bench)
+    diff = repro_frame(alpha, official)
+    assert list(diff["question_id"]) == [Q(4), Q(5), Q(6)]
+    assert diff.set_index("question_id").loc[Q(4), "Δ Accuracy"] == -1.0  # status "error": 0 here, scored by the release
+    _, alpha_1519, _ = gold_and_runs(mini_bench, "xldocbench-1519")
+    assert repro_frame(alpha_1519, official).empty
+
+
+def test_md_escape_shows_text_literally():
+    text = "![x](http://example.org/x.png) <script>alert(1)</script> **bold** `code`"
+    escaped = md_escape(text)
+    assert re.sub(r"\\(.)", r"\1", escaped) == text
+    assert re.fullmatch(r"(?:\\[^\w\s]|[\w\s])*", escaped)  # every punctuation mark is escaped
+
+
+# ----------------------------------------------------------------------------- charts
+
+
+def test_heatmap_is_a_clickable_scatter_with_titles(analysis):
+    fig = charts.heatmap(analysis.breakdown("reasoning_type"), "reasoning_type", "accuracy", analysis.run_names)
+    trace = fig.data[0]
+    assert trace.type == "scatter" and trace.marker.symbol == "square"
+    assert fig.layout.title.text == "Accuracy (%) by run and reasoning type"
+    assert fig.layout.xaxis.title.text == "Reasoning type" and fig.layout.yaxis.title.text == "Run"
+    assert trace.marker.colorbar.title.text == "Accuracy (%)"
+    cells = {(c[0], c[2]): v for c, v in zip(trace.customdata, trace.marker.color)}
+    assert cells[("beta", "comparison")] == pytest.approx(200 / 3)
+    assert cells[("gamma", "unanswerable")] == pytest.approx(100.0)
+
+
+def test_bars_have_titles_units_and_slices(analysis):
+    fig = charts.bars(analysis.breakdown("domain"), "domain", "anls", ["alpha", "beta"])
+    assert [t.name for t in fig.data] == ["alpha", "beta"]
+    assert fig.layout.title.text == "ANLS (%) by domain"
+    assert fig.layout.yaxis.title.text == "ANLS (%)" and fig.layout.xaxis.title.text == "Domain"
+    assert tuple(fig.data[1].customdata[0][:3]) == ("beta", "domain", "finance_business")
+
+
+def test_chart_labels_are_not_html():
+    frame = pd.DataFrame({"run": ["<b>x</b>"], "label": ["<i>y</i>"], "count": [1], "accuracy": [0.5]})
+    bar = charts.bars(frame, "domain", "accuracy", ["<b>x</b>"]).data[0]
+    assert (bar.name, tuple(bar.x)) == ("&lt;b&gt;x&lt;/b&gt;", ("&lt;i&gt;y&lt;/i&gt;",))
+    assert tuple(bar.customdata[0][:3]) == ("<b>x</b>", "domain", "<i>y</i>")  # the slice keeps the raw label
+
+
+def test_slice_of_a_selection_event():
+    event = {"selection": {"points": [{"x": "legal", "customdata": ["beta", "domain", "legal_regulation", 2]}]}}
+    assert charts.slice_of(event) == ("beta", "domain", "legal_regulation")
+    assert charts.slice_of({"selection": {"points": []}}) is None
+    assert charts.slice_of(None) is None
