@@ -68,8 +68,8 @@ def main(argv: list[str] | None = None) -> int:
         preds = load_predictions(pred_path, prediction_field=args.prediction_field)
         for p in preds.problems:
             print(p, file=err)
-        if not preds.items:
-            print(f"ERROR: no prediction could be loaded from {pred_path}", file=err)
+        if preds.unreadable:  # an empty prediction list is fine: every question is missing
+            print(f"ERROR: {pred_path} could not be read as a prediction file", file=err)
             continue
         run = evaluate(gold.items, preds.items, profile=args.profile, ignore_missing=args.ignore_missing,
                        name=name, prediction_field=args.prediction_field)

@@ -59,7 +59,7 @@ class QuestionResult:
             "accuracy": round(self.accuracy, 6),
             "token_f1": round(self.token_f1, 6),
             "anls": round(self.anls, 6),
-            "split": "unknown" if q.split is None else q.split,
+            "split": q.split,
             "domain": q.raw_meta("domain"),
             "reasoning_type": q.raw_meta("reasoning_type"),
         }

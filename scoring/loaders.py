@@ -65,21 +65,19 @@ def _kind(value: Any) -> str:
 
 
 def _read_bytes(path: Path, res: LoadResult) -> bytes | None:
+    """The file's bytes without a BOM; None (and a problem) when it cannot be read or is empty.
+    An empty file is a warning: for JSONL it is an empty list of records."""
     name = str(path)
     res.files.append(name)
     try:
         data = path.read_bytes()
-    except FileNotFoundError:
-        res.problems.append(Problem(name, None, None, "an existing file", "no such file"))
-        return None
-    except IsADirectoryError:
-        res.problems.append(Problem(name, None, None, "a file", "a directory"))
-        return None
     except OSError as exc:
-        res.problems.append(Problem(name, None, None, "a readable file", exc.strerror or str(exc)))
+        got = {FileNotFoundError: "no such file", IsADirectoryError: "a directory"}.get(type(exc), exc.strerror or str(exc))
+        res.problems.append(Problem(name, None, None, "a readable file", got))
+        res.unreadable.append(name)
         return None
     if not data.strip():
-        res.problems.append(Problem(name, None, None, "at least one record", "an empty file"))
+        res.problems.append(Problem(name, None, None, "at least one record", "an empty file", WARNING, False))
         return None
     if data.startswith(b"\xef\xbb\xbf"):
         res.problems.append(
@@ -143,12 +141,15 @@ def _read_json_document(path: Path, res: LoadResult) -> Any:
     name = str(path)
     data = _read_bytes(path, res)
     if data is None:
+        if name not in res.unreadable:  # an empty file is no JSON document
+            res.unreadable.append(name)
         return None
     text = _decode(data, name, None, res)
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         res.problems.append(Problem(name, exc.lineno, None, "a JSON document", f"invalid JSON ({exc.msg} at column {exc.colno})"))
+        res.unreadable.append(name)
         return None
 
 
@@ -274,7 +275,7 @@ def _gold_record(row: dict, name: str, line: int, res: LoadResult) -> GoldQuesti
         answers=(to_str(answer.get("value")),),
         answer_format=fmt,
         verification_rule=rule,
-        split=to_str(row["task_type"]) if "task_type" in row else None,
+        split=row.get("task_type", "unknown"),
         metadata=metadata,
         documents=tuple(docs),
         file=name,
@@ -307,7 +308,7 @@ def _docvqa_record(row: dict, name: str, line: int, res: LoadResult) -> GoldQues
         answers=tuple(to_str(a) for a in answers),
         answer_format="Str",
         verification_rule="anls",
-        split=to_str(row.get("split") or row.get("data_split")),
+        split=row.get("split", row.get("data_split", "unknown")),
         metadata={k: row[k] for k in ("docId", "ucsf_document_id", "ucsf_document_page_no") if k in row},
         documents=(DocRef(document_id=doc_id),) if doc_id else (),
         file=name,
@@ -317,9 +318,24 @@ def _docvqa_record(row: dict, name: str, line: int, res: LoadResult) -> GoldQues
     )
 
 
+def _json_record_list(path: Path) -> list | None:
+    """A `.json` file holding one JSON list of records (or {"data": [...]}, as DocVQA exports
+    are): that list. Anything else, including JSONL named .json, is None and is read as JSONL."""
+    if path.suffix.lower() != ".json":
+        return None
+    try:
+        doc = json.loads(path.read_bytes().removeprefix(b"\xef\xbb\xbf"))
+    except (OSError, ValueError):
+        return None
+    if isinstance(doc, dict) and isinstance(doc.get("data"), list):
+        doc = doc["data"]
+    return doc if isinstance(doc, list) else None
+
+
 def load_gold(paths: list[str | Path] | str | Path) -> LoadResult[GoldQuestion]:
     """Gold question files (release schema, gold_sample.jsonl-style, or DocVQA records), read as
-    JSONL whatever the extension, except a `.json` file holding a list, which DocVQA exports use."""
+    JSONL whatever the extension (spec 1b), except a `.json` file that is one JSON list of
+    records, as DocVQA exports are."""
     if isinstance(paths, (str, Path)):
         paths = [paths]
     res: LoadResult[GoldQuestion] = LoadResult()
@@ -327,16 +343,11 @@ def load_gold(paths: list[str | Path] | str | Path) -> LoadResult[GoldQuestion]:
     for p in paths:
         path = Path(p)
         name = str(path)
-        if path.suffix.lower() == ".json":
-            doc = _read_json_document(path, res)
-            rows: Iterator[tuple[int | None, Any]] = iter(())
-            if isinstance(doc, dict) and isinstance(doc.get("data"), list):
-                doc = doc["data"]
-            if isinstance(doc, list):
-                rows = ((None, r) for r in doc)
-                res.rows_read += len(doc)
-            elif doc is not None:
-                res.problems.append(Problem(name, None, None, "a JSON list of question records", _kind(doc)))
+        records = _json_record_list(path)
+        if records is not None:
+            res.files.append(name)
+            res.rows_read += len(records)
+            rows: Iterator[tuple[int | None, Any]] = ((None, r) for r in records)
         else:
             rows = read_json_lines(path, res)
         for line, row in rows:
@@ -493,6 +504,7 @@ def load_predictions(path: str | Path, *, prediction_field: str | None = None) -
                 add(_prediction(key, row, name, None, prediction_field, res))
         elif doc is not None:
             res.problems.append(Problem(name, None, None, "a list of objects, {\"items\": {...}} or an id -> answer mapping", _kind(doc)))
+            res.unreadable.append(name)
     res.items = list(by_id.values())
     return res
 

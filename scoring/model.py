@@ -36,7 +36,7 @@ class GoldQuestion:
     answers: tuple[str, ...]  # the gold value first; DocVQA records may list several
     answer_format: str  # raw format string, "Str" when absent (spec 3)
     verification_rule: str
-    split: str | None  # task_type; None when the key is absent
+    split: Any  # task_type as read (any JSON value); "unknown" when the key is absent
     metadata: dict[str, Any]
     documents: tuple[DocRef, ...] = ()
     file: str = ""
@@ -52,11 +52,10 @@ class GoldQuestion:
         """Breakdown label: string form of metadata[key], or 'unknown' when empty (spec 7)."""
         return to_str(self.metadata.get(key)) or "unknown"
 
-    def raw_meta(self, key: str) -> str:
-        """Per-question row value: the raw metadata value, 'unknown' only when the key is absent."""
-        if key not in self.metadata:
-            return "unknown"
-        return to_str(self.metadata[key])
+    def raw_meta(self, key: str) -> Any:
+        """Per-question row value: the raw metadata value (null stays null), 'unknown' only when
+        the key is absent (spec 7)."""
+        return self.metadata.get(key, "unknown")
 
     @property
     def evidence_sources(self) -> list[str]:
@@ -70,7 +69,7 @@ class GoldQuestion:
     def labels(self, group: str) -> list[str]:
         """The bucket labels of this question in one breakdown group (evidence_source may give several)."""
         if group == "split":
-            return [self.split or "unknown"]
+            return [to_str(self.split) or "unknown"]
         if group == "answer_format":
             return [self.answer_format or "unknown"]
         if group == "evidence_source":

@@ -58,6 +58,7 @@ class LoadResult(Generic[T]):
     rows_read: int = 0
     skipped: int = 0
     blank_lines: int = 0
+    unreadable: list[str] = field(default_factory=list)  # files that could not be read or parsed at all
 
     @property
     def loaded(self) -> int:
@@ -83,3 +84,4 @@ class LoadResult(Generic[T]):
         self.rows_read += other.rows_read
         self.skipped += other.skipped
         self.blank_lines += other.blank_lines
+        self.unreadable.extend(other.unreadable)
