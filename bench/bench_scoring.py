@@ -1,0 +1,210 @@
+"""Speed benchmark of scoring/'s fast path (a script, not a test).
+
+    .venv/bin/python bench/bench_scoring.py [--n 1000000] [--sample 20000] [--workers 2]
+                                            [--profile xldocbench-1519] [--out bench/out]
+
+1. Generates (or reuses) N gold questions and N predictions with bench/make_predictions.py.
+2. (a) In a fresh child process, so that its memory high-water mark is the scoring's alone:
+   `scoring.loaders.load_gold`, `load_predictions`, `scoring.evaluate.evaluate(...,
+   workers=W)`, `.report()` -- JSONL to report -- and prints wall time, throughput and peak
+   memory (getrusage ru_maxrss of that process + ru_maxrss of its largest child; the forked
+   workers share the parent's pages, so the sum over-counts).
+3. (b) On the first `--sample` questions (written as their own JSONL files): the plain
+   pure-Python reference (tests/reference_release.py, double-loop edit distance) and the fast
+   path with workers=1, each from JSONL to report; checks that both give identical rounded
+   scores on every question, and prints the ratio.
+4. Prints a markdown table ready for bench/README.md, with the targets: >=30x the pure-Python
+   path, 1M predictions in < 60 s on 2 cores, peak memory < 2 GB.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import os
+import platform
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(HERE))
+
+import make_predictions  # noqa: E402
+
+
+def _maxrss_mb(who: int) -> float:
+    return resource.getrusage(who).ru_maxrss / 1024.0  # KiB on Linux
+
+
+def fast_phase(gold_path: str, pred_path: str, workers: int, profile: str) -> dict:
+    """JSONL -> report with the project's fast path; run in a child process."""
+    from scoring.evaluate import evaluate
+    from scoring.loaders import load_gold, load_predictions
+
+    t0 = time.perf_counter()
+    gold = load_gold(gold_path)
+    t1 = time.perf_counter()
+    preds = load_predictions(pred_path)
+    t2 = time.perf_counter()
+    run = evaluate(gold.items, preds.items, profile=profile, workers=workers)
+    t3 = time.perf_counter()
+    report = run.report()
+    t4 = time.perf_counter()
+    return {
+        "n_gold": len(gold.items),
+        "n_pred": len(preds.items),
+        "evaluated": report["evaluated_count"],
+        "overall": report["overall"],
+        "load_gold_s": t1 - t0,
+        "load_predictions_s": t2 - t1,
+        "evaluate_s": t3 - t2,
+        "report_s": t4 - t3,
+        "wall_s": t4 - t0,
+        "rss_self_mb": _maxrss_mb(resource.RUSAGE_SELF),
+        "rss_children_mb": _maxrss_mb(resource.RUSAGE_CHILDREN),
+    }
+
+
+def _head(src: Path, dst: Path, n: int) -> None:
+    with open(src, "rb") as fi, open(dst, "wb") as fo:
+        fo.writelines(itertools.islice(fi, n))
+
+
+def compare_phase(gold_path: Path, pred_path: Path, sample: int, profile: str, out: Path) -> dict:
+    import reference_release as ref
+    from scoring.evaluate import evaluate
+    from scoring.loaders import load_gold, load_predictions
+
+    gs, ps = out / f"sample_gold_{sample}.jsonl", out / f"sample_predictions_{sample}.jsonl"
+    _head(gold_path, gs, sample)
+    _head(pred_path, ps, sample)
+
+    # end to end: JSONL -> report, one process each
+    t0 = time.perf_counter()
+    want = ref.evaluate_files([gs], ps)
+    t_ref = time.perf_counter() - t0
+
+    t0 = time.perf_counter()
+    run = evaluate(load_gold(gs).items, load_predictions(ps).items, profile=profile, workers=1)
+    got = run.report(lens=False)
+    t_fast = time.perf_counter() - t0
+
+    compared = 0
+    for a, b in zip(got["per_question"], want["per_question"], strict=True):
+        assert a["question_id"] == b["question_id"]
+        assert (a["accuracy"], a["token_f1"], a["anls"]) == (b["accuracy"], b["token_f1"], b["anls"]), (a, b)
+        compared += 1
+    assert got["overall"] == want["overall"] and got["breakdowns"] == want["breakdowns"]
+
+    # metrics only: the same (gold, format, rule, prediction, status) through each scorer
+    from scoring.metrics import score_answer
+    from scoring.profiles import get_profile
+    from scoring.text import to_str
+
+    records = ref.load_gold([gs])
+    predictions = ref.load_predictions(ps)
+    args = []
+    for qid, rec in records:
+        answer = rec["answer"]
+        text, status = predictions[qid]
+        args.append((answer["value"], answer["format"], answer["verification_rule"], text, status))
+    fast_args = [(t, [to_str(g)], to_str(f) or "Str", to_str(r), s) for g, f, r, t, s in args]
+    prof = get_profile(profile)
+    t0 = time.perf_counter()
+    ref_scores = [ref.score_one(*a) for a in args]
+    t_ref_m = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    fast_scores = [score_answer(t, g, f, r, status=s, profile=prof) for t, g, f, r, s in fast_args]
+    t_fast_m = time.perf_counter() - t0
+    for a, b in zip(ref_scores, fast_scores, strict=True):
+        assert tuple(round(x, 6) for x in a) == tuple(round(x, 6) for x in b[:3]), (a, b)
+    return {"sample": sample, "compared": compared, "ref_s": t_ref, "fast1_s": t_fast, "ratio": t_ref / t_fast,
+            "ref_metrics_s": t_ref_m, "fast_metrics_s": t_fast_m, "ratio_metrics": t_ref_m / t_fast_m}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description="scoring/ speed benchmark")
+    ap.add_argument("--n", type=int, default=1_000_000)
+    ap.add_argument("--sample", type=int, default=20_000)
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--profile", default="xldocbench-1519",
+                    help="profile of the fast path; the comparison with the reference needs xldocbench-1519")
+    ap.add_argument("--out", type=Path, default=HERE / "out")
+    ap.add_argument("--seed", type=int, default=1519)
+    ap.add_argument("--skip-compare", action="store_true")
+    ap.add_argument("--gc-off", action="store_true",
+                    help="what-if: disable Python's cyclic GC in the measured child (not the project's behaviour)")
+    ap.add_argument("--_fast-child", nargs=2, metavar=("GOLD", "PREDS"), help=argparse.SUPPRESS)
+    args = ap.parse_args()
+
+    if args._fast_child:
+        if args.gc_off:
+            import gc
+
+            gc.disable()
+        print(json.dumps(fast_phase(*args._fast_child, args.workers, args.profile)))
+        return
+
+    gold_path, pred_path = args.out / f"gold_{args.n}.jsonl", args.out / f"predictions_{args.n}.jsonl"
+    if gold_path.exists() and pred_path.exists():
+        print(f"reusing {gold_path} and {pred_path}")
+    else:
+        t0 = time.perf_counter()
+        make_predictions.generate(args.n, args.out, args.seed)
+        print(f"generated {args.n:,} questions + predictions in {time.perf_counter() - t0:.1f} s")
+    sizes = gold_path.stat().st_size / 1e6, pred_path.stat().st_size / 1e6
+    print(f"gold {sizes[0]:.0f} MB, predictions {sizes[1]:.0f} MB")
+
+    # (a) the full run, in a fresh process
+    cmd = [sys.executable, __file__, "--workers", str(args.workers), "--profile", args.profile,
+           *(["--gc-off"] if args.gc_off else []), "--_fast-child", str(gold_path), str(pred_path)]
+    load_before = os.getloadavg()[0]
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=True)
+    fast = json.loads(proc.stdout.strip().splitlines()[-1])
+    load_after = os.getloadavg()[0]
+    peak = fast["rss_self_mb"] + fast["rss_children_mb"]
+    print(f"(a) fast path, workers={args.workers}, profile {args.profile}: {fast['n_pred']:,} predictions "
+          f"in {fast['wall_s']:.1f} s = {fast['n_pred'] / fast['wall_s']:,.0f} predictions/s")
+    print(f"    load_gold {fast['load_gold_s']:.1f} s, load_predictions {fast['load_predictions_s']:.1f} s, "
+          f"evaluate {fast['evaluate_s']:.1f} s, report {fast['report_s']:.1f} s")
+    print(f"    peak RSS: self {fast['rss_self_mb']:.0f} MB + largest child {fast['rss_children_mb']:.0f} MB = {peak:.0f} MB")
+    print(f"    overall {fast['overall']}")
+    print(f"    1-min load average before/after: {load_before:.1f} / {load_after:.1f} (other processes share the cores)")
+
+    cmp = None
+    if not args.skip_compare:
+        # (b) the same predictions' first `sample` rows: reference vs fast path, one process each way
+        cmp = compare_phase(gold_path, pred_path, args.sample, "xldocbench-1519", args.out)
+        print(f"(b) sample of {cmp['sample']:,}: reference {cmp['ref_s']:.1f} s, fast path (workers=1) "
+              f"{cmp['fast1_s']:.2f} s -> {cmp['ratio']:.1f}x; identical rounded scores on {cmp['compared']:,} questions")
+        print(f"    metrics only: reference {cmp['ref_metrics_s']:.1f} s, scoring.metrics.score_answer "
+              f"{cmp['fast_metrics_s']:.2f} s -> {cmp['ratio_metrics']:.1f}x; identical on {cmp['compared']:,}")
+
+    cpu = f"{os.cpu_count()} cores, Python {platform.python_version()}"
+    ok = lambda b: "yes" if b else "**no**"  # noqa: E731
+    print()
+    gc_note = ", GC disabled (what-if)" if args.gc_off else ""
+    print(f"| figure ({cpu}{gc_note}) | measured | target | met |")
+    print("|---|---|---|---|")
+    print(f"| {fast['n_pred']:,} predictions, JSONL to report, workers={args.workers} | {fast['wall_s']:.1f} s "
+          f"({fast['n_pred'] / fast['wall_s']:,.0f}/s) | < 60 s | {ok(fast['wall_s'] < 60)} |")
+    print(f"| of which load gold / load predictions / evaluate / report | {fast['load_gold_s']:.1f} / "
+          f"{fast['load_predictions_s']:.1f} / {fast['evaluate_s']:.1f} / {fast['report_s']:.1f} s | | |")
+    print(f"| peak memory (self + largest child ru_maxrss) | {peak:,.0f} MB | < 2,048 MB | {ok(peak < 2048)} |")
+    if cmp:
+        print(f"| speed-up over the pure-Python reference ({cmp['sample']:,} sample, 1 process each) | "
+              f"{cmp['ratio']:.1f}x ({cmp['ref_s']:.1f} s vs {cmp['fast1_s']:.2f} s) | >= 30x | {ok(cmp['ratio'] >= 30)} |")
+        print(f"| speed-up, metrics only (`score_one` vs `score_answer`, same sample) | "
+              f"{cmp['ratio_metrics']:.1f}x ({cmp['ref_metrics_s']:.1f} s vs {cmp['fast_metrics_s']:.2f} s) | >= 30x | {ok(cmp['ratio_metrics'] >= 30)} |")
+        print(f"| questions compared, identical rounded scores | {cmp['compared']:,} | all | yes |")
+
+
+if __name__ == "__main__":
+    main()
