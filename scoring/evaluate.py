@@ -12,14 +12,17 @@ import io
 import json
 import os
 from concurrent.futures import ProcessPoolExecutor
+from multiprocessing import get_context
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
-from .metrics import score_answer
+from ._gc import paused_gc
+from .metrics import OVERFLOW_STATUSES, OVERFLOW_TEXT, score_answer
 from .model import BREAKDOWNS, GoldQuestion, Prediction
 from .problems import WARNING, Problem
 from .profiles import Profile, get_profile, signature
+from .text import to_str
 
 __all__ = ["QuestionResult", "RunResult", "evaluate", "aggregate", "macro_average", "CSV_COLUMNS"]
 
@@ -65,30 +68,47 @@ class QuestionResult:
         }
 
 
-def _bucket(scores: Sequence[tuple[float, float, float]]) -> dict:
-    n = len(scores)
+def _bucket(acc: list[float], f1: list[float], an: list[float]) -> dict:
+    n = len(acc)
     if not n:
         return {"count": 0, "accuracy": 0.0, "token_f1": 0.0, "anls": 0.0}
     return {
         "count": n,
-        "accuracy": round(sum(s[0] for s in scores) / n, 6),
-        "token_f1": round(sum(s[1] for s in scores) / n, 6),
-        "anls": round(sum(s[2] for s in scores) / n, 6),
+        "accuracy": round(sum(acc) / n, 6),
+        "token_f1": round(sum(f1) / n, 6),
+        "anls": round(sum(an) / n, 6),
     }
 
 
-def aggregate(results: Iterable[QuestionResult], groups: Sequence[str] = BREAKDOWNS) -> tuple[dict, dict]:
-    """(overall bucket, breakdowns) exactly as spec 7: raw scores averaged, then rounded."""
-    overall: list[tuple[float, float, float]] = []
-    per_group: dict[str, dict[str, list]] = {g: {} for g in groups}
-    for r in results:
-        s = (r.accuracy, r.token_f1, r.anls)
-        overall.append(s)
-        for g in groups:
-            for label in r.question.labels(g):
-                per_group[g].setdefault(label, []).append(s)
-    breakdowns = {g: {label: _bucket(per_group[g][label]) for label in sorted(per_group[g])} for g in groups}
-    return _bucket(overall), breakdowns
+_LABEL_METHOD = frozenset({"split", "answer_format", "evidence_source", "question_type"})
+
+
+def _group_labels(results: Sequence[QuestionResult], group: str) -> Iterable[list[str]]:
+    if group in _LABEL_METHOD:
+        return (r.question.labels(group) for r in results)
+    # plain metadata keys: the same labels as GoldQuestion.meta, without a call per question
+    return ([v if type(v) is str and v else (to_str(v) or "unknown")] for v in (r.question.metadata.get(group) for r in results))
+
+
+def aggregate(results: Sequence[QuestionResult], groups: Sequence[str] = BREAKDOWNS) -> tuple[dict, dict]:
+    """(overall bucket, breakdowns) exactly as spec 7: raw scores averaged in question order,
+    then rounded to 6 decimals."""
+    acc = [r.accuracy for r in results]
+    f1 = [r.token_f1 for r in results]
+    an = [r.anls for r in results]
+    breakdowns = {}
+    for g in groups:
+        buckets: dict[str, tuple[list, list, list]] = {}
+        for i, labels in enumerate(_group_labels(results, g)):
+            for label in labels:
+                b = buckets.get(label)
+                if b is None:
+                    b = buckets[label] = ([], [], [])
+                b[0].append(acc[i])
+                b[1].append(f1[i])
+                b[2].append(an[i])
+        breakdowns[g] = {label: _bucket(*buckets[label]) for label in sorted(buckets)}
+    return _bucket(acc, f1, an), breakdowns
 
 
 def macro_average(breakdowns: dict) -> dict:
@@ -120,7 +140,8 @@ class RunResult:
 
     def _aggregates(self) -> tuple[dict, dict]:
         if self._agg is None:
-            self._agg = aggregate(self.results, self.groups)
+            with paused_gc():
+                self._agg = aggregate(self.results, self.groups)
         return self._agg
 
     @property
@@ -154,7 +175,8 @@ class RunResult:
             "breakdowns": breakdowns,
         }
         if per_question:
-            rep["per_question"] = [r.row() for r in self.results]
+            with paused_gc():
+                rep["per_question"] = [r.row() for r in self.results]
         if lens:
             rep["lens"] = {
                 "signature": self.signature,
@@ -186,6 +208,7 @@ def _score_chunk(args: tuple[str, list[tuple]]) -> list[tuple[float, float, floa
     return [score_answer(text, answers, fmt, rule, status=status, profile=p) for text, status, answers, fmt, rule in items]
 
 
+@paused_gc()
 def evaluate(
     gold: Sequence[GoldQuestion],
     predictions: Sequence[Prediction],
@@ -211,13 +234,14 @@ def evaluate(
             if ignore_missing:
                 continue
         todo.append((q, pr))
-    extra = [pr.qid for pr in predictions if pr.qid not in gold_ids]
+    extras = [pr for pr in predictions if pr.qid not in gold_ids]
     problems = [
         Problem(pr.file, pr.line, "question_id", "an id of a gold question", f"{pr.qid!r} (extra prediction, not scored)", WARNING, True)
-        for pr in predictions if pr.qid not in gold_ids
+        for pr in extras
     ]
     items = [
-        (pr.text if pr else None, pr.status if pr else None, q.answers, q.answer_format, q.verification_rule)
+        (pr.text, pr.status, q.answers, q.answer_format, q.verification_rule) if pr is not None
+        else (None, None, q.answers, q.answer_format, q.verification_rule)
         for q, pr in todo
     ]
     total = len(items)
@@ -226,7 +250,9 @@ def evaluate(
     if n_workers > 1 and total >= PARALLEL_MIN:
         size = max(2_000, total // (n_workers * 8))
         chunks = [(p.name, items[i : i + size]) for i in range(0, total, size)]
-        with ProcessPoolExecutor(max_workers=n_workers) as pool:
+        # forkserver: workers start from a clean interpreter, so they neither copy the caller's
+        # heap nor inherit its threads' locks (Streamlit serves each session from a thread)
+        with ProcessPoolExecutor(max_workers=n_workers, mp_context=get_context("forkserver")) as pool:
             for part in pool.map(_score_chunk, chunks):
                 scores.extend(part)
                 if progress:
@@ -237,14 +263,12 @@ def evaluate(
             scores.extend(_score_chunk((p.name, items[i : i + step])))
             if progress:
                 progress(len(scores), total)
-    results = []
-    for (q, pr), (acc, f1, an, decision) in zip(todo, scores):
-        if pr is None:
-            status, shown = "missing", ""
-        else:
-            status = pr.status
-            shown = "CONTEXT_OVERFLOW" if status in ("context_overflow", "vision_unsupported") else pr.text
-        results.append(QuestionResult(q, pr, shown, status, acc, f1, an, decision))
+    del items
+    results = [
+        QuestionResult(q, pr, "" if pr is None else (OVERFLOW_TEXT if pr.status in OVERFLOW_STATUSES else pr.text),
+                       "missing" if pr is None else pr.status, acc, f1, an, decision)
+        for (q, pr), (acc, f1, an, decision) in zip(todo, scores)
+    ]
     groups = BREAKDOWNS + (("question_type",) if any(q.question_types for q in gold) else ())
     return RunResult(
         name=name,
@@ -254,7 +278,7 @@ def evaluate(
         gold_count=len(gold),
         prediction_count=len(by_id),
         missing_ids=missing,
-        extra_ids=extra,
+        extra_ids=[pr.qid for pr in extras],
         ignore_missing=ignore_missing,
         problems=problems,
         groups=groups,

@@ -11,9 +11,11 @@ import csv
 import io
 import json
 import math
+from sys import intern
 from pathlib import Path
 from typing import Any, Iterator
 
+from ._gc import paused_gc
 from .model import DocRef, DocumentRecord, EvidenceItem, GoldQuestion, PredictedEvidence, Prediction, ScoreRow
 from .problems import ERROR, WARNING, LoadResult, Problem
 from .text import to_str
@@ -107,34 +109,51 @@ def _decode(raw: bytes, name: str, line: int | None, res: LoadResult) -> str:
 
 
 def read_json_lines(path: Path, res: LoadResult) -> Iterator[tuple[int, Any]]:
-    """Yield (line number, parsed value) for each non-blank JSONL line; report the rest."""
+    """Yield (line number, parsed value) for each non-blank JSONL line; report the rest.
+    The file is streamed line by line, so a large file is never held twice in memory."""
     name = str(path)
-    data = _read_bytes(path, res)
-    if data is None:
+    res.files.append(name)
+    try:
+        fh = open(path, "rb")
+    except OSError as exc:
+        got = {FileNotFoundError: "no such file", IsADirectoryError: "a directory"}.get(type(exc), exc.strerror or str(exc))
+        res.problems.append(Problem(name, None, None, "a readable file", got))
+        res.unreadable.append(name)
         return
-    pieces = data.split(b"\n")
-    for number, raw in enumerate(pieces, start=1):
-        if not raw.strip():
-            if number < len(pieces) or raw:  # not the empty tail after the final newline
-                res.blank_lines += 1
-            continue
-        res.rows_read += 1
-        if len(raw) > MAX_LINE:
-            res.skipped += 1
-            res.problems.append(Problem(name, number, None, f"a line under {MAX_LINE >> 20} MiB", f"{len(raw):,} bytes"))
-            continue
-        if len(raw) > HUGE_LINE:
-            res.problems.append(
-                Problem(name, number, None, "a line under 1 MiB", f"{len(raw):,} bytes", WARNING, False)
-            )
-        text = _decode(raw, name, number, res)
-        try:
-            value = json.loads(text)
-        except json.JSONDecodeError as exc:
-            res.skipped += 1
-            res.problems.append(Problem(name, number, None, "a JSON value", f"invalid JSON ({exc.msg} at column {exc.colno})"))
-            continue
-        yield number, value
+    blank = 0
+    content = False
+    with fh:
+        for number, raw in enumerate(fh, start=1):
+            if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
+                res.problems.append(Problem(name, 1, None, "UTF-8 without a byte-order mark", "a UTF-8 BOM (ignored)", WARNING, False))
+                raw = raw[3:]
+            if raw.isspace() or not raw:
+                blank += 1
+                continue
+            content = True
+            res.rows_read += 1
+            size = len(raw)
+            if size > HUGE_LINE:
+                if size > MAX_LINE:
+                    res.skipped += 1
+                    res.problems.append(Problem(name, number, None, f"a line under {MAX_LINE >> 20} MiB", f"{size:,} bytes"))
+                    continue
+                res.problems.append(Problem(name, number, None, "a line under 1 MiB", f"{size:,} bytes", WARNING, False))
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                text = _decode(raw, name, number, res)
+            try:
+                value = json.loads(text)
+            except json.JSONDecodeError as exc:
+                res.skipped += 1
+                res.problems.append(Problem(name, number, None, "a JSON value", f"invalid JSON ({exc.msg} at column {exc.colno})"))
+                continue
+            yield number, value
+    if not content:
+        res.problems.append(Problem(name, None, None, "at least one record", "an empty file", WARNING, False))
+    else:
+        res.blank_lines += blank
 
 
 def _read_json_document(path: Path, res: LoadResult) -> Any:
@@ -250,7 +269,13 @@ def _gold_record(row: dict, name: str, line: int, res: LoadResult) -> GoldQuesti
     if rule and rule not in KNOWN_RULES:
         res.problems.append(Problem(name, line, "answer.verification_rule", f"one of {', '.join(KNOWN_RULES)}", _short(rule), WARNING, False))
     metadata = row.get("metadata")
-    if metadata is None:
+    if isinstance(metadata, dict):
+        for key, value in metadata.items():
+            if type(value) is str:
+                metadata[key] = intern(value)
+            elif type(value) is list:
+                metadata[key] = [intern(v) if type(v) is str else v for v in value]
+    elif metadata is None:
         metadata = {}
     elif not isinstance(metadata, dict):
         res.problems.append(Problem(name, line, "metadata", "an object", _kind(metadata), WARNING, False))
@@ -273,9 +298,9 @@ def _gold_record(row: dict, name: str, line: int, res: LoadResult) -> GoldQuesti
         qid=qid,
         question=to_str(row.get("question")),
         answers=(to_str(answer.get("value")),),
-        answer_format=fmt,
-        verification_rule=rule,
-        split=row.get("task_type", "unknown"),
+        answer_format=intern(fmt),
+        verification_rule=intern(rule),
+        split=intern(row["task_type"]) if type(row.get("task_type")) is str else row.get("task_type", "unknown"),
         metadata=metadata,
         documents=tuple(docs),
         file=name,
@@ -332,6 +357,7 @@ def _json_record_list(path: Path) -> list | None:
     return doc if isinstance(doc, list) else None
 
 
+@paused_gc()
 def load_gold(paths: list[str | Path] | str | Path) -> LoadResult[GoldQuestion]:
     """Gold question files (release schema, gold_sample.jsonl-style, or DocVQA records), read as
     JSONL whatever the extension (spec 1b), except a `.json` file that is one JSON list of
@@ -371,6 +397,7 @@ def load_gold(paths: list[str | Path] | str | Path) -> LoadResult[GoldQuestion]:
 # ----------------------------------------------------------------------------- documents
 
 
+@paused_gc()
 def load_documents(path: str | Path) -> LoadResult[DocumentRecord]:
     res: LoadResult[DocumentRecord] = LoadResult()
     path = Path(path)
@@ -450,16 +477,18 @@ def _prediction(qid: str, row: Any, name: str, line: int | None, field: str | No
     pages: tuple[int, ...] = ()
     ev: tuple[PredictedEvidence, ...] = ()
     if isinstance(row, dict):
-        s = to_str(row.get("status"))
-        if s:
-            status, has_status = s, True
+        s = row.get("status")
+        if s is not None and s != "":
+            status, has_status = to_str(s), True
         if used is None:
             wanted = field or " / ".join(PREDICTION_FIELDS)
             res.problems.append(Problem(name, line, field or "prediction", f"a prediction field ({wanted})", "none (scored as an empty answer)", WARNING, False))
-        pages, ev = _predicted_evidence(row, name, line, res)
+        if "evidence_pages" in row or "evidence" in row:
+            pages, ev = _predicted_evidence(row, name, line, res)
     return Prediction(qid=qid, text=text, status=status, file=name, line=line, has_status=has_status, evidence_pages=pages, evidence=ev)
 
 
+@paused_gc()
 def load_predictions(path: str | Path, *, prediction_field: str | None = None) -> LoadResult[Prediction]:
     """A prediction file in any shape of spec 1c. Duplicate ids: the later row replaces the
     earlier one, as the release evaluator does, and a warning names both lines."""
@@ -547,6 +576,7 @@ def _system_name(path: Path) -> str:
     return path.stem
 
 
+@paused_gc()
 def load_scores(path: str | Path) -> LoadResult[ScoreRow]:
     """Official per-question scores: the release report JSON (with `per_question`), its CSV, and
     multi-system files in long form ({question_id, system, ...} per row) or nested form

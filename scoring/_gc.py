@@ -1,0 +1,21 @@
+"""Loading and scoring create millions of small acyclic objects; each full pass of the cyclic
+garbage collector walks all of them (a third to a half of the wall time of a 1M-prediction
+run, measured in bench/). None of that code makes reference cycles, so the collector is paused
+around it and resumed -- and run once if it was enabled -- afterwards."""
+
+from __future__ import annotations
+
+import gc
+from contextlib import contextmanager
+from typing import Iterator
+
+
+@contextmanager
+def paused_gc() -> Iterator[None]:
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
