@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 from . import __version__
-from .evaluate import evaluate, write_text
+from .evaluate import evaluate
 from .loaders import load_gold, load_predictions
 from .profiles import DEFAULT_PROFILE, PROFILES
 
@@ -88,13 +88,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"Token F1: {_pct(o['token_f1'])}")
         print(f"ANLS: {_pct(o['anls'])}")
         print(f"Signature: {run.signature}")
-        if args.per_question_csv:
-            target = Path(args.per_question_csv) / f"{name}.csv" if several else Path(args.per_question_csv)
-            write_text(target, run.csv_text())
-        if args.output:
-            target = Path(args.output) / f"{name}.json" if several else Path(args.output)
-            lens = run.profile.name != "xldocbench-1519"
-            write_text(target, run.report_json(per_question=not args.no_per_question_json, lens=lens))
+        csv_path = args.per_question_csv and (Path(args.per_question_csv) / f"{name}.csv" if several else args.per_question_csv)
+        report = args.output and (Path(args.output) / f"{name}.json" if several else args.output)
+        run.write_files(report=report, csv_path=csv_path, per_question=not args.no_per_question_json,
+                        lens=run.profile.name != "xldocbench-1519")
     if not scored:
         print("ERROR: nothing could be scored", file=err)
         return 1

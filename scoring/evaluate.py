@@ -11,11 +11,12 @@ import csv
 import io
 import json
 import os
+from operator import itemgetter
 from concurrent.futures import ProcessPoolExecutor
 from multiprocessing import get_context
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, Sequence
+from typing import IO, Callable, Iterable, Iterator, Sequence
 
 from ._gc import paused_gc
 from .metrics import OVERFLOW_STATUSES, OVERFLOW_TEXT, score_answer
@@ -53,18 +54,19 @@ class QuestionResult:
     def row(self) -> dict:
         """The release per-question row (spec 7), scores rounded to 6 decimals."""
         q = self.question
+        meta = q.metadata
         return {
             "question_id": q.qid,
             "prediction": self.effective,
-            "gold_answer": q.gold_answer,
+            "gold_answer": q.answers[0] if q.answers else "",
             "answer_format": q.answer_format,
             "status": self.status,
             "accuracy": round(self.accuracy, 6),
             "token_f1": round(self.token_f1, 6),
             "anls": round(self.anls, 6),
             "split": q.split,
-            "domain": q.raw_meta("domain"),
-            "reasoning_type": q.raw_meta("reasoning_type"),
+            "domain": meta.get("domain", "unknown"),
+            "reasoning_type": meta.get("reasoning_type", "unknown"),
         }
 
 
@@ -98,17 +100,24 @@ def aggregate(results: Sequence[QuestionResult], groups: Sequence[str] = BREAKDO
     an = [r.anls for r in results]
     breakdowns = {}
     for g in groups:
-        buckets: dict[str, tuple[list, list, list]] = {}
+        members: dict[str, list[int]] = {}
         for i, labels in enumerate(_group_labels(results, g)):
             for label in labels:
-                b = buckets.get(label)
-                if b is None:
-                    b = buckets[label] = ([], [], [])
-                b[0].append(acc[i])
-                b[1].append(f1[i])
-                b[2].append(an[i])
-        breakdowns[g] = {label: _bucket(*buckets[label]) for label in sorted(buckets)}
+                idx = members.get(label)
+                if idx is None:
+                    members[label] = [i]
+                else:
+                    idx.append(i)
+        breakdowns[g] = {label: _bucket(*_pick(members[label], acc, f1, an)) for label in sorted(members)}
     return _bucket(acc, f1, an), breakdowns
+
+
+def _pick(idx: list[int], *columns: list[float]) -> list[list[float]]:
+    """The values at `idx` (ascending, so sums keep question order) of each column, in C."""
+    if len(idx) == 1:
+        return [[col[idx[0]]] for col in columns]
+    get = itemgetter(*idx)
+    return [list(get(col)) for col in columns]
 
 
 def macro_average(breakdowns: dict) -> dict:
@@ -187,16 +196,56 @@ class RunResult:
             }
         return rep
 
-    def report_json(self, **kw) -> str:
-        return json.dumps(self.report(**kw), ensure_ascii=False, indent=2)
+    def report_json(self, *, per_question: bool = True, lens: bool = True) -> str:
+        return "".join(self.report_chunks(per_question=per_question, lens=lens))
+
+    def report_chunks(self, *, per_question: bool = True, lens: bool = True) -> Iterator[str]:
+        """The text of `json.dumps(self.report(...), ensure_ascii=False, indent=2)`, piece by
+        piece, building one per-question row at a time: a million-question report is written
+        without holding a million row dicts."""
+        rep = self.report(per_question=False, lens=lens)
+        tail = rep.pop("lens", None)
+        head = json.dumps(rep, ensure_ascii=False, indent=2)
+        yield head[:-2]  # without the closing "\n}"
+        if per_question:
+            if not self.results:
+                yield ',\n  "per_question": []'
+            else:
+                yield ',\n  "per_question": [\n'
+                sep = "    "
+                for r in self.results:
+                    yield sep + _row_json(r.row())
+                    sep = ",\n    "
+                yield "\n  ]"
+        if tail is not None:
+            yield ',\n  "lens": ' + json.dumps(tail, ensure_ascii=False, indent=2).replace("\n", "\n  ")
+        yield "\n}"
+
+    def write_csv(self, fh: IO[str]) -> None:
+        """csv.DictWriter's output (header, then rows, "\r\n" line ends), without its per-row key checks."""
+        writer = csv.writer(fh)
+        writer.writerow(CSV_COLUMNS)
+        writer.writerows(r.row().values() for r in self.results)
 
     def csv_text(self) -> str:
         buf = io.StringIO(newline="")
-        writer = csv.DictWriter(buf, fieldnames=list(CSV_COLUMNS))
-        writer.writeheader()
-        for r in self.results:
-            writer.writerow(r.row())
+        self.write_csv(buf)
         return buf.getvalue()
+
+    def write_files(self, *, report: str | Path | None = None, csv_path: str | Path | None = None,
+                    per_question: bool = True, lens: bool = True) -> None:
+        """The CLI's outputs: the report JSON and the per-question CSV, streamed to disk."""
+        with paused_gc():
+            self._write_files(report, csv_path, per_question, lens)
+
+    def _write_files(self, report, csv_path, per_question: bool, lens: bool) -> None:
+        if csv_path:
+            with _open_for_writing(csv_path) as fh:
+                self.write_csv(fh)
+        if report:
+            with _open_for_writing(report) as fh:
+                for chunk in self.report_chunks(per_question=per_question, lens=lens):
+                    fh.write(chunk)
 
 
 # ----------------------------------------------------------------------------- scoring
@@ -285,8 +334,22 @@ def evaluate(
     )
 
 
-def write_text(path: str | Path, text: str) -> None:
+_SCALARS = (str, int, float, bool, type(None))
+_ROW_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",\n      ", ": "))
+
+
+def _row_json(row: dict) -> str:
+    """One per-question row as `json.dumps(..., indent=2)` prints it two levels deep. With
+    `indent`, the json module falls back to its pure-Python encoder (~40 us a row); a flat row
+    of scalars gets the same text from the C encoder with the indent written into the item
+    separator. Rows holding a list or object (raw metadata can) take the slow, exact path."""
+    if all(type(v) in _SCALARS for v in row.values()):
+        return "{\n      " + _ROW_ENCODER.encode(row)[1:-1] + "\n    }"
+    # JSON strings hold no raw newline, so re-indenting the generic output is safe
+    return json.dumps(row, ensure_ascii=False, indent=2).replace("\n", "\n    ")
+
+
+def _open_for_writing(path: str | Path) -> IO[str]:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w", encoding="utf-8", newline="") as fh:
-        fh.write(text)
+    return open(path, "w", encoding="utf-8", newline="")

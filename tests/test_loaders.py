@@ -264,3 +264,17 @@ def test_summary(tmp_path):
     res = load_summary(f)
     assert res.items == [{"system": "A", "accuracy": 0.4, "token_f1": 0.5, "anls": 0.3, "count": 10}]
     assert where(res) == [(None, "systems.B.accuracy", ERROR), (None, "systems.B.token_f1", ERROR), (None, "systems.B.anls", ERROR)]
+
+
+def test_streamed_report_equals_json_dumps(tmp_path):
+    from scoring.evaluate import evaluate
+    gold = load_gold(BAD / "gold_blank_lines.jsonl").items
+    for preds in ([], load_predictions(BAD / "preds_unknown_and_missing.jsonl").items):
+        run = evaluate(gold, preds, profile="xldocbench")
+        for per_question in (True, False):
+            for lens in (True, False):
+                expected = json.dumps(run.report(per_question=per_question, lens=lens), ensure_ascii=False, indent=2)
+                assert run.report_json(per_question=per_question, lens=lens) == expected
+        run.write_files(report=tmp_path / "r" / "x.json", csv_path=tmp_path / "x.csv")
+        assert (tmp_path / "r" / "x.json").read_text(encoding="utf-8") == run.report_json()
+        assert (tmp_path / "x.csv").read_bytes().decode() == run.csv_text()

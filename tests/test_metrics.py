@@ -13,9 +13,7 @@ from scoring.metrics import explain_answer, score_answer, token_f1
 from scoring.numbers import read_number
 from scoring.text import edit_distance, normalize_answer, to_str
 
-VECTORS = Path(__file__).resolve().parents[2] / "shared" / "spec" / "vectors.jsonl"
-if not VECTORS.exists():  # CI lays shared/ beside the clone
-    VECTORS = Path(__file__).resolve().parents[1].parent / "shared" / "spec" / "vectors.jsonl"
+VECTORS = Path(__file__).resolve().parents[2] / "shared" / "spec" / "vectors.jsonl"  # shared/ lies beside the checkout
 
 
 def rounded(r):
