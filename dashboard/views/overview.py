@@ -38,9 +38,13 @@ def overview() -> None:
         show(charts.heatmap(an.breakdown(name), name, metric, runs), f"ov_heat_{name}")
 
     st.subheader("Breakdowns")
-    for tab, name in zip(st.tabs([field_label(n) for n in BREAKDOWNS]), BREAKDOWNS):
+    # Only the open tab's chart is built and sent (a tab switch reruns): building and drawing all
+    # seven bar charts took most of every overview rerun (bench/bench_dashboard.py).
+    tabs = st.tabs([field_label(n) for n in BREAKDOWNS], key="ov_tab", on_change="rerun")
+    for tab, name in zip(tabs, BREAKDOWNS):
         with tab:
-            show(charts.bars(an.breakdown(name), name, metric, runs), f"ov_bar_{name}")
+            if tab.open is not False:
+                show(charts.bars(an.breakdown(name), name, metric, runs), f"ov_bar_{name}")
 
     with st.expander("Open a slice without the mouse", icon=":material/keyboard:"):
         c1, c2, c3 = st.columns(3)
