@@ -73,7 +73,8 @@ def bars(frame: pd.DataFrame, field_name: str, metric: str, runs: list[str]) -> 
         height=420, margin=dict(l=10, r=10, t=60, b=10), clickmode="event+select", dragmode=False,
         xaxis=dict(title=dict(text=field_label(field_name)), categoryorder="category ascending"),
         yaxis=dict(title=dict(text=metric_axis(metric)), range=[0, 100], ticksuffix=""),
-        legend=dict(title=dict(text="Run"), orientation="h", yanchor="bottom", y=1.0, x=1, xanchor="right"),
+        # a vertical legend right of the plot never meets the title, however narrow the window
+        legend=dict(title=dict(text="Run"), orientation="v", yanchor="top", y=1.0, x=1.01, xanchor="left"),
     )
     return fig
 
