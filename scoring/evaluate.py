@@ -13,6 +13,7 @@ import json
 import os
 from operator import itemgetter
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from multiprocessing import get_context
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -260,6 +261,15 @@ def _score_chunk(args: tuple[str, list[tuple]]) -> list[tuple[float, float, floa
     return [score_answer(text, answers, fmt, rule, status=status, profile=p) for text, status, answers, fmt, rule in items]
 
 
+def _shared_floats(acc: float, f1: float, an: float) -> tuple[float, float, float]:
+    """0.0 and 1.0 -- most scores -- as two shared objects instead of a new float each."""
+    return (_ONE if acc else _ZERO, f1 if 0.0 < f1 < 1.0 else (_ONE if f1 else _ZERO),
+            an if 0.0 < an < 1.0 else (_ONE if an else _ZERO))
+
+
+_ZERO, _ONE = 0.0, 1.0
+
+
 @paused_gc()
 def evaluate(
     gold: Sequence[GoldQuestion],
@@ -302,23 +312,27 @@ def evaluate(
     if n_workers > 1 and total >= PARALLEL_MIN:
         size = max(2_000, total // (n_workers * 8))
         chunks = [(p.name, items[i : i + size]) for i in range(0, total, size)]
-        # forkserver: workers start from a clean interpreter, so they neither copy the caller's
-        # heap nor inherit its threads' locks (Streamlit serves each session from a thread)
-        with ProcessPoolExecutor(max_workers=n_workers, mp_context=get_context("forkserver")) as pool:
-            for part in pool.map(_score_chunk, chunks):
-                scores.extend(part)
-                if progress:
-                    progress(len(scores), total)
-    else:
-        step = max(1, min(500, total // 50 or 1))
-        for i in range(0, total, step):
-            scores.extend(_score_chunk((p.name, items[i : i + step])))
-            if progress:
-                progress(len(scores), total)
+        try:
+            # forkserver: workers start from a clean interpreter, so they neither copy the
+            # caller's heap nor inherit its threads' locks (Streamlit serves sessions from threads)
+            with ProcessPoolExecutor(max_workers=n_workers, mp_context=get_context("forkserver")) as pool:
+                for part in pool.map(_score_chunk, chunks):
+                    scores.extend(part)
+                    if progress:
+                        progress(len(scores), total)
+        except (BrokenProcessPool, OSError):
+            # workers could not start (e.g. a script without an `if __name__ == "__main__":`
+            # guard, or no processes allowed): the loop below scores what is left in this process
+            pass
+        del chunks
+    for i in range(len(scores), total, step := max(1, min(500, total // 50 or 1))):
+        scores.extend(_score_chunk((p.name, items[i : i + step])))
+        if progress:
+            progress(len(scores), total)
     del items
     results = [
         QuestionResult(q, pr, "" if pr is None else (OVERFLOW_TEXT if pr.status in OVERFLOW_STATUSES else pr.text),
-                       "missing" if pr is None else pr.status, acc, f1, an, decision)
+                       "missing" if pr is None else pr.status, *_shared_floats(acc, f1, an), decision)
         for (q, pr), (acc, f1, an, decision) in zip(todo, scores)
     ]
     groups = BREAKDOWNS + (("question_type",) if any(q.question_types for q in gold) else ())
