@@ -7,6 +7,7 @@ Long runs are scored on all cores (processes), with a progress callback.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
@@ -203,10 +204,15 @@ class RunResult:
     def report_json(self, *, per_question: bool = True, lens: bool = True) -> str:
         return "".join(self.report_chunks(per_question=per_question, lens=lens))
 
-    def report_chunks(self, *, per_question: bool = True, lens: bool = True) -> Iterator[str]:
+    def _row_batches(self, size: int = 5_000) -> Iterator[list[dict]]:
+        for i in range(0, len(self.results), size):
+            yield [r.row() for r in self.results[i : i + size]]
+
+    def report_chunks(self, *, per_question: bool = True, lens: bool = True,
+                      rows: Iterable[list[dict]] | None = None) -> Iterator[str]:
         """The text of `json.dumps(self.report(...), ensure_ascii=False, indent=2)`, piece by
-        piece, building one per-question row at a time: a million-question report is written
-        without holding a million row dicts."""
+        piece, a batch of per-question rows at a time: a million-question report is written
+        without holding a million row dicts. `rows` lets a caller share its row batches."""
         rep = self.report(per_question=False, lens=lens)
         tail = rep.pop("lens", None)
         head = json.dumps(rep, ensure_ascii=False, indent=2)
@@ -215,21 +221,22 @@ class RunResult:
             if not self.results:
                 yield ',\n  "per_question": []'
             else:
-                yield ',\n  "per_question": [\n'
-                sep = "    "
-                for r in self.results:
-                    yield sep + _row_json(r.row())
-                    sep = ",\n    "
+                yield ',\n  "per_question": [\n    '
+                first = True
+                for batch in rows if rows is not None else self._row_batches():
+                    yield ("" if first else ",\n    ") + ",\n    ".join(map(_row_json, batch))
+                    first = False
                 yield "\n  ]"
         if tail is not None:
             yield ',\n  "lens": ' + json.dumps(tail, ensure_ascii=False, indent=2).replace("\n", "\n  ")
         yield "\n}"
 
-    def write_csv(self, fh: IO[str]) -> None:
+    def write_csv(self, fh: IO[str], rows: Iterable[list[dict]] | None = None) -> None:
         """csv.DictWriter's output (header, then rows, "\r\n" line ends), without its per-row key checks."""
         writer = csv.writer(fh)
         writer.writerow(CSV_COLUMNS)
-        writer.writerows(r.row().values() for r in self.results)
+        for batch in rows if rows is not None else self._row_batches():
+            writer.writerows(row.values() for row in batch)
 
     def csv_text(self) -> str:
         buf = io.StringIO(newline="")
@@ -238,18 +245,27 @@ class RunResult:
 
     def write_files(self, *, report: str | Path | None = None, csv_path: str | Path | None = None,
                     per_question: bool = True, lens: bool = True) -> None:
-        """The CLI's outputs: the report JSON and the per-question CSV, streamed to disk."""
-        with paused_gc():
-            self._write_files(report, csv_path, per_question, lens)
+        """The CLI's outputs: the report JSON and the per-question CSV, streamed to disk in one
+        pass over the questions (each row dict is built once, for both files)."""
+        with paused_gc(), contextlib.ExitStack() as stack:
+            csv_fh = stack.enter_context(_open_for_writing(csv_path)) if csv_path else None
+            json_fh = stack.enter_context(_open_for_writing(report)) if report else None
+            writer = csv.writer(csv_fh) if csv_fh else None
+            if writer:
+                writer.writerow(CSV_COLUMNS)
 
-    def _write_files(self, report, csv_path, per_question: bool, lens: bool) -> None:
-        if csv_path:
-            with _open_for_writing(csv_path) as fh:
-                self.write_csv(fh)
-        if report:
-            with _open_for_writing(report) as fh:
-                for chunk in self.report_chunks(per_question=per_question, lens=lens):
-                    fh.write(chunk)
+            def batches() -> Iterator[list[dict]]:
+                for batch in self._row_batches():
+                    if writer:
+                        writer.writerows(row.values() for row in batch)
+                    yield batch
+
+            if json_fh:
+                for chunk in self.report_chunks(per_question=per_question, lens=lens, rows=batches()):
+                    json_fh.write(chunk)
+            if writer and not (json_fh and per_question):  # the JSON did not pull the rows through
+                for _ in batches():
+                    pass
 
 
 # ----------------------------------------------------------------------------- scoring
@@ -351,8 +367,21 @@ def evaluate(
     )
 
 
-_SCALARS = (str, int, float, bool, type(None))
+_SCALARS = frozenset({str, int, float, bool, type(None)})
 _ROW_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",\n      ", ": "))
+
+
+def _unencodable(obj: object) -> None:
+    raise TypeError(f"{type(obj).__name__} is not JSON serializable")
+
+
+# JSONEncoder.encode builds a new C encoder on every call; for a million rows, build it once
+# (same arguments as _ROW_ENCODER's: no circular check, no indent, ensure_ascii=False)
+_encode_row = (
+    (lambda row, _enc=json.encoder.c_make_encoder(None, _unencodable, json.encoder.encode_basestring, None,
+                                                  ": ", ",\n      ", False, False, True): "".join(_enc(row, 0)))
+    if json.encoder.c_make_encoder is not None else _ROW_ENCODER.encode
+)
 
 
 def _row_json(row: dict) -> str:
@@ -360,8 +389,9 @@ def _row_json(row: dict) -> str:
     `indent`, the json module falls back to its pure-Python encoder (~40 us a row); a flat row
     of scalars gets the same text from the C encoder with the indent written into the item
     separator. Rows holding a list or object (raw metadata can) take the slow, exact path."""
-    if all(type(v) in _SCALARS for v in row.values()):
-        return "{\n      " + _ROW_ENCODER.encode(row)[1:-1] + "\n    }"
+    # only the raw metadata fields can hold a list or object; the others are always scalars
+    if type(row["split"]) in _SCALARS and type(row["domain"]) in _SCALARS and type(row["reasoning_type"]) in _SCALARS:
+        return "{\n      " + _encode_row(row)[1:-1] + "\n    }"
     # JSON strings hold no raw newline, so re-indenting the generic output is safe
     return json.dumps(row, ensure_ascii=False, indent=2).replace("\n", "\n    ")
 
