@@ -180,6 +180,22 @@ def _first_id(row: dict, fields: tuple[str, ...] = ID_FIELDS) -> str:
     return ""
 
 
+def _object_rows(rows: Iterator[tuple[int | None, Any]], name: str, res: LoadResult) -> Iterator[tuple[int | None, dict, str]]:
+    """(line, row, question id) of each row that is an object with an id; the rest are reported
+    and counted as skipped."""
+    for line, row in rows:
+        if not isinstance(row, dict):
+            res.skipped += 1
+            res.problems.append(Problem(name, line, None, "a JSON object", _kind(row)))
+            continue
+        qid = _first_id(row)
+        if not qid:
+            res.skipped += 1
+            res.problems.append(Problem(name, line, "question_id", f"one of {', '.join(ID_FIELDS)}", "none of them"))
+            continue
+        yield line, row, qid
+
+
 # ----------------------------------------------------------------------------- gold
 
 
@@ -515,16 +531,7 @@ def load_predictions(path: str | Path, *, prediction_field: str | None = None) -
         by_id[pred.qid] = pred
 
     def add_list(rows: Iterator[tuple[int | None, Any]]) -> None:
-        for line, row in rows:
-            if not isinstance(row, dict):
-                res.skipped += 1
-                res.problems.append(Problem(name, line, None, "a JSON object", _kind(row)))
-                continue
-            qid = _first_id(row)
-            if not qid:
-                res.skipped += 1
-                res.problems.append(Problem(name, line, "question_id", f"one of {', '.join(ID_FIELDS)}", "none of them"))
-                continue
+        for line, row, qid in _object_rows(rows, name, res):
             add(_prediction(qid, row, name, line, prediction_field, res))
 
     if path.suffix.lower() == ".jsonl":
@@ -643,16 +650,7 @@ def load_scores(path: str | Path) -> LoadResult[ScoreRow]:
             res.problems.append(Problem(name, None, None, "a report with a per_question list", _kind(doc) + " without per_question"))
         return res
 
-    for line, row in read_json_lines(path, res):
-        if not isinstance(row, dict):
-            res.skipped += 1
-            res.problems.append(Problem(name, line, None, "a JSON object", _kind(row)))
-            continue
-        qid = _first_id(row)
-        if not qid:
-            res.skipped += 1
-            res.problems.append(Problem(name, line, "question_id", "a question id", "none"))
-            continue
+    for line, row, qid in _object_rows(read_json_lines(path, res), name, res):
         if isinstance(row.get("scores"), dict):
             nested = row["scores"]
             if not nested:
