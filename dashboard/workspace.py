@@ -297,8 +297,11 @@ def _duplicate_systems(paths: Sequence[Path], scores: list[LoadResult[ScoreRow]]
             if system not in first:
                 first[system] = (path, rows)
             elif first[system][1] != rows:
+                kept = first[system][1]
+                differ = sum(1 for qid, s in rows.items() if kept.get(qid) != s)
                 out.append(Problem(str(path), None, "system", f"the same scores as {first[system][0]}",
-                                   f"different scores for {system!r} (this file is ignored for it)", WARNING, True))
+                                   f"different scores for {system!r} on {differ} of {len(rows)} questions, perhaps from "
+                                   "another scoring profile (this file is ignored for it)", WARNING, True))
     return out
 
 
