@@ -56,19 +56,18 @@ class QuestionResult:
     def row(self) -> dict:
         """The release per-question row (spec 7), scores rounded to 6 decimals."""
         q = self.question
-        meta = q.metadata
         return {
             "question_id": q.qid,
             "prediction": self.effective,
-            "gold_answer": q.answers[0] if q.answers else "",
+            "gold_answer": q.gold_answer,
             "answer_format": q.answer_format,
             "status": self.status,
             "accuracy": round(self.accuracy, 6),
             "token_f1": round(self.token_f1, 6),
             "anls": round(self.anls, 6),
             "split": q.split,
-            "domain": meta.get("domain", "unknown"),
-            "reasoning_type": meta.get("reasoning_type", "unknown"),
+            "domain": q.raw_meta("domain"),
+            "reasoning_type": q.raw_meta("reasoning_type"),
         }
 
 

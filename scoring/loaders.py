@@ -66,6 +66,12 @@ def _kind(value: Any) -> str:
 # ----------------------------------------------------------------------------- raw reading
 
 
+def _cannot_open(name: str, exc: OSError, res: LoadResult) -> None:
+    got = {FileNotFoundError: "no such file", IsADirectoryError: "a directory"}.get(type(exc), exc.strerror or str(exc))
+    res.problems.append(Problem(name, None, None, "a readable file", got))
+    res.unreadable.append(name)
+
+
 def _read_bytes(path: Path, res: LoadResult) -> bytes | None:
     """The file's bytes without a BOM; None (and a problem) when it cannot be read or is empty.
     An empty file is a warning: for JSONL it is an empty list of records."""
@@ -74,9 +80,7 @@ def _read_bytes(path: Path, res: LoadResult) -> bytes | None:
     try:
         data = path.read_bytes()
     except OSError as exc:
-        got = {FileNotFoundError: "no such file", IsADirectoryError: "a directory"}.get(type(exc), exc.strerror or str(exc))
-        res.problems.append(Problem(name, None, None, "a readable file", got))
-        res.unreadable.append(name)
+        _cannot_open(name, exc, res)
         return None
     if not data.strip():
         res.problems.append(Problem(name, None, None, "at least one record", "an empty file", WARNING, False))
@@ -116,9 +120,7 @@ def read_json_lines(path: Path, res: LoadResult) -> Iterator[tuple[int, Any]]:
     try:
         fh = open(path, "rb")
     except OSError as exc:
-        got = {FileNotFoundError: "no such file", IsADirectoryError: "a directory"}.get(type(exc), exc.strerror or str(exc))
-        res.problems.append(Problem(name, None, None, "a readable file", got))
-        res.unreadable.append(name)
+        _cannot_open(name, exc, res)
         return
     blank = 0
     content = False
@@ -127,7 +129,7 @@ def read_json_lines(path: Path, res: LoadResult) -> Iterator[tuple[int, Any]]:
             if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
                 res.problems.append(Problem(name, 1, None, "UTF-8 without a byte-order mark", "a UTF-8 BOM (ignored)", WARNING, False))
                 raw = raw[3:]
-            if raw.isspace() or not raw:
+            if raw.isspace():  # lines read from a file are never empty
                 blank += 1
                 continue
             content = True
@@ -300,7 +302,7 @@ def _gold_record(row: dict, name: str, line: int, res: LoadResult, shared: dict)
         metadata = _shared_metadata(metadata, shared)
     elif metadata is None:
         metadata = {}
-    elif not isinstance(metadata, dict):
+    else:
         res.problems.append(Problem(name, line, "metadata", "an object", _kind(metadata), WARNING, False))
         metadata = {}
     docs: list[DocRef] = []
