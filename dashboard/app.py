@@ -19,7 +19,7 @@ from dashboard.workspace import sources_from
 
 VIEWS = Path(__file__).resolve().parent / "views"
 
-st.set_page_config(page_title="DocBench Lens", page_icon=":material/troubleshoot:", layout="wide")
+st.set_page_config(page_title="DocBench Lens", page_icon="🔎", layout="wide")
 ui.start()
 page = st.navigation([
     st.Page(VIEWS / "overview.py", title="Overview", icon=":material/leaderboard:", default=True),

@@ -1,4 +1,5 @@
-"""Shared test fixtures: the mini benchmark, and a copy of it with malformed files added."""
+"""Shared test fixtures: the mini benchmark, a copy of it with malformed files added, and the browser
+tests' server on sample_runs/ and headless Chromium (one of each for the whole session)."""
 
 import shutil
 from pathlib import Path
@@ -21,3 +22,20 @@ def broken_bench(tmp_path: Path) -> Path:
     shutil.copytree(MINI_BENCH, target, ignore=shutil.ignore_patterns("malformed"))
     shutil.copytree(MINI_BENCH / "malformed", target, dirs_exist_ok=True)
     return target
+
+
+@pytest.fixture(scope="session")
+def server():
+    """`streamlit run dashboard/app.py` on sample_runs/: (base URL, log path)."""
+    import browser_kit
+
+    with browser_kit.serve() as running:
+        yield running
+
+
+@pytest.fixture(scope="session")
+def browser(server):
+    import browser_kit
+
+    with browser_kit.launch() as b:
+        yield b

@@ -4,208 +4,28 @@ overview -> click a heatmap cell -> the question explorer on that slice -> selec
 its detail -> the page's URL opened in a fresh browser context shows the same question again.
 
 Screenshots of every step go to test-output/browser/ (git-ignored), with the server's log.
-The test fails on any Streamlit exception box, any browser console error or page error (one
-narrow, commented exception: see `harmless`) and any traceback in the server log.
-
-Needs Debian's Chromium (`apt-get install -y chromium`, /usr/bin/chromium) and the `playwright`
-Python package (`pip install -e '.[test]'`); never `playwright install`. Without them the test is
-skipped, unless LENS_REQUIRE_BROWSER=1 (as in CI), where it fails.
+The test fails on any Streamlit exception box, any browser console error or page error, any
+request to a host other than the app's own server, and any traceback in the server log
+(tests/browser_kit.py; the `server` and `browser` fixtures live in conftest.py).
 """
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
-from pathlib import Path
-from urllib.parse import parse_qs, urlsplit
 
 import pytest
-
+from browser_kit import ROW_PX, SAMPLE, check_clean, open_page, settle, shot
 from scoring.loaders import load_gold
 
-ROOT = Path(__file__).resolve().parent.parent
-SAMPLE = ROOT / "sample_runs"
-OUT = ROOT / "test-output" / "browser"
-CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                  "--disable-sync", "--no-first-run", "--disable-quic"]
-VIEWPORT = {"width": 1400, "height": 1100}
-SERVER_START_TIMEOUT = 60  # s, until /_stcore/health answers 200
-STEP_TIMEOUT = 30_000  # ms, for any one wait in the browser
+from urllib.parse import parse_qs, urlsplit
+
 RUN = "longctx-ocr"  # a run of sample_runs/ with a prediction file, so its detail has the Accuracy trace
 FIELD = "reasoning_type"  # the field of the first heatmap
-ROW_PX = 35  # st.dataframe's row height and header height (glide-data-grid default in Streamlit)
 
 pytestmark = pytest.mark.browser
 
 
-# ----------------------------------------------------------------------------- prerequisites
-
-
-def _unavailable(reason: str) -> None:
-    if os.environ.get("LENS_REQUIRE_BROWSER") == "1":
-        pytest.fail(f"{reason} (LENS_REQUIRE_BROWSER=1, so this is a failure, not a skip)")
-    pytest.skip(reason)
-
-
-def _chromium() -> str:
-    path = "/usr/bin/chromium" if Path("/usr/bin/chromium").is_file() else shutil.which("chromium")
-    if not path:
-        _unavailable("Chromium not found: install it with `apt-get install -y chromium` (never `playwright install`)")
-    return path
-
-
-def _playwright():
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        _unavailable("the playwright Python package is missing: `pip install -e '.[test]'`")
-    return sync_playwright
-
-
-# ----------------------------------------------------------------------------- server
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _healthy(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as r:
-            return r.status == 200
-    except OSError:
-        return False
-
-
-def _tail(path: Path, n: int = 40) -> str:
-    return "\n".join(path.read_text(errors="replace").splitlines()[-n:]) if path.exists() else "(no log)"
-
-
-@pytest.fixture(scope="module")
-def server():
-    """`streamlit run dashboard/app.py` on a free port, from the repo root, on sample_runs/ (the
-    default: LENS_* variables are removed); yields (base URL, log path); always terminated."""
-    _chromium()
-    _playwright()
-    OUT.mkdir(parents=True, exist_ok=True)
-    for old in OUT.glob("*.png"):
-        old.unlink()
-    log = OUT / "server.log"
-    port = _free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("LENS_")}
-    cmd = [sys.executable, "-m", "streamlit", "run", "dashboard/app.py", "--server.headless", "true",
-           "--server.port", str(port), "--browser.gatherUsageStats", "false"]
-    url = f"http://localhost:{port}"
-    with open(log, "w") as sink:
-        proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=sink, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-    try:
-        deadline = time.monotonic() + SERVER_START_TIMEOUT
-        while not _healthy(url):
-            if proc.poll() is not None:
-                pytest.fail(f"streamlit exited with code {proc.returncode}:\n{_tail(log)}")
-            if time.monotonic() > deadline:
-                pytest.fail(f"no 200 from {url}/_stcore/health within {SERVER_START_TIMEOUT} s:\n{_tail(log)}")
-            time.sleep(0.25)
-        yield url, log
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=5)
-
-
-@pytest.fixture(scope="module")
-def browser(server):
-    with _playwright()() as p:
-        b = p.chromium.launch(executable_path=_chromium(), args=CHROMIUM_FLAGS)
-        try:
-            yield b
-        finally:
-            b.close()
-
-
 # ----------------------------------------------------------------------------- page helpers
-
-
-PAGES = ("questions", "data")  # url paths of the app's other pages (st.Page default: the file name)
-
-
-def harmless(msg, base: str) -> bool:
-    """The only console errors tolerated, two artefacts that a user sees too and that break nothing:
-    1. `st.set_page_config(page_icon=":material/…:")` makes the browser fetch the favicon SVG from
-       Google's font CDN, which fails on a machine without internet access (the tab has no icon).
-    2. Opened directly on a page URL (a deep link such as /questions?…), Streamlit's frontend first
-       tries that path as the app's base: GET /questions/_stcore/health and /_stcore/host-config
-       answer 404, then it uses / (streamlit/streamlit#7074, open).
-    Anything else, from any other URL or with another status, fails the test."""
-    url = (msg.location or {}).get("url", "")
-    favicon = (msg.text.startswith("Failed to load resource: net::ERR_")
-               and url.startswith("https://fonts.gstatic.com/s/i/short-term/release/materialsymbolsrounded/"))
-    probe = (msg.text == "Failed to load resource: the server responded with a status of 404 (Not Found)"
-             and url in {f"{base}/{page}/_stcore/{what}" for page in PAGES for what in ("health", "host-config")})
-    return favicon or probe
-
-
-def open_page(browser, base: str, errors: list[str]):
-    context = browser.new_context(viewport=VIEWPORT)
-    page = context.new_page()
-    page.set_default_timeout(STEP_TIMEOUT)
-    page.on("console", lambda m: None if m.type != "error" or harmless(m, base) else errors.append(
-        f"console error: {m.text} @ {(m.location or {}).get('url', '')}"))
-    page.on("pageerror", lambda e: errors.append(f"page error: {e}"))
-    return page
-
-
-IDLE = """() => {
-  const app = document.querySelector('[data-testid="stApp"]');
-  return !!app && app.getAttribute('data-test-script-state') === 'notRunning'
-      && app.getAttribute('data-test-connection-state') === 'CONNECTED'
-      && !document.querySelector('[data-testid="stStatusWidget"]')
-      && !document.querySelector('[data-stale="true"]');
-}"""
-
-
-def wait_idle(page, timeout: float = STEP_TIMEOUT / 1000, settle: float = 0.6) -> None:
-    """Until the script has finished its run (and any rerun it asked for): the app reports
-    `notRunning`, no status widget, no stale element -- continuously for `settle` seconds."""
-    deadline = time.monotonic() + timeout
-    since = None
-    while time.monotonic() < deadline:
-        if page.evaluate(IDLE):
-            since = since or time.monotonic()
-            if time.monotonic() - since >= settle:
-                return
-        else:
-            since = None
-        page.wait_for_timeout(100)
-    raise AssertionError(f"the app did not become idle within {timeout} s")
-
-
-def settle(page, heading: str) -> None:
-    """After an action: until the heading (or an exception box) shows, then until the app is idle."""
-    page.get_by_role("heading", name=heading).or_(page.locator('[data-testid="stException"]')).first.wait_for()
-    wait_idle(page)
-
-
-def check_clean(page, errors: list[str], log: Path, step: str) -> None:
-    boxes = page.locator('[data-testid="stException"]')
-    assert boxes.count() == 0, f"{step}: Streamlit exception shown:\n" + "\n".join(boxes.all_inner_texts())
-    assert not errors, f"{step}: browser errors:\n" + "\n".join(errors)
-    assert "Traceback" not in log.read_text(errors="replace"), f"{step}: traceback in the server log:\n{_tail(log)}"
-
-
-def shot(page, name: str) -> None:
-    page.screenshot(path=str(OUT / name))
 
 
 def params(url: str) -> dict[str, list[str]]:

@@ -1,0 +1,217 @@
+"""Shared pieces of the headless-Chromium tests: starting `streamlit run` on a free port, opening
+pages that record console errors and refuse every request that would leave the machine, waiting
+until the app is idle, and the checks every step makes (no exception box, no browser error, no
+request off the machine, no traceback in the server log).
+
+Needs Debian's Chromium (`apt-get install -y chromium`, /usr/bin/chromium) and the `playwright`
+Python package (`pip install -e '.[test]'`); never `playwright install`. Without them a browser test
+is skipped, unless LENS_REQUIRE_BROWSER=1 (as in CI), where it fails.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from contextlib import contextmanager
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLE = ROOT / "sample_runs"
+OUT = ROOT / "test-output" / "browser"
+CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                  "--disable-sync", "--no-first-run", "--disable-quic"]
+VIEWPORT = {"width": 1400, "height": 1100}
+SERVER_START_TIMEOUT = 60  # s, until /_stcore/health answers 200
+STEP_TIMEOUT = 30_000  # ms, for any one wait in the browser
+ROW_PX = 35  # st.dataframe's row height and header height (glide-data-grid default in Streamlit)
+
+
+# ----------------------------------------------------------------------------- prerequisites
+
+
+def _unavailable(reason: str) -> None:
+    if os.environ.get("LENS_REQUIRE_BROWSER") == "1":
+        pytest.fail(f"{reason} (LENS_REQUIRE_BROWSER=1, so this is a failure, not a skip)")
+    pytest.skip(reason)
+
+
+def _chromium() -> str:
+    path = "/usr/bin/chromium" if Path("/usr/bin/chromium").is_file() else shutil.which("chromium")
+    if not path:
+        _unavailable("Chromium not found: install it with `apt-get install -y chromium` (never `playwright install`)")
+    return path
+
+
+def _playwright():
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        _unavailable("the playwright Python package is missing: `pip install -e '.[test]'`")
+    return sync_playwright
+
+
+# ----------------------------------------------------------------------------- server
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _healthy(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as r:
+            return r.status == 200
+    except OSError:
+        return False
+
+
+def _tail(path: Path, n: int = 40) -> str:
+    return "\n".join(path.read_text(errors="replace").splitlines()[-n:]) if path.exists() else "(no log)"
+
+
+@contextmanager
+def serve(env_extra: dict[str, str] | None = None, name: str = "server"):
+    """`streamlit run dashboard/app.py` on a free port, from the repo root. Without `env_extra` it
+    opens sample_runs/ (the default: LENS_* variables are removed); `env_extra` sets LENS_BENCHMARK
+    and friends. Yields (base URL, log path); the server is always terminated."""
+    _chromium()
+    _playwright()
+    OUT.mkdir(parents=True, exist_ok=True)
+    log = OUT / f"{name}.log"
+    port = _free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LENS_")} | (env_extra or {})
+    cmd = [sys.executable, "-m", "streamlit", "run", "dashboard/app.py", "--server.headless", "true",
+           "--server.port", str(port), "--browser.gatherUsageStats", "false"]
+    url = f"http://localhost:{port}"
+    with open(log, "w") as sink:
+        proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=sink, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + SERVER_START_TIMEOUT
+        while not _healthy(url):
+            if proc.poll() is not None:
+                pytest.fail(f"streamlit exited with code {proc.returncode}:\n{_tail(log)}")
+            if time.monotonic() > deadline:
+                pytest.fail(f"no 200 from {url}/_stcore/health within {SERVER_START_TIMEOUT} s:\n{_tail(log)}")
+            time.sleep(0.25)
+        yield url, log
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=5)
+
+
+@contextmanager
+def launch():
+    """Headless Debian Chromium driven by Playwright; always closed."""
+    with _playwright()() as p:
+        b = p.chromium.launch(executable_path=_chromium(), args=CHROMIUM_FLAGS)
+        try:
+            yield b
+        finally:
+            b.close()
+
+
+# ----------------------------------------------------------------------------- page helpers
+
+
+def harmless(msg, base: str) -> bool:
+    """The only console errors tolerated: opened directly on a page URL (a deep link such as
+    /questions?…), Streamlit's frontend first tries that path as the app's base: GET
+    /<page>/_stcore/health and /<page>/_stcore/host-config answer 404, then it uses /
+    (streamlit/streamlit#7074, open). Anything else, from any other URL or with another status,
+    fails the test."""
+    url = (msg.location or {}).get("url", "")
+    parts = urlsplit(url)
+    return (msg.text == "Failed to load resource: the server responded with a status of 404 (Not Found)"
+            and url.startswith(base + "/") and parts.path.count("/") == 3
+            and parts.path.split("/")[2] == "_stcore" and parts.path.split("/")[3] in ("health", "host-config"))
+
+
+LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "[::1]", "::1"})
+
+
+def is_local(url: str) -> bool:
+    """A request the app may make: to its own server (or an inline data:/blob: URL)."""
+    parts = urlsplit(url)
+    if parts.scheme in ("data", "blob", "about"):
+        return True
+    return parts.hostname in LOCAL_HOSTS
+
+
+def open_page(browser, base: str, errors: list[str], viewport: dict | None = None):
+    """A page in a fresh context (a new Streamlit session). Console errors and page errors are
+    collected in `errors`; every request to another host is aborted and recorded there too, so
+    `check_clean` fails on anything that would leave the machine."""
+    context = browser.new_context(viewport=viewport or VIEWPORT)
+
+    def guard(route):
+        if is_local(route.request.url):
+            route.continue_()
+        else:
+            errors.append(f"request off the machine: {route.request.method} {route.request.url}")
+            route.abort()
+
+    context.route("**/*", guard)
+    page = context.new_page()
+    page.set_default_timeout(STEP_TIMEOUT)
+    page.on("console", lambda m: None if m.type != "error" or harmless(m, base)
+            else errors.append(f"console error: {m.text} @ {(m.location or {}).get('url', '')}"))
+    page.on("pageerror", lambda e: errors.append(f"page error: {e}"))
+    return page
+
+
+IDLE = """() => {
+  const app = document.querySelector('[data-testid="stApp"]');
+  return !!app && app.getAttribute('data-test-script-state') === 'notRunning'
+      && app.getAttribute('data-test-connection-state') === 'CONNECTED'
+      && !document.querySelector('[data-testid="stStatusWidget"]')
+      && !document.querySelector('[data-stale="true"]');
+}"""
+
+
+def wait_idle(page, timeout: float = STEP_TIMEOUT / 1000, settle: float = 0.6) -> None:
+    """Until the script has finished its run (and any rerun it asked for): the app reports
+    `notRunning`, no status widget, no stale element -- continuously for `settle` seconds."""
+    deadline = time.monotonic() + timeout
+    since = None
+    while time.monotonic() < deadline:
+        if page.evaluate(IDLE):
+            since = since or time.monotonic()
+            if time.monotonic() - since >= settle:
+                return
+        else:
+            since = None
+        page.wait_for_timeout(100)
+    raise AssertionError(f"the app did not become idle within {timeout} s")
+
+
+def settle(page, heading: str) -> None:
+    """After an action: until the heading (or an exception box) shows, then until the app is idle."""
+    page.get_by_role("heading", name=heading).or_(page.locator('[data-testid="stException"]')).first.wait_for()
+    wait_idle(page)
+
+
+def check_clean(page, errors: list[str], log: Path, step: str) -> None:
+    boxes = page.locator('[data-testid="stException"]')
+    assert boxes.count() == 0, f"{step}: Streamlit exception shown:\n" + "\n".join(boxes.all_inner_texts())
+    assert not errors, f"{step}: browser errors:\n" + "\n".join(errors)
+    assert "Traceback" not in log.read_text(errors="replace"), f"{step}: traceback in the server log:\n{_tail(log)}"
+
+
+def shot(page, name: str) -> None:
+    page.screenshot(path=str(OUT / name))
+
+
