@@ -2,7 +2,8 @@
 query-string form. No streamlit here: `to_params` gives what `st.query_params.from_dict` takes,
 `from_params` reads what `st.query_params` holds (values as str or list of str).
 
-    ?run=a&run=b&profile=xldocbench-1519&f.domain=finance_business&accuracy=0-0&status=missing&q=total&sel=q1
+    ?run=a&run=b&profile=xldocbench-1519&f.domain=finance_business&accuracy=0-0&match=any&status=missing&q=total&sel=q1
+    ?metric=anls&tab=domain&loaded=hide        (the overview's metric, open breakdown tab, loaded-score runs hidden)
 """
 
 from __future__ import annotations
@@ -40,11 +41,15 @@ class View:
     search: str = ""
     question: str = ""
     data: str = ""  # a benchmark folder chosen in the data panel
+    match: str = "every"  # score ranges hold for "every" chosen run, or for "any" of them
+    metric: str = "accuracy"  # the overview's metric
+    tab: str = ""  # the overview's open breakdown tab (a field name; "" = the first)
+    hide_loaded: bool = False  # leave runs with loaded (not recomputed) scores out of the overview
 
     def with_slice(self, run: str | None, field_name: str, label: str) -> "View":
         """The explorer view of one chart slice: that run (if any) and that label, nothing else."""
         return replace(self, runs=[run] if run else list(self.runs), filters={field_name: [label]},
-                       ranges={}, status=[], search="", question="")
+                       ranges={}, status=[], search="", question="", match="every")
 
 
 def field_label(name: str) -> str:
@@ -77,11 +82,17 @@ def to_params(view: View) -> dict[str, str | list[str]]:
         rng = view.ranges.get(metric)
         if rng and tuple(rng) != FULL_RANGE:
             out[metric] = _range_text(*rng)
+    if view.ranges and view.match == "any":
+        out["match"] = "any"
     if view.status:
         out["status"] = list(view.status)
-    for key, value in (("q", view.search), ("sel", view.question), ("data", view.data)):
+    for key, value in (("q", view.search), ("sel", view.question), ("data", view.data), ("tab", view.tab)):
         if value:
             out[key] = value
+    if view.metric != "accuracy":
+        out["metric"] = view.metric
+    if view.hide_loaded:
+        out["loaded"] = "hide"
     return out
 
 
@@ -117,4 +128,8 @@ def from_params(params: Mapping[str, str | list[str]]) -> View:
         search=_first(params, "q"),
         question=_first(params, "sel"),
         data=_first(params, "data"),
+        match="any" if _first(params, "match") == "any" and ranges else "every",
+        metric=metric if (metric := _first(params, "metric")) in METRICS else "accuracy",
+        tab=_first(params, "tab"),
+        hide_loaded=_first(params, "loaded") == "hide",
     )

@@ -3,6 +3,7 @@ data panel, loading and scoring with a progress bar, and plain-text output of us
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
@@ -20,6 +21,8 @@ from .workspace import PredictionFile, Sources, Workspace, discover, fingerprint
 VIEW, CONTEXT = "lens_view", "lens_context"
 QUESTIONS_PAGE = Path(__file__).resolve().parent / "views" / "questions.py"
 EXPLORER_PREFIX = "x_"  # widget keys of the question explorer
+PROFILE_NOTE = "lens_profile_note"  # the sidebar placeholder under the profile picker
+PROGRESS_DELAY = 0.25  # s of scoring before a progress bar is shown
 
 
 @dataclass
@@ -116,6 +119,7 @@ def profile_picker() -> str:
     seed("profile", v.profile)
     v.profile = st.sidebar.selectbox("Scoring profile", list(PROFILES), key="profile",
                                      help="\n\n".join(f"**{p.name}**: {p.description}" for p in PROFILES.values()))
+    st.session_state[PROFILE_NOTE] = st.sidebar.empty()  # "recomputing under …" while scoring
     return v.profile
 
 
@@ -129,34 +133,73 @@ def _sources_key(src: Sources) -> tuple:
 
 def score(ws: Workspace, gold_key: tuple, pf: PredictionFile, profile: str, bar=None) -> RunResult:
     """A prediction file scored with a profile: cached by file content and profile; computed with a
-    progress bar showing questions done / total."""
+    progress bar showing questions done / total (`bar`: a `_Progress`, or None for a bar of its own)."""
     key = (gold_key, pf.sha256, pf.run, profile)
     result = cache.scored(key)
     if result is None:
         own = bar is None
-        bar = bar or st.progress(0.0)
+        bar = bar or _Progress(st.empty(), profile, len(ws.gold.items), stale=False)
         label = md_escape(pf.run)
 
         def progress(done: int, total: int) -> None:
-            bar.progress(done / total if total else 1.0, text=f"Scoring {label} with {profile}: {done} / {total} questions")
+            bar.update(label, done, total)
 
+        bar.update(label, 0, len(ws.gold.items))
         result = evaluate(ws.gold.items, pf.loaded.items, profile=profile, name=pf.run, progress=progress)
+        bar.finish_run(len(ws.gold.items))
         cache.remember(key, result)
         if own:
-            bar.empty()
+            bar.close()
     return result
 
 
-def _runs(ws: Workspace, gold_key: tuple, profile: str) -> list[Run]:
+class _Progress:
+    """The progress of scoring one or more runs, drawn into `slot` only once the work has taken
+    longer than a moment (PROGRESS_DELAY), so that a quick rescoring does not flash a bar. While it
+    is shown, the page says the numbers below are from before the profile change."""
+
+    def __init__(self, slot, profile: str, total: int, stale: bool = True) -> None:
+        self.slot, self.profile, self.total, self.stale = slot, profile, max(1, total), stale
+        self.base = 0  # questions of the runs already scored
+        self.started = time.monotonic()
+        self.bar = None
+
+    def update(self, label: str, done: int, total: int) -> None:
+        if self.bar is None:
+            if time.monotonic() - self.started < PROGRESS_DELAY:
+                return
+            box = self.slot.container()
+            if self.stale:
+                box.caption(f"Recomputing under profile **{self.profile}**… until this bar completes, the numbers "
+                            "below are from before the change.")
+                note = st.session_state.get(PROFILE_NOTE)
+                if note is not None:
+                    note.caption(f"⏳ Recomputing under {self.profile}…")
+            self.bar = box.progress(0.0)
+        frac = min(1.0, (self.base + done) / self.total)
+        self.bar.progress(frac, text=f"Scoring {label} with {self.profile}: {done} / {total} questions")
+
+    def finish_run(self, total: int) -> None:
+        self.base += total
+
+    def close(self) -> None:
+        self.slot.empty()
+        note = st.session_state.get(PROFILE_NOTE)
+        if self.stale and note is not None:
+            note.empty()
+
+
+def _runs(ws: Workspace, gold_key: tuple, profile: str, slot=None) -> list[Run]:
     official = ws.official()
     runs: list[Run] = []
     scorable = [pf for pf in ws.predictions if pf.loaded.items] if ws.gold.items else []
-    bar = st.progress(0.0) if any(cache.scored((gold_key, pf.sha256, pf.run, profile)) is None for pf in scorable) else None
+    todo = [pf for pf in scorable if cache.scored((gold_key, pf.sha256, pf.run, profile)) is None]
+    bar = _Progress(slot or st.empty(), profile, len(ws.gold.items) * len(todo)) if todo else None
     for pf in scorable:
         result = score(ws, gold_key, pf, profile, bar)
         runs.append(Run(pf.run, RECOMPUTED, ws.label(str(pf.path)), result, official.get(pf.run, [])))
     if bar is not None:
-        bar.empty()
+        bar.close()
     names = {r.name for r in runs}
     for system, rows in official.items():
         if system not in names:
@@ -165,12 +208,13 @@ def _runs(ws: Workspace, gold_key: tuple, profile: str) -> list[Run]:
 
 
 def load(sources: Sources, profile: str) -> Context:
+    slot = st.empty()  # the top of the page: scoring progress, when scoring takes longer than a moment
     disc = discover(sources)
     extra = [disc.docs_dir] if disc.docs_dir and disc.docs_dir.is_dir() else []
     ws_key = (_sources_key(sources), fingerprint([*disc.all_files(), *extra]))
     ws = cache.workspace(ws_key, sources)
     gold_key = fingerprint(ws.discovery.gold)
-    runs = _runs(ws, gold_key, profile)
+    runs = _runs(ws, gold_key, profile, slot)
     key = (ws_key, profile, tuple((r.name, r.source, r.file) for r in runs))
     analysis = cache.analysis(key, lambda: Analysis.build(runs, ws.gold.items, ws.page_counts))
     ctx = Context(sources, ws, analysis, profile, gold_key)
