@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from scoring.evaluate import RunResult
-from scoring.metrics import SUCCESS_STATUSES, Explanation
+from scoring.metrics import Judgement
+from scoring.registry import is_success_status
 from scoring.model import GoldQuestion, ScoreRow
 from scoring.problems import LoadResult, Problem
 from scoring.text import to_str
@@ -130,7 +131,7 @@ QUESTION_COLUMNS = ["question_id", "question", "gold", "answer_format", "rule", 
 
 
 def is_success(status: str) -> bool:
-    return status.lower() in SUCCESS_STATUSES
+    return is_success_status(status)
 
 
 def score_frame(runs: list[Run], gold_ids: set[str]) -> pd.DataFrame:
@@ -187,6 +188,30 @@ def breakdown(scores: pd.DataFrame, questions: pd.DataFrame, field_name: str) ->
     out = merged.groupby(["run", "label"], sort=True).agg(
         count=("question_id", "size"), **{m: (m, "mean") for m in METRICS}).reset_index()
     return out
+
+
+def skipped_rows(ws: Workspace) -> dict[str, str]:
+    """Run name -> what went wrong reading its file, for runs whose prediction or score file had rows
+    that could not be read (their question ids are unknown, so the run may look complete)."""
+    out: dict[str, str] = {}
+    for pf in ws.predictions:
+        if pf.loaded.skipped:
+            out[pf.run] = f"{pf.loaded.skipped} row{'s' if pf.loaded.skipped != 1 else ''} skipped, ids unknown"
+    by_file = {str(path): res for path, res in zip(ws.discovery.scores, ws.scores)}
+    for system, rows in ws.official().items():
+        res = by_file.get(rows[0].file)
+        if system not in out and res is not None and res.skipped:
+            out[system] = (f"{res.skipped} row{'s' if res.skipped != 1 else ''} of {ws.label(rows[0].file)} skipped, "
+                           "ids unknown")
+    return out
+
+
+def top_runs(board: pd.DataFrame, metric: str, n: int = 10, keep: tuple[str, ...] = ()) -> list[str]:
+    """The n best runs of a leaderboard by `metric` (a METRICS name), plus the runs in `keep`
+    (baselines), in leaderboard order."""
+    col = METRIC_LABELS[metric] + " (%)"
+    best = set(board.sort_values(col, ascending=False, kind="stable")["Run"].head(n)) | set(keep)
+    return [r for r in board["Run"] if r in best]
 
 
 # ----------------------------------------------------------------------------- data page
@@ -256,16 +281,23 @@ def _matches(series: pd.Series, wanted: list[str]) -> pd.Series:
 
 def filter_questions(questions: pd.DataFrame, scores: pd.DataFrame, view: View) -> pd.DataFrame:
     """The questions that pass every filter of the view. Score ranges and statuses are checked
-    against the chosen runs: a question passes a range when every chosen run's score is inside it,
-    and a status filter when any chosen run has one of the statuses."""
+    against the chosen runs: with `view.match == "every"` a question passes the ranges when every
+    chosen run's scores are inside them, with "any" when at least one chosen run's scores are all
+    inside them; a status filter passes when any chosen run has one of the statuses."""
     keep = pd.Series(True, index=questions.index)
     for name, wanted in view.filters.items():
         if name in questions.columns and wanted:
             keep &= _matches(questions[name], wanted)
     mine = scores[scores["run"].isin(view.runs)]
-    for metric, (lo, hi) in view.ranges.items():
-        bad = mine[(mine[metric] * 100 < lo - 1e-9) | (mine[metric] * 100 > hi + 1e-9)]["question_id"]
-        keep &= ~questions.index.isin(set(bad))
+    if view.ranges:
+        inside = pd.Series(True, index=mine.index)
+        for metric, (lo, hi) in view.ranges.items():
+            pct = mine[metric] * 100
+            inside &= (pct >= lo - 1e-9) & (pct <= hi + 1e-9)
+        if view.match == "any":
+            keep &= questions.index.isin(set(mine[inside]["question_id"]))
+        else:
+            keep &= ~questions.index.isin(set(mine[~inside]["question_id"]))
     if view.status:
         keep &= questions.index.isin(set(mine[mine["status"].isin(view.status)]["question_id"]))
     if view.search:
@@ -273,10 +305,17 @@ def filter_questions(questions: pd.DataFrame, scores: pd.DataFrame, view: View) 
     return questions[keep]
 
 
+SEARCHED = "question ids, questions, gold answers and the chosen runs' predictions"
+
+
 def _search(questions: pd.DataFrame, scores: pd.DataFrame, text: str) -> pd.Series:
-    needle = text.casefold()
-    hit = questions["question"].str.casefold().str.contains(needle, regex=False) | \
-        questions["gold"].str.casefold().str.contains(needle, regex=False)
+    """Case-insensitive substring search in SEARCHED."""
+    needle = text.strip().casefold()
+    if not needle:
+        return pd.Series(True, index=questions.index)
+    hit = pd.Series(False, index=questions.index)
+    for col in ("question_id", "question", "gold"):
+        hit |= questions[col].astype(str).str.casefold().str.contains(needle, regex=False)
     by_pred = scores[scores["prediction"].str.casefold().str.contains(needle, regex=False)]["question_id"]
     return hit | questions.index.isin(set(by_pred))
 
@@ -296,6 +335,61 @@ def explorer_frame(questions: pd.DataFrame, scores: pd.DataFrame, runs: list[str
 
 def run_column(run: str, col: str) -> str:
     return f"{run} · {METRIC_LABELS.get(col, col)}"
+
+
+SHORT = {"accuracy": "Acc", "token_f1": "F1", "anls": "ANLS", "prediction": "Prediction", "status": "Status"}
+HEADERS = {"question_id": "Id", "question": "Question", "gold": "Gold", "answer_format": "Format",
+           "reasoning_type": "Reasoning type", "evidence_source": "Evidence sources", "document": "Document",
+           "pages": "Evidence pages"}
+QUESTION_GROUP, META_GROUP = "Question", "Metadata"
+
+
+def grouped(frame: pd.DataFrame, runs: list[str]) -> pd.DataFrame:
+    """The explorer table with two header rows: each run's columns grouped under its name with short
+    labels (Acc, F1, ANLS, Prediction, Status); the question's columns under "Question", the rest
+    under "Metadata". Values are untouched; `flat_column` gives back explorer_frame's names."""
+    owner = {run_column(run, col): (run, SHORT[col]) for run in runs for col in SHORT}
+    tuples = []
+    for col in frame.columns:
+        if col in owner:
+            tuples.append(owner[col])
+        else:
+            group = QUESTION_GROUP if col in ("question_id", "question", "gold") else META_GROUP
+            tuples.append((group, HEADERS.get(col, col)))
+    out = frame.copy()
+    out.columns = pd.MultiIndex.from_tuples(tuples)
+    return out
+
+
+def flat_column(header: tuple[str, str]) -> str:
+    """The explorer_frame name of a `grouped` header."""
+    group, label = header
+    if group in (QUESTION_GROUP, META_GROUP):
+        return next((k for k, v in HEADERS.items() if v == label), label)
+    return run_column(group, next(k for k, v in SHORT.items() if v == label))
+
+
+DISPLAY_CHARS = 2_000  # characters of one text shown in a table cell or a code block
+
+
+def clip_text(text: str | None, limit: int = DISPLAY_CHARS) -> str | None:
+    """`text` cut to `limit` characters for display, saying how long it was."""
+    if text is None or len(text) <= limit:
+        return text
+    return f"{text[:limit]}… [{len(text):,} characters; cut to {limit:,} for display]"
+
+
+def clipped(frame: pd.DataFrame, limit: int = 300) -> pd.DataFrame:
+    """`frame` with every text cell longer than `limit` cut (`clip_text`): what a table shows. A
+    50 MB prediction sent to the browser's grid froze the explorer for minutes."""
+    out = frame
+    for col in frame.columns:
+        if frame[col].dtype == object or pd.api.types.is_string_dtype(frame[col]):
+            lengths = frame[col].map(lambda v: len(v) if isinstance(v, str) else 0)
+            if (lengths > limit).any():
+                out = out.copy() if out is frame else out
+                out[col] = frame[col].map(lambda v: clip_text(v, limit) if isinstance(v, str) else v)
+    return out
 
 
 def filter_fields(questions: pd.DataFrame) -> list[str]:
@@ -351,24 +445,9 @@ class Analysis:
         return self._breakdowns[field_name]
 
 
-def trace_frame(ex: Explanation) -> pd.DataFrame:
-    """The Accuracy trace of scoring.metrics.explain_answer as (step, value) text rows."""
-    rows = [
-        ("Prediction as scored", ex.effective_prediction),
-        ("Status", ex.status),
-        ("Answer type", ex.answer_type),
-        ("Normalised prediction", ex.normalized_prediction),
-        ("Normalised gold", ex.normalized_gold),
-        ("Number read from the prediction", ex.prediction_number or "—"),
-        ("Number read from the gold", ex.gold_number or "—"),
-        ("Relative error", "—" if ex.relative_error is None else f"{ex.relative_error:.2%}"),
-        ("Similarity", f"{ex.similarity:.3f}"),
-        ("Shared tokens", ", ".join(ex.shared_tokens) or "—"),
-        ("Rule that decided", ex.decided_by),
-        ("Reason", ex.reason),
-        ("Notes", "; ".join(ex.notes) or "—"),
-    ]
-    return pd.DataFrame(rows, columns=["Step", "Value"])
+def trace_frame(ex: Judgement) -> pd.DataFrame:
+    """The Accuracy trace of a scoring.metrics.Judgement as (step, value) text rows."""
+    return pd.DataFrame(ex.trace(), columns=["Step", "Value"])
 
 
 def load_results(ws: Workspace) -> list[tuple[str, list[str], LoadResult]]:

@@ -21,10 +21,11 @@ from pathlib import Path
 from typing import IO, Callable, Iterable, Iterator, Sequence
 
 from ._gc import paused_gc
-from .metrics import OVERFLOW_STATUSES, OVERFLOW_TEXT, score_answer
+from .metrics import Decision, Judgement, decide
 from .model import BREAKDOWNS, GoldQuestion, Prediction
 from .problems import WARNING, Problem
 from .profiles import Profile, get_profile, signature
+from .registry import METRICS, MISSING_STATUS, is_success_status
 from .text import to_str
 
 __all__ = ["QuestionResult", "RunResult", "evaluate", "aggregate", "macro_average", "CSV_COLUMNS"]
@@ -33,38 +34,60 @@ CSV_COLUMNS = (
     "question_id", "prediction", "gold_answer", "answer_format", "status",
     "accuracy", "token_f1", "anls", "split", "domain", "reasoning_type",
 )
-METRICS = ("accuracy", "token_f1", "anls")
 PARALLEL_MIN = 20_000  # below this, one process is faster than starting workers
 Progress = Callable[[int, int], None]
 
 
 @dataclass(slots=True)
 class QuestionResult:
+    """One gold question of a run: the question, its prediction row (None when missing) and the
+    judgement of the answer. Scores and the rule are read from the judgement."""
+
     question: GoldQuestion
     prediction: Prediction | None
-    effective: str  # the prediction as reported (after overflow substitution)
-    status: str
-    accuracy: float
-    token_f1: float
-    anls: float
-    decided_by: str
+    judgement: Judgement
 
     @property
     def qid(self) -> str:
         return self.question.qid
 
+    @property
+    def accuracy(self) -> float:
+        return self.judgement.accuracy
+
+    @property
+    def token_f1(self) -> float:
+        return self.judgement.token_f1
+
+    @property
+    def anls(self) -> float:
+        return self.judgement.anls
+
+    @property
+    def status(self) -> str:
+        return self.judgement.status
+
+    @property
+    def decided_by(self) -> str:
+        return self.judgement.decided_by
+
+    @property
+    def effective(self) -> str:
+        """The prediction as the release reports it (after the overflow substitution)."""
+        return self.judgement.reported_prediction
+
     def row(self) -> dict:
         """The release per-question row (spec 7), scores rounded to 6 decimals."""
-        q = self.question
+        q, j = self.question, self.judgement
         return {
             "question_id": q.qid,
-            "prediction": self.effective,
+            "prediction": j.reported_prediction,
             "gold_answer": q.gold_answer,
             "answer_format": q.answer_format,
-            "status": self.status,
-            "accuracy": round(self.accuracy, 6),
-            "token_f1": round(self.token_f1, 6),
-            "anls": round(self.anls, 6),
+            "status": j.status,
+            "accuracy": round(j.accuracy, 6),
+            "token_f1": round(j.token_f1, 6),
+            "anls": round(j.anls, 6),
             "split": q.split,
             "domain": q.raw_meta("domain"),
             "reasoning_type": q.raw_meta("reasoning_type"),
@@ -171,7 +194,7 @@ class RunResult:
 
     @property
     def failed_count(self) -> int:
-        return sum(1 for r in self.results if r.prediction is not None and r.status.lower() not in ("success", "ok", "completed"))
+        return sum(1 for r in self.results if r.prediction is not None and not is_success_status(r.status))
 
     def report(self, *, per_question: bool = True, lens: bool = True) -> dict:
         """The release evaluator's report object (spec 7). With `lens`, a trailing `lens` key
@@ -270,16 +293,14 @@ class RunResult:
 # ----------------------------------------------------------------------------- scoring
 
 
-def _score_chunk(args: tuple[str, list[tuple]]) -> list[tuple[float, float, float, str]]:
+def _score_chunk(args: tuple[Profile, list[tuple]]) -> list[Decision]:
     profile, items = args
-    p = get_profile(profile)
-    return [score_answer(text, answers, fmt, rule, status=status, profile=p) for text, status, answers, fmt, rule in items]
+    return [decide(text, answers, fmt, rule, status, profile) for text, status, answers, fmt, rule in items]
 
 
-def _shared_floats(acc: float, f1: float, an: float) -> tuple[float, float, float]:
+def _shared(x: float) -> float:
     """0.0 and 1.0 -- most scores -- as two shared objects instead of a new float each."""
-    return (_ONE if acc else _ZERO, f1 if 0.0 < f1 < 1.0 else (_ONE if f1 else _ZERO),
-            an if 0.0 < an < 1.0 else (_ONE if an else _ZERO))
+    return x if 0.0 < x < 1.0 else (_ONE if x else _ZERO)
 
 
 _ZERO, _ONE = 0.0, 1.0
@@ -323,10 +344,10 @@ def evaluate(
     ]
     total = len(items)
     n_workers = workers if workers is not None else (os.cpu_count() or 1)
-    scores: list[tuple[float, float, float, str]] = []
+    scores: list[Decision] = []
     if n_workers > 1 and total >= PARALLEL_MIN:
         size = max(2_000, total // (n_workers * 8))
-        chunks = [(p.name, items[i : i + size]) for i in range(0, total, size)]
+        chunks = [(p, items[i : i + size]) for i in range(0, total, size)]
         try:
             # forkserver: workers start from a clean interpreter, so they neither copy the
             # caller's heap nor inherit its threads' locks (Streamlit serves sessions from threads)
@@ -341,14 +362,15 @@ def evaluate(
             pass
         del chunks
     for i in range(len(scores), total, step := max(1, min(500, total // 50 or 1))):
-        scores.extend(_score_chunk((p.name, items[i : i + step])))
+        scores.extend(_score_chunk((p, items[i : i + step])))
         if progress:
             progress(len(scores), total)
     del items
     results = [
-        QuestionResult(q, pr, "" if pr is None else (OVERFLOW_TEXT if pr.status in OVERFLOW_STATUSES else pr.text),
-                       "missing" if pr is None else pr.status, *_shared_floats(acc, f1, an), decision)
-        for (q, pr), (acc, f1, an, decision) in zip(todo, scores)
+        QuestionResult(q, pr, Judgement(
+            None if pr is None else pr.text, q.answers, q.answer_format, q.verification_rule,
+            MISSING_STATUS if pr is None else pr.status, p, _shared(acc), _shared(f1), _shared(an), rule, threshold, details))
+        for (q, pr), (acc, f1, an, rule, threshold, details) in zip(todo, scores)
     ]
     groups = BREAKDOWNS + (("question_type",) if any(q.question_types for q in gold) else ())
     return RunResult(

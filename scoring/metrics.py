@@ -1,36 +1,40 @@
-"""The three headline metrics -- Accuracy, token F1, ANLS -- per profile, and the trace that says
-which rule decided Accuracy.
+"""Judging one answer: Accuracy, token F1 and ANLS under a profile, and the record of why.
 
-`score_answer` is the fast path used for whole runs: it returns the three scores and a short
-decision code. `explain_answer` recomputes the same thing with everything a person needs to see
-why (normalised strings, numbers read, similarity, token overlap); it is only called on request.
-Both run the same functions, so the trace can never disagree with the score.
+`judge(...)` is the only scoring function. It returns a `Judgement` (after jiwer: one call, one
+record): the inputs, the text that was scored, every measure, the rule that decided Accuracy with
+its threshold, and the values that rule read (numbers, relative error, similarity, matched phrase
+or letters). Derived views -- normalised strings, token overlap, a reason sentence, the trace --
+are properties computed from the record on request, so the record stays cheap enough to build
+for every question of a million-row run, and the trace can never disagree with the score.
+
+`decide(...)` is the same computation returning a plain tuple, for worker processes that send
+results back to the parent (the parent rebuilds the record with `Judgement.from_decision`).
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
-from typing import Sequence
-
-from rapidfuzz.distance import Levenshtein
+from dataclasses import dataclass
+from typing import Any, Sequence
 
 from .numbers import read_number, release_number
 from .profiles import Profile, get_profile
-from .text import normalize_answer, similarity, similarity_at_least, strip_prefixes
+from .registry import (DEFAULT_STATUS, MISSING_STATUS, OVERFLOW_STATUSES, OVERFLOW_TEXT, is_success_status)
+from .text import levenshtein_similarity, normalize_answer, strip_prefixes
 
 __all__ = [
     "ANSWER_TYPES",
     "REFUSAL_PHRASES",
-    "SUCCESS_STATUSES",
-    "OVERFLOW_STATUSES",
+    "TRUE_WORDS",
+    "FALSE_WORDS",
+    "ZERO_GOLD_TOLERANCE",
+    "Judgement",
     "answer_type",
     "effective_prediction",
     "token_f1",
     "anls",
-    "score_answer",
-    "explain_answer",
-    "Explanation",
+    "judge",
+    "decide",
 ]
 
 ANSWER_TYPES = {
@@ -52,28 +56,47 @@ REFUSAL_PHRASES = (
 )
 TRUE_WORDS = ("yes", "true", "correct")
 FALSE_WORDS = ("no", "false", "incorrect")
-SUCCESS_STATUSES = frozenset({"success", "ok", "completed"})
-OVERFLOW_STATUSES = frozenset({"context_overflow", "vision_unsupported"})
-OVERFLOW_TEXT = "CONTEXT_OVERFLOW"
-MISSING = "missing"
+_DEFAULT = get_profile(None)
+ZERO_GOLD_TOLERANCE = 1e-6  # a gold of exactly 0 is matched by |prediction| below this
 _CHOICE = re.compile(r"\b([A-D])\b")
-_ANSWER_LINE = re.compile(r"^\s*answer\s*:\s*(.*?)\s*$", re.IGNORECASE | re.MULTILINE)
+# `ANSWER: text` on one line ([^\S\n] is white space other than a line end)
+_ANSWER_LINE = re.compile(r"^[^\S\n]*answer[^\S\n]*:[^\S\n]*(.*?)[^\S\n]*$", re.IGNORECASE | re.MULTILINE)
+
+# Rule codes (Judgement.decided_by)
+MISSING, FAILED = "missing", "failed_status"
+RULE_NAMES = {
+    MISSING: "no prediction",
+    FAILED: "failed status",
+    "refusal_phrase": "unanswerable: refusal phrase found",
+    "no_refusal_phrase": "unanswerable: no refusal phrase",
+    "boolean_polarity": "boolean: polarity compared",
+    "boolean_unreadable": "boolean: no polarity word",
+    "numeric_gold_zero": "numeric: gold is 0",
+    "numeric_tolerance": "numeric: relative tolerance",
+    "choice_letter": "single choice: option letters",
+    "containment": "entity: gold contained",
+    "similarity": "entity: similarity threshold",
+    "both_empty": "entity: both empty",
+    "no_match": "entity: no match",
+    "exact_answer": "DocVQA: equals an acceptable answer",
+    "no_exact_answer": "DocVQA: equals no acceptable answer",
+}
 
 
 def answer_type(answer_format: str, verification_rule: str = "") -> str:
-    """Spec 3: the mapped type; the rule is only consulted for formats outside the map."""
+    """Spec 3: the mapped type; the rule is only consulted for formats outside the map, and its
+    text is compared as written (`numeric` or `tolerance`, lower case)."""
     fmt = answer_format or "Str"
     if fmt in ANSWER_TYPES:
         return ANSWER_TYPES[fmt]
-    rule = verification_rule.lower()
-    if "numeric" in rule or "tolerance" in rule:
+    if "numeric" in verification_rule or "tolerance" in verification_rule:
         return "numeric"
     return fmt.lower()
 
 
 def effective_prediction(text: str, status: str, profile: Profile) -> str:
-    """The text that is scored: CONTEXT_OVERFLOW for overflow statuses (spec 1c); for DocVQA,
-    the text of the last `ANSWER: ...` line when there is one (spec D)."""
+    """The text that is scored: CONTEXT_OVERFLOW for overflow statuses (spec 1c); with a
+    multi-answer profile (DocVQA), the text of the last `ANSWER: ...` line when there is one."""
     if status in OVERFLOW_STATUSES:
         return OVERFLOW_TEXT
     if profile.multi_answer:
@@ -81,10 +104,6 @@ def effective_prediction(text: str, status: str, profile: Profile) -> str:
         if lines:
             return lines[-1]
     return text
-
-
-def is_failed(status: str, profile: Profile) -> bool:
-    return profile.failed_status_zero and status.lower() not in SUCCESS_STATUSES
 
 
 def token_f1(p_norm: str, g_norm: str) -> float:
@@ -103,28 +122,8 @@ def token_f1(p_norm: str, g_norm: str) -> float:
     return 2 * precision * recall / (precision + recall)
 
 
-def anls(prediction: str, gold: str) -> float:
-    """Spec 6: similarity of the raw strings (stripped, lower-cased), kept when >= 0.5."""
-    return similarity_at_least(prediction, gold, 0.5)
-
-
 def _docvqa_norm(text: str) -> str:
     return " ".join(text.strip().lower().split())
-
-
-def _docvqa_anls(p: str, g: str) -> float:
-    """1 - NL when NL < 0.5, else 0 (spec D: a distance of exactly 0.5 scores 0)."""
-    if not p and not g:
-        return 1.0
-    if not p or not g:
-        return 0.0
-    longer = max(len(p), len(g))
-    cutoff = (longer - 1) // 2  # d < longer / 2  <=>  d <= (longer - 1) // 2
-    d = Levenshtein.distance(p, g, score_cutoff=cutoff)
-    if d > cutoff:
-        return 0.0
-    nl = d / longer
-    return 1.0 - nl if nl < 0.5 else 0.0
 
 
 def _polarity(normalised: str) -> bool | None:
@@ -144,124 +143,291 @@ def _numbers(pred_eff: str, gold: str, p_norm: str, g_norm: str, profile: Profil
     )
 
 
-def _accuracy(pred_eff: str, gold: str, p_norm: str, g_norm: str, atype: str, profile: Profile) -> tuple[float, str, tuple]:
-    """Spec 5 (with C.1's number reader when the profile says so): (score, decision, details)."""
+# (accuracy, token_f1, anls, decided_by, threshold, details): what a worker sends back
+Decision = tuple[float, float, float, str, "float | None", tuple]
+
+
+def _accuracy(pred_eff: str, gold: str, p_norm: str, g_norm: str, atype: str, profile: Profile
+              ) -> tuple[float, str, float | None, tuple]:
+    """Spec 5 (with C.1's number reader when the profile says so): (score, rule, threshold, details)."""
     if atype == "unanswerable":
         for phrase in REFUSAL_PHRASES:
             if phrase in p_norm:
-                return 1.0, "refusal_phrase", (phrase,)
-        return 0.0, "no_refusal_phrase", ()
+                return 1.0, "refusal_phrase", None, (phrase,)
+        return 0.0, "no_refusal_phrase", None, ()
     if atype == "boolean":
         pv = _polarity(p_norm)
         if pv is None:
-            return 0.0, "boolean_unreadable", ()
+            return 0.0, "boolean_unreadable", None, ()
         gv = _polarity(g_norm) is True
-        return (1.0 if pv == gv else 0.0), "boolean_polarity", (pv, gv)
+        return (1.0 if pv == gv else 0.0), "boolean_polarity", None, (pv, gv)
     if atype in ("numeric", "percentage"):
         pn, gn = _numbers(pred_eff, gold, p_norm, g_norm, profile)
         if pn is not None and gn is not None:
             pv, gv = pn[0], gn[0]
             if gv == 0:
-                return (1.0 if abs(pv) < 1e-6 else 0.0), "numeric_gold_zero", (pn, gn)
+                return (1.0 if abs(pv) < ZERO_GOLD_TOLERANCE else 0.0), "numeric_gold_zero", ZERO_GOLD_TOLERANCE, (pn, gn)
             rel = abs(pv - gv) / abs(gv)
-            return (1.0 if rel <= profile.numeric_tolerance else 0.0), "numeric_tolerance", (pn, gn, rel)
+            tol = profile.numeric_tolerance
+            return (1.0 if rel <= tol else 0.0), "numeric_tolerance", tol, (pn, gn, rel)
+        numbers: tuple = (pn, gn)
     elif atype == "single_choice":
         pm = _CHOICE.search(pred_eff.upper())
         gm = _CHOICE.search(gold.upper())
         if pm and gm:
-            return (1.0 if pm.group(1) == gm.group(1) else 0.0), "choice_letter", (pm.group(1), gm.group(1))
-    # entity rule, and the fallback of every other type
+            return (1.0 if pm.group(1) == gm.group(1) else 0.0), "choice_letter", None, (pm.group(1), gm.group(1))
+        numbers = ()
+    else:
+        numbers = ()
+    # entity rule, and the fallback of every other type; `numbers` keeps what a numeric question read
     if g_norm and g_norm in p_norm:
-        return 1.0, "containment", ()
-    sim = similarity_at_least(p_norm, g_norm, profile.similarity_threshold)
-    if sim >= profile.similarity_threshold:
-        return 1.0, ("both_empty" if not p_norm and not g_norm else "similarity"), (sim,)
-    return 0.0, "no_match", ()
+        return 1.0, "containment", None, numbers
+    t = profile.similarity_threshold
+    sim = levenshtein_similarity(p_norm, g_norm, at_least=t)
+    if sim >= t:
+        return 1.0, ("both_empty" if not p_norm and not g_norm else "similarity"), t, numbers + (sim,) if numbers else (sim,)
+    return 0.0, "no_match", t, numbers
 
 
-def score_answer(
-    prediction: str | None,
-    answers: Sequence[str],
-    answer_format: str = "Str",
-    verification_rule: str = "",
-    *,
-    status: str | None = None,
-    profile: str | Profile = "xldocbench",
-) -> tuple[float, float, float, str]:
-    """(accuracy, token_f1, anls, decision) for one question. `prediction=None` means the
-    question has no prediction (status `missing`)."""
-    p = get_profile(profile)
-    if prediction is None:
-        prediction, status = "", MISSING
-    elif not status:
-        status = "success"
-    if status == MISSING and p.failed_status_zero:
-        return 0.0, 0.0, 0.0, "missing"
-    if is_failed(status, p):
-        return 0.0, 0.0, 0.0, "failed_status"
-    pred = effective_prediction(prediction, status, p)
-    if p.multi_answer:
-        return _score_docvqa(pred, answers)
-    gold = answers[0] if answers else ""
-    p_norm = normalize_answer(pred)
-    g_norm = normalize_answer(gold)
-    acc, decision, _ = _accuracy(pred, gold, p_norm, g_norm, answer_type(answer_format, verification_rule), p)
-    return acc, token_f1(p_norm, g_norm), anls(pred, gold), decision
+def anls(pred: str, gold: str, profile: Profile | None = None) -> float:
+    """Spec 6 (profile default: xldocbench): similarity of the raw strings (stripped, lower-cased), kept when the normalised
+    distance is at most the profile's ANLS threshold (strictly below it when the profile does not
+    keep the threshold)."""
+    profile = profile or _DEFAULT
+    floor = 1.0 - profile.anls_threshold
+    return levenshtein_similarity(pred.strip().lower(), gold.strip().lower(), at_least=floor,
+                                  strict=not profile.anls_keeps_threshold)
 
 
-def _score_docvqa(pred: str, answers: Sequence[str]) -> tuple[float, float, float, str]:
+def _decide_docvqa(pred: str, answers: Sequence[str], profile: Profile) -> Decision:
+    """Spec D: exact match with any acceptable answer; F1 and ANLS the best over the answers."""
     pn = _docvqa_norm(pred)
     normed = [_docvqa_norm(a) for a in answers]
     acc = 1.0 if pn in normed else 0.0
     p_norm = normalize_answer(pred)
     f1 = max((token_f1(p_norm, normalize_answer(a)) for a in answers), default=0.0)
-    best = max((_docvqa_anls(pn, a) for a in normed), default=0.0)
-    return acc, f1, best, ("exact_answer" if acc else "no_exact_answer")
+    floor = 1.0 - profile.anls_threshold
+    best = max((levenshtein_similarity(pn, a, at_least=floor, strict=not profile.anls_keeps_threshold) for a in normed),
+               default=0.0)
+    if acc:
+        return acc, f1, best, "exact_answer", None, (answers[normed.index(pn)],)
+    return acc, f1, best, "no_exact_answer", None, ()
 
 
-# ----------------------------------------------------------------------------- explanation
+def decide(prediction: str | None, answers: Sequence[str], answer_format: str, verification_rule: str,
+           status: str | None, profile: Profile) -> Decision:
+    """The scores of one answer as a tuple (see `judge`, which wraps this in a record)."""
+    if prediction is None:
+        if profile.failed_status_zero:
+            return 0.0, 0.0, 0.0, MISSING, None, ()
+        prediction, status = "", MISSING_STATUS
+    elif not status:
+        status = DEFAULT_STATUS
+    if profile.failed_status_zero and not is_success_status(status):
+        return 0.0, 0.0, 0.0, FAILED, None, ()
+    pred = effective_prediction(prediction, status, profile)
+    if profile.multi_answer:
+        return _decide_docvqa(pred, answers, profile)
+    gold = answers[0] if answers else ""
+    p_norm = normalize_answer(pred)
+    g_norm = normalize_answer(gold)
+    acc, rule, threshold, details = _accuracy(pred, gold, p_norm, g_norm, answer_type(answer_format, verification_rule), profile)
+    return acc, token_f1(p_norm, g_norm), anls(pred, gold, profile), rule, threshold, details
 
 
-@dataclass
-class Explanation:
-    """Everything that decided one question's scores (jiwer-style: inputs, intermediates, all measures)."""
+@dataclass(slots=True, eq=False)
+class Judgement:
+    """Everything that decided one answer's scores: inputs, the scored text, all measures, the
+    rule that decided Accuracy with its threshold and the values it read."""
 
-    profile: str
-    raw_prediction: str | None
-    effective_prediction: str
-    status: str
-    gold_answers: list[str]
+    # inputs
+    prediction: str | None  # as read; None = no prediction for the question
+    answers: tuple[str, ...]  # the gold value first; DocVQA lists every acceptable answer
     answer_format: str
     verification_rule: str
-    answer_type: str
-    normalized_prediction: str
-    normalized_gold: str
+    status: str  # as read ("missing" when there is no prediction, "success" when absent)
+    profile: Profile
+    # measures
     accuracy: float
     token_f1: float
     anls: float
+    # the Accuracy rule
     decided_by: str
-    reason: str
-    prediction_number: str | None = None
-    gold_number: str | None = None
-    relative_error: float | None = None
-    similarity: float = 0.0
-    shared_tokens: list[str] = field(default_factory=list)
-    prediction_only_tokens: list[str] = field(default_factory=list)
-    gold_only_tokens: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
+    threshold: float | None  # tolerance, similarity threshold or zero bound of that rule
+    details: tuple  # numbers read (value, text), relative error, similarity, phrase or letters
 
-    def as_dict(self) -> dict:
-        return dict(self.__dict__)
+    @classmethod
+    def from_decision(cls, decision: Decision, prediction: str | None, answers: Sequence[str], answer_format: str,
+                      verification_rule: str, status: str | None, profile: Profile) -> "Judgement":
+        acc, f1, an, rule, threshold, details = decision
+        st = MISSING_STATUS if prediction is None else (status or DEFAULT_STATUS)
+        return cls(prediction, tuple(answers), answer_format, verification_rule, st, profile,
+                   acc, f1, an, rule, threshold, details)
+
+    # ------------------------------------------------------------------ derived, on request
+
+    @property
+    def gold(self) -> str:
+        return self.answers[0] if self.answers else ""
+
+    @property
+    def scored_text(self) -> str:
+        """The text that was scored (after the overflow substitution and ANSWER: extraction)."""
+        return effective_prediction(self.prediction or "", self.status, self.profile)
+
+    @property
+    def reported_prediction(self) -> str:
+        """The prediction of the release's per-question row: overflow substituted, nothing else."""
+        if self.prediction is None:
+            return ""
+        return OVERFLOW_TEXT if self.status in OVERFLOW_STATUSES else self.prediction
+
+    @property
+    def answer_type(self) -> str:
+        return "anls" if self.profile.multi_answer else answer_type(self.answer_format, self.verification_rule)
+
+    @property
+    def scored(self) -> bool:
+        """False when the status alone decided (missing or failed): no rule read the text."""
+        return self.decided_by not in (MISSING, FAILED)
+
+    @property
+    def normalized_prediction(self) -> str:
+        text = self.scored_text
+        return _docvqa_norm(text) if self.profile.multi_answer else normalize_answer(text)
+
+    @property
+    def normalized_gold(self) -> str:
+        return _docvqa_norm(self.gold) if self.profile.multi_answer else normalize_answer(self.gold)
+
+    def _numbers(self) -> tuple[Any, Any]:
+        if self.decided_by in ("numeric_tolerance", "numeric_gold_zero"):
+            return self.details[0], self.details[1]
+        if self.answer_type in ("numeric", "percentage") and self.scored:
+            return _numbers(self.scored_text, self.gold, normalize_answer(self.scored_text),
+                            normalize_answer(self.gold), self.profile)
+        return None, None
+
+    @property
+    def prediction_number(self) -> tuple[float, str] | None:
+        return self._numbers()[0]
+
+    @property
+    def gold_number(self) -> tuple[float, str] | None:
+        return self._numbers()[1]
+
+    @property
+    def relative_error(self) -> float | None:
+        if self.decided_by == "numeric_tolerance":
+            return self.details[2]
+        pn, gn = self._numbers()
+        if pn is None or gn is None or gn[0] == 0:
+            return None
+        return abs(pn[0] - gn[0]) / abs(gn[0])
+
+    @property
+    def similarity(self) -> float:
+        """Normalised Levenshtein similarity of the normalised prediction and gold (the entity
+        rule's measure), whatever rule decided; for DocVQA the best over the answers."""
+        if self.profile.multi_answer:
+            pn = self.normalized_prediction
+            return max((levenshtein_similarity(pn, _docvqa_norm(a)) for a in self.answers), default=0.0)
+        return levenshtein_similarity(self.normalized_prediction, self.normalized_gold)
+
+    @property
+    def shared_tokens(self) -> list[str]:
+        return sorted(set(self.normalized_prediction.split()) & set(self.normalized_gold.split()))
+
+    @property
+    def prediction_only_tokens(self) -> list[str]:
+        return sorted(set(self.normalized_prediction.split()) - set(self.normalized_gold.split()))
+
+    @property
+    def gold_only_tokens(self) -> list[str]:
+        return sorted(set(self.normalized_gold.split()) - set(self.normalized_prediction.split()))
+
+    @property
+    def notes(self) -> list[str]:
+        out = []
+        if self.prediction is not None and self.scored_text != self.prediction:
+            out.append(f"status {self.status!r}: the prediction is replaced by {OVERFLOW_TEXT}"
+                       if self.status in OVERFLOW_STATUSES else "the last 'ANSWER:' line is scored")
+        if self.scored and self.answer_type in ("numeric", "percentage"):
+            pn, gn = self._numbers()
+            if pn is None or gn is None:
+                side = "prediction" if pn is None else "gold"
+                out.append(f"no number read from the {side} ({self.profile.number_reader} reader): the entity rule decides")
+        return out
+
+    @property
+    def reason(self) -> str:
+        """One sentence: why Accuracy is what it is."""
+        p, d, t = self.profile, self.details, self.threshold
+        rule = self.decided_by
+        if rule == MISSING:
+            return f"no prediction for this question: all metrics 0 (profile {p.name})"
+        if rule == FAILED:
+            return f"status {self.status!r} is a failed status: all metrics 0 (profile {p.name})"
+        if rule == "exact_answer":
+            return f"prediction equals acceptable answer {d[0]!r}"
+        if rule == "no_exact_answer":
+            return f"no acceptable answer equals {self.normalized_prediction!r} (after strip, lower-case, space folding)"
+        if rule == "refusal_phrase":
+            return f"unanswerable question: refusal phrase {d[0]!r} found in the normalised prediction"
+        if rule == "no_refusal_phrase":
+            return "unanswerable question: none of the refusal phrases (" + ", ".join(REFUSAL_PHRASES) + ") found"
+        if rule == "boolean_unreadable":
+            return "boolean question: no yes/true/correct or no/false/incorrect in the prediction"
+        if rule == "boolean_polarity":
+            return f"boolean question: prediction reads as {'yes' if d[0] else 'no'}, gold as {'yes' if d[1] else 'no'}"
+        if rule == "numeric_gold_zero":
+            return f"gold is 0: |{d[0][0]:g}| {'<' if self.accuracy else '≥'} {t:g}"
+        if rule == "numeric_tolerance":
+            return f"numbers {d[0][0]:g} vs {d[1][0]:g}: relative error {d[2]:.2%} {'≤' if self.accuracy else '>'} {t:.0%}"
+        if rule == "choice_letter":
+            return f"option letters {d[0]} vs {d[1]}"
+        g_norm = self.normalized_gold
+        if rule == "containment":
+            return f"normalised gold {g_norm!r} is contained in the normalised prediction"
+        if rule == "similarity":
+            return f"similarity {d[-1]:.3f} ≥ {t:g}"
+        if rule == "both_empty":
+            return "both normalised strings are empty: similarity 1"
+        sim = self.similarity
+        if g_norm:
+            return f"normalised gold {g_norm!r} not contained and similarity {sim:.3f} < {t:g}"
+        return f"gold normalises to an empty string, so containment is skipped; similarity {sim:.3f} < {t:g}"
+
+    def trace(self) -> list[tuple[str, str]]:
+        """The Accuracy trace as (step, value) text rows, for people."""
+
+        def num(n: tuple[float, str] | None) -> str:
+            return "—" if n is None else f"{n[1]} → {n[0]:g}"
+
+        rows = [
+            ("Prediction as scored", self.scored_text if self.prediction is not None else "(no prediction)"),
+            ("Status", self.status),
+            ("Answer type", self.answer_type),
+            ("Normalised prediction", self.normalized_prediction),
+            ("Normalised gold", self.normalized_gold),
+        ]
+        if self.answer_type in ("numeric", "percentage"):
+            rel = self.relative_error
+            rows += [("Number read from the prediction", num(self.prediction_number)),
+                     ("Number read from the gold", num(self.gold_number)),
+                     ("Relative error", "—" if rel is None else f"{rel:.2%}")]
+        rows += [
+            ("Similarity", f"{self.similarity:.3f}"),
+            ("Shared tokens", " ".join(self.shared_tokens) or "—"),
+            ("Rule that decided", self.decided_by),
+            ("Threshold", "—" if self.threshold is None else f"{self.threshold:g}"),
+            ("Reason", self.reason),
+            ("Notes", "; ".join(self.notes) or "—"),
+        ]
+        return rows
 
 
-def _fmt_num(n: tuple[float, str] | None) -> str | None:
-    if n is None:
-        return None
-    value, text = n
-    return f"{text} → {value:g}"
-
-
-def explain_answer(
+def judge(
     prediction: str | None,
     answers: Sequence[str],
     answer_format: str = "Str",
@@ -269,71 +435,9 @@ def explain_answer(
     *,
     status: str | None = None,
     profile: str | Profile = "xldocbench",
-) -> Explanation:
+) -> Judgement:
+    """Judge one answer. `prediction=None` means the question has no prediction (status
+    `missing`); `answers` lists the gold value first (DocVQA: every acceptable answer)."""
     p = get_profile(profile)
-    raw = prediction
-    acc, f1, an, decision = score_answer(prediction, answers, answer_format, verification_rule, status=status, profile=p)
-    if prediction is None:
-        prediction, status = "", MISSING
-    elif not status:
-        status = "success"
-    pred = effective_prediction(prediction, status, p)
-    gold = answers[0] if answers else ""
-    atype = "anls" if p.multi_answer else answer_type(answer_format, verification_rule)
-    p_norm, g_norm = normalize_answer(pred), normalize_answer(gold)
-    ex = Explanation(
-        profile=p.name, raw_prediction=raw, effective_prediction=pred, status=status,
-        gold_answers=list(answers), answer_format=answer_format or "Str", verification_rule=verification_rule,
-        answer_type=atype, normalized_prediction=p_norm, normalized_gold=g_norm,
-        accuracy=acc, token_f1=f1, anls=an, decided_by=decision, reason="",
-        similarity=similarity(pred, gold),
-    )
-    pt, gt = set(p_norm.split()), set(g_norm.split())
-    ex.shared_tokens = sorted(pt & gt)
-    ex.prediction_only_tokens = sorted(pt - gt)
-    ex.gold_only_tokens = sorted(gt - pt)
-    if pred != prediction:
-        ex.notes.append(
-            f"status {status!r}: the prediction is replaced by {OVERFLOW_TEXT}" if status in OVERFLOW_STATUSES
-            else "the last 'ANSWER:' line is scored"
-        )
-    if decision == "missing":
-        ex.reason = f"no prediction for this question: all metrics 0 (profile {p.name})"
-        return ex
-    if decision == "failed_status":
-        ex.reason = f"status {status!r} is a failed status: all metrics 0 (profile {p.name})"
-        return ex
-    if p.multi_answer:
-        normed = [_docvqa_norm(a) for a in answers]
-        pn = _docvqa_norm(pred)
-        ex.normalized_prediction = pn
-        ex.similarity = max((1 - Levenshtein.normalized_distance(pn, a) if (pn or a) else 1.0 for a in normed), default=0.0)
-        ex.reason = (f"prediction equals acceptable answer {answers[normed.index(pn)]!r}" if acc
-                     else f"no acceptable answer equals {pn!r} (after strip, lower-case, space folding)")
-        return ex
-    if atype in ("numeric", "percentage"):
-        pn, gn = _numbers(pred, gold, p_norm, g_norm, p)
-        ex.prediction_number, ex.gold_number = _fmt_num(pn), _fmt_num(gn)
-        if pn is None or gn is None:
-            side = "prediction" if pn is None else "gold"
-            ex.notes.append(f"no number read from the {side} ({p.number_reader} reader): the entity rule decides")
-    _, _, details = _accuracy(pred, gold, p_norm, g_norm, atype, p)
-    tol = p.numeric_tolerance
-    reasons = {
-        "refusal_phrase": lambda: f"unanswerable question: refusal phrase {details[0]!r} found in the normalised prediction",
-        "no_refusal_phrase": lambda: "unanswerable question: none of the refusal phrases (" + ", ".join(REFUSAL_PHRASES) + ") found",
-        "boolean_unreadable": lambda: "boolean question: no yes/true/correct or no/false/incorrect in the prediction",
-        "boolean_polarity": lambda: f"boolean question: prediction reads as {'yes' if details[0] else 'no'}, gold as {'yes' if details[1] else 'no'}",
-        "numeric_gold_zero": lambda: f"gold is 0: |{details[0][0]:g}| {'<' if acc else '≥'} 1e-6",
-        "numeric_tolerance": lambda: f"numbers {details[0][0]:g} vs {details[1][0]:g}: relative error {details[2]:.2%} {'≤' if acc else '>'} {tol:.0%}",
-        "choice_letter": lambda: f"option letters {details[0]} vs {details[1]}",
-        "containment": lambda: f"normalised gold {g_norm!r} is contained in the normalised prediction",
-        "similarity": lambda: f"similarity {details[0]:.3f} ≥ {p.similarity_threshold:g}",
-        "both_empty": lambda: "both normalised strings are empty: similarity 1",
-        "no_match": lambda: (f"normalised gold {g_norm!r} not contained and similarity {similarity(p_norm, g_norm):.3f} < {p.similarity_threshold:g}"
-                             if g_norm else f"gold normalises to an empty string, so containment is skipped; similarity {similarity(p_norm, g_norm):.3f} < {p.similarity_threshold:g}"),
-    }
-    ex.reason = reasons[decision]()
-    if decision == "numeric_tolerance":
-        ex.relative_error = details[2]
-    return ex
+    return Judgement.from_decision(decide(prediction, answers, answer_format, verification_rule, status, p),
+                                   prediction, answers, answer_format, verification_rule, status, p)

@@ -7,20 +7,44 @@ from dataclasses import dataclass
 
 from . import __version__
 
-__all__ = ["Profile", "PROFILES", "DEFAULT_PROFILE", "get_profile", "signature"]
+__all__ = ["Profile", "PROFILES", "DEFAULT_PROFILE", "NUMBER_READERS", "get_profile", "signature"]
+
+
+NUMBER_READERS = ("release", "hardened")
+# Settings of the single-answer rules (spec sections 5 and C); a multi-answer profile (DocVQA)
+# scores by exact match and ANLS only, so it leaves them unset rather than carry dead values.
+SINGLE_ANSWER_SETTINGS = ("number_reader", "numeric_tolerance", "similarity_threshold")
 
 
 @dataclass(frozen=True)
 class Profile:
+    """Every setting that changes a score, and nothing else (besides the name and description).
+    Each one is read by scoring.metrics and written into the signature; tests/test_profiles.py
+    checks that changing any of them changes some score."""
+
     name: str
     description: str
-    number_reader: str  # "release": spec B.5; "hardened": spec C.1
     failed_status_zero: bool  # spec C.2: failed or missing predictions score 0 on all metrics
-    multi_answer: bool = False  # spec D: a list of acceptable answers, ANSWER: extraction
-    numeric_tolerance: float = 0.05
-    similarity_threshold: float = 0.8  # entity rule
-    anls_threshold: float = 0.5
-    anls_keeps_threshold: bool = True  # B: similarity exactly 0.5 is kept; D: distance exactly 0.5 scores 0
+    multi_answer: bool = False  # spec D: a list of acceptable answers, exact match, ANSWER: extraction
+    number_reader: str | None = "hardened"  # "release": spec 5; "hardened": spec C.1
+    numeric_tolerance: float | None = 0.05  # relative error accepted by the numeric rule
+    similarity_threshold: float | None = 0.8  # entity rule: normalised similarity accepted
+    anls_threshold: float = 0.5  # ANLS is 0 beyond this normalised edit distance
+    anls_keeps_threshold: bool = True  # B: a distance exactly at the threshold is kept; D: it scores 0
+
+    def __post_init__(self) -> None:
+        unset = [k for k in SINGLE_ANSWER_SETTINGS if getattr(self, k) is None]
+        if self.multi_answer and len(unset) != len(SINGLE_ANSWER_SETTINGS):
+            raise ValueError(f"profile {self.name!r}: a multi-answer profile does not use "
+                             f"{', '.join(k for k in SINGLE_ANSWER_SETTINGS if k not in unset)}; leave them unset")
+        if not self.multi_answer and unset:
+            raise ValueError(f"profile {self.name!r}: {', '.join(unset)} must be set")
+        if self.number_reader is not None and self.number_reader not in NUMBER_READERS:
+            raise ValueError(f"profile {self.name!r}: number_reader must be one of {', '.join(NUMBER_READERS)}")
+        for key in ("numeric_tolerance", "similarity_threshold", "anls_threshold"):
+            value = getattr(self, key)
+            if value is not None and not 0.0 <= value <= 1.0:
+                raise ValueError(f"profile {self.name!r}: {key} must lie in [0, 1], got {value!r}")
 
 
 PROFILES: dict[str, Profile] = {
@@ -41,9 +65,11 @@ PROFILES: dict[str, Profile] = {
         Profile(
             "docvqa",
             "DocVQA: ANLS over a list of acceptable answers, ANSWER: line extraction",
-            number_reader="hardened",
             failed_status_zero=True,
             multi_answer=True,
+            number_reader=None,
+            numeric_tolerance=None,
+            similarity_threshold=None,
             anls_keeps_threshold=False,
         ),
     )
@@ -64,12 +90,15 @@ def get_profile(name: str | Profile | None) -> Profile:
 def signature(profile: str | Profile, *, ignore_missing: bool = False, prediction_field: str | None = None) -> str:
     """e.g. `profile:xldocbench|numbers:hardened|failed:zero|tol:0.05|sim:0.8|anls:0.5+|missing:scored|field:auto|lens:0.1.0`"""
     p = get_profile(profile)
-    parts = [
-        f"profile:{p.name}",
-        f"numbers:{p.number_reader}",
-        f"failed:{'zero' if p.failed_status_zero else 'scored'}",
-        f"tol:{p.numeric_tolerance:g}",
-        f"sim:{p.similarity_threshold:g}",
+    parts = [f"profile:{p.name}"]
+    if p.number_reader is not None:
+        parts.append(f"numbers:{p.number_reader}")
+    parts.append(f"failed:{'zero' if p.failed_status_zero else 'scored'}")
+    if p.numeric_tolerance is not None:
+        parts.append(f"tol:{p.numeric_tolerance:g}")
+    if p.similarity_threshold is not None:
+        parts.append(f"sim:{p.similarity_threshold:g}")
+    parts += [
         f"anls:{p.anls_threshold:g}{'+' if p.anls_keeps_threshold else ''}",
         f"answers:{'any' if p.multi_answer else 'one'}",
         f"missing:{'ignored' if ignore_missing else 'scored'}",

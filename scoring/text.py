@@ -13,8 +13,8 @@ __all__ = [
     "strip_prefixes",
     "normalize_answer",
     "edit_distance",
+    "levenshtein_similarity",
     "similarity",
-    "similarity_at_least",
     "tokens",
 ]
 
@@ -62,35 +62,37 @@ def edit_distance(a: str, b: str) -> int:
     return Levenshtein.distance(a, b)
 
 
-def similarity(a: str, b: str) -> float:
-    """Normalised Levenshtein similarity of the stripped, lower-cased strings (spec 5)."""
-    a = a.strip().lower()
-    b = b.strip().lower()
+def levenshtein_similarity(a: str, b: str, *, at_least: float = 0.0, strict: bool = False) -> float:
+    """1 - edit distance / length of the longer string, of `a` and `b` exactly as given (callers
+    strip and lower-case); 1.0 when both are empty, 0.0 when one is. Returns 0.0 when the
+    similarity is below `at_least` (or equal to it, with `strict`). The one normalised-Levenshtein
+    routine of the project: Accuracy's entity rule, both ANLS variants and the traces use it.
+
+    A distance cut-off keeps long, dissimilar strings at O(cutoff * n) instead of O(n * m); the
+    kept value is computed by the exact formula, so it equals the plain computation."""
     if not a and not b:
         return 1.0
     if not a or not b:
         return 0.0
     longer = max(len(a), len(b))
-    return 1.0 - Levenshtein.distance(a, b) / longer
-
-
-def similarity_at_least(a: str, b: str, threshold: float) -> float:
-    """The similarity when it is >= threshold, else 0.0 -- with a distance cut-off so that long,
-    dissimilar strings cost O(cutoff * n) instead of O(n * m). Same value as `similarity` when kept."""
-    a = a.strip().lower()
-    b = b.strip().lower()
-    if not a and not b:
-        return 1.0
-    if not a or not b:
-        return 0.0 if threshold > 0.0 else 0.0
-    longer = max(len(a), len(b))
-    # sim >= t  <=>  d <= (1 - t) * longer; allow one more so float rounding at the edge is
-    # decided by the exact formula below, never by the cut-off.
-    cutoff = int((1.0 - threshold) * longer) + 1
-    if abs(len(a) - len(b)) > cutoff:
-        return 0.0
-    d = Levenshtein.distance(a, b, score_cutoff=cutoff)
-    if d > cutoff:
-        return 0.0
+    if at_least > 0.0:
+        # sim >= t  <=>  d <= (1 - t) * longer; one more so float rounding at the edge is decided
+        # by the exact comparison below, never by the cut-off.
+        cutoff = int((1.0 - at_least) * longer) + 1
+        if abs(len(a) - len(b)) > cutoff:
+            return 0.0
+        d = Levenshtein.distance(a, b, score_cutoff=cutoff)
+        if d > cutoff:
+            return 0.0
+    else:
+        d = Levenshtein.distance(a, b)
     sim = 1.0 - d / longer
-    return sim if sim >= threshold else 0.0
+    if sim < at_least or (strict and sim == at_least):
+        return 0.0
+    return sim
+
+
+def similarity(a: str, b: str, *, at_least: float = 0.0) -> float:
+    """Normalised Levenshtein similarity of the stripped, lower-cased strings (spec 5), 0.0 below
+    `at_least`."""
+    return levenshtein_similarity(a.strip().lower(), b.strip().lower(), at_least=at_least)

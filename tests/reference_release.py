@@ -19,7 +19,8 @@ Public surface used by the tests and the benchmark:
 Choices made where the spec leaves room (each is the most literal reading; see the
 report in tests/test_reference_agreement.py for the ones that were cross-checked):
 
-* the verification rule is lower-cased before looking for ``numeric``/``tolerance``;
+* the verification rule is searched as written for ``numeric``/``tolerance`` (the release
+  does not lower-case it: ``Numeric_Tolerance`` is not numeric);
 * the single-choice letter is looked for in the upper-cased raw prediction AND the
   upper-cased raw gold (``\\b([A-D])\\b``);
 * ``--prediction-field NAME`` reads that field as is (the ``answer`` object special case
@@ -205,7 +206,7 @@ def answer_type(fmt, rule) -> str:
     raw_format = to_text(fmt) or "Str"
     if raw_format in FORMAT_TYPES:
         return FORMAT_TYPES[raw_format]
-    rule_text = to_text(rule).lower()
+    rule_text = to_text(rule)
     if "numeric" in rule_text or "tolerance" in rule_text:
         return "numeric"
     return raw_format.lower()

@@ -10,7 +10,7 @@ from dashboard import ui
 from dashboard.links import METRICS, View, field_label, to_params
 from dashboard.tables import (METRIC_LABELS, explorer_frame, field_options, filter_questions, md_escape, run_column,
                               trace_frame)
-from scoring.metrics import answer_type, explain_answer
+from scoring.metrics import answer_type, judge
 from scoring.model import GoldQuestion
 
 ctx = ui.context()
@@ -96,7 +96,7 @@ def run_detail(name: str, q: GoldQuestion) -> None:
         st.caption("Scores loaded, not recomputed: no trace.")
         return
     pred = result.prediction
-    ex = explain_answer(pred.text if pred else None, q.answers, q.answer_format, q.verification_rule,
+    ex = judge(pred.text if pred else None, q.answers, q.answer_format, q.verification_rule,
                         status=pred.status if pred else None, profile=ctx.profile)
     trace = trace_frame(ex)
     with st.expander("Why this Accuracy", expanded=True):

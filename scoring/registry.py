@@ -1,0 +1,33 @@
+"""Names every part of the project shares, declared once: the three headline metrics, the status
+vocabulary and the defaults of a prediction row. Loaders, scoring, reports and the dashboard
+import these instead of keeping their own lists."""
+
+from __future__ import annotations
+
+__all__ = [
+    "METRICS", "METRIC_LABELS", "METRIC_SHORT_LABELS", "PASS_THRESHOLDS",
+    "DEFAULT_STATUS", "MISSING_STATUS", "SUCCESS_STATUSES", "OVERFLOW_STATUSES", "OVERFLOW_TEXT",
+    "is_success_status",
+]
+
+# The three headline metrics, in report order.
+METRICS: tuple[str, ...] = ("accuracy", "token_f1", "anls")
+METRIC_LABELS: dict[str, str] = {"accuracy": "Accuracy", "token_f1": "Token F1", "anls": "ANLS"}
+METRIC_SHORT_LABELS: dict[str, str] = {"accuracy": "Acc", "token_f1": "F1", "anls": "ANLS"}
+# A metric "passes" a question at or above these values (Accuracy is 0 or 1).
+PASS_THRESHOLDS: dict[str, float] = {"accuracy": 1.0, "token_f1": 0.5, "anls": 0.5}
+
+# Statuses of a prediction row.
+DEFAULT_STATUS = "success"  # a row without a status (absent, null or empty)
+MISSING_STATUS = "missing"  # a gold question without a prediction row
+SUCCESS_STATUSES = frozenset({"success", "ok", "completed"})  # compared trimmed, case-insensitively
+# The release replaces the prediction of these statuses (compared as written) by OVERFLOW_TEXT.
+OVERFLOW_STATUSES = frozenset({"context_overflow", "vision_unsupported"})
+OVERFLOW_TEXT = "CONTEXT_OVERFLOW"
+
+
+def is_success_status(status: str | None) -> bool:
+    """True for a status that reports a successful answer: empty or blank (no status), or one of
+    SUCCESS_STATUSES after trimming, in any case."""
+    s = (status or "").strip()
+    return not s or s.lower() in SUCCESS_STATUSES
