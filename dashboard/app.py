@@ -24,6 +24,7 @@ ui.start()
 page = st.navigation([
     st.Page(VIEWS / "overview.py", title="Overview", icon=":material/leaderboard:", default=True),
     st.Page(VIEWS / "questions.py", title="Question explorer", icon=":material/quiz:"),
+    st.Page(VIEWS / "evidence.py", title="Evidence", icon=":material/plagiarism:"),
     st.Page(VIEWS / "data.py", title="Data", icon=":material/dataset:"),
 ])
 st.sidebar.title("DocBench Lens")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 import streamlit as st
 
@@ -18,6 +18,11 @@ from scoring.evaluate import RunResult
 
 from .tables import Analysis
 from .workspace import Sources, Workspace, load_workspace
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from .pagerender import Rendered
 
 RUN_CAPACITY = 256  # scored (run, profile) pairs kept
 
@@ -64,3 +69,33 @@ def scored(key: tuple) -> RunResult | None:
 
 def remember(key: tuple, result: RunResult) -> None:
     _runs().put(key, result)
+
+
+# ----------------------------------------------------------------------------- evidence pages
+
+
+@st.cache_data(show_spinner=False, max_entries=256)
+def page_png(path: str, mtime_ns: int, page: int, zoom: float) -> "Rendered":
+    """A page rendered to PNG bytes (with its pixel matrix), keyed by (file, mtime, page, zoom).
+    Raises evidence.DocumentError for a page the document does not have (not cached)."""
+    from pathlib import Path
+
+    from .pagerender import render_page
+
+    return render_page(Path(path), page, zoom)
+
+
+@st.cache_resource(show_spinner=False)
+def _evidence_tables() -> _RunStore:
+    return _RunStore()
+
+
+def evidence_metrics(key: tuple) -> "pd.DataFrame | None":
+    """The evidence metrics (dashboard.grounding.evidence_table) computed before for `key` = (sources,
+    gold key, the runs' files, the documents' files). A store, not a cached function, so that the
+    computation can drive a progress bar."""
+    return _evidence_tables().get(key)  # type: ignore[return-value]
+
+
+def remember_evidence_metrics(key: tuple, table: "pd.DataFrame") -> None:
+    _evidence_tables().put(key, table)  # type: ignore[arg-type]

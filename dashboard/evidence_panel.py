@@ -1,0 +1,209 @@
+"""The evidence viewer as a Streamlit component: `show_evidence(ctx, question, runs)`.
+
+The question's documents one at a time (a cross-document question lists each), the page with
+boxes for the gold evidence, the gold answer, each run's answer and its cited evidence, layer
+toggles, stepping through the evidence pages, jumping to any page, zoom, thumbnails of the
+neighbouring pages, the answer-location diagnosis per run and a PNG download. Page images come
+from dashboard/cache.py; the pure work is in evidence.py, layers.py and pagerender.py.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import streamlit as st
+
+from scoring.model import DocRef, GoldQuestion, Prediction
+
+from . import cache
+from .evidence import (
+    EVIDENCE_PAGE,
+    NOT_IN_DOCUMENT,
+    OTHER_PAGE,
+    DocumentError,
+    answered,
+    is_image,
+    locate_answer,
+    missing_message,
+    question_paths,
+)
+from .layers import gold_pages, layers, page_layers, quote_message
+from .pagerender import ZOOMS, draw_overlay, page_figure
+from .tables import md_escape
+
+THUMBS = 2  # neighbouring pages shown on each side
+PREFIX = "ev_"  # session-state keys of this component
+
+
+def run_predictions(ctx, runs: list[str], qid: str) -> dict[str, Prediction | None]:
+    """Each run's prediction of one question: the parsed row of a scored prediction file (with its
+    cited evidence), or the text of an official score row."""
+    out: dict[str, Prediction | None] = {}
+    for name in runs:
+        run = ctx.analysis.run(name)
+        pred = None
+        if run is not None and run.result is not None:
+            r = next((r for r in run.result.results if r.qid == qid), None)
+            pred = r.prediction if r is not None else None
+        elif run is not None:
+            s = next((s for s in run.official if s.qid == qid), None)
+            if s is not None:
+                pred = Prediction(qid, s.prediction or "", s.status or "success")
+        out[name] = pred
+    return out
+
+
+def _mtime(path: Path) -> int:
+    try:
+        return path.stat().st_mtime_ns
+    except OSError:
+        return -1
+
+
+def _render(path: Path, page: int, zoom: float):
+    return cache.page_png(str(path), _mtime(path), page, zoom)
+
+
+def _key(*parts: object) -> str:
+    return PREFIX + ":".join(str(p) for p in parts)
+
+
+def _doc_label(ref: DocRef, found: bool) -> str:
+    pages = gold_pages(ref)
+    what = f"evidence p. {', '.join(map(str, pages))}" if pages else "context only"
+    return f"{ref.document_id} ({what}{'' if found else ', missing'})"
+
+
+def show_evidence(ctx, question: GoldQuestion, runs: list[str]) -> None:
+    """The evidence viewer for one question and the chosen runs."""
+    ws = ctx.workspace
+    paths = question_paths(question, ws.locations, ws.discovery.benchmark, ws.discovery.docs_dir)
+    refs = [d for d in question.documents if d.document_id] or [DocRef(doc_id) for doc_id in paths]
+    if not refs:
+        st.info("This question names no document, so there is no page to show.")
+        return
+    preds = run_predictions(ctx, runs, question.qid)
+    if len(refs) > 1:
+        labels = {d.document_id: _doc_label(d, paths.get(d.document_id) is not None) for d in refs}
+        chosen = st.radio("Document", list(labels), format_func=lambda d: md_escape(labels[d]), horizontal=True,
+                          key=_key("doc", question.qid),
+                          help="A cross-document question: its documents one at a time.")
+        ref = next(d for d in refs if d.document_id == chosen)
+    else:
+        ref = refs[0]
+    path = paths.get(ref.document_id)
+    if path is None:
+        loc = ws.locations.get(ref.document_id)
+        st.warning(md_escape(missing_message(ref.document_id, ws.discovery.docs_dir, loc.how if loc else "not found")),
+                   icon=":material/description:")
+        _answer_notes(question, runs, preds, paths, ref, jump=None)
+        return
+    _viewer(question, ref, path, runs, preds, paths)
+
+
+def _page_count(path: Path) -> int | None:
+    try:
+        return _render(path, 1, 0.1).page_count
+    except DocumentError:
+        return None
+
+
+def _viewer(q: GoldQuestion, ref: DocRef, path: Path, runs: list[str], preds: dict, paths: dict) -> None:
+    n = _page_count(path)
+    if n is None:
+        st.error(md_escape(f"{path.name} cannot be opened as a PDF or image. Replace the file in the docs folder."))
+        return
+    evidence = [p for p in gold_pages(ref) if 1 <= p <= n]
+    beyond = [p for p in gold_pages(ref) if p > n]
+    if beyond:
+        st.warning(md_escape(f"The gold names page{'s' if len(beyond) > 1 else ''} {', '.join(map(str, beyond))} of "
+                             f"{ref.document_id}, which has {n} pages: the gold and the PDF disagree."))
+    key = _key("page", q.qid, ref.document_id)
+    if key not in st.session_state or not 1 <= st.session_state[key] <= n:
+        st.session_state[key] = evidence[0] if evidence else 1
+
+    def go(page: int) -> None:
+        st.session_state[key] = page
+
+    current = st.session_state[key]
+    before = [p for p in evidence if p < current]
+    after = [p for p in evidence if p > current]
+    cols = st.columns([1.2, 1.2, 1.4, 2.2, 2])
+    cols[0].button("Previous evidence page", icon=":material/arrow_back:", disabled=not before, width="stretch",
+                   on_click=go, args=(before[-1] if before else current,), key=_key("prev", q.qid, ref.document_id))
+    cols[1].button("Next evidence page", icon=":material/arrow_forward:", disabled=not after, width="stretch",
+                   on_click=go, args=(after[0] if after else current,), key=_key("next", q.qid, ref.document_id))
+    cols[2].number_input(f"Page (of {n})", min_value=1, max_value=n, step=1, key=key)
+    zoom = cols[3].select_slider("Zoom", options=list(ZOOMS), value=1.5, format_func=lambda z: f"{round(z * 100)} %",
+                                 key=_key("zoom"))
+    all_layers = layers(runs)
+    names = [la.name for la in all_layers]
+    chosen = cols[4].multiselect("Layers", names, default=names, key=_key("layers", *runs),
+                                 help="Hide or show each kind of box. The chart's legend toggles them as well.")
+    page = st.session_state[key]
+    where = (f"evidence page {evidence.index(page) + 1} of {len(evidence)}" if page in evidence
+             else "not an evidence page" if evidence else "the gold names no evidence page")
+    st.caption(md_escape(f"{ref.document_id} · page {page} of {n} · {where}"))
+    try:
+        rendered = _render(path, page, zoom)
+        drawn = page_layers(q, ref, path, page, runs, preds, set(chosen))
+    except DocumentError as exc:
+        st.warning(md_escape(str(exc)))
+        return
+    if rendered.capped:
+        st.caption(f"Rendered at {round(rendered.zoom * 100)} % to stay under the pixel limit.")
+    fig = page_figure(rendered, drawn.boxes)
+    st.plotly_chart(fig, width="stretch", key=_key("fig", q.qid, ref.document_id),
+                    config={"displaylogo": False, "scrollZoom": True})
+    if not drawn.has_text:
+        st.caption("This page is an image without a text layer: quotes and answers cannot be searched on it; "
+                   "explicit boxes are drawn.")
+    for note in drawn.quotes:
+        st.caption(md_escape("Gold quote " + quote_message(note)))
+    if drawn.cited_here:
+        st.caption(md_escape("Cited by " + ", ".join(drawn.cited_here) + "."))
+    _answer_notes(q, runs, preds, paths, ref, jump=go)
+    st.download_button("Download this page with its boxes (PNG)", draw_overlay(rendered, drawn.boxes),
+                       file_name=f"{ref.document_id}-p{page}.png", mime="image/png", icon=":material/download:",
+                       key=_key("png", q.qid, ref.document_id))
+    _thumbnails(path, page, n, evidence, go, key)
+
+
+def _answer_notes(q: GoldQuestion, runs: list[str], preds: dict, paths: dict, ref: DocRef, jump) -> None:
+    """Per run, where its answer is: on an evidence page, only elsewhere (with buttons to open those
+    pages), nowhere, or not searched."""
+    if not runs:
+        return
+    st.markdown("**Where each answer appears**")
+    for run in runs:
+        pred = preds.get(run)
+        text = answered(pred)
+        loc = locate_answer(text, q, paths)
+        icon = {EVIDENCE_PAGE: "✅", OTHER_PAGE: "⚠️", NOT_IN_DOCUMENT: "❓"}.get(loc.location or "", "➖")
+        shown = text if pred is not None else "(no prediction)"
+        st.markdown(icon + " " + md_escape(f"{run}: “{' '.join(shown.split())[:120]}” — {loc.message}"))
+        other = loc.other_pages.get(ref.document_id, [])
+        if jump is not None and loc.location == OTHER_PAGE and other:
+            cols = st.columns(min(6, len(other)) + 1)
+            for col, p in zip(cols, other[:6]):
+                col.button(f"Open p. {p}", key=_key("jump", q.qid, run, ref.document_id, p), on_click=jump, args=(p,))
+
+
+def _thumbnails(path: Path, page: int, n: int, evidence: list[int], go, key: str) -> None:
+    pages = [p for p in range(page - THUMBS, page + THUMBS + 1) if 1 <= p <= n]
+    if len(pages) <= 1:
+        return
+    st.markdown("**Neighbouring pages**")
+    cols = st.columns(2 * THUMBS + 1)
+    for col, p in zip(cols, pages):
+        try:
+            thumb = _render(path, p, 0.3)
+        except DocumentError:
+            continue
+        mark = " · evidence" if p in evidence else ""
+        col.image(thumb.png, caption=f"p. {p}{mark}" + (" (shown)" if p == page else ""), width="stretch")
+        col.button(f"Open p. {p}", key=_key("thumb", key, p), on_click=go, args=(p,), disabled=p == page,
+                   width="stretch")
+
+
+__all__ = ["show_evidence", "run_predictions", "is_image"]

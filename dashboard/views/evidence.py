@@ -1,0 +1,95 @@
+"""Evidence: one question's evidence pages with boxes for the gold evidence, the gold answer, each
+run's answer and its cited evidence; and the evidence metrics of every run."""
+
+from pathlib import Path
+
+import streamlit as st
+
+from dashboard import cache, ui
+from dashboard.evidence import question_paths
+from dashboard.evidence_panel import show_evidence
+from dashboard.grounding import evidence_table, run_rates
+from dashboard.tables import md_escape
+from dashboard.workspace import fingerprint
+from scoring.model import Prediction
+
+ctx = ui.context()
+ws, an = ctx.workspace, ctx.analysis
+st.title("Evidence")
+
+
+def predictions() -> dict[str, dict[str, Prediction]]:
+    """Each run's predictions by question id (official-only runs: their prediction text)."""
+    out = {}
+    for run in an.runs:
+        if run.result is not None:
+            out[run.name] = {r.qid: r.prediction for r in run.result.results if r.prediction is not None}
+        else:
+            out[run.name] = {s.qid: Prediction(s.qid, s.prediction or "", s.status or "success") for s in run.official}
+    return out
+
+
+def metrics():
+    """The evidence metrics of every run, computed once per data (with a progress bar)."""
+    bench, docs = ws.discovery.benchmark, ws.discovery.docs_dir
+    located = sorted((doc, str(loc.path)) for doc, loc in ws.locations.items() if loc.path)
+    key = (repr(ctx.sources), ctx.gold_key, tuple((pf.run, pf.sha256) for pf in ws.predictions),
+           tuple((r.name, r.source, len(r.official)) for r in an.runs), tuple(located),
+           fingerprint([Path(p) for _, p in located]))
+    table = cache.evidence_metrics(key)
+    if table is None:
+        bar = st.progress(0.0, text="Locating every answer in its documents…")
+        table = evidence_table(ws.gold.items, predictions(), lambda q: question_paths(q, ws.locations, bench, docs),
+                               progress=lambda d, t: bar.progress(d / t, text=f"Locating answers: {d} / {t}"))
+        bar.empty()
+        cache.remember_evidence_metrics(key, table)
+    return table
+
+
+questions = ws.gold.items
+if not questions:
+    st.info("No gold questions loaded: open a benchmark folder or upload gold files in the sidebar's Data panel.")
+else:
+    view = ui.view()
+    ids = [q.qid for q in questions]
+    ui.seed("ev_question", view.question if view.question in ids else ids[0])
+    cols = st.columns([2, 3])
+    qid = cols[0].selectbox("Question", ids, key="ev_question",
+                            help="The question explorer's selected question opens here too.")
+    ui.seed("ev_runs", [r for r in view.runs if r in an.run_names] or an.run_names[:2])
+    runs = cols[1].multiselect("Runs", an.run_names, key="ev_runs", placeholder="Choose runs to show their answers")
+    view.question = qid
+    q = next(x for x in questions if x.qid == qid)
+    st.caption(md_escape(f"{q.qid} · {q.meta('domain')} · {q.meta('reasoning_type')} · evidence "
+                         f"{', '.join(q.evidence_sources) or 'none'}"))
+    ui.plain(q.question)
+    st.markdown("**Gold answer**" + (" (any of)" if len(q.answers) > 1 else ""))
+    ui.plain(" | ".join(q.answers))
+    show_evidence(ctx, q, runs)
+
+    st.divider()
+    st.subheader("Evidence metrics per run")
+    st.caption("Page precision and recall: the pages a run cites against the gold evidence pages. Grounding: the "
+               "share of gold boxes that a cited box matches (≥ 0.5 of the gold box covered and ≥ 0.2 of the cited "
+               "box inside it). Answer location: over the answers searched in their documents.")
+    if not an.runs:
+        st.info("No runs loaded: put prediction files in runs/ or upload them in the sidebar.")
+    else:
+        table = metrics()
+        rates = run_rates(table)
+        pct = {c: st.column_config.NumberColumn(format="percent") for c in rates.columns
+               if c not in ("run", "questions", "grounded_questions", "answers_searched")}
+        st.dataframe(rates, hide_index=True, width="stretch", column_config=pct | {
+            "run": "Run", "questions": "Questions", "evidence_precision": st.column_config.NumberColumn("Page precision", format="percent"),
+            "evidence_recall": st.column_config.NumberColumn("Page recall", format="percent"),
+            "grounding": st.column_config.NumberColumn("Grounding", format="percent"),
+            "grounded_questions": "Questions with gold and cited boxes", "answers_searched": "Answers searched",
+            "answer_on_evidence_page": st.column_config.NumberColumn("On an evidence page", format="percent"),
+            "answer_only_on_other_page": st.column_config.NumberColumn("Only on other pages", format="percent"),
+            "answer_not_in_document": st.column_config.NumberColumn("Not in the document", format="percent")})
+        with st.expander("Per question and run", icon=":material/table:"):
+            shown = table.assign(answer_pages_evidence=table["answer_pages_evidence"].map(lambda p: ", ".join(map(str, p))),
+                                 answer_pages_elsewhere=table["answer_pages_elsewhere"].map(lambda p: ", ".join(map(str, p))))
+            st.dataframe(shown, hide_index=True, width="stretch", height=360)
+            st.download_button("Download as CSV", shown.to_csv(index=False).encode("utf-8"), file_name="evidence_metrics.csv",
+                               mime="text/csv", icon=":material/download:")
