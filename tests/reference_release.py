@@ -1,7 +1,7 @@
 """Independent, plain pure-Python reference of the XL-DocBench release evaluator.
 
-Written from ``/work/shared/spec/xldocbench.md`` Parts A and B (sections 1-7) ALONE,
-without reading ``scoring/``: its value is being a second implementation that shares no
+Written from the written contract of the release evaluator ALONE (Parts A and B, sections
+1-7, now in ``scoring/README.md``), without reading ``scoring/``'s code: its value is being a second implementation that shares no
 code, no helpers and no shortcuts with the project's fast path.  Standard library only,
 and written the way the release's ``evaluate.py`` most plausibly is: a Python double loop
 for the edit distance, ``re`` for normalisation, ``set`` token F1, ANLS with the 0.5
