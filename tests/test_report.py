@@ -1,0 +1,147 @@
+"""dashboard.report: the command line on sample_runs/ and mini_bench, its errors, escaping, and the
+HTML opened in headless Chromium with every request off the file refused."""
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from dashboard import compare as C
+from dashboard import report
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLE = ROOT / "sample_runs"
+PLOTLY_BANNER = re.compile(r"\* plotly\.js v\d")
+EVIL = "<script>alert('x')</script><img src=http://example.org/p.png> ![x](http://example.org/x.png)"
+
+
+def write(tmp_path: Path, argv: list[str]) -> tuple[int, str]:
+    out = tmp_path / "report.html"
+    code = report.main([*argv, "--output", str(out), "--resamples", "1000"])
+    return code, out.read_text(encoding="utf-8") if out.exists() else ""
+
+
+def off_file_references(page: str) -> list[str]:
+    """src/href attributes and CSS url()s that point anywhere but a data: URI or an in-page anchor."""
+    tags = re.findall(r"<[a-zA-Z][^>]*>", page)  # real tags: escaped text has no raw "<"
+    refs = [r for t in tags for r in re.findall(r"""\b(?:src|href|action|srcset|poster)\s*=\s*["']?([^"'\s>]+)""", t)]
+    refs += re.findall(r"url\(\s*['\"]?([^'\")]+)", page)
+    return [r for r in refs if not r.startswith(("data:", "#"))]
+
+
+def test_report_on_sample_runs(tmp_path, capsys):
+    code, page = write(tmp_path, ["--benchmark", str(SAMPLE), "--runs", "longctx-ocr", "small-9b", "--baseline", "small-9b"])
+    assert code == 0
+    assert len(PLOTLY_BANNER.findall(page)) == 1  # Plotly's JavaScript inlined once
+    assert page.count("Plotly.newPlot(") == 4  # four charts, each drawn by the one inlined bundle
+    body = page.split("</head>", 1)[1]
+    assert off_file_references(body) == []
+    # the headline: longctx-ocr against small-9b with its interval and the McNemar p
+    flips = json.loads((ROOT / "tests/fixtures/expected/flips_sample_runs.json").read_text())
+    cell = flips["pairs"]["longctx-ocr vs small-9b"]["overall"]["all questions"]
+    assert (f"both are right on {cell['both right']}, only longctx-ocr on {cell['only A']}, "
+            f"only small-9b on {cell['only B']}, both wrong on {cell['both wrong']}") in page
+    assert "<b>longctx-ocr</b> is 42.1 percentage points ahead of <b>small-9b</b>" in page
+    assert "Where longctx-ocr is weakest" in page
+    thumbs = re.findall(r'src="data:image/png;base64,', body)
+    assert 5 <= len(thumbs) <= 10  # failures with their evidence pages
+    assert page.count("<article class='failure'>") == len(thumbs)
+    assert "wrote" in capsys.readouterr().err
+
+
+def test_report_on_mini_bench_with_paths_and_default_baseline(tmp_path):
+    bench = ROOT / "tests/fixtures/mini_bench"
+    code, page = write(tmp_path, ["--benchmark", str(bench), "--runs", str(bench / "runs/alpha.jsonl"), "beta"])
+    assert code == 0
+    assert "alpha (A) against baseline beta (B)" in page
+    assert "<script>alert(1)" not in page
+
+
+def test_unknown_run_names_the_available_ones(tmp_path, capsys):
+    code, page = write(tmp_path, ["--benchmark", str(SAMPLE), "--runs", "longctx-ocr", "no-such-run"])
+    assert code == 2 and page == ""
+    err = capsys.readouterr().err
+    assert "unknown run: no-such-run" in err
+    for name in ("agent-pipeline", "longctx-img", "longctx-ocr", "small-9b"):
+        assert name in err
+    assert "Traceback" not in err
+    assert write(tmp_path, ["--benchmark", str(SAMPLE), "--runs", "longctx-ocr", "small-9b", "--baseline", "zzz"])[0] == 2
+    assert write(tmp_path, ["--benchmark", str(tmp_path / "nowhere"), "--runs", "a"])[0] == 2
+    empty = tmp_path / "empty"
+    (empty / "runs").mkdir(parents=True)
+    assert write(tmp_path, ["--benchmark", str(empty), "--runs", "a"])[0] == 1
+    with pytest.raises(SystemExit) as exc:
+        report.main(["--benchmark", str(SAMPLE)])
+    assert exc.value.code == 2
+
+
+def test_user_text_is_escaped(tmp_path):
+    bench = tmp_path / "bench"
+    shutil.copytree(ROOT / "tests/fixtures/mini_bench", bench, ignore=shutil.ignore_patterns("malformed"))
+    gold = [json.loads(line) for line in (bench / "qa_single_doc.jsonl").read_text().splitlines() if line.strip()]
+    name = "evil<b>run"
+    with open(bench / "runs" / f"{name}.jsonl", "w") as f:
+        for q in gold:
+            f.write(json.dumps({"question_id": q["question_id"], "prediction": EVIL}) + "\n")
+    code, page = write(tmp_path, ["--benchmark", str(bench), "--runs", name, "alpha"])
+    assert code == 0
+    body = page.split("</head>", 1)[1]
+    assert "<script>alert" not in body and "<img src=http" not in body and "<b>run" not in body.replace("<b>" + "evil", "")
+    assert "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt;" in body
+    assert "evil&lt;b&gt;run" in body
+    assert off_file_references(body) == []
+
+
+def test_pick_pair():
+    assert report.pick_pair(["a", "b", "c"], None) == ("a", "b")
+    assert report.pick_pair(["a", "b", "c"], "a") == ("b", "a")
+    assert report.pick_pair(["a"], None) == ("a", None)
+    with pytest.raises(report.ReportError):
+        report.pick_pair(["a", "b"], "z")
+
+
+@pytest.mark.browser
+def test_report_draws_its_charts_offline_in_chromium(tmp_path):
+    import browser_kit
+
+    code, _ = write(tmp_path, ["--benchmark", str(SAMPLE), "--runs", "longctx-ocr", "small-9b", "agent-pipeline",
+                               "--baseline", "small-9b"])
+    assert code == 0
+    src = (tmp_path / "report.html").resolve()
+    requests: list[str] = []
+    errors: list[str] = []
+    with browser_kit.launch() as browser:
+        context = browser.new_context(viewport={"width": 800, "height": 1000})
+
+        def guard(route):
+            url = route.request.url
+            if url == src.as_uri() or url.startswith("data:"):
+                route.continue_()
+            else:
+                requests.append(url)
+                route.abort()
+
+        context.route("**/*", guard)
+        page = context.new_page()
+        page.on("request", lambda r: None if r.url == src.as_uri() or r.url.startswith("data:") else requests.append(r.url))
+        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto(src.as_uri())
+        charts = page.locator(".js-plotly-plot")
+        charts.first.wait_for()
+        page.wait_for_function("() => document.querySelectorAll('.js-plotly-plot .main-svg').length >= 4")
+        assert charts.count() >= 4
+        # every chart has drawn marks, not just axes
+        marks = page.evaluate("() => [...document.querySelectorAll('.js-plotly-plot')].map("
+                              "g => g.querySelectorAll('.point, .bars path, .scatterlayer path').length)")
+        assert all(n > 0 for n in marks), marks
+        images = page.evaluate("() => [...document.images].map(i => i.naturalWidth)")
+        assert images and all(w > 0 for w in images)  # the thumbnails decoded
+        browser_kit.OUT.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(browser_kit.OUT / "report-800px.png"), full_page=True)
+        width = page.evaluate("() => document.documentElement.scrollWidth")
+        assert width <= 800  # the layout holds at 800 px: nothing wider than the window
+        context.close()
+    assert requests == [] and errors == []
