@@ -99,3 +99,23 @@ def evidence_metrics(key: tuple) -> "pd.DataFrame | None":
 
 def remember_evidence_metrics(key: tuple, table: "pd.DataFrame") -> None:
     _evidence_tables().put(key, table)  # type: ignore[arg-type]
+
+
+# ----------------------------------------------------------------------------- scored rows on disk
+
+
+def score_store() -> "ScoreStore":
+    """The Parquet cache of scored rows (dashboard/store.py) in the app's own cache folder:
+    $LENS_CACHE_DIR, else $XDG_CACHE_HOME/docbench-lens, else ~/.cache/docbench-lens."""
+    from .store import cache_root
+
+    return _score_store(str(cache_root()))
+
+
+@st.cache_resource(show_spinner=False)
+def _score_store(root: str) -> "ScoreStore":
+    from pathlib import Path
+
+    from .store import ScoreStore
+
+    return ScoreStore(Path(root))

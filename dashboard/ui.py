@@ -3,6 +3,7 @@ data panel, loading and scoring with a progress bar, and plain-text output of us
 
 from __future__ import annotations
 
+import hashlib
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,13 +13,16 @@ import streamlit as st
 
 from scoring.evaluate import RunResult, evaluate
 from scoring.profiles import PROFILES
+from scoring.runner import score_runs
 
-from . import cache
+from . import cache, store
 from .links import View, from_params, to_params
-from .tables import OFFICIAL, RECOMPUTED, Analysis, Run, md_escape
+from .tables import DISPLAY_CHARS, OFFICIAL, RECOMPUTED, Analysis, Run, md_escape
 from .workspace import PredictionFile, Sources, Workspace, discover, fingerprint, stage_upload
 
 VIEW, CONTEXT = "lens_view", "lens_context"
+LINK_RUNS = "lens_link_runs"  # the runs named by the link the session opened with
+NOTIFIED = "lens_notified"  # uploaded files whose problems were announced in a toast
 QUESTIONS_PAGE = Path(__file__).resolve().parent / "views" / "questions.py"
 EXPLORER_PREFIX = "x_"  # widget keys of the question explorer
 PROFILE_NOTE = "lens_profile_note"  # the sidebar placeholder under the profile picker
@@ -41,7 +45,25 @@ def start() -> View:
     """The session's view; on a session's first run it is read from the URL."""
     if VIEW not in st.session_state:
         st.session_state[VIEW] = from_params({k: st.query_params.get_all(k) for k in st.query_params})
+        st.session_state[LINK_RUNS] = list(st.session_state[VIEW].runs)
     return st.session_state[VIEW]
+
+
+def warn_missing_runs(loaded: list[str]) -> None:
+    """Say which runs the opening link named that are not loaded (an uploaded file is not part of a
+    link), until they are loaded or the message is dismissed."""
+    missing = [r for r in st.session_state.get(LINK_RUNS, []) if r not in loaded]
+    if not missing:
+        return
+    box = st.container(border=False)
+    names = ", ".join(missing)
+    box.warning(md_escape(f"The link names {len(missing)} run{'s' if len(missing) > 1 else ''} that "
+                          f"{'are' if len(missing) > 1 else 'is'} not loaded: {names}. A run from an uploaded file "
+                          "has to be uploaded again (sidebar, Data panel); a run from a folder needs that folder "
+                          "open. The view shows the runs that are loaded."), icon=":material/link_off:")
+    if box.button("Dismiss", key="dismiss_missing_runs"):
+        st.session_state[LINK_RUNS] = []
+        st.rerun()
 
 
 def view() -> View:
@@ -135,7 +157,7 @@ def score(ws: Workspace, gold_key: tuple, pf: PredictionFile, profile: str, bar=
     """A prediction file scored with a profile: cached by file content and profile; computed with a
     progress bar showing questions done / total (`bar`: a `_Progress`, or None for a bar of its own)."""
     key = (gold_key, pf.sha256, pf.run, profile)
-    result = cache.scored(key)
+    result = cache.scored(key) or _stored(ws, gold_key, pf, profile)
     if result is None:
         own = bar is None
         bar = bar or _Progress(st.empty(), profile, len(ws.gold.items), stale=False)
@@ -147,9 +169,25 @@ def score(ws: Workspace, gold_key: tuple, pf: PredictionFile, profile: str, bar=
         bar.update(label, 0, len(ws.gold.items))
         result = evaluate(ws.gold.items, pf.loaded.items, profile=profile, name=pf.run, progress=progress)
         bar.finish_run(len(ws.gold.items))
+        store.save_run(cache.score_store(), _store_key(ws, gold_key, pf, profile), result)
         cache.remember(key, result)
         if own:
             bar.close()
+    return result
+
+
+def _store_key(ws: Workspace, gold_key: tuple, pf: PredictionFile, profile: str) -> str:
+    return store.run_key(store.files_sha256(ws.discovery.gold, gold_key), pf.sha256, profile)
+
+
+def _stored(ws: Workspace, gold_key: tuple, pf: PredictionFile, profile: str) -> RunResult | None:
+    """The run from the Parquet cache on disk (dashboard/store.py), remembered in memory too."""
+    if not pf.sha256:
+        return None
+    result = store.load_run(cache.score_store(), _store_key(ws, gold_key, pf, profile), ws.gold.items,
+                            pf.loaded.items, profile, pf.run)
+    if result is not None:
+        cache.remember((gold_key, pf.sha256, pf.run, profile), result)
     return result
 
 
@@ -194,7 +232,18 @@ def _runs(ws: Workspace, gold_key: tuple, profile: str, slot=None) -> list[Run]:
     runs: list[Run] = []
     scorable = [pf for pf in ws.predictions if pf.loaded.items] if ws.gold.items else []
     todo = [pf for pf in scorable if cache.scored((gold_key, pf.sha256, pf.run, profile)) is None]
+    todo = [pf for pf in todo if _stored(ws, gold_key, pf, profile) is None]
     bar = _Progress(slot or st.empty(), profile, len(ws.gold.items) * len(todo)) if todo else None
+    if todo:  # every run left, on the shared worker pool (both cores); the bar moves per run
+        bar.update(md_escape(todo[0].run), 0, len(ws.gold.items))
+        batch = [(pf.run, pf.loaded.items) for pf in todo]
+        for i, result in score_runs(ws.gold.items, batch, profile=profile):
+            pf = todo[i]
+            store.save_run(cache.score_store(), _store_key(ws, gold_key, pf, profile), result)
+            cache.remember((gold_key, pf.sha256, pf.run, profile), result)
+            bar.finish_run(len(ws.gold.items))
+            if i + 1 < len(todo):
+                bar.update(md_escape(todo[i + 1].run), 0, len(ws.gold.items))
     for pf in scorable:
         result = score(ws, gold_key, pf, profile, bar)
         runs.append(Run(pf.run, RECOMPUTED, ws.label(str(pf.path)), result, official.get(pf.run, [])))
@@ -219,7 +268,24 @@ def load(sources: Sources, profile: str) -> Context:
     analysis = cache.analysis(key, lambda: Analysis.build(runs, ws.gold.items, ws.page_counts))
     ctx = Context(sources, ws, analysis, profile, gold_key)
     st.session_state[CONTEXT] = ctx
+    _announce_upload_problems(ws)
     return ctx
+
+
+def _announce_upload_problems(ws: Workspace) -> None:
+    """A toast, once per uploaded file, when it had problems (the Data page lists them)."""
+    from .tables import load_results
+
+    done = st.session_state.setdefault(NOTIFIED, set())
+    for _, files, res in load_results(ws):
+        for f in files:
+            if f in ws.labels and f not in done and (res.problems or res.skipped):
+                done.add(f)
+                n = len(res.errors)
+                st.toast(md_escape(f"{ws.labels[f]}: {res.skipped} row{'s' if res.skipped != 1 else ''} skipped, "
+                                   f"{n} error{'s' if n != 1 else ''}, {len(res.problems) - n} warning"
+                                   f"{'s' if len(res.problems) - n != 1 else ''}. The Data page lists them."),
+                         icon=":material/warning:", duration="long")
 
 
 def context() -> Context:
@@ -229,9 +295,30 @@ def context() -> Context:
 # ----------------------------------------------------------------------------- output
 
 
-def plain(text: str | None, empty: str = "(empty)") -> None:
-    """Untrusted text (model output, gold, questions) as plain text: never Markdown or HTML."""
-    if text:
-        st.code(text, language=None, wrap_lines=True)
-    else:
+def plain(text: str | None, empty: str = "(empty)", *, limit: int = DISPLAY_CHARS, name: str = "text",
+          key: str | None = None) -> None:
+    """Untrusted text (model output, gold, questions) as plain text: never Markdown or HTML. Text
+    longer than `limit` characters is cut for display, with its length and a download of all of it
+    (`name` names the file; `key` keeps two such buttons apart)."""
+    if not text:
         st.caption(empty)
+        return
+    if len(text) <= limit:
+        st.code(text, language=None, wrap_lines=True)
+        return
+    st.code(text[:limit] + " …", language=None, wrap_lines=True, height=320)
+    cols = st.columns([3, 1], vertical_alignment="center")
+    cols[0].caption(f"Showing the first {limit:,} of {len(text):,} characters.")
+    digest = hashlib.sha256(text[:4096].encode("utf-8", "replace")).hexdigest()[:12]
+    cols[1].download_button(f"Download all ({_size(text)})", lambda: text.encode("utf-8", "replace"),
+                            file_name=f"{name}.txt", mime="text/plain", icon=":material/download:",
+                            key=key or f"dl_{name}_{len(text)}_{digest}", on_click="ignore")
+
+
+def _size(text: str) -> str:
+    n = len(text.encode("utf-8", "replace")) if len(text) < 1_000_000 else len(text)  # ~ bytes, quickly
+    for unit in ("B", "KB", "MB", "GB"):
+        if n < 1000 or unit == "GB":
+            return f"{n:,.0f} {unit}" if unit == "B" else f"{n:,.1f} {unit}"
+        n /= 1000
+    return ""

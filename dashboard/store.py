@@ -1,0 +1,350 @@
+"""A Parquet cache of scored rows on disk, shared by every session and by restarts. No streamlit here.
+
+One entry per (gold, prediction file, profile): the decisions of every scored question of the
+run -- question id, status, Accuracy, token F1, ANLS, the rule that decided Accuracy, its
+threshold and the values it read -- in the run's question order. Its name is the key
+
+    sha256("lens-scored/<FORMAT>" NUL sha256(scoring/*.py) NUL sha256(gold files' bytes)
+           NUL sha256(prediction file's bytes) NUL profile signature)
+
+so a restart or a second viewer reads the entry instead of rescoring; a changed gold file,
+prediction file or profile gives a new key, and only that run is rescored (a change to the scoring code rescores
+everything). Entries live in
+
+    $LENS_CACHE_DIR/scored/<key>.parquet        (else $XDG_CACHE_HOME/docbench-lens, else ~/.cache/docbench-lens)
+
+and are written atomically (a temporary file in the same folder, then a rename), with page
+checksums. Nothing is trusted on read: an entry that cannot be read, has another schema, another
+key or row count in its metadata, a null or a score outside 0..1, or values that do not parse,
+is reported as a miss (and removed), so the caller rescores and writes it again. The caller also
+checks that the entry's question ids and statuses are those of its own join (`matches`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import re
+import tempfile
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Mapping, Sequence
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from scoring.evaluate import RunResult
+from scoring.model import GoldQuestion, Prediction
+from scoring.profiles import signature
+from scoring.runner import assemble, decisions_of, plan
+
+try:  # orjson reads and writes the `details` column several times faster; json gives the same values
+    from orjson import dumps as _dumps, loads as _loads
+except ImportError:  # pragma: no cover
+    _loads = json.loads
+
+    def _dumps(value) -> bytes:
+        return json.dumps(value, ensure_ascii=True, allow_nan=True).encode()
+
+ENV_CACHE = "LENS_CACHE_DIR"
+APP_FOLDER = "docbench-lens"
+FORMAT = 1
+_KEY = re.compile(r"[0-9a-f]{64}")
+SCHEMA = pa.schema([
+    ("question_id", pa.string()),
+    ("status", pa.string()),  # null: no prediction for the question
+    ("accuracy", pa.float64()),
+    ("token_f1", pa.float64()),
+    ("anls", pa.float64()),
+    ("decided_by", pa.string()),
+    ("threshold", pa.float64()),  # null: the rule has none
+    ("details", pa.string()),  # JSON array of what the rule read (tuples as arrays)
+])
+_NOT_NULL = ("question_id", "accuracy", "token_f1", "anls", "decided_by", "details")
+
+
+def cache_root(environ: Mapping[str, str] = os.environ) -> Path:
+    """The app's own cache folder: $LENS_CACHE_DIR, else $XDG_CACHE_HOME/docbench-lens, else ~/.cache/docbench-lens."""
+    if environ.get(ENV_CACHE):
+        return Path(environ[ENV_CACHE]).expanduser()
+    base = environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base).expanduser() / APP_FOLDER
+
+
+# ----------------------------------------------------------------------------- keys
+
+_SHA_MEMO: dict[tuple, str] = {}
+_SHA_LOCK = threading.Lock()
+
+
+def files_sha256(paths: Sequence[Path], stamp: tuple | None = None) -> str:
+    """sha256 over the files' bytes, in order (each file's length first, so the split between
+    files counts). `stamp` (e.g. their (path, size, mtime) fingerprint) memoises the result."""
+    if stamp is not None:
+        with _SHA_LOCK:
+            if stamp in _SHA_MEMO:
+                return _SHA_MEMO[stamp]
+    h = hashlib.sha256()
+    for p in paths:
+        data = Path(p).read_bytes()
+        h.update(len(data).to_bytes(8, "big"))
+        h.update(data)
+    digest = h.hexdigest()
+    if stamp is not None:
+        with _SHA_LOCK:
+            if len(_SHA_MEMO) > 256:
+                _SHA_MEMO.clear()
+            _SHA_MEMO[stamp] = digest
+    return digest
+
+
+def scorer_sha256() -> str:
+    """sha256 of the scoring package's source: a change to the scoring code (a fixed rule) rescores,
+    even when the profile signature stays the same."""
+    global _SCORER
+    if _SCORER is None:
+        h = hashlib.sha256()
+        for p in sorted(_SCORING.glob("*.py")):
+            h.update(p.name.encode() + b"\0" + p.read_bytes() + b"\0")
+        _SCORER = h.hexdigest()
+    return _SCORER
+
+
+_SCORING = Path(__file__).resolve().parent.parent / "scoring"
+_SCORER: str | None = None
+
+
+def entry_key(gold_sha256: str, prediction_sha256: str, profile_signature: str) -> str:
+    """The entry's name: one hex digest of what its scores depend on (and of the scoring code)."""
+    text = "\0".join((f"lens-scored/{FORMAT}", scorer_sha256(), gold_sha256, prediction_sha256, profile_signature))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+# ----------------------------------------------------------------------------- entries
+
+
+@dataclass
+class ScoredRows:
+    """One run's decisions, in its question order, with the ids and statuses they were computed for."""
+
+    question_ids: list[str]
+    statuses: list[str | None]  # None: no prediction
+    decisions: list[tuple]  # (accuracy, token_f1, anls, decided_by, threshold, details)
+
+    def __len__(self) -> int:
+        return len(self.question_ids)
+
+    def matches(self, question_ids: Sequence[str], statuses: Sequence[str | None]) -> bool:
+        """True when these rows were computed for exactly this join of gold and predictions."""
+        return list(question_ids) == self.question_ids and list(statuses) == self.statuses
+
+
+def _tupled(value):
+    """JSON arrays back to the tuples they were written from (details hold tuples, never lists)."""
+    if type(value) is list:
+        return tuple(_tupled(v) for v in value)
+    if isinstance(value, dict):
+        raise ValueError("an object in details")
+    return value
+
+
+def _finite_unit(values: list) -> bool:
+    return all(type(v) is float and 0.0 <= v <= 1.0 for v in values)
+
+
+class ScoreStore:
+    """The Parquet entries under `root`/scored. Safe to share between threads and processes:
+    writes are atomic renames; a reader sees a whole entry or none."""
+
+    def __init__(self, root: Path | None = None) -> None:
+        self.root = Path(root) if root is not None else cache_root()
+        self.folder = self.root / "scored"
+        self.hits = self.misses = self.rejected = 0  # counters, for the app and the benchmarks
+
+    def path(self, key: str) -> Path:
+        """The entry's file; the key must be a hex digest, so the path never leaves the folder."""
+        if not isinstance(key, str) or not _KEY.fullmatch(key):
+            raise ValueError(f"not a cache key: {key!r}")
+        return self.folder / f"{key}.parquet"
+
+    # ------------------------------------------------------------------ write
+
+    def put(self, key: str, rows: ScoredRows) -> Path | None:
+        """Write the entry atomically; returns its path, or None when the folder cannot be written
+        (the app then simply rescores next time)."""
+        target = self.path(key)
+        n = len(rows.question_ids)
+        if len(rows.statuses) != n or len(rows.decisions) != n:
+            raise ValueError("question_ids, statuses and decisions differ in length")
+        cols = list(zip(*rows.decisions)) if n else [()] * 6
+        try:
+            table = self._table(key, rows, cols, n)
+        except (pa.ArrowException, UnicodeError, ValueError, TypeError):
+            return None  # e.g. a lone surrogate in an id: not cacheable, scored each time
+        return self._write(target, table)
+
+    @staticmethod
+    def _table(key: str, rows: ScoredRows, cols: list, n: int) -> pa.Table:
+        return pa.table({
+            "question_id": pa.array(rows.question_ids, pa.string()),
+            "status": pa.array(rows.statuses, pa.string()),
+            "accuracy": pa.array(cols[0], pa.float64()),
+            "token_f1": pa.array(cols[1], pa.float64()),
+            "anls": pa.array(cols[2], pa.float64()),
+            "decided_by": pa.array(cols[3], pa.string()),
+            "threshold": pa.array(cols[4], pa.float64()),
+            "details": pa.array(_details_json(cols[5]), pa.string()),
+        }, schema=SCHEMA).replace_schema_metadata({"lens.format": str(FORMAT), "lens.key": key, "lens.rows": str(n)})
+
+    def _write(self, target: Path, table: pa.Table) -> Path | None:
+        tmp = None
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=self.folder, prefix=".tmp-", suffix=".parquet")
+            with os.fdopen(fd, "wb") as fh:
+                pq.write_table(table, fh, compression="zstd", write_page_checksum=True)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, target)
+            tmp = None
+            return target
+        except OSError:
+            return None
+        finally:
+            if tmp is not None:
+                try:
+                    os.unlink(tmp)
+                except OSError:
+                    pass
+
+    # ------------------------------------------------------------------ read
+
+    def get(self, key: str) -> ScoredRows | None:
+        """The entry, or None when there is none or it is not exactly what `put` wrote (then it is removed)."""
+        path = self.path(key)
+        if not path.is_file():
+            self.misses += 1
+            return None
+        try:
+            rows = self._read(path, key)
+        except (OSError, ValueError, TypeError, KeyError, pa.ArrowException) as exc:  # orjson's error is a ValueError
+            rows = None
+            self._reject(path, exc)
+        if rows is None:
+            self.misses += 1
+        else:
+            self.hits += 1
+        return rows
+
+    def discard(self, key: str) -> None:
+        """Remove an entry read but found not to fit (the caller rescores and writes it again)."""
+        self.hits, self.misses = self.hits - 1, self.misses + 1
+        self._reject(self.path(key), None)
+
+    def _reject(self, path: Path, exc: BaseException | None) -> None:
+        self.rejected += 1
+        try:
+            path.unlink()
+        except OSError:
+            pass
+
+    def _read(self, path: Path, key: str) -> ScoredRows:
+        table = pq.read_table(path, page_checksum_verification=True)
+        meta = table.schema.metadata or {}
+        if not table.schema.equals(SCHEMA, check_metadata=False):
+            raise ValueError("another schema")
+        if meta.get(b"lens.format") != str(FORMAT).encode() or meta.get(b"lens.key") != key.encode():
+            raise ValueError("another key or format")
+        if meta.get(b"lens.rows") != str(table.num_rows).encode():
+            raise ValueError("row count differs from the metadata")
+        for name in _NOT_NULL:
+            if table.column(name).null_count:
+                raise ValueError(f"nulls in {name}")
+        qids = table.column("question_id").to_pylist()
+        statuses = table.column("status").to_pylist()
+        acc = table.column("accuracy").to_pylist()
+        f1 = table.column("token_f1").to_pylist()
+        an = table.column("anls").to_pylist()
+        if not (_finite_unit(acc) and _finite_unit(f1) and _finite_unit(an)):
+            raise ValueError("a score outside 0..1")
+        thresholds = table.column("threshold").to_pylist()
+        if any(t is not None and not math.isfinite(t) for t in thresholds):
+            raise ValueError("a threshold that is not a number")
+        rules = _interned(table.column("decided_by").to_pylist())
+        details = _details_values(table.column("details").to_pylist())
+        return ScoredRows(qids, statuses, list(zip(acc, f1, an, rules, thresholds, details)))
+
+
+def _details_json(values) -> list[str]:
+    """Each details tuple as a JSON array. orjson when its text is certain to read back as the same
+    values; json (NaN, Infinity, ASCII escapes) for anything it cannot write or writes as null."""
+    out = []
+    for v in values:
+        try:
+            b = _dumps(v)
+            if b"null" in b:  # NaN and Infinity become null in orjson; None is null too -- let json decide
+                raise ValueError
+            text = b.decode("utf-8")
+        except (TypeError, ValueError):  # orjson.JSONEncodeError is a TypeError
+            text = json.dumps(v, ensure_ascii=True, allow_nan=True)
+        out.append(text)
+    return out
+
+
+def _details_values(texts: list[str]) -> list[tuple]:
+    """Parse each distinct JSON text once; equal details share one tuple (they are read-only)."""
+    memo: dict[str, tuple] = {}
+    out = []
+    for s in texts:
+        v = memo.get(s)
+        if v is None:
+            try:
+                parsed = _loads(s)
+            except ValueError:
+                parsed = json.loads(s)  # NaN / Infinity, which orjson does not read
+            if type(parsed) is not list:
+                raise ValueError("details is not an array")
+            v = memo[s] = _tupled(parsed)
+        out.append(v)
+    return out
+
+
+def _interned(values: list[str]) -> list[str]:
+    memo: dict[str, str] = {}
+    return [memo.setdefault(v, v) for v in values]
+
+
+# ----------------------------------------------------------------------------- runs
+
+
+def run_key(gold_sha256: str, prediction_sha256: str, profile: str) -> str:
+    """The entry key of a prediction file scored with a profile (its signature: the app scores
+    with the loader's defaults, no --ignore-missing, no --prediction-field)."""
+    return entry_key(gold_sha256, prediction_sha256, signature(profile))
+
+
+def rows_of(result: RunResult) -> ScoredRows:
+    return ScoredRows([r.qid for r in result.results],
+                      [None if r.prediction is None else r.prediction.status for r in result.results],
+                      decisions_of(result))
+
+
+def save_run(store: ScoreStore, key: str, result: RunResult) -> Path | None:
+    return store.put(key, rows_of(result))
+
+
+def load_run(store: ScoreStore, key: str, gold: Sequence[GoldQuestion], predictions: Sequence[Prediction],
+             profile: str, name: str) -> RunResult | None:
+    """The run rebuilt from its entry -- equal to scoring it again -- or None when there is no
+    entry, or one computed for another join (other ids or statuses: removed, so it is rewritten)."""
+    rows = store.get(key)
+    if rows is None:
+        return None
+    the_plan = plan(gold, predictions)
+    if not rows.matches(the_plan.question_ids, the_plan.statuses):
+        store.discard(key)
+        return None
+    return assemble(gold, the_plan, rows.decisions, profile=profile, name=name)

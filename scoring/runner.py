@@ -1,0 +1,258 @@
+"""Scoring many runs at once on every core, with one worker pool for the life of the process.
+
+`evaluate()` scores one run and, for a large one, starts a pool of its own. A campaign of fifty
+runs scored that way starts fifty pools, and under Streamlit every worker also imports the
+caller's `__main__` (the streamlit CLI, or the app script that Streamlit installs as
+`__main__`). Here:
+
+- `plan(gold, predictions)` is evaluate's join (gold order; missing, extra ids) without scoring;
+- `score_runs(gold, runs, profile)` scores every run's items in chunks on one shared pool
+  (forkserver, one worker per core, started on first use and kept), and yields each run's
+  `RunResult` as soon as its chunks are back, so a caller can move a progress bar per run;
+- `assemble(...)` builds the `RunResult` from decisions computed earlier (a worker's, or a
+  cache's), exactly as `evaluate()` builds it -- tests pin the equality;
+- `decisions_of(result)` is the other direction: the plain tuples a cache stores.
+
+Workers import `scoring` only: the pool's forkserver preloads `scoring.runner` instead of
+`__main__`, and worker processes are started while `sys.modules["__main__"]` is a bare module,
+so multiprocessing has no main script to re-run in them. If workers cannot start, runs are
+scored in this process.
+"""
+
+from __future__ import annotations
+
+import atexit
+import multiprocessing
+import multiprocessing.forkserver
+import os
+import sys
+import threading
+import types
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Iterator, Sequence
+
+from ._gc import paused_gc
+from .evaluate import QuestionResult, RunResult
+from .metrics import Judgement, decide
+from .model import BREAKDOWNS, GoldQuestion, Prediction
+from .problems import WARNING, Problem
+from .profiles import Profile, get_profile, signature
+
+__all__ = ["Plan", "plan", "assemble", "decisions_of", "score_runs", "shutdown", "CHUNK"]
+
+CHUNK = 4_000  # questions per task: large enough to amortise pickling, small enough to balance two cores
+Decision = tuple  # (accuracy, token_f1, anls, decided_by, threshold, details), as scoring.metrics.decide returns
+
+
+@dataclass
+class Plan:
+    """evaluate()'s join of one run with the gold, before scoring."""
+
+    todo: list[tuple[GoldQuestion, Prediction | None]]  # the questions scored, in gold order
+    missing: list[str]  # gold ids without a prediction
+    extras: list[Prediction]  # predictions of no gold question (not scored)
+    prediction_count: int
+
+    @property
+    def question_ids(self) -> list[str]:
+        return [q.qid for q, _ in self.todo]
+
+    @property
+    def statuses(self) -> list[str | None]:
+        """The status each question is scored with (None: no prediction)."""
+        return [None if pr is None else pr.status for _, pr in self.todo]
+
+    @paused_gc()
+    def items(self) -> list[tuple]:
+        return [(None, None, q.answers, q.answer_format, q.verification_rule) if pr is None
+                else (pr.text, pr.status, q.answers, q.answer_format, q.verification_rule) for q, pr in self.todo]
+
+
+@paused_gc()
+def plan(gold: Sequence[GoldQuestion], predictions: Sequence[Prediction], *, ignore_missing: bool = False) -> Plan:
+    by_id = {pr.qid: pr for pr in predictions}
+    gold_ids: set[str] = set()
+    todo: list[tuple[GoldQuestion, Prediction | None]] = []
+    missing: list[str] = []
+    for q in gold:
+        gold_ids.add(q.qid)
+        pr = by_id.get(q.qid)
+        if pr is None:
+            missing.append(q.qid)
+            if ignore_missing:
+                continue
+        todo.append((q, pr))
+    extras = [pr for pr in predictions if pr.qid not in gold_ids]
+    return Plan(todo, missing, extras, len(by_id))
+
+
+_ZERO, _ONE = 0.0, 1.0
+
+
+def _shared(x: float) -> float:
+    return x if 0.0 < x < 1.0 else (_ONE if x else _ZERO)
+
+
+@paused_gc()
+def assemble(gold: Sequence[GoldQuestion], the_plan: Plan, decisions: Sequence[Decision], *, profile: str | Profile,
+             name: str = "run", ignore_missing: bool = False, prediction_field: str | None = None) -> RunResult:
+    """The RunResult that evaluate() returns for this plan, from its decisions (one per planned question)."""
+    if len(decisions) != len(the_plan.todo):
+        raise ValueError(f"{len(decisions)} decisions for {len(the_plan.todo)} questions")
+    p = get_profile(profile)
+    results = [
+        QuestionResult(q, pr, Judgement(
+            None if pr is None else pr.text, q.answers, q.answer_format, q.verification_rule,
+            "missing" if pr is None else pr.status, p, _shared(acc), _shared(f1), _shared(an), rule, threshold, details))
+        for (q, pr), (acc, f1, an, rule, threshold, details) in zip(the_plan.todo, decisions)
+    ]
+    problems = [Problem(pr.file, pr.line, "question_id", "an id of a gold question",
+                        f"{pr.qid!r} (extra prediction, not scored)", WARNING, True) for pr in the_plan.extras]
+    return RunResult(
+        name=name,
+        profile=p,
+        signature=signature(p, ignore_missing=ignore_missing, prediction_field=prediction_field),
+        results=results,
+        gold_count=len(gold),
+        prediction_count=the_plan.prediction_count,
+        missing_ids=list(the_plan.missing),
+        extra_ids=[pr.qid for pr in the_plan.extras],
+        ignore_missing=ignore_missing,
+        problems=problems,
+        groups=BREAKDOWNS + (("question_type",) if any(q.question_types for q in gold) else ()),
+    )
+
+
+def decisions_of(result: RunResult) -> list[Decision]:
+    """The decision tuples of a scored run, in its question order (what a cache stores)."""
+    out = []
+    for r in result.results:
+        j = r.judgement
+        out.append((j.accuracy, j.token_f1, j.anls, j.decided_by, j.threshold, j.details))
+    return out
+
+
+# ----------------------------------------------------------------------------- the pool
+
+
+def _decide_chunk(args: tuple[Profile, list[tuple]]) -> list[Decision]:
+    profile, items = args
+    with paused_gc():
+        return [decide(text, answers, fmt, rule, status, profile) for text, status, answers, fmt, rule in items]
+
+
+def _imported_streamlit() -> bool:
+    """Run in a worker: whether it imported streamlit (it must not)."""
+    return "streamlit" in sys.modules
+
+
+_LOCK = threading.Lock()
+_POOL: ProcessPoolExecutor | None = None
+_MAIN_LOCK = threading.Lock()
+
+
+@contextmanager
+def _bare_main() -> Iterator[None]:
+    """While worker processes start: a `__main__` with no file and no spec, so multiprocessing
+    records no main script for them to import (Streamlit's `__main__` is its CLI or the app script)."""
+    with _MAIN_LOCK:
+        main = sys.modules.get("__main__")
+        sys.modules["__main__"] = types.ModuleType("__main__")
+        try:
+            yield
+        finally:
+            if main is not None:
+                sys.modules["__main__"] = main
+
+
+def _workers() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def _pool() -> ProcessPoolExecutor | None:
+    """The shared pool, started on first use; None on a single core or when processes cannot start."""
+    global _POOL
+    with _LOCK:
+        if _POOL is None and _workers() > 1:
+            try:
+                ctx = multiprocessing.get_context("forkserver")
+                # the forkserver preloads scoring (not __main__): workers fork from it ready to score
+                multiprocessing.forkserver.set_forkserver_preload(["scoring.runner"])
+                _POOL = ProcessPoolExecutor(max_workers=_workers(), mp_context=ctx)
+            except (OSError, ValueError, ImportError):
+                _POOL = None
+        return _POOL
+
+
+def _discard_pool() -> None:
+    global _POOL
+    with _LOCK:
+        pool, _POOL = _POOL, None
+    if pool is not None:
+        pool.shutdown(wait=False, cancel_futures=True)
+
+
+def shutdown() -> None:
+    """Stop the shared pool's workers (they are started again on the next use)."""
+    _discard_pool()
+
+
+atexit.register(shutdown)
+
+
+def workers_import_streamlit() -> bool | None:
+    """Whether a worker of the shared pool has streamlit imported (None: no pool). For tests and benchmarks."""
+    pool = _pool()
+    if pool is None:
+        return None
+    with _bare_main():
+        fut = pool.submit(_imported_streamlit)
+    return fut.result(timeout=120)
+
+
+def score_runs(gold: Sequence[GoldQuestion], runs: Sequence[tuple[str, Sequence[Prediction]]], *,
+               profile: str | Profile = "xldocbench", ignore_missing: bool = False, prediction_field: str | None = None,
+               parallel: bool = True) -> Iterator[tuple[int, RunResult]]:
+    """Score every run (name, predictions) against `gold`; yield (index in `runs`, RunResult) per
+    run as it completes, in order. All runs' chunks go to the shared pool at once, so both cores
+    stay busy across run boundaries. Each result equals `evaluate(gold, predictions, ...)`."""
+    p = get_profile(profile)
+    plans = [plan(gold, preds, ignore_missing=ignore_missing) for _, preds in runs]
+    pool = _pool() if parallel else None
+    pending: list[list[Future] | None] = [None] * len(runs)
+    if pool is not None:
+        try:
+            with _bare_main():
+                for i, pl in enumerate(plans):
+                    items = pl.items()
+                    pending[i] = [pool.submit(_decide_chunk, (p, items[k : k + CHUNK])) for k in range(0, len(items), CHUNK)]
+        except (BrokenProcessPool, OSError, RuntimeError):
+            _discard_pool()
+            pool = None
+    try:
+        for i, ((name, _), pl) in enumerate(zip(runs, plans)):
+            decisions: list[Decision] | None = None
+            futures = pending[i]
+            if futures is not None:
+                try:
+                    decisions = [d for f in futures for d in f.result()]
+                except (BrokenProcessPool, OSError, RuntimeError):
+                    # a worker died (or the pool was shut down): score this and the rest here
+                    _discard_pool()
+                    pending = [None] * len(runs)
+                    decisions = None
+            if decisions is None:
+                decisions = _decide_chunk((p, pl.items()))
+            pending[i] = None
+            yield i, assemble(gold, pl, decisions, profile=p, name=name, ignore_missing=ignore_missing,
+                              prediction_field=prediction_field)
+    finally:  # the caller stopped early: drop the chunks not started
+        for futures in pending:
+            for f in futures or ():
+                f.cancel()

@@ -1,0 +1,275 @@
+"""The Parquet cache of scored rows (dashboard/store.py) and the shared scoring pool (scoring/runner.py):
+hit, miss on a changed file, miss on a changed profile, corrupt entries recomputed, writes only
+inside the cache root; through the store's API and through the app (AppTest)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from dashboard import store as S
+from scoring import runner
+from scoring.evaluate import evaluate
+from scoring.loaders import load_gold, load_predictions
+
+ROOT = Path(__file__).resolve().parent.parent
+APP = str(ROOT / "dashboard" / "app.py")
+SAMPLE = ROOT / "sample_runs"
+GOLD = [SAMPLE / "qa_single_doc.jsonl", SAMPLE / "qa_cross_doc.jsonl"]
+RUNS = sorted((SAMPLE / "runs").iterdir())
+
+
+@pytest.fixture(scope="module")
+def gold():
+    return load_gold(GOLD).items
+
+
+def judgements(result):
+    return [(r.qid, r.prediction, r.judgement.prediction, r.judgement.status, r.accuracy, r.token_f1, r.anls,
+             r.decided_by, r.judgement.threshold, r.judgement.details) for r in result.results]
+
+
+def same_run(a, b) -> None:
+    assert a.report_json() == b.report_json()
+    assert a.csv_text() == b.csv_text()
+    assert judgements(a) == judgements(b)
+    assert (a.missing_ids, a.extra_ids, a.prediction_count, a.gold_count, a.signature, a.groups) == \
+        (b.missing_ids, b.extra_ids, b.prediction_count, b.gold_count, b.signature, b.groups)
+    assert [str(p) for p in a.problems] == [str(p) for p in b.problems]
+
+
+def gold_sha() -> str:
+    return S.files_sha256(GOLD)
+
+
+def key_of(path: Path, profile: str) -> str:
+    return S.run_key(gold_sha(), S.files_sha256([path]), profile)
+
+
+def files_under(root: Path) -> list[Path]:
+    return sorted(p for p in root.rglob("*") if p.is_file())
+
+
+# ----------------------------------------------------------------------------- the store's API
+
+
+@pytest.mark.parametrize("profile", ["xldocbench", "xldocbench-1519", "docvqa"])
+def test_hit_rebuilds_the_same_run_after_a_restart(tmp_path, gold, profile):
+    for path in RUNS:
+        preds = load_predictions(path).items
+        want = evaluate(gold, preds, profile=profile, name=path.stem)
+        key = key_of(path, profile)
+        assert S.ScoreStore(tmp_path).get(key) is None  # nothing yet: a miss
+        assert S.save_run(S.ScoreStore(tmp_path), key, want) == tmp_path / "scored" / f"{key}.parquet"
+        fresh = S.ScoreStore(tmp_path)  # a new process / a second viewer
+        got = S.load_run(fresh, key, gold, preds, profile, path.stem)
+        assert got is not None and fresh.hits == 1 and fresh.rejected == 0
+        same_run(got, want)
+
+
+def test_changed_prediction_file_misses_and_only_it_is_rescored(tmp_path, gold):
+    store = S.ScoreStore(tmp_path)
+    for path in RUNS:
+        S.save_run(store, key_of(path, "xldocbench"), evaluate(gold, load_predictions(path).items, name=path.stem))
+    changed = tmp_path / "runs" / RUNS[0].name
+    changed.parent.mkdir()
+    text = RUNS[0].read_text(encoding="utf-8")
+    changed.write_text(text.replace("success", "error", 1), encoding="utf-8")
+    assert changed.read_bytes() != RUNS[0].read_bytes()
+    assert store.get(key_of(changed, "xldocbench")) is None
+    for path in RUNS[1:]:  # the others still hit
+        assert store.get(key_of(path, "xldocbench")) is not None
+
+
+def test_changed_profile_or_gold_misses(tmp_path, gold):
+    store = S.ScoreStore(tmp_path)
+    path = RUNS[0]
+    S.save_run(store, key_of(path, "xldocbench"), evaluate(gold, load_predictions(path).items, name=path.stem))
+    assert store.get(key_of(path, "xldocbench")) is not None
+    assert store.get(key_of(path, "xldocbench-1519")) is None
+    assert store.get(key_of(path, "docvqa")) is None
+    other_gold = S.entry_key(S.files_sha256(GOLD[:1]), S.files_sha256([path]), S.signature("xldocbench"))
+    assert store.get(other_gold) is None
+    assert len({key_of(path, p) for p in ("xldocbench", "xldocbench-1519", "docvqa")}) == 3
+
+
+def _entry(tmp_path, gold) -> tuple[S.ScoreStore, str, Path, list]:
+    store = S.ScoreStore(tmp_path)
+    path = RUNS[1]
+    preds = load_predictions(path).items
+    key = key_of(path, "xldocbench")
+    target = S.save_run(store, key, evaluate(gold, preds, name=path.stem))
+    return store, key, target, preds
+
+
+def _rewrite(target: Path, change) -> None:
+    table = pq.read_table(target)
+    pq.write_table(change(table), target)
+
+
+CORRUPTIONS = {
+    "garbage bytes": lambda t: t.write_bytes(b"not a parquet file at all"),
+    "truncated": lambda t: t.write_bytes(t.read_bytes()[: t.stat().st_size // 2]),
+    "empty": lambda t: t.write_bytes(b""),
+    "a flipped byte in the data": lambda t: t.write_bytes(_flip(t.read_bytes())),
+    "a score above 1": lambda t: _rewrite(t, lambda tb: tb.set_column(
+        2, "accuracy", pa.array([2.0] * tb.num_rows, pa.float64())).replace_schema_metadata(tb.schema.metadata)),
+    "a missing column": lambda t: _rewrite(t, lambda tb: tb.drop_columns(["details"]).replace_schema_metadata(tb.schema.metadata)),
+    "another key in the metadata": lambda t: _rewrite(t, lambda tb: tb.replace_schema_metadata(
+        {**tb.schema.metadata, b"lens.key": b"0" * 64})),
+    "rows dropped": lambda t: _rewrite(t, lambda tb: tb.slice(0, tb.num_rows - 3)),
+    "details that are no JSON": lambda t: _rewrite(t, lambda tb: tb.set_column(
+        7, "details", pa.array(["{"] * tb.num_rows, pa.string())).replace_schema_metadata(tb.schema.metadata)),
+    "a null score": lambda t: _rewrite(t, lambda tb: tb.set_column(
+        4, "anls", pa.array([None] * tb.num_rows, pa.float64())).replace_schema_metadata(tb.schema.metadata)),
+}
+
+
+def _flip(data: bytes) -> bytes:
+    i = len(data) // 3  # inside a data page (the footer is at the end)
+    return data[:i] + bytes([data[i] ^ 0xFF]) + data[i + 1:]
+
+
+@pytest.mark.parametrize("how", list(CORRUPTIONS))
+def test_corrupt_entry_is_recomputed_never_trusted(tmp_path, gold, how):
+    store, key, target, preds = _entry(tmp_path, gold)
+    CORRUPTIONS[how](target)
+    fresh = S.ScoreStore(tmp_path)
+    assert S.load_run(fresh, key, gold, preds, "xldocbench", RUNS[1].stem) is None
+    assert fresh.rejected == 1 and not target.exists()  # removed, so the next save writes it again
+    want = evaluate(gold, preds, name=RUNS[1].stem)
+    S.save_run(fresh, key, want)
+    same_run(S.load_run(S.ScoreStore(tmp_path), key, gold, preds, "xldocbench", RUNS[1].stem), want)
+
+
+def test_entry_of_another_join_is_not_used(tmp_path, gold):
+    """An intact entry whose ids or statuses are not those of the loaded files (e.g. an entry
+    copied under another name) is removed and recomputed."""
+    store, key, target, preds = _entry(tmp_path, gold)
+    other = list(preds)
+    other[0] = type(other[0])(**{f: getattr(other[0], f) for f in other[0].__slots__} | {"status": "timeout"})
+    assert S.load_run(store, key, gold, other, "xldocbench", "x") is None
+    assert not target.exists()
+    _, key, target, preds = _entry(tmp_path, gold)
+    assert S.load_run(store, key, gold[1:], preds, "xldocbench", "x") is None  # other gold ids
+
+
+def test_writes_stay_inside_the_root(tmp_path, gold, monkeypatch):
+    root = tmp_path / "cache"
+    store = S.ScoreStore(root)
+    for bad in ("../escape", "/etc/passwd", "a" * 63, "A" * 64, "g" * 64, "", "a" * 64 + "/x", None):
+        with pytest.raises(ValueError):
+            store.path(bad)
+    store, key, target, _ = _entry(root, gold)
+    assert target.resolve().is_relative_to(root.resolve())
+    assert files_under(tmp_path) == [target]  # no temporary file left, nothing beside the root
+    monkeypatch.setenv(S.ENV_CACHE, str(tmp_path / "env"))
+    assert S.cache_root() == tmp_path / "env"
+    assert S.cache_root({"XDG_CACHE_HOME": str(tmp_path / "xdg")}) == tmp_path / "xdg" / "docbench-lens"
+    assert S.cache_root({"HOME": "/nowhere"}).name == "docbench-lens"
+
+
+def test_unwritable_root_is_not_an_error(tmp_path, gold):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    store = S.ScoreStore(blocker / "cache")  # its parent is a file: nothing can be created
+    path = RUNS[0]
+    assert S.save_run(store, key_of(path, "xldocbench"), evaluate(gold, load_predictions(path).items)) is None
+    assert store.get(key_of(path, "xldocbench")) is None
+
+
+def test_details_round_trip_exactly(tmp_path):
+    store = S.ScoreStore(tmp_path)
+    decisions = [(1.0, 0.5, 0.25, "numeric_tolerance", 0.05, ((250.0, "250"), (2.5e-07, "2.5e-7"), 0.0)),
+                 (0.0, 0.0, 0.0, "missing", None, ()),
+                 (1.0, 1.0, 1.0, "boolean_polarity", None, (True, False)),
+                 (0.0, 0.1, 0.0, "no_match", 0.8, ((float("inf"), "1e999"), None)),
+                 (0.0, 0.0, 0.0, "no_match", 0.8, (float("nan"), -0.0, 1, "ü \ud800")),
+                 (1.0, 1.0, 1.0, "similarity", 0.8, (1.0,))]
+    rows = S.ScoredRows([f"q{i}" for i in range(len(decisions))], ["success", None, "ok", "x", "y", "z"], decisions)
+    key = "f" * 64
+    assert store.put(key, rows) is not None
+    got = store.get(key)
+    assert got.question_ids == rows.question_ids and got.statuses == rows.statuses
+    for a, b in zip(got.decisions, decisions):
+        assert repr(a) == repr(b)  # types too: True stays True, 1 stays 1, -0.0 stays -0.0
+
+
+# ----------------------------------------------------------------------------- the shared pool
+
+
+def test_score_runs_equals_evaluate_and_workers_do_not_import_streamlit(gold):
+    runs = [(p.stem, load_predictions(p).items) for p in RUNS]
+    for profile in ("xldocbench", "xldocbench-1519"):
+        got = dict(runner.score_runs(gold, runs, profile=profile))
+        assert sorted(got) == list(range(len(runs)))
+        for i, (name, preds) in enumerate(runs):
+            same_run(got[i], evaluate(gold, preds, profile=profile, name=name, workers=1))
+    if (os.cpu_count() or 1) > 1:
+        import streamlit  # noqa: F401  -- imported here, as in the app
+        assert runner.workers_import_streamlit() is False
+
+
+def test_score_runs_falls_back_to_this_process(gold, monkeypatch):
+    monkeypatch.setattr(runner, "_pool", lambda: None)
+    runs = [(p.stem, load_predictions(p).items) for p in RUNS[:2]]
+    got = dict(runner.score_runs(gold, runs))
+    for i, (name, preds) in enumerate(runs):
+        same_run(got[i], evaluate(gold, preds, name=name, workers=1))
+
+
+# ----------------------------------------------------------------------------- through the app
+
+
+def _app(bench: Path, cache: Path, monkeypatch) -> AppTest:
+    monkeypatch.setenv("LENS_BENCHMARK", str(bench))
+    monkeypatch.setenv(S.ENV_CACHE, str(cache))
+    monkeypatch.delenv("LENS_RUNS", raising=False)
+    monkeypatch.delenv("LENS_SCORES", raising=False)
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def _entries(cache: Path) -> dict[str, int]:
+    return {p.name: p.stat().st_mtime_ns for p in (cache / "scored").glob("*.parquet")}
+
+
+def test_app_reads_the_cache_and_rescores_only_what_changed(tmp_path, monkeypatch):
+    from dashboard import cache as app_cache
+
+    bench = tmp_path / "bench"
+    shutil.copytree(SAMPLE, bench, ignore=shutil.ignore_patterns("docs", "results", "*.py", "__pycache__"))
+    cache = tmp_path / "cache"
+    at = _app(bench, cache, monkeypatch)
+    first = _entries(cache)
+    assert len(first) == len(RUNS)  # one entry per scored run
+    board = at.dataframe[0].value.set_index("Run")
+
+    app_cache._runs.clear()  # a restart: nothing in memory, everything from disk
+    app_cache.workspace.clear()
+    app_cache.analysis.clear()
+    at = _app(bench, cache, monkeypatch)
+    assert _entries(cache) == first  # read, not rewritten
+    assert app_cache.score_store().hits >= len(RUNS)
+    assert at.dataframe[0].value.set_index("Run").equals(board)
+
+    changed = bench / "runs" / RUNS[2].name
+    data = changed.read_bytes()
+    changed.write_bytes(data.replace(b'"prediction": "', b'"prediction": "Answer: ', 1))
+    assert changed.read_bytes() != data
+    at = _app(bench, cache, monkeypatch)
+    now = _entries(cache)
+    assert len(now) == len(RUNS) + 1
+    assert {k: v for k, v in now.items() if k in first} == first  # the other runs were not rewritten
+
+    at.selectbox(key="profile").set_value("xldocbench-1519").run()
+    assert not at.exception
+    assert len(_entries(cache)) == 2 * len(RUNS) + 1  # every run under the new profile
