@@ -6,7 +6,7 @@
 Writes the release evaluator's report layout and CSV, prints the headline percentages, lists
 problems on stderr as `file:line: message`, and exits 1 with `ERROR: ...` when nothing could be
 scored. With several --predictions, --output and --per-question-csv name folders that receive
-`<run>.json` and `<run>.csv`.
+`<run>.json` and `<run>.csv`; --categories-csv (disagreement categories per question) likewise.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 from . import __version__
+from .categories import write_categories_csv
 from .evaluate import evaluate
 from .loaders import load_gold, load_predictions
 from .profiles import DEFAULT_PROFILE, PROFILES
@@ -34,6 +35,8 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--output", metavar="PATH", help="write the JSON report (a folder when several runs)")
     ap.add_argument("--per-question-csv", metavar="PATH", help="write the per-question CSV (a folder when several runs)")
     ap.add_argument("--no-per-question-json", action="store_true", help="leave the per_question list out of the JSON report")
+    ap.add_argument("--categories-csv", metavar="PATH",
+                    help="write each question's disagreement categories as CSV (a folder when several runs)")
     ap.add_argument("--version", action="version", version=f"docbench-lens scoring {__version__}")
     return ap
 
@@ -92,6 +95,8 @@ def main(argv: list[str] | None = None) -> int:
         report = args.output and (Path(args.output) / f"{name}.json" if several else args.output)
         run.write_files(report=report, csv_path=csv_path, per_question=not args.no_per_question_json,
                         lens=run.profile.name != "xldocbench-1519")
+        if args.categories_csv:
+            write_categories_csv(Path(args.categories_csv) / f"{name}.csv" if several else args.categories_csv, run.results)
     if not scored:
         print("ERROR: nothing could be scored", file=err)
         return 1
