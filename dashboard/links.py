@@ -29,6 +29,10 @@ FIELDS = {
 META = "meta."  # prefix of the other metadata keys found in the gold
 FILTER_PREFIX = "f."
 FULL_RANGE = (0, 100)
+# The comparison page's part of the view (dashboard/views/compare.py, present.py): run A, baseline B,
+# the selected slice (`field:label`), flip cell, question, metric, tab, and the many-runs view's run
+# and reference -- kept as strings under their own query keys.
+COMPARE_KEYS = ("a", "b", "cmp_slice", "cmp_flip", "cmp_q", "cmp_metric", "cmp_tab", "cmp_run", "cmp_vs")
 
 
 @dataclass
@@ -45,6 +49,7 @@ class View:
     metric: str = "accuracy"  # the overview's metric
     tab: str = ""  # the overview's open breakdown tab (a field name; "" = the first)
     hide_loaded: bool = False  # leave runs with loaded (not recomputed) scores out of the overview
+    compare: dict[str, str] = field(default_factory=dict)  # COMPARE_KEYS -> value
 
     def with_slice(self, run: str | None, field_name: str, label: str) -> "View":
         """The explorer view of one chart slice: that run (if any) and that label, nothing else."""
@@ -93,6 +98,7 @@ def to_params(view: View) -> dict[str, str | list[str]]:
         out["metric"] = view.metric
     if view.hide_loaded:
         out["loaded"] = "hide"
+    out.update({k: view.compare[k] for k in COMPARE_KEYS if view.compare.get(k)})
     return out
 
 
@@ -132,4 +138,5 @@ def from_params(params: Mapping[str, str | list[str]]) -> View:
         metric=metric if (metric := _first(params, "metric")) in METRICS else "accuracy",
         tab=_first(params, "tab"),
         hide_loaded=_first(params, "loaded") == "hide",
+        compare={k: _first(params, k) for k in COMPARE_KEYS if _first(params, k)},
     )
