@@ -83,7 +83,7 @@ class QuestionResult:
             "question_id": q.qid,
             "prediction": j.reported_prediction,
             "gold_answer": q.gold_answer,
-            "answer_format": q.answer_format,
+            "answer_format": q.row_format,
             "status": j.status,
             "accuracy": round(j.accuracy, 6),
             "token_f1": round(j.token_f1, 6),
@@ -410,8 +410,9 @@ def _row_json(row: dict) -> str:
     `indent`, the json module falls back to its pure-Python encoder (~40 us a row); a flat row
     of scalars gets the same text from the C encoder with the indent written into the item
     separator. Rows holding a list or object (raw metadata can) take the slow, exact path."""
-    # only the raw metadata fields can hold a list or object; the others are always scalars
-    if type(row["split"]) in _SCALARS and type(row["domain"]) in _SCALARS and type(row["reasoning_type"]) in _SCALARS:
+    # only the raw metadata fields and the raw answer format can hold a list or object
+    if (type(row["split"]) in _SCALARS and type(row["domain"]) in _SCALARS and type(row["reasoning_type"]) in _SCALARS
+            and type(row["answer_format"]) in _SCALARS):
         return "{\n      " + _encode_row(row)[1:-1] + "\n    }"
     # JSON strings hold no raw newline, so re-indenting the generic output is safe
     return json.dumps(row, ensure_ascii=False, indent=2).replace("\n", "\n    ")

@@ -289,7 +289,8 @@ def _gold_record(row: dict, name: str, line: int, res: LoadResult, shared: dict)
         res.problems.append(Problem(name, line, "answer", "an answer object", "no answer field (gold is empty)", WARNING, False))
     if not isinstance(answer, dict):
         answer = {"value": answer}
-    fmt = to_str(answer.get("format")) or "Str"
+    raw_fmt = answer.get("format", "Str")
+    fmt = to_str(raw_fmt) or "Str"
     rule = to_str(answer.get("verification_rule"))
     if fmt not in KNOWN_FORMATS:
         res.problems.append(
@@ -330,6 +331,8 @@ def _gold_record(row: dict, name: str, line: int, res: LoadResult, shared: dict)
         documents=tuple(docs),
         file=name,
         line=line,
+        raw_format=intern(raw_fmt) if type(raw_fmt) is str else raw_fmt,
+        format_given="format" in answer,
     )
 
 

@@ -34,7 +34,7 @@ class GoldQuestion:
     qid: str
     question: str
     answers: tuple[str, ...]  # the gold value first; DocVQA records may list several
-    answer_format: str  # raw format string, "Str" when absent (spec 3)
+    answer_format: str  # the format that decides the answer type: string form, "Str" when absent, null or empty (spec 3)
     verification_rule: str
     split: Any  # task_type as read (any JSON value); "unknown" when the key is absent
     metadata: dict[str, Any]
@@ -43,6 +43,21 @@ class GoldQuestion:
     line: int | None = None
     question_types: tuple[str, ...] = ()  # DocVQA
     image: str = ""  # DocVQA page image
+    # answer.format as written: the per-question row echoes it ("" stays "", null stays null) and
+    # "Str" only when the key is absent (spec 7); the breakdown label is its string form, or
+    # "unknown" when that is empty (absent, null or "") -- see `row_format` and `labels`.
+    raw_format: Any = "Str"
+    format_given: bool = True  # False when the gold had no answer.format key
+
+    @property
+    def row_format(self) -> Any:
+        """The per-question row's answer_format: the raw value, "Str" only when the key is absent."""
+        return self.raw_format if self.format_given else "Str"
+
+    @property
+    def format_label(self) -> str:
+        """The answer_format breakdown label: the string form of the raw value, or "unknown"."""
+        return (to_str(self.raw_format) if self.format_given else "") or "unknown"
 
     @property
     def gold_answer(self) -> str:
@@ -71,7 +86,7 @@ class GoldQuestion:
         if group == "split":
             return [to_str(self.split) or "unknown"]
         if group == "answer_format":
-            return [self.answer_format or "unknown"]
+            return [self.format_label]
         if group == "evidence_source":
             return [s or "unknown" for s in self.evidence_sources] or ["unknown"]
         if group == "question_type":

@@ -11,6 +11,7 @@ and the Unicode minus. Both return (value, matched text) or None.
 
 from __future__ import annotations
 
+import math
 import re
 
 __all__ = ["release_number", "read_number"]
@@ -41,9 +42,11 @@ _FORMS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("decimal_comma", re.compile(rf"(?P<v>{_SIGN}\d+,\d+)(?!\d)")),
     ("plain", re.compile(rf"(?P<v>{_SIGN}{_DEC})")),
 )
-# A number starts at a sign or a digit (or a leading period); a sign glued to a preceding word
-# ("covid-19") is not a sign.
-_START = re.compile(r"(?<![\w.])[-+\u2212]?\.?\d|\d")
+# Where a number may start (spec C.1): at a digit; at a sign followed by a digit or a period and a
+# digit, whatever precedes the sign ("approximately-336.9" and "covid-19" read signed, as the
+# release reads them); at a period followed by a digit, unless the period comes right after a
+# letter or another period ("approx.5" reads 5, "1..5" is not ".5").
+_START = re.compile(r"[-+\u2212]\.?\d|(?<![^\W\d_])(?<!\.)\.\d|\d")
 
 
 def _float(text: str) -> float:
@@ -51,17 +54,19 @@ def _float(text: str) -> float:
 
 
 def _value(kind: str, m: re.Match[str]) -> float | None:
+    """The value of one matched form; every form is read by `float` of decimal text, so
+    `2.1e-1`, `2.1 x 10^-1` and `0.21` give the same float. None for a zero denominator."""
     if kind == "power":
-        mant = m.group("m")
-        base = 1.0 if mant in ("", "+") else (-1.0 if mant in ("-", "\u2212") else _float(mant))
-        return base * 10.0 ** int(m.group("e").replace("\u2212", "-"))
+        mant = m.group("m").replace("\u2212", "-")
+        mant = mant + "1" if mant in ("", "+", "-") else mant
+        return float(f"{mant}e{m.group('e').replace(chr(0x2212), '-')}")
     if kind == "scientific":
-        return _float(m.group("m")) * 10.0 ** int(m.group("e").replace("\u2212", "-"))
+        return _float(m.group())
     if kind == "fraction":
-        den = _float(m.group("d"))
-        if den == 0:
+        num, den = _float(m.group("n")), _float(m.group("d"))
+        if den == 0 or not (math.isfinite(num) and math.isfinite(den)):
             return None
-        return _float(m.group("n")) / den
+        return num / den
     if kind == "decimal_comma":
         whole, frac = m.group("v").split(",")
         return _float(f"{whole}.{frac}")
@@ -71,8 +76,10 @@ def _value(kind: str, m: re.Match[str]) -> float | None:
 def read_number(lowered: str) -> tuple[float, str] | None:
     """Hardened reader. `lowered` is the stripped, lower-cased, prefix-stripped text.
 
-    A trailing % is dropped without scaling. The first numeric expression decides: when it is a
-    fraction with denominator 0 the answer has no number (nothing later is read instead).
+    A trailing % is dropped without scaling. The first numeric expression decides: when it has no
+    usable value -- a fraction with denominator 0, or a value that overflows or is not finite
+    (`1e400`, a 400-digit integer) -- the answer has no number (nothing later is read instead) and
+    the text rules decide. Never raises, whatever the text.
     """
     for start in _START.finditer(lowered):
         pos = start.start()
@@ -81,11 +88,14 @@ def read_number(lowered: str) -> tuple[float, str] | None:
             m = pattern.match(lowered, pos)
             if m and (best is None or m.end() > best[0]):
                 best = (m.end(), kind, m)
-        if best is None:  # a bare sign or period not followed by a number form
+        if best is None:  # defensive: every start is followed by at least a plain number
             continue
         _, kind, m = best
-        value = _value(kind, m)
-        if value is None:
+        try:
+            value = _value(kind, m)
+        except (ValueError, OverflowError, ZeroDivisionError):  # defensive: float() of matched text
+            return None
+        if value is None or not math.isfinite(value):
             return None
         return value, m.group()
     return None

@@ -25,8 +25,16 @@ report in tests/test_reference_agreement.py for the ones that were cross-checked
   upper-cased raw gold (``\\b([A-D])\\b``);
 * ``--prediction-field NAME`` reads that field as is (the ``answer`` object special case
   belongs to the default field search only);
-* the ``answer_format`` breakdown label is the same raw format as the per-question row
-  (default ``Str``);
+* ``answer.format`` (sections 3 and 7): the answer type reads its string form, ``Str`` when
+  absent, null or empty; the per-question row echoes the raw value as written (``""`` stays
+  ``""``, null stays null), ``Str`` only when the key is absent; the breakdown label is the
+  string form of the raw value, or ``unknown`` when that is empty (absent, null or ``""``).
+  Changed (issue 12): this reference used to file a gold without ``format`` under the label
+  ``Str`` and echo an empty format as ``Str`` in its rows, against section 7's "a label is the
+  string form of the value, or unknown when that is empty" and "answer_format (raw, default Str)".
+  tests/fixtures/cli/expected/ was regenerated with this change: two golds there (one with
+  ``"format": null``, one without the key) moved from the ``Str`` label to ``unknown``, and
+  the null one's row now says ``null`` (CSV: an empty cell).
 * ``evidence_sources``: a missing key is an empty list; any non-list value (null included)
   is a one-element list; every element's label is its string form, or ``unknown``.
 """
@@ -410,7 +418,7 @@ def evaluate_records(gold_records, predictions, *, ignore_missing=False, per_que
         if not isinstance(answer, dict):
             answer = {"value": answer}
         gold = to_text(answer.get("value"))
-        raw_format = to_text(answer.get("format")) or "Str"
+        raw_format = to_text(answer.get("format")) or "Str"  # decides the answer type (section 3)
         rule = answer.get("verification_rule")
         metadata = record.get("metadata")
         if not isinstance(metadata, dict):
@@ -441,7 +449,7 @@ def evaluate_records(gold_records, predictions, *, ignore_missing=False, per_que
             "split": [_label(record.get("task_type"))],
             "domain": [_label(metadata.get("domain"))],
             "reasoning_type": [_label(metadata.get("reasoning_type"))],
-            "answer_format": [_label(raw_format)],
+            "answer_format": [_label(answer.get("format"))],
             "difficulty": [_label(metadata.get("difficulty"))],
             "doc_type": [_label(metadata.get("doc_type"))],
             "evidence_source": [_label(source) for source in sources],
@@ -455,7 +463,7 @@ def evaluate_records(gold_records, predictions, *, ignore_missing=False, per_que
                 "question_id": qid,
                 "prediction": prediction,
                 "gold_answer": gold,
-                "answer_format": raw_format,
+                "answer_format": answer.get("format", "Str"),
                 "status": status,
                 "accuracy": round(scores[0], 6),
                 "token_f1": round(scores[1], 6),
