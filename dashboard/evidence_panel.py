@@ -28,7 +28,7 @@ from .evidence import (
     question_paths,
 )
 from .layers import gold_pages, layers, page_layers, quote_message
-from .pagerender import ZOOMS, draw_overlay, page_figure
+from .pagerender import SWATCHES, ZOOMS, draw_overlay, page_figure
 from .tables import md_escape
 
 THUMBS = 2  # neighbouring pages shown on each side
@@ -128,18 +128,24 @@ def _viewer(q: GoldQuestion, ref: DocRef, path: Path, runs: list[str], preds: di
     current = st.session_state[key]
     before = [p for p in evidence if p < current]
     after = [p for p in evidence if p > current]
-    cols = st.columns([1.2, 1.2, 1.4, 2.2, 2])
-    cols[0].button("Previous evidence page", icon=":material/arrow_back:", disabled=not before, width="stretch",
-                   on_click=go, args=(before[-1] if before else current,), key=_key("prev", q.qid, ref.document_id))
-    cols[1].button("Next evidence page", icon=":material/arrow_forward:", disabled=not after, width="stretch",
-                   on_click=go, args=(after[0] if after else current,), key=_key("next", q.qid, ref.document_id))
-    cols[2].number_input(f"Page (of {n})", min_value=1, max_value=n, step=1, key=key)
+    cols = st.columns([1, 1, 1.2, 1.6], vertical_alignment="bottom")
+    cols[0].button("Evidence page", icon=":material/arrow_back:", disabled=not before, width="stretch",
+                   help="The previous gold evidence page", on_click=go, args=(before[-1] if before else current,),
+                   key=_key("prev", q.qid, ref.document_id))
+    cols[1].button("Evidence page", icon=":material/arrow_forward:", icon_position="right", disabled=not after,
+                   width="stretch", help="The next gold evidence page", on_click=go,
+                   args=(after[0] if after else current,), key=_key("next", q.qid, ref.document_id))
+    cols[2].number_input(f"Page (of {n})", min_value=1, max_value=n, step=1, key=key,
+                         help=f"Go to any page of the document (1 to {n})")
     zoom = cols[3].select_slider("Zoom", options=list(ZOOMS), value=1.5, format_func=lambda z: f"{round(z * 100)} %",
-                                 key=_key("zoom"))
+                                 key=_key("zoom"), help="Rendering resolution; drag on the page to zoom into a region")
     all_layers = layers(runs)
     names = [la.name for la in all_layers]
-    chosen = cols[4].multiselect("Layers", names, default=names, key=_key("layers", *runs),
-                                 help="Hide or show each kind of box. The chart's legend toggles them as well.")
+    swatch = {la.name: f":{SWATCHES.get(la.colour, 'gray')}[:material/{'check_box_outline_blank' if la.dashed else 'stop'}:]"
+              for la in all_layers}
+    chosen = st.pills("Layers", names, selection_mode="multi", default=names, key=_key("layers", *runs),
+                      format_func=lambda name: f"{swatch[name]} {md_escape(name)}",
+                      help="Show or hide each kind of box. The chart's legend toggles them too; hover a box for its label.")
     page = st.session_state[key]
     where = (f"evidence page {evidence.index(page) + 1} of {len(evidence)}" if page in evidence
              else "not an evidence page" if evidence else "the gold names no evidence page")
@@ -179,7 +185,8 @@ def _answer_notes(q: GoldQuestion, runs: list[str], preds: dict, paths: dict, re
         pred = preds.get(run)
         text = answered(pred)
         loc = locate_answer(text, q, paths)
-        icon = {EVIDENCE_PAGE: "✅", OTHER_PAGE: "⚠️", NOT_IN_DOCUMENT: "❓"}.get(loc.location or "", "➖")
+        icon = {EVIDENCE_PAGE: ":green[:material/check_circle:]", OTHER_PAGE: ":orange[:material/warning:]",
+                NOT_IN_DOCUMENT: ":red[:material/help:]"}.get(loc.location or "", ":gray[:material/remove:]")
         shown = text if pred is not None else "(no prediction)"
         st.markdown(icon + " " + md_escape(f"{run}: “{' '.join(shown.split())[:120]}” — {loc.message}"))
         other = loc.other_pages.get(ref.document_id, [])

@@ -128,7 +128,7 @@ def page_layers(q: GoldQuestion, ref: DocRef, path: Path, page: int, runs: Seque
             if cites_page:
                 inset = 3.0
                 out.boxes.append(Box((inset, inset, pt.width - inset, pt.height - inset), colour,
-                                     f"{run} cites page {page}", cited_layer(run), dashed=True))
+                                     f"{run} cites page {page}", cited_layer(run), dashed=True, fill=False))
     return out
 
 

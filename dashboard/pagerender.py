@@ -30,6 +30,8 @@ GOLD_EVIDENCE = "#009E73"  # bluish green
 GOLD_BOX = "#56B4E9"  # sky blue
 GOLD_ANSWER = "#E69F00"  # orange
 RUN_COLOURS = ("#D55E00", "#CC79A7", "#0072B2", "#F0E442", "#000000")  # vermillion, purple, blue, yellow, black
+SWATCHES = {GOLD_EVIDENCE: "green", GOLD_BOX: "blue", GOLD_ANSWER: "orange", "#D55E00": "red", "#CC79A7": "violet",
+            "#0072B2": "blue", "#F0E442": "yellow", "#000000": "gray"}  # nearest Streamlit Markdown colour
 
 
 @dataclass(frozen=True)
@@ -105,6 +107,7 @@ class Box:
     label: str
     layer: str
     dashed: bool = False
+    fill: bool = True  # False: outline only (a frame around a whole cited page)
 
 
 def _rgb(colour: str) -> tuple[int, int, int]:
@@ -120,7 +123,7 @@ def draw_overlay(rendered: Rendered, boxes: Sequence[Box], width: int = 3, fill_
     base = Image.open(io.BytesIO(rendered.png)).convert("RGBA")
     layer = Image.new("RGBA", base.size, (0, 0, 0, 0))
     draw = ImageDraw.Draw(layer)
-    for box in boxes:
+    for box in (b for b in boxes if b.fill):
         x0, y0, x1, y1 = to_pixels(box.rect, rendered.matrix)
         x0, y0 = math.floor(x0) - 1, math.floor(y0) - 1
         x1, y1 = math.ceil(x1) + 1, math.ceil(y1) + 1
@@ -181,10 +184,10 @@ def page_figure(rendered: Rendered, boxes: Sequence[Box], title: str = "", heigh
         x0, y0, x1, y1 = x0 - 2, y0 - 2, x1 + 2, y1 + 2
         label = plotly_text(box.label)
         fig.add_trace(go.Scatter(
-            x=[x0, x1, x1, x0, x0], y=[y0, y0, y1, y1, y0], mode="lines", fill="toself",
+            x=[x0, x1, x1, x0, x0], y=[y0, y0, y1, y1, y0], mode="lines", fill="toself" if box.fill else "none",
             fillcolor=_rgba(box.colour, 0.18), line=dict(color=box.colour, width=2, dash="dash" if box.dashed else "solid"),
             name=plotly_text(box.layer), legendgroup=box.layer, showlegend=box.layer not in shown,
-            hoveron="fills+points", text=label, hovertemplate="%{text}<extra></extra>"))
+            hoveron="fills+points" if box.fill else "points", text=label, hovertemplate="%{text}<extra></extra>"))
         shown.add(box.layer)
     fig.update_xaxes(range=[0, w], visible=False, constrain="domain")
     fig.update_yaxes(range=[h, 0], visible=False, scaleanchor="x", constrain="domain")
