@@ -31,41 +31,78 @@ def _text_colour(value: float) -> str:
     return "#FFFFFF" if value >= 55 else "#0B1F33"
 
 
-def heatmap(frame: pd.DataFrame, field_name: str, metric: str, runs: list[str]) -> go.Figure:
-    """Runs (rows) × labels of field_name (columns), one square per cell, coloured by the metric in %.
-    `frame` is `tables.breakdown(...)` output: run, label, count and the metric columns."""
+FEW = 5  # cells over fewer questions are drawn faded: their score says little
+PLOT_PX = 440  # the narrowest plot area the cells must fit side by side in (an 800 px window)
+
+
+def run_label(run: str, loaded: frozenset[str] | set[str] = frozenset()) -> str:
+    """A run's axis or legend label, marked when its scores were loaded rather than recomputed."""
+    return plotly_text(run) + (" [loaded]" if run in loaded else "")
+
+
+def cell_size(columns: int) -> int:
+    """Side of a heatmap square in px: as large as CELL allows, small enough that `columns` squares
+    never overlap in a PLOT_PX-wide plot (overlapping squares made clicks ambiguous)."""
+    return int(max(14, min(CELL - 6, PLOT_PX / max(1, columns) - 6)))
+
+
+def _cell_text(value: float, n: int, size: int) -> str:
+    if size >= 34:  # room for a second line: the number of questions the cell covers
+        return f"{value:.1f}<br>n={n}"
+    return f"{value:.1f}" if size >= 28 else f"{value:.0f}"
+
+
+def heatmap(frame: pd.DataFrame, field_name: str, metric: str, runs: list[str],
+            loaded: frozenset[str] | set[str] = frozenset()) -> go.Figure:
+    """Runs (rows, in the order given: the leaderboard's) × labels of field_name (columns), one square
+    per cell, coloured by the metric in %, with its number of questions (n) in the cell when there is
+    room and always on hover; cells over fewer than FEW questions are faded. `frame` is
+    `tables.breakdown(...)` output: run, label, count and the metric columns. Runs in `loaded` are
+    labelled "[loaded]" (scores read from files, profile unknown)."""
     data = frame[frame["run"].isin(runs)]
     values = data[metric] * 100
+    labels = sorted(data["label"].unique())
+    size = cell_size(len(labels))
+    few = (data["count"] < FEW).tolist()
+    ylabels = data["run"].map(lambda r: run_label(r, loaded))
     fig = go.Figure(go.Scatter(
-        x=data["label"].map(plotly_text), y=data["run"].map(plotly_text), mode="markers+text",
-        marker=dict(symbol="square", size=CELL - 6, color=values, colorscale=COLORSCALE, cmin=0, cmax=100,
-                    line=dict(width=0), colorbar=dict(title=dict(text=metric_axis(metric)), thickness=12)),
-        text=[f"{v:.1f}" for v in values], textfont=dict(color=[_text_colour(v) for v in values], size=11),
-        customdata=[[r, field_name, lab, n] for r, lab, n in zip(data["run"], data["label"], data["count"])],
+        x=data["label"].map(plotly_text), y=ylabels, mode="markers+text",
+        marker=dict(symbol="square", size=size, color=values, colorscale=COLORSCALE, cmin=0, cmax=100,
+                    opacity=[0.35 if f else 1.0 for f in few], line=dict(width=0),
+                    colorbar=dict(title=dict(text=metric_axis(metric)), thickness=12)),
+        text=[_cell_text(v, n, size) for v, n in zip(values, data["count"])],
+        textfont=dict(color=["#0B1F33" if f else _text_colour(v) for v, f in zip(values, few)],
+                      size=11 if size >= 28 else 9),
+        customdata=[[r, field_name, lab, n, " (fewer than 5: read with care)" if n < FEW else ""]
+                    for r, lab, n in zip(data["run"], data["label"], data["count"])],
         hovertemplate=(f"Run: %{{y}}<br>{field_label(field_name)}: %{{x}}<br>"
-                       f"{metric_axis(metric)}: %{{marker.color:.1f}}<br>Questions: %{{customdata[3]}}<extra></extra>"),
+                       f"{metric_axis(metric)}: %{{marker.color:.1f}}<br>Questions: %{{customdata[3]}}%{{customdata[4]}}"
+                       "<extra></extra>"),
     ))
     title = f"{metric_axis(metric)} by run and {field_label(field_name).lower()}"
-    order = [plotly_text(v) for v in sorted(data["label"].unique())]
     fig.update_layout(
-        title=dict(text=title), font=FONT, height=150 + CELL * max(1, len(runs)),
-        margin=dict(l=10, r=10, t=60, b=10), clickmode="event+select", dragmode=False, showlegend=False,
-        xaxis=dict(title=dict(text=field_label(field_name)), categoryorder="array", categoryarray=order,
-                   showgrid=False),
-        yaxis=dict(title=dict(text="Run"), categoryorder="array", categoryarray=[plotly_text(r) for r in reversed(runs)], showgrid=False),
+        title=dict(text=title, subtitle=dict(text=f"n = questions per cell; faded: fewer than {FEW}")),
+        font=FONT, height=170 + CELL * max(1, len(runs)),
+        margin=dict(l=10, r=10, t=80, b=10), clickmode="event+select", dragmode=False, showlegend=False,
+        xaxis=dict(title=dict(text=field_label(field_name)), categoryorder="array",
+                   categoryarray=[plotly_text(v) for v in labels], showgrid=False, automargin=True),
+        yaxis=dict(title=dict(text="Run"), categoryorder="array", automargin=True,
+                   categoryarray=[run_label(r, loaded) for r in reversed(runs)], showgrid=False),
     )
     return fig
 
 
-def bars(frame: pd.DataFrame, field_name: str, metric: str, runs: list[str]) -> go.Figure:
-    """Grouped bars: one group per label of field_name, one bar per run, height = metric in %."""
+def bars(frame: pd.DataFrame, field_name: str, metric: str, runs: list[str],
+         loaded: frozenset[str] | set[str] = frozenset()) -> go.Figure:
+    """Grouped bars: one group per label of field_name, one bar per run (in the order given), height =
+    metric in %. Runs in `loaded` are labelled "[loaded]"."""
     fig = go.Figure()
     for k, run in enumerate(runs):
         part = frame[frame["run"] == run]
         fig.add_trace(go.Bar(
-            name=plotly_text(run), x=part["label"].map(plotly_text), y=part[metric] * 100, marker_color=RUN_COLOURS[k % len(RUN_COLOURS)],
+            name=run_label(run, loaded), x=part["label"].map(plotly_text), y=part[metric] * 100, marker_color=RUN_COLOURS[k % len(RUN_COLOURS)],
             customdata=[[run, field_name, lab, n] for lab, n in zip(part["label"], part["count"])],
-            hovertemplate=(f"Run: {plotly_text(run)}<br>{field_label(field_name)}: %{{x}}<br>{metric_axis(metric)}: %{{y:.1f}}"
+            hovertemplate=(f"Run: {run_label(run, loaded)}<br>{field_label(field_name)}: %{{x}}<br>{metric_axis(metric)}: %{{y:.1f}}"
                            "<br>Questions: %{customdata[3]}<extra></extra>"),
         ))
     fig.update_layout(

@@ -1,13 +1,26 @@
-"""Overview: leaderboard of all runs, heatmaps and breakdown charts; a click opens the explorer."""
+"""Overview: what the metrics reward, the leaderboard of all runs, heatmaps and breakdown charts of
+the runs picked (by default the ten best and any baseline); a click opens the explorer."""
 
 import streamlit as st
 
 from dashboard import charts, ui
 from dashboard.links import METRICS, field_label
-from dashboard.tables import METRIC_LABELS
+from dashboard.tables import METRIC_LABELS, OFFICIAL, md_escape, skipped_rows, top_runs
 
 HEATMAPS = ("reasoning_type", "evidence_source")
 BREAKDOWNS = ("domain", "difficulty", "answer_format", "doc_type", "split", "length", "position")
+CHART_RUNS = 10  # runs drawn by default: the best by the chosen metric, plus any baseline
+CONTRACT = "scoring/README.md"  # the scoring contract, a path in the repository
+EXPLAINED = {
+    "accuracy": ("One rule per answer format: numbers within a relative tolerance, yes/no, lists and "
+                 "strings after normalisation.", "All or nothing per question: it rewards the right answer."),
+    "token_f1": ("Overlap of the normalised words of the answer and the gold (precision × recall).",
+                 "Partial credit for partly right answers; padding the answer with extra words costs."),
+    "anls": ("1 − the edit distance between answer and gold, relative to the longer one; 0 when too far off.",
+             "Rewards answers spelled almost right (OCR slips), nothing for a different answer."),
+}
+DATA_PAGE = ui.QUESTIONS_PAGE.parent / "data.py"
+CHART_PICK = "lens_chart_runs"  # the runs picked for the charts (not a widget key: it outlives the page)
 
 ctx = ui.context()
 an = ctx.analysis
@@ -22,36 +35,113 @@ def show(fig, key: str) -> None:
         ui.open_slice(*hit)
 
 
-def overview() -> None:
+def metrics_explained() -> None:
+    cols = st.columns(3)
+    for col, metric in zip(cols, METRICS):
+        first, second = EXPLAINED[metric]
+        col.markdown(f"**{METRIC_LABELS[metric]}**", help=f"The exact rules: the scoring contract, `{CONTRACT}` in "
+                     "the repository (formats, profiles, rules, signature).")
+        col.caption(f"{first}  \n{second}")
+
+
+def leaderboard(v, loaded: list[str]) -> None:
     st.subheader("Leaderboard")
+    board = an.leaderboard()
+    if v.hide_loaded:
+        board = board[board["Source"] != OFFICIAL].reset_index(drop=True)
+    problems = skipped_rows(ctx.workspace)
+    board.insert(2, "Problems", [problems.get(r, "") for r in board["Run"]])
     pct = st.column_config.NumberColumn(format="%.2f")
-    st.dataframe(an.leaderboard(), hide_index=True, width="stretch", column_config={
+    st.dataframe(board, hide_index=True, width="stretch", column_config={
         "Accuracy (%)": pct, "Token F1 (%)": pct, "ANLS (%)": pct,
         "Signature": st.column_config.TextColumn(width="large"),
-        "Source": st.column_config.TextColumn(help="recomputed from predictions, or official per-question scores as loaded"),
+        "Source": st.column_config.TextColumn(help="recomputed from predictions with the sidebar's profile, or "
+                                              "per-question scores as loaded from a file (profile unknown)"),
+        "Problems": st.column_config.TextColumn(help="rows of the run's file that could not be read: the run may "
+                                                "look complete while it is not. The Data page lists them."),
     })
+    shown_problems = [r for r in board["Run"] if r in problems]
+    if shown_problems:
+        st.warning(md_escape(f"{', '.join(shown_problems)}: rows of the file could not be read (their question ids "
+                             "are unknown), so the scores may leave questions out."), icon=":material/warning:")
+        st.page_link(DATA_PAGE, label="See the problems on the Data page", icon=":material/dataset:")
+    if loaded:
+        cols = st.columns([3, 1], vertical_alignment="center")
+        badges = " ".join(f":orange-badge[{md_escape(r)} · loaded]" for r in loaded)
+        cols[0].markdown(badges if not v.hide_loaded else f":gray-badge[{len(loaded)} loaded-score runs hidden]")
+        v.hide_loaded = cols[1].toggle("Hide loaded scores", key="ov_hide_loaded",
+                                       help="Runs whose scores were read from score files rather than recomputed "
+                                       "from predictions.")
+        if not v.hide_loaded:
+            st.warning(f"{len(loaded)} run{'s' if len(loaded) > 1 else ''} marked *loaded* show scores read from "
+                       f"files: their scoring profile is unknown and may differ from **{ctx.profile}**, which the "
+                       "other runs are recomputed with; the profile switch does not change them. Rank them with care, "
+                       "or hide them.", icon=":material/info:")
 
-    metric = st.segmented_control("Metric", METRICS, default="accuracy", format_func=METRIC_LABELS.get, key="ov_metric") or "accuracy"
-    runs = an.run_names
-    st.caption("Click a cell or a bar to open those questions in the question explorer.")
+
+def chart_runs(v, board_runs: list[str], metric: str) -> list[str]:
+    """The runs the charts show, in leaderboard order: picked by the user, by default (and again
+    once the pick equals it) the CHART_RUNS best by `metric` plus any baseline."""
+    baselines = tuple(r for r in board_runs if "baseline" in r.lower() or r == getattr(v, "baseline", None))
+    board = an.leaderboard()
+    default = top_runs(board[board["Run"].isin(board_runs)], metric, CHART_RUNS, baselines)
+    pick = st.session_state.get(CHART_PICK)  # None: follow the default, which changes with the metric
+    st.session_state["ov_runs"] = [r for r in pick if r in board_runs] if pick is not None else default
+
+    def remember() -> None:
+        chosen = st.session_state["ov_runs"]
+        st.session_state[CHART_PICK] = None if chosen == default else list(chosen)
+
+    picked = st.multiselect(f"Runs in the charts ({len(board_runs)} on the leaderboard)", board_runs, key="ov_runs",
+                            on_change=remember, placeholder="Choose runs to draw",
+                            help=f"By default the {CHART_RUNS} best by the chosen metric, plus any baseline. "
+                            "The leaderboard above keeps every run.")
+    return [r for r in board_runs if r in picked]
+
+
+def overview() -> None:
+    v = ui.view()
+    ui.warn_missing_runs(an.run_names)
+    metrics_explained()
+    loaded = [r.name for r in an.runs if r.source == OFFICIAL]
+    ui.seed("ov_hide_loaded", v.hide_loaded)
+    leaderboard(v, loaded)
+    board_runs = [r for r in an.leaderboard()["Run"] if not (v.hide_loaded and r in loaded)]
+
+    ui.seed("ov_metric", v.metric)
+    metric = st.segmented_control("Metric", METRICS, format_func=METRIC_LABELS.get, key="ov_metric") or "accuracy"
+    v.metric = metric
+    runs = chart_runs(v, board_runs, metric)
+    if not runs:
+        st.info("Pick at least one run to draw the charts.")
+        return
+    marked = set(loaded)
+    st.caption("Click a cell or a bar to open those questions in the question explorer. Rows follow the leaderboard.")
     for name in HEATMAPS:
-        show(charts.heatmap(an.breakdown(name), name, metric, runs), f"ov_heat_{name}")
+        show(charts.heatmap(an.breakdown(name), name, metric, runs, marked), f"ov_heat_{name}")
 
     st.subheader("Breakdowns")
     # Only the open tab's chart is built and sent (a tab switch reruns): building and drawing all
     # seven bar charts took most of every overview rerun (bench/bench_dashboard.py).
-    tabs = st.tabs([field_label(n) for n in BREAKDOWNS], key="ov_tab", on_change="rerun")
+    labels = {field_label(n): n for n in BREAKDOWNS}
+    ui.seed("ov_tab", field_label(v.tab) if v.tab in BREAKDOWNS else field_label(BREAKDOWNS[0]))
+    tabs = st.tabs(list(labels), key="ov_tab", on_change="rerun")
+    current = labels.get(st.session_state.get("ov_tab"), BREAKDOWNS[0])
+    v.tab = "" if current == BREAKDOWNS[0] else current
     for tab, name in zip(tabs, BREAKDOWNS):
         with tab:
             if tab.open is not False:
-                show(charts.bars(an.breakdown(name), name, metric, runs), f"ov_bar_{name}")
+                show(charts.bars(an.breakdown(name), name, metric, runs, marked), f"ov_bar_{name}")
 
     with st.expander("Open a slice without the mouse", icon=":material/keyboard:"):
         c1, c2, c3 = st.columns(3)
         field_name = c1.selectbox("Breakdown", HEATMAPS + BREAKDOWNS, format_func=field_label, key="ov_pick_field")
         label = c2.selectbox("Value", sorted(an.breakdown(field_name)["label"].unique()), key="ov_pick_label")
-        run = c3.selectbox("Run", [None, *runs], format_func=lambda r: "every chosen run" if r is None else r, key="ov_pick_run")
+        run = c3.selectbox("Run", [None, *runs], format_func=lambda r: "every run in the charts" if r is None else r,
+                           key="ov_pick_run")
         if st.button("Show these questions", icon=":material/arrow_forward:"):
+            if run is None:
+                v.runs = list(runs)
             ui.open_slice(run, field_name, label)
 
 

@@ -1,35 +1,56 @@
-"""Question explorer: questions × chosen runs, filters, and one question's detail with the
-Accuracy trace. Model text is shown as plain text only."""
+"""Question explorer: questions × chosen runs, filters, and one question's detail -- the gold with its
+evidence quotes, then one tab per chosen run with its answer, scores and Accuracy trace. Model text is
+shown as plain text only."""
 
 import hashlib
 from dataclasses import replace
 
+import pandas as pd
 import streamlit as st
 
 from dashboard import ui
 from dashboard.links import METRICS, View, field_label, to_params
-from dashboard.tables import (METRIC_LABELS, explorer_frame, field_options, filter_questions, md_escape, run_column,
-                              trace_frame)
+from dashboard.tables import (METRIC_LABELS, SEARCHED, SHORT, clipped, explorer_frame, field_options,
+                              filter_questions, grouped, md_escape, trace_frame)
 from scoring.metrics import answer_type, judge
 from scoring.model import GoldQuestion
+
+TRACE_CHARS = 10_000  # characters of an answer the trace explains (a 50 MB answer took minutes)
+ROW_PX = 35  # st.dataframe's row and header height
+MAX_TABLE_PX = 560
+EAGER_CSV_BYTES = 5_000_000  # above this the CSV is made on click
 
 ctx = ui.context()
 an = ctx.analysis
 st.title("Question explorer")
 
 
-def filters(v: View) -> View:
-    """The filter widgets, seeded from the view; returns the view they describe."""
+def _active(v: View) -> str:
+    """The filters in force, in words (the expander holding them starts collapsed)."""
+    parts = [f"{field_label(k)}: {', '.join(x)}" for k, x in v.filters.items()]
+    parts += [f"{METRIC_LABELS[m]} {lo}–{hi} %" for m, (lo, hi) in v.ranges.items()]
+    if v.ranges and len(v.runs) > 1:
+        parts.append(f"ranges hold for {v.match} chosen run")
+    if v.status:
+        parts.append(f"status: {', '.join(v.status)}")
+    return " · ".join(parts)
+
+
+def filters(v: View):
+    """The filter widgets, seeded from the view; returns the view they describe, and the slot for the
+    count line under the search box."""
     all_runs = an.run_names
     ui.seed("x_runs", [r for r in v.runs if r in all_runs] or all_runs[:4])
     ui.seed("x_search", v.search)
     top = st.columns([3, 2])
     runs = top[0].multiselect("Runs", all_runs, key="x_runs", placeholder="Choose runs to compare")
-    search = top[1].text_input("Search question, gold answer and predictions", key="x_search")
+    search = top[1].text_input("Search", key="x_search", placeholder="question id, words of a question or an answer",
+                               help=f"Finds text (ignoring case) in the {SEARCHED}.")
+    count = st.empty()  # the count line, right under the search it counts
     statuses = sorted(an.scores[an.scores["run"].isin(runs)]["status"].unique())
     chosen: dict[str, list[str]] = {}
     ranges: dict[str, tuple[int, int]] = {}
-    with st.expander("Filters", expanded=bool(v.filters or v.ranges or v.status), icon=":material/filter_list:"):
+    with st.expander("Filters", expanded=False, icon=":material/filter_list:"):
         cols = st.columns(4)
         for k, (name, values) in enumerate(field_options(an.questions).items()):
             ui.seed(f"x_f.{name}", [x for x in v.filters.get(name, []) if x in values])
@@ -37,70 +58,134 @@ def filters(v: View) -> View:
         cols = st.columns(4)
         for col, metric in zip(cols, METRICS):
             ui.seed(f"x_r.{metric}", v.ranges.get(metric, (0, 100)))
-            ranges[metric] = tuple(col.slider(f"{METRIC_LABELS[metric]} (%) of every chosen run", 0, 100, key=f"x_r.{metric}"))
+            ranges[metric] = tuple(col.slider(f"{METRIC_LABELS[metric]} (%)", 0, 100, key=f"x_r.{metric}"))
         ui.seed("x_status", [s for s in v.status if s in statuses])
         status = cols[3].multiselect("Status (any chosen run)", statuses, key="x_status", placeholder="any")
-    return View(runs=runs, profile=v.profile, filters={k: x for k, x in chosen.items() if x},
-                ranges={m: r for m, r in ranges.items() if r != (0, 100)}, status=status, search=search,
-                question=v.question, data=v.data)
+        ui.seed("x_match", v.match)
+        match = cols[3].segmented_control(
+            "Score ranges must hold for", ["every", "any"], key="x_match",
+            format_func={"every": "every chosen run", "any": "any chosen run"}.get,
+            help="every: all chosen runs score inside the ranges; any: at least one does.") or "every"
+    new = replace(v, runs=runs, filters={k: x for k, x in chosen.items() if x},
+                  ranges={m: r for m, r in ranges.items() if r != (0, 100)}, status=status, search=search, match=match)
+    return new, count
 
 
-def table(v: View) -> None:
+def _config(frame: pd.DataFrame) -> dict:
+    """Column settings of the grouped table, by position (1 = the first column; 0 is the hidden index):
+    Streamlit keys a table with two header rows by position only."""
+    config = {}
+    for pos, (group, label) in enumerate(frame.columns, start=1):
+        if label in ("Acc", "F1", "ANLS") and group not in ("Question", "Metadata"):
+            metric = next(k for k, v in SHORT.items() if v == label)
+            config[pos] = st.column_config.ProgressColumn(label, format="percent", min_value=0.0, max_value=1.0,
+                                                          width="small", help=f"{METRIC_LABELS[metric]} of this run")
+        elif label in ("Prediction", "Question"):
+            config[pos] = st.column_config.TextColumn(label, width="medium")
+        elif label == "Id":
+            config[pos] = st.column_config.TextColumn("Id", pinned=True)
+    return config
+
+
+def table(v: View, count) -> None:
     """The filtered questions × runs table; selecting a row sets v.question."""
     questions = filter_questions(an.questions, an.scores, v)
     frame = explorer_frame(questions, an.scores, v.runs)
-    st.caption(f"{len(frame)} of {len(an.questions)} questions · profile {ctx.profile}")
+    line = f"**{len(frame)} of {len(an.questions)} questions** · profile {ctx.profile}"
+    if v.search:
+        line += f" · search {md_escape(repr(v.search))} in the {SEARCHED}"
+    active = _active(v)
+    if active:
+        line += " · " + md_escape(active)
+    count.caption(line)
     if frame.empty:
         st.info("No question matches these filters. Widen a score range, clear a filter or the search text.")
-    config = {"question_id": st.column_config.TextColumn("Question id", pinned=True),
-              "question": st.column_config.TextColumn("Question", width="medium"), "gold": "Gold",
-              "answer_format": "Format", "reasoning_type": "Reasoning type", "evidence_source": "Evidence sources",
-              "document": "Document", "pages": "Evidence pages"}
-    for run in v.runs:
-        for metric in METRICS:
-            config[run_column(run, metric)] = st.column_config.ProgressColumn(
-                run_column(run, metric), format="percent", min_value=0.0, max_value=1.0, width="small")
-        config[run_column(run, "prediction")] = st.column_config.TextColumn(run_column(run, "prediction"), width="medium")
     # A new filter state is a new table widget, so a stale row selection never points at another question.
-    state = repr(sorted(to_params(replace(v, question="")).items()))
+    state = repr(sorted(to_params(replace(v, question="", metric="accuracy", tab="")).items()))
     key = "x_table_" + hashlib.sha256(state.encode()).hexdigest()[:12]
     ids = list(frame["question_id"])
     if v.question in ids:
         ui.seed(key, {"selection": {"rows": [ids.index(v.question)], "columns": [], "cells": []}})
-    event = st.dataframe(frame, key=key, on_select="rerun", selection_mode="single-row", hide_index=True,
-                         width="stretch", height=420, column_config=config)
+    shown = grouped(clipped(frame), v.runs)
+    height = min(MAX_TABLE_PX, ROW_PX * (len(frame) + 2) + 3)  # two header rows, then the rows
+    event = st.dataframe(shown, key=key, on_select="rerun", selection_mode="single-row", hide_index=True,
+                         width="stretch", height=max(height, ROW_PX * 3 + 3), column_config=_config(shown))
     rows = event.selection.rows
     if rows or v.question in ids:
         v.question = ids[rows[0]] if rows else ""
-    st.download_button("Download this table as CSV", frame.to_csv(index=False).encode("utf-8"),
-                       file_name="questions.csv", mime="text/csv", icon=":material/download:")
+    # A big table (long answers) is written to CSV only when the button is pressed, not on every rerun.
+    csv = (lambda: frame.to_csv(index=False).encode("utf-8")) if frame.memory_usage(deep=True).sum() > EAGER_CSV_BYTES \
+        else frame.to_csv(index=False).encode("utf-8")
+    st.download_button("Download this table as CSV", csv, file_name="questions.csv", mime="text/csv",
+                       icon=":material/download:", on_click="ignore")
     if v.question and v.question not in ids:
         st.caption("The question shown below is not in the filtered table.")
 
 
+def evidence(q: GoldQuestion) -> None:
+    """The gold evidence: each quote with its document and pages, else the evidence pages."""
+    items = [(d.document_id, item) for d in q.documents for item in d.evidence_items]
+    if items:
+        st.markdown(f"**Gold evidence** ({len(items)} quote{'s' if len(items) > 1 else ''})")
+        for k, (doc_id, item) in enumerate(items):
+            pages = ", ".join(map(str, item.pages)) or "?"
+            where = f"{doc_id} · page{'s' if len(item.pages) > 1 else ''} {pages}"
+            if item.source_type:
+                where += f" · {item.source_type}"
+            st.caption(md_escape(where))
+            ui.plain(item.quote, empty="(no quote text)", name=f"evidence_{k + 1}", key=f"dl_evidence_{k}")
+    elif q.evidence_pages:
+        st.markdown("**Gold evidence**")
+        st.caption(md_escape("Pages (no quotes in the gold): " + "; ".join(
+            f"{doc} p. {', '.join(map(str, pages))}" for doc, pages in q.evidence_pages.items())))
+    else:
+        st.caption("The gold names no evidence for this question.")
+
+
+def show_trace(q: GoldQuestion, result) -> None:
+    """Why this Accuracy: the rule that decided, with what it read. A long answer is explained on its
+    first TRACE_CHARS characters (the scores above are from all of it)."""
+    pred = result.prediction
+    text = pred.text if pred else None
+    cut = text is not None and len(text) > TRACE_CHARS
+    ex = judge(text[:TRACE_CHARS] if cut else text, q.answers, q.answer_format, q.verification_rule,
+               status=pred.status if pred else None, profile=ctx.profile)
+    trace = clipped(trace_frame(ex), 500)
+    with st.expander("Why this Accuracy", expanded=True):
+        if cut:
+            st.caption(f"Explained on the first {TRACE_CHARS:,} of {len(text):,} characters of the answer; "
+                       "the scores above are from the whole answer.")
+        st.dataframe(trace, hide_index=True, width="stretch", height=ROW_PX * (len(trace) + 1) + 3)
+
+
 def run_detail(name: str, q: GoldQuestion) -> None:
     run = an.run(name)
-    st.markdown(f"**{md_escape(name)}** · {run.source}")
     result = next((r for r in run.result.results if r.qid == q.qid), None) if run.result else None
     official = next((s for s in run.official if s.qid == q.qid), None)
     scored = result or official
+    st.caption(md_escape(f"{name} · {run.source}"))
     if scored is None:
         st.caption("No score for this question in this run.")
         return
-    cols = st.columns(4)
-    for col, metric in zip(cols, METRICS):
-        col.metric(METRIC_LABELS[metric], f"{100 * getattr(scored, metric):.1f}%")
-    cols[3].metric("Status", result.status if result else (official.status or "success"))
-    ui.plain(result.effective if result else official.prediction, empty="(no prediction text)")
+    with st.container(horizontal=True, gap="small"):  # tiles wrap on a narrow screen
+        for metric in METRICS:
+            st.metric(METRIC_LABELS[metric], f"{100 * getattr(scored, metric):.1f}%", width=110)
+        st.metric("Status", result.status if result else (official.status or "success"), width=110)
+    ui.plain(result.effective if result else official.prediction, empty="(no prediction text)",
+             name=f"{name}-{q.qid}", key=f"dl_answer_{name}")
     if result is None:
         st.caption("Scores loaded, not recomputed: no trace.")
         return
-    pred = result.prediction
-    ex = judge(pred.text if pred else None, q.answers, q.answer_format, q.verification_rule,
-                        status=pred.status if pred else None, profile=ctx.profile)
-    trace = trace_frame(ex)
-    with st.expander("Why this Accuracy", expanded=True):
-        st.dataframe(trace, hide_index=True, width="stretch", height=35 * (len(trace) + 1) + 3)
+    show_trace(q, result)
+    # HOOK why
+
+
+def _tab_label(name: str, q: GoldQuestion) -> str:
+    run = an.run(name)
+    res = next((r for r in run.result.results if r.qid == q.qid), None) if run.result else None
+    scored = res or next((s for s in run.official if s.qid == q.qid), None)
+    mark = "–" if scored is None else f"{100 * scored.accuracy:.0f}"
+    return f"{md_escape(name)} · {mark}"
 
 
 def detail(q: GoldQuestion, runs: list[str]) -> None:
@@ -108,13 +193,19 @@ def detail(q: GoldQuestion, runs: list[str]) -> None:
     st.subheader("Question detail")
     st.caption(md_escape(f"{q.qid} · {q.labels('split')[0]} · {q.meta('domain')} · {q.meta('reasoning_type')} · "
                          f"documents {', '.join(q.document_ids) or 'none'}"))
-    ui.plain(q.question)
+    ui.plain(q.question, name="question", key="dl_question")
     st.markdown("**Gold answer**")
-    ui.plain(q.gold_answer)
+    ui.plain(q.gold_answer, name="gold", key="dl_gold")
     st.caption(md_escape(f"format {q.answer_format} · rule {q.verification_rule or 'none'} · "
                          f"scored as {answer_type(q.answer_format, q.verification_rule)}"))
-    for name in runs:
-        with st.container(border=True):
+    evidence(q)
+    # HOOK evidence
+    if not runs:
+        st.info("Choose runs above to see their answers to this question.")
+        return
+    st.markdown("**Answers** (tab: run · Accuracy %)")
+    for tab, name in zip(st.tabs([_tab_label(n, q) for n in runs]), runs):
+        with tab:
             run_detail(name, q)
 
 
@@ -122,12 +213,13 @@ if an.questions.empty or not an.runs:
     st.info("Nothing to explore yet: load gold questions and at least one run (sidebar, Data panel). "
             "The Data page shows what was found.")
 else:
-    view = filters(ui.view())
+    ui.warn_missing_runs(an.run_names)
+    view, count = filters(ui.view())
     ui.set_view(view)
-    table(view)
+    table(view, count)
     question = next((q for q in ctx.workspace.gold.items if q.qid == view.question), None)
     if question is None:
-        st.info("Select a row (click its left edge) to see the question, the gold answer and each run's "
-                "prediction with the rule that scored it.")
+        st.info("Select a row (click its left edge) to see the question, the gold answer with its evidence, and each "
+                "run's answer with the rule that scored it.")
     else:
         detail(question, view.runs)
