@@ -269,9 +269,10 @@ def _doc_ref(obj: Any, name: str, line: int, where: str, res: LoadResult) -> Doc
 def _shared_metadata(metadata: dict, shared: dict) -> dict:
     """Questions that carry the same metadata share one dict (a benchmark has few distinct
     combinations of domain, type, difficulty and sources): a third less memory at 1M questions.
-    Metadata dicts are read-only from here on."""
+    Metadata dicts are read-only from here on. The key holds each value's type, since 0, 0.0
+    and False (and 1, 1.0, True) are equal as dict keys but print differently."""
     try:
-        key = tuple((k, tuple(v) if type(v) is list else v) for k, v in metadata.items())
+        key = tuple((k, type(v), tuple((type(x), x) for x in v) if type(v) is list else v) for k, v in metadata.items())
         return shared.setdefault(key, metadata)
     except TypeError:  # an unhashable value (a nested object): keep this one as it is
         return metadata
