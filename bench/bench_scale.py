@@ -1,0 +1,445 @@
+"""Scale of the dashboard and the CLI: 50 runs x 20,000 questions, and how figures grow to it.
+
+    .venv/bin/python bench/bench_scale.py                    # the growth grid, the main campaign, the CLI
+    .venv/bin/python bench/bench_scale.py --grid 20000x50    # only some configurations (questions x runs)
+    .venv/bin/python bench/bench_scale.py --no-cli --repeat 3 --browser
+
+A script, not a test: it prints figures and asserts nothing but the correctness checks noted.
+
+Dashboard, per configuration (questions x runs; campaigns written by bench/make_campaign.py into
+bench/out/ when missing), each step in a fresh child process -- a server restart -- whose whole
+process tree's resident memory is sampled from /proc every 250 ms by this process:
+(a) first scoring: an empty Parquet cache (LENS_CACHE_DIR, a folder under bench/out/), the app's
+    first script run through streamlit.testing.v1.AppTest: reading the files, scoring every run
+    on the shared worker pool, writing the cache, building the tables, drawing the overview;
+(b) restart: a new process, the cache filled: the first script run again (files read, scores
+    from the cache, overview drawn), and the process's wall time from its start (imports
+    included); then the server time of each interaction (`at.run()` timed, --repeat times):
+    change the overview's metric, change the runs in the charts, open a slice, change the slice
+    (explorer filter), change the explorer's runs, select a question; and, measured directly on
+    the app's own tables in that process, compare two runs (dashboard.compare: pairing, flip
+    table, per-slice deltas) and disagreement counts (questions on which the three metrics
+    disagree, and on which two runs disagree) -- pages for those are in progress elsewhere;
+(c) for the largest configuration, one prediction file changed (a byte appended): a restart
+    rescoring that run only;
+(d) with --browser, for the largest configuration: `streamlit run` started -> /_stcore/health ->
+    the overview complete in headless Chromium (bench/bench_dashboard.py's server and page
+    checks), with the cache filled.
+CLI (--no-cli skips it): `python -m scoring` end to end (JSONL in, report JSON + per-question
+CSV out, a subprocess each) on 1,000,000 predictions (bench/make_predictions.py), and on the
+first 20,000 of them against the pure-Python reference evaluator's command line
+(tests/reference_release.py, same files, same machine, one process each), whose output files
+must be byte-identical to the CLI's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(HERE))
+
+import make_campaign  # noqa: E402
+from bench_scoring import _tree_rss_mb  # noqa: E402
+
+APP = ROOT / "dashboard" / "app.py"
+OUT = HERE / "out"
+GRID = ["1519x50", "5000x50", "20000x2", "20000x13", "20000x50"]
+TARGETS = {"first": 120.0, "restart": 10.0, "interaction": 1.0, "rss_mb": 4096.0, "cli_1m": 30.0, "ratio": 30.0}
+
+
+# ----------------------------------------------------------------------------- the child (one server process)
+
+
+class Clock:
+    """Seconds spent in named functions of the app, by wrapping them in their modules."""
+
+    def __init__(self) -> None:
+        self.spent: dict[str, float] = {}
+
+    def wrap(self, module, name: str, label: str) -> None:
+        original = getattr(module, name)
+
+        def timed(*a, **kw):
+            t = time.perf_counter()
+            try:
+                return original(*a, **kw)
+            finally:
+                self.spent[label] = self.spent.get(label, 0.0) + time.perf_counter() - t
+
+        setattr(module, name, timed)
+
+
+def _generator_clock(clock: Clock, module, name: str, label: str) -> None:
+    """Like Clock.wrap, for a generator function (time spent inside it, between yields)."""
+    original = getattr(module, name)
+
+    def timed(*a, **kw):
+        gen = original(*a, **kw)
+        while True:
+            t = time.perf_counter()
+            try:
+                item = next(gen)
+            except StopIteration:
+                clock.spent[label] = clock.spent.get(label, 0.0) + time.perf_counter() - t
+                return
+            clock.spent[label] = clock.spent.get(label, 0.0) + time.perf_counter() - t
+            yield item
+
+    setattr(module, name, timed)
+
+
+def child(mode: str, bench: str, repeat: int, started: float) -> dict:
+    """One server process: the app's first script run, then (mode 'restart') the interactions."""
+    imported = time.time()
+    import pandas as pd
+    from streamlit.testing.v1 import AppTest
+
+    from dashboard import cache, store, tables, ui, workspace
+
+    clock = Clock()
+    clock.wrap(cache, "load_workspace", "read files")
+    clock.wrap(store, "load_run", "scores from the Parquet cache")
+    clock.wrap(store, "save_run", "writing the Parquet cache")
+    _generator_clock(clock, ui, "score_runs", "scoring (pool, per run)")
+    clock.wrap(tables.Analysis, "build", "building the tables")
+    os.environ["LENS_BENCHMARK"] = bench
+    for k in ("LENS_RUNS", "LENS_SCORES"):
+        os.environ.pop(k, None)
+    at = AppTest.from_file(str(APP), default_timeout=1200)
+    t = time.perf_counter()
+    at.run()
+    first = time.perf_counter() - t
+    if at.exception:
+        raise SystemExit(f"app exception: {[e.value for e in at.exception]}")
+    board = at.dataframe[0].value
+    out = {"first_run_s": first, "wall_from_start_s": time.time() - started, "imports_s": imported - started,
+           "phases": dict(clock.spent), "runs_on_board": len(board),
+           "store": {k: getattr(cache.score_store(), k) for k in ("hits", "misses", "rejected")}}
+    if mode == "restart":
+        out["interactions"] = interactions(at, repeat, pd)
+    out["maxrss_self_mb"] = _maxrss_mb()
+    return out
+
+
+def _maxrss_mb() -> float:
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def interactions(at, repeat: int, pd) -> dict[str, list[float]]:
+    """Server time (s) of each interaction, `repeat` times; an interaction whose widget is not
+    there (the page changed) is reported as an error message instead."""
+    from dashboard import ui
+
+    times: dict[str, list[float]] = {}
+    errors: dict[str, str] = {}
+
+    def clock(name: str, prepare) -> None:
+        try:
+            prepare()
+            t = time.perf_counter()
+            at.run()
+            times.setdefault(name, []).append(time.perf_counter() - t)
+            if at.exception:
+                errors[name] = str([e.value for e in at.exception])[:300]
+        except Exception as exc:  # a widget renamed by a later change: report it, measure the rest
+            errors[name] = f"{type(exc).__name__}: {exc}"[:300]
+
+    ctx = at.session_state[ui.CONTEXT]
+    an = ctx.analysis
+    board = list(an.leaderboard()["Run"])
+    labels = sorted(an.breakdown("reasoning_type")["label"].unique())
+    for i in range(repeat):
+        at.switch_page("views/overview.py").run()
+        clock("overview: change the metric", lambda: at.segmented_control(key="ov_metric").set_value(
+            ("token_f1", "anls", "accuracy")[i % 3]))
+        clock("overview: change the runs in the charts", lambda: at.multiselect(key="ov_runs").set_value(
+            board[i % 5: i % 5 + 10]))
+
+        def pick() -> None:
+            at.selectbox(key="ov_pick_field").set_value("reasoning_type")
+            at.selectbox(key="ov_pick_label").set_value(labels[i % len(labels)])
+            at.selectbox(key="ov_pick_run").set_value(board[i % len(board)])
+            next(b for b in at.button if b.label == "Show these questions").click()
+        clock("open a slice (overview -> explorer)", pick)
+        at.switch_page("views/questions.py")
+        clock("explorer: change the slice (a filter)", lambda: at.multiselect(key="x_f.reasoning_type").set_value(
+            [labels[(i + 3) % len(labels)]]))
+        clock("explorer: change the runs", lambda: at.multiselect(key="x_runs").set_value(
+            [board[(i + 1) % len(board)], board[(i + 2) % len(board)]]))
+
+        def select() -> None:
+            key = at.dataframe[0].key
+            at.session_state[key] = {"selection": {"rows": [i], "columns": [], "cells": []}}
+        clock("explorer: select a question", select)
+    times |= direct_interactions(an, repeat, pd)
+    return {"times": times, "errors": errors}
+
+
+def direct_interactions(an, repeat: int, pd) -> dict[str, list[float]]:
+    """Compare two runs and disagreement counts, timed on the app's tables in this process."""
+    out: dict[str, list[float]] = {}
+    runs = list(an.leaderboard()["Run"])
+    try:
+        from dashboard import compare
+    except ImportError:
+        compare = None
+    for i in range(repeat):
+        a, b = runs[i % len(runs)], runs[(i + 1) % len(runs)]
+        if compare is not None:
+            t = time.perf_counter()
+            pairs = compare.paired(an.scores, a, b)
+            compare.flip_table(pairs, an.questions)
+            out.setdefault("compare two runs: pair + flip table (dashboard.compare)", []).append(time.perf_counter() - t)
+            t = time.perf_counter()
+            compare.deltas(pairs, an.questions)
+            out.setdefault("compare two runs: per-slice deltas with intervals (dashboard.compare)", []).append(
+                time.perf_counter() - t)
+        t = time.perf_counter()
+        s = an.scores
+        right = s["accuracy"] >= 1.0
+        metrics_disagree = (right != (s["token_f1"] >= 0.5)) | (right != (s["anls"] >= 0.5))
+        per_run = metrics_disagree.groupby(s["run"], sort=False).sum()
+        wide = s.pivot_table(index="question_id", columns="run", values="accuracy", aggfunc="first")
+        run_disagree = int((wide[a] != wide[b]).sum())
+        out.setdefault("disagreement counts: metrics per run + two runs (columns)", []).append(time.perf_counter() - t)
+        assert len(per_run) == len(runs) or len(per_run) <= len(runs) and run_disagree >= 0
+    return out
+
+
+# ----------------------------------------------------------------------------- the parent
+
+
+def run_child(mode: str, bench: Path, cache_dir: Path, repeat: int) -> tuple[dict, float]:
+    env = dict(os.environ, LENS_CACHE_DIR=str(cache_dir))
+    cmd = [sys.executable, __file__, "--child", mode, str(bench), str(repeat), repr(time.time())]
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    peak = 0.0
+    while proc.poll() is None:
+        peak = max(peak, _tree_rss_mb(proc.pid))
+        time.sleep(0.25)
+    out, err = proc.communicate()
+    if proc.returncode:
+        raise SystemExit(f"child {mode} on {bench} failed:\n{err[-3000:]}")
+    line = [x for x in out.splitlines() if x.startswith("{")][-1]
+    return json.loads(line), peak
+
+
+def measure(config: str, repeat: int, change_one: bool) -> dict:
+    q, r = (int(x) for x in config.split("x"))
+    bench = make_campaign.ensure(q, r)
+    cache_dir = OUT / "scale_cache" / config
+    shutil.rmtree(cache_dir, ignore_errors=True)
+    load = os.getloadavg()[0]
+    first, first_peak = run_child("first", bench, cache_dir, repeat)
+    print(f"[{config}] first scoring: {first['first_run_s']:.1f} s ({fmt_phases(first)}), peak {first_peak:,.0f} MB; "
+          f"cache {first['store']}", flush=True)
+    restart, restart_peak = run_child("restart", bench, cache_dir, repeat)
+    print(f"[{config}] restart: first script run {restart['first_run_s']:.2f} s, process start -> overview "
+          f"{restart['wall_from_start_s']:.2f} s ({fmt_phases(restart)}), peak {restart_peak:,.0f} MB; "
+          f"cache {restart['store']}", flush=True)
+    for name, values in restart["interactions"]["times"].items():
+        print(f"[{config}]   {name}: {', '.join(f'{1000 * v:.0f}' for v in values)} ms", flush=True)
+    for name, msg in restart["interactions"]["errors"].items():
+        print(f"[{config}]   {name}: NOT MEASURED ({msg})", flush=True)
+    res = {"config": config, "questions": q, "runs": r, "rows": q * r, "first": first, "first_peak": first_peak,
+           "restart": restart, "restart_peak": restart_peak, "load_before": load, "load_after": os.getloadavg()[0]}
+    if change_one:
+        target = sorted((bench / "runs").iterdir())[r // 2]
+        original = target.read_bytes()
+        try:
+            target.write_bytes(original + b"\n")
+            changed, changed_peak = run_child("first", bench, cache_dir, repeat)
+        finally:
+            target.write_bytes(original)
+        print(f"[{config}] one prediction file changed: restart {changed['first_run_s']:.2f} s "
+              f"({fmt_phases(changed)}), cache {changed['store']}", flush=True)
+        res["changed"] = changed
+    return res
+
+
+def fmt_phases(r: dict) -> str:
+    return ", ".join(f"{k} {v:.2f} s" for k, v in r["phases"].items())
+
+
+def browser_restart(bench: Path, cache_dir: Path, times: int) -> list[tuple[float, float, float]]:
+    """(server ready, page -> overview complete, total) with the cache filled, each on a new server."""
+    import bench_dashboard as bd
+    from playwright.sync_api import sync_playwright
+
+    out = []
+    os.environ["XDG_CACHE_HOME"] = str(cache_dir.parent / f"{cache_dir.name}-xdg")  # bd.server drops LENS_* variables
+    target = Path(os.environ["XDG_CACHE_HOME"]) / "docbench-lens"
+    if target.exists() or target.is_symlink():
+        shutil.rmtree(target, ignore_errors=True) if not target.is_symlink() else target.unlink()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.symlink_to(cache_dir.resolve())
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=bd.CHROMIUM, args=bd.CHROMIUM_FLAGS)
+        for _ in range(times):
+            with bd.server(bench) as (url, up):
+                page_s, _phases = bd.first_load(browser, url)
+                out.append((up, page_s, up + page_s))
+        browser.close()
+    return out
+
+
+# ----------------------------------------------------------------------------- CLI
+
+
+def cli(n: int, sample: int) -> dict:
+    import make_predictions
+
+    gold, preds = OUT / f"gold_{n}.jsonl", OUT / f"predictions_{n}.jsonl"
+    if not (gold.is_file() and preds.is_file()):
+        make_predictions.generate(n, OUT)
+    tmp = OUT / "scale_cli"
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    py = sys.executable
+
+    def timed(cmd: list[str]) -> tuple[float, float]:
+        t = time.perf_counter()
+        proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        peak = 0.0
+        while proc.poll() is None:
+            peak = max(peak, _tree_rss_mb(proc.pid))
+            time.sleep(0.1)
+        wall = time.perf_counter() - t
+        err = proc.stderr.read()
+        if proc.returncode:
+            raise SystemExit(f"{cmd[:3]} failed: {err[-2000:]}")
+        return wall, peak
+
+    full, full_peak = timed([py, "-m", "scoring", "--gold-files", str(gold), "--predictions", str(preds),
+                             "--profile", "xldocbench-1519", "--output", str(tmp / "full.json"),
+                             "--per-question-csv", str(tmp / "full.csv")])
+    print(f"CLI, {n:,} predictions end to end: {full:.1f} s ({n / full:,.0f}/s), peak {full_peak:,.0f} MB", flush=True)
+    gs, ps = tmp / f"gold_{sample}.jsonl", tmp / f"predictions_{sample}.jsonl"
+    for src, dst in ((gold, gs), (preds, ps)):
+        with open(src, "rb") as fi, open(dst, "wb") as fo:
+            for k, line in enumerate(fi):
+                if k >= sample:
+                    break
+                fo.write(line)
+    ref, _ = timed([py, str(ROOT / "tests" / "reference_release.py"), "--gold-files", str(gs), "--predictions", str(ps),
+                    "--output", str(tmp / "ref.json"), "--per-question-csv", str(tmp / "ref.csv")])
+    fast = min(timed([py, "-m", "scoring", "--gold-files", str(gs), "--predictions", str(ps), "--profile", "xldocbench-1519",
+                      "--output", str(tmp / "fast.json"), "--per-question-csv", str(tmp / "fast.csv")])[0] for _ in range(3))
+    same = (tmp / "ref.json").read_bytes() == (tmp / "fast.json").read_bytes() and \
+        (tmp / "ref.csv").read_bytes() == (tmp / "fast.csv").read_bytes()
+    print(f"CLI vs the pure-Python reference CLI, {sample:,} questions end to end: {ref:.2f} s vs {fast:.2f} s (best of 3) "
+          f"= {ref / fast:.1f}x; outputs byte-identical: {same}", flush=True)
+    return {"n": n, "full_s": full, "full_peak": full_peak, "sample": sample, "ref_s": ref, "fast_s": fast, "same": same}
+
+
+# ----------------------------------------------------------------------------- report
+
+
+def med(values: list[float]) -> float:
+    return statistics.median(values) if values else float("nan")
+
+
+def report(results: list[dict], browser: list | None, cli_res: dict | None, repeat: int) -> None:
+    import streamlit
+
+    print(f"\nmachine: {os.cpu_count()} cores, Python {platform.python_version()}, streamlit {streamlit.__version__}; "
+          f"load average during the runs: " + ", ".join(f"{r['config']} {r['load_before']:.1f}->{r['load_after']:.1f}"
+                                                       for r in results))
+    print("\n| questions × runs | scored rows | first scoring | restart → overview (script / process) | "
+          "peak memory (first / restart) | worst interaction (median) |")
+    print("|---|---|---|---|---|---|")
+    base = results[0] if results else None
+    for r in results:
+        inter = r["restart"]["interactions"]["times"]
+        worst = max(((med(v), k) for k, v in inter.items()), default=(float("nan"), "—"))
+        print(f"| {r['questions']:,} × {r['runs']} | {r['rows']:,} | {r['first']['first_run_s']:.1f} s | "
+              f"{r['restart']['first_run_s']:.2f} s / {r['restart']['wall_from_start_s']:.2f} s | "
+              f"{r['first_peak']:,.0f} / {r['restart_peak']:,.0f} MB | {1000 * worst[0]:.0f} ms ({worst[1]}) |")
+    if len(results) > 1:
+        print("\nGrowth, side by side (ratio to the first configuration listed; rows ratio first):")
+        for r in results[1:]:
+            print(f"  {base['config']} -> {r['config']}: rows x{r['rows'] / base['rows']:.1f}; first scoring "
+                  f"x{r['first']['first_run_s'] / base['first']['first_run_s']:.1f}; restart "
+                  f"x{r['restart']['first_run_s'] / base['restart']['first_run_s']:.1f}; peak memory "
+                  f"x{r['first_peak'] / base['first_peak']:.1f}")
+    names = sorted({k for r in results for k in r["restart"]["interactions"]["times"]})
+    if names:
+        print(f"\nServer time per interaction, median of {repeat} (ms):\n")
+        print("| interaction | " + " | ".join(f"{r['questions']:,} × {r['runs']}" for r in results) + " |")
+        print("|---|" + "---|" * len(results))
+        for n in names:
+            cells = [r["restart"]["interactions"]["times"].get(n) for r in results]
+            print(f"| {n} | " + " | ".join(f"{1000 * med(c):.0f}" if c else "—" for c in cells) + " |")
+    big = results[-1] if results else None
+    if big:
+        inter = big["restart"]["interactions"]["times"]
+        worst = max((med(v) for v in inter.values()), default=float("nan"))
+        rows = [("first scoring, app's first script run, empty cache", f"{big['first']['first_run_s']:.1f} s", "< 2 min",
+                 big['first']['first_run_s'] < TARGETS["first"]),
+                ("restart → usable overview (new process: imports + first script run, cache filled)",
+                 f"{big['restart']['wall_from_start_s']:.1f} s", "< 10 s", big['restart']['wall_from_start_s'] < TARGETS["restart"]),
+                ("slowest interaction, server time (median)", f"{1000 * worst:.0f} ms", "< 1 s", worst < TARGETS["interaction"]),
+                ("peak resident memory, whole process tree (first scoring / restart)",
+                 f"{big['first_peak']:,.0f} / {big['restart_peak']:,.0f} MB", "< 4 GB",
+                 max(big['first_peak'], big['restart_peak']) < TARGETS["rss_mb"])]
+        if "changed" in big:
+            rows.append(("one prediction file changed: restart rescoring that run only",
+                         f"{big['changed']['first_run_s']:.1f} s", "—", None))
+        if browser:
+            rows.append(("restart in the browser: server start → overview complete (cache filled), median",
+                         f"{med([b[2] for b in browser]):.1f} s", "< 10 s", med([b[2] for b in browser]) < TARGETS["restart"]))
+        if cli_res:
+            rows.append((f"CLI, {cli_res['n']:,} predictions end to end", f"{cli_res['full_s']:.1f} s", "< 30 s",
+                         cli_res['full_s'] < TARGETS["cli_1m"]))
+            ratio = cli_res['ref_s'] / cli_res['fast_s']
+            rows.append((f"CLI vs pure-Python reference CLI, {cli_res['sample']:,} questions, end to end",
+                         f"{ratio:.1f}x ({cli_res['ref_s']:.1f} s vs {cli_res['fast_s']:.2f} s)", "≥ 30x", ratio >= TARGETS["ratio"]))
+        print(f"\n| figure ({big['questions']:,} × {big['runs']}) | measured | target | met |\n|---|---|---|---|")
+        for label, value, target, met in rows:
+            print(f"| {label} | {value} | {target} | {'—' if met is None else ('yes' if met else '**no**')} |")
+
+
+def main() -> None:
+    if sys.argv[1:2] == ["--child"]:
+        mode, bench, repeat, started = sys.argv[2], sys.argv[3], int(sys.argv[4]), float(sys.argv[5])
+        print(json.dumps(child(mode, bench, repeat, started)))
+        return
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--grid", nargs="+", default=GRID, help="configurations QUESTIONSxRUNS, smallest first")
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--browser", action="store_true", help="also a restart in headless Chromium (largest configuration)")
+    ap.add_argument("--no-cli", action="store_true")
+    ap.add_argument("--no-dashboard", action="store_true")
+    ap.add_argument("--cli-n", type=int, default=1_000_000)
+    ap.add_argument("--cli-sample", type=int, default=20_000)
+    args = ap.parse_args()
+    results = []
+    if not args.no_dashboard:
+        for k, config in enumerate(args.grid):
+            results.append(measure(config, args.repeat, change_one=k == len(args.grid) - 1))
+    browser = None
+    if args.browser and results:
+        big = results[-1]
+        browser = browser_restart(make_campaign.default_out(big["questions"], big["runs"]),
+                                  OUT / "scale_cache" / big["config"], 3)
+        print(f"browser restart (server ready, page, total): {browser}")
+    cli_res = None if args.no_cli else cli(args.cli_n, args.cli_sample)
+    report(results, browser, cli_res, args.repeat)
+
+
+if __name__ == "__main__":
+    main()
