@@ -25,6 +25,8 @@ page = st.navigation([
     st.Page(VIEWS / "overview.py", title="Overview", icon=":material/leaderboard:", default=True),
     st.Page(VIEWS / "questions.py", title="Question explorer", icon=":material/quiz:"),
     st.Page(VIEWS / "evidence.py", title="Evidence", icon=":material/plagiarism:"),
+    st.Page(VIEWS / "compare.py", title="Compare runs", icon=":material/compare_arrows:"),
+    st.Page(VIEWS / "present.py", title="Presentation", icon=":material/slideshow:"),
     st.Page(VIEWS / "data.py", title="Data", icon=":material/dataset:"),
 ])
 st.sidebar.title("DocBench Lens")

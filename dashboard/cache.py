@@ -119,3 +119,13 @@ def _score_store(root: str) -> "ScoreStore":
     from .store import ScoreStore
 
     return ScoreStore(Path(root))
+
+
+# ----------------------------------------------------------------------------- run comparison
+
+
+@st.cache_resource(show_spinner="Comparing runs (bootstrap intervals)…", max_entries=64)
+def comparison(key: tuple, _build: Callable[[], object]) -> object:
+    """A comparison table of dashboard/compare.py (deltas, weakest slices, ranks), `key` = (what,
+    the runs, a hash of their scores and of the questions' slices, settings). Read-only."""
+    return _build()

@@ -1,0 +1,46 @@
+"""Compare runs: run A against baseline B (deltas with intervals, flips, questions side by side), and
+all runs (a run's weakest slices, ranks per slice). The stakeholder report is built from here."""
+
+import streamlit as st
+
+from dashboard import compare as C
+from dashboard import compare_panel as P
+from dashboard import ui
+from dashboard.tables import md_escape
+
+ctx = ui.context()
+an = ctx.analysis
+state = ui.view().compare
+st.title("Compare runs")
+
+if an.questions.empty or len(an.runs) < 2:
+    st.info("Comparing needs gold questions and at least two runs. Put prediction files in the benchmark's runs/ folder, "
+            "or upload them in the sidebar's Data panel; the Data page lists what was found.")
+else:
+    runs = P.runs_by_accuracy(an)
+    ui.seed("cmp_tab", P.ALL_TAB if state.get("cmp_tab") == "all" else P.PAIR_TAB)
+    pair_tab, all_tab = st.tabs([P.PAIR_TAB, P.ALL_TAB], key="cmp_tab", on_change="rerun")
+    state["cmp_tab"] = "all" if st.session_state.get("cmp_tab") == P.ALL_TAB else ""
+    with pair_tab:
+        if pair_tab.open is not False:
+            ui.seed("cmp_a", state.get("a") if state.get("a") in runs else runs[0])
+            ui.seed("cmp_b", state.get("b") if state.get("b") in runs else next(r for r in runs if r != st.session_state["cmp_a"]))
+            c1, c2, c3 = st.columns([2, 2, 1], vertical_alignment="bottom")
+            a = c1.selectbox("Run A", runs, key="cmp_a")
+            b = c2.selectbox("Baseline B", runs, key="cmp_b")
+            c3.button("Swap", icon=":material/swap_horiz:", width="stretch", on_click=P.swap, args=(st.session_state,))
+            state["a"], state["b"] = a, b
+            pairs = C.paired(an.scores, a, b)
+            if a == b:
+                st.warning("Run A and baseline B are the same run: choose two different runs.")
+            elif pairs.empty:
+                st.warning(f"{md_escape(a)} and {md_escape(b)} share no scored question.")
+            else:
+                table = P.deltas(an, pairs, a, b)
+                P.headline(table, a, b)
+                P.slices_section(an, table, a, b, state)
+                P.flips_section(an, pairs, a, b, state, ctx)
+    with all_tab:
+        if all_tab.open is not False:
+            P.many_runs(an, runs, state)
+    P.report_panel(ctx, runs, state)
