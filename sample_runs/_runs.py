@@ -90,6 +90,15 @@ OVERRIDES = {
     ("agent-pipeline", "fin_rev_5y"): "Answer: 6228",
 }
 
+# Rows the evidence viewer is meant to show (dashboard/evidence.py): a wrong-page answer (a value
+# printed on another page than the gold evidence, with the run citing that page) and an answer that
+# appears nowhere in its document. The texts are the ones the seeded draw gives; pinning them keeps
+# the cases when the skill profiles change. `pages` replaces the row's cited evidence_pages.
+EVIDENCE_CASES = {
+    ("longctx-ocr", "med_mmrm"): {"text": "prior preventive failure", "pages": [4]},  # on p. 4; gold p. 24, 26
+    ("longctx-ocr", "med_cf_1to1"): {"text": "306"},  # nowhere in doc_000002
+}
+
 DIGIT_SWAP = {"3": "8", "8": "3", "1": "7", "7": "1", "5": "6", "6": "5", "0": "8", "9": "4", "4": "9", "2": "7"}
 
 
@@ -258,7 +267,13 @@ def simulate(name, gold_records, hints):
         elif ov is not None:
             text = ov
             ok = True  # pages of the gold are reported for pinned rows
-        rows.append((qid, _row(name, prof, qid, text, status, ok, h, rng)))
+        case = EVIDENCE_CASES.get((name, h["key"]))
+        if case is not None:
+            text, ok = case["text"], False
+        row = _row(name, prof, qid, text, status, ok, h, rng)
+        if case is not None and "pages" in case:
+            row["evidence_pages"] = list(case["pages"])
+        rows.append((qid, row))
     return rows
 
 

@@ -14,6 +14,7 @@ Parts (--only, comma-separated): docs, gold, runs, scores, readme.
           results/official/longctx-ocr.* (profile xldocbench-1519), all written by the
           project's own CLI (`python -m scoring`) run in a subprocess from the output folder
   readme  rewrites the generated counts block of README.md (only when README.md exists there)
+  docvqa  docvqa/: a DocVQA-style benchmark of its own (page images, 15 questions, one run)
 
 No network, no clock, no unseeded randomness: PDFs are saved with fixed metadata dates and
 `no_new_id=True`, randomness comes from `random.Random(<fixed string>)`.
@@ -39,7 +40,9 @@ from _documents import DOCS  # noqa: E402
 from _gold import build_gold  # noqa: E402
 from _runs import EXTRA_NAMES, RUN_NAMES, SYSTEMS, render, simulate  # noqa: E402
 
-PARTS = ("docs", "gold", "runs", "scores", "readme")
+import _docvqa  # noqa: E402
+
+PARTS = ("docs", "gold", "runs", "scores", "readme", "docvqa")
 GOLD_FILES = ("qa_single_doc.jsonl", "qa_cross_doc.jsonl")
 PROFILE = "xldocbench"
 OFFICIAL_PROFILE = "xldocbench-1519"
@@ -207,6 +210,8 @@ def main(argv=None):
         summary = build_scores(out, records, hints)
         for n, s in summary["systems"].items():
             print(f"{n:16s} n={s['count']:3d} acc={s['accuracy']:.3f} f1={s['token_f1']:.3f} anls={s['anls']:.3f}")
+    if "docvqa" in only:
+        _docvqa.build(out, write)
     if "readme" in only and (out / "README.md").exists():
         update_readme(out / "README.md", records)
     print(f"wrote {sorted(only)} to {out}: {len(single)} single-doc + {len(cross)} cross-doc questions, "
