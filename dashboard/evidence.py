@@ -417,7 +417,8 @@ _LABELS = frozenset({"answer", "evidence", "final answer", "answer is"})
 def answer_candidates(answer: str) -> list[str]:
     """What to look for in the document for one answer: its text without wrappers ("The answer
     is", "Answer:", Markdown emphasis, a final period), and its bold parts. Empty for refusals,
-    empty answers and single letters (choice answers name an option, not a text)."""
+    empty answers and single characters (a choice letter names an option, not a text; a single
+    digit is on every page)."""
     text = (answer or "").strip()
     if not text:
         return []
@@ -438,18 +439,49 @@ def answer_candidates(answer: str) -> list[str]:
         b = _OPTION.sub("", _PREFIX.sub("", b.strip()).rstrip(".:").strip())
         if b and b not in out and norm_text(b) not in _LABELS:
             out.append(b)
-    out = [c for c in out if not REFUSALS.match(norm_text(c)) and not (len(c) == 1 and c.isalpha())]
+    out = [c for c in out if not REFUSALS.match(norm_text(c)) and len(c) > 1]
     return out
 
 
-def _answer_number(candidate: str) -> float | None:
-    """The number an answer stands for, when the answer is essentially a number (with a unit,
-    a currency, a percent sign): `1,250`, `EUR 6,228.0 million`, `26.9%`."""
-    got = read_number(norm_text(candidate))
+_IDENTIFIER = re.compile(r"(?<![\d.])[^\W\d_]+-?\d")
+
+
+def _answer_number(candidate: str) -> tuple[float, tuple[str, ...]] | None:
+    """The number an answer stands for, when the answer is essentially a number (with a unit, a
+    currency, a percent sign: `1,250`, `EUR 6,228.0 million`, `26.9%`), and its other words, which
+    must then stand near the number on the page (`5 months` is not any 5). A bare one-digit integer
+    is no evidence of anything (page numbers, list items) and is not searched as a number."""
+    text = norm_text(candidate)
+    if _IDENTIFIER.search(text):  # HX-420, M30, A100: a name with digits, matched as text
+        return None
+    got = read_number(text)
     if got is None:
         return None
-    rest = norm_text(candidate).replace(got[1], " ", 1)
-    return got[0] if len(re.findall(r"[^\W\d_]+", rest)) <= 3 else None
+    words = tuple(w for w in re.findall(r"[^\W\d_]+", text.replace(got[1], " ", 1)) if len(w) > 1)
+    if len(words) > 3:
+        return None
+    if not words and re.fullmatch(r"[-+]?\d", got[1].strip()):
+        return None
+    return got[0], words
+
+
+def _number_hits(text: str, value: float, words: tuple[str, ...], page: int = 0) -> list[tuple[int, int]]:
+    """Where the number stands in the text; a bare integer equal to the page's own number is taken
+    for the page number (a header or footer) and skipped."""
+    key = _number_key(value)
+    if not words and value == page:
+        return []
+    out = []
+    for m in _NUMBER_TOKEN.finditer(text):
+        v = _token_value(m.group())
+        if v is None or _number_key(v) != key:
+            continue
+        if words:
+            near = text[max(0, m.start() - 30): m.end() + 30]
+            if not any(re.search(rf"(?<!\w){re.escape(w)}", near) for w in words):
+                continue
+        out.append((m.start(), m.end()))
+    return out
 
 
 def _bounded(hay: str, start: int, end: int) -> bool:
@@ -468,26 +500,27 @@ def answer_rects(pt: PageText, answer: str) -> list[Rect]:
     rects: list[Rect] = []
     for cand in answer_candidates(answer):
         q = norm_text(cand)
-        for h in _text_hits(pt.text, q):
-            rects += pt.span_rects(h, h + len(q))
-        value = _answer_number(cand)
-        if value is not None:
-            key = _number_key(value)
-            for m in _NUMBER_TOKEN.finditer(pt.text):
-                v = _token_value(m.group())
-                if v is not None and _number_key(v) == key:
-                    rects += [r for r in pt.span_rects(m.start(), m.end()) if r not in rects]
+        num = _answer_number(cand)
+        if num is None:
+            for h in _text_hits(pt.text, q):
+                rects += pt.span_rects(h, h + len(q))
+        else:
+            for a, b in _number_hits(pt.text, *num, page=pt.page):
+                rects += pt.span_rects(a, b)
     return list(dict.fromkeys(rects))
 
 
 def answer_pages(doc: DocText, answer: str) -> list[int]:
     """1-based pages whose text holds the answer (text or number)."""
     cands = answer_candidates(answer)
-    texts = [norm_text(c) for c in cands]
-    values = {_number_key(v) for v in (_answer_number(c) for c in cands) if v is not None}
+    nums = [n for n in (_answer_number(c) for c in cands) if n is not None]
+    texts = [norm_text(c) for c in cands if _answer_number(c) is None]
+    keys = {_number_key(v) for v, _ in nums}
     out = []
     for k, page in enumerate(doc.pages):
-        if any(t and _text_hits(page, t) for t in texts) or (values and values & doc.numbers[k]):
+        if any(t and _text_hits(page, t) for t in texts):
+            out.append(k + 1)
+        elif keys & doc.numbers[k] and any(_number_hits(page, v, w, k + 1) for v, w in nums):
             out.append(k + 1)
     return out
 
