@@ -33,6 +33,9 @@ FULL_RANGE = (0, 100)
 # the selected slice (`field:label`), flip cell, question, metric, tab, and the many-runs view's run
 # and reference -- kept as strings under their own query keys.
 COMPARE_KEYS = ("a", "b", "cmp_slice", "cmp_flip", "cmp_q", "cmp_metric", "cmp_tab", "cmp_run", "cmp_vs")
+# The disagreement page's part (dashboard/views/disagreement.py): category, count mode (primary/any),
+# slice field and label, the selected (question, run) and the scatter's metric pair; runs are View.runs.
+DISAGREE_KEYS = ("cat", "dis_mode", "dis_by", "dis_slice", "dis_q", "dis_run", "dis_pair")
 
 
 @dataclass
@@ -50,6 +53,7 @@ class View:
     tab: str = ""  # the overview's open breakdown tab (a field name; "" = the first)
     hide_loaded: bool = False  # leave runs with loaded (not recomputed) scores out of the overview
     compare: dict[str, str] = field(default_factory=dict)  # COMPARE_KEYS -> value
+    disagree: dict[str, str] = field(default_factory=dict)  # DISAGREE_KEYS -> value
 
     def with_slice(self, run: str | None, field_name: str, label: str) -> "View":
         """The explorer view of one chart slice: that run (if any) and that label, nothing else."""
@@ -99,6 +103,7 @@ def to_params(view: View) -> dict[str, str | list[str]]:
     if view.hide_loaded:
         out["loaded"] = "hide"
     out.update({k: view.compare[k] for k in COMPARE_KEYS if view.compare.get(k)})
+    out.update({k: view.disagree[k] for k in DISAGREE_KEYS if view.disagree.get(k)})
     return out
 
 
@@ -139,4 +144,5 @@ def from_params(params: Mapping[str, str | list[str]]) -> View:
         tab=_first(params, "tab"),
         hide_loaded=_first(params, "loaded") == "hide",
         compare={k: _first(params, k) for k in COMPARE_KEYS if _first(params, k)},
+        disagree={k: _first(params, k) for k in DISAGREE_KEYS if _first(params, k)},
     )
