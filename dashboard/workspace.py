@@ -23,7 +23,9 @@ from scoring.loaders import load_documents, load_gold, load_predictions, load_sc
 from scoring.model import DocumentRecord, GoldQuestion, Prediction, ScoreRow
 from scoring.problems import ERROR, WARNING, LoadResult, Problem
 
-DEFAULT_BENCHMARK = Path(__file__).resolve().parent.parent / "sample_runs"
+from .resources import sample_benchmark
+
+DEFAULT_BENCHMARK = sample_benchmark()  # sample_runs/ of a checkout, or the copy an installed package carries
 ENV_BENCHMARK, ENV_RUNS, ENV_SCORES = "LENS_BENCHMARK", "LENS_RUNS", "LENS_SCORES"
 UPLOAD_ROOT = Path(tempfile.gettempdir()) / "docbench-lens-uploads"
 _PDF_LOCK = threading.Lock()  # PyMuPDF is not thread-safe; Streamlit runs sessions in threads
@@ -104,7 +106,7 @@ def discover(src: Sources) -> Discovery:
     bench = src.benchmark
     disc = Discovery(benchmark=bench, docs_dir=None, documents=src.documents)
     if bench is not None and not bench.is_dir():
-        disc.problems.append(Problem(str(bench), None, None, "a benchmark folder", "no such folder"))
+        disc.problems.append(Problem.error(str(bench), None, None, "a benchmark folder", "no such folder"))
         bench = None
     if bench is not None:
         disc.docs_dir = bench / "docs"
@@ -124,7 +126,7 @@ def discover(src: Sources) -> Discovery:
         _classify_scores(target, disc)
     if not disc.gold:
         where = str(src.benchmark) if src.benchmark else "the data panel"
-        disc.problems.append(Problem(where, None, None, "gold question files (*.jsonl)", "none found"))
+        disc.problems.append(Problem.error(where, None, None, "gold question files (*.jsonl)", "none found"))
     return disc
 
 
@@ -274,7 +276,7 @@ def _load_predictions(paths: Sequence[Path], problems: list[Problem]) -> list[Pr
         while name in taken:
             name, k = f"{base} ({k})", k + 1
         if name != base:
-            problems.append(Problem(str(path), None, "run name", "a run name used once", f"{base!r} again (shown as {name!r})", WARNING, False))
+            problems.append(Problem.warning(str(path), None, "run name", "a run name used once", f"{base!r} again (shown as {name!r})"))
         taken.add(name)
         out.append(PredictionFile(name, path, sha, load_predictions(path)))
     return out
@@ -299,9 +301,8 @@ def _duplicate_systems(paths: Sequence[Path], scores: list[LoadResult[ScoreRow]]
             elif first[system][1] != rows:
                 kept = first[system][1]
                 differ = sum(1 for qid, s in rows.items() if kept.get(qid) != s)
-                out.append(Problem(str(path), None, "system", f"the same scores as {first[system][0]}",
-                                   f"different scores for {system!r} on {differ} of {len(rows)} questions, perhaps from "
-                                   "another scoring profile (this file is ignored for it)", WARNING, True))
+                out.append(Problem.warning(str(path), None, "system", f"the same scores as {first[system][0]}", f"different scores for {system!r} on {differ} of {len(rows)} questions, perhaps from "
+                                   "another scoring profile (this file is ignored for it)", skipped=True))
     return out
 
 
@@ -330,8 +331,7 @@ def load_workspace(src: Sources) -> Workspace:
     locations = _locate_all(gold.items, documents.items, disc.docs_dir)
     for loc in locations.values():
         if loc.refused:
-            problems.append(Problem(str(disc.documents or "documents.jsonl"), None, f"{loc.document_id}.file",
-                                    "a path inside the docs folder", f"{loc.refused!r} (refused)", ERROR, False))
+            problems.append(Problem.error(str(disc.documents or "documents.jsonl"), None, f"{loc.document_id}.file", "a path inside the docs folder", f"{loc.refused!r} (refused)", skipped=False))
     counts = {d.document_id: d.page_count for d in documents.items}
     page_counts = {doc_id: counts.get(doc_id) or (pdf_page_count(loc.path) if loc.path and loc.path.suffix.lower() == ".pdf" else None)
                    for doc_id, loc in locations.items()}

@@ -4,8 +4,9 @@
         --predictions run.jsonl --output report.json --per-question-csv per_question.csv
 
 Writes the release evaluator's report layout and CSV, prints the headline percentages, lists
-problems on stderr as `file:line: message`, and exits 1 with `ERROR: ...` when nothing could be
-scored. With several --predictions, --output and --per-question-csv name folders that receive
+problems on stderr as `file:line: message` (after 20 of one kind, the rest in one line), and exits
+1 with `ERROR: ...` when nothing could be scored or a prediction file yields no prediction of a gold
+question (`ERROR: no prediction could be loaded from FILE`; the other files are still scored). With several --predictions, --output and --per-question-csv name folders that receive
 `<run>.json` and `<run>.csv`; --categories-csv (disagreement categories per question) likewise.
 """
 
@@ -19,6 +20,7 @@ from . import __version__
 from .categories import write_categories_csv
 from .evaluate import evaluate
 from .loaders import load_gold, load_predictions
+from .problems import summarise
 from .profiles import DEFAULT_PROFILE, PROFILES
 
 DEFAULT_GOLD = ("qa_single_doc.jsonl", "qa_cross_doc.jsonl")
@@ -56,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     err = sys.stderr
     gold = load_gold(_gold_paths(args))
-    for p in gold.problems:
+    for p in summarise(gold.problems):
         print(p, file=err)
     if not gold.items:
         print("ERROR: no gold question could be loaded", file=err)
@@ -66,18 +68,24 @@ def main(argv: list[str] | None = None) -> int:
     if several and len(set(names)) != len(names):
         print("ERROR: several prediction files share a name; each run is written as <name>.json", file=err)
         return 1
-    scored = 0
+    scored = failed = 0
     for pred_path, name in zip(args.predictions, names):
         preds = load_predictions(pred_path, prediction_field=args.prediction_field)
-        for p in preds.problems:
+        for p in summarise(preds.problems):
             print(p, file=err)
-        if preds.unreadable:  # an empty prediction list is fine: every question is missing
-            print(f"ERROR: {pred_path} could not be read as a prediction file", file=err)
+        if preds.unreadable or not preds.items:  # nothing to score: never a report of zeros
+            print(f"ERROR: no prediction could be loaded from {pred_path}", file=err)
+            failed += 1
             continue
         run = evaluate(gold.items, preds.items, profile=args.profile, ignore_missing=args.ignore_missing,
                        name=name, prediction_field=args.prediction_field)
-        for p in run.problems:
+        for p in summarise(run.problems):
             print(p, file=err)
+        if run.prediction_count == len(run.extra_ids):  # every id unknown (and --ignore-missing: nothing left)
+            print(f"note: none of the {run.prediction_count:,} prediction ids of {pred_path} is a gold question id", file=err)
+            print(f"ERROR: no prediction could be loaded from {pred_path}", file=err)
+            failed += 1
+            continue
         scored += 1
         if several:
             print(f"== {name}")
@@ -100,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
     if not scored:
         print("ERROR: nothing could be scored", file=err)
         return 1
-    return 0
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":  # pragma: no cover

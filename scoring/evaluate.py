@@ -23,7 +23,7 @@ from typing import IO, Callable, Iterable, Iterator, Sequence
 from ._gc import paused_gc
 from .metrics import Decision, Judgement, decide
 from .model import BREAKDOWNS, GoldQuestion, Prediction
-from .problems import WARNING, Problem
+from .problems import Problem
 from .profiles import Profile, get_profile, signature
 from .registry import METRICS, MISSING_STATUS, is_success_status
 from .text import to_str
@@ -334,7 +334,8 @@ def evaluate(
         todo.append((q, pr))
     extras = [pr for pr in predictions if pr.qid not in gold_ids]
     problems = [
-        Problem(pr.file, pr.line, "question_id", "an id of a gold question", f"{pr.qid!r} (extra prediction, not scored)", WARNING, True)
+        Problem.warning(pr.file, pr.line, "question_id", "an id of a gold question", f"{pr.qid!r} (extra prediction, not scored)",
+                        skipped=True, kind="extra predictions")
         for pr in extras
     ]
     items = [

@@ -7,13 +7,14 @@ counts (rows read, loaded, skipped, blank lines) add up.
 
 from __future__ import annotations
 
+import codecs
 import csv
 import io
 import json
 import math
 from sys import intern
 from pathlib import Path
-from typing import Any, Iterator
+from typing import IO, Any, Iterator
 
 from ._gc import paused_gc
 from .model import DocRef, DocumentRecord, EvidenceItem, GoldQuestion, PredictedEvidence, Prediction, ScoreRow
@@ -68,13 +69,51 @@ def _kind(value: Any) -> str:
 
 def _cannot_open(name: str, exc: OSError, res: LoadResult) -> None:
     got = {FileNotFoundError: "no such file", IsADirectoryError: "a directory"}.get(type(exc), exc.strerror or str(exc))
-    res.problems.append(Problem(name, None, None, "a readable file", got))
+    res.problems.append(Problem.error(name, None, None, "a readable file", got))
     res.unreadable.append(name)
 
 
+# Byte-order marks of the encodings read besides UTF-8 (UTF-32 first: its LE mark begins with UTF-16's).
+_BOMS = ((codecs.BOM_UTF32_LE, "utf-32-le", "UTF-32"), (codecs.BOM_UTF32_BE, "utf-32-be", "UTF-32"),
+         (codecs.BOM_UTF16_LE, "utf-16-le", "UTF-16"), (codecs.BOM_UTF16_BE, "utf-16-be", "UTF-16"))
+
+
+def _wide_encoding(head: bytes) -> tuple[str, int, str] | None:
+    """(codec, BOM length, name) of a UTF-16 or UTF-32 file, from its first bytes: a byte-order
+    mark, or -- without one -- ASCII text with NUL bytes between the characters."""
+    for bom, codec, label in _BOMS:
+        if head.startswith(bom):
+            return codec, len(bom), label
+    if len(head) >= 4 and head[0] and not head[1] and not head[2] and not head[3]:
+        return "utf-32-le", 0, "UTF-32 (no byte-order mark)"
+    if len(head) >= 4 and not head[0] and not head[1] and not head[2] and head[3]:
+        return "utf-32-be", 0, "UTF-32 (no byte-order mark)"
+    if len(head) >= 2 and head[0] and not head[1] and head[0] < 0x80:
+        return "utf-16-le", 0, "UTF-16 (no byte-order mark)"
+    if len(head) >= 2 and not head[0] and head[1] and head[1] < 0x80:
+        return "utf-16-be", 0, "UTF-16 (no byte-order mark)"
+    return None
+
+
+def _to_utf8(data: bytes, name: str, res: LoadResult) -> bytes:
+    """UTF-16/UTF-32 text re-encoded as UTF-8 (with a warning saying how it was read); a UTF-8
+    byte-order mark dropped (with a warning); other bytes unchanged."""
+    if data.startswith(codecs.BOM_UTF8):
+        res.problems.append(Problem.warning(name, 1, None, "UTF-8 without a byte-order mark", "a UTF-8 BOM (ignored)"))
+        return data[3:]
+    wide = _wide_encoding(data[:4])
+    if wide is None:
+        return data
+    codec, bom, label = wide
+    text = data[bom:].decode(codec, errors="replace")
+    res.problems.append(Problem.warning(name, None, None, "UTF-8 text", f"{label} text (read as {label}; "
+                                        "save the file as UTF-8 to silence this)", kind="files not in UTF-8"))
+    return text.encode("utf-8", errors="replace")
+
+
 def _read_bytes(path: Path, res: LoadResult) -> bytes | None:
-    """The file's bytes without a BOM; None (and a problem) when it cannot be read or is empty.
-    An empty file is a warning: for JSONL it is an empty list of records."""
+    """The file's bytes as UTF-8 without a BOM; None (and a problem) when it cannot be read or is
+    empty. An empty file is a warning: for JSONL it is an empty list of records."""
     name = str(path)
     res.files.append(name)
     try:
@@ -82,14 +121,10 @@ def _read_bytes(path: Path, res: LoadResult) -> bytes | None:
     except OSError as exc:
         _cannot_open(name, exc, res)
         return None
+    data = _to_utf8(data, name, res)
     if not data.strip():
-        res.problems.append(Problem(name, None, None, "at least one record", "an empty file", WARNING, False))
+        res.problems.append(Problem.warning(name, None, None, "at least one record", "an empty file"))
         return None
-    if data.startswith(b"\xef\xbb\xbf"):
-        res.problems.append(
-            Problem(name, 1, None, "UTF-8 without a byte-order mark", "a UTF-8 BOM (ignored)", WARNING, False)
-        )
-        data = data[3:]
     return data
 
 
@@ -99,17 +134,57 @@ def _decode(raw: bytes, name: str, line: int | None, res: LoadResult) -> str:
     except UnicodeDecodeError as exc:
         bad = raw[exc.start : exc.start + 4]
         res.problems.append(
-            Problem(
-                name,
-                line,
-                None,
-                "UTF-8 text",
-                f"byte {bad[:1].hex()} at offset {exc.start} (replaced by U+FFFD)",
-                WARNING,
-                False,
-            )
+            Problem.warning(name, line, None, "UTF-8 text", f"byte {bad[:1].hex()} at offset {exc.start} (replaced by U+FFFD)",
+                            kind="lines that are not UTF-8")
         )
         return raw.decode("utf-8", errors="replace")
+
+
+def _without_lone_surrogates(value: Any) -> Any:
+    """`value` with every lone UTF-16 surrogate (a JSON `\\ud800` escape without its pair) in its
+    strings replaced by U+FFFD: such a string cannot be written as UTF-8 or sent to a browser."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+            return value
+        except UnicodeEncodeError:
+            return value.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+    if isinstance(value, list):
+        return [_without_lone_surrogates(v) for v in value]
+    if isinstance(value, dict):
+        return {_without_lone_surrogates(k): _without_lone_surrogates(v) for k, v in value.items()}
+    return value
+
+
+def _parse(text: str | bytes) -> tuple[Any, str | None, int]:
+    """(value, None, 0) or (None, why it is not JSON, line of the fault). Never raises: besides
+    syntax errors, nesting deeper than the parser's stack and integers of more than 4,300 digits
+    are refused as what they are."""
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        return None, f"invalid JSON ({exc.msg} at column {exc.colno})", exc.lineno
+    except RecursionError:
+        return None, "JSON nested too deeply to read", 1
+    except ValueError as exc:  # e.g. "Exceeds the limit (4300 digits) for integer string conversion"
+        return None, f"invalid JSON ({exc})", 1
+    if (b"\\ud" in text or b"\\uD" in text) if isinstance(text, bytes) else ("\\ud" in text or "\\uD" in text):
+        try:
+            value = _without_lone_surrogates(value)
+        except RecursionError:
+            return None, "JSON nested too deeply to read", 1
+    return value, None, 0
+
+
+def _lines(path: Path, fh: IO[bytes], name: str, res: LoadResult) -> Iterator[bytes]:
+    """The file's lines as UTF-8 bytes: streamed as they are, or -- for a UTF-16/UTF-32 file --
+    decoded whole and re-encoded (with a warning)."""
+    head = fh.read(4)
+    fh.seek(0)
+    if not head.startswith(codecs.BOM_UTF8) and _wide_encoding(head) is not None:
+        yield from _to_utf8(fh.read(), name, res).splitlines(keepends=True)
+        return
+    yield from fh
 
 
 def read_json_lines(path: Path, res: LoadResult) -> Iterator[tuple[int, Any]]:
@@ -125,11 +200,11 @@ def read_json_lines(path: Path, res: LoadResult) -> Iterator[tuple[int, Any]]:
     blank = 0
     content = False
     with fh:
-        for number, raw in enumerate(fh, start=1):
+        for number, raw in enumerate(_lines(path, fh, name, res), start=1):
             if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
-                res.problems.append(Problem(name, 1, None, "UTF-8 without a byte-order mark", "a UTF-8 BOM (ignored)", WARNING, False))
+                res.problems.append(Problem.warning(name, 1, None, "UTF-8 without a byte-order mark", "a UTF-8 BOM (ignored)"))
                 raw = raw[3:]
-            if raw.isspace():  # lines read from a file are never empty
+            if not raw or raw.isspace():
                 blank += 1
                 continue
             content = True
@@ -138,24 +213,79 @@ def read_json_lines(path: Path, res: LoadResult) -> Iterator[tuple[int, Any]]:
             if size > HUGE_LINE:
                 if size > MAX_LINE:
                     res.skipped += 1
-                    res.problems.append(Problem(name, number, None, f"a line under {MAX_LINE >> 20} MiB", f"{size:,} bytes"))
+                    res.problems.append(Problem.error(name, number, None, f"a line under {MAX_LINE >> 20} MiB", f"{size:,} bytes",
+                                                      kind="lines too long to read"))
                     continue
-                res.problems.append(Problem(name, number, None, "a line under 1 MiB", f"{size:,} bytes", WARNING, False))
+                res.problems.append(Problem.warning(name, number, None, "a line under 1 MiB", f"{size:,} bytes",
+                                                    kind="very long lines"))
             try:
                 text = raw.decode("utf-8")
             except UnicodeDecodeError:
                 text = _decode(raw, name, number, res)
-            try:
-                value = json.loads(text)
-            except json.JSONDecodeError as exc:
+            value, why, _ = _parse(text)
+            if why is not None:
                 res.skipped += 1
-                res.problems.append(Problem(name, number, None, "a JSON value", f"invalid JSON ({exc.msg} at column {exc.colno})"))
+                res.problems.append(Problem.error(name, number, None, "a JSON value", why, kind="lines that are not JSON"))
                 continue
             yield number, value
     if not content:
-        res.problems.append(Problem(name, None, None, "at least one record", "an empty file", WARNING, False))
+        res.problems.append(Problem.warning(name, None, None, "at least one record", "an empty file"))
     else:
         res.blank_lines += blank
+
+
+PRETTY_JSON_LIMIT = 512 << 20  # a .jsonl file larger than this is never tried as one JSON document
+
+
+def _pretty_document(path: Path) -> tuple[bool, Any]:
+    """(True, document) when a JSONL-named file holds one JSON document spread over several lines
+    (a pretty-printed list or object), else (False, None). Only the first line is read unless it
+    opens such a document and is not a JSON value by itself."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(4)
+            fh.seek(0)
+            if not head.startswith(codecs.BOM_UTF8) and _wide_encoding(head) is not None:
+                return False, None
+            first = b""
+            for raw in fh:
+                if raw.strip():
+                    first = raw.strip().removeprefix(codecs.BOM_UTF8).strip()
+                    break
+            if not first[:1] in (b"[", b"{") or len(first) > HUGE_LINE:
+                return False, None
+            if _parse(first)[1] is None:  # a JSON value on its own: a real JSONL file
+                return False, None
+            if path.stat().st_size > PRETTY_JSON_LIMIT:
+                return False, None
+            fh.seek(0)
+            data = fh.read().removeprefix(codecs.BOM_UTF8)
+    except OSError:
+        return False, None
+    value, why, _ = _parse(data)
+    return (why is None and isinstance(value, (list, dict))), value
+
+
+def _pretty_note(name: str, doc: Any, res: LoadResult) -> None:
+    shape = f"a list of {len(doc)}" if isinstance(doc, list) else "an object"
+    res.problems.append(Problem.warning(name, None, None, "one JSON value per line (JSONL)",
+                                        f"one JSON document over several lines ({shape}); read as JSON"))
+
+
+def _jsonl_rows(path: Path, res: LoadResult) -> Iterator[tuple[int | None, Any]]:
+    """read_json_lines, or -- for a file holding one pretty-printed JSON list or object -- its
+    elements (or the object) without line numbers, with a note."""
+    pretty, doc = _pretty_document(path)
+    if not pretty:
+        yield from read_json_lines(path, res)
+        return
+    name = str(path)
+    res.files.append(name)
+    _pretty_note(name, doc, res)
+    rows = doc if isinstance(doc, list) else [doc]
+    res.rows_read += len(rows)
+    for row in rows:
+        yield None, row
 
 
 def _read_json_document(path: Path, res: LoadResult) -> Any:
@@ -166,12 +296,12 @@ def _read_json_document(path: Path, res: LoadResult) -> Any:
             res.unreadable.append(name)
         return None
     text = _decode(data, name, None, res)
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        res.problems.append(Problem(name, exc.lineno, None, "a JSON document", f"invalid JSON ({exc.msg} at column {exc.colno})"))
+    value, why, line = _parse(text)
+    if why is not None:
+        res.problems.append(Problem.error(name, line, None, "a JSON document", why))
         res.unreadable.append(name)
         return None
+    return value
 
 
 def _first_id(row: dict, fields: tuple[str, ...] = ID_FIELDS) -> str:
@@ -188,12 +318,13 @@ def _object_rows(rows: Iterator[tuple[int | None, Any]], name: str, res: LoadRes
     for line, row in rows:
         if not isinstance(row, dict):
             res.skipped += 1
-            res.problems.append(Problem(name, line, None, "a JSON object", _kind(row)))
+            res.problems.append(Problem.error(name, line, None, "a JSON object", _kind(row), kind="rows that are not JSON objects"))
             continue
         qid = _first_id(row)
         if not qid:
             res.skipped += 1
-            res.problems.append(Problem(name, line, "question_id", f"one of {', '.join(ID_FIELDS)}", "none of them"))
+            res.problems.append(Problem.error(name, line, "question_id", f"one of {', '.join(ID_FIELDS)}", "none of them",
+                                              kind="rows without an id"))
             continue
         yield line, row, qid
 
@@ -223,22 +354,21 @@ def _bbox(value: Any) -> tuple[float, float, float, float] | None:
 
 def _doc_ref(obj: Any, name: str, line: int, where: str, res: LoadResult) -> DocRef | None:
     if not isinstance(obj, dict):
-        res.problems.append(Problem(name, line, where, "an object", _kind(obj), WARNING, False))
+        res.problems.append(Problem.warning(name, line, where, "an object", _kind(obj)))
         return None
     items = []
     raw_items = obj.get("evidence_items") or []
     if not isinstance(raw_items, list):
-        res.problems.append(Problem(name, line, f"{where}.evidence_items", "a list", _kind(raw_items), WARNING, False))
+        res.problems.append(Problem.warning(name, line, f"{where}.evidence_items", "a list", _kind(raw_items)))
         raw_items = []
     for k, it in enumerate(raw_items):
         if not isinstance(it, dict):
-            res.problems.append(Problem(name, line, f"{where}.evidence_items[{k}]", "an object", _kind(it), WARNING, False))
+            res.problems.append(Problem.warning(name, line, f"{where}.evidence_items[{k}]", "an object", _kind(it)))
             continue
         bbox = _bbox(it.get("bbox"))
         if it.get("bbox") is not None and bbox is None:
             res.problems.append(
-                Problem(name, line, f"{where}.evidence_items[{k}].bbox", "[x0, y0, x1, y1] in points with x1>x0, y1>y0",
-                        _short(it.get("bbox")), WARNING, False)
+                Problem.warning(name, line, f"{where}.evidence_items[{k}].bbox", "[x0, y0, x1, y1] in points with x1>x0, y1>y0", _short(it.get("bbox")))
             )
         items.append(
             EvidenceItem(
@@ -253,10 +383,10 @@ def _doc_ref(obj: Any, name: str, line: int, where: str, res: LoadResult) -> Doc
         )
     pages = obj.get("evidence_pages")
     if pages is not None and not isinstance(pages, list):
-        res.problems.append(Problem(name, line, f"{where}.evidence_pages", "a list of page numbers", _kind(pages), WARNING, False))
+        res.problems.append(Problem.warning(name, line, f"{where}.evidence_pages", "a list of page numbers", _kind(pages)))
     elif isinstance(pages, list) and any(not isinstance(p, int) or isinstance(p, bool) or p < 1 for p in pages):
         res.problems.append(
-            Problem(name, line, f"{where}.evidence_pages", "1-based page numbers", _short(pages), WARNING, False)
+            Problem.warning(name, line, f"{where}.evidence_pages", "1-based page numbers", _short(pages))
         )
     return DocRef(
         document_id=to_str(obj.get("document_id")).strip(),
@@ -283,11 +413,12 @@ def _gold_record(row: dict, name: str, line: int, res: LoadResult, shared: dict)
         return _docvqa_record(row, name, line, res)
     qid = _first_id(row)
     if not qid:
-        res.problems.append(Problem(name, line, "question_id", f"one of {', '.join(ID_FIELDS)}", "none of them"))
+        res.problems.append(Problem.error(name, line, "question_id", f"one of {', '.join(ID_FIELDS)}", "none of them",
+                                              kind="rows without an id"))
         return None
     answer = row.get("answer")
     if "answer" not in row:
-        res.problems.append(Problem(name, line, "answer", "an answer object", "no answer field (gold is empty)", WARNING, False))
+        res.problems.append(Problem.warning(name, line, "answer", "an answer object", "no answer field (gold is empty)"))
     if not isinstance(answer, dict):
         answer = {"value": answer}
     raw_fmt = answer.get("format", "Str")
@@ -295,17 +426,17 @@ def _gold_record(row: dict, name: str, line: int, res: LoadResult, shared: dict)
     rule = to_str(answer.get("verification_rule"))
     if fmt not in KNOWN_FORMATS:
         res.problems.append(
-            Problem(name, line, "answer.format", f"one of {', '.join(KNOWN_FORMATS[:4])}", f"{_short(fmt)} (scored by the fallback rule)", WARNING, False)
+            Problem.warning(name, line, "answer.format", f"one of {', '.join(KNOWN_FORMATS[:4])}", f"{_short(fmt)} (scored by the fallback rule)")
         )
     if rule and rule not in KNOWN_RULES:
-        res.problems.append(Problem(name, line, "answer.verification_rule", f"one of {', '.join(KNOWN_RULES)}", _short(rule), WARNING, False))
+        res.problems.append(Problem.warning(name, line, "answer.verification_rule", f"one of {', '.join(KNOWN_RULES)}", _short(rule)))
     metadata = row.get("metadata")
     if isinstance(metadata, dict):
         metadata = _shared_metadata(metadata, shared)
     elif metadata is None:
         metadata = {}
     else:
-        res.problems.append(Problem(name, line, "metadata", "an object", _kind(metadata), WARNING, False))
+        res.problems.append(Problem.warning(name, line, "metadata", "an object", _kind(metadata)))
         metadata = {}
     docs: list[DocRef] = []
     if isinstance(row.get("document"), dict) or "document" in row:
@@ -320,7 +451,7 @@ def _gold_record(row: dict, name: str, line: int, res: LoadResult, shared: dict)
                 if ref:
                     docs.append(ref)
         else:
-            res.problems.append(Problem(name, line, "documents", "a list of document objects", _kind(value), WARNING, False))
+            res.problems.append(Problem.warning(name, line, "documents", "a list of document objects", _kind(value)))
     return GoldQuestion(
         qid=qid,
         question=to_str(row.get("question")),
@@ -340,7 +471,7 @@ def _gold_record(row: dict, name: str, line: int, res: LoadResult, shared: dict)
 def _docvqa_record(row: dict, name: str, line: int, res: LoadResult) -> GoldQuestion | None:
     qid = to_str(row.get("questionId")).strip()
     if not qid:
-        res.problems.append(Problem(name, line, "questionId", "a question id", _kind(row.get("questionId"))))
+        res.problems.append(Problem.error(name, line, "questionId", "a question id", _kind(row.get("questionId"))))
         return None
     answers = row.get("answers")
     if isinstance(answers, str):
@@ -350,7 +481,7 @@ def _docvqa_record(row: dict, name: str, line: int, res: LoadResult) -> GoldQues
         except json.JSONDecodeError:
             answers = [answers]
     if not isinstance(answers, list) or not answers:
-        res.problems.append(Problem(name, line, "answers", "a non-empty list of acceptable answers", _kind(answers)))
+        res.problems.append(Problem.error(name, line, "answers", "a non-empty list of acceptable answers", _kind(answers)))
         return None
     qtypes = row.get("question_types") or []
     if not isinstance(qtypes, list):
@@ -372,15 +503,25 @@ def _docvqa_record(row: dict, name: str, line: int, res: LoadResult) -> GoldQues
     )
 
 
-def _json_record_list(path: Path) -> list | None:
+def _json_record_list(path: Path, res: LoadResult) -> list | None:
     """A `.json` file holding one JSON list of records (or {"data": [...]}, as DocVQA exports
-    are): that list. Anything else, including JSONL named .json, is None and is read as JSONL."""
+    are): that list. A `.jsonl` file holding one pretty-printed JSON list (or one record) is read
+    the same way, with a note. Anything else is None and is read as JSONL."""
     if path.suffix.lower() != ".json":
-        return None
-    try:
-        doc = json.loads(path.read_bytes().removeprefix(b"\xef\xbb\xbf"))
-    except (OSError, ValueError):
-        return None
+        pretty, doc = _pretty_document(path)
+        if not pretty:
+            return None
+        _pretty_note(str(path), doc, res)
+        if isinstance(doc, dict) and not isinstance(doc.get("data"), list):
+            return [doc]
+    else:
+        try:
+            data = path.read_bytes()
+        except OSError:
+            return None
+        doc, why, _ = _parse(data.removeprefix(codecs.BOM_UTF8))
+        if why is not None:
+            return None
     if isinstance(doc, dict) and isinstance(doc.get("data"), list):
         doc = doc["data"]
     return doc if isinstance(doc, list) else None
@@ -399,7 +540,7 @@ def load_gold(paths: list[str | Path] | str | Path) -> LoadResult[GoldQuestion]:
     for p in paths:
         path = Path(p)
         name = str(path)
-        records = _json_record_list(path)
+        records = _json_record_list(path, res)
         if records is not None:
             res.files.append(name)
             res.rows_read += len(records)
@@ -409,7 +550,7 @@ def load_gold(paths: list[str | Path] | str | Path) -> LoadResult[GoldQuestion]:
         for line, row in rows:
             if not isinstance(row, dict):
                 res.skipped += 1
-                res.problems.append(Problem(name, line, None, "a JSON object", _kind(row)))
+                res.problems.append(Problem.error(name, line, None, "a JSON object", _kind(row), kind="rows that are not JSON objects"))
                 continue
             q = _gold_record(row, name, line, res, shared)
             if q is None:
@@ -417,7 +558,8 @@ def load_gold(paths: list[str | Path] | str | Path) -> LoadResult[GoldQuestion]:
                 continue
             if q.qid in seen:
                 res.skipped += 1
-                res.problems.append(Problem(name, line, "question_id", "an id not used before", f"{_short(q.qid)}, first at {seen[q.qid]}"))
+                res.problems.append(Problem.error(name, line, "question_id", "an id not used before", f"{_short(q.qid)}, first at {seen[q.qid]}",
+                                                  kind="repeated question ids"))
                 continue
             seen[q.qid] = f"{name}:{line}"
             res.items.append(q)
@@ -433,25 +575,25 @@ def load_documents(path: str | Path) -> LoadResult[DocumentRecord]:
     path = Path(path)
     name = str(path)
     seen: set[str] = set()
-    for line, row in read_json_lines(path, res):
+    for line, row in _jsonl_rows(path, res):
         if not isinstance(row, dict):
             res.skipped += 1
-            res.problems.append(Problem(name, line, None, "a JSON object", _kind(row)))
+            res.problems.append(Problem.error(name, line, None, "a JSON object", _kind(row), kind="rows that are not JSON objects"))
             continue
         doc_id = to_str(row.get("document_id")).strip()
         if not doc_id:
             res.skipped += 1
-            res.problems.append(Problem(name, line, "document_id", "a document id", _kind(row.get("document_id"))))
+            res.problems.append(Problem.error(name, line, "document_id", "a document id", _kind(row.get("document_id"))))
             continue
         if doc_id in seen:
             res.skipped += 1
-            res.problems.append(Problem(name, line, "document_id", "an id not used before", _short(doc_id)))
+            res.problems.append(Problem.error(name, line, "document_id", "an id not used before", _short(doc_id)))
             continue
         seen.add(doc_id)
         public = row.get("public_metadata") if isinstance(row.get("public_metadata"), dict) else {}
         pc = row.get("page_count")
         if pc is not None and (not isinstance(pc, int) or isinstance(pc, bool) or pc < 1):
-            res.problems.append(Problem(name, line, "page_count", "a positive integer", _kind(pc), WARNING, False))
+            res.problems.append(Problem.warning(name, line, "page_count", "a positive integer", _kind(pc)))
             pc = None
         res.items.append(
             DocumentRecord(
@@ -496,7 +638,7 @@ def _predicted_evidence(row: dict, name: str, line: int | None, res: LoadResult)
                 ev.append(PredictedEvidence(page=e["page"], document_id=to_str(e.get("document_id")), bbox=_bbox(e.get("bbox"))))
             else:
                 res.problems.append(
-                    Problem(name, line, f"evidence[{k}]", "{page: 1-based int, document_id?, bbox?}", _kind(e), WARNING, False)
+                    Problem.warning(name, line, f"evidence[{k}]", "{page: 1-based int, document_id?, bbox?}", _kind(e))
                 )
     return tuple(p for p in pages if p >= 1), tuple(ev)
 
@@ -512,7 +654,8 @@ def _prediction(qid: str, row: Any, name: str, line: int | None, field: str | No
             status, has_status = to_str(s), True
         if used is None:
             wanted = field or " / ".join(PREDICTION_FIELDS)
-            res.problems.append(Problem(name, line, field or "prediction", f"a prediction field ({wanted})", "none (scored as an empty answer)", WARNING, False))
+            res.problems.append(Problem.warning(name, line, field or "prediction", f"a prediction field ({wanted})",
+                                                "none (scored as an empty answer)", kind="rows without a prediction field"))
         if "evidence_pages" in row or "evidence" in row:
             pages, ev = _predicted_evidence(row, name, line, res)
     return Prediction(qid=qid, text=text, status=status, file=name, line=line, has_status=has_status, evidence_pages=pages, evidence=ev)
@@ -531,7 +674,9 @@ def load_predictions(path: str | Path, *, prediction_field: str | None = None) -
         if pred.qid in by_id:
             first = by_id[pred.qid]
             res.problems.append(
-                Problem(name, pred.line, "question_id", "each id once", f"{_short(pred.qid)} again (replaces line {first.line})", WARNING, False)
+                Problem.warning(name, pred.line, "question_id", "each id once", f"{_short(pred.qid)} again (replaces "
+                                + (f"line {first.line})" if first.line is not None else "the earlier row)"),
+                                kind="repeated prediction ids")
             )
             res.skipped += 1
         by_id[pred.qid] = pred
@@ -540,10 +685,17 @@ def load_predictions(path: str | Path, *, prediction_field: str | None = None) -
         for line, row, qid in _object_rows(rows, name, res):
             add(_prediction(qid, row, name, line, prediction_field, res))
 
+    doc: Any = None
     if path.suffix.lower() == ".jsonl":
-        add_list(read_json_lines(path, res))
+        pretty, doc = _pretty_document(path)
+        if pretty:
+            res.files.append(name)
+            _pretty_note(name, doc, res)
+        else:
+            add_list(read_json_lines(path, res))
     else:
-        doc = _read_json_document(path, res)
+        pretty, doc = True, _read_json_document(path, res)
+    if pretty:
         if isinstance(doc, list):
             res.rows_read += len(doc)
             add_list((None, r) for r in doc)
@@ -553,7 +705,7 @@ def load_predictions(path: str | Path, *, prediction_field: str | None = None) -
             for key, row in mapping.items():
                 add(_prediction(key, row, name, None, prediction_field, res))
         elif doc is not None:
-            res.problems.append(Problem(name, None, None, "a list of objects, {\"items\": {...}} or an id -> answer mapping", _kind(doc)))
+            res.problems.append(Problem.error(name, None, None, "a list of objects, {\"items\": {...}} or an id -> answer mapping", _kind(doc)))
             res.unreadable.append(name)
     res.items = list(by_id.values())
     return res
@@ -572,7 +724,7 @@ def _score_value(row: dict, key: str, name: str, line: int | None, where: str, r
         except ValueError:
             pass
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or not 0.0 <= value <= 1.0:
-        res.problems.append(Problem(name, line, f"{where}{key}", "a number in 0..1", _kind(row.get(key))))
+        res.problems.append(Problem.error(name, line, f"{where}{key}", "a number in 0..1", _kind(row.get(key))))
         return None
     return float(value)
 
@@ -614,7 +766,7 @@ def load_scores(path: str | Path) -> LoadResult[ScoreRow]:
         key = (row.system, row.qid)
         if key in seen:
             res.skipped += 1
-            res.problems.append(Problem(name, line, "question_id", "one row per question and system", f"{_short(row.qid)} for {_short(row.system)} again"))
+            res.problems.append(Problem.error(name, line, "question_id", "one row per question and system", f"{_short(row.qid)} for {_short(row.system)} again"))
             return
         seen.add(key)
         res.items.append(row)
@@ -627,7 +779,7 @@ def load_scores(path: str | Path) -> LoadResult[ScoreRow]:
         reader = csv.DictReader(io.StringIO(_decode(data, name, None, res), newline=""))
         missing = [c for c in ("question_id", *_SCORE_KEYS) if c not in (reader.fieldnames or [])]
         if missing:
-            res.problems.append(Problem(name, 1, "header", "columns question_id, accuracy, token_f1, anls", f"missing {', '.join(missing)}"))
+            res.problems.append(Problem.error(name, 1, "header", "columns question_id, accuracy, token_f1, anls", f"missing {', '.join(missing)}"))
             return res
         system = _system_name(path)
         for row in reader:
@@ -636,7 +788,7 @@ def load_scores(path: str | Path) -> LoadResult[ScoreRow]:
             qid = (row.get("question_id") or "").strip()
             if not qid:
                 res.skipped += 1
-                res.problems.append(Problem(name, line, "question_id", "a question id", "an empty cell"))
+                res.problems.append(Problem.error(name, line, "question_id", "a question id", "an empty cell"))
                 continue
             keep(_score_row(qid, system, row, name, line, "", res), line)
         return res
@@ -649,28 +801,28 @@ def load_scores(path: str | Path) -> LoadResult[ScoreRow]:
             for k, row in enumerate(doc["per_question"]):
                 if not isinstance(row, dict) or not to_str(row.get("question_id")).strip():
                     res.skipped += 1
-                    res.problems.append(Problem(name, None, f"per_question[{k}]", "an object with question_id", _kind(row)))
+                    res.problems.append(Problem.error(name, None, f"per_question[{k}]", "an object with question_id", _kind(row)))
                     continue
                 keep(_score_row(to_str(row["question_id"]).strip(), system, row, name, None, f"per_question[{k}].", res), None)
         elif doc is not None:
-            res.problems.append(Problem(name, None, None, "a report with a per_question list", _kind(doc) + " without per_question"))
+            res.problems.append(Problem.error(name, None, None, "a report with a per_question list", _kind(doc) + " without per_question"))
         return res
 
-    for line, row, qid in _object_rows(read_json_lines(path, res), name, res):
+    for line, row, qid in _object_rows(_jsonl_rows(path, res), name, res):
         if isinstance(row.get("scores"), dict):
             nested = row["scores"]
             if not nested:
-                res.problems.append(Problem(name, line, "scores", "at least one system", "an empty object", WARNING, False))
+                res.problems.append(Problem.warning(name, line, "scores", "at least one system", "an empty object"))
             for system, sub in nested.items():
                 if not isinstance(sub, dict):
-                    res.problems.append(Problem(name, line, f"scores.{system}", "an object with accuracy, token_f1, anls", _kind(sub)))
+                    res.problems.append(Problem.error(name, line, f"scores.{system}", "an object with accuracy, token_f1, anls", _kind(sub)))
                     continue
                 keep(_score_row(qid, str(system), sub, name, line, f"scores.{system}.", res), line)
         elif "system" in row and all(k in row for k in _SCORE_KEYS):
             system = to_str(row.get("system")).strip()
             if not system:
                 res.skipped += 1
-                res.problems.append(Problem(name, line, "system", "a system name", _kind(row.get("system"))))
+                res.problems.append(Problem.error(name, line, "system", "a system name", _kind(row.get("system"))))
                 continue
             keep(_score_row(qid, system, row, name, line, "", res), line)
         elif all(k in row for k in _SCORE_KEYS):  # one system per file: named after the file
@@ -678,8 +830,7 @@ def load_scores(path: str | Path) -> LoadResult[ScoreRow]:
         else:
             res.skipped += 1
             res.problems.append(
-                Problem(name, line, None, "{question_id, system, accuracy, token_f1, anls} or {question_id, scores: {system: {...}}}",
-                        "an object with keys " + ", ".join(sorted(row)[:8]))
+                Problem.error(name, line, None, "{question_id, system, accuracy, token_f1, anls} or {question_id, scores: {system: {...}}}", "an object with keys " + ", ".join(sorted(row)[:8]))
             )
     return res
 
@@ -699,13 +850,13 @@ def load_summary(path: str | Path) -> LoadResult[dict]:
     elif isinstance(systems, list):
         entries = systems
     else:
-        res.problems.append(Problem(name, None, "systems", "an object or list of systems", _kind(systems)))
+        res.problems.append(Problem.error(name, None, "systems", "an object or list of systems", _kind(systems)))
         return res
     for k, e in enumerate(entries):
         res.rows_read += 1
         if not isinstance(e, dict) or not to_str(e.get("system")).strip():
             res.skipped += 1
-            res.problems.append(Problem(name, None, f"systems[{k}]", "an object with a system name", _kind(e)))
+            res.problems.append(Problem.error(name, None, f"systems[{k}]", "an object with a system name", _kind(e)))
             continue
         vals = [_score_value(e, key, name, None, f"systems.{e['system']}.", res) for key in _SCORE_KEYS]
         if any(v is None for v in vals):

@@ -4,7 +4,7 @@ shape, everywhere). A loader never raises on user data: it returns what it loade
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Generic, TypeVar
+from typing import Generic, Iterable, TypeVar
 
 T = TypeVar("T")
 
@@ -14,6 +14,10 @@ WARNING = "warning"  # the row was loaded, but something in it is off
 
 @dataclass(frozen=True, slots=True)
 class Problem:
+    """One thing wrong with an input. Build it with `Problem.error(...)` (the row or file was
+    skipped) or `Problem.warning(...)` (loaded anyway, unless `skipped=True`); `kind` names the
+    problem in the plural ("extra predictions") for `summarise`."""
+
     file: str
     line: int | None  # 1-based line (JSONL/CSV) or None for a whole-file problem
     field: str | None
@@ -21,6 +25,19 @@ class Problem:
     got: str
     severity: str = ERROR
     skipped: bool = True
+    kind: str = ""
+
+    @classmethod
+    def error(cls, file: str, line: int | None, field: str | None, expected: str, got: str, *,
+              skipped: bool = True, kind: str = "") -> "Problem":
+        """Something that stopped a row or a file from loading (skipped unless told otherwise)."""
+        return cls(file, line, field, expected, got, ERROR, skipped, kind)
+
+    @classmethod
+    def warning(cls, file: str, line: int | None, field: str | None, expected: str, got: str, *,
+                skipped: bool = False, kind: str = "") -> "Problem":
+        """Something off in a row or file that was loaded anyway (unless `skipped`)."""
+        return cls(file, line, field, expected, got, WARNING, skipped, kind)
 
     @property
     def location(self) -> str:
@@ -31,6 +48,11 @@ class Problem:
         where = f"{self.field}: " if self.field else ""
         tail = "skipped" if self.skipped else "loaded anyway"
         return f"{where}expected {self.expected}, got {self.got} ({tail})"
+
+    @property
+    def group(self) -> tuple:
+        """What makes two problems "of one kind": file, severity, and the kind (or field and expectation)."""
+        return (self.file, self.severity, self.kind or (self.field, self.expected))
 
     def __str__(self) -> str:
         return f"{self.location}: {self.severity}: {self.message}"
@@ -45,6 +67,58 @@ class Problem:
             "severity": self.severity,
             "skipped": self.skipped,
         }
+
+
+@dataclass(frozen=True, slots=True)
+class Omitted:
+    """The problems of one kind left out after the first few: shown as one line,
+    `file: severity: … and 206,380 more extra predictions`. It has the attributes a problem
+    line is drawn from (file, line, field, severity, message), so it can be listed among them."""
+
+    file: str
+    severity: str
+    count: int
+    noun: str
+    line: None = None
+    field: None = None
+
+    @property
+    def message(self) -> str:
+        return f"… and {self.count:,} more {self.noun}"
+
+    @property
+    def location(self) -> str:
+        return self.file
+
+    def __str__(self) -> str:
+        return f"{self.file}: {self.severity}: {self.message}"
+
+
+SUMMARY_LIMIT = 20  # problems of one kind listed before the rest are summarised
+
+
+def summarise(problems: Iterable[Problem], limit: int = SUMMARY_LIMIT) -> list[Problem | Omitted]:
+    """The problems in their order, keeping the first `limit` of each kind (same file, severity
+    and kind -- or field and expectation); each kind with more gets one `Omitted` line right after
+    its last kept problem, counting the rest. Pure: used by the CLI's stderr and the Data page."""
+    kept: list[Problem | Omitted] = []
+    seen: dict[tuple, int] = {}
+    last: dict[tuple, int] = {}  # index in `kept` of each kind's last kept problem
+    sample: dict[tuple, Problem] = {}
+    for p in problems:
+        key = p.group
+        n = seen.get(key, 0) + 1
+        seen[key] = n
+        if n <= limit:
+            kept.append(p)
+            last[key] = len(kept) - 1
+            sample.setdefault(key, p)
+    extra = sorted(((last[k], k) for k, n in seen.items() if n > limit), reverse=True)
+    for index, key in extra:  # from the end, so earlier indices stay valid
+        p = sample[key]
+        noun = p.kind or f"problems like these ({p.field + ': ' if p.field else ''}expected {p.expected})"
+        kept.insert(index + 1, Omitted(p.file, p.severity, seen[key] - limit, noun))
+    return kept
 
 
 @dataclass(slots=True)

@@ -261,10 +261,17 @@ def test_cli_gold_file_with_json_extension_is_jsonl(tmp_path):
     _run_both(tmp_path, [gold], CLI / "predictions.jsonl")
 
 
-def test_cli_empty_prediction_list_scores_all_missing(tmp_path):
+def test_cli_empty_prediction_list_is_an_error(tmp_path):
+    """The release scores an empty list as all missing and exits 0 with a report of zeros; issue 12
+    makes a file that yields no prediction an error (exit 1, no report), in every profile."""
     preds = tmp_path / "empty.json"
     preds.write_text("[]", encoding="utf-8")
-    _run_both(tmp_path, [CLI / "gold_cross.jsonl"], preds)
+    out = tmp_path / "r.json"
+    proc = subprocess.run([sys.executable, "-m", "scoring", "--profile", PROFILE, "--gold-files", str(CLI / "gold_cross.jsonl"),
+                           "--predictions", str(preds), "--output", str(out)], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1
+    assert f"ERROR: no prediction could be loaded from {preds}" in proc.stderr.splitlines()
+    assert not out.exists()
 
 
 def test_cli_agrees_with_reference_on_unicode_and_crlf_fixture(tmp_path):
