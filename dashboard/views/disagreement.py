@@ -1,0 +1,284 @@
+"""Metric disagreement: where Accuracy, token F1 and ANLS disagree, why, and how fragile each verdict
+is. Category counts per run and per slice (a click opens those questions), the metric-pair scatter
+(a selection opens its points), the questions with the why of each answer, answerability rates and
+the evaluator's sensitivity to the scoring profile. Model text is plain text only."""
+
+import streamlit as st
+
+from dashboard import cache, ui
+from dashboard import disagreement as dg
+from dashboard.disagreement_charts import category_bars, pair_scatter, points_of
+from dashboard.links import field_label
+from dashboard.tables import clipped, md_escape
+from dashboard.why_panel import show_why
+from scoring.categories import CATEGORIES, CATEGORY_IDS
+from scoring.sensitivity import applicable_profiles, compare
+
+SLICE_FIELDS = ("reasoning_type", "evidence_source", "answer_format", "domain", "difficulty", "document")
+MODES = {"primary": "Primary category (each answer counted once)", "any": "Every category an answer carries"}
+LAST = "dis_last_events"  # the last selection seen per widget: only a new selection changes the view
+POINTS = "dis_points"  # (run, question id) pairs selected in the scatter
+
+ctx = ui.context()
+an = ctx.analysis
+st.title("Metric disagreement")
+st.caption(f"Where Accuracy, token F1 and ANLS disagree, why, and how fragile each verdict is · profile {ctx.profile}")
+
+
+def new_event(key: str, value) -> bool:
+    """True the first time a widget reports this selection (a kept selection is not a new click)."""
+    seen = st.session_state.setdefault(LAST, {})
+    if value and seen.get(key) != value:
+        seen[key] = value
+        return True
+    if not value:
+        seen.pop(key, None)
+    return False
+
+
+def open_list(d: dict, **changes) -> None:
+    d.update({k: v for k, v in changes.items()})
+    for k in [k for k, v in d.items() if not v]:
+        del d[k]
+    st.session_state.pop(POINTS, None)
+    d.pop("dis_q", None)
+
+
+def slice_field(d: dict) -> str:
+    return d.get("dis_by") if d.get("dis_by") in SLICE_FIELDS else SLICE_FIELDS[0]
+
+
+def frame_for(runs):
+    parts = []
+    for name in runs:
+        run = an.run(name)
+        pf = next((p for p in ctx.workspace.predictions if p.run == name), None)
+        key = (ctx.gold_key, pf.sha256 if pf else name, name, ctx.profile)
+        parts.append(cache.run_categories(key, lambda r=run.result: dg.run_categories(r)))
+    return dg.category_frame(parts)
+
+
+def pick_runs(v, scored: list[str]) -> list[str]:
+    ui.seed("dis_runs", [r for r in v.runs if r in scored] or scored[:4])
+    top = st.columns([3, 2])
+    runs = top[0].multiselect("Runs", scored, key="dis_runs", placeholder="Choose runs")
+    ui.seed("dis_mode_w", v.disagree.get("dis_mode", "primary") if v.disagree.get("dis_mode") in MODES else "primary")
+    mode = top[1].radio("Count", list(MODES), format_func=MODES.get, key="dis_mode_w")
+    v.runs = runs
+    v.disagree["dis_mode"] = "" if mode == "primary" else mode
+    return runs
+
+
+def definitions() -> None:
+    with st.expander("What each category means (checked in this order; the first that applies is the primary one)",
+                     icon=":material/menu_book:"):
+        st.dataframe({"Category": list(CATEGORY_IDS), "Definition": list(CATEGORIES.values())}, hide_index=True,
+                     width="stretch", row_height=48,
+                     column_config={"Definition": st.column_config.TextColumn(width="large")})
+        st.caption("A metric passes when Accuracy = 1, token F1 ≥ 0.5, ANLS ≥ 0.5. Fuzzy is the seed-001 score "
+                   "(rapidfuzz token-sort, token-set and partial ratios). The exact reading of each rule: "
+                   "scoring/categories.py.")
+
+
+def per_run(frame, runs, mode, d) -> None:
+    st.subheader("Categories per run")
+    counts = dg.counts(frame, runs, mode)
+    event = st.plotly_chart(category_bars(counts), on_select="rerun", selection_mode="points", key="dis_bars",
+                            width="stretch")
+    hit = [(p["customdata"][0], p["customdata"][1]) for p in event.selection.points if p.get("customdata")]
+    if new_event("dis_bars", hit[:1]):
+        open_list(d, cat=hit[0][1], dis_run=hit[0][0], dis_slice="")
+    table = counts.T.rename_axis("category").reset_index()
+    ev = st.dataframe(table, hide_index=True, width="stretch", key="dis_counts", on_select="rerun",
+                      selection_mode="single-cell", height=35 * (len(table) + 1) + 3,
+                      column_config={"category": st.column_config.TextColumn("Category", pinned=True)})
+    st.caption("Click a bar or a count to open those questions below.")
+    cells = [tuple(c) for c in ev.selection.cells]
+    if new_event("dis_counts", cells):
+        row, col = cells[0]
+        open_list(d, cat=table.iloc[row]["category"], dis_run=col if col in runs else "", dis_slice="")
+
+
+def per_slice(frame, runs, mode, d) -> str:
+    st.subheader("Categories per slice")
+    ui.seed("dis_by_w", slice_field(d))
+    by = st.selectbox("Slice by", SLICE_FIELDS, format_func=field_label, key="dis_by_w")
+    if by != slice_field(d):  # another field: a label of the previous one means nothing
+        d.pop("dis_slice", None)
+    d["dis_by"] = "" if by == SLICE_FIELDS[0] else by
+    table = dg.slice_counts(frame, an.questions, runs, by, mode)
+    shown = table.reset_index().rename(columns={table.index.name: "label"})
+    ev = st.dataframe(shown, hide_index=True, width="stretch", key=f"dis_slices_{by}", on_select="rerun",
+                      selection_mode="single-cell",
+                      column_config={"label": st.column_config.TextColumn(field_label(by), pinned=True),
+                                     "questions": st.column_config.NumberColumn("answers", help="question × run pairs")})
+    st.caption(f"Answers of the chosen runs per {field_label(by).lower()} and category; click a count to open them.")
+    cells = [tuple(c) for c in ev.selection.cells]
+    if new_event(f"dis_slices_{by}", cells):
+        row, col = cells[0]
+        open_list(d, cat=col if col in CATEGORY_IDS else "", dis_slice=str(shown.iloc[row]["label"]), dis_run="")
+    return by
+
+
+def scatter(frame, runs, d) -> None:
+    st.subheader("Scores side by side")
+    pair = d.get("dis_pair") if d.get("dis_pair") in dg.PAIRS else "token_f1 / anls"
+    ui.seed("dis_pair_w", pair)
+    pair = st.segmented_control("Metric pair", list(dg.PAIRS), key="dis_pair_w",
+                                format_func=lambda p: " vs ".join(dg.SCORE_LABELS[m] for m in dg.PAIRS[p])) or pair
+    d["dis_pair"] = "" if pair == "token_f1 / anls" else pair
+    x, y = dg.PAIRS[pair]
+    pts, total = dg.scatter_points(frame, runs, x, y)
+    event = st.plotly_chart(pair_scatter(pts, x, y), on_select="rerun", selection_mode=("points", "box", "lasso"),
+                            key=f"dis_scatter_{pair}", width="stretch")
+    note = f" (a fixed sample of {len(pts):,} of {total:,} drawn)" if total > len(pts) else ""
+    st.caption(f"One point per answer{note}, jittered by up to ±{dg.JITTER:.3f} so equal scores form a cloud. "
+               "Click a point or draw a box or lasso (toolbar) to open those answers below.")
+    chosen = points_of(event)
+    if new_event(f"dis_scatter_{pair}", chosen):
+        open_list(d, cat="", dis_run="", dis_slice="")
+        st.session_state[POINTS] = chosen
+
+
+def question_list(frame, runs, mode, d) -> None:
+    st.subheader("Answers")
+    points = st.session_state.get(POINTS)
+    if points:
+        keys = set(map(tuple, points))
+        rows = frame[[(r, q) in keys for r, q in zip(frame["run"], frame["question_id"])]]
+        what = f"{len(keys)} answers selected in the scatter"
+    else:
+        cat, run, by, label = d.get("cat", ""), d.get("dis_run", ""), slice_field(d), d.get("dis_slice", "")
+        rows = dg.select(frame, an.questions, [run] if run in runs else runs, cat if cat in CATEGORIES else "",
+                         by if label else "", label, mode)
+        parts = [f"category {cat}" if cat in CATEGORIES else "every category", f"run {run}" if run in runs else "chosen runs"]
+        if by and label:
+            parts.append(f"{field_label(by).lower()} {label}")
+        what = " · ".join(parts)
+    table = dg.table(rows, an.questions)
+    cols = st.columns([4, 1], vertical_alignment="center")
+    cols[0].caption(md_escape(f"{what}: {len(table)} answer{'s' if len(table) != 1 else ''}"))
+    if (points or d.get("cat") or d.get("dis_slice") or d.get("dis_run")) and cols[1].button("Show all", key="dis_clear"):
+        open_list(d, cat="", dis_run="", dis_slice="")
+        st.rerun()
+    if table.empty:
+        st.info("No answer in this selection. Pick another category, slice or run above.")
+        return
+    shown = clipped(table, 300)
+    key = "dis_list_" + str(abs(hash((what, len(table)))) % 10**10)
+    ids = list(zip(table["run"], table["question_id"]))
+    want = (d.get("dis_run", ""), d.get("dis_q", ""))
+    if d.get("dis_q") and key not in st.session_state:
+        hit = next((i for i, (r, q) in enumerate(ids) if q == want[1] and (not want[0] or r == want[0])), None)
+        if hit is not None:
+            st.session_state[key] = {"selection": {"rows": [hit], "columns": [], "cells": []}}
+    ev = st.dataframe(shown, hide_index=True, width="stretch", height=min(420, 35 * (len(shown) + 1) + 3), key=key,
+                      on_select="rerun", selection_mode="single-row",
+                      column_config={"question_id": st.column_config.TextColumn("Question id", pinned=True),
+                                     "prediction": st.column_config.TextColumn(width="medium"),
+                                     **{m: st.column_config.NumberColumn(format="%.3f") for m in
+                                        ("accuracy", "token_f1", "anls", "fuzzy")}})
+    c1, c2 = st.columns(2)
+    c1.download_button("Download this table as CSV", table.to_csv(index=False).encode("utf-8"),
+                       file_name="disagreement.csv", mime="text/csv", icon=":material/download:", key="dis_dl_csv")
+    c2.download_button("Download the category counts as JSON", dg.counts_json(frame, runs, ctx.profile).encode("utf-8"),
+                       file_name="category_counts.json", mime="application/json", icon=":material/download:",
+                       key="dis_dl_json")
+    if ev.selection.rows:
+        run, qid = ids[ev.selection.rows[0]]
+        d["dis_q"] = qid
+        why(run, qid)
+    else:
+        d.pop("dis_q", None)
+        st.caption("Select a row (click its left edge) to see why that answer got its scores.")
+
+
+def why(run_name: str, qid: str) -> None:
+    run = an.run(run_name)
+    result = next((r for r in run.result.results if r.qid == qid), None)
+    if result is None:
+        return
+    q = result.question
+    with st.container(border=True):
+        st.markdown(f"**Why** · {md_escape(run_name)} · {md_escape(qid)}")
+        ui.plain(q.question, name="question", key="dis_dl_q")
+        st.caption("Gold answer")
+        ui.plain(q.gold_answer, name="gold", key="dis_dl_gold")
+        st.caption("Prediction")
+        ui.plain(result.effective, empty="(no prediction)", name="prediction", key="dis_dl_pred")
+        show_why(result.judgement, key=f"dis_{run_name}")
+
+
+def answerability(frame, runs, by) -> None:
+    st.subheader("Answerability")
+    st.caption("Invented answers: unanswerable questions answered with something else. False refusals: answerable "
+               "questions answered with a refusal phrase. Rates in % of those questions.")
+    pct = st.column_config.NumberColumn(format="%.1f")
+    overall = dg.answerability(frame, an.questions, runs).drop(columns="label")
+    st.dataframe(overall, hide_index=True, width="stretch", key="dis_ans_runs",
+                 column_config={"invented (%)": pct, "false refusals (%)": pct})
+    st.caption(f"Per {field_label(by).lower()}:")
+    st.dataframe(dg.answerability(frame, an.questions, runs, by).rename(columns={"label": field_label(by)}),
+                 hide_index=True, width="stretch", key="dis_ans_slices",
+                 column_config={"invented (%)": pct, "false refusals (%)": pct})
+
+
+def sensitivity(runs, by) -> None:
+    st.subheader("Evaluator sensitivity")
+    st.caption("The run rescored under the other profiles: the answers whose Accuracy changes, and how far the "
+               "headline scores would move if the scoring rule changed.")
+    ui.seed("dis_sens_run", runs[0])
+    if st.session_state.get("dis_sens_run") not in runs:
+        st.session_state["dis_sens_run"] = runs[0]
+    name = st.selectbox("Run", runs, key="dis_sens_run")
+    options = [p for p in applicable_profiles(ctx.profile, ctx.workspace.gold.items)]
+    base = an.run(name).result
+    pf = next((p for p in ctx.workspace.predictions if p.run == name), None)
+    if pf is None or not options:
+        st.info("No other profile applies to this run.")
+        return
+    comparisons = [compare(base, ui.score(ctx.workspace, ctx.gold_key, pf, p)) for p in options]
+    pct = st.column_config.NumberColumn(format="%.2f")
+    st.dataframe(dg.sensitivity_headline(comparisons), hide_index=True, width="stretch", key="dis_sens_head",
+                 column_config={"Accuracy (%)": pct, "Token F1 (%)": pct, "ANLS (%)": pct})
+    for cmp_ in comparisons:
+        other = cmp_.profiles[1]
+        with st.expander(f"Under {other}: {len(cmp_.changes)} answer{'s' if len(cmp_.changes) != 1 else ''} change "
+                         f"Accuracy ({cmp_.gained} gained, {cmp_.lost} lost)", expanded=bool(cmp_.changes)):
+            if not cmp_.changes:
+                st.caption("No answer changes its Accuracy under this profile.")
+                continue
+            changes = dg.sensitivity_changes(cmp_, an.questions)
+            st.dataframe(clipped(changes, 300), hide_index=True, width="stretch", key=f"dis_sens_{other}")
+            st.download_button(f"Download the changes under {other} as CSV", changes.to_csv(index=False).encode("utf-8"),
+                               file_name=f"sensitivity_{other}.csv", mime="text/csv", key=f"dis_sens_dl_{other}",
+                               icon=":material/download:")
+            st.dataframe(dg.sensitivity_slices(cmp_, an.questions, by).rename(columns={"label": field_label(by)}),
+                         hide_index=True, width="stretch", key=f"dis_sens_slices_{other}",
+                         column_config={"Δ Accuracy (points)": st.column_config.NumberColumn(format="%+.1f")})
+
+
+scored = [r.name for r in an.runs if r.result is not None]
+if an.questions.empty or not scored:
+    st.info("Nothing to analyse yet: load gold questions and at least one prediction file (sidebar, Data panel). "
+            "Runs with loaded scores only have no per-answer rule to explain.")
+else:
+    view = ui.view()
+    d = view.disagree
+    runs = pick_runs(view, scored)
+    loaded = [r.name for r in an.runs if r.result is None]
+    if loaded:
+        st.caption(md_escape(f"Not shown (scores loaded, not recomputed, so no rule to explain): {', '.join(loaded)}."))
+    definitions()
+    if not runs:
+        st.info("Choose at least one run above.")
+    else:
+        mode = view.disagree.get("dis_mode") or "primary"
+        frame = frame_for(runs)
+        per_run(frame, runs, mode, d)
+        by = per_slice(frame, runs, mode, d)
+        scatter(frame, runs, d)
+        question_list(frame, runs, mode, d)
+        answerability(frame, runs, by)
+        sensitivity(runs, by)
+    ui.set_view(view)
