@@ -129,3 +129,10 @@ def comparison(key: tuple, _build: Callable[[], object]) -> object:
     """A comparison table of dashboard/compare.py (deltas, weakest slices, ranks), `key` = (what,
     the runs, a hash of their scores and of the questions' slices, settings). Read-only."""
     return _build()
+
+
+@st.cache_resource(show_spinner=False, max_entries=512)
+def run_categories(key: tuple, _build: Callable[[], "pd.DataFrame"]) -> "pd.DataFrame":
+    """One scored run's disagreement categories (dashboard.disagreement.run_categories); `key` =
+    the run's scoring key (gold key, prediction sha256, run name, profile)."""
+    return _build()
