@@ -29,7 +29,7 @@ def slice_name(field_name: str, label: str, n: int | None = None) -> str:
 
 def _layout(fig: go.Figure, title: str, height: int, **kw) -> go.Figure:
     fig.update_layout(title=dict(text=title, x=0, xanchor="left"), font=FONT, height=height,
-                      margin=dict(l=10, r=20, t=70, b=50), dragmode=False, **kw)
+                      margin=dict(l=10, r=20, t=90, b=50), dragmode=False, **kw)
     return fig
 
 
@@ -59,8 +59,9 @@ def delta_chart(table: pd.DataFrame, metric: str, a: str, b: str, *, title_size:
     if len(overall):
         fig.add_vline(x=float(overall[f"{metric}_delta"].iloc[0]) * 100, line=dict(color=A_COLOUR, width=1, dash="dash"),
                       annotation_text="overall", annotation_position="top")
-    title = (f"Δ {METRIC_LABELS[metric]}: {plotly_text(a)} − {plotly_text(b)}, percentage points, by slice"
-             "<br><sup>95 % bootstrap intervals; hollow = fewer than 20 questions; right of 0 = A better</sup>")
+    title = (f"Δ {METRIC_LABELS[metric]} by slice: {plotly_text(a)} − {plotly_text(b)}"
+             "<br><sup>percentage points, 95 % bootstrap intervals; right of 0: A better;<br>"
+             "hollow: fewer than 20 questions</sup>")
     _layout(fig, title, 140 + ROW * max(3, len(data)), showlegend=False, clickmode="event+select")
     fig.update_xaxes(title=dict(text=f"Δ {METRIC_LABELS[metric]} (percentage points)"), zeroline=False, ticksuffix="")
     fig.update_yaxes(automargin=True, categoryorder="array", categoryarray=names)
@@ -85,8 +86,9 @@ def weakest_chart(weak: pd.DataFrame, metric: str, run: str, against: str) -> go
                        "<br>reference (%{customdata[5]}): %{customdata[4]:.1f} %<extra></extra>"),
     ))
     ref = "its own overall score" if against == "own overall" else "the best other run on the slice"
-    title = (f"Weakest slices of {plotly_text(run)}: {METRIC_LABELS[metric]} gap to {ref}"
-             "<br><sup>ranked by questions × gap; bars in percentage points with 95 % intervals; pale = fewer than 20 questions</sup>")
+    title = (f"Weakest slices of {plotly_text(run)}"
+             f"<br><sup>{METRIC_LABELS[metric]} gap to {ref}, percentage points, 95 % intervals;<br>"
+             "ranked by questions × gap; pale: fewer than 20 questions</sup>")
     _layout(fig, title, 140 + ROW * max(3, len(data)), showlegend=False, clickmode="event+select")
     fig.update_xaxes(title=dict(text=f"Gap in {METRIC_LABELS[metric]} (percentage points)"))
     fig.update_yaxes(automargin=True, categoryorder="array", categoryarray=names)
@@ -123,10 +125,10 @@ def flips_chart(flips: pd.DataFrame, a: str, b: str, *, top: int | None = None) 
         fig.add_trace(go.Bar(name=legend[flip], x=data[flip], y=names, orientation="h", marker_color=FLIP_COLOURS[flip],
                              customdata=[[f, lab, flip] for f, lab in zip(data["field"], data["label"])],
                              hovertemplate="%{y}<br>" + legend[flip] + ": %{x}<extra></extra>"))
-    title = f"Accuracy outcomes: {plotly_text(a)} (A) against {plotly_text(b)} (B)<br><sup>questions per outcome</sup>"
+    title = f"Accuracy outcomes<br><sup>{plotly_text(a)} (A) against {plotly_text(b)} (B): questions per outcome</sup>"
     _layout(fig, title, 170 + ROW * max(2, len(data)), barmode="stack", clickmode="event+select",
             legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0, xanchor="left", title=None, traceorder="normal"))
-    fig.update_layout(margin=dict(l=10, r=20, t=110, b=50))
+    fig.update_layout(margin=dict(l=10, r=20, t=125, b=50))
     fig.update_xaxes(title=dict(text="Questions"))
     fig.update_yaxes(automargin=True, categoryorder="array", categoryarray=names)
     return fig

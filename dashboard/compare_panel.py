@@ -92,6 +92,12 @@ def pvalue(p: float) -> str:
     return "—" if pd.isna(p) else ("< 0.001" if p < 0.001 else f"{p:.3f}")
 
 
+def p_text(p: float) -> str:
+    """`= 0.219` or `< 0.001`, to follow a "p"."""
+    text = pvalue(p)
+    return text if text.startswith("<") else f"= {text}"
+
+
 def swap(session: MutableMapping[str, Any]) -> None:
     session["cmp_a"], session["cmp_b"] = session.get("cmp_b"), session.get("cmp_a")
 
@@ -112,7 +118,7 @@ def headline(table: pd.DataFrame, a: str, b: str) -> None:
     real = top["p_mcnemar"] < 0.05
     st.markdown(
         f"On **{top['questions']}** shared questions, only **{md_escape(a)}** is right on **{top['only_a']}**, only "
-        f"**{md_escape(b)}** on **{top['only_b']}**; McNemar's exact p = {pvalue(top['p_mcnemar'])}: "
+        f"**{md_escape(b)}** on **{top['only_b']}**; McNemar's exact p {p_text(top['p_mcnemar'])}: "
         + ("**the Accuracy difference is unlikely to be chance.**" if real else "the Accuracy difference could be chance."))
 
 
@@ -274,11 +280,11 @@ def many_runs(an, order: list[str], state: MutableMapping[str, str]) -> None:
     ui.seed("cmp_run", state.get("cmp_run") if state.get("cmp_run") in order else order[0])
     ui.seed("cmp_vs", state.get("cmp_vs") if state.get("cmp_vs") in (C.OWN, C.BEST) else C.OWN)
     ui.seed("cmp_all_metric", state.get("cmp_metric") if state.get("cmp_metric") in C.METRICS else "accuracy")
-    c1, c2, c3 = st.columns([2, 2, 2])
+    c1, c2 = st.columns(2)
     run = c1.selectbox("Run", order, key="cmp_run")
-    against = c2.segmented_control("Gap to", (C.OWN, C.BEST), key="cmp_vs",
-                                   format_func={C.OWN: "its own overall", C.BEST: "the best run"}.get) or C.OWN
-    metric = c3.segmented_control("Metric", C.METRICS, format_func=C.METRIC_LABELS.get, key="cmp_all_metric") or "accuracy"
+    against = c2.selectbox("Gap to", (C.OWN, C.BEST), key="cmp_vs",
+                           format_func={C.OWN: "its own overall score", C.BEST: "the best other run on the slice"}.get)
+    metric = st.segmented_control("Metric", C.METRICS, format_func=C.METRIC_LABELS.get, key="cmp_all_metric") or "accuracy"
     state["cmp_run"], state["cmp_vs"] = run, "" if against == C.OWN else against
     weak = weakest(an, run, metric, against, order)
     top = weak[weak["weight"] > 0].head(WEAK_TOP)
@@ -333,7 +339,7 @@ def report_panel(ctx, order: list[str], state: MutableMapping[str, str]) -> None
     runs = c1.multiselect("Runs in the report (the first is A)", order, key="cmp_report_runs")
     baseline = c2.selectbox("Baseline", runs or [None], key="cmp_report_baseline",
                             index=min(1, max(0, len(runs) - 1)) if runs else 0)
-    c3, c4, _ = st.columns([1, 1, 2])
+    c3, c4 = st.columns(2)
     wanted = (tuple(runs), baseline, ctx.profile, id(ctx.analysis))
     if c3.button("Build the report", icon=":material/description:", disabled=not runs, width="stretch"):
         with st.spinner("Building the report: intervals, charts, page thumbnails…"):

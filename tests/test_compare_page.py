@@ -1,0 +1,122 @@
+"""The Compare runs and Presentation pages through AppTest on tests/fixtures/mini_bench: headline
+numbers, a slice selection, a flip cell, a question side by side, deep links, the many-runs view."""
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from dashboard import compare as C
+from dashboard.textdiff import char_diff, diff_text
+from scoring.evaluate import evaluate
+from scoring.loaders import load_gold, load_predictions
+
+APP = str(Path(__file__).resolve().parent.parent / "dashboard" / "app.py")
+Q = "adubench_single_{:06d}".format
+
+
+@pytest.fixture
+def open_app(monkeypatch, mini_bench):
+    def start(params: dict | None = None, page: str = "views/compare.py") -> AppTest:
+        monkeypatch.setenv("LENS_BENCHMARK", str(mini_bench))
+        monkeypatch.delenv("LENS_RUNS", raising=False)
+        monkeypatch.delenv("LENS_SCORES", raising=False)
+        at = AppTest.from_file(APP, default_timeout=60)
+        at.query_params.update(params or {})
+        at.run()
+        at.switch_page(page).run()
+        assert_clean(at)
+        return at
+    return start
+
+
+def assert_clean(at: AppTest) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+
+
+def scored(bench: Path, run: str):
+    gold = load_gold([bench / "qa_single_doc.jsonl", bench / "qa_cross_doc.jsonl"]).items
+    path = next(p for p in (bench / "runs").iterdir() if p.stem == run)
+    return {r.qid: r for r in evaluate(gold, load_predictions(path).items, profile="xldocbench", name=run).results}
+
+
+def frame(at: AppTest, key: str = "", column: str = ""):
+    """The table of a selectable st.dataframe by its key, or the first table with that column."""
+    if key:
+        return next(d for d in at.dataframe if d.proto.id and d.proto.id.endswith("-" + key)).value
+    return next(d.value for d in at.dataframe if column in d.value.columns)
+
+
+def test_headline_slice_flip_and_question(open_app, mini_bench):
+    at = open_app({"a": "alpha", "b": "beta"})
+    assert at.title[0].value == "Compare runs"
+    alpha, beta = scored(mini_bench, "alpha"), scored(mini_bench, "beta")
+    shared = [q for q in alpha if q in beta]
+    for metric, shown in zip(C.METRICS, at.metric):
+        delta = sum(getattr(alpha[q], metric) - getattr(beta[q], metric) for q in shared) / len(shared)
+        assert shown.value == f"{100 * delta:+.1f} pp"
+    only_a = sum(alpha[q].accuracy >= 0.5 > beta[q].accuracy for q in shared)
+    only_b = sum(beta[q].accuracy >= 0.5 > alpha[q].accuracy for q in shared)
+    assert f"only **alpha** is right on **{only_a}**, only **beta** on **{only_b}**" in at.markdown[0].value
+
+    # slice selection: the questions of one domain, then one flip cell of it
+    at.selectbox(key="cmp_slice_pick").set_value("domain:legal_regulation").run()
+    assert_clean(at)
+    assert at.query_params["cmp_slice"] == "domain:legal_regulation"
+    listed = frame(at, "cmp_q_table")
+    assert list(listed["question_id"]) == [Q(3), Q(4)]
+    for _, row in listed.iterrows():
+        q = row["question_id"]
+        assert row["outcome"] == C.flip_of(alpha[q].accuracy, beta[q].accuracy)
+        assert row["A answer"] == alpha[q].effective and row["B answer"] == beta[q].effective
+    outcome = listed.set_index("question_id").loc[Q(4), "outcome"]
+    at.segmented_control(key="cmp_flip_pick").set_value(outcome).run()
+    assert list(frame(at, "cmp_q_table")["question_id"]) == [q for q in (Q(3), Q(4))
+                                                             if C.flip_of(alpha[q].accuracy, beta[q].accuracy) == outcome]
+    assert at.query_params["cmp_flip"] == outcome
+
+    # the question side by side: both answers as plain text and their character diff
+    at.selectbox(key="cmp_q_pick").set_value(Q(4)).run()
+    assert_clean(at)
+    assert at.query_params["cmp_q"] == Q(4)
+    codes = [c.value for c in at.code]
+    assert alpha[Q(4)].effective in codes and beta[Q(4)].effective in codes
+    assert diff_text(char_diff(alpha[Q(4)].effective, beta[Q(4)].effective)) in codes
+    assert any(s.value == "Question detail" for s in at.subheader)
+
+    # the slice table follows the breakdown chosen, with the flips per slice
+    at.selectbox(key="cmp_field").set_value("domain").run()
+    deltas = frame(at, column="Δ (pp)").set_index("Slice")
+    legal = deltas.loc["Domain: legal_regulation"]
+    assert legal["Questions"] == 2 and legal["Few"].startswith("⚠")
+    assert legal["Δ (pp)"] == pytest.approx(100 * sum(alpha[q].accuracy - beta[q].accuracy for q in (Q(3), Q(4))) / 2)
+
+
+def test_deep_link_restores_the_cell_and_question(open_app, mini_bench):
+    at = open_app({"a": "beta", "b": "alpha", "cmp_slice": "domain:legal_regulation", "cmp_q": Q(3)})
+    assert at.selectbox(key="cmp_a").value == "beta" and at.selectbox(key="cmp_b").value == "alpha"
+    assert at.selectbox(key="cmp_slice_pick").value == "domain:legal_regulation"
+    assert at.selectbox(key="cmp_q_pick").value == Q(3)
+    assert list(frame(at, "cmp_q_table")["question_id"]) == [Q(3), Q(4)]
+    assert at.query_params["a"] == "beta" and at.query_params["cmp_q"] == Q(3)
+    # a link to a slice these runs do not have falls back to every question
+    at2 = open_app({"a": "alpha", "b": "beta", "cmp_slice": "domain:nowhere"})
+    assert at2.selectbox(key="cmp_slice_pick").value == "overall:all questions"
+
+
+def test_many_runs_tab_and_presentation(open_app, mini_bench):
+    at = open_app({"cmp_tab": "all", "cmp_run": "beta"})
+    assert any(s.value == "Where a run is weakest" for s in at.subheader)
+    assert at.selectbox(key="cmp_run").value == "beta"
+    ranks = frame(at, column="gamma").set_index("Slice")
+    assert set(ranks.columns) >= {"alpha", "beta", "gamma"}
+    assert ranks.loc["All questions", "Questions"] == 10
+    assert sorted(ranks.loc["All questions", ["alpha", "beta", "gamma"]]) == [1, 2, 3]
+    at.selectbox(key="cmp_vs").set_value(C.BEST).run()
+    assert_clean(at)
+    assert at.query_params["cmp_vs"] == C.BEST
+
+    present = open_app({"a": "alpha", "b": "beta"}, page="views/present.py")
+    assert present.title[0].value == "alpha against beta"
+    assert [c.value for c in present.caption][:4] == ["1 / 4", "2 / 4", "3 / 4", "4 / 4"]
+    assert "percentage points ahead of" in present.markdown[0].value
