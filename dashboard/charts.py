@@ -27,67 +27,76 @@ def metric_axis(metric: str) -> str:
     return f"{METRIC_LABELS[metric]} (%)"
 
 
-def _text_colour(value: float) -> str:
-    return "#FFFFFF" if value >= 55 else "#0B1F33"
-
-
 FEW = 5  # cells over fewer questions are drawn faded: their score says little
-PLOT_PX = 440  # the narrowest plot area the cells must fit side by side in (an 800 px window)
+FADED = [[0.0, "#EEF1F5"], [1.0, "#9AA8B8"]]  # grey for those cells, readable with dark text on both themes
+LOADED_MARK = " *"  # after the name of a run whose scores were loaded (profile unknown)
+N_COLUMNS = 8  # up to this many columns a cell shows "87.5 / n=8"; beyond, "88" (the rest on hover): an 800 px window
+DARK = 55  # from this value on, a cell is dark enough for white text
 
 
 def run_label(run: str, loaded: frozenset[str] | set[str] = frozenset()) -> str:
     """A run's axis or legend label, marked when its scores were loaded rather than recomputed."""
-    return plotly_text(run) + (" [loaded]" if run in loaded else "")
-
-
-def cell_size(columns: int) -> int:
-    """Side of a heatmap square in px: as large as CELL allows, small enough that `columns` squares
-    never overlap in a PLOT_PX-wide plot (overlapping squares made clicks ambiguous)."""
-    return int(max(14, min(CELL - 6, PLOT_PX / max(1, columns) - 6)))
-
-
-def _cell_text(value: float, n: int, size: int) -> str:
-    if size >= 34:  # room for a second line: the number of questions the cell covers
-        return f"{value:.1f}<br>n={n}"
-    return f"{value:.1f}" if size >= 28 else f"{value:.0f}"
+    return plotly_text(run) + (LOADED_MARK if run in loaded else "")
 
 
 def heatmap(frame: pd.DataFrame, field_name: str, metric: str, runs: list[str],
             loaded: frozenset[str] | set[str] = frozenset()) -> go.Figure:
-    """Runs (rows, in the order given: the leaderboard's) × labels of field_name (columns), one square
-    per cell, coloured by the metric in %, with its number of questions (n) in the cell when there is
-    room and always on hover; cells over fewer than FEW questions are faded. `frame` is
-    `tables.breakdown(...)` output: run, label, count and the metric columns. Runs in `loaded` are
-    labelled "[loaded]" (scores read from files, profile unknown)."""
+    """Runs (rows, in the order given: the leaderboard's) × labels of field_name (columns), coloured by
+    the metric in %, with the number of questions (n) in the cell when there is room and always on
+    hover; cells over fewer than FEW questions are grey. `frame` is `tables.breakdown(...)` output:
+    run, label, count and the metric columns. Runs in `loaded` are marked with LOADED_MARK.
+
+    Drawn as heatmap traces, whose cells follow the plot's width and never overlap, under a scatter of
+    invisible points (trace 0), one per cell, that carries the hover text and the click: heatmap traces
+    send no selection events. With `hoverdistance=-1` a click anywhere picks the nearest cell."""
     data = frame[frame["run"].isin(runs)]
     values = data[metric] * 100
     labels = sorted(data["label"].unique())
-    size = cell_size(len(labels))
-    few = (data["count"] < FEW).tolist()
-    ylabels = data["run"].map(lambda r: run_label(r, loaded))
-    fig = go.Figure(go.Scatter(
-        x=data["label"].map(plotly_text), y=ylabels, mode="markers+text",
-        marker=dict(symbol="square", size=size, color=values, colorscale=COLORSCALE, cmin=0, cmax=100,
-                    opacity=[0.35 if f else 1.0 for f in few], line=dict(width=0),
-                    colorbar=dict(title=dict(text=metric_axis(metric)), thickness=12)),
-        text=[_cell_text(v, n, size) for v, n in zip(values, data["count"])],
-        textfont=dict(color=["#0B1F33" if f else _text_colour(v) for v, f in zip(values, few)],
-                      size=11 if size >= 28 else 9),
-        customdata=[[r, field_name, lab, n, " (fewer than 5: read with care)" if n < FEW else ""]
-                    for r, lab, n in zip(data["run"], data["label"], data["count"])],
-        hovertemplate=(f"Run: %{{y}}<br>{field_label(field_name)}: %{{x}}<br>"
-                       f"{metric_axis(metric)}: %{{marker.color:.1f}}<br>Questions: %{{customdata[3]}}%{{customdata[4]}}"
-                       "<extra></extra>"),
-    ))
+    cells = {(r, lab): (v, n) for r, lab, v, n in zip(data["run"], data["label"], values, data["count"])}
+    xs, ys = [plotly_text(v) for v in labels], [run_label(r, loaded) for r in runs]
+    with_n = len(labels) <= N_COLUMNS
+
+    def grid(keep, what, empty=None):
+        return [[what(*cells[(r, lab)]) if (r, lab) in cells and keep(*cells[(r, lab)]) else empty
+                 for lab in labels] for r in runs]
+
+    def text(v: float, n: int) -> str:
+        return f"{v:.1f}<br>n={n}" if with_n else f"{v:.0f}"
+
+    def layer(keep, colorscale, colour: str) -> go.Heatmap:
+        return go.Heatmap(
+            x=xs, y=ys, z=grid(keep, lambda v, n: v), text=grid(keep, text, ""), texttemplate="%{text}",
+            textfont=dict(size=11, color=colour),
+            colorscale=colorscale, zmin=0, zmax=100, xgap=3, ygap=3, showscale=False, hoverinfo="skip")
+
+    fig = go.Figure([
+        go.Scatter(
+            x=data["label"].map(plotly_text), y=data["run"].map(lambda r: run_label(r, loaded)), mode="markers",
+            marker=dict(symbol="square", size=20, color=values, cmin=0, cmax=100, colorscale=COLORSCALE, opacity=0),
+            selected=dict(marker=dict(opacity=0)), unselected=dict(marker=dict(opacity=0)),
+            customdata=[[r, field_name, lab, n, " (fewer than 5: read with care)" if n < FEW else ""]
+                        for r, lab, n in zip(data["run"], data["label"], data["count"])],
+            hovertemplate=(f"Run: %{{y}}<br>{field_label(field_name)}: %{{x}}<br>"
+                           f"{metric_axis(metric)}: %{{marker.color:.1f}}<br>Questions: %{{customdata[3]}}%{{customdata[4]}}"
+                           "<extra></extra>"),
+        ),
+        layer(lambda v, n: n >= FEW and v >= DARK, COLORSCALE, "#FFFFFF"),
+        layer(lambda v, n: n >= FEW and v < DARK, COLORSCALE, "#0B1F33"),
+        layer(lambda v, n: n < FEW, FADED, "#0B1F33"),
+    ])
     title = f"{metric_axis(metric)} by run and {field_label(field_name).lower()}"
+    note = "n = questions per cell" if with_n else "n on hover"
+    note += f"; grey: fewer than {FEW} questions"
+    if loaded & set(runs):
+        note += f";{LOADED_MARK} scores loaded (profile unknown)"
     fig.update_layout(
-        title=dict(text=title, subtitle=dict(text=f"n = questions per cell; faded: fewer than {FEW}")),
-        font=FONT, height=170 + CELL * max(1, len(runs)),
+        title=dict(text=title, subtitle=dict(text=note)), font=FONT, height=170 + CELL * max(1, len(runs)),
         margin=dict(l=10, r=10, t=80, b=10), clickmode="event+select", dragmode=False, showlegend=False,
-        xaxis=dict(title=dict(text=field_label(field_name)), categoryorder="array",
-                   categoryarray=[plotly_text(v) for v in labels], showgrid=False, automargin=True),
-        yaxis=dict(title=dict(text="Run"), categoryorder="array", automargin=True,
-                   categoryarray=[run_label(r, loaded) for r in reversed(runs)], showgrid=False),
+        hovermode="closest", hoverdistance=-1,
+        xaxis=dict(title=dict(text=field_label(field_name)), categoryorder="array", categoryarray=xs, showgrid=False,
+                   automargin=True, zeroline=False),
+        yaxis=dict(title=dict(text="Run"), categoryorder="array", categoryarray=list(reversed(ys)), showgrid=False,
+                   automargin=True, zeroline=False),
     )
     return fig
 

@@ -11,8 +11,9 @@ from hypothesis import strategies as st
 
 from dashboard import charts
 from dashboard.links import View, from_params, to_params
-from dashboard.tables import (OFFICIAL, RECOMPUTED, Analysis, Run, evidence_position, explorer_frame,
-                              filter_questions, length_bucket, md_escape, repro_frame, run_column)
+from dashboard.tables import (OFFICIAL, RECOMPUTED, Analysis, Run, clip_text, clipped, evidence_position, explorer_frame,
+                              filter_questions, flat_column, grouped, length_bucket, md_escape, repro_frame, run_column,
+                              skipped_rows, top_runs)
 from dashboard.workspace import (DEFAULT_BENCHMARK, Sources, discover, inside, load_workspace, locate_document,
                                  sources_from, stage_upload)
 from scoring.evaluate import evaluate
@@ -120,11 +121,14 @@ def test_stage_upload_keeps_only_the_base_name(tmp_path):
 def test_link_round_trip():
     view = View(runs=["alpha", "beta"], profile="xldocbench-1519", filters={"domain": ["legal_regulation", "x y"]},
                 ranges={"accuracy": (0, 0), "anls": (20, 80)}, status=["missing"], search="total & more",
-                question="adubench_single_000006", data="/srv/bench")
+                question="adubench_single_000006", data="/srv/bench", match="any", metric="anls", tab="domain",
+                hide_loaded=True)
     params = to_params(view)
     assert params["f.domain"] == ["legal_regulation", "x y"] and params["accuracy"] == "0-0"
+    assert (params["match"], params["metric"], params["tab"], params["loaded"]) == ("any", "anls", "domain", "hide")
     assert from_params(params) == view
     assert to_params(View()) == {}
+    assert from_params({"metric": "bleu", "match": "any"}) == View()  # unknown metric; "any" without a range
 
 
 def test_link_decoding_ignores_junk():
@@ -193,6 +197,19 @@ def test_filters(analysis):
     assert ids(View(runs=["beta"], search="<SCRIPT>")) == [Q(6)]
     assert ids(View(runs=["alpha"], search="<script>")) == []  # only the chosen runs' predictions are searched
     assert ids(View(search="rotterdam")) == [Q(3)]
+    assert ids(View(search=" ADUBENCH_SINGLE_000004 ")) == [Q(4)]  # question ids are searched too
+    assert ids(View(search="single_00000")) == [Q(i) for i in range(1, 10) if i <= 8]
+    # Score ranges: every chosen run inside (default), or any of them.
+    every = ids(View(runs=["alpha", "beta"], ranges={"accuracy": (0, 0)}))
+    anyone = ids(View(runs=["alpha", "beta"], ranges={"accuracy": (0, 0)}, match="any"))
+    alpha_zero, beta_zero = ids(View(runs=["alpha"], ranges={"accuracy": (0, 0)})), ids(View(runs=["beta"], ranges={"accuracy": (0, 0)}))
+    assert set(anyone) == set(alpha_zero) | set(beta_zero) and set(every) < set(anyone)
+    assert every == [q for q in alpha_zero if q in beta_zero or q not in set(analysis.scores[analysis.scores["run"] == "beta"]["question_id"])]
+    # any: one run must satisfy every range at once
+    both = View(runs=["alpha", "beta"], ranges={"accuracy": (100, 100), "anls": (0, 50)}, match="any")
+    scores = analysis.scores[analysis.scores["run"].isin(["alpha", "beta"])]
+    expected = scores[(scores["accuracy"] == 1.0) & (scores["anls"] <= 0.5)]["question_id"]
+    assert ids(both) == [q for q in qs.index if q in set(expected)]
 
 
 def test_explorer_frame(analysis, mini_bench):
@@ -205,6 +222,39 @@ def test_explorer_frame(analysis, mini_bench):
     assert row[run_column("alpha", "prediction")] == "Rotterdam, NL"
     assert row[run_column("gamma", "anls")] == pytest.approx(0.9)
     assert row["evidence_source"] == "Text"
+
+
+def test_grouped_explorer_columns(analysis):
+    table = explorer_frame(analysis.questions, analysis.scores, ["alpha", "gamma"])
+    shown = grouped(table, ["alpha", "gamma"])
+    assert shown.columns.nlevels == 2
+    assert list(shown.columns[:8]) == [("Question", "Id"), ("Question", "Question"), ("Question", "Gold"),
+                                       ("alpha", "Acc"), ("alpha", "F1"), ("alpha", "ANLS"), ("alpha", "Prediction"),
+                                       ("alpha", "Status")]
+    assert ("gamma", "ANLS") in shown.columns and ("Metadata", "Format") in shown.columns
+    assert [flat_column(c) for c in shown.columns] == list(table.columns)
+    assert shown[("alpha", "F1")].tolist() == table[run_column("alpha", "token_f1")].tolist()
+
+
+def test_long_text_is_clipped_for_display():
+    long = "x" * 5000
+    assert clip_text("short") == "short" and clip_text(None) is None
+    cut = clip_text(long, 100)
+    assert cut.startswith("x" * 100 + "…") and "5,000 characters" in cut and len(cut) < 200
+    frame = pd.DataFrame({"a": ["ok", long], "n": [1, 2]})
+    shown = clipped(frame, 100)
+    assert shown["a"].tolist() == ["ok", cut] and frame["a"][1] == long  # the original is untouched
+    assert clipped(pd.DataFrame({"a": ["ok"]}), 100)["a"].tolist() == ["ok"]
+
+
+def test_top_runs_and_skipped_rows(analysis, broken_bench):
+    board = analysis.leaderboard()
+    assert top_runs(board, "accuracy", 1) == [board.sort_values("Accuracy (%)", ascending=False)["Run"].iloc[0]]
+    best_anls = board.sort_values("ANLS (%)", ascending=False)["Run"].iloc[0]
+    assert top_runs(board, "anls", 1, keep=("beta",)) == [r for r in board["Run"] if r in {best_anls, "beta"}]
+    ws = load_workspace(Sources(broken_bench))
+    skipped = skipped_rows(ws)
+    assert skipped == {"broken": "3 rows skipped, ids unknown"}
 
 
 def test_reproducibility_names_the_profile_that_matches(mini_bench):
@@ -228,15 +278,59 @@ def test_md_escape_shows_text_literally():
 
 
 def test_heatmap_is_a_clickable_scatter_with_titles(analysis):
-    fig = charts.heatmap(analysis.breakdown("reasoning_type"), "reasoning_type", "accuracy", analysis.run_names)
+    fig = charts.heatmap(analysis.breakdown("reasoning_type"), "reasoning_type", "accuracy", ["gamma", "alpha", "beta"],
+                         loaded={"gamma"})
     trace = fig.data[0]
-    assert trace.type == "scatter" and trace.marker.symbol == "square"
+    assert trace.type == "scatter" and trace.marker.opacity == 0  # invisible points: hover and click
     assert fig.layout.title.text == "Accuracy (%) by run and reasoning type"
     assert fig.layout.xaxis.title.text == "Reasoning type" and fig.layout.yaxis.title.text == "Run"
-    assert trace.marker.colorbar.title.text == "Accuracy (%)"
+    assert fig.layout.hoverdistance == -1  # a click anywhere picks the nearest cell
     cells = {(c[0], c[2]): v for c, v in zip(trace.customdata, trace.marker.color)}
     assert cells[("beta", "comparison")] == pytest.approx(200 / 3)
     assert cells[("gamma", "unanswerable")] == pytest.approx(100.0)
+    # Rows in the order given (the leaderboard's), top to bottom; the loaded run marked.
+    assert list(fig.layout.yaxis.categoryarray) == ["beta", "alpha", "gamma *"]
+    assert "* scores loaded" in fig.layout.title.subtitle.text
+
+
+def test_heatmap_cells_show_n_and_fade_small_ones(analysis):
+    frame = analysis.breakdown("reasoning_type")
+    fig = charts.heatmap(frame, "reasoning_type", "accuracy", ["alpha", "beta"])
+    layers = [t for t in fig.data if t.type == "heatmap"]
+    assert len(layers) == 3 and all(t.showscale is False and t.hoverinfo == "skip" for t in layers)
+    faded = layers[2]
+    assert faded.colorscale != layers[0].colorscale
+    drawn = {}
+    for layer in layers:
+        for r, row in zip(layer.y, layer.text):
+            for lab, text in zip(layer.x, row):
+                if text:
+                    assert (r, lab) not in drawn  # one layer per cell
+                    drawn[(r, lab)] = (text, layer is faded)
+    rows = frame[frame["run"].isin(["alpha", "beta"])]
+    assert len(drawn) == len(rows)
+    for r, lab, n, acc in zip(rows["run"], rows["label"], rows["count"], rows["accuracy"]):
+        assert drawn[(r, lab)] == (f"{100 * acc:.1f}<br>n={n}", n < charts.FEW)
+    hover = fig.data[0].hovertemplate
+    assert "Questions: %{customdata[3]}" in hover
+
+
+def test_heatmap_fades_only_cells_under_five_questions():
+    frame = pd.DataFrame({"run": ["r", "r", "s"], "label": ["a", "b", "a"], "count": [4, 5, 40], "accuracy": [1.0, 1.0, 0.2]})
+    solid_dark, solid_light, faded = charts.heatmap(frame, "domain", "accuracy", ["r", "s"]).data[1:]
+    grid = lambda layer: [list(row) for row in layer.text]  # noqa: E731
+    assert grid(faded) == [["100.0<br>n=4", ""], ["", ""]]
+    assert grid(solid_dark) == [["", "100.0<br>n=5"], ["", ""]]
+    assert grid(solid_light) == [["", ""], ["20.0<br>n=40", ""]]
+    assert (solid_dark.textfont.color, solid_light.textfont.color) == ("#FFFFFF", "#0B1F33")
+
+
+def test_heatmap_with_many_columns_keeps_n_for_the_hover():
+    labels = [f"type_{k:02d}" for k in range(charts.N_COLUMNS + 3)]
+    frame = pd.DataFrame({"run": "r", "label": labels, "count": 7, "accuracy": 0.875})
+    fig = charts.heatmap(frame, "reasoning_type", "accuracy", ["r"])
+    assert {t for layer in fig.data[1:] for row in layer.text for t in row if t} == {"88"}
+    assert [c[3] for c in fig.data[0].customdata] == [7] * len(labels)
 
 
 def test_bars_have_titles_units_and_slices(analysis):

@@ -36,12 +36,12 @@ def show(fig, key: str) -> None:
 
 
 def metrics_explained() -> None:
+    st.markdown("**What the metrics reward**", help=f"The exact rules are in the scoring contract, `{CONTRACT}` in "
+                "the repository: answer formats, profiles, rules and the signature.")
     cols = st.columns(3)
     for col, metric in zip(cols, METRICS):
         first, second = EXPLAINED[metric]
-        col.markdown(f"**{METRIC_LABELS[metric]}**", help=f"The exact rules: the scoring contract, `{CONTRACT}` in "
-                     "the repository (formats, profiles, rules, signature).")
-        col.caption(f"{first}  \n{second}")
+        col.caption(f"**{METRIC_LABELS[metric]}** — {first}  \n{second}")
 
 
 def leaderboard(v, loaded: list[str]) -> None:
@@ -50,7 +50,8 @@ def leaderboard(v, loaded: list[str]) -> None:
     if v.hide_loaded:
         board = board[board["Source"] != OFFICIAL].reset_index(drop=True)
     problems = skipped_rows(ctx.workspace)
-    board.insert(2, "Problems", [problems.get(r, "") for r in board["Run"]])
+    if any(r in problems for r in board["Run"]):
+        board.insert(2, "Problems", [problems.get(r, "") for r in board["Run"]])
     pct = st.column_config.NumberColumn(format="%.2f")
     st.dataframe(board, hide_index=True, width="stretch", column_config={
         "Accuracy (%)": pct, "Token F1 (%)": pct, "ANLS (%)": pct,
@@ -102,11 +103,11 @@ def chart_runs(v, board_runs: list[str], metric: str) -> list[str]:
 def overview() -> None:
     v = ui.view()
     ui.warn_missing_runs(an.run_names)
-    metrics_explained()
     loaded = [r.name for r in an.runs if r.source == OFFICIAL]
     ui.seed("ov_hide_loaded", v.hide_loaded)
     leaderboard(v, loaded)
     board_runs = [r for r in an.leaderboard()["Run"] if not (v.hide_loaded and r in loaded)]
+    metrics_explained()
 
     ui.seed("ov_metric", v.metric)
     metric = st.segmented_control("Metric", METRICS, format_func=METRIC_LABELS.get, key="ov_metric") or "accuracy"

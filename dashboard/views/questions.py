@@ -169,8 +169,8 @@ def run_detail(name: str, q: GoldQuestion) -> None:
         return
     with st.container(horizontal=True, gap="small"):  # tiles wrap on a narrow screen
         for metric in METRICS:
-            st.metric(METRIC_LABELS[metric], f"{100 * getattr(scored, metric):.1f}%", width=110)
-        st.metric("Status", result.status if result else (official.status or "success"), width=110)
+            st.metric(METRIC_LABELS[metric], f"{100 * getattr(scored, metric):.1f}%", width="content")
+        st.metric("Status", result.status if result else (official.status or "success"), width="content")
     ui.plain(result.effective if result else official.prediction, empty="(no prediction text)",
              name=f"{name}-{q.qid}", key=f"dl_answer_{name}")
     if result is None:
