@@ -1,7 +1,9 @@
 """Every page through streamlit.testing.v1.AppTest, on tests/fixtures/mini_bench (set through the
 LENS_BENCHMARK environment variable: AppTest cannot pass command-line arguments)."""
 
+import json
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -187,3 +189,144 @@ def test_uploaded_prediction_file_joins_the_leaderboard(open_app, mini_bench):
     at.switch_page("views/data.py").run()
     files = at.dataframe[0].value
     assert "upload: delta.json" in list(files["File"])
+
+
+# ----------------------------------------------------------------------------- daily-use fixes (issue 11)
+
+
+def count_line(at: AppTest) -> str:
+    return next(unescape(c.value) for c in at.caption if re.search(r"\d+ of \d+ questions", c.value))
+
+
+def test_search_finds_a_question_by_id_and_says_what_it_searched(open_app, mini_bench):
+    at = open_app(mini_bench, {"run": "alpha", "q": Q(4)})  # the search comes from the link
+    at.switch_page("views/questions.py").run()
+    assert_clean(at)
+    assert list(explorer(at)["question_id"]) == [Q(4)]
+    line = count_line(at)
+    assert line.startswith("**1 of 10 questions**") and Q(4) in line
+    assert "question ids, questions, gold answers and the chosen runs' predictions" in line
+    assert "question id" in at.text_input(key="x_search").proto.help
+    at.text_input(key="x_search").set_value("SINGLE_000006").run()  # any case, part of an id
+    assert list(explorer(at)["question_id"]) == [Q(6)]
+    assert count_line(at).startswith("**1 of 10 questions**")
+    at.text_input(key="x_search").set_value("").run()
+    assert count_line(at).startswith("**10 of 10 questions**") and "search" not in count_line(at)
+
+
+def test_score_ranges_hold_for_every_or_any_chosen_run(open_app, mini_bench):
+    alpha = {r.qid: r.accuracy for r in expected(mini_bench, "alpha").results}
+    beta = {r.qid: r.accuracy for r in expected(mini_bench, "beta").results}
+    at = open_app(mini_bench, {"run": ["alpha", "beta"], "accuracy": "0-0"})
+    at.switch_page("views/questions.py").run()
+    assert_clean(at)
+    every = list(explorer(at)["question_id"])
+    assert every and all(alpha.get(q, 0) == 0 and beta.get(q, 0) == 0 for q in every)
+    assert at.expander[0].proto.expanded is False  # filters start collapsed: the table is above the fold
+    assert "Accuracy 0–0 %" in count_line(at) and "every chosen run" in count_line(at)
+    at.segmented_control(key="x_match").set_value("any").run()
+    assert_clean(at)
+    anyone = list(explorer(at)["question_id"])
+    assert set(anyone) == {q for q in alpha if alpha[q] == 0 or beta.get(q, 1) == 0} and set(every) < set(anyone)
+    assert at.query_params["match"] == "any" and at.query_params["accuracy"] == "0-0"
+    # a third run widens "any" and narrows "every"
+    at.multiselect(key="x_runs").set_value(["alpha", "beta", "gamma"]).run()
+    assert set(explorer(at)["question_id"]) >= set(anyone)
+    at.segmented_control(key="x_match").set_value("every").run()
+    assert set(explorer(at)["question_id"]) <= set(every) and "match" not in at.query_params
+
+
+def test_loaded_scores_are_badged_and_can_be_hidden(open_app, mini_bench):
+    at = open_app(mini_bench)
+    assert_clean(at)
+    badges = [m.value for m in at.markdown if "badge[" in m.value]
+    assert badges == [":orange-badge[gamma · loaded]"]
+    warning = unescape(" ".join(w.value for w in at.warning))
+    assert "1 run marked *loaded*" in warning and "xldocbench" in warning and "profile is unknown" in warning
+    heat = at.get("plotly_chart")[0].proto.spec
+    assert '"gamma *"' in heat and "scores loaded (profile unknown)" in heat
+    at.toggle(key="ov_hide_loaded").set_value(True).run()
+    assert_clean(at)
+    assert "gamma" not in list(board(at).index) and sorted(board(at).index) == ["alpha", "beta"]
+    assert at.query_params["loaded"] == "hide"
+    assert "gamma" not in at.get("plotly_chart")[0].proto.spec
+    assert not [w for w in at.warning if "loaded" in w.value]
+
+
+def test_overview_metric_and_tab_are_in_the_link(open_app, mini_bench):
+    at = open_app(mini_bench, {"metric": "anls", "tab": "difficulty"})
+    assert_clean(at)
+    assert at.segmented_control(key="ov_metric").value == "anls"
+    specs = [c.proto.spec for c in at.get("plotly_chart")]
+    assert len(specs) == 3  # two heatmaps and the open tab's bars only
+    assert "ANLS (%) by run and reasoning type" in specs[0] and "ANLS (%) by difficulty" in specs[2]
+    assert at.query_params["metric"] == "anls" and at.query_params["tab"] == "difficulty"
+    at.segmented_control(key="ov_metric").set_value("token_f1").run()
+    assert_clean(at)
+    assert at.query_params["metric"] == "token_f1" and at.query_params["tab"] == "difficulty"
+    assert "Token F1 (%) by difficulty" in at.get("plotly_chart")[2].proto.spec
+    at.segmented_control(key="ov_metric").set_value("accuracy").run()
+    assert "metric" not in at.query_params  # the default leaves the link short
+
+
+def test_a_link_naming_a_run_that_is_not_loaded_says_so(open_app, mini_bench):
+    at = open_app(mini_bench, {"run": ["alpha", "delta"]})
+    at.switch_page("views/questions.py").run()
+    assert_clean(at)
+    warning = unescape(at.warning[0].value)
+    assert "The link names 1 run that is not loaded: delta" in warning and "uploaded again" in warning
+    assert at.multiselect(key="x_runs").value == ["alpha"]
+    at.button(key="dismiss_missing_runs").click().run()
+    assert not [w for w in at.warning if "delta" in w.value]
+
+
+def test_question_detail_has_one_tab_per_run_and_the_gold_evidence(open_app, mini_bench):
+    at = open_app(mini_bench, {"run": ["alpha", "beta", "gamma"], "sel": Q(1)})
+    at.switch_page("views/questions.py").run()
+    assert_clean(at)
+    labels = [unescape(t.label) for t in at.tabs]
+    alpha, beta = (next(r for r in expected(mini_bench, n).results if r.qid == Q(1)) for n in ("alpha", "beta"))
+    assert labels == [f"alpha · {100 * alpha.accuracy:.0f}", f"beta · {100 * beta.accuracy:.0f}", "gamma · 100"]
+    assert "quoted text" in [c.value for c in at.code]
+    assert any(unescape(c.value) == "doc_000001 · page 2 · Table" for c in at.caption)
+    assert [len(t.get("metric")) for t in at.tabs] == [4, 4, 4]  # Accuracy, Token F1, ANLS, status in each
+    assert "Scores loaded, not recomputed: no trace." in [c.value for c in at.tabs[2].caption]
+
+
+def test_skipped_rows_are_marked_on_the_leaderboard(open_app, broken_bench):
+    at = open_app(broken_bench)
+    assert_clean(at)
+    lb = board(at)
+    assert lb.loc["broken", "Problems"] == "3 rows skipped, ids unknown" and lb.loc["alpha", "Problems"] == ""
+    assert any("broken: rows of the file could not be read" in unescape(w.value) for w in at.warning)
+    assert [p.proto.page.endswith("data.py") or "Data" in p.proto.label for p in at.get("page_link")] == [True]
+
+
+def test_an_upload_with_problems_shows_a_toast(open_app, mini_bench):
+    at = open_app(mini_bench)
+    at.file_uploader(key="up_runs").set_value(("delta.jsonl", b'{"question_id": "%s", "prediction": "x"}\n42\n' % Q(1).encode(),
+                                               "application/json")).run()
+    assert_clean(at)
+    toasts = [unescape(t.value) for t in at.toast]
+    assert toasts == ["upload: delta.jsonl: 1 row skipped, 1 error, 0 warnings. The Data page lists them."]
+    at.run()
+    assert not at.toast  # once per file
+
+
+def test_a_huge_answer_is_cut_for_display_and_explained_on_a_prefix(open_app, mini_bench, tmp_path):
+    bench = tmp_path / "bench"
+    shutil.copytree(mini_bench, bench)
+    huge = "250 " + "word " * 60_000
+    (bench / "runs" / "beta.json").unlink()
+    (bench / "runs" / "alpha.jsonl").write_text(json.dumps({"question_id": Q(5), "prediction": huge}) + "\n")
+    at = open_app(bench, {"run": "alpha", "sel": Q(5)})
+    at.switch_page("views/questions.py").run()
+    assert_clean(at)
+    cell = explorer(at).set_index("question_id").loc[Q(5), run_column("alpha", "prediction")]
+    assert len(cell) < 500 and f"{len(huge):,} characters" in cell
+    answer = next(c.value for c in at.code if c.value.startswith("250 word"))
+    assert len(answer) < 2_100
+    captions = [c.value for c in at.caption]
+    assert f"Showing the first 2,000 of {len(huge):,} characters." in captions
+    assert any(c.startswith(f"Explained on the first 10,000 of {len(huge):,} characters") for c in captions)
+    assert any(b.proto.label.startswith("Download all") for b in at.get("download_button"))

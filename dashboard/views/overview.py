@@ -105,6 +105,7 @@ def overview() -> None:
     ui.warn_missing_runs(an.run_names)
     loaded = [r.name for r in an.runs if r.source == OFFICIAL]
     ui.seed("ov_hide_loaded", v.hide_loaded)
+    v.hide_loaded = bool(loaded) and st.session_state["ov_hide_loaded"]  # the toggle sits below the board
     leaderboard(v, loaded)
     board_runs = [r for r in an.leaderboard()["Run"] if not (v.hide_loaded and r in loaded)]
     metrics_explained()
