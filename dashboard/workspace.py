@@ -13,7 +13,7 @@ import hashlib
 import os
 import tempfile
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Mapping, Sequence
 from urllib.parse import unquote, urlsplit
@@ -27,7 +27,6 @@ from .resources import sample_benchmark
 
 DEFAULT_BENCHMARK = sample_benchmark()  # sample_runs/ of a checkout, or the copy an installed package carries
 ENV_BENCHMARK, ENV_RUNS, ENV_SCORES = "LENS_BENCHMARK", "LENS_RUNS", "LENS_SCORES"
-UPLOAD_ROOT = Path(tempfile.gettempdir()) / "docbench-lens-uploads"
 _PDF_LOCK = threading.Lock()  # PyMuPDF is not thread-safe; Streamlit runs sessions in threads
 
 
@@ -113,7 +112,14 @@ def discover(src: Sources) -> Discovery:
         if disc.documents is None and (bench / "documents.jsonl").is_file():
             disc.documents = bench / "documents.jsonl"
         top = [p for p in bench.glob("*.jsonl") if p.is_file() and p.name != "documents.jsonl"]
-        disc.gold = sorted(top, key=_gold_order)
+        disc.gold = []
+        for p in sorted(top, key=_gold_order):
+            if looks_like_gold(p):
+                disc.gold.append(p)
+            else:
+                disc.problems.append(Problem.warning(str(p), None, None, "gold question records (question, answer)",
+                                                     "none in its first rows: not read as gold", skipped=True,
+                                                     kind="files that are not gold"))
         if (bench / "runs").is_dir():
             disc.predictions.extend(_prediction_files(bench / "runs"))
         if (bench / "results").is_dir():
@@ -124,10 +130,73 @@ def discover(src: Sources) -> Discovery:
         disc.predictions.extend(_prediction_files(target))
     for target in src.scores:
         _classify_scores(target, disc)
+    disc.predictions = _unique(disc.predictions)
+    disc.scores = _unique(disc.scores)
+    disc.summaries = _unique(disc.summaries)
     if not disc.gold:
         where = str(src.benchmark) if src.benchmark else "the data panel"
         disc.problems.append(Problem.error(where, None, None, "gold question files (*.jsonl)", "none found"))
     return disc
+
+
+def _unique(paths: list[Path]) -> list[Path]:
+    """Each file once, by resolved path (`--benchmark B --runs B/runs` names B/runs twice)."""
+    seen: set[Path] = set()
+    out = []
+    for p in paths:
+        try:
+            key = p.resolve()
+        except (OSError, RuntimeError):  # a symlink loop: keep the path as given
+            key = p
+        if key not in seen:
+            seen.add(key)
+            out.append(p)
+    return out
+
+
+GOLD_SNIFF_ROWS = 50  # non-blank lines read to decide whether a top-level .jsonl file holds gold
+
+
+def _gold_like(row: object) -> bool:
+    if not isinstance(row, dict):
+        return False
+    if "questionId" in row and "answers" in row:  # DocVQA
+        return True
+    answer = row.get("answer")
+    return "question" in row or (isinstance(answer, dict) and "value" in answer)
+
+
+def looks_like_gold(path: Path, rows: int = GOLD_SNIFF_ROWS) -> bool:
+    """Whether a top-level .jsonl file holds gold questions: one of its first `rows` non-blank
+    lines is an object with a `question` (or an `answer` object with a `value`, or DocVQA's
+    `questionId` and `answers`). A file none of whose first lines even parse as JSON is read as
+    gold, so that its problems are listed; an empty file too. Never raises."""
+    import json
+
+    parsed = 0
+    try:
+        with open(path, "rb") as fh:
+            for raw in fh:
+                if not raw.strip():
+                    continue
+                if len(raw) > (1 << 20):
+                    return True  # a huge line: let the loader report it
+                try:
+                    row = json.loads(raw.removeprefix(b"\xef\xbb\xbf"))
+                except (ValueError, RecursionError):
+                    rows -= 1
+                    if rows <= 0:
+                        break
+                    continue
+                parsed += 1
+                if _gold_like(row):
+                    return True
+                rows -= 1
+                if rows <= 0:
+                    break
+    except OSError:
+        return True  # unreadable: the loader says so
+    return parsed == 0
 
 
 def fingerprint(paths: Sequence[Path]) -> tuple[tuple[str, int, int], ...]:
@@ -142,16 +211,40 @@ def fingerprint(paths: Sequence[Path]) -> tuple[tuple[str, int, int], ...]:
     return tuple(out)
 
 
-def stage_upload(name: str, data: bytes, root: Path = UPLOAD_ROOT) -> Path:
+def upload_root() -> Path:
+    """Where uploads are staged: `uploads/` in the app's own cache folder ($LENS_CACHE_DIR, else
+    $XDG_CACHE_HOME/docbench-lens, else ~/.cache/docbench-lens)."""
+    base = os.environ.get("LENS_CACHE_DIR") or ""
+    if base:
+        return Path(base).expanduser() / "uploads"
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache").expanduser() / "docbench-lens" / "uploads"
+
+
+def stage_upload(name: str, data: bytes, root: Path | None = None) -> Path:
     """Write an uploaded file under root/<sha256>/<its base name> so that the loaders, which read
-    paths, can read it; the same bytes always land at the same path (stable cache keys)."""
-    safe = Path(name.replace("\\", "/")).name or "upload"
-    if safe in (".", ".."):
-        safe = "upload"
-    target = root / hashlib.sha256(data).hexdigest()[:32] / safe
-    if not target.exists():
+    paths, can read it; the same bytes always land at the same path (stable cache keys). The name
+    is reduced to a plain base name (no folders, no `..`, no NUL or control characters); an entry
+    whose bytes no longer match its key (truncated, edited) is written again, atomically."""
+    root = upload_root() if root is None else root
+    safe = "".join(c for c in Path(name.replace("\\", "/")).name if c.isprintable())[:200].strip() or "upload"
+    if safe in (".", "..") or safe.startswith("."):
+        safe = "upload" + (safe if safe not in (".", "..") else "")
+    digest = hashlib.sha256(data).hexdigest()
+    target = root / digest[:32] / safe
+    try:
+        intact = target.is_file() and hashlib.sha256(target.read_bytes()).hexdigest() == digest
+    except OSError:
+        intact = False
+    if not intact:
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(data)
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".part-")
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+            os.replace(tmp, target)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
     return target
 
 
@@ -161,9 +254,11 @@ def stage_upload(name: str, data: bytes, root: Path = UPLOAD_ROOT) -> Path:
 @dataclass(frozen=True)
 class DocLocation:
     document_id: str
-    path: Path | None
-    how: str  # which rule found it, or why it was not found
+    path: Path | None  # None when not found, or found but unusable (see `unusable`)
+    how: str  # which rule found it, or why it was not found or cannot be used
     refused: str = ""  # a `file`/`path` field that pointed outside the docs folder
+    unusable: str = ""  # "not a PDF", "encrypted", "no pages", "corrupt: ...": the file found cannot be shown
+    file: Path | None = None  # the file found, usable or not
 
 
 def inside(root: Path, relative: str) -> Path | None:
@@ -195,6 +290,51 @@ def locate_document(document_id: str, file_field: str, url: str, docs_dir: Path 
     if hit is not None and hit.is_file():
         return DocLocation(document_id, hit, "url file name", refused)
     return DocLocation(document_id, None, "not found", refused)
+
+
+PDF_SUFFIXES = (".pdf",)
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".bmp", ".tif", ".tiff", ".webp")
+PDF_HEADER_WINDOW = 1024  # the PDF header may follow up to 1 KiB of leading bytes
+
+
+@dataclass(frozen=True)
+class DocCheck:
+    """What opening a document once told: its page count, and why it cannot be shown ("" if it can)."""
+
+    pages: int | None
+    problem: str = ""
+
+
+def inspect_document(path: Path) -> DocCheck:
+    """Open a document once -- under the PyMuPDF lock, nothing kept -- and say whether it can be
+    shown: "empty file (no pages)", "not a PDF" (no %PDF header, e.g. a text file named .pdf),
+    "encrypted" (needs a password), "no pages", "corrupt: <why>" (cannot be opened), or for a page
+    image "not an image". Never raises."""
+    try:
+        size = path.stat().st_size
+        with open(path, "rb") as fh:
+            head = fh.read(PDF_HEADER_WINDOW)
+    except OSError as exc:
+        return DocCheck(None, f"cannot be read: {exc.strerror or exc}")
+    if size == 0:
+        return DocCheck(0, "empty file (no pages)")
+    is_image = path.suffix.lower() in IMAGE_SUFFIXES
+    if not is_image and b"%PDF-" not in head:
+        return DocCheck(None, "not a PDF")
+    import pymupdf
+
+    with _PDF_LOCK:
+        try:
+            with pymupdf.open(path) as doc:
+                if doc.needs_pass:
+                    return DocCheck(None, "encrypted (needs a password)")
+                n = doc.page_count
+        except Exception as exc:  # PyMuPDF raises its own types for broken files
+            reason = (str(exc).splitlines() or [type(exc).__name__])[0].replace(str(path), path.name)[:120]
+            return DocCheck(None, "not an image" if is_image else f"corrupt: {reason}")
+    if n < 1:
+        return DocCheck(0, "no pages")
+    return DocCheck(n)
 
 
 def pdf_page_count(path: Path) -> int | None:
@@ -317,6 +457,34 @@ def _locate_all(gold: list[GoldQuestion], docs: list[DocumentRecord], docs_dir: 
     return out
 
 
+def check_documents(locations: dict[str, DocLocation], counts: dict[str, int | None]
+                    ) -> tuple[dict[str, DocLocation], dict[str, int | None], list[Problem]]:
+    """Open every found document once (each file once, however many ids point at it): a file that
+    cannot be shown becomes not found, with the reason in `how` and one problem naming the file.
+    Page counts come from the document (documents.jsonl's `page_count` when the file is missing)."""
+    checks: dict[Path, DocCheck] = {}
+    out: dict[str, DocLocation] = {}
+    pages: dict[str, int | None] = {}
+    problems: list[Problem] = []
+    for doc_id, loc in locations.items():
+        if loc.path is None:
+            out[doc_id], pages[doc_id] = loc, counts.get(doc_id)
+            continue
+        check = checks.get(loc.path)
+        if check is None:
+            check = checks[loc.path] = inspect_document(loc.path)
+            if check.problem:
+                problems.append(Problem.error(str(loc.path), None, None, "a document that can be shown",
+                                              check.problem, skipped=False, kind="documents that cannot be shown"))
+        if check.problem:
+            out[doc_id] = DocLocation(doc_id, None, f"{check.problem} ({loc.path.name})", loc.refused, check.problem, loc.path)
+            pages[doc_id] = counts.get(doc_id)
+        else:
+            out[doc_id] = replace(loc, file=loc.path)
+            pages[doc_id] = counts.get(doc_id) or check.pages
+    return out, pages, problems
+
+
 def load_workspace(src: Sources) -> Workspace:
     disc = discover(src)
     gold = load_gold(disc.gold) if disc.gold else LoadResult()
@@ -333,7 +501,7 @@ def load_workspace(src: Sources) -> Workspace:
         if loc.refused:
             problems.append(Problem.error(str(disc.documents or "documents.jsonl"), None, f"{loc.document_id}.file", "a path inside the docs folder", f"{loc.refused!r} (refused)", skipped=False))
     counts = {d.document_id: d.page_count for d in documents.items}
-    page_counts = {doc_id: counts.get(doc_id) or (pdf_page_count(loc.path) if loc.path and loc.path.suffix.lower() == ".pdf" else None)
-                   for doc_id, loc in locations.items()}
+    locations, page_counts, doc_problems = check_documents(locations, counts)
+    problems.extend(doc_problems)
     return Workspace(disc, gold, documents, predictions, scores, summary, locations, page_counts,
                      dict(src.labels), problems)
