@@ -85,13 +85,13 @@ def _wide_encoding(head: bytes) -> tuple[str, int, str] | None:
         if head.startswith(bom):
             return codec, len(bom), label
     if len(head) >= 4 and head[0] and not head[1] and not head[2] and not head[3]:
-        return "utf-32-le", 0, "UTF-32 (no byte-order mark)"
+        return "utf-32-le", 0, "UTF-32"
     if len(head) >= 4 and not head[0] and not head[1] and not head[2] and head[3]:
-        return "utf-32-be", 0, "UTF-32 (no byte-order mark)"
+        return "utf-32-be", 0, "UTF-32"
     if len(head) >= 2 and head[0] and not head[1] and head[0] < 0x80:
-        return "utf-16-le", 0, "UTF-16 (no byte-order mark)"
+        return "utf-16-le", 0, "UTF-16"
     if len(head) >= 2 and not head[0] and head[1] and head[1] < 0x80:
-        return "utf-16-be", 0, "UTF-16 (no byte-order mark)"
+        return "utf-16-be", 0, "UTF-16"
     return None
 
 
@@ -106,7 +106,8 @@ def _to_utf8(data: bytes, name: str, res: LoadResult) -> bytes:
         return data
     codec, bom, label = wide
     text = data[bom:].decode(codec, errors="replace")
-    res.problems.append(Problem.warning(name, None, None, "UTF-8 text", f"{label} text (read as {label}; "
+    how = "" if bom else " without a byte-order mark"
+    res.problems.append(Problem.warning(name, None, None, "UTF-8 text", f"{label} text{how} (read as {label}; "
                                         "save the file as UTF-8 to silence this)", kind="files not in UTF-8"))
     return text.encode("utf-8", errors="replace")
 
@@ -156,23 +157,48 @@ def _without_lone_surrogates(value: Any) -> Any:
     return value
 
 
-def _parse(text: str | bytes) -> tuple[Any, str | None, int]:
-    """(value, None, 0) or (None, why it is not JSON, line of the fault). Never raises: besides
-    syntax errors, nesting deeper than the parser's stack and integers of more than 4,300 digits
-    are refused as what they are."""
+LONE_SURROGATE = "a lone UTF-16 surrogate escape (\\ud800-\\udfff without its pair; replaced by U+FFFD)"
+
+
+try:
+    from orjson import loads as _orjson_loads
+except ImportError:  # pragma: no cover
+    _orjson_loads = json.loads
+
+
+def _loads(text: str | bytes) -> Any:
+    """json.loads's value, parsed by orjson (C, several times faster) when orjson reads the text.
+    What orjson refuses and json may accept or words differently -- NaN, integers beyond 64 bits,
+    lone surrogates, deep nesting, syntax errors -- goes to json.loads, so values and messages
+    are json's."""
     try:
-        value = json.loads(text)
+        return _orjson_loads(text)
+    except ValueError:  # orjson.JSONDecodeError
+        return json.loads(text)
+
+
+def _parse(text: str | bytes) -> tuple[Any, str | None, int]:
+    """(value, None, 0) or (None, why it is not JSON, line of the fault) -- or (value,
+    LONE_SURROGATE, 0) when the value was read but a string in it had to be repaired. Never
+    raises: besides syntax errors, nesting deeper than the parser's stack and integers of more
+    than 4,300 digits are refused as what they are."""
+    try:
+        value = _loads(text)
     except json.JSONDecodeError as exc:
         return None, f"invalid JSON ({exc.msg} at column {exc.colno})", exc.lineno
     except RecursionError:
         return None, "JSON nested too deeply to read", 1
     except ValueError as exc:  # e.g. "Exceeds the limit (4300 digits) for integer string conversion"
-        return None, f"invalid JSON ({exc})", 1
+        if "integer string conversion" in str(exc):
+            return None, "invalid JSON (an integer of more than 4,300 digits)", 1
+        return None, f"invalid JSON ({str(exc)[:100]})", 1
     if (b"\\ud" in text or b"\\uD" in text) if isinstance(text, bytes) else ("\\ud" in text or "\\uD" in text):
         try:
-            value = _without_lone_surrogates(value)
+            repaired = _without_lone_surrogates(value)
         except RecursionError:
             return None, "JSON nested too deeply to read", 1
+        if repaired != value:
+            return repaired, LONE_SURROGATE, 0
     return value, None, 0
 
 
@@ -223,7 +249,9 @@ def read_json_lines(path: Path, res: LoadResult) -> Iterator[tuple[int, Any]]:
             except UnicodeDecodeError:
                 text = _decode(raw, name, number, res)
             value, why, _ = _parse(text)
-            if why is not None:
+            if why == LONE_SURROGATE:
+                res.problems.append(Problem.warning(name, number, None, "text that can be written as UTF-8", why))
+            elif why is not None:
                 res.skipped += 1
                 res.problems.append(Problem.error(name, number, None, "a JSON value", why, kind="lines that are not JSON"))
                 continue
@@ -252,9 +280,9 @@ def _pretty_document(path: Path) -> tuple[bool, Any]:
                 if raw.strip():
                     first = raw.strip().removeprefix(codecs.BOM_UTF8).strip()
                     break
-            if not first[:1] in (b"[", b"{") or len(first) > HUGE_LINE:
+            if first[:1] not in (b"[", b"{") or len(first) > HUGE_LINE:
                 return False, None
-            if _parse(first)[1] is None:  # a JSON value on its own: a real JSONL file
+            if _parse(first)[1] in (None, LONE_SURROGATE):  # a JSON value on its own: a real JSONL file
                 return False, None
             if path.stat().st_size > PRETTY_JSON_LIMIT:
                 return False, None
@@ -263,7 +291,7 @@ def _pretty_document(path: Path) -> tuple[bool, Any]:
     except OSError:
         return False, None
     value, why, _ = _parse(data)
-    return (why is None and isinstance(value, (list, dict))), value
+    return (why in (None, LONE_SURROGATE) and isinstance(value, (list, dict))), value
 
 
 def _pretty_note(name: str, doc: Any, res: LoadResult) -> None:
@@ -297,7 +325,9 @@ def _read_json_document(path: Path, res: LoadResult) -> Any:
         return None
     text = _decode(data, name, None, res)
     value, why, line = _parse(text)
-    if why is not None:
+    if why == LONE_SURROGATE:
+        res.problems.append(Problem.warning(name, None, None, "text that can be written as UTF-8", why))
+    elif why is not None:
         res.problems.append(Problem.error(name, line, None, "a JSON document", why))
         res.unreadable.append(name)
         return None
@@ -520,7 +550,7 @@ def _json_record_list(path: Path, res: LoadResult) -> list | None:
         except OSError:
             return None
         doc, why, _ = _parse(data.removeprefix(codecs.BOM_UTF8))
-        if why is not None:
+        if why not in (None, LONE_SURROGATE):
             return None
     if isinstance(doc, dict) and isinstance(doc.get("data"), list):
         doc = doc["data"]
