@@ -11,6 +11,7 @@ import codecs
 import csv
 import io
 import json
+import re
 import math
 from sys import intern
 from pathlib import Path
@@ -169,12 +170,17 @@ except ImportError:  # pragma: no cover
 def _loads(text: str | bytes) -> Any:
     """json.loads's value, parsed by orjson (C, several times faster) when orjson reads the text.
     What orjson refuses and json may accept or words differently -- NaN, integers beyond 64 bits,
-    lone surrogates, deep nesting, syntax errors -- goes to json.loads, so values and messages
-    are json's."""
+    lone surrogates, deep nesting, syntax errors -- goes to json.loads, and so does any text with a
+    run of 19 digits (a possible integer beyond 64 bits), so values and messages are json's."""
+    if (_LONG_DIGITS_B if isinstance(text, bytes) else _LONG_DIGITS).search(text):
+        return json.loads(text)  # orjson reads an integer beyond 64 bits as a float; json keeps it exact
     try:
         return _orjson_loads(text)
     except ValueError:  # orjson.JSONDecodeError
         return json.loads(text)
+
+
+_LONG_DIGITS, _LONG_DIGITS_B = re.compile(r"\d{19}"), re.compile(rb"\d{19}")
 
 
 def _parse(text: str | bytes) -> tuple[Any, str | None, int]:
