@@ -57,7 +57,12 @@ def check_detail(page, q) -> None:
     expect(codes.nth(1)).to_have_text(q.gold_answer)
     expect(page.get_by_text("Gold answer", exact=True)).to_be_visible()
     expect(page.get_by_text(f"{RUN} · recomputed", exact=True)).to_be_visible()
-    expect(codes).to_have_count(3)  # question, gold, the one run's prediction
+    quotes = [item.quote for d in q.documents for item in d.evidence_items if item.quote]
+    expect(codes).to_have_count(3 + len(quotes))  # question, gold, the evidence quotes, the one run's prediction
+    if quotes:
+        expect(page.get_by_text(re.compile(r"^Gold evidence"))).to_be_visible()
+        expect(codes.nth(2)).to_have_text(quotes[0])
+    expect(page.get_by_role("tab", name=re.compile("^" + re.escape(RUN) + " · "))).to_be_visible()
     expect(page.locator('[data-testid="stExpander"]').filter(has_text="Why this Accuracy")).to_be_visible()
     trace = page.locator('[data-testid="stDataFrame"]').nth(1)
     expect(trace.locator('td[aria-colindex="1"]', has_text="Rule that decided")).to_have_count(1)
@@ -100,7 +105,7 @@ def test_heatmap_click_explorer_detail_and_deep_link(server, browser):
     cells = points.evaluate_all("""els => els.map(el => {
         const gd = el.closest('.js-plotly-plot');
         return gd.data[0].customdata[el.__data__.i]; })""")
-    k, (_, _, label, count) = next((k, c) for k, c in enumerate(cells)
+    k, (_, _, label, count, *_) = next((k, c) for k, c in enumerate(cells)
                                          if c[0] == RUN and c[1] == FIELD and 2 <= c[3] <= 10)
     cell = points.nth(k)
     cell.scroll_into_view_if_needed()
@@ -124,7 +129,8 @@ def test_heatmap_click_explorer_detail_and_deep_link(server, browser):
     grid.scroll_into_view_if_needed()
     box = grid.bounding_box()
     row = 1
-    page.mouse.click(box["x"] + 16, box["y"] + ROW_PX * (row + 1) + ROW_PX / 2)
+    # two header rows (the run's name over Acc, F1, ANLS, …), then the rows
+    page.mouse.click(box["x"] + 16, box["y"] + ROW_PX * (row + 2) + ROW_PX / 2)
     qid = ids[row]
     settle(page, "Question detail")
     check_clean(page, errors, log, "detail")
@@ -149,4 +155,67 @@ def test_heatmap_click_explorer_detail_and_deep_link(server, browser):
     shot(page2, "05-deep-link-restored.png")  # again, scrolled to the detail
     check_clean(page, errors, log, "end")
     page2.context.close()
+    page.context.close()
+
+
+# ----------------------------------------------------------------------------- an 800 px window
+
+
+OVERLAPS = """gd => {
+  const boxes = sel => [...gd.querySelectorAll(sel)].filter(e => e.textContent.trim())
+      .map(e => { const r = e.getBoundingClientRect(); return {t: e.textContent, l: r.left, r: r.right, tp: r.top, b: r.bottom}; });
+  const clash = (a, b) => a.l < b.r - 1 && b.l < a.r - 1 && a.tp < b.b - 1 && b.tp < a.b - 1;
+  const out = [];
+  for (const sel of ['.xtick text', '.ytick text', '.heatmaplayer text']) {
+    const bs = boxes(sel);
+    for (let i = 0; i < bs.length; i++) for (let j = i + 1; j < bs.length; j++)
+      if (clash(bs[i], bs[j])) out.push(sel + ': ' + bs[i].t + ' / ' + bs[j].t);
+  }
+  const cell = gd._fullLayout.xaxis._length / gd.data[1].x.length;
+  for (const b of boxes('.heatmaplayer text')) if (b.r - b.l > cell) out.push('wider than its cell: ' + b.t);
+  return {out, cells: gd.data[1].x.length, texts: boxes('.heatmaplayer text').length, ticks: boxes('.xtick text').length};
+}"""
+
+
+def test_narrow_window_heatmaps_tiles_and_a_link_to_a_missing_run(server, browser):
+    from playwright.sync_api import expect
+
+    url, log = server
+    errors: list[str] = []
+    page = open_page(browser, url, errors, viewport={"width": 800, "height": 1000})
+    page.goto(url)
+    settle(page, "Leaderboard")
+    plots = page.locator(".js-plotly-plot").filter(has=page.locator(".heatmaplayer"))
+    expect(plots).to_have_count(2)
+    check_clean(page, errors, log, "overview at 800 px")
+    for k in range(2):
+        plot = plots.nth(k)
+        plot.scroll_into_view_if_needed()
+        page.wait_for_timeout(300)
+        report = plot.evaluate(OVERLAPS)
+        assert report["texts"] > 0 and report["ticks"] == report["cells"], report
+        assert report["out"] == [], report["out"]
+        box = plot.bounding_box()
+        assert box["x"] + box["width"] <= 800, box  # sized to the window
+        shot(page, f"10-narrow-heatmap-{k + 1}.png")
+
+    # The question detail: score tiles wrap instead of being cut to "100.…".
+    qid = "adubench_single_000003"
+    page.goto(f"{url}/questions?run={RUN}&sel={qid}")
+    settle(page, "Question detail")
+    check_clean(page, errors, log, "detail at 800 px")
+    tiles = page.locator('[data-testid="stMetricValue"]')
+    expect(tiles.first).to_be_visible()
+    tiles.first.scroll_into_view_if_needed()
+    cut = tiles.evaluate_all("els => els.filter(e => e.scrollWidth > e.clientWidth + 1).map(e => e.textContent)")
+    assert tiles.count() == 4 and cut == [], cut
+    shot(page, "11-narrow-question-detail.png")
+
+    # A link naming a run that is not loaded (e.g. one that was uploaded) says so.
+    page.goto(f"{url}/questions?run={RUN}&run=my-upload")
+    settle(page, "Question explorer")
+    check_clean(page, errors, log, "missing run")
+    expect(page.get_by_text(re.compile(r"The link names 1 run that is not loaded: my-upload"))).to_be_visible()
+    expect(chips(page, "Runs")).to_have_text([RUN])
+    shot(page, "12-link-to-a-missing-run.png")
     page.context.close()
