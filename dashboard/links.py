@@ -8,12 +8,12 @@ query-string form. No streamlit here: `to_params` gives what `st.query_params.fr
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Mapping
 
 from scoring.profiles import DEFAULT_PROFILE, PROFILES
+from scoring.registry import METRICS  # the pages and tables import it from here
 
-METRICS = ("accuracy", "token_f1", "anls")
 FIELDS = {
     "split": "Split",
     "domain": "Domain",
@@ -28,7 +28,8 @@ FIELDS = {
 }
 META = "meta."  # prefix of the other metadata keys found in the gold
 FILTER_PREFIX = "f."
-FULL_RANGE = (0, 100)
+PERCENT_MAX = 100  # score ranges are whole percentages, 0..PERCENT_MAX
+FULL_RANGE = (0, PERCENT_MAX)
 # The comparison page's part of the view (dashboard/views/compare.py, present.py): run A, baseline B,
 # the selected slice (`field:label`), flip cell, question, metric, tab, and the many-runs view's run
 # and reference -- kept as strings under their own query keys.
@@ -55,7 +56,7 @@ class View:
     compare: dict[str, str] = field(default_factory=dict)  # COMPARE_KEYS -> value
     disagree: dict[str, str] = field(default_factory=dict)  # DISAGREE_KEYS -> value
 
-    def with_slice(self, run: str | None, field_name: str, label: str) -> "View":
+    def with_slice(self, run: str | None, field_name: str, label: str) -> View:
         """The explorer view of one chart slice: that run (if any) and that label, nothing else."""
         return replace(self, runs=[run] if run else list(self.runs), filters={field_name: [label]},
                        ranges={}, status=[], search="", question="", match="every")
@@ -71,9 +72,9 @@ def _range_text(lo: int, hi: int) -> str:
 
 def _parse_range(text: str) -> tuple[int, int] | None:
     lo, sep, hi = text.partition("-")
-    if not sep or not lo.strip().isdigit() or not hi.strip().isdigit():
+    if not sep or not lo.strip().isdecimal() or not hi.strip().isdecimal():  # isdigit() passes "²", which int() refuses
         return None
-    a, b = sorted((min(100, int(lo)), min(100, int(hi))))
+    a, b = sorted((min(PERCENT_MAX, int(lo)), min(PERCENT_MAX, int(hi))))
     return (a, b)
 
 

@@ -6,8 +6,8 @@ around it and resumed -- and run once if it was enabled -- afterwards."""
 from __future__ import annotations
 
 import gc
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Iterator
 
 
 @contextmanager

@@ -8,7 +8,8 @@
 - `rouge_l`: longest-common-subsequence F-measure (beta = 1) on tokens.
 - `fuzzy`: the field-typed fuzzy score of seed 001 -- max of rapidfuzz token_sort / token_set /
   partial ratio on normalised text, with its containment branch (a normalised shorter string of
-  more than 20 characters inside the longer one with length ratio above 0.3 scores 85 + 15 x ratio).
+  more than FUZZY_CONTAINED_MIN_CHARS = 20 characters inside the longer one, with a length ratio
+  above FUZZY_CONTAINED_MIN_RATIO = 0.3, scores 85 + 15 x ratio out of 100).
 - `token_f1`, `anls`: the headline definitions (spec 6), best over the golds.
 
 Tokenizer for BLEU and ROUGE-L: `re.findall(r"\\w+", text.lower())` -- a contract, not a knob.
@@ -20,7 +21,7 @@ import math
 import re
 import unicodedata
 from collections import Counter
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 from rapidfuzz import fuzz
 
@@ -29,6 +30,12 @@ from .metrics import token_f1 as _token_f1
 from .text import normalize_answer
 
 __all__ = ["METRIC_NAMES", "score", "exact_match", "bleu_4", "rouge_l", "fuzzy", "tokenize", "normalize_fuzzy"]
+
+BLEU_MAX_N = 4  # BLEU-4: n-grams of 1..4 tokens
+FUZZY_CONTAINED_MIN_CHARS = 20  # the containment branch needs a shorter string longer than this
+FUZZY_CONTAINED_MIN_RATIO = 0.3  # ... and a length ratio (shorter / longer) above this
+FUZZY_CONTAINED_BASE, FUZZY_CONTAINED_SPAN = 85, 15  # it scores BASE + SPAN x ratio, out of RATIO_SCALE
+RATIO_SCALE = 100  # rapidfuzz ratios are percentages
 
 _TOKEN = re.compile(r"\w+")
 _FUZZY_DROP = re.compile(r"[()\[\]{}\"'`]")
@@ -52,14 +59,14 @@ def bleu_4(prediction: str, gold: str) -> float:
     if not cand or not ref:
         return 1.0 if not cand and not ref else 0.0
     log_sum = 0.0
-    for n in range(1, 5):
+    for n in range(1, BLEU_MAX_N + 1):
         c_grams, r_grams = _ngrams(cand, n), _ngrams(ref, n)
         clipped = sum(min(count, r_grams[g]) for g, count in c_grams.items())
         total = sum(c_grams.values())
         log_sum += math.log((clipped + 1) / (total + 1))
     c, r = len(cand), len(ref)
     bp = 1.0 if c >= r else math.exp(1 - r / c)
-    return bp * math.exp(log_sum / 4)
+    return bp * math.exp(log_sum / BLEU_MAX_N)
 
 
 def _lcs(a: list[str], b: list[str]) -> int:
@@ -96,11 +103,11 @@ def fuzzy(prediction: str, gold: str) -> float:
         return 1.0
     a, b = normalize_fuzzy(gold), normalize_fuzzy(prediction)
     shorter, longer = sorted((a, b), key=len)
-    if len(shorter) > 20 and shorter in longer:
+    if len(shorter) > FUZZY_CONTAINED_MIN_CHARS and shorter in longer:
         ratio = len(shorter) / len(longer)
-        if ratio > 0.3:
-            return (85 + ratio * 15) / 100
-    return max(fuzz.token_sort_ratio(a, b), fuzz.token_set_ratio(a, b), fuzz.partial_ratio(a, b)) / 100
+        if ratio > FUZZY_CONTAINED_MIN_RATIO:
+            return (FUZZY_CONTAINED_BASE + ratio * FUZZY_CONTAINED_SPAN) / RATIO_SCALE
+    return max(fuzz.token_sort_ratio(a, b), fuzz.token_set_ratio(a, b), fuzz.partial_ratio(a, b)) / RATIO_SCALE
 
 
 def _token_f1_pair(prediction: str, gold: str) -> float:

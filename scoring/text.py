@@ -15,7 +15,6 @@ __all__ = [
     "edit_distance",
     "levenshtein_similarity",
     "similarity",
-    "tokens",
 ]
 
 ANSWER_PREFIXES = ("the answer is", "answer:", "answer is")
@@ -51,10 +50,6 @@ def normalize_answer(text: str) -> str:
     s = _NOT_KEPT.sub("", s)
     s = _ARTICLES.sub(" ", s)
     return " ".join(s.split())
-
-
-def tokens(normalised: str) -> frozenset[str]:
-    return frozenset(normalised.split())
 
 
 def edit_distance(a: str, b: str) -> int:

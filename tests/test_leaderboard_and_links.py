@@ -56,7 +56,7 @@ def test_url_score_ranges_are_clamped_to_percentages(text, expected):
     assert to_params(view)["accuracy"] == "{}-{}".format(*expected)
 
 
-@pytest.mark.parametrize("text", ["0-100", "100-0", "0-900", "-50-500", "-5", "abc", "5-", "1.5-20", ""])
+@pytest.mark.parametrize("text", ["0-100", "100-0", "0-900", "-50-500", "-5", "abc", "5-", "1.5-20", "", "²-5", "5-½"])
 def test_full_or_unreadable_ranges_filter_nothing(text):
     view = from_params({"token_f1": text})
     assert view.ranges == {} and view == View()
