@@ -1,0 +1,110 @@
+"""End to end in headless Chromium on sample_runs/: the Compare runs page.
+
+deep link to A against B -> headline drawn -> click a slice's marker in the delta chart -> that
+slice's flips -> an outcome -> a question row -> A and B side by side -> the URL in a fresh context
+restores it -> the many-runs tab -> the presentation page, at 800 px wide too. Screenshots go to
+test-output/browser/. Fails on any exception box, console error, request off the machine, or
+traceback in the server log (tests/browser_kit.py).
+"""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import parse_qs, urlencode, urlsplit
+
+import pytest
+from browser_kit import ROW_PX, check_clean, open_page, settle, shot, wait_idle
+
+A, B = "longctx-ocr", "small-9b"
+pytestmark = pytest.mark.browser
+
+
+def params(url: str) -> dict[str, list[str]]:
+    return parse_qs(urlsplit(url).query)
+
+
+def test_compare_slice_flip_question_and_presentation(server, browser):
+    from playwright.sync_api import expect
+
+    url, log = server
+    errors: list[str] = []
+    page = open_page(browser, url, errors)
+
+    # 1. A deep link to the pair: the headline's three deltas.
+    page.goto(f"{url}/compare?{urlencode({'a': A, 'b': B})}")
+    settle(page, "Compare runs")
+    metrics = page.locator('[data-testid="stMetricValue"]')
+    expect(metrics).to_have_count(3)
+    assert all(t.endswith(" pp") for t in metrics.all_inner_texts())
+    page.locator(".js-plotly-plot .scatterlayer .point").first.wait_for()
+    check_clean(page, errors, log, "compare")
+    shot(page, "compare-01-headline.png")
+
+    # 2. Click the marker of a slice (not the overall row) in the delta chart.
+    points = page.locator(".js-plotly-plot .scatterlayer .point")
+    data = points.evaluate_all("""els => els.map(el => {
+        const gd = el.closest('.js-plotly-plot'); return gd.data[0].customdata[el.__data__.i]; })""")
+    k, (field, label) = next((k, (d[0], d[1])) for k, d in enumerate(data) if d[0] == "difficulty")
+    marker = points.nth(k)
+    marker.scroll_into_view_if_needed()
+    box = marker.bounding_box()
+    page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    wait_idle(page)
+    check_clean(page, errors, log, "slice clicked")
+    assert params(page.url)["cmp_slice"] == [f"{field}:{label}"]
+    expect(page.get_by_role("combobox", name="Slice", exact=True)).to_have_value(f"Difficulty: {label}")
+
+    # 3. An outcome, then the first question of that cell.
+    page.get_by_role("radiogroup", name="Outcome").get_by_role("radio", name="only A", exact=True).click()
+    wait_idle(page)
+    assert params(page.url)["cmp_flip"] == ["only A"]
+    expect(page.get_by_text(re.compile(rf"^\d+ questions?: Difficulty: {re.escape(label)} · only A$"))).to_be_visible()
+    grid = page.locator('[data-testid="stDataFrame"]').filter(has=page.locator('text=question_id')).first
+    grid.scroll_into_view_if_needed()
+    ids = grid.locator('tr[role="row"] td[aria-colindex="1"]')
+    ids.first.wait_for(state="attached")
+    first_id = ids.all_inner_texts()[0]
+    assert first_id.startswith("adubench_"), first_id
+    gbox = grid.bounding_box()
+    page.mouse.click(gbox["x"] + 16, gbox["y"] + ROW_PX + ROW_PX / 2)
+    settle(page, "Question detail")
+    check_clean(page, errors, log, "question")
+    assert params(page.url)["cmp_q"] == [first_id]
+    expect(page.get_by_text(f"A · {A}", exact=True)).to_be_visible()
+    expect(page.get_by_text(f"B · {B}", exact=True)).to_be_visible()
+    expect(page.get_by_text("Character difference A → B")).to_be_visible()
+    page.get_by_role("heading", name="Question detail").scroll_into_view_if_needed()
+    shot(page, "compare-02-question.png")
+
+    # 4. The link in a fresh session restores the pair, slice, outcome and question.
+    link = page.url
+    errors2: list[str] = []
+    page2 = open_page(browser, url, errors2)
+    page2.goto(link)
+    settle(page2, "Question detail")
+    check_clean(page2, errors2, log, "deep link")
+    assert params(page2.url) == params(link)
+    expect(page2.get_by_text(f"A · {A}", exact=True)).to_be_visible()
+    page2.context.close()
+
+    # 5. The many-runs tab: a run's weakest slices with their chart, and the ranks.
+    page.get_by_role("tab", name="All runs: weakest slices and ranks").click()
+    settle(page, "Where a run is weakest")
+    expect(page.get_by_role("heading", name="Ranks per slice")).to_be_visible()
+    page.locator(".js-plotly-plot .bars path").first.wait_for()
+    check_clean(page, errors, log, "many runs")
+    assert params(page.url)["cmp_tab"] == ["all"]
+    shot(page, "compare-03-many-runs.png")
+    page.context.close()
+
+    # 6. Presentation at 800 px: no sidebar, four charts, nothing wider than the window.
+    errors3: list[str] = []
+    page3 = open_page(browser, url, errors3, viewport={"width": 800, "height": 1000})
+    page3.goto(f"{url}/present?{urlencode({'a': A, 'b': B})}")
+    settle(page3, f"{A} against {B}")
+    page3.wait_for_function("() => document.querySelectorAll('.js-plotly-plot').length >= 4")
+    expect(page3.locator('[data-testid="stSidebar"]')).to_be_hidden()
+    check_clean(page3, errors3, log, "presentation")
+    assert page3.evaluate("() => document.documentElement.scrollWidth") <= 800
+    shot(page3, "compare-04-presentation-800.png")
+    page3.context.close()
