@@ -4,7 +4,7 @@ tests/reference_release.py is a second, plain pure-Python implementation of the 
 evaluator written from the spec alone (double-loop edit distance, regexes, no rapidfuzz, no
 shared helpers). Here both run on:
 
-* every row of the spec's test vectors (and both must equal the expected values);
+* every row of the release vectors, tests/data/vectors.jsonl (and both must equal the expected values);
 * random gold/prediction strings under every format (hypothesis);
 * random Unicode strings for the edit distance (rapidfuzz vs. the double loop);
 * the command line on checked-in fixtures: `python -m scoring --profile xldocbench-1519`
