@@ -22,10 +22,10 @@ from .links import field_label
 
 FRAME_COLUMNS = ["run", "question_id", "category", "categories", "accuracy", "token_f1", "anls", "fuzzy",
                  "decision", "status", "answerable", "prediction"]
-EXPORT_COLUMNS = ["run", "question_id", "category", "categories", "accuracy", "token_f1", "anls", "fuzzy",
-                  "decision", "status", "prediction", "gold", "question", "answer_format"]
+EXPORT_COLUMNS = ["run", "question_id", "category", "prediction", "gold", "accuracy", "token_f1", "anls", "fuzzy",
+                  "decision", "categories", "status", "answer_format", "question"]
 ALL = "all questions"
-JITTER = 0.018  # ± on a 0..1 axis: spreads identical scores into a visible cloud
+JITTER = 0.03  # ± on a 0..1 axis: spreads identical scores into a visible cloud
 SCATTER_CAP = 20_000  # points drawn per chart; beyond this a deterministic sample is drawn
 PAIRS = {  # scatter axes: (x, y)
     "token_f1 / anls": ("token_f1", "anls"),
@@ -179,7 +179,7 @@ def scatter_points(frame: pd.DataFrame, runs: Sequence[str], x: str, y: str,
 def answerability(frame: pd.DataFrame, questions: pd.DataFrame, runs: Sequence[str], field_name: str = "") -> pd.DataFrame:
     """Per run (and label of `field_name`, when given): unanswerable questions and the rate of
     invented answers on them; answerable questions and the rate of false refusals on them. Rates
-    in % (empty when there is no such question)."""
+    in % (NaN when there is no such question)."""
     data = frame[frame["run"].isin(runs)]
     merged = data.merge(_labels(questions, field_name), on="question_id", how="inner")
     merged = merged.assign(
@@ -191,9 +191,9 @@ def answerability(frame: pd.DataFrame, questions: pd.DataFrame, runs: Sequence[s
         un = g[~g["answerable"].astype(bool)]
         ans = g[g["answerable"].astype(bool)]
         rows.append({"run": run, "label": label, "unanswerable": len(un), "invented": int(un["invented"].sum()),
-                     "invented (%)": 100 * un["invented"].mean() if len(un) else None,
+                     "invented (%)": 100 * un["invented"].mean() if len(un) else float("nan"),
                      "answerable": len(ans), "false refusals": int(ans["refused"].sum()),
-                     "false refusals (%)": 100 * ans["refused"].mean() if len(ans) else None})
+                     "false refusals (%)": 100 * ans["refused"].mean() if len(ans) else float("nan")})
     cols = ["run", "label", "unanswerable", "invented", "invented (%)", "answerable", "false refusals",
             "false refusals (%)"]
     out = pd.DataFrame(rows, columns=cols)

@@ -95,10 +95,14 @@ def pair_scatter(points: pd.DataFrame, x: str, y: str) -> go.Figure:
 
 
 def points_of(event: Any) -> list[list[str]]:
-    """[run, question_id] of every point a scatter selection event holds (raw text, not the
-    escaped labels: taken from the trace's customdata order is not enough, so unescape)."""
+    """[run, question_id] of every point a scatter selection holds (customdata carries the labels
+    escaped for Plotly; they are unescaped here)."""
     out = []
-    for p in getattr(getattr(event, "selection", None), "points", []) or []:
+    try:
+        points = event["selection"]["points"]  # the event, or the widget's value in session state
+    except (KeyError, TypeError):
+        points = getattr(getattr(event, "selection", None), "points", []) or []
+    for p in points or []:
         cd = p.get("customdata")
         if cd and len(cd) >= 2:
             out.append([_unescape(cd[0]), _unescape(cd[1])])

@@ -3,6 +3,8 @@ is. Category counts per run and per slice (a click opens those questions), the m
 (a selection opens its points), the questions with the why of each answer, answerability rates and
 the evaluator's sensitivity to the scoring profile. Model text is plain text only."""
 
+import hashlib
+
 import streamlit as st
 
 from dashboard import cache, ui
@@ -109,7 +111,7 @@ def per_slice(frame, runs, mode, d) -> str:
     table = dg.slice_counts(frame, an.questions, runs, by, mode)
     shown = table.reset_index().rename(columns={table.index.name: "label"})
     ev = st.dataframe(shown, hide_index=True, width="stretch", key=f"dis_slices_{by}", on_select="rerun",
-                      selection_mode="single-cell",
+                      selection_mode="single-cell", height=min(600, 35 * (len(shown) + 1) + 3),
                       column_config={"label": st.column_config.TextColumn(field_label(by), pinned=True),
                                      "questions": st.column_config.NumberColumn("answers", help="question × run pairs")})
     st.caption(f"Answers of the chosen runs per {field_label(by).lower()} and category; click a count to open them.")
@@ -134,7 +136,7 @@ def scatter(frame, runs, d) -> None:
     note = f" (a fixed sample of {len(pts):,} of {total:,} drawn)" if total > len(pts) else ""
     st.caption(f"One point per answer{note}, jittered by up to ±{dg.JITTER:.3f} so equal scores form a cloud. "
                "Click a point or draw a box or lasso (toolbar) to open those answers below.")
-    chosen = points_of(event)
+    chosen = points_of(st.session_state.get(f"dis_scatter_{pair}") or event)
     if new_event(f"dis_scatter_{pair}", chosen):
         open_list(d, cat="", dis_run="", dis_slice="")
         st.session_state[POINTS] = chosen
@@ -165,7 +167,7 @@ def question_list(frame, runs, mode, d) -> None:
         st.info("No answer in this selection. Pick another category, slice or run above.")
         return
     shown = clipped(table, 300)
-    key = "dis_list_" + str(abs(hash((what, len(table)))) % 10**10)
+    key = "dis_list_" + hashlib.sha256(f"{what}|{len(table)}".encode()).hexdigest()[:12]
     ids = list(zip(table["run"], table["question_id"]))
     want = (d.get("dis_run", ""), d.get("dis_q", ""))
     if d.get("dis_q") and key not in st.session_state:
