@@ -39,7 +39,8 @@ import pyarrow.parquet as pq
 from scoring.evaluate import RunResult
 from scoring.model import GoldQuestion, Prediction
 from scoring.profiles import signature
-from scoring.runner import assemble, decisions_of, plan
+from scoring._gc import paused_gc
+from scoring.runner import assemble_lazily, decisions_of, plan
 
 try:  # orjson reads and writes the `details` column several times faster; json gives the same values
     from orjson import dumps as _dumps, loads as _loads
@@ -126,16 +127,31 @@ def entry_key(gold_sha256: str, prediction_sha256: str, profile_signature: str) 
 # ----------------------------------------------------------------------------- entries
 
 
-@dataclass
 class ScoredRows:
-    """One run's decisions, in its question order, with the ids and statuses they were computed for."""
+    """One run's decisions, in its question order, with the ids and statuses they were computed
+    for. Read from an entry, the score columns are at hand at once and the full decision tuples
+    (rule, threshold, details) are parsed only when asked for (`decisions`)."""
 
-    question_ids: list[str]
-    statuses: list[str | None]  # None: no prediction
-    decisions: list[tuple]  # (accuracy, token_f1, anls, decided_by, threshold, details)
+    def __init__(self, question_ids: list[str], statuses: list[str | None], decisions: list[tuple] | None = None, *,
+                 scores: tuple[list, list, list] | None = None, raw: tuple[list, list, list] | None = None) -> None:
+        self.question_ids, self.statuses = question_ids, statuses
+        self._decisions = decisions
+        self._raw = raw  # (decided_by, thresholds, details JSON texts), from an entry
+        if scores is None:
+            scores = ([d[0] for d in decisions], [d[1] for d in decisions], [d[2] for d in decisions]) \
+                if decisions is not None else ([], [], [])
+        self.accuracy, self.token_f1, self.anls = scores
 
     def __len__(self) -> int:
         return len(self.question_ids)
+
+    @property
+    def decisions(self) -> list[tuple]:
+        """(accuracy, token_f1, anls, decided_by, threshold, details) per question."""
+        if self._decisions is None:
+            rules, thresholds, texts = self._raw
+            self._decisions = list(zip(self.accuracy, self.token_f1, self.anls, rules, thresholds, _details_values(texts)))
+        return self._decisions
 
     def matches(self, question_ids: Sequence[str], statuses: Sequence[str | None]) -> bool:
         """True when these rows were computed for exactly this join of gold and predictions."""
@@ -205,9 +221,8 @@ class ScoreStore:
             self.folder.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=self.folder, prefix=".tmp-", suffix=".parquet")
             with os.fdopen(fd, "wb") as fh:
+                # no fsync: a torn file after a crash fails the checks on read and is recomputed
                 pq.write_table(table, fh, compression="zstd", write_page_checksum=True)
-                fh.flush()
-                os.fsync(fh.fileno())
             os.replace(tmp, target)
             tmp = None
             return target
@@ -274,8 +289,22 @@ class ScoreStore:
         if any(t is not None and not math.isfinite(t) for t in thresholds):
             raise ValueError("a threshold that is not a number")
         rules = _interned(table.column("decided_by").to_pylist())
-        details = _details_values(table.column("details").to_pylist())
-        return ScoredRows(qids, statuses, list(zip(acc, f1, an, rules, thresholds, details)))
+        texts = table.column("details").to_pylist()
+        _check_details(texts)
+        return ScoredRows(qids, statuses, scores=(acc, f1, an), raw=(rules, thresholds, texts))
+
+
+def _check_details(texts: list[str]) -> None:
+    """Every details text is one JSON array (parsed in one call; the tuples are built on demand)."""
+    if not texts:
+        return
+    joined = "[" + ",".join(texts) + "]"
+    try:
+        parsed = _loads(joined)
+    except ValueError:
+        parsed = json.loads(joined)  # NaN / Infinity, which orjson does not read
+    if len(parsed) != len(texts) or any(type(v) is not list for v in parsed):
+        raise ValueError("details that are not one JSON array each")
 
 
 def _details_json(values) -> list[str]:
@@ -333,18 +362,22 @@ def rows_of(result: RunResult) -> ScoredRows:
 
 
 def save_run(store: ScoreStore, key: str, result: RunResult) -> Path | None:
-    return store.put(key, rows_of(result))
+    with paused_gc():
+        return store.put(key, rows_of(result))
 
 
 def load_run(store: ScoreStore, key: str, gold: Sequence[GoldQuestion], predictions: Sequence[Prediction],
              profile: str, name: str) -> RunResult | None:
-    """The run rebuilt from its entry -- equal to scoring it again -- or None when there is no
-    entry, or one computed for another join (other ids or statuses: removed, so it is rewritten)."""
-    rows = store.get(key)
-    if rows is None:
-        return None
-    the_plan = plan(gold, predictions)
-    if not rows.matches(the_plan.question_ids, the_plan.statuses):
-        store.discard(key)
-        return None
-    return assemble(gold, the_plan, rows.decisions, profile=profile, name=name)
+    """The run rebuilt from its entry -- equal to scoring it again; its per-question records are
+    built when first used -- or None when there is no entry, or one computed for another join
+    (other ids or statuses: removed, so it is rewritten)."""
+    with paused_gc():
+        rows = store.get(key)
+        if rows is None:
+            return None
+        the_plan = plan(gold, predictions)
+        if not rows.matches(the_plan.question_ids, the_plan.statuses):
+            store.discard(key)
+            return None
+        return assemble_lazily(gold, the_plan, lambda: rows.decisions, rows.accuracy, rows.token_f1, rows.anls,
+                               profile=profile, name=name)

@@ -13,6 +13,7 @@ import pandas as pd
 from scoring.evaluate import RunResult
 from scoring.metrics import Judgement
 from scoring.registry import is_success_status
+from scoring.runner import columns_of
 from scoring.model import GoldQuestion, ScoreRow
 from scoring.problems import LoadResult, Problem
 from scoring.text import to_str
@@ -136,22 +137,28 @@ def is_success(status: str) -> bool:
 
 def score_frame(runs: list[Run], gold_ids: set[str]) -> pd.DataFrame:
     """Long table: one row per (run, gold question that the run covers)."""
-    rows = []
-    for run in runs:
-        if run.result is not None:
-            rows += [{"run": run.name, "question_id": r.qid, "accuracy": r.accuracy, "token_f1": r.token_f1, "anls": r.anls,
-                      "status": r.status, "prediction": r.effective} for r in run.result.results]
-        else:
-            rows += [{"run": run.name, "question_id": s.qid, "accuracy": s.accuracy, "token_f1": s.token_f1, "anls": s.anls,
-                      "status": s.status or "success", "prediction": s.prediction or ""}
-                     for s in run.official if s.qid in gold_ids]
     cols = ["run", "question_id", *METRICS, "status", "prediction"]
-    return pd.DataFrame(rows, columns=cols)
+    parts = []
+    for run in runs:
+        if run.result is not None:  # built column by column (a run's records are not walked: see columns_of)
+            c = columns_of(run.result)
+            part = pd.DataFrame({k: c[k] for k in cols[1:]}, columns=cols[1:])
+        else:
+            part = pd.DataFrame([{"question_id": s.qid, "accuracy": s.accuracy, "token_f1": s.token_f1, "anls": s.anls,
+                                  "status": s.status or "success", "prediction": s.prediction or ""}
+                                 for s in run.official if s.qid in gold_ids], columns=cols[1:])
+        if len(part):
+            part.insert(0, "run", run.name)
+            parts.append(part.astype({m: "float64" for m in METRICS}))
+    if not parts:
+        return pd.DataFrame([], columns=cols)
+    return pd.concat(parts, ignore_index=True)
 
 
 def coverage(run: Run, gold_ids: set[str]) -> dict[str, int]:
     if run.result is not None:
-        present = [r.status for r in run.result.results if r.prediction is not None]
+        c = columns_of(run.result)
+        present = [st for st, answered in zip(c["status"], c["answered"]) if answered]
         missing = len(run.result.missing_ids)
     else:
         present = [s.status or "success" for s in run.official if s.qid in gold_ids]

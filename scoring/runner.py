@@ -35,13 +35,15 @@ from dataclasses import dataclass
 from typing import Iterator, Sequence
 
 from ._gc import paused_gc
-from .evaluate import QuestionResult, RunResult
+from .evaluate import QuestionResult, RunResult, _bucket
 from .metrics import Judgement, decide
+from .registry import MISSING_STATUS, OVERFLOW_STATUSES, OVERFLOW_TEXT, is_success_status
 from .model import BREAKDOWNS, GoldQuestion, Prediction
 from .problems import WARNING, Problem
 from .profiles import Profile, get_profile, signature
 
-__all__ = ["Plan", "plan", "assemble", "decisions_of", "score_runs", "shutdown", "CHUNK"]
+__all__ = ["Plan", "plan", "assemble", "assemble_lazily", "columns_of", "decisions_of", "score_runs", "shutdown",
+           "StoredRunResult", "CHUNK"]
 
 CHUNK = 4_000  # questions per task: large enough to amortise pickling, small enough to balance two cores
 Decision = tuple  # (accuracy, token_f1, anls, decided_by, threshold, details), as scoring.metrics.decide returns
@@ -106,24 +108,121 @@ def assemble(gold: Sequence[GoldQuestion], the_plan: Plan, decisions: Sequence[D
     results = [
         QuestionResult(q, pr, Judgement(
             None if pr is None else pr.text, q.answers, q.answer_format, q.verification_rule,
-            "missing" if pr is None else pr.status, p, _shared(acc), _shared(f1), _shared(an), rule, threshold, details))
+            MISSING_STATUS if pr is None else pr.status, p, _shared(acc), _shared(f1), _shared(an), rule, threshold, details))
         for (q, pr), (acc, f1, an, rule, threshold, details) in zip(the_plan.todo, decisions)
     ]
-    problems = [Problem(pr.file, pr.line, "question_id", "an id of a gold question",
-                        f"{pr.qid!r} (extra prediction, not scored)", WARNING, True) for pr in the_plan.extras]
-    return RunResult(
+    return RunResult(results=results, **_run_fields(gold, the_plan, p, name, ignore_missing, prediction_field))
+
+
+def _run_fields(gold: Sequence[GoldQuestion], the_plan: Plan, p: Profile, name: str, ignore_missing: bool,
+                prediction_field: str | None) -> dict:
+    """RunResult's fields besides the records, as evaluate() sets them."""
+    return dict(
         name=name,
         profile=p,
         signature=signature(p, ignore_missing=ignore_missing, prediction_field=prediction_field),
-        results=results,
         gold_count=len(gold),
         prediction_count=the_plan.prediction_count,
         missing_ids=list(the_plan.missing),
         extra_ids=[pr.qid for pr in the_plan.extras],
         ignore_missing=ignore_missing,
-        problems=problems,
+        problems=[Problem(pr.file, pr.line, "question_id", "an id of a gold question",
+                          f"{pr.qid!r} (extra prediction, not scored)", WARNING, True) for pr in the_plan.extras],
         groups=BREAKDOWNS + (("question_type",) if any(q.question_types for q in gold) else ()),
     )
+
+
+# ----------------------------------------------------------------------------- columns and lazy records
+
+COLUMNS = ("question_id", "status", "accuracy", "token_f1", "anls", "answered", "prediction")
+
+
+def columns_of(result: RunResult) -> dict[str, list]:
+    """The run's questions as columns (lists, in question order): question_id, status (as scored:
+    "missing" without a prediction), accuracy, token_f1, anls, answered (a prediction was present)
+    and prediction (as the release reports it). Kept on the result once computed; a
+    `StoredRunResult` has them without building its records."""
+    cols = result.__dict__.get("_lens_columns")
+    if cols is None:
+        rs = result.results
+        cols = {
+            "question_id": [r.question.qid for r in rs],
+            "status": [r.judgement.status for r in rs],
+            "accuracy": [r.judgement.accuracy for r in rs],
+            "token_f1": [r.judgement.token_f1 for r in rs],
+            "anls": [r.judgement.anls for r in rs],
+            "answered": [r.prediction is not None for r in rs],
+            "prediction": [r.judgement.reported_prediction for r in rs],
+        }
+        result.__dict__["_lens_columns"] = cols
+    return cols
+
+
+class StoredRunResult(RunResult):
+    """A RunResult rebuilt from stored scores: the per-question records (`results`, with their
+    Judgements) are built on first access; the leaderboard's figures and `columns_of` come from
+    the stored columns without them, so fifty runs of 20,000 questions open in a moment."""
+
+    def __init__(self, *, build, columns: dict[str, list], **fields) -> None:
+        self.__dict__["_lens_build"] = build
+        self.__dict__["_lens_columns"] = columns
+        self.__dict__["_lens_lock"] = threading.Lock()
+        super().__init__(results=None, **fields)
+
+    @property
+    def results(self) -> list[QuestionResult]:
+        built = self.__dict__.get("_lens_results")
+        if built is None:
+            with self.__dict__["_lens_lock"]:
+                built = self.__dict__.get("_lens_results")
+                if built is None:
+                    built = self.__dict__["_lens_results"] = self.__dict__["_lens_build"]()
+        return built
+
+    @results.setter
+    def results(self, value) -> None:
+        if value is not None:
+            self.__dict__["_lens_results"] = value
+
+    @property
+    def overall(self) -> dict:
+        if self._agg is not None:
+            return self._agg[0]
+        c = self.__dict__["_lens_columns"]
+        return _bucket(c["accuracy"], c["token_f1"], c["anls"])
+
+    @property
+    def failed_count(self) -> int:
+        c = self.__dict__["_lens_columns"]
+        return sum(1 for a, st in zip(c["answered"], c["status"]) if a and not is_success_status(st))
+
+
+@paused_gc()
+def assemble_lazily(gold: Sequence[GoldQuestion], the_plan: Plan, decisions_later, accuracy: list[float],
+                    token_f1: list[float], anls: list[float], *, profile: str | Profile, name: str = "run",
+                    ignore_missing: bool = False, prediction_field: str | None = None) -> StoredRunResult:
+    """Like `assemble`, with the scores given as columns and the decisions (for the records) only
+    when the records are first needed: `decisions_later()` returns them."""
+    n = len(the_plan.todo)
+    if not (len(accuracy) == len(token_f1) == len(anls) == n):
+        raise ValueError(f"score columns of another length than the {n} questions")
+    p = get_profile(profile)
+    todo = the_plan.todo
+    columns = {
+        "question_id": [q.qid for q, _ in todo],
+        "status": [MISSING_STATUS if pr is None else pr.status for _, pr in todo],
+        "accuracy": [_shared(x) for x in accuracy],
+        "token_f1": [_shared(x) for x in token_f1],
+        "anls": [_shared(x) for x in anls],
+        "answered": [pr is not None for _, pr in todo],
+        "prediction": ["" if pr is None else (OVERFLOW_TEXT if pr.status in OVERFLOW_STATUSES else pr.text) for _, pr in todo],
+    }
+
+    def build() -> list[QuestionResult]:
+        return assemble(gold, the_plan, decisions_later(), profile=p).results
+
+    return StoredRunResult(build=build, columns=columns,
+                           **_run_fields(gold, the_plan, p, name, ignore_missing, prediction_field))
 
 
 def decisions_of(result: RunResult) -> list[Decision]:

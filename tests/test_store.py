@@ -70,7 +70,12 @@ def test_hit_rebuilds_the_same_run_after_a_restart(tmp_path, gold, profile):
         fresh = S.ScoreStore(tmp_path)  # a new process / a second viewer
         got = S.load_run(fresh, key, gold, preds, profile, path.stem)
         assert got is not None and fresh.hits == 1 and fresh.rejected == 0
+        # the leaderboard's figures and the columns come without building the records
+        assert got.overall == want.overall and got.failed_count == want.failed_count
+        assert runner.columns_of(got) == runner.columns_of(want)
+        assert "_lens_results" not in got.__dict__
         same_run(got, want)
+        assert "_lens_results" in got.__dict__
 
 
 def test_changed_prediction_file_misses_and_only_it_is_rescored(tmp_path, gold):
