@@ -9,11 +9,15 @@ with AppTest, in another working directory, to show that it opens the sample it 
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
+import socket
 import subprocess
 import sys
 import textwrap
+import time
 import tomllib
+import urllib.request
 import zipfile
 from pathlib import Path
 
@@ -131,9 +135,38 @@ def test_unpacked_wheel_opens_its_own_sample_from_any_folder(wheel, tmp_path):
         assert len(board) == 7 and board["Questions"].tolist() == [76] * 7, board
         print("ok", len(board))
     """)
-    env = {k: v for k, v in __import__("os").environ.items() if not k.startswith("LENS_")}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LENS_")}
     env["PYTHONPATH"] = str(site)
     proc = subprocess.run([sys.executable, "-c", script], cwd=elsewhere, env=env, capture_output=True, text=True,
                           timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert proc.stdout.strip().endswith("ok 7")
+
+
+def test_the_command_serves_the_app_from_another_folder(tmp_path, mini_bench):
+    """`python -m dashboard.launch` (what `docbench-lens` runs) starts a server that answers, from a
+    working directory that holds nothing of the project."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    log = tmp_path / "server.log"
+    with open(log, "wb") as out:
+        proc = subprocess.Popen([sys.executable, "-m", "dashboard.launch", "--port", str(port), "--headless",
+                                 "--benchmark", str(mini_bench)], cwd=tmp_path, stdout=out, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 90
+        status = None
+        while time.monotonic() < deadline and proc.poll() is None:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2) as r:
+                    status = r.status
+                    break
+            except OSError:
+                time.sleep(0.5)
+        assert status == 200, log.read_text(errors="replace")
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=10) as r:
+            assert r.status == 200 and b"<html" in r.read().lower()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    assert "Traceback" not in log.read_text(errors="replace")
