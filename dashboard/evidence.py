@@ -77,11 +77,15 @@ def norm_char(c: str) -> str:
 _LINE_HYPHEN = re.compile(r"(?<=[^\W\d_])[-\u00ad\u2010\u2011]\s*\n\s*(?=\w)")
 
 
+_TABLE = str.maketrans(_TRANSLATE)
+
+
 def norm_text(text: str) -> str:
     """A free text (a quote, an answer, a page's plain text) normalised like the page streams:
-    a hyphen ending a line is joined, whitespace collapsed to single spaces."""
-    text = _LINE_HYPHEN.sub("", text)
-    s = "".join(norm_char(c) for c in text)
+    a hyphen ending a line is joined, whitespace collapsed to single spaces. (The same rules as
+    norm_char, applied to a whole string at C speed.)"""
+    text = _LINE_HYPHEN.sub("", text).translate(_TABLE)
+    s = text.lower() if text.isascii() else unicodedata.normalize("NFKC", text).casefold().translate(_TABLE)
     return " ".join(s.split())
 
 
@@ -292,31 +296,132 @@ def _numbers_in(text: str) -> frozenset[float]:
     return frozenset(out)
 
 
+_PLAIN = re.compile(r"-?\d+(?:\.\d+)?")
+_THOUSANDS = re.compile(r"-?\d{1,3}(?:,\d{3})+(?:\.\d+)?")
+
+
 def _token_value(token: str) -> float | None:
-    got = read_number(token.rstrip("%").rstrip(".,"))
+    """The value of a number token of a page: plain and thousands-separated forms directly (as
+    scoring.numbers.read_number reads them), anything else through read_number."""
+    token = token.rstrip("%").rstrip(".,")
+    if _PLAIN.fullmatch(token):
+        return float(token)
+    if _THOUSANDS.fullmatch(token):
+        return float(token.replace(",", ""))
+    got = read_number(token)
     return got[0] if got else None
 
 
+PARALLEL_MIN_PAGES = 300  # documents this long are read by worker processes, one chunk of pages each
+CHUNK_PAGES = 125
+
+
+def _read_pages(path: str, start: int, stop: int) -> list[tuple[str, frozenset[float]]]:
+    """Pages start..stop-1 of a PDF as (normalised text, numbers on it). Runs in this process (under
+    the lock) or in a worker process (its own PyMuPDF, no lock needed)."""
+    import pymupdf
+
+    out = []
+    with pymupdf.open(path) as doc:
+        for k in range(start, min(stop, doc.page_count)):
+            text = norm_text(doc[k].get_text("text", flags=pymupdf.TEXT_MEDIABOX_CLIP))
+            out.append((text, _numbers_in(text)))
+    return out
+
+
+_POOL_LOCK = threading.Lock()
+_POOL = None
+
+
+def _pool():
+    """Worker processes for reading long documents (forkserver: no copy of a threaded server), started
+    on first use; None on one core or when processes cannot start."""
+    global _POOL
+    import os
+
+    with _POOL_LOCK:
+        if _POOL is None:
+            try:
+                cores = len(os.sched_getaffinity(0))
+            except (AttributeError, OSError):
+                cores = os.cpu_count() or 1
+            if cores < 2:
+                return None
+            try:
+                import multiprocessing
+                from concurrent.futures import ProcessPoolExecutor
+
+                _POOL = ProcessPoolExecutor(max_workers=min(cores, 4), mp_context=multiprocessing.get_context("forkserver"))
+            except (OSError, ValueError, ImportError):
+                return None
+        return _POOL
+
+
+def warm_up() -> None:
+    """Start the worker processes ahead of a first long-document search (the Evidence page calls it)."""
+    pool = _pool()
+    if pool is not None:
+        with _bare_main():
+            for f in [pool.submit(norm_text, "warm") for _ in range(2)]:
+                try:
+                    f.result(timeout=60)
+                except Exception:  # a pool that cannot start: reading falls back to this process
+                    return
+
+
+def _bare_main():
+    """While workers start: a `__main__` without a file, so that they do not import the app script
+    (Streamlit's __main__) or a benchmark's."""
+    import contextlib
+    import sys
+    import types
+
+    @contextlib.contextmanager
+    def swap():
+        main = sys.modules.get("__main__")
+        sys.modules["__main__"] = types.ModuleType("__main__")
+        try:
+            yield
+        finally:
+            if main is not None:
+                sys.modules["__main__"] = main
+
+    return swap()
+
+
+def _read_parallel(path: Path, n: int, progress) -> list[tuple[str, frozenset[float]]] | None:
+    pool = _pool()
+    if pool is None:
+        return None
+    try:
+        with _bare_main():
+            futures = [pool.submit(_read_pages, str(path), a, a + CHUNK_PAGES) for a in range(0, n, CHUNK_PAGES)]
+        out: list[tuple[str, frozenset[float]]] = []
+        for k, f in enumerate(futures):
+            out += f.result(timeout=600)
+            if progress:
+                progress(min(n, (k + 1) * CHUNK_PAGES), n)
+        return out
+    except Exception:  # a broken pool: read in this process instead
+        return None
+
+
 def doc_text(path: Path, progress: Callable[[int, int], None] | None = None) -> DocText:
-    """Every page's normalised plain text; cached by (path, mtime). One open, one lock."""
+    """Every page's normalised plain text and numbers; cached by (path, mtime). A long PDF is read
+    by worker processes in chunks of pages; a short one here, in one open under the lock."""
     key = (str(path), _mtime(path))
     hit = _DOCS.get(key)
     if hit is not None:
         return hit
-    import pymupdf
-
-    pages: list[str] = []
-    with PDF_LOCK:
-        with _open(path) as doc:
-            n = doc.page_count
-            if not is_image(path):
-                for k in range(n):
-                    pages.append(norm_text(doc[k].get_text("text", flags=pymupdf.TEXT_MEDIABOX_CLIP)))
-                    if progress and k % 50 == 0:
-                        progress(k, n)
-            else:
-                pages = [""] * n
-    out = DocText(pages, [_numbers_in(t) for t in pages])
+    n = page_count(path)
+    if is_image(path):
+        out = DocText([""] * n, [frozenset()] * n)
+    else:
+        pages = _read_parallel(path, n, progress) if n >= PARALLEL_MIN_PAGES else None
+        if pages is None:
+            with PDF_LOCK:
+                pages = _read_pages(str(path), 0, n)
+        out = DocText([t for t, _ in pages], [nums for _, nums in pages])
     _DOCS.put(key, out)
     return out
 

@@ -181,10 +181,14 @@ def _answer_notes(q: GoldQuestion, runs: list[str], preds: dict, paths: dict, re
     if not runs:
         return
     st.markdown("**Where each answer appears**")
+    if any((_page_count(p) or 0) >= PARALLEL_MIN_PAGES for p in paths.values() if p is not None):
+        warm_up()  # long documents are read by worker processes
+    with st.spinner("Searching the whole document for each answer…", show_time=True):
+        located = {run: locate_answer(answered(preds.get(run)), q, paths) for run in runs}
     for run in runs:
         pred = preds.get(run)
         text = answered(pred)
-        loc = locate_answer(text, q, paths)
+        loc = located[run]
         icon = {EVIDENCE_PAGE: ":green[:material/check_circle:]", OTHER_PAGE: ":orange[:material/warning:]",
                 NOT_IN_DOCUMENT: ":red[:material/help:]"}.get(loc.location or "", ":gray[:material/remove:]")
         shown = text if pred is not None else "(no prediction)"
