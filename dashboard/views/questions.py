@@ -10,6 +10,7 @@ import streamlit as st
 
 from dashboard import ui
 from dashboard.links import METRICS, View, field_label, to_params
+from dashboard.why_panel import show_why
 from dashboard.tables import (METRIC_LABELS, SEARCHED, SHORT, clipped, explorer_frame, field_options,
                               filter_questions, grouped, md_escape, trace_frame)
 from scoring.metrics import answer_type, judge
@@ -178,6 +179,7 @@ def run_detail(name: str, q: GoldQuestion) -> None:
         return
     show_trace(q, result)
     # HOOK why
+    show_why(result.judgement, key=name, trace=False, title="Why these scores: category, character diff, token overlap")
 
 
 def _tab_label(name: str, q: GoldQuestion) -> str:
