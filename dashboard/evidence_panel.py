@@ -20,12 +20,14 @@ from .evidence import (
     EVIDENCE_PAGE,
     NOT_IN_DOCUMENT,
     OTHER_PAGE,
+    PARALLEL_MIN_PAGES,
     DocumentError,
     answered,
     is_image,
     locate_answer,
     missing_message,
     question_paths,
+    warm_up,
 )
 from .layers import gold_pages, layers, page_layers, quote_message
 from .pagerender import SWATCHES, ZOOMS, draw_overlay, page_figure
