@@ -62,6 +62,38 @@ def sources_from(argv: Sequence[str], environ: Mapping[str, str]) -> Sources:
     )
 
 
+ENV_ROOTS = "LENS_DATA_ROOTS"  # more folders the data panel (or a link) may open, separated by os.pathsep
+
+
+def data_roots(default: Sources, environ: Mapping[str, str] = os.environ) -> tuple[Path, ...]:
+    """The folders a session may read from: the configured benchmark (its parent too, so that a
+    sibling benchmark of the same collection opens), the runs and score paths given at start, the
+    upload folder, and LENS_DATA_ROOTS. A folder typed in the data panel, and above all one named
+    by a link's `data` parameter, is opened only inside these (`folder_allowed`)."""
+    roots: list[Path] = []
+    if default.benchmark is not None:
+        roots += [default.benchmark, default.benchmark.parent]
+    roots += [*default.runs, *default.scores, upload_root()]
+    roots += [Path(p).expanduser() for p in environ.get(ENV_ROOTS, "").split(os.pathsep) if p]
+    return tuple(roots)
+
+
+def folder_allowed(folder: Path | str, roots: Sequence[Path]) -> bool:
+    """Whether `folder`, resolved (`..` and symlinks followed), is one of `roots` or inside one.
+    Never raises; a path with a NUL byte or that cannot be resolved is refused."""
+    try:
+        if "\x00" in str(folder):
+            return False
+        target = Path(folder).expanduser().resolve()
+        for root in roots:
+            base = Path(root).expanduser().resolve()
+            if target == base or target.is_relative_to(base):
+                return True
+    except (OSError, RuntimeError, ValueError):
+        return False
+    return False
+
+
 # ----------------------------------------------------------------------------- discovery
 
 
