@@ -131,10 +131,10 @@ def _viewer(q: GoldQuestion, ref: DocRef, path: Path, runs: list[str], preds: di
     before = [p for p in evidence if p < current]
     after = [p for p in evidence if p > current]
     cols = st.columns([1, 1, 1.2, 1.6], vertical_alignment="bottom")
-    cols[0].button("Evidence page", icon=":material/arrow_back:", disabled=not before, width="stretch",
+    cols[0].button("Previous", icon=":material/arrow_back:", disabled=not before, width="stretch",
                    help="The previous gold evidence page", on_click=go, args=(before[-1] if before else current,),
                    key=_key("prev", q.qid, ref.document_id))
-    cols[1].button("Evidence page", icon=":material/arrow_forward:", icon_position="right", disabled=not after,
+    cols[1].button("Next", icon=":material/arrow_forward:", icon_position="right", disabled=not after,
                    width="stretch", help="The next gold evidence page", on_click=go,
                    args=(after[0] if after else current,), key=_key("next", q.qid, ref.document_id))
     cols[2].number_input(f"Page (of {n})", min_value=1, max_value=n, step=1, key=key,

@@ -53,7 +53,7 @@ def test_wrong_page_answer_steps_and_layers(open_evidence):
     assert "longctx-ocr: “prior preventive failure” — appears on pages 4, not on the evidence pages" in shown
     assert len(at.get("plotly_chart")) == 1
     # step to the next evidence page, then jump to the page holding the answer
-    next(b for b in at.button if b.label == "Evidence page" and not b.disabled).click().run()
+    next(b for b in at.button if b.label == "Next" and not b.disabled).click().run()
     clean(at)
     assert page_input(at).value == 26 and "evidence page 2 of 2" in texts(at)
     next(b for b in at.button if b.label == "Open p. 4").click().run()
