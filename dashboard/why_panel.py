@@ -32,10 +32,13 @@ def _explained(j: Judgement) -> tuple[Judgement, bool]:
 def show_why(judgement: Judgement, *, key: str = "", trace: bool = True, title: str | None = None) -> None:
     """Draw the explanation of one judgement: its categories (from the whole answer), the Accuracy
     trace (unless `trace=False`, when the caller shows it), the character diff and the token overlap.
-    With `title`, all of it sits in an expander of that title. `key` keeps several panels apart."""
-    if title:
-        with st.expander(title, icon=":material/rule:"):
-            _draw(judgement, key, trace)
+    With `title`, all of it sits in an expander of that title, drawn only once it is opened. `key`
+    keeps several panels apart."""
+    if title:  # drawn only while open: a closed panel costs nothing and adds nothing to the page
+        box = st.expander(title, icon=":material/rule:", key=f"why_open_{key}", on_change="rerun")
+        if box.open:
+            with box:
+                _draw(judgement, key, trace)
     else:
         _draw(judgement, key, trace)
 

@@ -260,3 +260,21 @@ def test_why_helpers():
     assert categorize(judge("12 15", ["12"], "Int"))[0] == "right_other_format"
     multi = dg.why_diffs(judge("b", ["a", "b"], profile="docvqa"))
     assert len(multi) == 2 and multi[1][1] == "b"
+
+
+def test_question_explorer_detail_has_the_why_panel(open_page):
+    at = open_page({"run": "small-9b", "sel": "adubench_single_000003"})
+    at.switch_page("views/questions.py").run()
+    assert_clean(at)
+    assert at.expander and any(e.label.startswith("Why these scores") for e in at.expander)
+    before = [c.value for c in at.code]
+    assert not any("{+" in c or "[-" in c for c in before)  # closed: nothing drawn
+    at.session_state["why_open_small-9b"] = True
+    at.run()
+    assert_clean(at)
+    codes = [c.value for c in at.code]
+    # "United Kingdom and Germany" for "Germany and United Kingdom": same words, Accuracy 0
+    assert any(m.value.startswith("**Category: `same_words_other_order`**") for m in at.markdown)
+    assert len(codes) == len(before) + 2 and any("{+" in c for c in codes[len(before):])
+    tokens = frame_titled(at, "Tokens")
+    assert tokens["Count"].tolist() == [4, 0, 0]
