@@ -113,6 +113,10 @@ def test_wheel_carries_sample_settings_pages_and_command(wheel):
             "dashboard/views/overview.py", "dashboard/views/questions.py", "dashboard/views/data.py",
             "scoring/cli.py", "scoring/metrics.py"} <= names
     assert not any(n.startswith(("tests/", "bench/", "sample_runs/")) for n in names)
+    # pyproject.toml lists the packages by name: a new module or sub-package must not be left out
+    code = [p.relative_to(ROOT).as_posix() for folder in ("scoring", "dashboard") for p in (ROOT / folder).rglob("*.py")
+            if "__pycache__" not in p.parts]
+    assert [f for f in code if f not in names] == []
     entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
     text = zipfile.ZipFile(wheel).read(entry_points).decode()
     assert "docbench-lens = dashboard.launch:main" in text and "docbench-score = scoring.cli:main" in text
