@@ -13,7 +13,7 @@ import pandas as pd
 from scoring.evaluate import RunResult
 from scoring.metrics import Judgement
 from scoring.registry import is_success_status
-from scoring.runner import columns_of
+from scoring.runner import columns_of, overall_of
 from scoring.model import GoldQuestion, ScoreRow
 from scoring.problems import LoadResult, Problem
 from scoring.text import to_str
@@ -160,6 +160,9 @@ def coverage(run: Run, gold_ids: set[str]) -> dict[str, int]:
         c = columns_of(run.result)
         present = [st for st, answered in zip(c["status"], c["answered"]) if answered]
         missing = len(run.result.missing_ids)
+        ok = {st: is_success(st) for st in set(present)}  # a handful of distinct statuses in a million rows
+        failed = sum(1 for st in present if not ok[st])
+        return {"answered": len(present) - failed, "missing": missing, "failed": failed}
     else:
         present = [s.status or "success" for s in run.official if s.qid in gold_ids]
         missing = len(gold_ids) - len(present)
@@ -172,7 +175,7 @@ def leaderboard(runs: list[Run], scores: pd.DataFrame, gold_ids: set[str]) -> pd
     rows = []
     for run in runs:
         if run.result is not None:
-            overall = run.result.overall
+            overall = overall_of(run.result)
         else:
             part = scores[scores["run"] == run.name]
             overall = {"count": len(part)} | {m: (part[m].mean() if len(part) else 0.0) for m in METRICS}
@@ -420,12 +423,13 @@ def field_options(questions: pd.DataFrame) -> dict[str, list[str]]:
 @dataclass
 class Analysis:
     """Everything the pages show for one workspace and profile. Built once per (workspace, profile)
-    and cached; treated as read-only, except the breakdown memo."""
+    and cached; treated as read-only, except the breakdown and leaderboard memos."""
 
     runs: list[Run]
     questions: pd.DataFrame
     scores: pd.DataFrame
     _breakdowns: dict[str, pd.DataFrame] = field(default_factory=dict)
+    _leaderboard: pd.DataFrame | None = None
 
     @classmethod
     def build(cls, runs: list[Run], gold: list[GoldQuestion], page_counts: dict[str, int | None]) -> "Analysis":
@@ -444,7 +448,10 @@ class Analysis:
         return next((r for r in self.runs if r.name == name), None)
 
     def leaderboard(self) -> pd.DataFrame:
-        return leaderboard(self.runs, self.scores, self.gold_ids)
+        """Computed once (a page asks for it several times per rerun); a copy, which callers may change."""
+        if self._leaderboard is None:
+            self._leaderboard = leaderboard(self.runs, self.scores, self.gold_ids)
+        return self._leaderboard.copy()
 
     def breakdown(self, field_name: str) -> pd.DataFrame:
         if field_name not in self._breakdowns:

@@ -42,7 +42,7 @@ from .model import BREAKDOWNS, GoldQuestion, Prediction
 from .problems import WARNING, Problem
 from .profiles import Profile, get_profile, signature
 
-__all__ = ["Plan", "plan", "assemble", "assemble_lazily", "columns_of", "decisions_of", "score_runs", "shutdown",
+__all__ = ["Plan", "plan", "assemble", "assemble_lazily", "columns_of", "overall_of", "decisions_of", "score_runs", "shutdown",
            "StoredRunResult", "CHUNK"]
 
 CHUNK = 4_000  # questions per task: large enough to amortise pickling, small enough to balance two cores
@@ -156,6 +156,14 @@ def columns_of(result: RunResult) -> dict[str, list]:
         }
         result.__dict__["_lens_columns"] = cols
     return cols
+
+
+def overall_of(result: RunResult) -> dict:
+    """`result.overall` (count and the three means, as the release rounds them), from the columns."""
+    if result._agg is not None:
+        return result._agg[0]
+    c = columns_of(result)
+    return _bucket(c["accuracy"], c["token_f1"], c["anls"])
 
 
 class StoredRunResult(RunResult):

@@ -73,6 +73,7 @@ def test_hit_rebuilds_the_same_run_after_a_restart(tmp_path, gold, profile):
         # the leaderboard's figures and the columns come without building the records
         assert got.overall == want.overall and got.failed_count == want.failed_count
         assert runner.columns_of(got) == runner.columns_of(want)
+        assert runner.overall_of(got) == runner.overall_of(want) == want.overall
         assert "_lens_results" not in got.__dict__
         same_run(got, want)
         assert "_lens_results" in got.__dict__
