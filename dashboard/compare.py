@@ -23,7 +23,7 @@ from typing import Iterable, Iterator
 import numpy as np
 import pandas as pd
 
-from scoring.stats import holm, mcnemar_exact, paired_bootstrap
+from scoring.stats import holm, mcnemar_exact, paired_bootstrap, paired_bootstrap_rows
 
 METRICS = ("accuracy", "token_f1", "anls")
 METRIC_LABELS = {"accuracy": "Accuracy", "token_f1": "Token F1", "anls": "ANLS"}
@@ -135,10 +135,11 @@ class Settings:
 
 def _delta_row(part: pd.DataFrame, s: Settings) -> dict:
     row: dict = {"questions": int(len(part))}
-    for m in METRICS:
-        a, b = part[f"{m}_a"].to_numpy(float), part[f"{m}_b"].to_numpy(float)
-        delta, low, high = paired_bootstrap(a, b, resamples=s.resamples, seed=s.seed, confidence=s.confidence)
-        row |= {f"{m}_a": float(a.mean()) if len(a) else np.nan, f"{m}_b": float(b.mean()) if len(b) else np.nan,
+    a = part[[f"{m}_a" for m in METRICS]].to_numpy(float).T
+    b = part[[f"{m}_b" for m in METRICS]].to_numpy(float).T
+    intervals = paired_bootstrap_rows(a, b, resamples=s.resamples, seed=s.seed, confidence=s.confidence)
+    for i, (m, (delta, low, high)) in enumerate(zip(METRICS, intervals)):
+        row |= {f"{m}_a": float(a[i].mean()) if len(part) else np.nan, f"{m}_b": float(b[i].mean()) if len(part) else np.nan,
                 f"{m}_delta": delta, f"{m}_low": low, f"{m}_high": high}
     flips = part["flip"].value_counts()
     only_a, only_b = int(flips.get(ONLY_A, 0)), int(flips.get(ONLY_B, 0))
@@ -282,8 +283,9 @@ def run_intervals(scores: pd.DataFrame, runs: list[str], settings: Settings = Se
     for r in runs:
         part = scores[scores["run"] == r]
         row: dict = {"run": r, "questions": int(len(part))}
-        for m in METRICS:
-            mean, low, high = mean_interval(part[m].to_numpy(float), settings)
+        values = part[list(METRICS)].to_numpy(float).T
+        for m, (mean, low, high) in zip(METRICS, paired_bootstrap_rows(values, np.zeros_like(values), resamples=settings.resamples,
+                                                                       seed=settings.seed, confidence=settings.confidence)):
             row |= {m: mean, f"{m}_low": low, f"{m}_high": high}
         rows.append(row)
     return pd.DataFrame(rows, columns=["run", "questions", *(f"{m}{k}" for m in METRICS for k in ("", "_low", "_high"))])

@@ -3,6 +3,7 @@ Pure: numpy and scipy only (no pandas, no streamlit).
 
     mcnemar_exact(only_a, only_b)      two-sided exact McNemar p on the discordant Accuracy counts
     paired_bootstrap(a, b)             mean of a - b with a percentile interval from resampling questions
+    paired_bootstrap_rows(A, B)        the same for each row of two k x n arrays (k metrics)
     holm(pvalues)                      Holm-adjusted p-values (family-wise error), in the input order
 """
 
@@ -54,6 +55,18 @@ def paired_bootstrap(a: Sequence[float], b: Sequence[float], *, resamples: int =
     low, high = float(res.confidence_interval.low), float(res.confidence_interval.high)
     # the percentile interval of a mean always holds the sample mean up to float rounding
     return (delta, min(low, delta), max(high, delta))
+
+
+def paired_bootstrap_rows(a_rows: Sequence[Sequence[float]], b_rows: Sequence[Sequence[float]], *, resamples: int = 10_000,
+                          seed: int = 0, confidence: float = 0.95) -> list[tuple[float, float, float]]:
+    """`paired_bootstrap` of each row of two k x n arrays (k metrics over the same n questions), with
+    the same seed for every row. One scipy call per row: resampling all rows together along the last
+    axis was measured slower (bench/bench_compare.py)."""
+    x = np.atleast_2d(np.asarray(a_rows, dtype=float))
+    y = np.atleast_2d(np.asarray(b_rows, dtype=float))
+    if x.shape != y.shape or x.ndim != 2:
+        raise ValueError(f"a_rows and b_rows must have the same k x n shape, got {x.shape} and {y.shape}")
+    return [paired_bootstrap(x[i], y[i], resamples=resamples, seed=seed, confidence=confidence) for i in range(x.shape[0])]
 
 
 def holm(pvalues: Iterable[float]) -> list[float]:
