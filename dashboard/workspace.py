@@ -13,15 +13,15 @@ import hashlib
 import os
 import tempfile
 import threading
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Mapping, Sequence
 from urllib.parse import unquote, urlsplit
 
 from scoring.cli import DEFAULT_GOLD
 from scoring.loaders import load_documents, load_gold, load_predictions, load_scores, load_summary
 from scoring.model import DocumentRecord, GoldQuestion, Prediction, ScoreRow
-from scoring.problems import ERROR, WARNING, LoadResult, Problem
+from scoring.problems import LoadResult, Problem
 
 from .resources import sample_benchmark
 

@@ -11,15 +11,16 @@ import codecs
 import csv
 import io
 import json
-import re
 import math
-from sys import intern
+import re
+from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, Any, Iterator
+from sys import intern
+from typing import IO, Any
 
 from ._gc import paused_gc
 from .model import DocRef, DocumentRecord, EvidenceItem, GoldQuestion, PredictedEvidence, Prediction, ScoreRow
-from .problems import ERROR, WARNING, LoadResult, Problem
+from .problems import LoadResult, Problem
 from .text import to_str
 
 __all__ = [
@@ -85,15 +86,23 @@ def _wide_encoding(head: bytes) -> tuple[str, int, str] | None:
     for bom, codec, label in _BOMS:
         if head.startswith(bom):
             return codec, len(bom), label
-    if len(head) >= 4 and head[0] and not head[1] and not head[2] and not head[3]:
+    if len(head) < 4:
+        return None
+    a, b, c, d = head[:4]
+    if _textish(a) and not b and not c and not d:
         return "utf-32-le", 0, "UTF-32"
-    if len(head) >= 4 and not head[0] and not head[1] and not head[2] and head[3]:
+    if not a and not b and not c and _textish(d):
         return "utf-32-be", 0, "UTF-32"
-    if len(head) >= 2 and head[0] and not head[1] and head[0] < 0x80:
+    if _textish(a) and not b and _textish(c) and not d:
         return "utf-16-le", 0, "UTF-16"
-    if len(head) >= 2 and not head[0] and head[1] and head[1] < 0x80:
+    if not a and _textish(b) and not c and _textish(d):
         return "utf-16-be", 0, "UTF-16"
     return None
+
+
+def _textish(byte: int) -> bool:
+    """An ASCII character that starts JSON text: printable, or a tab or line end."""
+    return 0x20 <= byte < 0x7F or byte in (0x09, 0x0A, 0x0D)
 
 
 def _to_utf8(data: bytes, name: str, res: LoadResult) -> bytes:

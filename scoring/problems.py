@@ -3,8 +3,9 @@ shape, everywhere). A loader never raises on user data: it returns what it loade
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Generic, Iterable, TypeVar
+from typing import Generic, TypeVar
 
 T = TypeVar("T")
 
@@ -29,13 +30,13 @@ class Problem:
 
     @classmethod
     def error(cls, file: str, line: int | None, field: str | None, expected: str, got: str, *,
-              skipped: bool = True, kind: str = "") -> "Problem":
+              skipped: bool = True, kind: str = "") -> Problem:
         """Something that stopped a row or a file from loading (skipped unless told otherwise)."""
         return cls(file, line, field, expected, got, ERROR, skipped, kind)
 
     @classmethod
     def warning(cls, file: str, line: int | None, field: str | None, expected: str, got: str, *,
-                skipped: bool = False, kind: str = "") -> "Problem":
+                skipped: bool = False, kind: str = "") -> Problem:
         """Something off in a row or file that was loaded anyway (unless `skipped`)."""
         return cls(file, line, field, expected, got, WARNING, skipped, kind)
 
@@ -151,7 +152,7 @@ class LoadResult(Generic[T]):
             "problems": len(self.problems),
         }
 
-    def extend(self, other: "LoadResult[T]") -> None:
+    def extend(self, other: LoadResult[T]) -> None:
         self.items.extend(other.items)
         self.problems.extend(other.problems)
         self.files.extend(other.files)

@@ -6,15 +6,24 @@ are not gold, the upload cache -- and the app keeps serving every question of su
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import sys
 from pathlib import Path
 
 import pytest
 
-from dashboard.workspace import (DocLocation, Sources, data_roots, discover, folder_allowed, inside, inspect_document,
-                                 load_workspace, locate_document, looks_like_gold, stage_upload)
+from dashboard.workspace import (
+    Sources,
+    data_roots,
+    discover,
+    folder_allowed,
+    inside,
+    inspect_document,
+    load_workspace,
+    locate_document,
+    looks_like_gold,
+    stage_upload,
+)
 from scoring.problems import ERROR, WARNING
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -55,7 +64,7 @@ def hostile_bench(tmp_path_factory) -> Path:
     outside = bench.parent / "outside"
     outside.mkdir()
     (outside / "secret.pdf").write_bytes(make_hostile.good())
-    for doc_id, (name, _) in DOCS.items():
+    for name, _ in DOCS.values():
         if name == "many.pdf":
             make_hostile.many_pages(docs / name, 10_000)
         elif name == "huge.png":
