@@ -183,3 +183,30 @@ def run_rates(table: pd.DataFrame) -> pd.DataFrame:
     cols = ["run", "questions", "evidence_precision", "evidence_recall", "grounding", "grounded_questions",
             "answers_searched", "answer_on_evidence_page", "answer_only_on_other_page", "answer_not_in_document"]
     return pd.DataFrame(rows, columns=cols)
+
+
+EXPLORER_LABELS = {"evidence_precision": "Page precision", "evidence_recall": "Page recall", "grounding": "Grounding",
+                   "answer_location": "Answer location"}
+LOCATION_LABELS = {"evidence_page": "on an evidence page", "other_page": "only on other pages",
+                   "not_in_document": "not in the document", "no_document": "document missing"}
+
+
+def explorer_columns(table: pd.DataFrame, runs: list[str], column=lambda run, label: f"{run} · {label}") -> pd.DataFrame:
+    """questions × runs: for each run, its page precision, page recall, grounding and answer
+    location (as words), indexed by question id -- to join onto the explorer table. `column` names
+    a column from (run, label); the explorer's `tables.run_column(run, label)` fits."""
+    out = pd.DataFrame(index=pd.Index(table["question_id"].unique(), name=None))
+    for run in runs:
+        part = table[table["run"] == run].set_index("question_id")
+        for key, label in EXPLORER_LABELS.items():
+            values = part[key].reindex(out.index)
+            out[column(run, label)] = values.map(lambda v: LOCATION_LABELS.get(v, v)) if key == "answer_location" else values
+    return out
+
+
+def location_breakdown(table: pd.DataFrame) -> pd.DataFrame:
+    """Per (run, answer location): the number of questions and their ids -- the overview's bars or
+    heatmap cells, with what a click opens. Answers not searched are labelled "not searched"."""
+    t = table.assign(label=table["answer_location"].map(lambda v: LOCATION_LABELS.get(v, "not searched")))
+    out = t.groupby(["run", "label"], sort=False).agg(count=("question_id", "size"), question_ids=("question_id", list))
+    return out.reset_index()

@@ -412,3 +412,18 @@ def test_command_line_writes_boxes_and_answer_locations(tmp_path, fx):
 def test_command_line_main_is_importable_and_reports_a_missing_folder(tmp_path, capsys):
     assert ev.main(["--benchmark", str(tmp_path / "nope"), "--output", str(tmp_path / "o.jsonl")]) == 1
     assert "no such folder" in capsys.readouterr().err
+
+
+def test_explorer_columns_and_location_breakdown(sample_gold):
+    from dashboard.grounding import explorer_columns, location_breakdown
+
+    preds = {p.qid: p for p in load_predictions(SAMPLE / "runs" / "longctx-ocr.jsonl").items}
+    qs = [sample_gold[k] for k in ("adubench_single_000023", "adubench_single_000024", "adubench_single_000067")]
+    table = evidence_table(qs, {"longctx-ocr": preds}, sample_paths)
+    cols = explorer_columns(table, ["longctx-ocr"])
+    assert list(cols.columns) == [f"longctx-ocr · {x}" for x in ("Page precision", "Page recall", "Grounding", "Answer location")]
+    assert cols.loc["adubench_single_000024", "longctx-ocr · Answer location"] == "only on other pages"
+    assert cols.loc["adubench_single_000023", "longctx-ocr · Answer location"] == "not in the document"
+    slices = location_breakdown(table).set_index("label")
+    assert slices.loc["only on other pages", "question_ids"] == ["adubench_single_000024"]
+    assert slices.loc["not searched", "count"] == 1  # "A": a choice letter is not searched

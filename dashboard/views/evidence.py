@@ -13,6 +13,8 @@ from dashboard.tables import md_escape
 from dashboard.workspace import fingerprint
 from scoring.model import Prediction
 
+AUTO_PAIRS = 2_000  # more (question, run) pairs than this are computed on request
+
 ctx = ui.context()
 ws, an = ctx.workspace, ctx.analysis
 st.title("Evidence")
@@ -72,8 +74,13 @@ else:
     st.caption("Page precision and recall: the pages a run cites against the gold evidence pages. Grounding: the "
                "share of gold boxes that a cited box matches (≥ 0.5 of the gold box covered and ≥ 0.2 of the cited "
                "box inside it). Answer location: over the answers searched in their documents.")
+    pairs = len(questions) * len(an.runs)
     if not an.runs:
         st.info("No runs loaded: put prediction files in runs/ or upload them in the sidebar.")
+    elif pairs > AUTO_PAIRS and not st.toggle(f"Compute for all {len(an.runs)} runs × {len(questions)} questions",
+                                              key="ev_metrics", help="Searches every answer in its documents; "
+                                              "the first time takes a while on long documents."):
+        st.caption("Turn the switch on to compute the evidence metrics of every run.")
     else:
         table = metrics()
         rates = run_rates(table)
