@@ -212,7 +212,7 @@ class _Progress:
                             "below are from before the change.")
                 note = st.session_state.get(PROFILE_NOTE)
                 if note is not None:
-                    note.caption(f"⏳ Recomputing under {self.profile}…")
+                    note.caption(f"Recomputing under {self.profile}…")
             self.bar = box.progress(0.0)
         frac = min(1.0, (self.base + done) / self.total)
         self.bar.progress(frac, text=f"Scoring {label} with {self.profile}: {done} / {total} questions")

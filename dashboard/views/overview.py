@@ -10,6 +10,8 @@ from dashboard.tables import METRIC_LABELS, OFFICIAL, md_escape, skipped_rows, t
 HEATMAPS = ("reasoning_type", "evidence_source")
 BREAKDOWNS = ("domain", "difficulty", "answer_format", "doc_type", "split", "length", "position")
 CHART_RUNS = 10  # runs drawn by default: the best by the chosen metric, plus any baseline
+BOARD_ROWS = 25  # leaderboard rows shown before it scrolls
+ROW_PX = 35
 CONTRACT = "scoring/README.md"  # the scoring contract, a path in the repository
 EXPLAINED = {
     "accuracy": ("One rule per answer format: numbers within a relative tolerance, yes/no, lists and "
@@ -53,7 +55,7 @@ def leaderboard(v, loaded: list[str]) -> None:
     if any(r in problems for r in board["Run"]):
         board.insert(2, "Problems", [problems.get(r, "") for r in board["Run"]])
     pct = st.column_config.NumberColumn(format="%.2f")
-    st.dataframe(board, hide_index=True, width="stretch", column_config={
+    st.dataframe(board, hide_index=True, width="stretch", height=ROW_PX * (min(len(board), BOARD_ROWS) + 1) + 3, column_config={
         "Accuracy (%)": pct, "Token F1 (%)": pct, "ANLS (%)": pct,
         "Signature": st.column_config.TextColumn(width="large"),
         "Source": st.column_config.TextColumn(help="recomputed from predictions with the sidebar's profile, or "
