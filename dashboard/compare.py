@@ -17,8 +17,8 @@ An Accuracy at or above 0.5 counts as right (the release's Accuracy is 0 or 1 pe
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Iterable, Iterator
 
 import numpy as np
 import pandas as pd

@@ -8,7 +8,8 @@ from dashboard/compare.py (pure), the figures from dashboard/compare_charts.py.
 from __future__ import annotations
 
 import json
-from typing import Any, MutableMapping
+from collections.abc import MutableMapping
+from typing import Any
 
 import pandas as pd
 import streamlit as st

@@ -25,10 +25,10 @@ import base64
 import html
 import sys
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Callable, Sequence
 
 import pandas as pd
 
@@ -343,11 +343,12 @@ class _Charts:
 
 
 def build_report(analysis: Analysis, runs: list[str], baseline: str | None = None, *, workspace: Workspace | None = None,
-                 profile: str = DEFAULT_PROFILE, title: str = "", settings: C.Settings = C.Settings(),
+                 profile: str = DEFAULT_PROFILE, title: str = "", settings: C.Settings | None = None,
                  failures: int = 8, progress: Progress | None = None) -> str:
     """The whole report as one HTML string (see the module docstring)."""
     import plotly.offline
 
+    settings = settings or C.Settings()
     say = progress or (lambda _msg: None)
     an = analysis
     runs = [r for r in runs if r in an.run_names]
@@ -356,7 +357,7 @@ def build_report(analysis: Analysis, runs: list[str], baseline: str | None = Non
     body: list[str] = []
     bench = workspace.discovery.benchmark if workspace is not None else None
     signature = next((an.run(r).signature for r in runs if an.run(r) and an.run(r).result), "")
-    stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     name = title or f"DocBench Lens report: {bench.name if bench else 'benchmark'}"
     body.append(f"<header><h1>{esc(name)}</h1><p class='meta'>{len(an.questions)} questions · runs: {esc(', '.join(runs))}"
                 f" · profile {esc(profile)} · generated {stamp}<br>signature: {esc(signature)}</p></header>")

@@ -10,7 +10,7 @@ Pure: numpy and scipy only (no pandas, no streamlit).
 from __future__ import annotations
 
 import math
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 from scipy import stats as _stats

@@ -120,3 +120,14 @@ def test_many_runs_tab_and_presentation(open_app, mini_bench):
     assert present.title[0].value == "alpha against beta"
     assert [c.value for c in present.caption][:4] == ["1 / 4", "2 / 4", "3 / 4", "4 / 4"]
     assert "percentage points ahead of" in present.markdown[0].value
+
+
+def test_report_is_built_and_offered_for_download(open_app):
+    at = open_app({"a": "alpha", "b": "beta"})
+    assert at.multiselect(key="cmp_report_runs").value == ["alpha", "beta"]
+    next(b for b in at.button if b.label == "Build the report").click().run()
+    assert_clean(at)
+    assert [d.proto.label for d in at.get("download_button")][-1] == "Download HTML"
+    page = at.session_state["cmp_report"][1].decode("utf-8")
+    assert page.count("Plotly.newPlot(") == 4
+    assert "alpha (A) against baseline beta (B)" in page

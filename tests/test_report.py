@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from dashboard import compare as C
 from dashboard import report
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -8,7 +8,6 @@ import pytest
 
 from scoring.stats import holm, mcnemar_exact, paired_bootstrap, paired_bootstrap_rows
 
-
 # ----------------------------------------------------------------------------- McNemar
 
 
