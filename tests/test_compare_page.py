@@ -131,3 +131,22 @@ def test_report_is_built_and_offered_for_download(open_app):
     page = at.session_state["cmp_report"][1].decode("utf-8")
     assert page.count("Plotly.newPlot(") == 4
     assert "alpha (A) against baseline beta (B)" in page
+
+
+def test_a_flip_table_cell_opens_its_questions(open_app, mini_bench):
+    at = open_app({"a": "alpha", "b": "beta"})
+    alpha, beta = scored(mini_bench, "alpha"), scored(mini_bench, "beta")
+    flips = frame(at, "cmp_flip_table")
+    row = list(flips["Slice"]).index("Domain: legal_regulation")
+    outcome = C.flip_of(alpha[Q(3)].accuracy, beta[Q(3)].accuracy)
+    assert flips.loc[row, outcome] >= 1
+    # what a click on that cell sends: its row position and column name
+    at.session_state["cmp_flip_table"] = {"selection": {"rows": [], "columns": [], "cells": [[row, outcome]]}}
+    at.run()
+    assert_clean(at)
+    assert at.selectbox(key="cmp_slice_pick").value == "domain:legal_regulation"
+    assert at.segmented_control(key="cmp_flip_pick").value == outcome
+    expected = [q for q in (Q(3), Q(4)) if C.flip_of(alpha[q].accuracy, beta[q].accuracy) == outcome]
+    assert list(frame(at, "cmp_q_table")["question_id"]) == expected
+    assert len(expected) == flips.loc[row, outcome]
+    assert at.query_params["cmp_slice"] == "domain:legal_regulation" and at.query_params["cmp_flip"] == outcome
