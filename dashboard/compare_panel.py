@@ -109,9 +109,10 @@ def swap(session: MutableMapping[str, Any]) -> None:
 def headline(table: pd.DataFrame, a: str, b: str) -> None:
     top = C.headline(table)
     st.subheader("Headline")
-    cols = st.columns(3)
-    for col, m in zip(cols, C.METRICS):
+    row = st.container(horizontal=True, wrap=True, gap="medium")  # wraps below ~3 x 230 px instead of cutting numbers
+    for m in C.METRICS:
         d, lo, hi = (100 * top[f"{m}_{k}"] for k in ("delta", "low", "high"))
+        col = row.container(width=230)
         col.metric(f"Δ {C.METRIC_LABELS[m]} (A − B)", f"{d:+.1f} pp", border=True,
                    help="A minus B in percentage points over the questions both runs are scored on; "
                         "95 % percentile bootstrap interval from resampling questions in pairs.")
