@@ -1,0 +1,57 @@
+"""The `docbench-lens` command in headless Chromium: started from a folder that holds nothing of the
+project, the app opens the sample benchmark it ships with, and the settings that ship beside
+dashboard/app.py apply (the theme's blue, #2563EB, instead of Streamlit's red, #FF4B4B) -- before
+they moved there from the repository's root, an installed app ran with Streamlit's defaults."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+from browser_kit import OUT, _free_port, _healthy, _tail, check_clean, launch, open_page, settle, shot
+
+pytestmark = pytest.mark.browser
+
+THEME_BLUE, STREAMLIT_RED = "rgb(37, 99, 235)", "rgb(255, 75, 75)"
+COLOURS = """() => {
+  const seen = new Set();
+  for (const el of document.querySelectorAll('*')) {
+    const cs = getComputedStyle(el);
+    for (const v of [cs.color, cs.backgroundColor, cs.borderTopColor]) seen.add(v);
+  }
+  return [...seen];
+}"""
+
+
+def test_command_opens_the_shipped_sample_with_the_shipped_theme(tmp_path):
+    with launch() as browser:  # skips (or fails, with LENS_REQUIRE_BROWSER=1) without Chromium
+        OUT.mkdir(parents=True, exist_ok=True)
+        log = OUT / "launcher.log"
+        port = _free_port()
+        env = {k: v for k, v in os.environ.items() if not k.startswith("LENS_")}
+        with open(log, "w") as sink:
+            proc = subprocess.Popen([sys.executable, "-m", "dashboard.launch", "--port", str(port), "--headless"],
+                                    cwd=tmp_path, env=env, stdout=sink, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        base = f"http://localhost:{port}"
+        try:
+            deadline = time.monotonic() + 60
+            while not _healthy(base):
+                assert proc.poll() is None, f"the launcher exited with {proc.returncode}:\n{_tail(log)}"
+                assert time.monotonic() < deadline, f"no answer from {base}:\n{_tail(log)}"
+                time.sleep(0.25)
+            errors: list[str] = []
+            page = open_page(browser, base, errors)
+            page.goto(base + "/")
+            settle(page, "Overview")
+            page.get_by_text("76 gold questions").first.wait_for()  # the sample: 68 + 8 questions
+            shot(page, "launcher-overview.png")
+            colours = page.evaluate(COLOURS)
+            assert THEME_BLUE in colours and STREAMLIT_RED not in colours
+            check_clean(page, errors, log, "launcher")
+        finally:
+            proc.terminate()
+            proc.wait(timeout=30)
