@@ -394,11 +394,19 @@ def clipped(frame: pd.DataFrame, limit: int = 300) -> pd.DataFrame:
     50 MB prediction sent to the browser's grid froze the explorer for minutes."""
     out = frame
     for col in frame.columns:
-        if frame[col].dtype == object or pd.api.types.is_string_dtype(frame[col]):
-            lengths = frame[col].map(lambda v: len(v) if isinstance(v, str) else 0)
-            if (lengths > limit).any():
-                out = out.copy() if out is frame else out
-                out[col] = frame[col].map(lambda v: clip_text(v, limit) if isinstance(v, str) else v)
+        series = frame[col]
+        if not (series.dtype == object or pd.api.types.is_string_dtype(series)):
+            continue
+        try:
+            lengths = series.str.len()
+        except AttributeError:  # not text after all
+            continue
+        long = (lengths > limit).fillna(False).to_numpy(dtype=bool)
+        if long.any():
+            out = out.copy() if out is frame else out
+            cut = series.copy()
+            cut[long] = series[long].map(lambda v: clip_text(v, limit))
+            out[col] = cut
     return out
 
 
@@ -452,6 +460,12 @@ class Analysis:
         if self._leaderboard is None:
             self._leaderboard = leaderboard(self.runs, self.scores, self.gold_ids)
         return self._leaderboard.copy()
+
+    def field_options(self) -> dict[str, list[str]]:
+        """`field_options(self.questions)`, computed once."""
+        if "field_options" not in self._breakdowns:
+            self._breakdowns["field_options"] = field_options(self.questions)  # type: ignore[assignment]
+        return self._breakdowns["field_options"]  # type: ignore[return-value]
 
     def breakdown(self, field_name: str) -> pd.DataFrame:
         if field_name not in self._breakdowns:

@@ -11,8 +11,7 @@ import streamlit as st
 from dashboard import ui
 from dashboard.links import METRICS, View, field_label, to_params
 from dashboard.why_panel import show_why
-from dashboard.tables import (METRIC_LABELS, SEARCHED, SHORT, clipped, explorer_frame, field_options,
-                              filter_questions, grouped, md_escape, trace_frame)
+from dashboard.tables import (METRIC_LABELS, SEARCHED, SHORT, clipped, explorer_frame, filter_questions, grouped, md_escape, trace_frame)
 from scoring.metrics import answer_type, judge
 from scoring.model import GoldQuestion
 
@@ -20,6 +19,7 @@ TRACE_CHARS = 10_000  # characters of an answer the trace explains (a 50 MB answ
 ROW_PX = 35  # st.dataframe's row and header height
 MAX_TABLE_PX = 560
 EAGER_CSV_BYTES = 5_000_000  # above this the CSV is made on click
+CSV_MEMO = "lens_explorer_csv"  # (analysis, table key) -> CSV bytes of the explorer table
 
 ctx = ui.context()
 an = ctx.analysis
@@ -53,7 +53,7 @@ def filters(v: View):
     ranges: dict[str, tuple[int, int]] = {}
     with st.expander("Filters", expanded=False, icon=":material/filter_list:"):
         cols = st.columns(4)
-        for k, (name, values) in enumerate(field_options(an.questions).items()):
+        for k, (name, values) in enumerate(an.field_options().items()):
             ui.seed(f"x_f.{name}", [x for x in v.filters.get(name, []) if x in values])
             chosen[name] = cols[k % 4].multiselect(field_label(name), values, key=f"x_f.{name}", placeholder="any")
         cols = st.columns(4)
@@ -114,13 +114,24 @@ def table(v: View, count) -> None:
     rows = event.selection.rows
     if rows or v.question in ids:
         v.question = ids[rows[0]] if rows else ""
-    # A big table (long answers) is written to CSV only when the button is pressed, not on every rerun.
-    csv = (lambda: frame.to_csv(index=False).encode("utf-8")) if frame.memory_usage(deep=True).sum() > EAGER_CSV_BYTES \
-        else frame.to_csv(index=False).encode("utf-8")
-    st.download_button("Download this table as CSV", csv, file_name="questions.csv", mime="text/csv",
+    st.download_button("Download this table as CSV", _csv(frame, key), file_name="questions.csv", mime="text/csv",
                        icon=":material/download:", on_click="ignore")
     if v.question and v.question not in ids:
         st.caption("The question shown below is not in the filtered table.")
+
+
+def _csv(frame: pd.DataFrame, key: str):
+    """The table as CSV: kept for the session while the table is the same (writing it took a third of
+    an explorer rerun); a big table (long answers) is written only when the button is pressed."""
+    memo = (id(an), key)
+    kept = st.session_state.get(CSV_MEMO)
+    if kept and kept[0] == memo:
+        return kept[1]
+    if frame.memory_usage(deep=True).sum() > EAGER_CSV_BYTES:
+        return lambda: frame.to_csv(index=False).encode("utf-8")
+    data = frame.to_csv(index=False).encode("utf-8")
+    st.session_state[CSV_MEMO] = (memo, data)
+    return data
 
 
 def evidence(q: GoldQuestion) -> None:
