@@ -174,3 +174,22 @@ def test_the_command_serves_the_app_from_another_folder(tmp_path, mini_bench):
         proc.terminate()
         proc.wait(timeout=30)
     assert "Traceback" not in log.read_text(errors="replace")
+
+
+def test_constraints_pin_every_dependency_inside_its_range():
+    """constraints.txt (what CI installs) pins each dependency of pyproject.toml to a version its range
+    allows: a new dependency, or a range moved past the pin, shows up here."""
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    declared = [Requirement(r) for r in project["dependencies"] + project["optional-dependencies"]["test"]]
+    pins = {}
+    for line in (ROOT / "constraints.txt").read_text(encoding="utf-8").splitlines():
+        line = line.split("#")[0].strip()
+        if line:
+            name, version = line.split("==")
+            pins[canonicalize_name(name)] = version
+    assert [str(r) for r in declared if canonicalize_name(r.name) not in pins] == []
+    assert [f"{r} vs {pins[canonicalize_name(r.name)]}" for r in declared
+            if not r.specifier.contains(pins[canonicalize_name(r.name)], prereleases=True)] == []
