@@ -13,7 +13,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from .links import field_label
-from .tables import METRIC_LABELS, plotly_text
+from .tables import LENGTH_BUCKETS, LONGEST, METRIC_LABELS, POSITIONS, UNKNOWN, plotly_text
 
 COLORSCALE = [[0.0, "#DCE6F2"], [0.5, "#6B9AD6"], [1.0, "#0B3D91"]]  # the lightest cell still shows on white
 FONT = dict(size=13)
@@ -34,6 +34,17 @@ N_COLUMNS = 8  # up to this many columns a cell shows "87.5 / n=8"; beyond, "88"
 DARK = 55  # from this value on, a cell is dark enough for white text
 
 
+ORDERS = {"length": [label for _, label in LENGTH_BUCKETS] + [LONGEST, UNKNOWN], "position": [*POSITIONS, UNKNOWN],
+          "difficulty": ["easy", "medium", "hard", "very_hard", UNKNOWN]}
+
+
+def label_order(field_name: str, labels) -> list[str]:
+    """Labels in their natural order: document length and evidence position as ranges, difficulty from
+    easy to very hard; anything else (and labels outside those lists) alphabetically, after them."""
+    known = ORDERS.get(field_name, [])
+    return [v for v in known if v in set(labels)] + sorted(v for v in set(labels) if v not in known)
+
+
 def run_label(run: str, loaded: frozenset[str] | set[str] = frozenset()) -> str:
     """A run's axis or legend label, marked when its scores were loaded rather than recomputed."""
     return plotly_text(run) + (LOADED_MARK if run in loaded else "")
@@ -51,7 +62,7 @@ def heatmap(frame: pd.DataFrame, field_name: str, metric: str, runs: list[str],
     send no selection events. With `hoverdistance=-1` a click anywhere picks the nearest cell."""
     data = frame[frame["run"].isin(runs)]
     values = data[metric] * 100
-    labels = sorted(data["label"].unique())
+    labels = label_order(field_name, data["label"].unique())
     cells = {(r, lab): (v, n) for r, lab, v, n in zip(data["run"], data["label"], values, data["count"])}
     xs, ys = [plotly_text(v) for v in labels], [run_label(r, loaded) for r in runs]
     with_n = len(labels) <= N_COLUMNS
@@ -117,7 +128,8 @@ def bars(frame: pd.DataFrame, field_name: str, metric: str, runs: list[str],
     fig.update_layout(
         title=dict(text=f"{metric_axis(metric)} by {field_label(field_name).lower()}"), font=FONT, barmode="group",
         height=420, margin=dict(l=10, r=10, t=60, b=10), clickmode="event+select", dragmode=False,
-        xaxis=dict(title=dict(text=field_label(field_name)), categoryorder="category ascending"),
+        xaxis=dict(title=dict(text=field_label(field_name)), categoryorder="array",
+                   categoryarray=[plotly_text(v) for v in label_order(field_name, frame["label"].unique())]),
         yaxis=dict(title=dict(text=metric_axis(metric)), range=[0, 100], ticksuffix=""),
         # a vertical legend right of the plot never meets the title, however narrow the window
         legend=dict(title=dict(text="Run"), orientation="v", yanchor="top", y=1.0, x=1.01, xanchor="left"),

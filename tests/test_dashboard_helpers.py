@@ -341,6 +341,16 @@ def test_bars_have_titles_units_and_slices(analysis):
     assert tuple(fig.data[1].customdata[0][:3]) == ("beta", "domain", "finance_business")
 
 
+def test_bars_keep_the_natural_order_of_ranges():
+    labels = ["201–500 pages", "11–50 pages", "unknown", "51–200 pages", "over 500 pages"]
+    frame = pd.DataFrame({"run": "r", "label": labels, "count": 1, "accuracy": 0.5})
+    fig = charts.bars(frame, "length", "accuracy", ["r"])
+    assert list(fig.layout.xaxis.categoryarray) == ["11–50 pages", "51–200 pages", "201–500 pages", "over 500 pages",
+                                                    "unknown"]
+    assert charts.label_order("position", ["last third", "first third"]) == ["first third", "last third"]
+    assert charts.label_order("domain", ["b", "a"]) == ["a", "b"]
+
+
 def test_chart_labels_are_not_html():
     frame = pd.DataFrame({"run": ["<b>x</b>"], "label": ["<i>y</i>"], "count": [1], "accuracy": [0.5]})
     bar = charts.bars(frame, "domain", "accuracy", ["<b>x</b>"]).data[0]
