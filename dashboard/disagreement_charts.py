@@ -53,11 +53,14 @@ def category_bars(counts: pd.DataFrame) -> go.Figure:
             customdata=[[r, cat] for r in runs],
             hovertemplate="Run: %{y}<br>Category: " + cat + "<br>Answers: %{x}<extra></extra>",
         ))
+    # the legend right of the bars, one category a line: under the bars it wrapped into one scrolling
+    # column in an 800 px window; beside them it always reads
     fig.update_layout(
         barmode="stack", title=dict(text="Answers per category, per run", x=0, xanchor="left"),
         xaxis=dict(title="answers (questions × run)"), yaxis=dict(title=None, autorange="reversed"),
-        legend=dict(orientation="h", yanchor="top", y=-0.22, x=0, font=dict(size=11), traceorder="normal"),
-        height=240 + 34 * len(runs), margin=dict(l=10, r=10, t=50, b=10), font=FONT, clickmode="event+select",
+        legend=dict(orientation="v", yanchor="top", y=1, x=1.01, font=dict(size=10), traceorder="normal"),
+        height=max(390, 120 + 40 * len(runs)), margin=dict(l=10, r=10, t=50, b=10), font=FONT,
+        clickmode="event+select",
     )
     return fig
 
