@@ -7,6 +7,7 @@ from dashboard/compare.py (pure), the figures from dashboard/compare_charts.py.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import MutableMapping
 from typing import Any
@@ -222,15 +223,21 @@ def questions(an, cell: pd.DataFrame, a: str, b: str, state: MutableMapping[str,
         **{f"B {C.METRIC_LABELS[m]}": cell[f"{m}_b"].values * 100 for m in C.METRICS},
     })
     pct = st.column_config.NumberColumn(format="%.0f")
-    event = st.dataframe(table, hide_index=True, width="stretch", height=min(420, 38 + 35 * len(table)), key="cmp_q_table",
-                         on_select="rerun", selection_mode="single-row",
+    ids = list(cell.index)
+    # one table widget per cell: a row selected in one cell's table must not select a row of the next
+    cell_key = hashlib.sha256(json.dumps([a, b, state.get("cmp_slice", ""), state.get("cmp_flip", "")]).encode()).hexdigest()[:10]
+    chosen = [ids.index(state["cmp_q"])] if state.get("cmp_q") in ids else []
+    event = st.dataframe(table, hide_index=True, width="stretch", height=min(420, 38 + 35 * len(table)),
+                         key=f"cmp_q_table_{cell_key}", on_select="rerun", selection_mode="single-row",
+                         selection_default={"selection": {"rows": chosen, "columns": [], "cells": []}},
                          column_config={c: pct for c in table.columns if c.startswith(("A ", "B ")) and "answer" not in c})
     rows = list(getattr(getattr(event, "selection", None), "rows", None) or [])
-    ids = list(cell.index)
-    if rows and 0 <= rows[0] < len(ids) and ("row", ids[rows[0]]) != st.session_state.get("cmp_q_seen"):
-        st.session_state["cmp_q_seen"] = ("row", ids[rows[0]])
-        state["cmp_q"] = ids[rows[0]]
-        st.session_state["cmp_q_pick"] = ids[rows[0]]
+    seen = (cell_key, tuple(rows))
+    if seen != st.session_state.get("cmp_q_seen"):  # act on a change of the row selection only
+        st.session_state["cmp_q_seen"] = seen
+        if rows and 0 <= rows[0] < len(ids):
+            state["cmp_q"] = ids[rows[0]]
+            st.session_state["cmp_q_pick"] = ids[rows[0]]
     downloads(table, f"questions_{file_part(a)}_vs_{file_part(b)}", "cmp_dl_questions")
     if st.session_state.get("cmp_q_pick") not in [None, *ids]:
         st.session_state.pop("cmp_q_pick")

@@ -43,7 +43,7 @@ def scored(bench: Path, run: str):
 def frame(at: AppTest, key: str = "", column: str = ""):
     """The table of a selectable st.dataframe by its key, or the first table with that column."""
     if key:
-        return next(d for d in at.dataframe if d.proto.id and d.proto.id.endswith("-" + key)).value
+        return next(d for d in at.dataframe if d.proto.id and (d.proto.id.endswith("-" + key) or f"-{key}_" in d.proto.id)).value
     return next(d.value for d in at.dataframe if column in d.value.columns)
 
 
@@ -150,3 +150,22 @@ def test_a_flip_table_cell_opens_its_questions(open_app, mini_bench):
     assert list(frame(at, "cmp_q_table")["question_id"]) == expected
     assert len(expected) == flips.loc[row, outcome]
     assert at.query_params["cmp_slice"] == "domain:legal_regulation" and at.query_params["cmp_flip"] == outcome
+
+
+def test_a_question_row_opens_it_and_another_slice_starts_unselected(open_app):
+    at = open_app({"a": "alpha", "b": "beta"})
+    at.selectbox(key="cmp_slice_pick").set_value("domain:legal_regulation").run()
+    table = next(d for d in at.dataframe if "-cmp_q_table_" in d.proto.id)
+    assert list(table.value["question_id"]) == [Q(3), Q(4)]
+    key = table.proto.id.split("-", 2)[2]
+    at.session_state[key] = {"selection": {"rows": [1], "columns": [], "cells": []}}  # a click on the second row
+    at.run()
+    assert_clean(at)
+    assert at.selectbox(key="cmp_q_pick").value == Q(4) and at.query_params["cmp_q"] == Q(4)
+    assert any(s.value == "Question detail" for s in at.subheader)
+    at.selectbox(key="cmp_q_pick").set_value(Q(3)).run()  # the picker wins over the older row selection
+    assert at.selectbox(key="cmp_q_pick").value == Q(3) and at.query_params["cmp_q"] == Q(3)
+    at.selectbox(key="cmp_slice_pick").set_value("domain:finance_business").run()
+    assert_clean(at)
+    assert at.selectbox(key="cmp_q_pick").value is None and "cmp_q" not in at.query_params
+    assert not any(s.value == "Question detail" for s in at.subheader)
