@@ -106,7 +106,7 @@ def child(mode: str, bench: str, repeat: int, started: float) -> dict:
     import pandas as pd
     from streamlit.testing.v1 import AppTest
 
-    from dashboard import cache, store, tables, ui, workspace
+    from dashboard import cache, store, tables, ui
 
     clock = Clock()
     clock.wrap(cache, "load_workspace", "read files")

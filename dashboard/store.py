@@ -24,26 +24,26 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import os
 import re
 import tempfile
 import threading
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Mapping, Sequence
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from scoring._gc import paused_gc
 from scoring.evaluate import RunResult
 from scoring.model import GoldQuestion, Prediction
 from scoring.profiles import signature
-from scoring._gc import paused_gc
 from scoring.runner import assemble_lazily, decisions_of, plan
 
 try:  # orjson reads and writes the `details` column several times faster; json gives the same values
-    from orjson import dumps as _dumps, loads as _loads
+    from orjson import dumps as _dumps
+    from orjson import loads as _loads
 except ImportError:  # pragma: no cover
     _loads = json.loads
 
@@ -129,33 +129,67 @@ def entry_key(gold_sha256: str, prediction_sha256: str, profile_signature: str) 
 
 class ScoredRows:
     """One run's decisions, in its question order, with the ids and statuses they were computed
-    for. Read from an entry, the score columns are at hand at once and the full decision tuples
-    (rule, threshold, details) are parsed only when asked for (`decisions`)."""
+    for. Read from an entry, the columns stay Arrow arrays until asked for: the score columns are
+    converted when the run is rebuilt, the full decision tuples (rule, threshold, details) only
+    when its per-question records are first needed (`decisions`)."""
 
-    def __init__(self, question_ids: list[str], statuses: list[str | None], decisions: list[tuple] | None = None, *,
-                 scores: tuple[list, list, list] | None = None, raw: tuple[list, list, list] | None = None) -> None:
-        self.question_ids, self.statuses = question_ids, statuses
+    def __init__(self, question_ids, statuses, decisions: list[tuple] | None = None, *,
+                 scores: tuple | None = None, raw: tuple | None = None) -> None:
+        self._ids, self._statuses = question_ids, statuses  # lists, or Arrow arrays when read
         self._decisions = decisions
-        self._raw = raw  # (decided_by, thresholds, details JSON texts), from an entry
+        self._raw = raw  # (decided_by, thresholds, details JSON texts) as Arrow arrays, when read
         if scores is None:
             scores = ([d[0] for d in decisions], [d[1] for d in decisions], [d[2] for d in decisions]) \
                 if decisions is not None else ([], [], [])
-        self.accuracy, self.token_f1, self.anls = scores
+        self._scores = scores
+
+    @staticmethod
+    def _list(values) -> list:
+        return values if isinstance(values, list) else values.to_pylist()
+
+    @property
+    def question_ids(self) -> list[str]:
+        return self._list(self._ids)
+
+    @property
+    def statuses(self) -> list[str | None]:
+        return self._list(self._statuses)
+
+    @property
+    def accuracy(self) -> list[float]:
+        return self._list(self._scores[0])
+
+    @property
+    def token_f1(self) -> list[float]:
+        return self._list(self._scores[1])
+
+    @property
+    def anls(self) -> list[float]:
+        return self._list(self._scores[2])
 
     def __len__(self) -> int:
-        return len(self.question_ids)
+        return len(self._ids)
 
     @property
     def decisions(self) -> list[tuple]:
         """(accuracy, token_f1, anls, decided_by, threshold, details) per question."""
         if self._decisions is None:
             rules, thresholds, texts = self._raw
-            self._decisions = list(zip(self.accuracy, self.token_f1, self.anls, rules, thresholds, _details_values(texts)))
+            self._decisions = list(zip(self.accuracy, self.token_f1, self.anls, _interned(rules.to_pylist()),
+                                       thresholds.to_pylist(), _details_values(texts.to_pylist())))
         return self._decisions
 
     def matches(self, question_ids: Sequence[str], statuses: Sequence[str | None]) -> bool:
         """True when these rows were computed for exactly this join of gold and predictions."""
-        return list(question_ids) == self.question_ids and list(statuses) == self.statuses
+        if len(question_ids) != len(self) or len(statuses) != len(self):
+            return False
+        if isinstance(self._ids, list):
+            return list(question_ids) == self._ids and list(statuses) == self._statuses
+        try:
+            return self._ids.equals(pa.chunked_array([pa.array(question_ids, pa.string())])) and \
+                self._statuses.equals(pa.chunked_array([pa.array(statuses, pa.string())]))
+        except (pa.ArrowException, UnicodeError):
+            return False
 
 
 def _tupled(value):
@@ -165,10 +199,6 @@ def _tupled(value):
     if isinstance(value, dict):
         raise ValueError("an object in details")
     return value
-
-
-def _finite_unit(values: list) -> bool:
-    return all(type(v) is float and 0.0 <= v <= 1.0 for v in values)
 
 
 class ScoreStore:
@@ -278,27 +308,28 @@ class ScoreStore:
         for name in _NOT_NULL:
             if table.column(name).null_count:
                 raise ValueError(f"nulls in {name}")
-        qids = table.column("question_id").to_pylist()
-        statuses = table.column("status").to_pylist()
-        acc = table.column("accuracy").to_pylist()
-        f1 = table.column("token_f1").to_pylist()
-        an = table.column("anls").to_pylist()
-        if not (_finite_unit(acc) and _finite_unit(f1) and _finite_unit(an)):
-            raise ValueError("a score outside 0..1")
-        thresholds = table.column("threshold").to_pylist()
-        if any(t is not None and not math.isfinite(t) for t in thresholds):
+        n = table.num_rows
+        for name in ("accuracy", "token_f1", "anls"):
+            col = table.column(name)
+            if n and (pc.any(pc.is_nan(col)).as_py() or pc.min(col).as_py() < 0.0 or pc.max(col).as_py() > 1.0):
+                raise ValueError(f"{name} outside 0..1")
+        thresholds = table.column("threshold")
+        if thresholds.null_count < n and not pc.all(pc.is_finite(thresholds)).as_py():
             raise ValueError("a threshold that is not a number")
-        rules = _interned(table.column("decided_by").to_pylist())
-        texts = table.column("details").to_pylist()
-        _check_details(texts)
-        return ScoredRows(qids, statuses, scores=(acc, f1, an), raw=(rules, thresholds, texts))
+        details = table.column("details")
+        _check_details(details)
+        return ScoredRows(table.column("question_id"), table.column("status"),
+                          scores=(table.column("accuracy"), table.column("token_f1"), table.column("anls")),
+                          raw=(table.column("decided_by"), thresholds, details))
 
 
-def _check_details(texts: list[str]) -> None:
-    """Every details text is one JSON array (parsed in one call; the tuples are built on demand)."""
-    if not texts:
+def _check_details(texts: pa.ChunkedArray) -> None:
+    """Every details text is one JSON array: joined in Arrow and parsed in one call (the tuples are
+    built on demand)."""
+    if not len(texts):
         return
-    joined = "[" + ",".join(texts) + "]"
+    flat = texts.combine_chunks()
+    joined = "[" + pc.binary_join(pa.ListArray.from_arrays(pa.array([0, len(flat)], pa.int32()), flat), ",")[0].as_py() + "]"
     try:
         parsed = _loads(joined)
     except ValueError:
@@ -376,8 +407,9 @@ def load_run(store: ScoreStore, key: str, gold: Sequence[GoldQuestion], predicti
         if rows is None:
             return None
         the_plan = plan(gold, predictions)
-        if not rows.matches(the_plan.question_ids, the_plan.statuses):
+        ids = the_plan.question_ids
+        if not rows.matches(ids, the_plan.statuses):
             store.discard(key)
             return None
         return assemble_lazily(gold, the_plan, lambda: rows.decisions, rows.accuracy, rows.token_f1, rows.anls,
-                               profile=profile, name=name)
+                               profile=profile, name=name, question_ids=ids)

@@ -28,19 +28,18 @@ import os
 import sys
 import threading
 import types
+from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
-from dataclasses import dataclass
-from typing import Iterator, Sequence
 
 from ._gc import paused_gc
 from .evaluate import QuestionResult, RunResult, _bucket
 from .metrics import Judgement, decide
-from .registry import MISSING_STATUS, OVERFLOW_STATUSES, OVERFLOW_TEXT, is_success_status
 from .model import BREAKDOWNS, GoldQuestion, Prediction
 from .problems import WARNING, Problem
 from .profiles import Profile, get_profile, signature
+from .registry import MISSING_STATUS, OVERFLOW_STATUSES, OVERFLOW_TEXT, is_success_status
 
 __all__ = ["Plan", "plan", "assemble", "assemble_lazily", "columns_of", "overall_of", "decisions_of", "score_runs", "shutdown",
            "StoredRunResult", "CHUNK"]
@@ -49,46 +48,50 @@ CHUNK = 4_000  # questions per task: large enough to amortise pickling, small en
 Decision = tuple  # (accuracy, token_f1, anls, decided_by, threshold, details), as scoring.metrics.decide returns
 
 
-@dataclass
 class Plan:
-    """evaluate()'s join of one run with the gold, before scoring."""
+    """evaluate()'s join of one run with the gold, before scoring: the questions scored (gold
+    order; without the missing ones under ignore_missing) and their predictions (None: missing),
+    as two aligned lists."""
 
-    todo: list[tuple[GoldQuestion, Prediction | None]]  # the questions scored, in gold order
-    missing: list[str]  # gold ids without a prediction
-    extras: list[Prediction]  # predictions of no gold question (not scored)
-    prediction_count: int
+    __slots__ = ("questions", "predictions", "missing", "extras", "prediction_count")
+
+    def __init__(self, questions: list[GoldQuestion], predictions: list[Prediction | None], missing: list[str],
+                 extras: list[Prediction], prediction_count: int) -> None:
+        self.questions, self.predictions = questions, predictions
+        self.missing, self.extras, self.prediction_count = missing, extras, prediction_count
+
+    @property
+    def todo(self) -> list[tuple[GoldQuestion, Prediction | None]]:
+        return list(zip(self.questions, self.predictions))
 
     @property
     def question_ids(self) -> list[str]:
-        return [q.qid for q, _ in self.todo]
+        return [q.qid for q in self.questions]
 
     @property
     def statuses(self) -> list[str | None]:
         """The status each question is scored with (None: no prediction)."""
-        return [None if pr is None else pr.status for _, pr in self.todo]
+        return [None if pr is None else pr.status for pr in self.predictions]
 
     @paused_gc()
     def items(self) -> list[tuple]:
         return [(None, None, q.answers, q.answer_format, q.verification_rule) if pr is None
-                else (pr.text, pr.status, q.answers, q.answer_format, q.verification_rule) for q, pr in self.todo]
+                else (pr.text, pr.status, q.answers, q.answer_format, q.verification_rule)
+                for q, pr in zip(self.questions, self.predictions)]
 
 
 @paused_gc()
 def plan(gold: Sequence[GoldQuestion], predictions: Sequence[Prediction], *, ignore_missing: bool = False) -> Plan:
     by_id = {pr.qid: pr for pr in predictions}
-    gold_ids: set[str] = set()
-    todo: list[tuple[GoldQuestion, Prediction | None]] = []
-    missing: list[str] = []
-    for q in gold:
-        gold_ids.add(q.qid)
-        pr = by_id.get(q.qid)
-        if pr is None:
-            missing.append(q.qid)
-            if ignore_missing:
-                continue
-        todo.append((q, pr))
+    questions = list(gold)
+    aligned = [by_id.get(q.qid) for q in questions]
+    missing = [q.qid for q, pr in zip(questions, aligned) if pr is None]
+    if missing and ignore_missing:
+        kept = [(q, pr) for q, pr in zip(questions, aligned) if pr is not None]
+        questions, aligned = [q for q, _ in kept], [pr for _, pr in kept]
+    gold_ids = {q.qid for q in gold}
     extras = [pr for pr in predictions if pr.qid not in gold_ids]
-    return Plan(todo, missing, extras, len(by_id))
+    return Plan(questions, aligned, missing, extras, len(by_id))
 
 
 _ZERO, _ONE = 0.0, 1.0
@@ -102,14 +105,14 @@ def _shared(x: float) -> float:
 def assemble(gold: Sequence[GoldQuestion], the_plan: Plan, decisions: Sequence[Decision], *, profile: str | Profile,
              name: str = "run", ignore_missing: bool = False, prediction_field: str | None = None) -> RunResult:
     """The RunResult that evaluate() returns for this plan, from its decisions (one per planned question)."""
-    if len(decisions) != len(the_plan.todo):
-        raise ValueError(f"{len(decisions)} decisions for {len(the_plan.todo)} questions")
+    if len(decisions) != len(the_plan.questions):
+        raise ValueError(f"{len(decisions)} decisions for {len(the_plan.questions)} questions")
     p = get_profile(profile)
     results = [
         QuestionResult(q, pr, Judgement(
             None if pr is None else pr.text, q.answers, q.answer_format, q.verification_rule,
             MISSING_STATUS if pr is None else pr.status, p, _shared(acc), _shared(f1), _shared(an), rule, threshold, details))
-        for (q, pr), (acc, f1, an, rule, threshold, details) in zip(the_plan.todo, decisions)
+        for q, pr, (acc, f1, an, rule, threshold, details) in zip(the_plan.questions, the_plan.predictions, decisions)
     ]
     return RunResult(results=results, **_run_fields(gold, the_plan, p, name, ignore_missing, prediction_field))
 
@@ -208,26 +211,31 @@ class StoredRunResult(RunResult):
 @paused_gc()
 def assemble_lazily(gold: Sequence[GoldQuestion], the_plan: Plan, decisions_later, accuracy: list[float],
                     token_f1: list[float], anls: list[float], *, profile: str | Profile, name: str = "run",
-                    ignore_missing: bool = False, prediction_field: str | None = None) -> StoredRunResult:
+                    ignore_missing: bool = False, prediction_field: str | None = None,
+                    question_ids: list[str] | None = None) -> StoredRunResult:
     """Like `assemble`, with the scores given as columns and the decisions (for the records) only
     when the records are first needed: `decisions_later()` returns them."""
-    n = len(the_plan.todo)
+    n = len(the_plan.questions)
     if not (len(accuracy) == len(token_f1) == len(anls) == n):
         raise ValueError(f"score columns of another length than the {n} questions")
     p = get_profile(profile)
-    todo = the_plan.todo
+    preds = the_plan.predictions
     columns = {
-        "question_id": [q.qid for q, _ in todo],
-        "status": [MISSING_STATUS if pr is None else pr.status for _, pr in todo],
+        "question_id": question_ids if question_ids is not None else the_plan.question_ids,
+        "status": [MISSING_STATUS if pr is None else pr.status for pr in preds],
         "accuracy": [_shared(x) for x in accuracy],
         "token_f1": [_shared(x) for x in token_f1],
         "anls": [_shared(x) for x in anls],
-        "answered": [pr is not None for _, pr in todo],
-        "prediction": ["" if pr is None else (OVERFLOW_TEXT if pr.status in OVERFLOW_STATUSES else pr.text) for _, pr in todo],
+        "answered": [pr is not None for pr in preds],
+        "prediction": ["" if pr is None else (OVERFLOW_TEXT if pr.status in OVERFLOW_STATUSES else pr.text) for pr in preds],
     }
 
     def build() -> list[QuestionResult]:
-        return assemble(gold, the_plan, decisions_later(), profile=p).results
+        try:
+            decisions = decisions_later()
+        except ValueError:  # stored details that do not read back: never trusted, scored again here
+            decisions = _decide_chunk((p, the_plan.items()))
+        return assemble(gold, the_plan, decisions, profile=p).results
 
     return StoredRunResult(build=build, columns=columns,
                            **_run_fields(gold, the_plan, p, name, ignore_missing, prediction_field))

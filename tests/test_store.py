@@ -126,6 +126,8 @@ CORRUPTIONS = {
     "a flipped byte in the data": lambda t: t.write_bytes(_flip(t.read_bytes())),
     "a score above 1": lambda t: _rewrite(t, lambda tb: tb.set_column(
         2, "accuracy", pa.array([2.0] * tb.num_rows, pa.float64())).replace_schema_metadata(tb.schema.metadata)),
+    "a NaN score": lambda t: _rewrite(t, lambda tb: tb.set_column(
+        3, "token_f1", pa.array([float("nan")] * tb.num_rows, pa.float64())).replace_schema_metadata(tb.schema.metadata)),
     "a missing column": lambda t: _rewrite(t, lambda tb: tb.drop_columns(["details"]).replace_schema_metadata(tb.schema.metadata)),
     "another key in the metadata": lambda t: _rewrite(t, lambda tb: tb.replace_schema_metadata(
         {**tb.schema.metadata, b"lens.key": b"0" * 64})),
