@@ -14,6 +14,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 import pytest
+
 from browser_kit import check_clean, launch, open_page, serve, shot, wait_idle
 
 pytestmark = pytest.mark.browser
