@@ -55,14 +55,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable
 
-from .extra import fuzzy as _fuzzy
+from functools import lru_cache
+
+from rapidfuzz import fuzz
+
+from .extra import _FUZZY_DROP, normalize_fuzzy
 from .metrics import FALSE_WORDS, FAILED, MISSING, REFUSAL_PHRASES, TRUE_WORDS, Judgement, answer_type
 from .registry import PASS_THRESHOLDS, is_success_status
+from .text import normalize_answer
 
 __all__ = [
     "CATEGORIES", "CATEGORY_IDS", "CATEGORY_LABELS", "CSV_COLUMNS", "SCALE_POWERS", "NEAR_MISS_LIMIT",
     "PROBABLY_RIGHT_ANLS", "PROBABLY_RIGHT_FUZZY", "Categorized", "categorize", "primary", "classify",
-    "fuzzy_score", "category_row", "write_categories_csv", "answerable", "is_numeric", "refusal_phrase",
+    "fuzzy_score", "seed_fuzzy", "category_row", "write_categories_csv", "answerable", "is_numeric", "refusal_phrase",
 ]
 
 # id -> one sentence; the order is the contract's (the primary category is the first that applies)
@@ -117,14 +122,52 @@ def refusal_phrase(normalised_prediction: str) -> str | None:
     return next((p for p in REFUSAL_PHRASES if p in normalised_prediction), None)
 
 
-def fuzzy_score(j: Judgement) -> float:
+def fuzzy_score(j: Judgement, *, at_least: float = 0.0) -> float:
     """`scoring.extra.fuzzy` of the scored text against the gold (best over DocVQA's answers);
-    0.0 when the status alone decided (no text was scored)."""
+    0.0 when the status alone decided (no text was scored). With `at_least`, any value below it
+    may come back as 0.0 (rapidfuzz's score cut-off: faster when only a threshold matters)."""
     if not j.scored:
         return 0.0
     text = j.scored_text
     golds = j.answers if j.profile.multi_answer else j.answers[:1]
-    return max((_fuzzy(text, g) for g in golds), default=0.0)
+    return max((seed_fuzzy(text, g, at_least=at_least) for g in golds), default=0.0)
+
+
+@lru_cache(maxsize=65_536)
+def _normalized_gold(gold: str) -> str:
+    """normalize_answer of a gold value, memoised: the same gold recurs in every run."""
+    return normalize_answer(gold)
+
+
+@lru_cache(maxsize=65_536)
+def _fuzzy_norm_cached(text: str) -> str:
+    return _fuzzy_norm(text)
+
+
+def _fuzzy_norm(text: str) -> str:
+    """scoring.extra.normalize_fuzzy; for ASCII text NFKC and the quote/dash map change nothing, so
+    only lower-casing, the bracket/quote deletion and the space folding are done."""
+    if text.isascii():
+        return " ".join(_FUZZY_DROP.sub("", text.lower()).split())
+    return normalize_fuzzy(text)
+
+
+def seed_fuzzy(prediction: str, gold: str, *, at_least: float = 0.0) -> float:
+    """scoring.extra.fuzzy, the same value computed faster: the ASCII path of the normalisation,
+    the gold's normalisation memoised (a gold recurs in every run), and rapidfuzz's token_ratio
+    (the max of token_sort_ratio and token_set_ratio in one call). tests/test_categories.py checks
+    it equals scoring.extra.fuzzy."""
+    if prediction == gold:
+        return 1.0
+    a, b = (_fuzzy_norm_cached(gold) if len(gold) <= 200 else _fuzzy_norm(gold)), _fuzzy_norm(prediction)
+    shorter, longer = (a, b) if len(a) <= len(b) else (b, a)
+    if len(shorter) > 20 and shorter in longer:
+        ratio = len(shorter) / len(longer)
+        if ratio > 0.3:
+            return (85 + ratio * 15) / 100
+    cut = 100 * at_least
+    best = fuzz.token_ratio(a, b, score_cutoff=cut)
+    return max(best, fuzz.partial_ratio(a, b, score_cutoff=max(cut, best))) / 100
 
 
 def _word_part(normalised: str, words: Iterable[str]) -> bool | None:
@@ -196,7 +239,7 @@ def classify(j: Judgement, *, with_fuzzy: bool = False) -> Categorized:
     f1, an = j.token_f1, j.anls
     f1_pass, anls_pass = f1 >= _F1_PASS - _EPS, an >= _ANLS_PASS - _EPS
     p_norm = j.normalized_prediction
-    g_norm = j.normalized_gold
+    g_norm = j.normalized_gold if j.profile.multi_answer else _normalized_gold(j.gold)
     refusal = refusal_phrase(p_norm)
     if answerable(j):
         if refusal is not None:
@@ -222,9 +265,7 @@ def classify(j: Judgement, *, with_fuzzy: bool = False) -> Categorized:
         if an >= PROBABLY_RIGHT_ANLS - _EPS:
             probably = True
         else:
-            if fz is None:
-                fz = fuzzy_score(j)
-            probably = fz >= PROBABLY_RIGHT_FUZZY - _EPS
+            probably = (fz if fz is not None else fuzzy_score(j, at_least=PROBABLY_RIGHT_FUZZY)) >= PROBABLY_RIGHT_FUZZY - _EPS
         if probably:
             out.append("probably_right_scored_wrong")
     nums = _numbers(j) if numeric else None

@@ -12,7 +12,7 @@ import pytest
 
 from scoring import cli
 from scoring.categories import (CATEGORIES, CATEGORY_IDS, CSV_COLUMNS, categorize, category_row, classify, fuzzy_score,
-                                primary)
+                                primary, seed_fuzzy)
 from scoring.evaluate import evaluate
 from scoring.extra import fuzzy
 from scoring.loaders import load_gold, load_predictions
@@ -294,3 +294,28 @@ def test_cli_categories_csv_one_and_several_runs(tmp_path, capsys):
     assert cli.main(["--gold-files", *gold, "--predictions", *preds, "--categories-csv", str(folder)]) == 0
     assert sorted(p.name for p in folder.iterdir()) == ["longctx-ocr.csv", "small-9b.csv"]
     assert (folder / "small-9b.csv").read_bytes() == one.read_bytes()
+
+
+FUZZY_PAIRS = [("Smith, John", "John Smith"), ("“Quoted” — text", '"Quoted" - text'), ("(B)", "B"), ("", "x"), ("", ""),
+               ("The Lighthouse at Carrow Point, chapter four", "The Lighthouse at Carrow Point"),
+               ("Ｆｕｌｌ ｗｉｄｔｈ", "Full width"), ("200–500 pages", "200-500"), ("a" * 300, "a" * 299 + "b"),
+               ("UK", "Ukraine"), ("[x] {y}", "x y"), ("Ölpreis", "olpreis")]
+
+
+def test_seed_fuzzy_equals_the_extra_module():
+    from hypothesis import given, settings
+    from hypothesis import strategies as hst
+
+    for a, b in FUZZY_PAIRS:
+        assert seed_fuzzy(a, b) == fuzzy(a, b), (a, b)
+        assert seed_fuzzy(b, a) == fuzzy(b, a), (b, a)
+        for cut in (0.5, 0.9):
+            got = seed_fuzzy(a, b, at_least=cut)
+            assert got == fuzzy(a, b) if fuzzy(a, b) >= cut else got < cut
+
+    @settings(max_examples=300, deadline=None)
+    @given(hst.text(alphabet="ab c(\"'-–“”ÄéＡ", max_size=30), hst.text(alphabet="ab c(\"'-–“”ÄéＡ", max_size=30))
+    def same(a, b):
+        assert seed_fuzzy(a, b) == fuzzy(a, b)
+
+    same()
