@@ -131,7 +131,7 @@ def comparison(key: tuple, _build: Callable[[], object]) -> object:
     return _build()
 
 
-@st.cache_resource(show_spinner=False, max_entries=512)
+@st.cache_resource(show_spinner="Sorting the answers into disagreement categories…", max_entries=512)
 def run_categories(key: tuple, _build: Callable[[], "pd.DataFrame"]) -> "pd.DataFrame":
     """One scored run's disagreement categories (dashboard.disagreement.run_categories); `key` =
     the run's scoring key (gold key, prediction sha256, run name, profile)."""
