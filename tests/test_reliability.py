@@ -295,3 +295,53 @@ def test_cli_summarises_repeated_problems(tmp_path):
     assert sum("extra prediction, not scored" in line for line in lines) == 20
     assert f"{preds}: warning: … and 980 more extra predictions" in lines
     assert "Extra predictions: 1000" in proc.stdout
+
+
+# ----------------------------------------------------------------------------- the GC pause in a serving process
+
+
+def test_gc_pause_from_many_threads_always_ends_enabled():
+    """Streamlit serves sessions from threads, and loading and scoring pause the cyclic garbage
+    collector process-wide (scoring._gc.paused_gc). However the pauses of many sessions overlap,
+    the collector is enabled again once the last one ends -- the pause never leaks into serving."""
+    import gc
+    import random
+    import threading
+    import time
+
+    from scoring._gc import paused_gc
+
+    assert gc.isenabled()
+    start = threading.Barrier(16)
+    seen_disabled = []
+
+    def worker(seed: int) -> None:
+        rnd = random.Random(seed)
+        start.wait()
+        for _ in range(30):
+            with paused_gc():
+                seen_disabled.append(not gc.isenabled())
+                time.sleep(rnd.uniform(0, 0.002))
+            time.sleep(rnd.uniform(0, 0.001))
+
+    threads = [threading.Thread(target=worker, args=(k,)) for k in range(16)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert gc.isenabled()
+    assert any(seen_disabled)  # the pause did happen
+
+
+def test_gc_pause_ends_enabled_when_the_body_raises():
+    import gc
+
+    from scoring._gc import paused_gc
+    from scoring.loaders import load_gold
+
+    with pytest.raises(ZeroDivisionError):
+        with paused_gc():
+            1 / 0
+    assert gc.isenabled()
+    load_gold(BAD / "gold_deep_nesting.jsonl")  # a loader (decorated) on hostile input
+    assert gc.isenabled()
