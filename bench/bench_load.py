@@ -238,7 +238,7 @@ async def session(k: int, base: str, page: str, qids: list[str], runs: list[str]
                 t = time.perf_counter()
                 try:
                     run = await _rerun(ws, urlencode([("sel", want), *(("run", r) for r in runs)]), *sent)
-                except asyncio.TimeoutError:
+                except TimeoutError:
                     res.errors.append(f"session {k}: no script_finished within {SWITCH_TIMEOUT:.0f} s")
                     return
                 res.media_bytes += await asyncio.to_thread(_fetch, base, run.media)
