@@ -243,9 +243,13 @@ def _open(path: Path):
     import pymupdf
 
     try:
-        return pymupdf.open(path)
+        doc = pymupdf.open(path)
     except Exception as exc:  # pymupdf raises several types for unreadable files
         raise DocumentError(f"{path.name} cannot be opened: {exc}") from None
+    if doc.needs_pass:
+        doc.close()
+        raise DocumentError(f"{path.name} is encrypted (needs a password)")
+    return doc
 
 
 def page_count(path: Path) -> int:

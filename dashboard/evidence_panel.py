@@ -9,6 +9,7 @@ from dashboard/cache.py; the pure work is in evidence.py, layers.py and pagerend
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import streamlit as st
@@ -23,17 +24,26 @@ from .evidence import (
     PARALLEL_MIN_PAGES,
     DocumentError,
     answered,
-    is_image,
     locate_answer,
     missing_message,
     question_paths,
     warm_up,
 )
+from .grounding import evidence_table
 from .layers import gold_pages, layers, page_layers, quote_message
 from .pagerender import SWATCHES, ZOOMS, draw_overlay, page_figure
-from .tables import md_escape
+from .tables import md_escape as _escape
+from .workspace import fingerprint
 
 THUMBS = 2  # neighbouring pages shown on each side
+_AUTOLINK = re.compile(r"(?i)https?|ftp|www|mailto|@")
+
+
+def md_escape(text: str) -> str:
+    """dashboard.tables.md_escape, and no autolink either: Markdown renderers turn `https://…`,
+    `www.…` and `name@host` into live links even when every punctuation mark is escaped, so a
+    zero-width space goes inside each of them (shown text unchanged)."""
+    return _escape(_AUTOLINK.sub(lambda m: "\u200b@" if m.group() == "@" else m.group()[0] + "\u200b" + m.group()[1:], text))
 PREFIX = "ev_"  # session-state keys of this component
 
 
@@ -219,4 +229,34 @@ def _thumbnails(path: Path, page: int, n: int, evidence: list[int], go, key: str
                    width="stretch")
 
 
-__all__ = ["show_evidence", "run_predictions", "is_image"]
+
+def all_predictions(ctx) -> dict[str, dict[str, Prediction]]:
+    """Each run's predictions by question id (official-only runs: their prediction text)."""
+    out = {}
+    for run in ctx.analysis.runs:
+        if run.result is not None:
+            out[run.name] = {r.qid: r.prediction for r in run.result.results if r.prediction is not None}
+        else:
+            out[run.name] = {s.qid: Prediction(s.qid, s.prediction or "", s.status or "success") for s in run.official}
+    return out
+
+
+def evidence_metrics(ctx):
+    """dashboard.grounding.evidence_table for every run and question of the context, computed once
+    per data (with a progress bar) and kept in dashboard.cache: one row per (question_id, run) with
+    evidence_precision, evidence_recall, grounding, answer_location, answer_pages_evidence,
+    answer_pages_elsewhere."""
+    ws, an = ctx.workspace, ctx.analysis
+    bench, docs = ws.discovery.benchmark, ws.discovery.docs_dir
+    located = sorted((doc, str(loc.path)) for doc, loc in ws.locations.items() if loc.path)
+    key = (repr(ctx.sources), ctx.gold_key, tuple((pf.run, pf.sha256) for pf in ws.predictions),
+           tuple((r.name, r.source, len(r.official)) for r in an.runs), tuple(located),
+           fingerprint([Path(p) for _, p in located]))
+    table = cache.evidence_metrics(key)
+    if table is None:
+        bar = st.progress(0.0, text="Locating every answer in its documents…")
+        table = evidence_table(ws.gold.items, all_predictions(ctx), lambda q: question_paths(q, ws.locations, bench, docs),
+                               progress=lambda d, t: bar.progress(d / t, text=f"Locating answers: {d} / {t}"))
+        bar.empty()
+        cache.remember_evidence_metrics(key, table)
+    return table

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .evidence import PDF_LOCK, DocumentError, Rect
+from .evidence import _open as open_document
 
 MAX_PIXELS = 12_000_000  # a render never has more pixels than this (about 3,500 × 3,500)
 MAX_SIDE = 6_000  # nor a side longer than this
@@ -61,17 +62,17 @@ def render_page(path: Path, page: int, zoom: float = 1.0) -> Rendered:
     import pymupdf
 
     with PDF_LOCK:
-        try:
-            doc = pymupdf.open(path)
-        except Exception as exc:
-            raise DocumentError(f"{path.name} cannot be opened: {exc}") from None
+        doc = open_document(path)
         with doc:
             n = doc.page_count
             if not 1 <= page <= n:
                 raise DocumentError(f"page {page} is beyond the document ({n} page{'s' if n != 1 else ''})")
             p = doc[page - 1]
             z, capped = capped_zoom(p.rect.width, p.rect.height, zoom)
-            pix = p.get_pixmap(matrix=pymupdf.Matrix(z, z), alpha=False)
+            try:
+                pix = p.get_pixmap(matrix=pymupdf.Matrix(z, z), alpha=False)
+            except (RuntimeError, ValueError, MemoryError) as exc:  # a damaged page
+                raise DocumentError(f"page {page} of {path.name} cannot be rendered: {exc}") from None
             m = p.rotation_matrix * pymupdf.Matrix(z, z) * pymupdf.Matrix(1, 0, 0, 1, -pix.x, -pix.y)
             png = pix.tobytes("png")
             out = Rendered(png, pix.width, pix.height, z, (m.a, m.b, m.c, m.d, m.e, m.f), page, n,

@@ -427,3 +427,14 @@ def test_explorer_columns_and_location_breakdown(sample_gold):
     slices = location_breakdown(table).set_index("label")
     assert slices.loc["only on other pages", "question_ids"] == ["adubench_single_000024"]
     assert slices.loc["not searched", "count"] == 1  # "A": a choice letter is not searched
+
+
+def test_an_encrypted_pdf_is_a_message_not_an_exception(tmp_path):
+    doc = pymupdf.open()
+    doc.new_page().insert_text((72, 72), "secret")
+    doc.save(tmp_path / "locked.pdf", encryption=pymupdf.PDF_ENCRYPT_AES_256, user_pw="pw", owner_pw="pw")
+    doc.close()
+    with pytest.raises(ev.DocumentError, match="encrypted"):
+        render_page(tmp_path / "locked.pdf", 1)
+    loc = ev.locate_in_document(tmp_path / "locked.pdf", 1, "secret")
+    assert loc.method == ev.NOT_FOUND and "encrypted" in loc.message

@@ -1,51 +1,17 @@
 """Evidence: one question's evidence pages with boxes for the gold evidence, the gold answer, each
 run's answer and its cited evidence; and the evidence metrics of every run."""
 
-from pathlib import Path
-
 import streamlit as st
 
-from dashboard import cache, ui
-from dashboard.evidence import question_paths
-from dashboard.evidence_panel import show_evidence
-from dashboard.grounding import evidence_table, run_rates
-from dashboard.tables import md_escape
-from dashboard.workspace import fingerprint
-from scoring.model import Prediction
+from dashboard import ui
+from dashboard.evidence_panel import evidence_metrics, md_escape, show_evidence
+from dashboard.grounding import run_rates
 
 AUTO_PAIRS = 2_000  # more (question, run) pairs than this are computed on request
 
 ctx = ui.context()
 ws, an = ctx.workspace, ctx.analysis
 st.title("Evidence")
-
-
-def predictions() -> dict[str, dict[str, Prediction]]:
-    """Each run's predictions by question id (official-only runs: their prediction text)."""
-    out = {}
-    for run in an.runs:
-        if run.result is not None:
-            out[run.name] = {r.qid: r.prediction for r in run.result.results if r.prediction is not None}
-        else:
-            out[run.name] = {s.qid: Prediction(s.qid, s.prediction or "", s.status or "success") for s in run.official}
-    return out
-
-
-def metrics():
-    """The evidence metrics of every run, computed once per data (with a progress bar)."""
-    bench, docs = ws.discovery.benchmark, ws.discovery.docs_dir
-    located = sorted((doc, str(loc.path)) for doc, loc in ws.locations.items() if loc.path)
-    key = (repr(ctx.sources), ctx.gold_key, tuple((pf.run, pf.sha256) for pf in ws.predictions),
-           tuple((r.name, r.source, len(r.official)) for r in an.runs), tuple(located),
-           fingerprint([Path(p) for _, p in located]))
-    table = cache.evidence_metrics(key)
-    if table is None:
-        bar = st.progress(0.0, text="Locating every answer in its documents…")
-        table = evidence_table(ws.gold.items, predictions(), lambda q: question_paths(q, ws.locations, bench, docs),
-                               progress=lambda d, t: bar.progress(d / t, text=f"Locating answers: {d} / {t}"))
-        bar.empty()
-        cache.remember_evidence_metrics(key, table)
-    return table
 
 
 questions = ws.gold.items
@@ -82,7 +48,7 @@ else:
                                               "the first time takes a while on long documents."):
         st.caption("Turn the switch on to compute the evidence metrics of every run.")
     else:
-        table = metrics()
+        table = evidence_metrics(ctx)
         rates = run_rates(table)
         pct = {c: st.column_config.NumberColumn(format="percent") for c in rates.columns
                if c not in ("run", "questions", "grounded_questions", "answers_searched")}
