@@ -11,7 +11,7 @@ from typing import Iterable
 
 import streamlit as st
 
-from scoring.evaluate import RunResult, evaluate
+from scoring.evaluate import RunResult
 from scoring.profiles import PROFILES
 from scoring.runner import score_runs
 
@@ -163,11 +163,9 @@ def score(ws: Workspace, gold_key: tuple, pf: PredictionFile, profile: str, bar=
         bar = bar or _Progress(st.empty(), profile, len(ws.gold.items), stale=False)
         label = md_escape(pf.run)
 
-        def progress(done: int, total: int) -> None:
-            bar.update(label, done, total)
-
         bar.update(label, 0, len(ws.gold.items))
-        result = evaluate(ws.gold.items, pf.loaded.items, profile=profile, name=pf.run, progress=progress)
+        # the shared pool (scoring/runner.py): no new pool per run, no streamlit in the workers
+        _, result = next(score_runs(ws.gold.items, [(pf.run, pf.loaded.items)], profile=profile))
         bar.finish_run(len(ws.gold.items))
         store.save_run(cache.score_store(), _store_key(ws, gold_key, pf, profile), result)
         cache.remember(key, result)

@@ -34,7 +34,7 @@ from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 
 from ._gc import paused_gc
-from .evaluate import QuestionResult, RunResult, _bucket
+from .evaluate import PARALLEL_MIN, QuestionResult, RunResult, _bucket
 from .metrics import Judgement, decide
 from .model import BREAKDOWNS, GoldQuestion, Prediction
 from .problems import WARNING, Problem
@@ -333,13 +333,15 @@ def workers_import_streamlit() -> bool | None:
 
 def score_runs(gold: Sequence[GoldQuestion], runs: Sequence[tuple[str, Sequence[Prediction]]], *,
                profile: str | Profile = "xldocbench", ignore_missing: bool = False, prediction_field: str | None = None,
-               parallel: bool = True) -> Iterator[tuple[int, RunResult]]:
+               parallel: bool = True, min_parallel: int = PARALLEL_MIN) -> Iterator[tuple[int, RunResult]]:
     """Score every run (name, predictions) against `gold`; yield (index in `runs`, RunResult) per
     run as it completes, in order. All runs' chunks go to the shared pool at once, so both cores
-    stay busy across run boundaries. Each result equals `evaluate(gold, predictions, ...)`."""
+    stay busy across run boundaries; fewer than `min_parallel` questions in all are scored in this
+    process. Each result equals `evaluate(gold, predictions, ...)`."""
     p = get_profile(profile)
     plans = [plan(gold, preds, ignore_missing=ignore_missing) for _, preds in runs]
-    pool = _pool() if parallel else None
+    # a few thousand questions are scored faster here than sent to workers
+    pool = _pool() if parallel and sum(len(pl.questions) for pl in plans) >= min_parallel else None
     pending: list[list[Future] | None] = [None] * len(runs)
     if pool is not None:
         try:
