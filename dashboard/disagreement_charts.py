@@ -65,9 +65,11 @@ def category_bars(counts: pd.DataFrame) -> go.Figure:
     return fig
 
 
-def pair_scatter(points: pd.DataFrame, x: str, y: str) -> go.Figure:
+def pair_scatter(points: pd.DataFrame, x: str, y: str, listed: set[tuple[str, str]] | None = None) -> go.Figure:
     """Metric pair scatter, jittered, coloured by Accuracy (two traces, so the legend says which
-    is which); each point carries [run, question_id, category] and shows its raw scores on hover."""
+    is which); each point carries [run, question_id, category] and shows its raw scores on hover.
+    The points of `listed` (run, question id) -- the answers listed under the chart -- are ringed,
+    unless that is every point."""
     fig = go.Figure()
     many = len(points) > 2_000
     for acc, label in ((1.0, "Accuracy 1"), (0.0, "Accuracy 0")):
@@ -84,6 +86,14 @@ def pair_scatter(points: pd.DataFrame, x: str, y: str) -> go.Figure:
             hovertemplate=(f"%{{customdata[1]}} · %{{customdata[0]}}<br>{SCORE_LABELS[x]}: %{{customdata[3]:.3f}}"
                            f"<br>{SCORE_LABELS[y]}: %{{customdata[4]:.3f}}<br>%{{customdata[2]}}<extra>{label}</extra>"),
         ))
+    if listed:
+        mask = [(r, q) in listed for r, q in zip(points["run"], points["question_id"])]
+        ring = points[mask]
+        if 0 < len(ring) < len(points):
+            fig.add_trace(go.Scatter(
+                x=ring["x"], y=ring["y"], mode="markers", name="listed below", hoverinfo="skip",
+                marker=dict(symbol="circle-open", size=14, color="#111827", line=dict(width=1.5)),
+            ))
     for v in (0.5,):  # the pass thresholds of token F1 and ANLS
         fig.add_vline(x=v, line=dict(color="#9CA3AF", dash="dot", width=1))
         fig.add_hline(y=v, line=dict(color="#9CA3AF", dash="dot", width=1))

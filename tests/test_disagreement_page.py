@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 from pathlib import Path
 
@@ -119,6 +120,14 @@ def test_scatter_selection_opens_its_points(open_page):
     assert_clean(at)
     assert sorted(answers(at)["question_id"]) == chosen
     assert any(c.value.startswith("3 answers selected in the scatter") for c in at.caption)
+    # the answers listed are ringed in the scatter (not before: then every point was listed)
+    assert not any(t.get("name") == "listed below" for t in fig["data"])
+    at.run()
+    fig = json.loads(at.get("plotly_chart")[1].proto.spec)
+    ring = next(t for t in fig["data"] if t.get("name") == "listed below")
+    xs = ring["x"]
+    n_ring = len(base64.b64decode(xs["bdata"])) // 8 if isinstance(xs, dict) else len(xs)  # float64s
+    assert n_ring == 3
 
 
 def test_deep_link_to_an_answer_shows_why(open_page):

@@ -122,7 +122,8 @@ def per_slice(frame, runs, mode, d) -> str:
     return by
 
 
-def scatter(frame, runs, d) -> None:
+def scatter(frame, runs, d, shown: set) -> bool:
+    """The metric-pair scatter, the listed answers ringed; True when a new selection was made."""
     st.subheader("Scores side by side")
     pair = d.get("dis_pair") if d.get("dis_pair") in dg.PAIRS else "token_f1 / anls"
     ui.seed("dis_pair_w", pair)
@@ -131,7 +132,7 @@ def scatter(frame, runs, d) -> None:
     d["dis_pair"] = "" if pair == "token_f1 / anls" else pair
     x, y = dg.PAIRS[pair]
     pts, total = dg.scatter_points(frame, runs, x, y)
-    event = st.plotly_chart(pair_scatter(pts, x, y), on_select="rerun", selection_mode=("points", "box", "lasso"),
+    event = st.plotly_chart(pair_scatter(pts, x, y, shown), on_select="rerun", selection_mode=("points", "box", "lasso"),
                             key=f"dis_scatter_{pair}", width="stretch")
     note = f" (a fixed sample of {len(pts):,} of {total:,} drawn)" if total > len(pts) else ""
     st.caption(f"One point per answer{note}, jittered by up to ±{dg.JITTER:.3f} so equal scores form a cloud. "
@@ -140,10 +141,12 @@ def scatter(frame, runs, d) -> None:
     if new_event(f"dis_scatter_{pair}", chosen):
         open_list(d, cat="", dis_run="", dis_slice="")
         st.session_state[POINTS] = chosen
+        return True
+    return False
 
 
-def question_list(frame, runs, mode, d) -> None:
-    st.subheader("Answers")
+def listed(frame, runs, mode, d):
+    """The answers opened by the last selection: (rows of the category frame, what they are)."""
     points = st.session_state.get(POINTS)
     if points:
         keys = set(map(tuple, points))
@@ -157,6 +160,12 @@ def question_list(frame, runs, mode, d) -> None:
         if by and label:
             parts.append(f"{field_label(by).lower()} {label}")
         what = " · ".join(parts)
+    return rows, what
+
+
+def question_list(frame, rows, what, runs, d) -> None:
+    st.subheader("Answers")
+    points = st.session_state.get(POINTS)
     table = dg.table(rows, an.questions)
     cols = st.columns([4, 1], vertical_alignment="center")
     cols[0].caption(md_escape(f"{what}: {len(table)} answer{'s' if len(table) != 1 else ''}"))
@@ -279,8 +288,10 @@ else:
         frame = frame_for(runs)
         per_run(frame, runs, mode, d)
         by = per_slice(frame, runs, mode, d)
-        scatter(frame, runs, d)
-        question_list(frame, runs, mode, d)
+        rows, what = listed(frame, runs, mode, d)
+        if scatter(frame, runs, d, set(zip(rows["run"], rows["question_id"]))):
+            rows, what = listed(frame, runs, mode, d)  # a new selection in the scatter
+        question_list(frame, rows, what, runs, d)
         answerability(frame, runs, by)
         sensitivity(runs, by)
     ui.set_view(view)
