@@ -298,3 +298,22 @@ def token_overlap(j) -> tuple[pd.DataFrame, str]:
         note = (f"Token F1 {j.token_f1:.3f} = 2·P·R / (P + R), precision P = {len(shared)}/{n_pred}, "
                 f"recall R = {len(shared)}/{n_gold} (distinct normalised tokens).")
     return frame, note
+
+
+def profile_leaderboard(scored: dict[str, dict[str, RunResult]], base: str) -> pd.DataFrame:
+    """How the leaderboard moves with the scoring rule: per run (rows, by Accuracy under `base`),
+    Accuracy in % and rank under each profile, and the rank change from `base` (positive = up).
+    `scored`: run -> profile -> RunResult."""
+    profiles = list(dict.fromkeys(p for by in scored.values() for p in by))
+    acc = {p: {r: 100 * by[p].overall["accuracy"] for r, by in scored.items() if p in by} for p in profiles}
+    ranks = {p: {r: k + 1 for k, r in enumerate(sorted(acc[p], key=lambda r: (-acc[p][r], r)))} for p in profiles}
+    rows = []
+    for run in sorted(scored, key=lambda r: ranks[base].get(r, 10**9)):
+        row: dict = {"Run": run}
+        for p in profiles:
+            row[f"Accuracy (%) {p}"] = acc[p].get(run, float("nan"))
+            row[f"Rank {p}"] = ranks[p].get(run)
+            if p != base and run in ranks[p] and run in ranks[base]:
+                row[f"Rank change {p}"] = ranks[base][run] - ranks[p][run]
+        rows.append(row)
+    return pd.DataFrame(rows)

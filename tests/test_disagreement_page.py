@@ -156,6 +156,9 @@ def test_sensitivity_section_lists_profile_changes(open_page):
     table = frame_titled(at, "question_id")
     assert set(table["question_id"]) == changed and changed
     assert head.loc["xldocbench-1519", "Gained"] + head.loc["xldocbench-1519", "Lost"] == len(changed)
+    board = frame_titled(at, "Run").set_index("Run")
+    assert board.loc["longctx-ocr", "Accuracy (%) xldocbench-1519"] == pytest.approx(100 * other.overall["accuracy"])
+    assert "Rank change xldocbench-1519" in board.columns
 
 
 def test_answerability_rates(open_page):
@@ -287,3 +290,19 @@ def test_question_explorer_detail_has_the_why_panel(open_page):
     assert len(codes) == len(before) + 2 and any("{+" in c for c in codes[len(before):])
     tokens = frame_titled(at, "Tokens")
     assert tokens["Count"].tolist() == [4, 0, 0]
+
+
+def test_profile_leaderboard_ranks():
+    gold = load_gold([SAMPLE / "qa_single_doc.jsonl", SAMPLE / "qa_cross_doc.jsonl"]).items
+    scored = {}
+    for name in ("longctx-ocr", "small-9b", "agent-pipeline"):
+        path = next(p for p in (SAMPLE / "runs").iterdir() if p.name.startswith(name + "."))
+        preds = load_predictions(path).items
+        scored[name] = {prof: evaluate(gold, preds, profile=prof) for prof in ("xldocbench", "xldocbench-1519")}
+    board = dg.profile_leaderboard(scored, "xldocbench").set_index("Run")
+    acc = {r: 100 * s["xldocbench"].overall["accuracy"] for r, s in scored.items()}
+    assert list(board.index) == sorted(acc, key=lambda r: -acc[r])
+    assert board["Rank xldocbench"].tolist() == [1, 2, 3]
+    for r in scored:
+        assert board.loc[r, "Accuracy (%) xldocbench-1519"] == pytest.approx(100 * scored[r]["xldocbench-1519"].overall["accuracy"])
+        assert board.loc[r, "Rank change xldocbench-1519"] == board.loc[r, "Rank xldocbench"] - board.loc[r, "Rank xldocbench-1519"]

@@ -234,6 +234,19 @@ def answerability(frame, runs, by) -> None:
                  column_config={"invented (%)": pct, "false refusals (%)": pct})
 
 
+def board(runs, profiles) -> None:
+    """The chosen runs' Accuracy and rank under each profile: how far the leaderboard would move."""
+    files = {p.run: p for p in ctx.workspace.predictions}
+    scored = {r: {ctx.profile: an.run(r).result} | {p: ui.score(ctx.workspace, ctx.gold_key, files[r], p) for p in profiles}
+              for r in runs if r in files}
+    frame = dg.profile_leaderboard(scored, ctx.profile)
+    config = {c: st.column_config.NumberColumn(format="%.1f") for c in frame.columns if c.startswith("Accuracy")}
+    config |= {c: st.column_config.NumberColumn(format="%+d") for c in frame.columns if c.startswith("Rank change")}
+    st.dataframe(frame, hide_index=True, width="stretch", key="dis_sens_board", column_config=config)
+    st.caption("The chosen runs under each profile: Accuracy, rank, and the rank change from the current profile "
+               "(+1 = one place up).")
+
+
 def sensitivity(runs, by) -> None:
     st.subheader("Evaluator sensitivity")
     st.caption("The run rescored under the other profiles: the answers whose Accuracy changes, and how far the "
@@ -249,6 +262,8 @@ def sensitivity(runs, by) -> None:
         st.info("No other profile applies to this run.")
         return
     comparisons = [compare(base, ui.score(ctx.workspace, ctx.gold_key, pf, p)) for p in options]
+    board(runs, options)
+    st.markdown(f"**{md_escape(name)}** under each profile")
     pct = st.column_config.NumberColumn(format="%.2f")
     st.dataframe(dg.sensitivity_headline(comparisons), hide_index=True, width="stretch", key="dis_sens_head",
                  column_config={"Accuracy (%)": pct, "Token F1 (%)": pct, "ANLS (%)": pct})
