@@ -438,3 +438,16 @@ def test_an_encrypted_pdf_is_a_message_not_an_exception(tmp_path):
         render_page(tmp_path / "locked.pdf", 1)
     loc = ev.locate_in_document(tmp_path / "locked.pdf", 1, "secret")
     assert loc.method == ev.NOT_FOUND and "encrypted" in loc.message
+
+
+def test_long_documents_read_by_worker_processes_give_the_same_text(fx, monkeypatch):
+    ev.clear_caches()
+    inline = ev.doc_text(fx["geometry"])
+    ev.clear_caches()
+    monkeypatch.setattr(ev, "PARALLEL_MIN_PAGES", 1)
+    monkeypatch.setattr(ev, "CHUNK_PAGES", 1)
+    seen = []
+    parallel = ev.doc_text(fx["geometry"], progress=lambda d, t: seen.append((d, t)))
+    assert parallel.pages == inline.pages and parallel.numbers == inline.numbers and len(parallel.pages) == 4
+    assert ev._pool() is None or seen == [(1, 4), (2, 4), (3, 4), (4, 4)]
+    ev.clear_caches()
