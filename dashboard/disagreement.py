@@ -273,8 +273,12 @@ def why_diffs(j) -> list[tuple[str, str]]:
         out.append((f"As ANLS compares them (stripped, lower case){head}",
                     diff_text(char_diff(pred.strip().lower(), g.strip().lower())) or "(both empty)"))
     if not j.profile.multi_answer:
-        out.append(("After normalisation (what Accuracy and token F1 compare)",
-                    diff_text(char_diff(j.normalized_prediction, j.normalized_gold)) or "(both normalise to empty)"))
+        normalised = diff_text(char_diff(j.normalized_prediction, j.normalized_gold)) or "(both normalise to empty)"
+        if normalised == out[0][1]:
+            out[0] = ("As ANLS compares them, and after normalisation (what Accuracy and token F1 compare): the same",
+                      normalised)
+        else:
+            out.append(("After normalisation (what Accuracy and token F1 compare)", normalised))
     return out
 
 
