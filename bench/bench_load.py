@@ -21,7 +21,14 @@ a session seeing another question, broken connections), p50 / p95 / max latency 
 -> script finished), the server's peak resident memory (the server and its children, sampled from
 /proc every 100 ms) beside the configured cache sizes, and the garbage collector's state check.
 
-The machine's cores are shared by everything running on it: the figures are for this machine now.
+The server runs with `--server.fileWatcherType none`, as a served app should: with the watcher
+on, an edit to any file under dashboard/ makes Streamlit drop those modules from sys.modules on
+the next rerun, and sessions running at that moment fail (`KeyError: 'dashboard'`,
+`'NoneType' object has no attribute '__dict__'` in a dataclass, st.cache_data failing to pickle a
+class that was just re-imported) -- seen here while other people edited the tree.
+
+The machine's cores are shared by everything running on it: the figures are for this machine now
+(the load average is printed with them).
 """
 
 from __future__ import annotations
@@ -102,7 +109,8 @@ def start_server(benchmark: Path, cache: Path) -> tuple[subprocess.Popen, str, P
     env = {k: v for k, v in os.environ.items() if not k.startswith("LENS_")}
     env |= {"LENS_BENCHMARK": str(benchmark), "LENS_CACHE_DIR": str(cache / "cache")}
     cmd = [sys.executable, "-m", "streamlit", "run", str(ROOT / "dashboard" / "app.py"), "--server.headless", "true",
-           "--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"]
+           "--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
+           "--server.fileWatcherType", "none"]  # served, not developed: no hot reload (see the note in main)
     with open(log, "w") as sink:
         proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=sink, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
     base = f"http://127.0.0.1:{port}"
@@ -304,10 +312,15 @@ def main() -> None:
                 proc.kill()
         server_log = log.read_text(errors="replace")
     tracebacks = server_log.count("Traceback")
+    if tracebacks:
+        keep = HERE / "out" / "bench_load_server.log"
+        keep.parent.mkdir(parents=True, exist_ok=True)
+        keep.write_text(server_log)
+        print(f"(the server's log, with its tracebacks: {keep.relative_to(ROOT)})")
     lat = res.latencies
     print(f"bench_load: {args.sessions} sessions on {args.page!r} for {args.seconds:.0f} s, "
           f"{len(qids)} questions of {args.benchmark.name}, runs {runs}")
-    print(f"  wall time                  {wall:8.1f} s")
+    print(f"  wall time                  {wall:8.1f} s   (load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)")
     print(f"  switches                   {res.switches:8d}  ({res.switches / max(wall, 1e-9):.1f} per s)")
     print(f"  errors                     {len(res.errors):8d}")
     print(f"  tracebacks in server log   {tracebacks:8d}")
