@@ -58,7 +58,7 @@ def delta_chart(table: pd.DataFrame, metric: str, a: str, b: str, *, title_size:
     overall = table[table["field"] == OVERALL_FIELD]
     if len(overall):
         fig.add_vline(x=float(overall[f"{metric}_delta"].iloc[0]) * 100, line=dict(color=A_COLOUR, width=1, dash="dash"),
-                      annotation_text="overall", annotation_position="top")
+                      annotation_text="overall", annotation_position="bottom right")
     title = (f"Δ {METRIC_LABELS[metric]} by slice: {plotly_text(a)} − {plotly_text(b)}"
              "<br><sup>percentage points, 95 % bootstrap intervals; right of 0: A better;<br>"
              "hollow: fewer than 20 questions</sup>")

@@ -100,6 +100,13 @@ def p_text(p: float) -> str:
     return text if text.startswith("<") else f"= {text}"
 
 
+def most_flipped(flips: pd.DataFrame, top: int) -> pd.DataFrame:
+    """The overall row, then the `top` slices with the most questions that flipped (only A + only B)."""
+    rest = flips[flips["field"] != C.OVERALL_FIELD]
+    rest = rest.assign(_n=rest["only A"] + rest["only B"]).sort_values("_n", ascending=False, kind="stable").drop(columns="_n")
+    return pd.concat([flips[flips["field"] == C.OVERALL_FIELD], rest.head(top)])
+
+
 def swap(session: MutableMapping[str, Any]) -> None:
     session["cmp_a"], session["cmp_b"] = session.get("cmp_b"), session.get("cmp_a")
 

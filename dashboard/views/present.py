@@ -26,8 +26,10 @@ def slide(number: int, message: str, fig=None) -> None:
     st.caption(f"{number} / 4")
     st.markdown(message)
     if fig is not None:
-        fig.update_layout(height=max(HEIGHT, fig.layout.height or 0), font=dict(size=17), title_font=dict(size=22))
-        st.plotly_chart(fig, width="stretch", key=f"present_{number}", config={"displayModeBar": False})
+        fig.update_layout(height=max(HEIGHT, fig.layout.height or 0), font=dict(size=17), title_font=dict(size=24), margin=dict(t=150),
+                          template="plotly_white")
+        # theme=None: Streamlit's chart theme would shrink the large presentation fonts back
+        st.plotly_chart(fig, width="stretch", key=f"present_{number}", config={"displayModeBar": False}, theme=None)
     st.divider()
 
 
@@ -61,7 +63,7 @@ else:
     f = flips.iloc[0]
     slide(3, f"**{f['only A']}** questions only {md_escape(a)} gets right, **{f['only B']}** only {md_escape(b)}; "
              f"both right on {f['both right']}, both wrong on {f['both wrong']}.",
-          charts.flips_chart(flips.iloc[:1], a, b))
+          charts.flips_chart(P.most_flipped(flips, 6), a, b))
     sig = table[(table["field"] != C.OVERALL_FIELD) & (table["p_holm"] < 0.05)]
     msg = (f"The difference holds on **{len(sig)}** slices after Holm's correction; the largest: "
            + ", ".join(md_escape(P.slice_text(x, y)) for x, y in sig.sort_values("accuracy_delta", ascending=False)[["field", "label"]].head(3).values)
