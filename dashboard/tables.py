@@ -400,17 +400,20 @@ def flat_column(header: tuple[str, str]) -> str:
     return run_column(group, next(k for k, v in SHORT.items() if v == label))
 
 
-DISPLAY_CHARS = 2_000  # characters of one text shown in a table cell or a code block
+DISPLAY_CHARS = 2_000  # characters of one text shown in a code block
+TABLE_CHARS = 300  # characters of one text shown in a table cell
 
 
 def clip_text(text: str | None, limit: int = DISPLAY_CHARS) -> str | None:
-    """`text` cut to `limit` characters for display, saying how long it was."""
+    """`text` cut to at most `limit` characters for display, saying how long it was (a cut text is
+    not cut again)."""
     if text is None or len(text) <= limit:
         return text
-    return f"{text[:limit]}… [{len(text):,} characters; cut to {limit:,} for display]"
+    suffix = f"… [{len(text):,} characters, cut for display]"
+    return text[:max(limit // 2, limit - len(suffix))] + suffix
 
 
-def clipped(frame: pd.DataFrame, limit: int = 300) -> pd.DataFrame:
+def clipped(frame: pd.DataFrame, limit: int = TABLE_CHARS) -> pd.DataFrame:
     """`frame` with every text cell longer than `limit` cut (`clip_text`): what a table shows. A
     50 MB prediction sent to the browser's grid froze the explorer for minutes."""
     out = frame
@@ -482,6 +485,16 @@ class Analysis:
         if self._leaderboard is None:
             self._leaderboard = leaderboard(self.runs, self.scores, self.gold_ids)
         return self._leaderboard.copy()
+
+    def display_scores(self) -> pd.DataFrame:
+        """`scores` with predictions longer than TABLE_CHARS cut for display (computed once); the same
+        object as `scores` when none is that long. Copying a 50 MB answer through every explorer
+        rerun cost seconds."""
+        if "display_scores" not in self._breakdowns:
+            long = (self.scores["prediction"].str.len() > TABLE_CHARS).any() if len(self.scores) else False
+            self._breakdowns["display_scores"] = (
+                self.scores.assign(prediction=clipped(self.scores[["prediction"]])["prediction"]) if long else self.scores)
+        return self._breakdowns["display_scores"]
 
     def field_options(self) -> dict[str, list[str]]:
         """`field_options(self.questions)`, computed once."""

@@ -234,13 +234,15 @@ def test_grouped_explorer_columns(analysis):
     assert ("gamma", "ANLS") in shown.columns and ("Metadata", "Format") in shown.columns
     assert [flat_column(c) for c in shown.columns] == list(table.columns)
     assert shown[("alpha", "F1")].tolist() == table[run_column("alpha", "token_f1")].tolist()
+    assert analysis.display_scores() is analysis.scores  # no long answer: nothing copied
 
 
 def test_long_text_is_clipped_for_display():
     long = "x" * 5000
     assert clip_text("short") == "short" and clip_text(None) is None
     cut = clip_text(long, 100)
-    assert cut.startswith("x" * 100 + "…") and "5,000 characters" in cut and len(cut) < 200
+    assert cut.startswith("x" * 50) and cut.endswith("… [5,000 characters, cut for display]") and len(cut) <= 100
+    assert clip_text(cut, 100) == cut  # not cut twice
     frame = pd.DataFrame({"a": ["ok", long], "n": [1, 2]})
     shown = clipped(frame, 100)
     assert shown["a"].tolist() == ["ok", cut] and frame["a"][1] == long  # the original is untouched

@@ -91,7 +91,8 @@ def _config(frame: pd.DataFrame) -> dict:
 def table(v: View, count) -> None:
     """The filtered questions × runs table; selecting a row sets v.question."""
     questions = filter_questions(an.questions, an.scores, v)
-    frame = explorer_frame(questions, an.scores, v.runs)
+    scores = an.display_scores()  # long answers cut (once per analysis); the CSV has them whole
+    frame = explorer_frame(questions, scores, v.runs)
     line = f"**{len(frame)} of {len(an.questions)} questions** · profile {ctx.profile}"
     if v.search:
         line += f" · search {md_escape(repr(v.search))} in the {SEARCHED}"
@@ -114,15 +115,19 @@ def table(v: View, count) -> None:
     rows = event.selection.rows
     if rows or v.question in ids:
         v.question = ids[rows[0]] if rows else ""
-    st.download_button("Download this table as CSV", _csv(frame, key), file_name="questions.csv", mime="text/csv",
+    st.download_button("Download this table as CSV", _csv(questions, frame, v.runs, key), file_name="questions.csv",
+                       mime="text/csv",
                        icon=":material/download:", on_click="ignore")
     if v.question and v.question not in ids:
         st.caption("The question shown below is not in the filtered table.")
 
 
-def _csv(frame: pd.DataFrame, key: str):
-    """The table as CSV: kept for the session while the table is the same (writing it took a third of
-    an explorer rerun); a big table (long answers) is written only when the button is pressed."""
+def _csv(questions: pd.DataFrame, frame: pd.DataFrame, runs: list[str], key: str):
+    """The table as CSV, long answers whole: kept for the session while the table is the same (writing
+    it took a third of an explorer rerun); with long answers or a big table, written only when the
+    button is pressed."""
+    if an.display_scores() is not an.scores:
+        return lambda: explorer_frame(questions, an.scores, runs).to_csv(index=False).encode("utf-8")
     memo = (id(an), key)
     kept = st.session_state.get(CSV_MEMO)
     if kept and kept[0] == memo:
