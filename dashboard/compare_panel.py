@@ -313,7 +313,12 @@ def many_runs(an, order: list[str], state: MutableMapping[str, str]) -> None:
                     f"{100 * first['reference']:.1f} % ({md_escape(str(first['reference_run']))}"
                     f"{' overall' if against == C.OWN else ''}); gap {100 * first['gap']:.1f} pp "
                     f"(95 % interval {100 * first['gap_low']:+.1f} to {100 * first['gap_high']:+.1f}).")
-        st.plotly_chart(charts.weakest_chart(top, metric, run, against), width="stretch", key=f"cmp_weak_{metric}")
+        event = st.plotly_chart(charts.weakest_chart(top, metric, run, against), width="stretch", key=f"cmp_weak_{metric}_{against}",
+                                on_select="rerun", selection_mode="points")
+        st.caption(f"Click a bar to open those questions of {md_escape(run)} in the question explorer.")
+        hit = charts.picked(event)
+        if hit:
+            ui.open_slice(run, str(hit[0]), str(hit[1]))
     frame = pd.DataFrame({
         "Slice": [slice_text(f, lab) for f, lab in zip(weak["field"], weak["label"])], "Questions": weak["questions"],
         "Few": weak["small"].map(lambda s: f"⚠ under {C.SMALL}" if s else ""),

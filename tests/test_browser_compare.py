@@ -2,7 +2,7 @@
 
 deep link to A against B -> headline drawn -> click a slice's marker in the delta chart -> that
 slice's flips -> an outcome -> a question row -> A and B side by side -> the URL in a fresh context
-restores it -> the many-runs tab -> the presentation page, at 800 px wide too. Screenshots go to
+restores it -> the many-runs tab -> a weakest slice's bar opens the explorer -> the presentation page, at 800 px wide too. Screenshots go to
 test-output/browser/. Fails on any exception box, console error, request off the machine, or
 traceback in the server log (tests/browser_kit.py).
 """
@@ -95,9 +95,23 @@ def test_compare_slice_flip_question_and_presentation(server, browser):
     check_clean(page, errors, log, "many runs")
     assert params(page.url)["cmp_tab"] == ["all"]
     shot(page, "compare-03-many-runs.png")
+
+    # 6. A bar of the weakest slices opens that run's questions of that slice in the explorer.
+    bars = page.locator(".js-plotly-plot .bars .point")
+    cells = bars.evaluate_all("""els => els.map(el => {
+        const gd = el.closest('.js-plotly-plot'); return gd.data[0].customdata[el.__data__.i]; })""")
+    k = len(cells) - 1  # the weakest slice: the top bar, the last point
+    field, label = cells[k][0], cells[k][1]
+    bar = bars.nth(k)
+    bar.scroll_into_view_if_needed()
+    box = bar.bounding_box()
+    page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    settle(page, "Question explorer")
+    check_clean(page, errors, log, "weakest slice opened")
+    assert params(page.url)["run"] == [A] and params(page.url)["f." + field] == [label]
     page.context.close()
 
-    # 6. Presentation at 800 px: no sidebar, four charts, nothing wider than the window.
+    # 7. Presentation at 800 px: no sidebar, four charts, nothing wider than the window.
     errors3: list[str] = []
     page3 = open_page(browser, url, errors3, viewport={"width": 800, "height": 1000})
     page3.goto(f"{url}/present?{urlencode({'a': A, 'b': B})}")
