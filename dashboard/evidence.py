@@ -657,6 +657,10 @@ class AnswerLocation:
         return sorted({p for ps in pages.values() for p in ps})
 
 
+def _s(items) -> str:
+    return "s" if len(items) != 1 else ""
+
+
 def _pages_text(pages: dict[str, list[int]], several: bool) -> str:
     parts = []
     for doc_id, ps in pages.items():
@@ -704,10 +708,10 @@ def locate_answer(answer: str, q: GoldQuestion, paths: dict[str, Path | None],
         out.message = f"appears on the evidence page{'s' if len(out.flat('evidence')) > 1 else ''} " \
                       f"{_pages_text(out.evidence_pages, several)}"
         if out.other_pages:
-            out.message += f" (and on pages {_pages_text(out.other_pages, several)})"
+            out.message += f" (and on page{_s(out.flat('other'))} {_pages_text(out.other_pages, several)})"
     elif out.other_pages:
         out.location = OTHER_PAGE
-        out.message = f"appears on pages {_pages_text(out.other_pages, several)}, not on the evidence pages"
+        out.message = f"appears on page{_s(out.flat('other'))} {_pages_text(out.other_pages, several)}, not on the evidence pages"
     elif searched_any:
         out.location = NOT_IN_DOCUMENT
         out.message = "appears nowhere in the document" + ("s" if several else "") + " (likely invented)"

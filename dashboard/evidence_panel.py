@@ -170,7 +170,9 @@ def _viewer(q: GoldQuestion, ref: DocRef, path: Path, runs: list[str], preds: di
         return
     if rendered.capped:
         st.caption(f"Rendered at {round(rendered.zoom * 100)} % to stay under the pixel limit.")
-    fig = page_figure(rendered, drawn.boxes)
+    # the zoom sets the chart's height (the page keeps its aspect ratio): 840 px for A4 at 150 %
+    height = round(max(320, min(1800, 560 * zoom * rendered.height / max(rendered.width, 1) / 1.414)))
+    fig = page_figure(rendered, drawn.boxes, height=height)
     st.plotly_chart(fig, width="stretch", key=_key("fig", q.qid, ref.document_id),
                     config={"displaylogo": False, "scrollZoom": True})
     if not drawn.has_text:

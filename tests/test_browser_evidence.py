@@ -39,7 +39,7 @@ def test_open_evidence_page_and_toggle_a_layer(server, browser):
     assert "Gold evidence" in names and f"{RUN}: cited evidence" not in names  # the run cites page 4, not 24
     boxes = plot.locator(".scatterlayer .trace").count()
     assert boxes >= 1
-    expect(page.get_by_text(f"{RUN}: “prior preventive failure” — appears on pages 4, not on the evidence pages")).to_be_visible()
+    expect(page.get_by_text(f"{RUN}: “prior preventive failure” — appears on page 4, not on the evidence pages")).to_be_visible()
     plot.scroll_into_view_if_needed()
     shot(page, "evidence-01-page.png")
 

@@ -266,7 +266,7 @@ def test_answer_on_another_page_nowhere_or_without_document(fx):
     paths = {"d1": fx["hostile"]}
     loc = ev.locate_answer(mf.WRONG_PAGE_ANSWER, q, paths)
     assert (loc.location, loc.flat("other"), loc.flat("evidence")) == (ev.OTHER_PAGE, [2], [])
-    assert loc.message == "appears on pages 2, not on the evidence pages"
+    assert loc.message == "appears on page 2, not on the evidence pages"
     loc = ev.locate_answer("Project Falcon", q, paths)
     assert loc.location == ev.EVIDENCE_PAGE and loc.flat("evidence") == [1] and loc.in_document
     loc = ev.locate_answer("Zanzibar lighthouse keeper", q, paths)
@@ -283,7 +283,7 @@ def test_wrong_page_and_invented_answers_of_the_sample(sample_gold):
     q = sample_gold["adubench_single_000024"]
     row = ev.answer_row(q, "longctx-ocr", preds[q.qid], sample_paths(q))
     assert row["answer_pages_elsewhere"] == [4] and row["answer_pages_evidence"] == [] and row["in_document"] is True
-    assert row["message"] == "appears on pages 4, not on the evidence pages"
+    assert row["message"] == "appears on page 4, not on the evidence pages"
     assert preds[q.qid].evidence_pages == (4,)
     q = sample_gold["adubench_single_000023"]
     row = ev.answer_row(q, "longctx-ocr", preds[q.qid], sample_paths(q))

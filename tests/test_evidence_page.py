@@ -50,7 +50,7 @@ def test_wrong_page_answer_steps_and_layers(open_evidence):
     assert at.selectbox(key="ev_question").value == WRONG_PAGE
     shown = texts(at)
     assert "page 24 of 36 · evidence page 1 of 2" in shown
-    assert "longctx-ocr: “prior preventive failure” — appears on pages 4, not on the evidence pages" in shown
+    assert "longctx-ocr: “prior preventive failure” — appears on page 4, not on the evidence pages" in shown
     assert len(at.get("plotly_chart")) == 1
     # step to the next evidence page, then jump to the page holding the answer
     next(b for b in at.button if b.label == "Next" and not b.disabled).click().run()
