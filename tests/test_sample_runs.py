@@ -372,3 +372,35 @@ def test_run_files_have_the_promised_shapes(gold):
     assert any("<script>" in t for t in texts)
     assert any(re.search(r"!\[[^\]]*\]\(http://example\.invalid/", t) for t in texts)
     assert any("**" in t for t in texts) and any(t.startswith("- ") for t in texts)
+
+
+# ----------------------------------------------------------------------------- disagreement categories
+
+
+def test_readme_category_table_matches_the_scorer(gold):
+    """sample_runs/README.md's table of primary disagreement categories per run is what
+    scoring/categories.py finds (profile xldocbench), and every category has at least two examples."""
+    from scoring.categories import CATEGORY_IDS, categorize
+    from scoring.evaluate import evaluate
+    from scoring.loaders import load_gold, load_predictions
+
+    text = (SR / "README.md").read_text(encoding="utf-8")
+    block = text[text.index("<!-- categories:start -->"):text.index("<!-- categories:end -->")]
+    lines = [line for line in block.splitlines() if line.startswith("| ")]
+    header = [c.strip() for c in lines[0].strip("|").split("|")]
+    assert header[0] == "category" and header[-1] == "all"
+    runs = header[1:-1]
+    table = {}
+    for line in lines[1:]:
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        table[cells[0].strip("`")] = [int(x) for x in cells[1:]]
+    assert list(table) == list(CATEGORY_IDS)
+    items = load_gold([SR / f for f in GOLD_FILES]).items
+    for k, run in enumerate(runs):
+        path = next(p for p in (SR / "runs").iterdir() if p.name.rsplit(".", 1)[0] == run)
+        res = evaluate(items, load_predictions(path).items, profile="xldocbench", name=run)
+        found = collections.Counter(categorize(r.judgement)[0] for r in res.results)
+        assert {c: v[k] for c, v in table.items()} == {c: found.get(c, 0) for c in CATEGORY_IDS}, run
+    assert sorted(runs) == sorted(p.name.rsplit(".", 1)[0] for p in (SR / "runs").iterdir() if p.is_file())
+    for c, v in table.items():
+        assert v[-1] == sum(v[:-1]) and v[-1] >= 2, c
