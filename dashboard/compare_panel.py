@@ -100,6 +100,17 @@ def p_text(p: float) -> str:
     return text if text.startswith("<") else f"= {text}"
 
 
+def rank_colour(rank: object, last: int) -> str:
+    """CSS for a rank cell: the best rank green, the last red (both readable in light and dark themes)."""
+    if rank is None or pd.isna(rank):
+        return ""
+    if rank == 1:
+        return "background-color: rgba(16, 185, 129, 0.28)"
+    if rank == last and last > 1:
+        return "background-color: rgba(239, 68, 68, 0.24)"
+    return ""
+
+
 def most_flipped(flips: pd.DataFrame, top: int) -> pd.DataFrame:
     """The overall row, then the `top` slices with the most questions that flipped (only A + only B)."""
     rest = flips[flips["field"] != C.OVERALL_FIELD]
@@ -337,9 +348,11 @@ def many_runs(an, order: list[str], state: MutableMapping[str, str]) -> None:
     wide = C.rank_table(long)
     ranks = wide.assign(Slice=[slice_text(f, lab) for f, lab in zip(wide["field"], wide["label"])])
     ranks = ranks[["Slice", "questions", *order]].rename(columns={"questions": "Questions"})
-    st.caption(f"{C.METRIC_LABELS[metric]} rank of every run on every slice (1 = best; ties share a rank). "
+    st.caption(f"{C.METRIC_LABELS[metric]} rank of every run on every slice (1 = best, green; last, red; ties share a rank). "
                "Columns follow the overall ranking.")
-    st.dataframe(ranks, hide_index=True, width="stretch", height=420, key="cmp_rank_table")
+    last = len(order)
+    styled = ranks.style.map(lambda v: rank_colour(v, last), subset=list(order))
+    st.dataframe(styled, hide_index=True, width="stretch", height=420, key="cmp_rank_table")
     downloads(long, f"ranks_{metric}", "cmp_dl_ranks")
 
 
