@@ -150,7 +150,7 @@ def _viewer(q: GoldQuestion, ref: DocRef, path: Path, runs: list[str], preds: di
     cols[2].number_input(f"Page (of {n})", min_value=1, max_value=n, step=1, key=key,
                          help=f"Go to any page of the document (1 to {n})")
     zoom = cols[3].select_slider("Zoom", options=list(ZOOMS), value=1.5, format_func=lambda z: f"{round(z * 100)} %",
-                                 key=_key("zoom"), help="Rendering resolution; drag on the page to zoom into a region")
+                                 key=_key("zoom"), help="Rendering resolution and size; drag on the page to zoom into a region, double-click to reset")
     all_layers = layers(runs)
     names = [la.name for la in all_layers]
     swatch = {la.name: f":{SWATCHES.get(la.colour, 'gray')}[:material/{'check_box_outline_blank' if la.dashed else 'stop'}:]"
@@ -174,7 +174,7 @@ def _viewer(q: GoldQuestion, ref: DocRef, path: Path, runs: list[str], preds: di
     height = round(max(320, min(1800, 560 * zoom * rendered.height / max(rendered.width, 1) / 1.414)))
     fig = page_figure(rendered, drawn.boxes, height=height)
     st.plotly_chart(fig, width="stretch", key=_key("fig", q.qid, ref.document_id),
-                    config={"displaylogo": False, "scrollZoom": True})
+                    config={"displaylogo": False, "scrollZoom": False})
     if not drawn.has_text:
         st.caption("This page is an image without a text layer: quotes and answers cannot be searched on it; "
                    "explicit boxes are drawn.")
