@@ -2,8 +2,9 @@
 
 * evidence_precision / evidence_recall: the pages a run cites (`evidence_pages`, and the pages of
   its `evidence` boxes) against the gold evidence pages, as (document, page) pairs. A run's
-  `evidence_pages` without a document refer to the question's first document. Precision is None
-  when the run cites no page, recall None when the gold has no evidence page.
+  `evidence_pages` without a document refer to the question's first document. Both are None when
+  the run cites no page for the question (it reports no evidence); recall is None when the gold
+  has no evidence page.
 * grounding (after ParseBench): the fraction of the gold's explicit boxes (`bbox` of evidence
   items) matched by a cited box on the same page, where a cited box matches a gold box when the
   intersection covers at least 0.5 of the gold box's own area and at least 0.2 of the cited box's
@@ -131,9 +132,11 @@ class EvidenceRow:
 
 
 def evidence_row(q: GoldQuestion, run: str, pred: Prediction | None, paths: Mapping[str, Path | None]) -> EvidenceRow:
-    p, r = precision_recall(cited_pages(q, pred), gold_pages(q))
-    cited = cited_boxes(q, pred, paths)
-    g = grounding(cited, gold_boxes(q, paths)) if cited else None
+    cited = cited_pages(q, pred)
+    # a run that cites no page at all does not report evidence: neither precision nor recall
+    p, r = precision_recall(cited, gold_pages(q)) if cited else (None, None)
+    boxes = cited_boxes(q, pred, paths)
+    g = grounding(boxes, gold_boxes(q, paths)) if boxes else None
     loc = locate_answer(answered(pred), q, dict(paths))
     return EvidenceRow(q.qid, run, p, r, g, loc.location, loc.flat("evidence"), loc.flat("other"), loc)
 
