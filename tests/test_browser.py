@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from browser_kit import ROW_PX, SAMPLE, check_clean, open_page, settle, shot
+from browser_kit import ROW_PX, SAMPLE, STEP_TIMEOUT, check_clean, open_page, settle, shot
 from scoring.loaders import load_gold
 
 from urllib.parse import parse_qs, urlsplit
@@ -185,8 +185,11 @@ def test_narrow_window_heatmaps_tiles_and_a_link_to_a_missing_run(server, browse
     page = open_page(browser, url, errors, viewport={"width": 800, "height": 1000})
     page.goto(url)
     settle(page, "Leaderboard")
+    charts = page.locator('[data-testid="stPlotlyChart"]')
+    charts.first.wait_for()
+    charts.first.scroll_into_view_if_needed()  # below the fold at this size: drawn once in view
     plots = page.locator(".js-plotly-plot").filter(has=page.locator(".heatmaplayer"))
-    expect(plots).to_have_count(2)
+    expect(plots).to_have_count(2, timeout=STEP_TIMEOUT)
     check_clean(page, errors, log, "overview at 800 px")
     for k in range(2):
         plot = plots.nth(k)
