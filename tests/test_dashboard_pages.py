@@ -243,6 +243,11 @@ def test_loaded_scores_are_badged_and_can_be_hidden(open_app, mini_bench):
     assert badges == [":orange-badge[gamma · loaded]"]
     warning = unescape(" ".join(w.value for w in at.warning))
     assert "1 run marked *loaded*" in warning and "xldocbench" in warning and "profile is unknown" in warning
+    # alpha has both predictions and official scores: they disagree under this profile, and the page says so
+    assert "Loaded scores differ from the ones recomputed under xldocbench for alpha (3 of 10 questions)" in warning
+    at.selectbox(key="profile").set_value("xldocbench-1519").run()
+    assert not [w for w in at.warning if "Loaded scores differ" in unescape(w.value)]  # the file was made with this one
+    at.selectbox(key="profile").set_value("xldocbench").run()
     heat = at.get("plotly_chart")[0].proto.spec
     assert '"gamma *"' in heat and "scores loaded (profile unknown)" in heat
     at.toggle(key="ov_hide_loaded").set_value(True).run()
