@@ -75,20 +75,19 @@ def leaderboard(v, loaded: list[str]) -> None:
         v.hide_loaded = cols[1].toggle("Hide loaded scores", key="ov_hide_loaded",
                                        help="Runs whose scores were read from score files rather than recomputed "
                                        "from predictions.")
-        differ = [(r.name, len(repro_frame(r.result, r.official)), compared_count(r.result, r.official))
-                  for r in an.runs if r.result is not None and r.official]
-        differ = [(name, n, total) for name, n, total in differ if n]
-        if differ and not v.hide_loaded:
-            st.warning(md_escape("Loaded scores differ from the ones recomputed under " + ctx.profile + " for " +
-                                 ", ".join(f"{name} ({n} of {total} questions)" for name, n, total in differ) +
-                                 ": the score files were probably computed with another profile, so the runs marked "
-                                 "loaded likely were too. The Data page names the profile that matches."),
-                       icon=":material/compare_arrows:")
         if not v.hide_loaded:
-            st.warning(f"{len(loaded)} run{'s' if len(loaded) > 1 else ''} marked *loaded* show scores read from "
-                       f"files: their scoring profile is unknown and may differ from **{ctx.profile}**, which the "
-                       "other runs are recomputed with; the profile switch does not change them. Rank them with care, "
-                       "or hide them.", icon=":material/info:")
+            differ = [(r.name, len(repro_frame(r.result, r.official)), compared_count(r.result, r.official))
+                      for r in an.runs if r.result is not None and r.official]
+            differ = [(name, n, total) for name, n, total in differ if n]
+            text = (f"{len(loaded)} run{'s' if len(loaded) > 1 else ''} marked *loaded* show scores read from files: "
+                    f"their scoring profile is unknown and may differ from **{ctx.profile}**, which the other runs are "
+                    "recomputed with; the profile switch does not change them.")
+            if differ:
+                text += " " + md_escape(
+                    "Loaded scores differ from the ones recomputed under " + ctx.profile + " for " +
+                    ", ".join(f"{name} ({n} of {total} questions)" for name, n, total in differ) +
+                    ": the score files were probably made with another profile (the Data page names it).")
+            st.warning(text + " Rank the loaded runs with care, or hide them.", icon=":material/info:")
 
 
 def chart_runs(v, board_runs: list[str], metric: str) -> list[str]:
