@@ -80,23 +80,27 @@ _BOMS = ((codecs.BOM_UTF32_LE, "utf-32-le", "UTF-32"), (codecs.BOM_UTF32_BE, "ut
          (codecs.BOM_UTF16_LE, "utf-16-le", "UTF-16"), (codecs.BOM_UTF16_BE, "utf-16-be", "UTF-16"))
 
 
+WIDE_SNIFF = 16  # bytes looked at to recognise UTF-16 or UTF-32 text without a byte-order mark
+
+
 def _wide_encoding(head: bytes) -> tuple[str, int, str] | None:
     """(codec, BOM length, name) of a UTF-16 or UTF-32 file, from its first bytes: a byte-order
     mark, or -- without one -- ASCII text with NUL bytes between the characters."""
     for bom, codec, label in _BOMS:
         if head.startswith(bom):
             return codec, len(bom), label
-    if len(head) < 4:
-        return None
-    a, b, c, d = head[:4]
-    if _textish(a) and not b and not c and not d:
-        return "utf-32-le", 0, "UTF-32"
-    if not a and not b and not c and _textish(d):
-        return "utf-32-be", 0, "UTF-32"
-    if _textish(a) and not b and _textish(c) and not d:
-        return "utf-16-le", 0, "UTF-16"
-    if not a and _textish(b) and not c and _textish(d):
-        return "utf-16-be", 0, "UTF-16"
+    # without a BOM: every character of the first bytes is ASCII text with the NUL bytes of the
+    # wider encoding around it, and one of them is more than white space
+    for width, codec, label in ((4, "utf-32-le", "UTF-32"), (4, "utf-32-be", "UTF-32"),
+                                (2, "utf-16-le", "UTF-16"), (2, "utf-16-be", "UTF-16")):
+        units = [head[i:i + width] for i in range(0, len(head) - len(head) % width, width)]
+        if len(units) < 2:
+            continue
+        big = codec.endswith("be")
+        chars = [u[-1] if big else u[0] for u in units]
+        nuls = [u[:-1] if big else u[1:] for u in units]
+        if all(not any(n) for n in nuls) and all(_textish(c) for c in chars) and any(0x20 < c < 0x7F for c in chars):
+            return codec, 0, label
     return None
 
 
@@ -111,7 +115,7 @@ def _to_utf8(data: bytes, name: str, res: LoadResult) -> bytes:
     if data.startswith(codecs.BOM_UTF8):
         res.problems.append(Problem.warning(name, 1, None, "UTF-8 without a byte-order mark", "a UTF-8 BOM (ignored)"))
         return data[3:]
-    wide = _wide_encoding(data[:4])
+    wide = _wide_encoding(data[:WIDE_SNIFF])
     if wide is None:
         return data
     codec, bom, label = wide
@@ -220,7 +224,7 @@ def _parse(text: str | bytes) -> tuple[Any, str | None, int]:
 def _lines(path: Path, fh: IO[bytes], name: str, res: LoadResult) -> Iterator[bytes]:
     """The file's lines as UTF-8 bytes: streamed as they are, or -- for a UTF-16/UTF-32 file --
     decoded whole and re-encoded (with a warning)."""
-    head = fh.read(4)
+    head = fh.read(WIDE_SNIFF)
     fh.seek(0)
     if not head.startswith(codecs.BOM_UTF8) and _wide_encoding(head) is not None:
         yield from _to_utf8(fh.read(), name, res).splitlines(keepends=True)
@@ -286,7 +290,7 @@ def _pretty_document(path: Path) -> tuple[bool, Any]:
     opens such a document and is not a JSON value by itself."""
     try:
         with open(path, "rb") as fh:
-            head = fh.read(4)
+            head = fh.read(WIDE_SNIFF)
             fh.seek(0)
             if not head.startswith(codecs.BOM_UTF8) and _wide_encoding(head) is not None:
                 return False, None

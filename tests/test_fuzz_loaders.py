@@ -1,11 +1,13 @@
 """Property-based fuzzing of every loader (issue 12): random bytes, random JSON values and random
 text never raise; good rows mixed with bad ones are all kept, in order, and every bad row is
-reported with its file and line; the counts add up."""
+reported with its file and line; the counts add up. LENS_FUZZ_EXAMPLES=1500 runs each property
+longer (default 150-200 examples)."""
 
 from __future__ import annotations
 
 import codecs
 import json
+import os
 import tempfile
 from pathlib import Path
 
@@ -15,7 +17,8 @@ from hypothesis import strategies as st
 from scoring.loaders import ID_FIELDS, load_documents, load_gold, load_predictions, load_scores, load_summary
 from scoring.problems import ERROR, LoadResult
 
-SETTINGS = settings(max_examples=150, deadline=None,
+EXAMPLES = int(os.environ.get("LENS_FUZZ_EXAMPLES", 150))
+SETTINGS = settings(max_examples=EXAMPLES, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 
 json_value = st.recursive(
@@ -107,7 +110,8 @@ def _good_prediction(k: int, text: str) -> bytes:
     return json.dumps({"question_id": f"g{k}", "prediction": text}).encode()
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=max(EXAMPLES, 200), deadline=None,
+          suppress_health_check=[HealthCheck.too_slow])
 @given(plan=st.lists(st.one_of(st.tuples(st.just("good"), st.text(max_size=15)), st.tuples(st.just("bad"), bad_line),
                                st.tuples(st.just("blank"), st.sampled_from([b"", b"  ", b"\t"]))), max_size=25),
        kind=st.sampled_from(["gold", "predictions"]), crlf=st.booleans())

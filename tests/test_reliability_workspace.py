@@ -247,10 +247,6 @@ def test_renders_of_hostile_pages_are_capped(hostile_bench):
             render_page(docs / name, page, 1.0)
 
 
-@pytest.mark.xfail(strict=True, raises=ValueError,
-                   reason="dashboard.pagerender.render_page lets PyMuPDF's ValueError('document closed or encrypted') "
-                          "out for a password-protected PDF instead of a DocumentError (reported to the evidence helper; "
-                          "the workspace already marks such a file 'encrypted', so the app does not render it)")
 def test_render_of_an_encrypted_pdf_is_a_document_error(hostile_bench):
     from dashboard.evidence import DocumentError
     from dashboard.pagerender import render_page
