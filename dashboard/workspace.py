@@ -506,8 +506,9 @@ def check_documents(locations: dict[str, DocLocation], counts: dict[str, int | N
         if check is None:
             check = checks[loc.path] = inspect_document(loc.path)
             if check.problem:
-                problems.append(Problem.error(str(loc.path), None, None, "a document that can be shown",
-                                              check.problem, skipped=False, kind="documents that cannot be shown"))
+                # a warning: the document is skipped (its pages are not shown), its questions are not
+                problems.append(Problem.warning(str(loc.path), None, None, "a document that can be shown",
+                                                check.problem, skipped=True, kind="documents that cannot be shown"))
         if check.problem:
             out[doc_id] = DocLocation(doc_id, None, f"{check.problem} ({loc.path.name})", loc.refused, check.problem, loc.path)
             pages[doc_id] = counts.get(doc_id)
