@@ -24,7 +24,7 @@ from dashboard.workspace import (
     looks_like_gold,
     stage_upload,
 )
-from scoring.problems import ERROR, WARNING
+from scoring.problems import WARNING
 
 ROOT = Path(__file__).resolve().parent.parent
 HOSTILE = ROOT / "tests" / "fixtures" / "hostile"
