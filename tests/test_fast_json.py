@@ -1,0 +1,59 @@
+"""orjson where it gives exactly the json module's values and bytes: the loaders' parser and the
+report's per-question rows (the CLI's golden files are pinned in test_reference_agreement.py)."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+
+from scoring import evaluate as E
+from scoring.loaders import _loads
+
+TEXTS = [
+    "NaN", "[Infinity, -Infinity]", "[1e400]", "123456789012345678901234567890", "-9223372036854775809",
+    "18446744073709551616", "[9223372036854775807, -9223372036854775808]", '"\\ud800"', '"\\ud83d\\ude00"',
+    '{"a": 1, "a": 2}', "-0", "-0.0", "1.5e-7", "1e-7", "[0.1, 2.5e-320, 5e-324]", "1.7976931348623157e308",
+    '{"q": "x\\u0000y\\n\\t\\"\\\\", "n": null, "t": true, "f": false}', '"ü€𝄞"', "[]", "{}", '{"a": [[[[]]]]}',
+    '{"id": 12345678901234567890123}', '"line\\u2028sep"',
+]
+
+
+@pytest.mark.parametrize("text", TEXTS)
+def test_loads_gives_json_values(text):
+    for t in (text, text.encode("utf-8")):
+        assert repr(_loads(t)) == repr(json.loads(t))
+
+
+@pytest.mark.parametrize("text", ["{", "[1,]", "tru", '{"a" 1}', "", "  ", "1 2", '"\\x"', "[" * 3000 + "]" * 3000])
+def test_loads_errors_are_json_errors(text):
+    with pytest.raises((json.JSONDecodeError, RecursionError)) as got:
+        _loads(text)
+    with pytest.raises(type(got.value)) as want:
+        json.loads(text)
+    assert str(got.value) == str(want.value)
+
+
+def _row(rng: random.Random) -> dict:
+    score = rng.choice([0.0, 1.0, 1e-06, 5e-05, 9.9e-05, 0.0001, round(rng.random(), 6), rng.random()])
+    text = rng.choice(["plain", "ü € 𝄞", "quote \" back \\ slash", "ctl \x00\x01\x1f\x7f", "nl\nr\rt\t",
+                       "\u2028\u2029", "", "<script>"])
+    meta = rng.choice(["finance", None, True, 7, 2**63, 2**64 + 1, 0.5, float("nan"), 1e-07, ["a", 1], {"k": [1.5]}])
+    return {"question_id": f"q{rng.randrange(10**6)}", "prediction": text, "gold_answer": text[::-1],
+            "answer_format": rng.choice(["Str", None, ""]), "status": "success", "accuracy": score,
+            "token_f1": rng.choice([score, 0.5, 0.333333]), "anls": rng.choice([0.0, score]),
+            "split": rng.choice(["single_doc", None]), "domain": meta, "reasoning_type": rng.choice(["x", 3])}
+
+
+def test_rows_json_equals_the_json_modules_bytes():
+    rng = random.Random(13)
+    for _ in range(300):
+        batch = [_row(rng) for _ in range(rng.randint(1, 40))]
+        want = ",\n    ".join(json.dumps(r, ensure_ascii=False, indent=2).replace("\n", "\n    ") for r in batch)
+        assert E._rows_json(batch) == want
+    safe = [{"question_id": "q", "prediction": "ü", "gold_answer": "a", "answer_format": "Str", "status": "ok",
+             "accuracy": 1.0, "token_f1": 0.5, "anls": 0.25, "split": "s", "domain": None, "reasoning_type": True}] * 3
+    assert all(map(E._orjson_safe, safe))  # the common row does take the orjson path
+    assert E._rows_json(safe) == ",\n    ".join(json.dumps(r, ensure_ascii=False, indent=2).replace("\n", "\n    ")
+                                              for r in safe)
