@@ -335,3 +335,23 @@ def test_a_huge_answer_is_cut_for_display_and_explained_on_a_prefix(open_app, mi
     assert f"Showing the first 2,000 of {len(huge):,} characters." in captions
     assert any(c.startswith(f"Explained on the first 10,000 of {len(huge):,} characters") for c in captions)
     assert any(b.proto.label.startswith("Download all") for b in at.get("download_button"))
+
+
+def test_chart_runs_follow_the_pick_and_the_leaderboard_keeps_all(open_app, mini_bench):
+    at = open_app(mini_bench)
+    order = list(board(at).index)
+    assert at.multiselect(key="ov_runs").value == order  # three runs: all of them, in leaderboard order
+    heat = json.loads(at.get("plotly_chart")[0].proto.spec)
+    assert heat["layout"]["yaxis"]["categoryarray"] == [r + (" *" if r == "gamma" else "") for r in reversed(order)]
+    at.multiselect(key="ov_runs").set_value(["beta"]).run()
+    assert_clean(at)
+    assert sorted(board(at).index) == ["alpha", "beta", "gamma"]
+    heat = json.loads(at.get("plotly_chart")[0].proto.spec)
+    assert {c[0] for c in heat["data"][0]["customdata"]} == {"beta"}
+    at.segmented_control(key="ov_metric").set_value("anls").run()  # the pick outlives a metric change
+    assert at.multiselect(key="ov_runs").value == ["beta"]
+    at.selectbox(key="ov_pick_field").set_value("domain").run()
+    at.selectbox(key="ov_pick_label").set_value("legal_regulation")
+    next(b for b in at.button if b.label == "Show these questions").click().run()
+    assert_clean(at)
+    assert at.title[0].value == "Question explorer" and at.multiselect(key="x_runs").value == ["beta"]
