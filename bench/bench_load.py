@@ -209,7 +209,8 @@ def _fetch(base: str, paths: list[str]) -> int:
     return size
 
 
-async def session(k: int, base: str, page: str, qids: list[str], runs: list[str], seconds: float, res: Result) -> None:
+async def session(k: int, base: str, page: str, qids: list[str], runs: list[str], seconds: float, think: float,
+                  res: Result) -> None:
     rnd = random.Random(k)
     mine = qids[k % len(qids)]
     query = urlencode([("sel", mine), *(("run", r) for r in runs)])
@@ -259,7 +260,7 @@ async def session(k: int, base: str, page: str, qids: list[str], runs: list[str]
                     res.errors.append(f"session {k}: asked for {want!r}, the page shows "
                                       f"{'another question' if others else 'something else'}")
                 mine = want
-                await asyncio.sleep(rnd.uniform(0.0, 0.3))  # a person does not click continuously
+                await asyncio.sleep(rnd.uniform(0.0, think))  # the pause before the next click
     except Exception as exc:  # a broken connection is an error of the run, not of this script
         res.errors.append(f"session {k}: {type(exc).__name__}: {exc}"[:300])
 
@@ -267,9 +268,10 @@ async def session(k: int, base: str, page: str, qids: list[str], runs: list[str]
 # ----------------------------------------------------------------------------- main
 
 
-async def drive(base: str, sessions: int, seconds: float, page: str, qids: list[str], runs: list[str]) -> Result:
+async def drive(base: str, sessions: int, seconds: float, page: str, qids: list[str], runs: list[str],
+                think: float) -> Result:
     res = Result()
-    await asyncio.gather(*(session(k, base, page, qids, runs, seconds, res) for k in range(sessions)))
+    await asyncio.gather(*(session(k, base, page, qids, runs, seconds, think, res) for k in range(sessions)))
     return res
 
 
@@ -287,6 +289,8 @@ def main() -> None:
     ap.add_argument("--benchmark", type=Path, default=ROOT / "sample_runs")
     ap.add_argument("--page", choices=sorted(PAGES), default="evidence")
     ap.add_argument("--runs", nargs="*", default=None, help="runs to show (default: the first two prediction files)")
+    ap.add_argument("--think", type=float, default=0.3,
+                    help="each session pauses a random 0..THINK s between switches (default 0.3: nearly continuous clicking)")
     args = ap.parse_args()
 
     gold_files = [p for p in sorted(args.benchmark.glob("*.jsonl")) if p.name != "documents.jsonl"]
@@ -300,7 +304,7 @@ def main() -> None:
         idle_kb = _rss_kb(proc.pid)
         try:
             t0 = time.perf_counter()
-            res = asyncio.run(drive(base, args.sessions, args.seconds, args.page, qids, runs))
+            res = asyncio.run(drive(base, args.sessions, args.seconds, args.page, qids, runs, args.think))
             wall = time.perf_counter() - t0
         finally:
             sampler.stop.set()
@@ -318,7 +322,7 @@ def main() -> None:
         keep.write_text(server_log)
         print(f"(the server's log, with its tracebacks: {keep.relative_to(ROOT)})")
     lat = res.latencies
-    print(f"bench_load: {args.sessions} sessions on {args.page!r} for {args.seconds:.0f} s, "
+    print(f"bench_load: {args.sessions} sessions on {args.page!r} for {args.seconds:.0f} s, pauses 0-{args.think:g} s, "
           f"{len(qids)} questions of {args.benchmark.name}, runs {runs}")
     print(f"  wall time                  {wall:8.1f} s   (load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)")
     print(f"  switches                   {res.switches:8d}  ({res.switches / max(wall, 1e-9):.1f} per s)")
