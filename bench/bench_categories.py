@@ -40,11 +40,10 @@ def best(fn, repeat: int) -> float:
 
 
 def categorise(repeat: int, n_runs: int) -> None:
+    from dashboard.disagreement import run_categories
     from scoring.categories import categorize, classify
     from scoring.evaluate import evaluate
     from scoring.loaders import load_gold, load_predictions
-
-    from dashboard.disagreement import run_categories
 
     if not (CAMPAIGN / "runs").is_dir():
         subprocess.run([sys.executable, str(ROOT / "bench" / "make_campaign.py"), "--questions", "20000", "--runs", "50"],

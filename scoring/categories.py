@@ -52,15 +52,14 @@ non-numeric question whose ANLS is below 0.8 (or when the CSV asks for it).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
-
 from functools import lru_cache
 
 from rapidfuzz import fuzz
 
 from .extra import _FUZZY_DROP, normalize_fuzzy
-from .metrics import FALSE_WORDS, FAILED, MISSING, REFUSAL_PHRASES, TRUE_WORDS, Judgement, answer_type
+from .metrics import FALSE_WORDS, REFUSAL_PHRASES, TRUE_WORDS, Judgement, answer_type
 from .registry import PASS_THRESHOLDS, is_success_status
 from .text import normalize_answer
 

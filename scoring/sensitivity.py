@@ -13,8 +13,8 @@ choice), through `scoring.evaluate.evaluate`, so its numbers are the ones `pytho
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Iterable, Sequence
 
 from .evaluate import RunResult, evaluate
 from .model import GoldQuestion

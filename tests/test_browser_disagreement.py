@@ -16,6 +16,7 @@ from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
+
 from browser_kit import ROW_PX, check_clean, open_page, settle, shot, wait_idle
 
 RUN = "small-9b"

@@ -11,8 +11,17 @@ from pathlib import Path
 import pytest
 
 from scoring import cli
-from scoring.categories import (CATEGORIES, CATEGORY_IDS, CSV_COLUMNS, categorize, category_row, classify, fuzzy_score,
-                                primary, seed_fuzzy)
+from scoring.categories import (
+    CATEGORIES,
+    CATEGORY_IDS,
+    CSV_COLUMNS,
+    categorize,
+    category_row,
+    classify,
+    fuzzy_score,
+    primary,
+    seed_fuzzy,
+)
 from scoring.evaluate import evaluate
 from scoring.extra import fuzzy
 from scoring.loaders import load_gold, load_predictions

@@ -181,8 +181,8 @@ def test_page_without_scored_runs_says_what_to_do(open_page, tmp_path):
 
 def test_why_panel_shows_hostile_prediction_as_text(monkeypatch):
     def script():
-        from scoring.metrics import judge as _judge
         from dashboard.why_panel import show_why
+        from scoring.metrics import judge as _judge
         show_why(_judge("<b>bold</b> <script>alert(1)</script> **stars** [link](http://example.invalid) `tick`",
                         ["bold stars"]), key="t")
 
