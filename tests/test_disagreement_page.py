@@ -142,6 +142,12 @@ def test_deep_link_to_an_answer_shows_why(open_page):
     # "no." keeps its full stop after normalisation, so it is not the gold's "no": F1 0 for a right answer
     assert tokens["Which"].tolist() == ["—", "no", "answer · based · document · is · no. · on"]
     assert at.query_params["dis_q"] == "adubench_single_000034"
+    # on to the question explorer, on that question and run
+    at.button(key="dis_open_explorer").click().run()
+    assert_clean(at)
+    assert at.title[0].value == "Question explorer"
+    assert at.query_params["sel"] == "adubench_single_000034" and at.query_params["run"] == "agent-pipeline"
+    assert any(h.value == "Question detail" for h in at.subheader)
 
 
 def test_sensitivity_section_lists_profile_changes(open_page):

@@ -4,6 +4,7 @@ is. Category counts per run and per slice (a click opens those questions), the m
 the evaluator's sensitivity to the scoring profile. Model text is plain text only."""
 
 import hashlib
+from dataclasses import replace
 
 import streamlit as st
 
@@ -218,6 +219,18 @@ def why(run_name: str, qid: str) -> None:
         st.caption("Prediction")
         ui.plain(result.effective, empty="(no prediction)", name="prediction", key="dis_dl_pred")
         show_why(result.judgement, key=f"dis_{run_name}")
+        if st.button("Open in the question explorer (evidence pages, every run's answer)", key="dis_open_explorer",
+                     icon=":material/quiz:"):
+            open_in_explorer(run_name, qid)
+
+
+def open_in_explorer(run_name: str, qid: str) -> None:
+    """The question explorer on this answer: its run chosen, no filter, the question selected."""
+    v = ui.view()
+    ui.set_view(replace(v, runs=[run_name], filters={}, ranges={}, status=[], search="", question=qid, match="every"))
+    for key in [k for k in st.session_state if str(k).startswith(ui.EXPLORER_PREFIX)]:
+        del st.session_state[key]
+    st.switch_page(ui.QUESTIONS_PAGE)
 
 
 def answerability(frame, runs, by) -> None:
