@@ -236,7 +236,8 @@ def open_in_explorer(run_name: str, qid: str) -> None:
 def answerability(frame, runs, by) -> None:
     st.subheader("Answerability")
     st.caption("Invented answers: unanswerable questions answered with something else. False refusals: answerable "
-               "questions answered with a refusal phrase. Rates in % of those questions.")
+               "questions answered with a refusal phrase. Rates in % of those questions; empty (None) where the "
+               "slice has no such question.")
     pct = st.column_config.NumberColumn(format="%.1f")
     overall = dg.answerability(frame, an.questions, runs).drop(columns="label")
     st.dataframe(overall, hide_index=True, width="stretch", key="dis_ans_runs",
