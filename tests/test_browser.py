@@ -60,8 +60,11 @@ def check_detail(page, q) -> None:
     quotes = [item.quote for d in q.documents for item in d.evidence_items if item.quote]
     expect(codes).to_have_count(3 + len(quotes))  # question, gold, the evidence quotes, the one run's prediction
     if quotes:
-        expect(page.get_by_text(re.compile(r"^Gold evidence"))).to_be_visible()
+        expect(page.locator("strong").filter(has_text=re.compile(r"^Gold evidence"))).to_be_visible()
         expect(codes.nth(2)).to_have_text(quotes[0])
+    # the evidence page, rendered with its boxes, inside the detail
+    panel = page.locator('[data-testid="stExpander"]').filter(has_text="Evidence pages")
+    expect(panel.locator('[data-testid="stPlotlyChart"]').first).to_be_visible()
     expect(page.get_by_role("tab", name=re.compile("^" + re.escape(RUN) + " · "))).to_be_visible()
     expect(page.locator('[data-testid="stExpander"]').filter(has_text="Why this Accuracy")).to_be_visible()
     trace = page.locator('[data-testid="stDataFrame"]').nth(1)

@@ -10,6 +10,7 @@ import streamlit as st
 
 from dashboard import ui
 from dashboard.links import METRICS, View, field_label, to_params
+from dashboard.evidence_panel import show_evidence
 from dashboard.why_panel import show_why
 from dashboard.tables import (METRIC_LABELS, SEARCHED, SHORT, clipped, explorer_frame, filter_questions, grouped, md_escape, trace_frame)
 from scoring.metrics import answer_type, judge
@@ -217,7 +218,9 @@ def detail(q: GoldQuestion, runs: list[str]) -> None:
     st.caption(md_escape(f"format {q.answer_format} · rule {q.verification_rule or 'none'} · "
                          f"scored as {answer_type(q.answer_format, q.verification_rule)}"))
     evidence(q)
-    # HOOK evidence
+    with st.expander("Evidence pages, with the boxes of the gold and of each run's answer", expanded=True,
+                     icon=":material/plagiarism:"):
+        show_evidence(ctx, q, runs)
     if not runs:
         st.info("Choose runs above to see their answers to this question.")
         return
