@@ -9,7 +9,6 @@ from dashboard/cache.py; the pure work is in evidence.py, layers.py and pagerend
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import streamlit as st
@@ -32,18 +31,12 @@ from .evidence import (
 from .grounding import evidence_table
 from .layers import gold_pages, layers, page_layers, quote_message
 from .pagerender import SWATCHES, ZOOMS, draw_overlay, page_figure
-from .tables import md_escape as _escape
+from .tables import md_escape
 from .workspace import fingerprint
 
 THUMBS = 2  # neighbouring pages shown on each side
-_AUTOLINK = re.compile(r"(?i)https?|ftp|www|mailto|@")
 
 
-def md_escape(text: str) -> str:
-    """dashboard.tables.md_escape, and no autolink either: Markdown renderers turn `https://…`,
-    `www.…` and `name@host` into live links even when every punctuation mark is escaped, so a
-    zero-width space goes inside each of them (shown text unchanged)."""
-    return _escape(_AUTOLINK.sub(lambda m: "\u200b@" if m.group() == "@" else m.group()[0] + "\u200b" + m.group()[1:], text))
 PREFIX = "ev_"  # session-state keys of this component
 
 

@@ -6,16 +6,17 @@ Scores stay fractions in 0..1 in every frame; pages and charts turn them into pe
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 import pandas as pd
 
 from scoring.evaluate import RunResult
 from scoring.metrics import Judgement
-from scoring.registry import is_success_status
-from scoring.runner import columns_of, overall_of
 from scoring.model import GoldQuestion, ScoreRow
 from scoring.problems import LoadResult, Problem
+from scoring.registry import is_success_status
+from scoring.runner import columns_of, overall_of
 from scoring.text import to_str
 
 from .links import FIELDS, META, METRICS, View
@@ -33,8 +34,14 @@ STANDARD_METADATA = frozenset({"domain", "reasoning_type", "difficulty", "doc_ty
 
 def md_escape(text: str) -> str:
     """Text that Markdown shows literally: every ASCII punctuation mark backslash-escaped (CommonMark),
-    so `![](http://…)`, `<script>` or `**` in user data are shown, never rendered or fetched."""
+    so `![](http://…)`, `<script>` or `**` in user data are shown, never rendered or fetched. Markdown
+    renderers also turn `https://…`, `www.…` and `name@host` into live links whatever is escaped, so
+    a zero-width space goes inside each of those words (the text reads the same)."""
+    text = _AUTOLINK.sub(lambda m: "\u200b@" if m.group() == "@" else m.group()[0] + "\u200b" + m.group()[1:], text)
     return "".join("\\" + ch if ch in _PUNCTUATION else ch for ch in text).replace("\n", "  \n")
+
+
+_AUTOLINK = re.compile(r"(?i)https?|ftp|www|mailto|@")  # what GFM's extended autolinks start from
 
 
 def plotly_text(text: str) -> str:
@@ -465,7 +472,7 @@ class Analysis:
     _positions: object = None  # each score row's position in `questions` (numpy), for breakdowns
 
     @classmethod
-    def build(cls, runs: list[Run], gold: list[GoldQuestion], page_counts: dict[str, int | None]) -> "Analysis":
+    def build(cls, runs: list[Run], gold: list[GoldQuestion], page_counts: dict[str, int | None]) -> Analysis:
         questions = question_frame(gold, page_counts)
         return cls(runs, questions, score_frame(runs, set(questions.index)))
 
