@@ -36,7 +36,7 @@ def test_loads_errors_are_json_errors(text):
 
 
 def _row(rng: random.Random) -> dict:
-    score = rng.choice([0.0, 1.0, 1e-06, 5e-05, 9.9e-05, 0.0001, round(rng.random(), 6), rng.random()])
+    score = rng.choice([0.0, 1.0, 1e-06, 5e-05, 9.9e-05, 0.0001, round(rng.random(), 6), rng.random(), float("nan")])
     text = rng.choice(["plain", "ü € 𝄞", "quote \" back \\ slash", "ctl \x00\x01\x1f\x7f", "nl\nr\rt\t",
                        "\u2028\u2029", "", "<script>"])
     meta = rng.choice(["finance", None, True, 7, 2**63, 2**64 + 1, 0.5, float("nan"), 1e-07, ["a", 1], {"k": [1.5]}])
