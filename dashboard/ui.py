@@ -231,17 +231,18 @@ def _runs(ws: Workspace, gold_key: tuple, profile: str, slot=None) -> list[Run]:
     scorable = [pf for pf in ws.predictions if pf.loaded.items] if ws.gold.items else []
     todo = [pf for pf in scorable if cache.scored((gold_key, pf.sha256, pf.run, profile)) is None]
     todo = [pf for pf in todo if _stored(ws, gold_key, pf, profile) is None]
-    bar = _Progress(slot or st.empty(), profile, len(ws.gold.items) * len(todo)) if todo else None
-    if todo:  # every run left, on the shared worker pool (both cores); the bar moves per run
-        bar.update(md_escape(todo[0].run), 0, len(ws.gold.items))
+    # a first load has no numbers "from before" to warn about
+    stale = CONTEXT in st.session_state
+    bar = _Progress(slot or st.empty(), profile, len(ws.gold.items) * len(todo), stale=stale) if todo else None
+    if todo:  # every run left, on the shared worker pool (both cores); the bar moves per chunk and per run
+        labels = [md_escape(f"{pf.run} (run {k + 1} of {len(todo)})") for k, pf in enumerate(todo)]
         batch = [(pf.run, pf.loaded.items) for pf in todo]
-        for i, result in score_runs(ws.gold.items, batch, profile=profile):
+        for i, result in score_runs(ws.gold.items, batch, profile=profile,
+                                    progress=lambda k, done, total: bar.update(labels[k], done, total)):
             pf = todo[i]
             store.save_run(cache.score_store(), _store_key(ws, gold_key, pf, profile), result)
             cache.remember((gold_key, pf.sha256, pf.run, profile), result)
             bar.finish_run(len(ws.gold.items))
-            if i + 1 < len(todo):
-                bar.update(md_escape(todo[i + 1].run), 0, len(ws.gold.items))
     for pf in scorable:
         result = score(ws, gold_key, pf, profile, bar)
         runs.append(Run(pf.run, RECOMPUTED, ws.label(str(pf.path)), result, official.get(pf.run, [])))

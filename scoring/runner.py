@@ -28,7 +28,7 @@ import os
 import sys
 import threading
 import types
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
@@ -333,11 +333,13 @@ def workers_import_streamlit() -> bool | None:
 
 def score_runs(gold: Sequence[GoldQuestion], runs: Sequence[tuple[str, Sequence[Prediction]]], *,
                profile: str | Profile = "xldocbench", ignore_missing: bool = False, prediction_field: str | None = None,
-               parallel: bool = True, min_parallel: int = PARALLEL_MIN) -> Iterator[tuple[int, RunResult]]:
+               parallel: bool = True, min_parallel: int = PARALLEL_MIN,
+               progress: Callable[[int, int, int], None] | None = None) -> Iterator[tuple[int, RunResult]]:
     """Score every run (name, predictions) against `gold`; yield (index in `runs`, RunResult) per
     run as it completes, in order. All runs' chunks go to the shared pool at once, so both cores
     stay busy across run boundaries; fewer than `min_parallel` questions in all are scored in this
-    process. Each result equals `evaluate(gold, predictions, ...)`."""
+    process. `progress(run index, questions done, questions of the run)` is called as each chunk
+    of the run being waited for comes back. Each result equals `evaluate(gold, predictions, ...)`."""
     p = get_profile(profile)
     plans = [plan(gold, preds, ignore_missing=ignore_missing) for _, preds in runs]
     # a few thousand questions are scored faster here than sent to workers
@@ -358,14 +360,23 @@ def score_runs(gold: Sequence[GoldQuestion], runs: Sequence[tuple[str, Sequence[
             futures = pending[i]
             if futures is not None:
                 try:
-                    decisions = [d for f in futures for d in f.result()]
+                    decisions = []
+                    for f in futures:
+                        decisions.extend(f.result())
+                        if progress is not None:
+                            progress(i, len(decisions), len(pl.questions))
                 except (BrokenProcessPool, OSError, RuntimeError):
                     # a worker died (or the pool was shut down): score this and the rest here
                     _discard_pool()
                     pending = [None] * len(runs)
                     decisions = None
             if decisions is None:
-                decisions = _decide_chunk((p, pl.items()))
+                items = pl.items()
+                decisions = []
+                for k in range(0, len(items), CHUNK):
+                    decisions.extend(_decide_chunk((p, items[k : k + CHUNK])))
+                    if progress is not None:
+                        progress(i, len(decisions), len(items))
             pending[i] = None
             yield i, assemble(gold, pl, decisions, profile=p, name=name, ignore_missing=ignore_missing,
                               prediction_field=prediction_field)
