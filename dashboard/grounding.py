@@ -190,26 +190,63 @@ def run_rates(table: pd.DataFrame) -> pd.DataFrame:
 
 EXPLORER_LABELS = {"evidence_precision": "Page precision", "evidence_recall": "Page recall", "grounding": "Grounding",
                    "answer_location": "Answer location"}
+NOT_SEARCHED = "not_searched"  # the location key of an answer that was not searched (answer_location None)
 LOCATION_LABELS = {"evidence_page": "on an evidence page", "other_page": "only on other pages",
                    "not_in_document": "not in the document", "no_document": "document missing"}
+LOCATION_ORDER = (*LOCATIONS, NOT_SEARCHED)  # the explorer filter's options and the overview's segments, in order
+AUTO_PAIRS = 2_000  # more (question, run) pairs than this: the pages compute the metrics on request only
+
+
+def location_label(key: str | None) -> str:
+    """The words for an answer-location key (None or NOT_SEARCHED: "not searched")."""
+    key = location_key(key)
+    return "not searched" if key == NOT_SEARCHED else LOCATION_LABELS.get(key, key)
+
+
+def location_key(value) -> str:
+    """The key of a table's answer_location value: None (not searched) becomes NOT_SEARCHED."""
+    return value if isinstance(value, str) and value else NOT_SEARCHED
 
 
 def explorer_columns(table: pd.DataFrame, runs: list[str], column=lambda run, label: f"{run} · {label}") -> pd.DataFrame:
     """questions × runs: for each run, its page precision, page recall, grounding and answer
-    location (as words), indexed by question id -- to join onto the explorer table. `column` names
-    a column from (run, label); the explorer's `tables.run_column(run, label)` fits."""
+    location (as words; "not searched" for an answer that was not searched, empty where the run has
+    no prediction), indexed by question id -- to join onto the explorer table. `column` names a
+    column from (run, label); the explorer's `tables.run_column(run, label)` fits."""
     out = pd.DataFrame(index=pd.Index(table["question_id"].unique(), name=None))
     for run in runs:
         part = table[table["run"] == run].set_index("question_id")
         for key, label in EXPLORER_LABELS.items():
-            values = part[key].reindex(out.index)
-            out[column(run, label)] = values.map(lambda v: LOCATION_LABELS.get(v, v)) if key == "answer_location" else values
+            if key == "answer_location":
+                words = part[key].map(location_label).astype(object)
+                out[column(run, label)] = words.reindex(out.index)
+            else:
+                out[column(run, label)] = part[key].reindex(out.index).astype("Float64")
     return out
 
 
 def location_breakdown(table: pd.DataFrame) -> pd.DataFrame:
     """Per (run, answer location): the number of questions and their ids -- the overview's bars or
-    heatmap cells, with what a click opens. Answers not searched are labelled "not searched"."""
-    t = table.assign(label=table["answer_location"].map(lambda v: LOCATION_LABELS.get(v, "not searched")))
-    out = t.groupby(["run", "label"], sort=False).agg(count=("question_id", "size"), question_ids=("question_id", list))
-    return out.reset_index()
+    heatmap cells, with what a click opens. Answers not searched are labelled "not searched".
+    Columns: run, label, count, question_ids, location (the key: LOCATION_ORDER), share (count over
+    the run's answers, 0..1); runs in order of appearance, locations in LOCATION_ORDER."""
+    cols = ["run", "label", "count", "question_ids", "location", "share"]
+    if table.empty:
+        return pd.DataFrame(columns=cols)
+    t = table.assign(location=table["answer_location"].map(location_key))
+    out = t.groupby(["run", "location"], sort=False).agg(count=("question_id", "size"), question_ids=("question_id", list))
+    out = out.reset_index()
+    out["label"] = out["location"].map(location_label)
+    out["share"] = out["count"] / out.groupby("run")["count"].transform("sum")
+    runs = list(dict.fromkeys(table["run"]))
+    out["_r"] = out["run"].map(runs.index)
+    out["_l"] = out["location"].map(lambda k: LOCATION_ORDER.index(k) if k in LOCATION_ORDER else len(LOCATION_ORDER))
+    return out.sort_values(["_r", "_l"], kind="stable")[cols].reset_index(drop=True)
+
+
+def located_ids(table: pd.DataFrame, runs: list[str], locations: list[str]) -> set[str]:
+    """The question ids where at least one of `runs` has its answer at one of `locations` (keys of
+    LOCATION_ORDER): the explorer's "Answer location (any chosen run)" filter."""
+    mine = table[table["run"].isin(runs)]
+    keys = mine["answer_location"].map(location_key)
+    return set(mine.loc[keys.isin(set(locations)).to_numpy(), "question_id"])

@@ -3,6 +3,7 @@ query-string form. No streamlit here: `to_params` gives what `st.query_params.fr
 `from_params` reads what `st.query_params` holds (values as str or list of str).
 
     ?run=a&run=b&profile=xldocbench-1519&f.domain=finance_business&accuracy=0-0&match=any&status=missing&q=total&sel=q1
+    ?run=a&loc=other_page&loc=not_in_document   (answer location, any chosen run: the explorer's evidence filter)
     ?metric=anls&tab=domain&loaded=hide        (the overview's metric, open breakdown tab, loaded-score runs hidden)
 """
 
@@ -37,6 +38,10 @@ COMPARE_KEYS = ("a", "b", "cmp_slice", "cmp_flip", "cmp_q", "cmp_metric", "cmp_t
 # The disagreement page's part (dashboard/views/disagreement.py): category, count mode (primary/any),
 # slice field and label, the selected (question, run) and the scatter's metric pair; runs are View.runs.
 DISAGREE_KEYS = ("cat", "dis_mode", "dis_by", "dis_slice", "dis_q", "dis_run", "dis_pair")
+# The explorer's answer-location filter (dashboard/grounding.py's keys: evidence_page, other_page,
+# not_in_document, no_document, not_searched) under the query key `loc`; a chart slice of this field
+# opens it (View.with_slice).
+LOCATION_FIELD = "answer_location"
 
 
 @dataclass
@@ -46,6 +51,7 @@ class View:
     filters: dict[str, list[str]] = field(default_factory=dict)
     ranges: dict[str, tuple[int, int]] = field(default_factory=dict)  # metric -> (lo, hi) in %
     status: list[str] = field(default_factory=list)
+    location: list[str] = field(default_factory=list)  # answer locations (any chosen run), query key `loc`
     search: str = ""
     question: str = ""
     data: str = ""  # a benchmark folder chosen in the data panel
@@ -57,9 +63,12 @@ class View:
     disagree: dict[str, str] = field(default_factory=dict)  # DISAGREE_KEYS -> value
 
     def with_slice(self, run: str | None, field_name: str, label: str) -> View:
-        """The explorer view of one chart slice: that run (if any) and that label, nothing else."""
-        return replace(self, runs=[run] if run else list(self.runs), filters={field_name: [label]},
-                       ranges={}, status=[], search="", question="", match="every")
+        """The explorer view of one chart slice: that run (if any) and that label, nothing else. A
+        slice of LOCATION_FIELD (the overview's answer locations) sets the location filter."""
+        located = field_name == LOCATION_FIELD
+        return replace(self, runs=[run] if run else list(self.runs), filters={} if located else {field_name: [label]},
+                       location=[label] if located else [], ranges={}, status=[], search="", question="",
+                       match="every")
 
 
 def field_label(name: str) -> str:
@@ -96,6 +105,8 @@ def to_params(view: View) -> dict[str, str | list[str]]:
         out["match"] = "any"
     if view.status:
         out["status"] = list(view.status)
+    if view.location:
+        out["loc"] = list(view.location)
     for key, value in (("q", view.search), ("sel", view.question), ("data", view.data), ("tab", view.tab)):
         if value:
             out[key] = value
@@ -137,6 +148,7 @@ def from_params(params: Mapping[str, str | list[str]]) -> View:
         filters=filters,
         ranges=ranges,
         status=_values(params, "status"),
+        location=list(dict.fromkeys(_values(params, "loc"))),
         search=_first(params, "q"),
         question=_first(params, "sel"),
         data=_first(params, "data"),

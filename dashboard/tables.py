@@ -376,6 +376,8 @@ def run_column(run: str, col: str) -> str:
 
 
 SHORT = {"accuracy": "Acc", "token_f1": "F1", "anls": "ANLS", "prediction": "Prediction", "status": "Status"}
+# A run's evidence columns (dashboard.grounding.explorer_columns named with run_column(run, label)): short labels
+EVIDENCE_SHORT = {"Page precision": "Pages P", "Page recall": "Pages R", "Grounding": "Ground.", "Answer location": "Location"}
 HEADERS = {"question_id": "Id", "question": "Question", "gold": "Gold", "answer_format": "Format",
            "reasoning_type": "Reasoning type", "evidence_source": "Evidence sources", "document": "Document",
            "pages": "Evidence pages"}
@@ -387,6 +389,7 @@ def grouped(frame: pd.DataFrame, runs: list[str]) -> pd.DataFrame:
     labels (Acc, F1, ANLS, Prediction, Status); the question's columns under "Question", the rest
     under "Metadata". Values are untouched; `flat_column` gives back explorer_frame's names."""
     owner = {run_column(run, col): (run, SHORT[col]) for run in runs for col in SHORT}
+    owner |= {run_column(run, col): (run, EVIDENCE_SHORT[col]) for run in runs for col in EVIDENCE_SHORT}
     tuples = []
     for col in frame.columns:
         if col in owner:
@@ -404,7 +407,25 @@ def flat_column(header: tuple[str, str]) -> str:
     group, label = header
     if group in (QUESTION_GROUP, META_GROUP):
         return next((k for k, v in HEADERS.items() if v == label), label)
-    return run_column(group, next(k for k, v in SHORT.items() if v == label))
+    return run_column(group, next(k for k, v in (SHORT | EVIDENCE_SHORT).items() if v == label))
+
+
+def with_run_columns(frame: pd.DataFrame, extra: pd.DataFrame, runs: list[str]) -> pd.DataFrame:
+    """explorer_frame's `frame` with `extra` (indexed by question id, columns named run_column(run, x))
+    joined on, each run's extra columns right after its own (after its Status), so that `grouped`
+    keeps a run's columns under one header."""
+    if extra.empty and not len(extra.columns):
+        return frame
+    joined = frame.join(extra, on="question_id")
+    order: list[str] = []
+    for col in frame.columns:
+        order.append(col)
+        for run in runs:
+            if col == run_column(run, "status"):
+                mine = {run_column(run, label) for label in EVIDENCE_SHORT}
+                order += [c for c in extra.columns if c in mine and c not in order]
+    order += [c for c in joined.columns if c not in order]
+    return joined[order]
 
 
 DISPLAY_CHARS = 2_000  # characters of one text shown in a code block

@@ -10,9 +10,11 @@ import streamlit as st
 
 from dashboard import ui
 from dashboard.links import METRICS, View, field_label, to_params
-from dashboard.evidence_panel import show_evidence
+from dashboard.evidence_panel import evidence_metrics, show_evidence
+from dashboard.grounding import AUTO_PAIRS, LOCATION_ORDER, explorer_columns, located_ids, location_label
 from dashboard.why_panel import show_why
-from dashboard.tables import (METRIC_LABELS, SEARCHED, SHORT, clipped, explorer_frame, filter_questions, grouped, md_escape, trace_frame)
+from dashboard.tables import (METRIC_LABELS, SEARCHED, SHORT, clipped, explorer_frame, filter_questions, grouped, md_escape,
+                              run_column, trace_frame, with_run_columns)
 from scoring.metrics import answer_type, judge
 from scoring.model import GoldQuestion
 
@@ -21,6 +23,10 @@ ROW_PX = 35  # st.dataframe's row and header height
 MAX_TABLE_PX = 560
 EAGER_CSV_BYTES = 5_000_000  # above this the CSV is made on click
 CSV_MEMO = "lens_explorer_csv"  # (analysis, table key) -> CSV bytes of the explorer table
+EVIDENCE_ON = "lens_evidence_on"  # the user's last word on computing the evidence metrics (explorer toggle, overview button)
+EVIDENCE_HELP = {"Pages P": "Page precision: the share of the pages this run cites that are gold evidence pages",
+                 "Pages R": "Page recall: the share of the gold evidence pages this run cites",
+                 "Ground.": "Grounding: the share of the gold's boxes matched by a box this run cites (ParseBench's rule)"}
 
 ctx = ui.context()
 an = ctx.analysis
@@ -35,6 +41,8 @@ def _active(v: View) -> str:
         parts.append(f"ranges hold for {v.match} chosen run")
     if v.status:
         parts.append(f"status: {', '.join(v.status)}")
+    if v.location:
+        parts.append(f"answer location: {', '.join(map(location_label, v.location))}")
     return " · ".join(parts)
 
 
@@ -63,13 +71,21 @@ def filters(v: View):
             ranges[metric] = tuple(col.slider(f"{METRIC_LABELS[metric]} (%)", 0, 100, key=f"x_r.{metric}"))
         ui.seed("x_status", [s for s in v.status if s in statuses])
         status = cols[3].multiselect("Status (any chosen run)", statuses, key="x_status", placeholder="any")
+        ui.seed("x_location", [x for x in v.location if x in LOCATION_ORDER])
+        location = cols[3].multiselect(
+            "Answer location (any chosen run)", list(LOCATION_ORDER), key="x_location", placeholder="any",
+            format_func=location_label,
+            help="Where a chosen run's answer appears in the question's documents: on a gold evidence page, only on "
+                 "other pages (a wrong-page answer), nowhere in the document, the document missing, or not searched "
+                 "(a refusal, an empty answer, a choice letter, a page image without text). Searches the documents.")
         ui.seed("x_match", v.match)
         match = cols[3].segmented_control(
             "Score ranges must hold for", ["every", "any"], key="x_match",
             format_func={"every": "every chosen run", "any": "any chosen run"}.get,
             help="every: all chosen runs score inside the ranges; any: at least one does.") or "every"
     new = replace(v, runs=runs, filters={k: x for k, x in chosen.items() if x},
-                  ranges={m: r for m, r in ranges.items() if r != (0, 100)}, status=status, search=search, match=match)
+                  ranges={m: r for m, r in ranges.items() if r != (0, 100)}, status=status, location=location,
+                  search=search, match=match)
     return new, count
 
 
@@ -84,16 +100,52 @@ def _config(frame: pd.DataFrame) -> dict:
                                                           width="small", help=f"{METRIC_LABELS[metric]} of this run")
         elif label in ("Prediction", "Question"):
             config[pos] = st.column_config.TextColumn(label, width="medium")
+        elif label in EVIDENCE_HELP and group not in ("Question", "Metadata"):
+            config[pos] = st.column_config.ProgressColumn(label, format="percent", min_value=0.0, max_value=1.0,
+                                                          width="small", help=EVIDENCE_HELP[label] + " (empty: not defined)")
+        elif label == "Location" and group not in ("Question", "Metadata"):
+            config[pos] = st.column_config.TextColumn(label, width="small", help="Where this run's answer appears in "
+                                                      "the question's documents")
         elif label == "Id":
             config[pos] = st.column_config.TextColumn("Id", pinned=True)
     return config
 
 
-def table(v: View, count) -> None:
-    """The filtered questions × runs table; selecting a row sets v.question."""
+def _remember_switch() -> None:
+    st.session_state[EVIDENCE_ON] = st.session_state["x_evidence"]  # outlives the explorer's widget keys
+
+
+def evidence_switch(v: View):
+    """The evidence metrics of every (question, run) when the explorer needs them: for its columns
+    (on by default up to AUTO_PAIRS question × run pairs, else on request) or for the answer-location
+    filter. Returns (metrics table or None, whether to show the columns)."""
+    pairs = len(ctx.workspace.gold.items) * len(an.runs)
+    ui.seed("x_evidence", st.session_state.get(EVIDENCE_ON, pairs <= AUTO_PAIRS))
+    show = st.toggle("Evidence columns per run (page precision and recall, grounding, answer location)", key="x_evidence",
+                     help="Computing them searches every answer in its documents: quick on small data, slow on many "
+                          "long documents (computed once, then kept).", on_change=_remember_switch)
+    if not show and pairs > AUTO_PAIRS and not v.location:
+        st.caption(f"Evidence columns are off: {pairs:,} question × run pairs. Turning them on searches every answer "
+                   "in its documents, which takes a while the first time.")
+    if not show and not v.location:
+        return None, False
+    return evidence_metrics(ctx), show
+
+
+def table(v: View, count, ev: pd.DataFrame | None, show_evidence_columns: bool) -> None:
+    """The filtered questions × runs table; selecting a row sets v.question. `ev`: the evidence
+    metrics (dashboard.grounding), for the answer-location filter and, when asked, the columns."""
     questions = filter_questions(an.questions, an.scores, v)
+    if v.location and ev is not None:
+        questions = questions[questions.index.isin(located_ids(ev, v.runs, v.location))]
     scores = an.display_scores()  # long answers cut (once per analysis); the CSV has them whole
-    frame = explorer_frame(questions, scores, v.runs)
+
+    def extend(frame: pd.DataFrame) -> pd.DataFrame:
+        if not show_evidence_columns or ev is None:
+            return frame
+        return with_run_columns(frame, explorer_columns(ev, v.runs, run_column), v.runs)
+
+    frame = extend(explorer_frame(questions, scores, v.runs))
     line = f"**{len(frame)} of {len(an.questions)} questions** · profile {ctx.profile}"
     if v.search:
         line += f" · search {md_escape(repr(v.search))} in the {SEARCHED}"
@@ -116,19 +168,20 @@ def table(v: View, count) -> None:
     rows = event.selection.rows
     if rows or v.question in ids:
         v.question = ids[rows[0]] if rows else ""
-    st.download_button("Download this table as CSV", _csv(questions, frame, v.runs, key), file_name="questions.csv",
+    st.download_button("Download this table as CSV", _csv(questions, frame, v.runs, (key, show_evidence_columns), extend),
+                       file_name="questions.csv",
                        mime="text/csv",
                        icon=":material/download:", on_click="ignore")
     if v.question and v.question not in ids:
         st.caption("The question shown below is not in the filtered table.")
 
 
-def _csv(questions: pd.DataFrame, frame: pd.DataFrame, runs: list[str], key: str):
+def _csv(questions: pd.DataFrame, frame: pd.DataFrame, runs: list[str], key, extend=lambda f: f):
     """The table as CSV, long answers whole: kept for the session while the table is the same (writing
     it took a third of an explorer rerun); with long answers or a big table, written only when the
     button is pressed."""
     if an.display_scores() is not an.scores:
-        return lambda: explorer_frame(questions, an.scores, runs).to_csv(index=False).encode("utf-8")
+        return lambda: extend(explorer_frame(questions, an.scores, runs)).to_csv(index=False).encode("utf-8")
     memo = (id(an), key)
     kept = st.session_state.get(CSV_MEMO)
     if kept and kept[0] == memo:
@@ -237,7 +290,8 @@ else:
     ui.warn_missing_runs(an.run_names)
     view, count = filters(ui.view())
     ui.set_view(view)
-    table(view, count)
+    metrics, with_columns = evidence_switch(view)
+    table(view, count, metrics, with_columns)
     question = next((q for q in ctx.workspace.gold.items if q.qid == view.question), None)
     if question is None:
         st.info("Select a row (click its left edge) to see the question, the gold answer with its evidence, and each "
