@@ -18,7 +18,8 @@ from scoring.runner import score_runs
 from . import cache, store
 from .links import View, from_params, to_params
 from .tables import DISPLAY_CHARS, OFFICIAL, RECOMPUTED, Analysis, Run, md_escape
-from .workspace import PredictionFile, Sources, Workspace, discover, fingerprint, stage_upload
+from .workspace import (PredictionFile, Sources, Workspace, data_roots, discover, fingerprint, folder_allowed,
+                        stage_upload)
 
 VIEW, CONTEXT = "lens_view", "lens_context"
 LINK_RUNS = "lens_link_runs"  # the runs named by the link the session opened with
@@ -122,6 +123,12 @@ def data_panel(default: Sources) -> Sources:
         scores = st.file_uploader("Score files", type=["jsonl", "json", "csv"], accept_multiple_files=True, key="up_scores")
         st.caption(f"Uploads: up to {st.get_option('server.maxUploadSize')} MB per file.")
     bench = Path(folder).expanduser() if folder else default.benchmark
+    if folder and not folder_allowed(bench, data_roots(default)):
+        # a link's ?data= or a typed path may name any folder of the server: only the data roots open
+        st.sidebar.error(md_escape(f"{folder} is outside the folders this app may read; showing "
+                                   f"{default.benchmark} instead. The server's LENS_DATA_ROOTS lists more folders."),
+                         icon=":material/block:")
+        bench = default.benchmark
     v.data = "" if bench == default.benchmark else str(bench)
     labels: list[tuple[str, str]] = []
     gold_paths = _staged(gold, labels)

@@ -6,7 +6,7 @@ import streamlit as st
 from dashboard import ui
 from dashboard.tables import (all_problems, compared_count, documents_frame, files_frame, join_frame, md_escape,
                               problem_line, repro_frame)
-from scoring.problems import ERROR
+from scoring.problems import ERROR, summarise
 from scoring.profiles import PROFILES
 
 MAX_LINES = 500
@@ -45,9 +45,10 @@ else:
 
 if problems:
     st.subheader(f"Problems ({len(problems)})")
-    lines = [problem_line(p, ws.label) for p in problems[:MAX_LINES]]
-    if len(problems) > MAX_LINES:
-        lines.append(f"… and {len(problems) - MAX_LINES} more")
+    shown = summarise(problems)  # 20 of each kind, then one line that counts the rest
+    lines = [problem_line(p, ws.label) for p in shown[:MAX_LINES]]
+    if len(shown) > MAX_LINES:
+        lines.append(f"… and {len(shown) - MAX_LINES} more")
     st.code("\n".join(lines), language=None, wrap_lines=True)
 
 # ----------------------------------------------------------------------------- documents
