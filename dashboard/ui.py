@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import hashlib
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
 
 import streamlit as st
 
@@ -18,8 +18,7 @@ from scoring.runner import score_runs
 from . import cache, store
 from .links import View, from_params, to_params
 from .tables import DISPLAY_CHARS, OFFICIAL, RECOMPUTED, Analysis, Run, md_escape
-from .workspace import (PredictionFile, Sources, Workspace, data_roots, discover, fingerprint, folder_allowed,
-                        stage_upload)
+from .workspace import PredictionFile, Sources, Workspace, data_roots, discover, fingerprint, folder_allowed, stage_upload
 
 VIEW, CONTEXT = "lens_view", "lens_context"
 LINK_RUNS = "lens_link_runs"  # the runs named by the link the session opened with
