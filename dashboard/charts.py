@@ -148,3 +148,46 @@ def slice_of(event: Any) -> tuple[str, str, str] | None:
         if isinstance(data, (list, tuple)) and len(data) >= 3:
             return str(data[0]), str(data[1]), str(data[2])
     return None
+
+
+# The answer-location segments (dashboard.grounding's keys), coloured by what they say about the answer.
+LOCATION_COLOURS = {"evidence_page": "#10B981", "other_page": "#F59E0B", "not_in_document": "#EF4444",
+                    "no_document": "#64748B", "not_searched": "#CBD5E1"}
+LOCATION_FIELD = "answer_location"  # the field a location segment opens (links.View.with_slice)
+MIN_TEXT_SHARE = 6  # % of a bar under which a segment shows no count (it would not fit at 800 px)
+
+
+def locations(frame: pd.DataFrame, runs: list[str], loaded: frozenset[str] | set[str] = frozenset()) -> go.Figure:
+    """One stacked horizontal bar per run (rows in the order given: the leaderboard's): the share of
+    its answers per answer location, in %, the count written in each segment wide enough for it and
+    everything on hover. `frame` is dashboard.grounding.location_breakdown output (run, label,
+    count, location, share). A segment carries customdata [run, LOCATION_FIELD, location key]."""
+    data = frame[frame["run"].isin(runs)]
+    ys = [run_label(r, loaded) for r in runs]
+    fig = go.Figure()
+    for key in dict.fromkeys(data["location"]):
+        part = data[data["location"] == key]
+        label = plotly_text(str(part["label"].iloc[0]))
+        pct = part["share"] * 100
+        fig.add_trace(go.Bar(
+            name=label, orientation="h", y=part["run"].map(lambda r: run_label(r, loaded)), x=pct,
+            marker_color=LOCATION_COLOURS.get(key, "#94A3B8"),
+            text=[str(n) if p >= MIN_TEXT_SHARE else "" for n, p in zip(part["count"], pct)],
+            textposition="inside", insidetextanchor="middle", textfont=dict(size=12),
+            customdata=[[r, LOCATION_FIELD, key, n] for r, n in zip(part["run"], part["count"])],
+            hovertemplate=(f"Run: %{{y}}<br>Answer {label}<br>Questions: %{{customdata[3]}} "
+                           "(%{x:.1f} % of the run's answers)<extra></extra>"),
+        ))
+    note = "Share of each run's answers (%); the number in a segment counts questions. Click a segment to open them."
+    if loaded & set(runs):
+        note += f"{LOADED_MARK}: scores loaded"
+    fig.update_layout(
+        title=dict(text="Where each run's answer appears in the documents", subtitle=dict(text=note)), font=FONT,
+        barmode="stack", height=190 + 40 * max(1, len(runs)), margin=dict(l=10, r=10, t=80, b=10),
+        clickmode="event+select", dragmode=False, hovermode="closest",
+        xaxis=dict(title=dict(text="Share of the run's answers (%)"), range=[0, 100], ticksuffix=""),
+        yaxis=dict(title=dict(text="Run"), categoryorder="array", categoryarray=list(reversed(ys)), automargin=True),
+        legend=dict(title=dict(text="Answer"), orientation="h", yanchor="top", y=-0.25, x=0, xanchor="left",
+                    traceorder="normal"),
+    )
+    return fig

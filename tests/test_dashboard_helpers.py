@@ -13,7 +13,7 @@ from dashboard import charts
 from dashboard.links import View, from_params, to_params
 from dashboard.tables import (OFFICIAL, RECOMPUTED, Analysis, Run, clip_text, clipped, evidence_position, explorer_frame,
                               filter_questions, flat_column, grouped, length_bucket, md_escape, repro_frame, run_column,
-                              skipped_rows, top_runs)
+                              skipped_rows, top_runs, with_run_columns)
 from dashboard.workspace import (DEFAULT_BENCHMARK, Sources, discover, inside, load_workspace, locate_document,
                                  sources_from, stage_upload)
 from scoring.evaluate import evaluate
@@ -366,3 +366,33 @@ def test_slice_of_a_selection_event():
     assert charts.slice_of(event) == ("beta", "domain", "legal_regulation")
     assert charts.slice_of({"selection": {"points": []}}) is None
     assert charts.slice_of(None) is None
+
+
+def test_answer_location_filter_link_round_trip_and_slice():
+    view = View(runs=["a b"], location=["other_page", "not_searched"], filters={"domain": ["x"]})
+    params = to_params(view)
+    assert params["loc"] == ["other_page", "not_searched"]
+    assert from_params(params) == view
+    assert from_params({"loc": ["other_page", "other_page", ""]}).location == ["other_page"]
+    opened = view.with_slice("r", "answer_location", "not_in_document")
+    assert (opened.runs, opened.location, opened.filters) == (["r"], ["not_in_document"], {})
+    back = opened.with_slice(None, "domain", "finance")  # a metadata slice leaves no location filter behind
+    assert (back.runs, back.location, back.filters) == (["r"], [], {"domain": ["finance"]})
+
+
+def test_evidence_columns_join_under_their_run(analysis):
+    frame = explorer_frame(analysis.questions, analysis.scores, ["alpha", "beta"])
+    extra = pd.DataFrame({run_column(r, label): [0.5, "only on other pages"][k == 3] for r in ("beta", "alpha")
+                          for k, label in enumerate(("Page precision", "Page recall", "Grounding", "Answer location"))},
+                         index=[Q(1)])
+    joined = with_run_columns(frame, extra, ["alpha", "beta"])
+    shown = grouped(joined, ["alpha", "beta"])
+    heads = list(shown.columns)
+    at = heads.index(("alpha", "Status"))
+    assert heads[at + 1:at + 6] == [("alpha", "Pages P"), ("alpha", "Pages R"), ("alpha", "Ground."), ("alpha", "Location"),
+                                    ("beta", "Acc")]
+    assert [flat_column(c) for c in shown.columns] == list(joined.columns)
+    row = joined.set_index("question_id")
+    assert row.loc[Q(1), run_column("beta", "Answer location")] == "only on other pages"
+    assert pd.isna(row.loc[Q(2), run_column("alpha", "Page precision")])  # no metrics: empty cells
+    assert len(joined) == len(frame)

@@ -263,8 +263,9 @@ def test_overview_metric_and_tab_are_in_the_link(open_app, mini_bench):
     assert_clean(at)
     assert at.segmented_control(key="ov_metric").value == "anls"
     specs = [c.proto.spec for c in at.get("plotly_chart")]
-    assert len(specs) == 3  # two heatmaps and the open tab's bars only
+    assert len(specs) == 4  # two heatmaps, the open tab's bars only, and where the answers are
     assert "ANLS (%) by run and reasoning type" in specs[0] and "ANLS (%) by difficulty" in specs[2]
+    assert "Where each run" in specs[3]
     assert at.query_params["metric"] == "anls" and at.query_params["tab"] == "difficulty"
     at.segmented_control(key="ov_metric").set_value("token_f1").run()
     assert_clean(at)

@@ -4,6 +4,8 @@ the runs picked (by default the ten best and any baseline); a click opens the ex
 import streamlit as st
 
 from dashboard import charts, ui
+from dashboard.evidence_panel import evidence_metrics
+from dashboard.grounding import AUTO_PAIRS, location_breakdown, run_rates
 from dashboard.links import METRICS, field_label
 from dashboard.tables import METRIC_LABELS, OFFICIAL, compared_count, md_escape, repro_frame, skipped_rows, top_runs
 
@@ -23,6 +25,20 @@ EXPLAINED = {
 }
 DATA_PAGE = ui.QUESTIONS_PAGE.parent / "data.py"
 CHART_PICK = "lens_chart_runs"  # the runs picked for the charts (not a widget key: it outlives the page)
+EVIDENCE_ON = "lens_evidence_on"  # the user asked for the evidence metrics (here, or the explorer's switch)
+PCT = "percent"
+RATE_COLUMNS = {  # run_rates column -> (header, help)
+    "evidence_precision": ("Page precision", "Mean share of the pages a run cites that are gold evidence pages "
+                           "(over the questions where it cites pages)"),
+    "evidence_recall": ("Page recall", "Mean share of the gold evidence pages the run cites"),
+    "grounding": ("Grounding", "Mean share of the gold's boxes matched by a cited box (ParseBench: the overlap "
+                  "covers ≥ 0.5 of the gold box and ≥ 0.2 of the cited box); empty: no gold or no cited boxes"),
+    "answer_on_evidence_page": ("On an evidence page", "Share of the searched answers found on a gold evidence page"),
+    "answer_only_on_other_page": ("Wrong page", "Share of the searched answers found only on pages that are not "
+                                  "evidence pages"),
+    "answer_not_in_document": ("Not in the document", "Share of the searched answers found nowhere in the "
+                               "document: invented, or computed"),
+}
 
 ctx = ui.context()
 an = ctx.analysis
@@ -155,6 +171,39 @@ def overview() -> None:
             if run is None:
                 v.runs = list(runs)
             ui.open_slice(run, field_name, label)
+
+    answer_locations(runs, marked)
+
+
+def answer_locations(runs: list[str], marked: set[str]) -> None:
+    """Where the answers are: per run, the share of its answers on an evidence page, only on other
+    pages, nowhere in the document (a click opens those questions), and the evidence rates."""
+    st.subheader("Where the answers are")
+    pairs = len(ctx.workspace.gold.items) * len(an.runs)
+    if pairs > AUTO_PAIRS and not st.session_state.get(EVIDENCE_ON):
+        st.caption(f"Finding each answer in its documents means searching the whole documents for {pairs:,} "
+                   "question × run pairs: on long documents that takes a while the first time (then it is kept).")
+        if not st.button("Locate answers in the documents", icon=":material/plagiarism:", key="ov_locate"):
+            return
+        st.session_state[EVIDENCE_ON] = True
+    ev = evidence_metrics(ctx)
+    ev = ev[ev["run"].isin(runs)]
+    if ev.empty:
+        st.info("None of these runs answers a gold question: nothing to locate.")
+        return
+    show(charts.locations(location_breakdown(ev), runs, marked), "ov_locations")
+    rates = run_rates(ev).set_index("run").reindex([r for r in runs if r in set(ev["run"])]).reset_index()
+    shown = rates[["run", "answers_searched", *RATE_COLUMNS]]
+    config = {"run": st.column_config.TextColumn("Run"),
+              "answers_searched": st.column_config.NumberColumn("Answers searched", help="Answers looked for in "
+                                                                "their documents (not refusals, empty or failed answers, "
+                                                                "choice letters, image-only pages)")}
+    config |= {c: st.column_config.NumberColumn(h, format=PCT, help=t) for c, (h, t) in RATE_COLUMNS.items()}
+    st.dataframe(shown, hide_index=True, width="stretch", column_config=config,
+                 height=ROW_PX * (min(len(shown), BOARD_ROWS) + 1) + 3)
+    st.caption("Page precision and recall: the pages a run cites against the gold evidence pages (empty: the run "
+               "cites no page). Rates of the answer's location: over the answers searched. The Evidence page shows "
+               "each question's pages with the boxes.")
 
 
 if an.questions.empty:
