@@ -178,9 +178,9 @@ def locations(frame: pd.DataFrame, runs: list[str], loaded: frozenset[str] | set
             hovertemplate=(f"Run: %{{y}}<br>Answer {label}<br>Questions: %{{customdata[3]}} "
                            "(%{x:.1f} % of the run's answers)<extra></extra>"),
         ))
-    note = "Share of each run's answers (%); the number in a segment counts questions. Click a segment to open them."
+    note = "% of the run's answers; numbers: questions"
     if loaded & set(runs):
-        note += f"{LOADED_MARK}: scores loaded"
+        note += f"; {LOADED_MARK.strip()}: scores loaded"
     fig.update_layout(
         title=dict(text="Where each run's answer appears in the documents", subtitle=dict(text=note)), font=FONT,
         barmode="stack", height=190 + 40 * max(1, len(runs)), margin=dict(l=10, r=10, t=80, b=10),

@@ -191,18 +191,21 @@ def answer_locations(runs: list[str], marked: set[str]) -> None:
     if ev.empty:
         st.info("None of these runs answers a gold question: nothing to locate.")
         return
+    st.caption("Per run, where its answer appears in the question's documents: on a gold evidence page, only on other "
+               "pages (a wrong-page answer), nowhere (invented, or computed), or not searched (refusals, empty or "
+               "failed answers, choice letters, pages without text). Click a segment to open those questions.")
     show(charts.locations(location_breakdown(ev), runs, marked), "ov_locations")
     rates = run_rates(ev).set_index("run").reindex([r for r in runs if r in set(ev["run"])]).reset_index()
     shown = rates[["run", "answers_searched", *RATE_COLUMNS]]
-    config = {"run": st.column_config.TextColumn("Run"),
+    config = {"run": st.column_config.TextColumn("Run", pinned=True),
               "answers_searched": st.column_config.NumberColumn("Answers searched", help="Answers looked for in "
                                                                 "their documents (not refusals, empty or failed answers, "
                                                                 "choice letters, image-only pages)")}
     config |= {c: st.column_config.NumberColumn(h, format=PCT, help=t) for c, (h, t) in RATE_COLUMNS.items()}
     st.dataframe(shown, hide_index=True, width="stretch", column_config=config,
                  height=ROW_PX * (min(len(shown), BOARD_ROWS) + 1) + 3)
-    st.caption("Page precision and recall: the pages a run cites against the gold evidence pages (empty: the run "
-               "cites no page). Rates of the answer's location: over the answers searched. The Evidence page shows "
+    st.caption("Page precision and recall: the pages a run cites against the gold evidence pages (None: the run "
+               "cites no page; grounding None: no gold or no cited boxes). Rates of the answer's location: over the answers searched. The Evidence page shows "
                "each question's pages with the boxes.")
 
 

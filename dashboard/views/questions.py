@@ -104,7 +104,7 @@ def _config(frame: pd.DataFrame) -> dict:
             config[pos] = st.column_config.ProgressColumn(label, format="percent", min_value=0.0, max_value=1.0,
                                                           width="small", help=EVIDENCE_HELP[label] + " (empty: not defined)")
         elif label == "Location" and group not in ("Question", "Metadata"):
-            config[pos] = st.column_config.TextColumn(label, width="small", help="Where this run's answer appears in "
+            config[pos] = st.column_config.TextColumn(label, width="medium", help="Where this run's answer appears in "
                                                       "the question's documents")
         elif label == "Id":
             config[pos] = st.column_config.TextColumn("Id", pinned=True)
@@ -121,9 +121,10 @@ def evidence_switch(v: View):
     filter. Returns (metrics table or None, whether to show the columns)."""
     pairs = len(ctx.workspace.gold.items) * len(an.runs)
     ui.seed("x_evidence", st.session_state.get(EVIDENCE_ON, pairs <= AUTO_PAIRS))
-    show = st.toggle("Evidence columns per run (page precision and recall, grounding, answer location)", key="x_evidence",
-                     help="Computing them searches every answer in its documents: quick on small data, slow on many "
-                          "long documents (computed once, then kept).", on_change=_remember_switch)
+    show = st.toggle("Evidence columns per run", key="x_evidence", on_change=_remember_switch,
+                     help="Page precision and recall (cited pages against the gold evidence pages), grounding (cited "
+                          "boxes against the gold's boxes) and where the answer appears. Computing them searches every "
+                          "answer in its documents: quick on small data, slow on many long documents (then kept).")
     if not show and pairs > AUTO_PAIRS and not v.location:
         st.caption(f"Evidence columns are off: {pairs:,} question × run pairs. Turning them on searches every answer "
                    "in its documents, which takes a while the first time.")
