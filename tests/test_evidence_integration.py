@@ -163,3 +163,14 @@ def test_big_data_computes_on_request(open_app, metrics, monkeypatch):
     link = open_app({"run": RUN, "loc": "other_page"}, "views/questions.py")
     assert (RUN, "Location") not in list(link.dataframe[0].value.columns)
     assert ids(link) == located(metrics, [RUN], {"other_page"})
+
+
+def test_overview_opens_a_location_from_the_keyboard(open_app, metrics):
+    at = open_app({})
+    at.selectbox(key="ov_loc_run").set_value("small-9b")
+    at.selectbox(key="ov_loc_where").set_value("not_in_document")
+    at.button(key="ov_loc_open").click().run()
+    clean(at)
+    assert at.title[0].value == "Question explorer" and at.multiselect(key="x_runs").value == ["small-9b"]
+    assert ids(at) == located(metrics, ["small-9b"], {"not_in_document"})
+    assert at.query_params["loc"] == "not_in_document"

@@ -5,8 +5,8 @@ import streamlit as st
 
 from dashboard import charts, ui
 from dashboard.evidence_panel import evidence_metrics
-from dashboard.grounding import AUTO_PAIRS, location_breakdown, run_rates
-from dashboard.links import METRICS, field_label
+from dashboard.grounding import AUTO_PAIRS, LOCATION_ORDER, location_breakdown, location_label, run_rates
+from dashboard.links import LOCATION_FIELD, METRICS, field_label
 from dashboard.tables import METRIC_LABELS, OFFICIAL, compared_count, md_escape, repro_frame, skipped_rows, top_runs
 
 HEATMAPS = ("reasoning_type", "evidence_source")
@@ -205,8 +205,14 @@ def answer_locations(runs: list[str], marked: set[str]) -> None:
     st.dataframe(shown, hide_index=True, width="stretch", column_config=config,
                  height=ROW_PX * (min(len(shown), BOARD_ROWS) + 1) + 3)
     st.caption("Page precision and recall: the pages a run cites against the gold evidence pages (None: the run "
-               "cites no page; grounding None: no gold or no cited boxes). Rates of the answer's location: over the answers searched. The Evidence page shows "
-               "each question's pages with the boxes.")
+               "cites no page; grounding None: no gold or no cited boxes). Rates of the answer's location: over the "
+               "answers searched. The Evidence page shows each question's pages with the boxes.")
+    with st.expander("Open answers by location without the mouse", icon=":material/keyboard:"):
+        c1, c2 = st.columns(2)
+        run = c1.selectbox("Run", list(rates["run"]), key="ov_loc_run")
+        where = c2.selectbox("Answer location", LOCATION_ORDER, format_func=location_label, key="ov_loc_where")
+        if st.button("Show these answers", icon=":material/arrow_forward:", key="ov_loc_open"):
+            ui.open_slice(run, LOCATION_FIELD, where)
 
 
 if an.questions.empty:
