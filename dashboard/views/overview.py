@@ -26,6 +26,7 @@ EXPLAINED = {
 DATA_PAGE = ui.QUESTIONS_PAGE.parent / "data.py"
 CHART_PICK = "lens_chart_runs"  # the runs picked for the charts (not a widget key: it outlives the page)
 EVIDENCE_ON = "lens_evidence_on"  # the user asked for the evidence metrics (here, or the explorer's switch)
+LOCATION_MEMO = "lens_location_memo"  # (metrics table, runs) -> (location breakdown, run rates), for reruns
 PCT = "percent"
 RATE_COLUMNS = {  # run_rates column -> (header, help)
     "evidence_precision": ("Page precision", "Mean share of the pages a run cites that are gold evidence pages "
@@ -186,16 +187,22 @@ def answer_locations(runs: list[str], marked: set[str]) -> None:
         if not st.button("Locate answers in the documents", icon=":material/plagiarism:", key="ov_locate"):
             return
         st.session_state[EVIDENCE_ON] = True
-    ev = evidence_metrics(ctx)
-    ev = ev[ev["run"].isin(runs)]
-    if ev.empty:
+    everything = evidence_metrics(ctx)
+    memo = (id(everything), len(everything), tuple(runs))
+    kept = st.session_state.get(LOCATION_MEMO)
+    if not kept or kept[0] != memo:
+        ev = everything[everything["run"].isin(runs)]
+        kept = (memo, location_breakdown(ev), run_rates(ev), ev.empty)
+        st.session_state[LOCATION_MEMO] = kept
+    _, breakdown, rates, empty = kept
+    if empty:
         st.info("None of these runs answers a gold question: nothing to locate.")
         return
     st.caption("Per run, where its answer appears in the question's documents: on a gold evidence page, only on other "
                "pages (a wrong-page answer), nowhere (invented, or computed), or not searched (refusals, empty or "
                "failed answers, choice letters, pages without text). Click a segment to open those questions.")
-    show(charts.locations(location_breakdown(ev), runs, marked), "ov_locations")
-    rates = run_rates(ev).set_index("run").reindex([r for r in runs if r in set(ev["run"])]).reset_index()
+    show(charts.locations(breakdown, runs, marked), "ov_locations")
+    rates = rates.set_index("run").reindex([r for r in runs if r in set(rates["run"])]).reset_index()
     shown = rates[["run", "answers_searched", *RATE_COLUMNS]]
     config = {"run": st.column_config.TextColumn("Run", pinned=True),
               "answers_searched": st.column_config.NumberColumn("Answers searched", help="Answers looked for in "

@@ -23,6 +23,7 @@ ROW_PX = 35  # st.dataframe's row and header height
 MAX_TABLE_PX = 560
 EAGER_CSV_BYTES = 5_000_000  # above this the CSV is made on click
 CSV_MEMO = "lens_explorer_csv"  # (analysis, table key) -> CSV bytes of the explorer table
+COLUMNS_MEMO = "lens_evidence_columns"  # (metrics table, runs) -> the runs' evidence columns, for reruns
 EVIDENCE_ON = "lens_evidence_on"  # the user's last word on computing the evidence metrics (explorer toggle, overview button)
 EVIDENCE_HELP = {"Pages P": "Page precision: the share of the pages this run cites that are gold evidence pages",
                  "Pages R": "Page recall: the share of the gold evidence pages this run cites",
@@ -144,7 +145,12 @@ def table(v: View, count, ev: pd.DataFrame | None, show_evidence_columns: bool) 
     def extend(frame: pd.DataFrame) -> pd.DataFrame:
         if not show_evidence_columns or ev is None:
             return frame
-        return with_run_columns(frame, explorer_columns(ev, v.runs, run_column), v.runs)
+        memo = (id(ev), len(ev), tuple(v.runs))
+        kept = st.session_state.get(COLUMNS_MEMO)
+        if not kept or kept[0] != memo:
+            kept = (memo, explorer_columns(ev, v.runs, run_column))
+            st.session_state[COLUMNS_MEMO] = kept
+        return with_run_columns(frame, kept[1], v.runs)
 
     frame = extend(explorer_frame(questions, scores, v.runs))
     line = f"**{len(frame)} of {len(an.questions)} questions** · profile {ctx.profile}"
