@@ -73,7 +73,7 @@ def filters(v: View):
         ui.seed("x_status", [s for s in v.status if s in statuses])
         status = cols[3].multiselect("Status (any chosen run)", statuses, key="x_status", placeholder="any")
         ui.seed("x_location", [x for x in v.location if x in LOCATION_ORDER])
-        location = cols[3].multiselect(
+        location = st.columns([2, 1])[0].multiselect(
             "Answer location (any chosen run)", list(LOCATION_ORDER), key="x_location", placeholder="any",
             format_func=location_label,
             help="Where a chosen run's answer appears in the question's documents: on a gold evidence page, only on "
