@@ -15,7 +15,7 @@ from urllib.parse import quote
 
 import pytest
 
-from browser_kit import check_clean, launch, open_page, serve, shot, wait_idle
+from browser_kit import check_clean, open_page, serve, shot, wait_idle
 
 pytestmark = pytest.mark.browser
 
@@ -98,11 +98,11 @@ def _visit(browser, base: str, path: str, query: str, log: Path, name: str) -> l
     return found
 
 
-def test_hostile_text_is_plain_text_on_every_page(tmp_path):
+def test_hostile_text_is_plain_text_on_every_page(tmp_path, browser):
     bench = _bench(tmp_path)
     env = {"LENS_BENCHMARK": str(bench), "LENS_CACHE_DIR": str(tmp_path / "cache")}
     found: list[str] = []
-    with serve(env, name="hostile") as (base, log), launch() as browser:
+    with serve(env, name="hostile") as (base, log):  # the session's Chromium: one Playwright per process
         runs = "&".join(f"run={quote(r)}" for r in ("alpha", "<img src=x onerror=alert(1)>"))
         for path in PAGES:
             found += _visit(browser, base, path, f"?{runs}", log, path or "overview")
