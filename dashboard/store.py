@@ -413,3 +413,231 @@ def load_run(store: ScoreStore, key: str, gold: Sequence[GoldQuestion], predicti
             return None
         return assemble_lazily(gold, the_plan, lambda: rows.decisions, rows.accuracy, rows.token_f1, rows.anls,
                                profile=profile, name=name, question_ids=ids)
+
+
+# ----------------------------------------------------------------------------- parsed prediction files
+#
+# A second kind of entry in the same cache folder: one prediction file as the loader read it -- its
+# predictions as columns, its load problems and counts in the metadata -- so that a restart reads
+# Parquet instead of parsing JSON. Its name is the key
+#
+#     sha256("lens-predictions/<PREDICTION_FORMAT>" NUL sha256(scoring/*.py) NUL sha256(file's bytes)
+#            NUL the file's path as the loader names it)
+#
+# (the path is part of it because the loader writes it into every record and problem). Entries live
+# in $LENS_CACHE_DIR/predictions/<key>.parquet and are checked like the scored rows: schema, key,
+# format, row count, no nulls where the loader never leaves one, unique ids, evidence and problems
+# that parse into what the loader builds. Anything else is a miss (and removed): the file is read again.
+
+PREDICTION_FORMAT = 1
+PREDICTION_SCHEMA = pa.schema([
+    ("question_id", pa.string()),
+    ("text", pa.string()),
+    ("status", pa.string()),
+    ("line", pa.int64()),  # null: a row of a JSON document (no line)
+    ("has_status", pa.bool_()),
+    ("evidence_pages", pa.string()),  # null: none; else a JSON array of page numbers
+    ("evidence", pa.string()),  # null: none; else a JSON array of [page, document_id, bbox or null]
+])
+_PRED_NOT_NULL = ("question_id", "text", "status", "has_status")
+
+
+def prediction_key(prediction_sha256: str, path: str) -> str:
+    text = "\0".join((f"lens-predictions/{PREDICTION_FORMAT}", scorer_sha256(), prediction_sha256, path))
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _problem_list(problems) -> list:
+    return [[p.file, p.line, p.field, p.expected, p.got, p.severity, p.skipped, p.kind] for p in problems]
+
+
+def _problems_back(values) -> list:
+    from scoring.problems import ERROR, WARNING, Problem
+
+    if type(values) is not list:
+        raise ValueError("problems are not a list")
+    out = []
+    for v in values:
+        if type(v) is not list or len(v) != 8:
+            raise ValueError("a problem that is not 8 fields")
+        file, line, fld, expected, got, severity, skipped, kind = v
+        if not (isinstance(file, str) and (line is None or type(line) is int) and (fld is None or isinstance(fld, str))
+                and isinstance(expected, str) and isinstance(got, str) and severity in (ERROR, WARNING)
+                and type(skipped) is bool and isinstance(kind, str)):
+            raise ValueError("a problem with fields of another type")
+        out.append(Problem(file, line, fld, expected, got, severity, skipped, kind))
+    return out
+
+
+def _load_meta(res) -> str:
+    return json.dumps({"problems": _problem_list(res.problems), "files": list(res.files), "rows_read": res.rows_read,
+                       "skipped": res.skipped, "blank_lines": res.blank_lines, "unreadable": list(res.unreadable)},
+                      ensure_ascii=True, allow_nan=False)
+
+
+def _json_or_null(value) -> str | None:
+    if not value:
+        return None
+    return json.dumps(value, ensure_ascii=True, allow_nan=True)
+
+
+def _evidence_json(evidence) -> str | None:
+    if not evidence:
+        return None
+    return json.dumps([[e.page, e.document_id, list(e.bbox) if e.bbox is not None else None] for e in evidence],
+                      ensure_ascii=True, allow_nan=True)
+
+
+def _parse_memo(texts: list, convert) -> list:
+    """Each distinct JSON text parsed once (equal values share one read-only tuple); None stays ()."""
+    memo: dict[str, object] = {}
+    out = []
+    for s in texts:
+        if s is None:
+            out.append(())
+            continue
+        v = memo.get(s)
+        if v is None:
+            try:
+                parsed = _loads(s)
+            except ValueError:
+                parsed = json.loads(s)
+            v = memo[s] = convert(parsed)
+        out.append(v)
+    return out
+
+
+def _pages_back(parsed) -> tuple:
+    if type(parsed) is not list or not parsed or any(type(p) is not int for p in parsed):
+        raise ValueError("evidence pages that are not a list of integers")
+    return tuple(parsed)
+
+
+def _evidence_back(parsed) -> tuple:
+    from scoring.model import PredictedEvidence
+
+    if type(parsed) is not list or not parsed:
+        raise ValueError("evidence that is not a list")
+    out = []
+    for v in parsed:
+        if type(v) is not list or len(v) != 3 or type(v[0]) is not int or not isinstance(v[1], str):
+            raise ValueError("an evidence entry of another shape")
+        bbox = v[2]
+        if bbox is not None:
+            if type(bbox) is not list or len(bbox) != 4 or any(type(x) not in (int, float) for x in bbox):
+                raise ValueError("a bbox that is not four numbers")
+            bbox = tuple(bbox)
+        out.append(PredictedEvidence(v[0], v[1], bbox))
+    return tuple(out)
+
+
+class PredictionStore:
+    """The parsed prediction files under `root`/predictions (same rules as ScoreStore)."""
+
+    def __init__(self, root: Path | None = None) -> None:
+        self.root = Path(root) if root is not None else cache_root()
+        self.folder = self.root / "predictions"
+        self.hits = self.misses = self.rejected = 0
+
+    def path(self, key: str) -> Path:
+        if not isinstance(key, str) or not _KEY.fullmatch(key):
+            raise ValueError(f"not a cache key: {key!r}")
+        return self.folder / f"{key}.parquet"
+
+    def put(self, key: str, res) -> Path | None:
+        """Write one file's LoadResult[Prediction]; None when it cannot be cached (read again next time)."""
+        items = res.items
+        try:
+            table = pa.table({
+                "question_id": pa.array([p.qid for p in items], pa.string()),
+                "text": pa.array([p.text for p in items], pa.string()),
+                "status": pa.array([p.status for p in items], pa.string()),
+                "line": pa.array([p.line for p in items], pa.int64()),
+                "has_status": pa.array([p.has_status for p in items], pa.bool_()),
+                "evidence_pages": pa.array([_json_or_null(list(p.evidence_pages)) for p in items], pa.string()),
+                "evidence": pa.array([_evidence_json(p.evidence) for p in items], pa.string()),
+            }, schema=PREDICTION_SCHEMA).replace_schema_metadata({
+                "lens.format": str(PREDICTION_FORMAT), "lens.key": key, "lens.rows": str(len(items)),
+                "lens.load": _load_meta(res)})
+        except (pa.ArrowException, UnicodeError, ValueError, TypeError, OverflowError):
+            return None  # e.g. a lone surrogate in a text, a page number beyond 64 bits
+        return ScoreStore._write(self, self.path(key), table)  # same atomic write
+
+    def get(self, key: str, file: str):
+        """The LoadResult as the loader returned it for `file`, or None (no entry, or a bad one: removed)."""
+        path = self.path(key)
+        if not path.is_file():
+            self.misses += 1
+            return None
+        try:
+            with paused_gc():
+                res = self._read(path, key, file)
+        except (OSError, ValueError, TypeError, KeyError, pa.ArrowException):
+            res = None
+            ScoreStore._reject(self, path, None)
+        if res is None:
+            self.misses += 1
+        else:
+            self.hits += 1
+        return res
+
+    @staticmethod
+    def _read(path: Path, key: str, file: str):
+        from scoring.problems import LoadResult
+
+        table = pq.read_table(path, page_checksum_verification=True)
+        meta = table.schema.metadata or {}
+        if not table.schema.equals(PREDICTION_SCHEMA, check_metadata=False):
+            raise ValueError("another schema")
+        if meta.get(b"lens.format") != str(PREDICTION_FORMAT).encode() or meta.get(b"lens.key") != key.encode():
+            raise ValueError("another key or format")
+        n = table.num_rows
+        if meta.get(b"lens.rows") != str(n).encode():
+            raise ValueError("row count differs from the metadata")
+        for name in _PRED_NOT_NULL:
+            if table.column(name).null_count:
+                raise ValueError(f"nulls in {name}")
+        if n and pc.count_distinct(table.column("question_id")).as_py() != n:
+            raise ValueError("an id twice")
+        load = json.loads(meta[b"lens.load"])
+        if type(load) is not dict:
+            raise ValueError("load metadata is not an object")
+        counts = [load.get(k) for k in ("rows_read", "skipped", "blank_lines")]
+        if any(type(c) is not int or c < 0 for c in counts):
+            raise ValueError("counts that are not numbers")
+        files, unreadable = load.get("files"), load.get("unreadable")
+        if any(type(v) is not list or any(not isinstance(s, str) for s in v) for v in (files, unreadable)):
+            raise ValueError("file lists of another shape")
+        problems = _problems_back(load.get("problems"))
+        statuses = _interned(table.column("status").to_pylist())
+        pages = _parse_memo(table.column("evidence_pages").to_pylist(), _pages_back)
+        evidence = _parse_memo(table.column("evidence").to_pylist(), _evidence_back)
+        items = list(map(Prediction, table.column("question_id").to_pylist(), table.column("text").to_pylist(),
+                         statuses, [file] * n, table.column("line").to_pylist(),
+                         table.column("has_status").to_pylist(), pages, evidence))
+        return LoadResult(items=items, problems=problems, files=files, rows_read=counts[0], skipped=counts[1],
+                          blank_lines=counts[2], unreadable=unreadable)
+
+
+def load_predictions_cached(path: Path, prediction_sha256: str, store: PredictionStore | None = None):
+    """scoring.loaders.load_predictions(path), read from the cache when the file's bytes (its sha256,
+    computed by the caller) were read before; else loaded and written to it -- unless the file changed
+    while it was read (then it is not cached)."""
+    from scoring.loaders import load_predictions
+
+    if not prediction_sha256:
+        return load_predictions(path)
+    store = store if store is not None else PredictionStore()
+    key = prediction_key(prediction_sha256, str(path))
+    res = store.get(key, str(path))
+    if res is not None:
+        return res
+    res = load_predictions(path)
+    try:
+        same = hashlib.sha256(Path(path).read_bytes()).hexdigest() == prediction_sha256
+    except OSError:
+        same = False
+    if same:
+        with paused_gc():
+            store.put(key, res)
+    return res

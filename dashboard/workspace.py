@@ -19,7 +19,7 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 from scoring.cli import DEFAULT_GOLD
-from scoring.loaders import load_documents, load_gold, load_predictions, load_scores, load_summary
+from scoring.loaders import load_documents, load_gold, load_scores, load_summary
 from scoring.model import DocumentRecord, GoldQuestion, Prediction, ScoreRow
 from scoring.problems import LoadResult, Problem
 
@@ -436,6 +436,11 @@ def run_name(path: Path) -> str:
 
 
 def _load_predictions(paths: Sequence[Path], problems: list[Problem]) -> list[PredictionFile]:
+    """Each prediction file as scoring.loaders.load_predictions reads it -- from the cache of parsed
+    files (dashboard/store.py, keyed by the file's sha256) when its bytes were read before."""
+    from .store import PredictionStore, load_predictions_cached
+
+    store = PredictionStore()  # the cache folder as configured now ($LENS_CACHE_DIR at call time)
     out: list[PredictionFile] = []
     taken: set[str] = set()
     for path in paths:
@@ -450,7 +455,7 @@ def _load_predictions(paths: Sequence[Path], problems: list[Problem]) -> list[Pr
         if name != base:
             problems.append(Problem.warning(str(path), None, "run name", "a run name used once", f"{base!r} again (shown as {name!r})"))
         taken.add(name)
-        out.append(PredictionFile(name, path, sha, load_predictions(path)))
+        out.append(PredictionFile(name, path, sha, load_predictions_cached(path, sha, store)))
     return out
 
 

@@ -10,6 +10,24 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures"
 MINI_BENCH = FIXTURES / "mini_bench"
 
 
+@pytest.fixture(scope="session", autouse=True)
+def lens_cache_dir(tmp_path_factory):
+    """The app's cache folder (scored rows, parsed prediction files, uploads) is a temporary folder for
+    the whole session: tests never write into ~/.cache. dashboard/store.py reads LENS_CACHE_DIR when
+    called, so this holds for every store made during the session (and for the browser tests' server,
+    started after this fixture, which inherits the environment)."""
+    import os
+
+    folder = tmp_path_factory.mktemp("lens-cache")
+    before = os.environ.get("LENS_CACHE_DIR")
+    os.environ["LENS_CACHE_DIR"] = str(folder)
+    yield folder
+    if before is None:
+        os.environ.pop("LENS_CACHE_DIR", None)
+    else:
+        os.environ["LENS_CACHE_DIR"] = before
+
+
 @pytest.fixture
 def mini_bench() -> Path:
     return MINI_BENCH

@@ -281,3 +281,134 @@ def test_app_reads_the_cache_and_rescores_only_what_changed(tmp_path, monkeypatc
     at.selectbox(key="profile").set_value("xldocbench-1519").run()
     assert not at.exception
     assert len(_entries(cache)) == 2 * len(RUNS) + 1  # every run under the new profile
+
+
+# ----------------------------------------------------------------------------- parsed prediction files
+
+MINI = ROOT / "tests" / "fixtures" / "mini_bench"
+PREDICTION_FILES = [*RUNS, *sorted((MINI / "runs").iterdir()), *sorted((MINI / "malformed" / "runs").iterdir())]
+
+
+def _sha(path: Path) -> str:
+    import hashlib
+
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _exactly(a, b) -> None:
+    """The same LoadResult: records (with the types of their fields), problems, counts, files."""
+    assert a == b
+    assert [tuple(map(type, (p.line, p.has_status, p.evidence_pages))) for p in a.items] == \
+        [tuple(map(type, (p.line, p.has_status, p.evidence_pages))) for p in b.items]
+
+
+@pytest.mark.parametrize("path", PREDICTION_FILES, ids=lambda p: p.name)
+def test_parsed_predictions_round_trip_exactly(tmp_path, path):
+    want = load_predictions(path)
+    store = S.PredictionStore(tmp_path)
+    _exactly(S.load_predictions_cached(path, _sha(path), store), want)
+    assert (store.hits, store.misses) == (0, 1) and len(list((tmp_path / "predictions").glob("*.parquet"))) == 1
+    again = S.PredictionStore(tmp_path)
+    _exactly(S.load_predictions_cached(path, _sha(path), again), want)
+    assert (again.hits, again.misses, again.rejected) == (1, 0, 0)
+
+
+def test_parsed_predictions_keep_problems_and_counts(tmp_path):
+    broken = MINI / "malformed" / "runs" / "broken.jsonl"
+    want = load_predictions(broken)
+    assert want.problems and want.skipped  # the fixture has bad rows
+    S.load_predictions_cached(broken, _sha(broken), S.PredictionStore(tmp_path))
+    hit = S.PredictionStore(tmp_path).get(S.prediction_key(_sha(broken), str(broken)), str(broken))
+    assert hit is not None
+    assert hit.problems == want.problems and hit.counts() == want.counts() and hit.unreadable == want.unreadable
+
+
+def test_changed_prediction_file_is_read_again(tmp_path):
+    path = tmp_path / "run.jsonl"
+    shutil.copy(RUNS[2], path)
+    store = S.PredictionStore(tmp_path / "cache")
+    first = S.load_predictions_cached(path, _sha(path), store)
+    data = path.read_bytes()
+    path.write_bytes(data.replace(b'"prediction": "', b'"prediction": "Answer: ', 1))
+    second = S.load_predictions_cached(path, _sha(path), store)
+    assert second == load_predictions(path) and second != first
+    assert store.misses == 2 and store.hits == 0
+
+
+def _pred_entry(tmp_path) -> tuple[Path, Path]:
+    path = RUNS[1]
+    S.load_predictions_cached(path, _sha(path), S.PredictionStore(tmp_path))
+    return path, next((tmp_path / "predictions").glob("*.parquet"))
+
+
+PREDICTION_CORRUPTIONS = {
+    "garbage bytes": lambda t: t.write_bytes(b"not a parquet file at all"),
+    "truncated": lambda t: t.write_bytes(t.read_bytes()[: t.stat().st_size // 2]),
+    "a flipped byte in the data": lambda t: t.write_bytes(_flip(t.read_bytes())),
+    "rows dropped": lambda t: _rewrite(t, lambda tb: tb.slice(0, tb.num_rows - 3)),
+    "a missing column": lambda t: _rewrite(t, lambda tb: tb.drop_columns(["evidence"]).replace_schema_metadata(tb.schema.metadata)),
+    "another key": lambda t: _rewrite(t, lambda tb: tb.replace_schema_metadata({**tb.schema.metadata, b"lens.key": b"0" * 64})),
+    "no load metadata": lambda t: _rewrite(t, lambda tb: tb.replace_schema_metadata(
+        {k: v for k, v in tb.schema.metadata.items() if k != b"lens.load"})),
+    "problems of another shape": lambda t: _rewrite(t, lambda tb: tb.replace_schema_metadata(
+        {**tb.schema.metadata, b"lens.load": b'{"problems": [["x"]], "files": [], "rows_read": 1, "skipped": 0, '
+                                              b'"blank_lines": 0, "unreadable": []}'})),
+    "an id twice": lambda t: _rewrite(t, lambda tb: tb.set_column(
+        0, "question_id", pa.array(["same"] * tb.num_rows, pa.string())).replace_schema_metadata(tb.schema.metadata)),
+    "a null status": lambda t: _rewrite(t, lambda tb: tb.set_column(
+        2, "status", pa.array([None] * tb.num_rows, pa.string())).replace_schema_metadata(tb.schema.metadata)),
+    "evidence pages that are no JSON": lambda t: _rewrite(t, lambda tb: tb.set_column(
+        5, "evidence_pages", pa.array(["["] * tb.num_rows, pa.string())).replace_schema_metadata(tb.schema.metadata)),
+    "evidence pages that are not numbers": lambda t: _rewrite(t, lambda tb: tb.set_column(
+        5, "evidence_pages", pa.array(['["a"]'] * tb.num_rows, pa.string())).replace_schema_metadata(tb.schema.metadata)),
+}
+
+
+@pytest.mark.parametrize("how", list(PREDICTION_CORRUPTIONS))
+def test_corrupt_prediction_entry_is_read_again_never_trusted(tmp_path, how):
+    path, target = _pred_entry(tmp_path)
+    PREDICTION_CORRUPTIONS[how](target)
+    store = S.PredictionStore(tmp_path)
+    _exactly(S.load_predictions_cached(path, _sha(path), store), load_predictions(path))
+    assert store.rejected == 1 and store.hits == 0
+    assert target.exists()  # removed, then written again from the file
+    again = S.PredictionStore(tmp_path)
+    _exactly(S.load_predictions_cached(path, _sha(path), again), load_predictions(path))
+    assert again.hits == 1
+
+
+def test_cache_folder_is_read_when_called(tmp_path, monkeypatch):
+    monkeypatch.setenv("LENS_CACHE_DIR", str(tmp_path / "a"))
+    assert S.PredictionStore().root == tmp_path / "a" and S.ScoreStore().root == tmp_path / "a"
+    monkeypatch.setenv("LENS_CACHE_DIR", str(tmp_path / "b"))
+    assert S.PredictionStore().root == tmp_path / "b"
+
+
+def test_session_cache_is_not_the_home_cache(lens_cache_dir):
+    assert S.cache_root() == lens_cache_dir
+    assert not str(S.cache_root()).startswith(str(Path.home() / ".cache"))
+
+
+def test_app_shows_load_problems_from_the_cache(broken_bench, tmp_path, monkeypatch):
+    """A restart reads the parsed files from the cache; the Data page lists the same problems and
+    counts, and the leaderboard is the same."""
+    from dashboard import cache as app_cache
+
+    cache = tmp_path / "cache"
+    seen, stamps = [], []
+    for _ in range(2):
+        app_cache._runs.clear()  # a restart: nothing in memory
+        app_cache.workspace.clear()
+        app_cache.analysis.clear()
+        at = _app(broken_bench, cache, monkeypatch)
+        board = at.dataframe[0].value
+        at.switch_page("views/data.py").run()
+        assert not at.exception
+        seen.append((board, [e.value for e in at.error], at.code[0].value, at.dataframe[0].value))
+        stamps.append({p.name: p.stat().st_mtime_ns for p in (cache / "predictions").glob("*.parquet")})
+    assert stamps[0] == stamps[1]  # read on the restart, not written again
+    assert len(list((cache / "predictions").glob("*.parquet"))) == len(list((broken_bench / "runs").iterdir()))
+    (b1, e1, c1, f1), (b2, e2, c2, f2) = seen
+    assert b1.equals(b2) and e1 == e2 and c1 == c2 and f1.equals(f2)
+    assert "runs/broken.jsonl:3 — error: expected a JSON object, got number 42" in c2
+    assert f2.set_index("File").loc["runs/broken.jsonl", ["Rows read", "Loaded", "Skipped"]].tolist() == [4, 1, 3]
