@@ -24,6 +24,7 @@ from .problems import summarise
 from .profiles import DEFAULT_PROFILE, PROFILES
 
 DEFAULT_GOLD = ("qa_single_doc.jsonl", "qa_cross_doc.jsonl")
+CLI_PARALLEL_MIN = 100_000
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -78,7 +79,9 @@ def main(argv: list[str] | None = None) -> int:
             failed += 1
             continue
         run = evaluate(gold.items, preds.items, profile=args.profile, ignore_missing=args.ignore_missing,
-                       name=name, prediction_field=args.prediction_field)
+                       name=name, prediction_field=args.prediction_field,
+                       # starting worker processes costs more than it saves below CLI_PARALLEL_MIN questions
+                       workers=None if len(gold.items) >= CLI_PARALLEL_MIN else 1)
         for p in summarise(run.problems):
             print(p, file=err)
         if run.prediction_count == len(run.extra_ids):  # every id unknown (and --ignore-missing: nothing left)

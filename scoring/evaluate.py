@@ -116,22 +116,79 @@ def _group_labels(results: Sequence[QuestionResult], group: str) -> Iterable[lis
     return ([v if type(v) is str and v else (to_str(v) or "unknown")] for v in (r.question.metadata.get(group) for r in results))
 
 
+def _label_key(q: GoldQuestion, group: str):
+    """A hashable key such that questions with equal keys have equal labels in `group`."""
+    if group == "split":
+        v = q.split
+        return v if type(v) is str else (type(v), repr(v))
+    if group == "answer_format":
+        v = q.raw_format
+        return (v if type(v) is str else (type(v), repr(v))) if q.format_given else _ABSENT
+    if group == "question_type":
+        return q.question_types
+    return id(q.metadata)  # plain metadata keys and evidence_source: questions share equal metadata dicts
+
+
+_ABSENT = object()
+
+
+def _partition(keys: Iterable) -> dict:
+    """key -> ascending positions holding it."""
+    parts: dict = {}
+    for i, k in enumerate(keys):
+        idx = parts.get(k)
+        if idx is None:
+            parts[k] = [i]
+        else:
+            idx.append(i)
+    return parts
+
+
+def _group_members(results: Sequence[QuestionResult], group: str, by_meta: dict | None) -> dict[str, list[int]]:
+    """label -> ascending positions of the results in that bucket (a position twice when a
+    question names a label twice), as one append per (question, label) would give. The labels
+    are computed once per distinct key (few: label values, shared metadata dicts), not per question."""
+    if group in _LABEL_METHOD and group != "evidence_source":
+        parts = _partition([_label_key(r.question, group) for r in results])
+    else:
+        parts = by_meta if by_meta is not None else _partition([id(r.question.metadata) for r in results])
+    members: dict[str, list[int]] = {}
+    merged: set[str] = set()
+    for idx in parts.values():
+        q = results[idx[0]].question
+        if group in _LABEL_METHOD:
+            labels = q.labels(group)
+        else:
+            v = q.metadata.get(group)
+            labels = [v if type(v) is str and v else (to_str(v) or "unknown")]
+        for label in labels:
+            have = members.get(label)
+            if have is None:
+                members[label] = idx
+            else:
+                if have is idx or label not in merged:  # copy before extending: `idx` may be shared
+                    have = members[label] = list(have)
+                    merged.add(label)
+                have.extend(idx)
+    for label in merged:
+        members[label].sort()
+    return members
+
+
 def aggregate(results: Sequence[QuestionResult], groups: Sequence[str] = BREAKDOWNS) -> tuple[dict, dict]:
     """(overall bucket, breakdowns) exactly as spec 7: raw scores averaged in question order,
     then rounded to 6 decimals."""
-    acc = [r.accuracy for r in results]
-    f1 = [r.token_f1 for r in results]
-    an = [r.anls for r in results]
+    js = [r.judgement for r in results]
+    acc = [j.accuracy for j in js]
+    f1 = [j.token_f1 for j in js]
+    an = [j.anls for j in js]
+    del js
+    by_meta = None
+    if any(g not in _LABEL_METHOD or g == "evidence_source" for g in groups):
+        by_meta = _partition([id(r.question.metadata) for r in results])
     breakdowns = {}
     for g in groups:
-        members: dict[str, list[int]] = {}
-        for i, labels in enumerate(_group_labels(results, g)):
-            for label in labels:
-                idx = members.get(label)
-                if idx is None:
-                    members[label] = [i]
-                else:
-                    idx.append(i)
+        members = _group_members(results, g, by_meta)
         breakdowns[g] = {label: _bucket(*_pick(members[label], acc, f1, an)) for label in sorted(members)}
     return _bucket(acc, f1, an), breakdowns
 
