@@ -17,7 +17,6 @@ import sys
 from pathlib import Path
 
 from . import __version__
-from .categories import write_categories_csv
 from .evaluate import evaluate
 from .loaders import load_gold, load_predictions
 from .problems import summarise
@@ -107,6 +106,8 @@ def main(argv: list[str] | None = None) -> int:
         run.write_files(report=report, csv_path=csv_path, per_question=not args.no_per_question_json,
                         lens=run.profile.name != "xldocbench-1519")
         if args.categories_csv:
+            from .categories import write_categories_csv  # only for this option: it imports more
+
             write_categories_csv(Path(args.categories_csv) / f"{name}.csv" if several else args.categories_csv, run.results)
     if not scored:
         print("ERROR: nothing could be scored", file=err)

@@ -13,15 +13,12 @@ import io
 import json
 import os
 from operator import itemgetter
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
-from multiprocessing import get_context
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Callable, Iterable, Iterator, Sequence
 
 from ._gc import paused_gc
-from .metrics import Decision, Judgement, decide
+from .metrics import OVERFLOW_STATUSES, OVERFLOW_TEXT, Decision, Judgement, decide
 from .model import BREAKDOWNS, GoldQuestion, Prediction
 from .problems import Problem
 from .profiles import Profile, get_profile, signature
@@ -94,6 +91,31 @@ class QuestionResult:
         }
 
 
+def _rows(results: Sequence[QuestionResult]) -> list[dict]:
+    """`[r.row() for r in results]`, with the properties it reads inlined (a million rows)."""
+    out = []
+    append = out.append
+    for r in results:
+        q, j = r.question, r.judgement
+        md = q.metadata
+        pred = j.prediction
+        acc, f1, an = j.accuracy, j.token_f1, j.anls
+        append({
+            "question_id": q.qid,
+            "prediction": "" if pred is None else (OVERFLOW_TEXT if j.status in OVERFLOW_STATUSES else pred),
+            "gold_answer": q.answers[0] if q.answers else "",
+            "answer_format": q.raw_format if q.format_given else "Str",
+            "status": j.status,
+            "accuracy": acc if acc == 0.0 or acc == 1.0 else round(acc, 6),
+            "token_f1": f1 if f1 == 0.0 or f1 == 1.0 else round(f1, 6),
+            "anls": an if an == 0.0 or an == 1.0 else round(an, 6),
+            "split": q.split,
+            "domain": md.get("domain", "unknown"),
+            "reasoning_type": md.get("reasoning_type", "unknown"),
+        })
+    return out
+
+
 def _bucket(acc: list[float], f1: list[float], an: list[float]) -> dict:
     n = len(acc)
     if not n:
@@ -116,20 +138,30 @@ def _group_labels(results: Sequence[QuestionResult], group: str) -> Iterable[lis
     return ([v if type(v) is str and v else (to_str(v) or "unknown")] for v in (r.question.metadata.get(group) for r in results))
 
 
-def _label_key(q: GoldQuestion, group: str):
-    """A hashable key such that questions with equal keys have equal labels in `group`."""
+def _keyed(values: list) -> list:
+    """Hashable stand-ins: equal stand-ins for values with equal labels (strings as they are,
+    anything else by type and repr, so 1, 1.0 and true stay apart)."""
+    return [v if type(v) is str else (type(v), repr(v)) for v in values]
+
+
+def _label_keys(results: Sequence[QuestionResult], group: str) -> list:
+    """One hashable key per result such that equal keys have equal labels in `group`."""
+    qs = [r.question for r in results]
     if group == "split":
-        v = q.split
-        return v if type(v) is str else (type(v), repr(v))
+        return _keyed([q.split for q in qs])
     if group == "answer_format":
-        v = q.raw_format
-        return (v if type(v) is str else (type(v), repr(v))) if q.format_given else _ABSENT
+        return _keyed([q.raw_format if q.format_given else _ABSENT for q in qs])
     if group == "question_type":
-        return q.question_types
-    return id(q.metadata)  # plain metadata keys and evidence_source: questions share equal metadata dicts
+        return [q.question_types for q in qs]
+    return _keyed([q.metadata.get("evidence_sources" if group == "evidence_source" else group, _ABSENT) for q in qs])
 
 
-_ABSENT = object()
+class _Absent:
+    def __repr__(self) -> str:
+        return "<absent>"
+
+
+_ABSENT = _Absent()
 
 
 def _partition(keys: Iterable) -> dict:
@@ -144,17 +176,13 @@ def _partition(keys: Iterable) -> dict:
     return parts
 
 
-def _group_members(results: Sequence[QuestionResult], group: str, by_meta: dict | None) -> dict[str, list[int]]:
+def _group_members(results: Sequence[QuestionResult], group: str) -> dict[str, list[int]]:
     """label -> ascending positions of the results in that bucket (a position twice when a
-    question names a label twice), as one append per (question, label) would give. The labels
-    are computed once per distinct key (few: label values, shared metadata dicts), not per question."""
-    if group in _LABEL_METHOD and group != "evidence_source":
-        parts = _partition([_label_key(r.question, group) for r in results])
-    else:
-        parts = by_meta if by_meta is not None else _partition([id(r.question.metadata) for r in results])
+    question names a label twice), as one append per (question, label) would give. Labels are
+    computed once per distinct key (a few label values), not per question."""
     members: dict[str, list[int]] = {}
     merged: set[str] = set()
-    for idx in parts.values():
+    for idx in _partition(_label_keys(results, group)).values():
         q = results[idx[0]].question
         if group in _LABEL_METHOD:
             labels = q.labels(group)
@@ -166,7 +194,7 @@ def _group_members(results: Sequence[QuestionResult], group: str, by_meta: dict 
             if have is None:
                 members[label] = idx
             else:
-                if have is idx or label not in merged:  # copy before extending: `idx` may be shared
+                if have is idx or label not in merged:  # extend a copy: `idx` may be listed under another label
                     have = members[label] = list(have)
                     merged.add(label)
                 have.extend(idx)
@@ -183,12 +211,9 @@ def aggregate(results: Sequence[QuestionResult], groups: Sequence[str] = BREAKDO
     f1 = [j.token_f1 for j in js]
     an = [j.anls for j in js]
     del js
-    by_meta = None
-    if any(g not in _LABEL_METHOD or g == "evidence_source" for g in groups):
-        by_meta = _partition([id(r.question.metadata) for r in results])
     breakdowns = {}
     for g in groups:
-        members = _group_members(results, g, by_meta)
+        members = _group_members(results, g)
         breakdowns[g] = {label: _bucket(*_pick(members[label], acc, f1, an)) for label in sorted(members)}
     return _bucket(acc, f1, an), breakdowns
 
@@ -285,7 +310,7 @@ class RunResult:
 
     def _row_batches(self, size: int = 5_000) -> Iterator[list[dict]]:
         for i in range(0, len(self.results), size):
-            yield [r.row() for r in self.results[i : i + size]]
+            yield _rows(self.results[i : i + size])
 
     def report_chunks(self, *, per_question: bool = True, lens: bool = True,
                       rows: Iterable[list[dict]] | None = None) -> Iterator[str]:
@@ -404,6 +429,11 @@ def evaluate(
     n_workers = workers if workers is not None else (os.cpu_count() or 1)
     scores: list[Decision] = []
     if n_workers > 1 and total >= PARALLEL_MIN:
+        # imported here: the CLI scores small runs in one process and need not load them
+        from concurrent.futures import ProcessPoolExecutor
+        from concurrent.futures.process import BrokenProcessPool
+        from multiprocessing import get_context
+
         size = max(2_000, total // (n_workers * 8))
         chunks = [(p, items[i : i + size]) for i in range(0, total, size)]
         try:
