@@ -15,7 +15,7 @@ from scoring.evaluate import RunResult
 from scoring.metrics import Judgement
 from scoring.model import GoldQuestion, ScoreRow
 from scoring.problems import LoadResult, Problem
-from scoring.registry import is_success_status
+from scoring.registry import METRIC_LABELS, METRIC_SHORT_LABELS, is_success_status
 from scoring.runner import columns_of, overall_of
 from scoring.text import to_str
 
@@ -24,7 +24,6 @@ from .workspace import Workspace
 
 RECOMPUTED = "recomputed"
 OFFICIAL = "scores loaded, not recomputed"
-METRIC_LABELS = {"accuracy": "Accuracy", "token_f1": "Token F1", "anls": "ANLS"}
 LENGTH_BUCKETS = ((10, "1–10 pages"), (50, "11–50 pages"), (200, "51–200 pages"), (500, "201–500 pages"))
 LONGEST = "over 500 pages"
 POSITIONS = ("first third", "middle third", "last third")
@@ -375,7 +374,7 @@ def run_column(run: str, col: str) -> str:
     return f"{run} · {METRIC_LABELS.get(col, col)}"
 
 
-SHORT = {"accuracy": "Acc", "token_f1": "F1", "anls": "ANLS", "prediction": "Prediction", "status": "Status"}
+SHORT = METRIC_SHORT_LABELS | {"prediction": "Prediction", "status": "Status"}
 # A run's evidence columns (dashboard.grounding.explorer_columns named with run_column(run, label)): short labels
 EVIDENCE_SHORT = {"Page precision": "Pages P", "Page recall": "Pages R", "Grounding": "Ground.", "Answer location": "Location"}
 HEADERS = {"question_id": "Id", "question": "Question", "gold": "Gold", "answer_format": "Format",

@@ -58,17 +58,6 @@ class Problem:
     def __str__(self) -> str:
         return f"{self.location}: {self.severity}: {self.message}"
 
-    def as_dict(self) -> dict:
-        return {
-            "file": self.file,
-            "line": self.line,
-            "field": self.field,
-            "expected": self.expected,
-            "got": self.got,
-            "severity": self.severity,
-            "skipped": self.skipped,
-        }
-
 
 @dataclass(frozen=True, slots=True)
 class Omitted:

@@ -4,10 +4,9 @@ run's answer and its cited evidence; and the evidence metrics of every run."""
 import streamlit as st
 
 from dashboard import ui
-from dashboard.evidence_panel import evidence_metrics, md_escape, show_evidence
-from dashboard.grounding import run_rates
-
-AUTO_PAIRS = 2_000  # more (question, run) pairs than this are computed on request
+from dashboard.evidence_panel import evidence_metrics, show_evidence
+from dashboard.grounding import AUTO_PAIRS, run_rates
+from dashboard.tables import md_escape
 
 ctx = ui.context()
 ws, an = ctx.workspace, ctx.analysis
