@@ -68,8 +68,8 @@ def labels_of(questions: pd.DataFrame, field_name: str) -> pd.Series:
     col = questions[field_name]
     if field_name == "evidence_source":
         col = col.map(lambda v: list(v) if isinstance(v, (list, tuple)) and len(v) else [UNKNOWN]).explode()
-    col = col.map(lambda v: UNKNOWN if v is None or (isinstance(v, float) and np.isnan(v)) or v == "" else str(v))
-    return col
+    known = col.notna() & (col.astype(str) != "")
+    return col.astype(str).where(known, UNKNOWN).astype(object)
 
 
 def slices(questions: pd.DataFrame, fields: Iterable[str] = BREAKDOWNS, *,
@@ -133,16 +133,15 @@ class Settings:
     confidence: float = 0.95
 
 
-def _delta_row(part: pd.DataFrame, s: Settings) -> dict:
-    row: dict = {"questions": int(len(part))}
-    a = part[[f"{m}_a" for m in METRICS]].to_numpy(float).T
-    b = part[[f"{m}_b" for m in METRICS]].to_numpy(float).T
+def _delta_row(a: np.ndarray, b: np.ndarray, flips: np.ndarray, s: Settings) -> dict:
+    """One slice: `a`, `b` the 3 x n metric arrays of its paired questions, `flips` their flip labels."""
+    n = a.shape[1]
+    row: dict = {"questions": int(n)}
     intervals = paired_bootstrap_rows(a, b, resamples=s.resamples, seed=s.seed, confidence=s.confidence)
     for i, (m, (delta, low, high)) in enumerate(zip(METRICS, intervals)):
-        row |= {f"{m}_a": float(a[i].mean()) if len(part) else np.nan, f"{m}_b": float(b[i].mean()) if len(part) else np.nan,
+        row |= {f"{m}_a": float(a[i].mean()) if n else np.nan, f"{m}_b": float(b[i].mean()) if n else np.nan,
                 f"{m}_delta": delta, f"{m}_low": low, f"{m}_high": high}
-    flips = part["flip"].value_counts()
-    only_a, only_b = int(flips.get(ONLY_A, 0)), int(flips.get(ONLY_B, 0))
+    only_a, only_b = int(np.count_nonzero(flips == ONLY_A)), int(np.count_nonzero(flips == ONLY_B))
     row |= {"only_a": only_a, "only_b": only_b, "p_mcnemar": mcnemar_exact(only_a, only_b)}
     return row
 
@@ -158,12 +157,16 @@ def deltas(pairs: pd.DataFrame, questions: pd.DataFrame, fields: Iterable[str] =
     means of A and B, delta = A - B with its bootstrap interval (`_low`, `_high`), the Accuracy flips
     only A / only B, McNemar's exact p on them, and `p_holm`: Holm-adjusted across all the slices
     of all fields (the family of slice tests; the overall row is its own single test, p_holm = p)."""
+    a = pairs[[f"{m}_a" for m in METRICS]].to_numpy(float).T
+    b = pairs[[f"{m}_b" for m in METRICS]].to_numpy(float).T
+    flips = pairs["flip"].to_numpy(object)
     rows = []
     for name, label, ids in slices(questions, fields):
-        part = pairs.loc[pairs.index.intersection(ids)]
-        if name != OVERALL_FIELD and part.empty:
+        pos = pairs.index.get_indexer(ids)
+        pos = np.sort(pos[pos >= 0])  # the slice's paired questions, in the pairs' order
+        if name != OVERALL_FIELD and not pos.size:
             continue
-        rows.append({"field": name, "label": label} | _delta_row(part, settings))
+        rows.append({"field": name, "label": label} | _delta_row(a[:, pos], b[:, pos], flips[pos], settings))
     out = pd.DataFrame(rows)
     if out.empty:
         return pd.DataFrame(columns=DELTA_COLUMNS)

@@ -33,7 +33,8 @@ def mcnemar_exact(only_a: int, only_b: int) -> float:
     return float(min(1.0, _stats.binomtest(min(only_a, only_b), n, 0.5).pvalue))
 
 
-EXACT_LIMIT = 300  # up to this many values off the most frequent one, resample means are drawn exactly
+EXACT_LIMIT = 200  # up to this many values off the most frequent one, resample means are drawn exactly
+MAX_SKEW, MAX_KURTOSIS = 0.1, 0.05  # of the resample mean: beyond, the expansion is not trusted (exact draws)
 FEW_VALUES = 4  # differences with at most this many distinct values (Accuracy: -1, 0, 1) are drawn as counts
 
 
@@ -53,19 +54,23 @@ def bootstrap_means(d: np.ndarray, resamples: int, rng: np.random.Generator) -> 
       multinomial(n, value frequencies) -- the same distribution as drawing n indices, in O(values)
       per resample instead of O(n);
     - at most EXACT_LIMIT values differ from the most frequent one v0 (every slice of up to
-      EXACT_LIMIT questions, and larger ones where the runs mostly agree): how many of the n draws
+      EXACT_LIMIT questions, and larger ones where the runs mostly agree; and any slice whose
+      resample mean is far from normal, see below): how many of the n draws
       fall off v0 is binomial(n, n1/n), and those are drawn uniformly among the n1 other values --
       exactly the bootstrap, in O(n1) per resample instead of O(n);
     - more than EXACT_LIMIT values off v0 (token F1, ANLS on large slices): drawing n indices per
       resample costs B x n (10,000 x 20,000 = 2e8 per slice and metric, tens of seconds). The
-      bootstrap mean is then a sum of n i.i.d. draws from the sample, with more than 300 of them off
+      bootstrap mean is then a sum of n i.i.d. draws from the sample, with more than 200 of them off
       v0 on average, whose quantiles the Cornish-Fisher expansion gives from the sample's mean,
       variance, skewness and excess kurtosis (population moments of d, as the bootstrap uses) with
       an error O(n1^-3/2) in standard-deviation units. Checked against exact draws (200,000 each) on
       skewed token-F1-like differences with only 80-90 values off v0: the 2.5 % and 97.5 % points
       agree within 0.02 SD, below the Monte Carlo error of a 2.5 % percentile of 10,000 resamples
       (about 0.03 SD); tests/test_stats.py checks it. So each resample mean is a standard normal
-      draw passed through that expansion: same seed, same draws; O(B) per slice.
+      draw passed through that expansion: same seed, same draws; O(B) per slice. Only when the
+      resample mean is near-normal by its own moments (|skewness| <= MAX_SKEW, |excess kurtosis| <=
+      MAX_KURTOSIS): a few large differences among many small ones make the bootstrap distribution
+      lumpy, with a high kurtosis, and then the n indices are drawn after all (exact, O(n)).
     """
     n = d.size
     B = int(resamples)
@@ -76,7 +81,13 @@ def bootstrap_means(d: np.ndarray, resamples: int, rng: np.random.Generator) -> 
     v0 = values[int(np.argmax(counts))]
     other = d[d != v0]
     n1 = other.size
-    if n1 <= EXACT_LIMIT:
+    mean = float(d.mean())
+    c = d - mean
+    var = float(np.mean(c * c))
+    sd = math.sqrt(var)
+    skew = float(np.mean(c ** 3)) / sd ** 3 / math.sqrt(n)  # of the mean of n draws
+    kurt = (float(np.mean(c ** 4)) / var ** 2 - 3.0) / n
+    if n1 <= EXACT_LIMIT or abs(skew) > MAX_SKEW or abs(kurt) > MAX_KURTOSIS:
         out = np.empty(B)
         step = max(1, min(BATCH, 2_000_000 // max(1, n1)))
         for start in range(0, B, step):
@@ -89,12 +100,6 @@ def bootstrap_means(d: np.ndarray, resamples: int, rng: np.random.Generator) -> 
                 sums[some] = np.add.reduceat(picked, (np.cumsum(off) - off)[some])
             out[start:start + k] = (v0 * (n - off) + sums) / n
         return out
-    mean = float(d.mean())
-    c = d - mean
-    var = float(np.mean(c * c))
-    sd = math.sqrt(var)
-    skew = float(np.mean(c ** 3)) / sd ** 3 / math.sqrt(n)  # of the mean of n draws
-    kurt = (float(np.mean(c ** 4)) / var ** 2 - 3.0) / n
     z = rng.standard_normal(B)
     w = (z + (z * z - 1) * skew / 6 + (z ** 3 - 3 * z) * kurt / 24 - (2 * z ** 3 - 5 * z) * skew * skew / 36)
     return mean + sd / math.sqrt(n) * w

@@ -202,3 +202,17 @@ def test_large_bootstrap_95_interval_covers_the_true_difference():
         _, low, high = paired_bootstrap(a, b, resamples=2000, seed=k)
         hits += low <= true <= high
     assert hits >= 90, hits
+
+
+def test_a_few_large_differences_among_small_ones_are_drawn_exactly():
+    """Ten differences of +-1 among 1,000 tiny ones: the bootstrap distribution is lumpy (how many of
+    the ten a resample holds), which a normal-based expansion follows badly; the kurtosis guard sends
+    it to exact draws, so its quantiles match index draws."""
+    rng = np.random.default_rng(6)
+    d = rng.normal(0, 0.01, 1000)
+    d[:10] = [1, 1, 1, 1, 1, 1, 1, -1, -1, 1]
+    fast = stats.bootstrap_means(d, 20_000, np.random.default_rng(0))
+    exact = _exact_means(d, 20_000, 1)
+    assert np.all(_quantiles_in_sd(fast, exact) < 0.08)
+    c = d - d.mean()  # the guard fired: the resample mean's excess kurtosis is beyond the bound
+    assert (np.mean(c ** 4) / np.mean(c ** 2) ** 2 - 3) / d.size > stats.MAX_KURTOSIS
