@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 from . import __version__
+from ._gc import paused_gc
 from .evaluate import evaluate
 from .loaders import load_gold, load_predictions
 from .problems import summarise
@@ -56,6 +57,13 @@ def _pct(x: float) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    # no reference cycles are made between loading and writing: the collector stays off for the
+    # whole run (between the paused phases it would otherwise walk millions of records)
+    with paused_gc():
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     err = sys.stderr
     gold = load_gold(_gold_paths(args))
     for p in summarise(gold.problems):
