@@ -373,7 +373,9 @@ def _object_rows(rows: Iterator[tuple[int | None, Any]], name: str, res: LoadRes
             res.skipped += 1
             res.problems.append(Problem.error(name, line, None, "a JSON object", _kind(row), kind="rows that are not JSON objects"))
             continue
-        qid = _first_id(row)
+        qid = row.get("question_id")  # the usual id field, a string: no other field looked at
+        if type(qid) is not str or not (qid := qid.strip()):
+            qid = _first_id(row)
         if not qid:
             res.skipped += 1
             res.problems.append(Problem.error(name, line, "question_id", f"one of {', '.join(ID_FIELDS)}", "none of them",
@@ -730,6 +732,14 @@ def _predicted_evidence(row: dict, name: str, line: int | None, res: LoadResult)
 
 
 def _prediction(qid: str, row: Any, name: str, line: int | None, field: str | None, res: LoadResult) -> Prediction:
+    if field is None and type(row) is dict:
+        # the usual row -- {"question_id", "prediction": string, "status"?: string} -- without the checks below
+        text = row.get("prediction")
+        if type(text) is str and "evidence_pages" not in row and "evidence" not in row:
+            s = row.get("status")
+            if s is None or type(s) is str:
+                return Prediction(qid=qid, text=text, status=s or "success", file=name, line=line, has_status=bool(s),
+                                  evidence_pages=(), evidence=())
     text, used = _prediction_text(row, field)
     status, has_status = "success", False
     pages: tuple[int, ...] = ()
