@@ -267,6 +267,16 @@ def read_json_lines(path: Path, res: LoadResult) -> Iterator[tuple[int, Any]]:
                     continue
                 res.problems.append(Problem.warning(name, number, None, "a line under 1 MiB", f"{size:,} bytes",
                                                     kind="very long lines"))
+            if _DIGIT_RUN not in raw.translate(_DIGITS_ONLY) and b"\\ud" not in raw and b"\\uD" not in raw:
+                # the usual line: orjson reads the bytes as they are (it checks the UTF-8 too);
+                # anything it refuses takes the path below, which words the problem
+                try:
+                    value = _orjson_loads(raw)
+                except ValueError:
+                    pass
+                else:
+                    yield number, value
+                    continue
             try:
                 text = raw.decode("utf-8")
             except UnicodeDecodeError:
