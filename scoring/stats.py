@@ -83,10 +83,11 @@ def bootstrap_means(d: np.ndarray, resamples: int, rng: np.random.Generator) -> 
     n1 = other.size
     mean = float(d.mean())
     c = d - mean
-    var = float(np.mean(c * c))
+    c2 = c * c
+    var = float(c2.mean())
     sd = math.sqrt(var)
-    skew = float(np.mean(c ** 3)) / sd ** 3 / math.sqrt(n)  # of the mean of n draws
-    kurt = (float(np.mean(c ** 4)) / var ** 2 - 3.0) / n
+    skew = float(np.dot(c2, c)) / n / sd ** 3 / math.sqrt(n)  # of the mean of n draws
+    kurt = (float(np.dot(c2, c2)) / n / var ** 2 - 3.0) / n
     if n1 <= EXACT_LIMIT or abs(skew) > MAX_SKEW or abs(kurt) > MAX_KURTOSIS:
         out = np.empty(B)
         step = max(1, min(BATCH, 2_000_000 // max(1, n1)))
@@ -101,7 +102,8 @@ def bootstrap_means(d: np.ndarray, resamples: int, rng: np.random.Generator) -> 
             out[start:start + k] = (v0 * (n - off) + sums) / n
         return out
     z = rng.standard_normal(B)
-    w = (z + (z * z - 1) * skew / 6 + (z ** 3 - 3 * z) * kurt / 24 - (2 * z ** 3 - 5 * z) * skew * skew / 36)
+    z2 = z * z
+    w = z * (1 + (z2 - 3) * kurt / 24 - (2 * z2 - 5) * skew * skew / 36) + (z2 - 1) * skew / 6
     return mean + sd / math.sqrt(n) * w
 
 
