@@ -429,17 +429,17 @@ def load_run(store: ScoreStore, key: str, gold: Sequence[GoldQuestion], predicti
 # format, row count, no nulls where the loader never leaves one, unique ids, evidence and problems
 # that parse into what the loader builds. Anything else is a miss (and removed): the file is read again.
 
-PREDICTION_FORMAT = 1
+PREDICTION_FORMAT = 2
 PREDICTION_SCHEMA = pa.schema([
     ("question_id", pa.string()),
     ("text", pa.string()),
     ("status", pa.string()),
     ("line", pa.int64()),  # null: a row of a JSON document (no line)
     ("has_status", pa.bool_()),
-    ("evidence_pages", pa.string()),  # null: none; else a JSON array of page numbers
+    ("evidence_pages", pa.list_(pa.int64())),  # [] when none
     ("evidence", pa.string()),  # null: none; else a JSON array of [page, document_id, bbox or null]
 ])
-_PRED_NOT_NULL = ("question_id", "text", "status", "has_status")
+_PRED_NOT_NULL = ("question_id", "text", "status", "has_status", "evidence_pages")
 
 
 def prediction_key(prediction_sha256: str, path: str) -> str:
@@ -475,12 +475,6 @@ def _load_meta(res) -> str:
                       ensure_ascii=True, allow_nan=False)
 
 
-def _json_or_null(value) -> str | None:
-    if not value:
-        return None
-    return json.dumps(value, ensure_ascii=True, allow_nan=True)
-
-
 def _evidence_json(evidence) -> str | None:
     if not evidence:
         return None
@@ -507,10 +501,16 @@ def _parse_memo(texts: list, convert) -> list:
     return out
 
 
-def _pages_back(parsed) -> tuple:
-    if type(parsed) is not list or not parsed or any(type(p) is not int for p in parsed):
-        raise ValueError("evidence pages that are not a list of integers")
-    return tuple(parsed)
+def _pages_of(column: pa.ChunkedArray) -> list[tuple]:
+    """The list column as tuples of ints, from its flat values and offsets (a list per row is slow)."""
+    arr = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
+    if not len(arr):
+        return []
+    if arr.null_count or arr.values.null_count:
+        raise ValueError("nulls in evidence_pages")
+    offsets, values = arr.offsets.to_pylist(), arr.values.to_pylist()
+    empty = ()
+    return [tuple(values[a:b]) if b > a else empty for a, b in zip(offsets, offsets[1:])]
 
 
 def _evidence_back(parsed) -> tuple:
@@ -554,7 +554,7 @@ class PredictionStore:
                 "status": pa.array([p.status for p in items], pa.string()),
                 "line": pa.array([p.line for p in items], pa.int64()),
                 "has_status": pa.array([p.has_status for p in items], pa.bool_()),
-                "evidence_pages": pa.array([_json_or_null(list(p.evidence_pages)) for p in items], pa.string()),
+                "evidence_pages": pa.array([p.evidence_pages for p in items], pa.list_(pa.int64())),
                 "evidence": pa.array([_evidence_json(p.evidence) for p in items], pa.string()),
             }, schema=PREDICTION_SCHEMA).replace_schema_metadata({
                 "lens.format": str(PREDICTION_FORMAT), "lens.key": key, "lens.rows": str(len(items)),
@@ -610,7 +610,7 @@ class PredictionStore:
             raise ValueError("file lists of another shape")
         problems = _problems_back(load.get("problems"))
         statuses = _interned(table.column("status").to_pylist())
-        pages = _parse_memo(table.column("evidence_pages").to_pylist(), _pages_back)
+        pages = _pages_of(table.column("evidence_pages"))
         evidence = _parse_memo(table.column("evidence").to_pylist(), _evidence_back)
         items = list(map(Prediction, table.column("question_id").to_pylist(), table.column("text").to_pylist(),
                          statuses, [file] * n, table.column("line").to_pylist(),

@@ -438,9 +438,16 @@ def run_name(path: Path) -> str:
 def _load_predictions(paths: Sequence[Path], problems: list[Problem]) -> list[PredictionFile]:
     """Each prediction file as scoring.loaders.load_predictions reads it -- from the cache of parsed
     files (dashboard/store.py, keyed by the file's sha256) when its bytes were read before."""
+    from scoring._gc import paused_gc
+
     from .store import PredictionStore, load_predictions_cached
 
     store = PredictionStore()  # the cache folder as configured now ($LENS_CACHE_DIR at call time)
+    with paused_gc():  # a million small acyclic records: one collection after them, not one per file
+        return _read_predictions(paths, problems, store, load_predictions_cached)
+
+
+def _read_predictions(paths, problems, store, read) -> list[PredictionFile]:
     out: list[PredictionFile] = []
     taken: set[str] = set()
     for path in paths:
@@ -455,7 +462,7 @@ def _load_predictions(paths: Sequence[Path], problems: list[Problem]) -> list[Pr
         if name != base:
             problems.append(Problem.warning(str(path), None, "run name", "a run name used once", f"{base!r} again (shown as {name!r})"))
         taken.add(name)
-        out.append(PredictionFile(name, path, sha, load_predictions_cached(path, sha, store)))
+        out.append(PredictionFile(name, path, sha, read(path, sha, store)))
     return out
 
 

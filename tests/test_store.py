@@ -357,10 +357,13 @@ PREDICTION_CORRUPTIONS = {
         0, "question_id", pa.array(["same"] * tb.num_rows, pa.string())).replace_schema_metadata(tb.schema.metadata)),
     "a null status": lambda t: _rewrite(t, lambda tb: tb.set_column(
         2, "status", pa.array([None] * tb.num_rows, pa.string())).replace_schema_metadata(tb.schema.metadata)),
-    "evidence pages that are no JSON": lambda t: _rewrite(t, lambda tb: tb.set_column(
-        5, "evidence_pages", pa.array(["["] * tb.num_rows, pa.string())).replace_schema_metadata(tb.schema.metadata)),
-    "evidence pages that are not numbers": lambda t: _rewrite(t, lambda tb: tb.set_column(
+    "evidence pages of another type": lambda t: _rewrite(t, lambda tb: tb.set_column(
         5, "evidence_pages", pa.array(['["a"]'] * tb.num_rows, pa.string())).replace_schema_metadata(tb.schema.metadata)),
+    "a null page": lambda t: _rewrite(t, lambda tb: tb.set_column(
+        5, "evidence_pages", pa.array([[1, None]] * tb.num_rows, pa.list_(pa.int64()))).replace_schema_metadata(
+        tb.schema.metadata)),
+    "evidence that is no JSON": lambda t: _rewrite(t, lambda tb: tb.set_column(
+        6, "evidence", pa.array(["["] * tb.num_rows, pa.string())).replace_schema_metadata(tb.schema.metadata)),
 }
 
 
