@@ -144,16 +144,16 @@ def _keyed(values: list) -> list:
     return [v if type(v) is str else (type(v), repr(v)) for v in values]
 
 
-def _label_keys(results: Sequence[QuestionResult], group: str) -> list:
-    """One hashable key per result such that equal keys have equal labels in `group`."""
-    qs = [r.question for r in results]
+def _label_keys(qs: list[GoldQuestion], metas: list[dict], group: str) -> list:
+    """One hashable key per question such that equal keys have equal labels in `group`."""
     if group == "split":
         return _keyed([q.split for q in qs])
     if group == "answer_format":
         return _keyed([q.raw_format if q.format_given else _ABSENT for q in qs])
     if group == "question_type":
         return [q.question_types for q in qs]
-    return _keyed([q.metadata.get("evidence_sources" if group == "evidence_source" else group, _ABSENT) for q in qs])
+    key = "evidence_sources" if group == "evidence_source" else group
+    return _keyed([m.get(key, _ABSENT) for m in metas])
 
 
 class _Absent:
@@ -176,14 +176,14 @@ def _partition(keys: Iterable) -> dict:
     return parts
 
 
-def _group_members(results: Sequence[QuestionResult], group: str) -> dict[str, list[int]]:
+def _group_members(qs: list[GoldQuestion], metas: list[dict], group: str) -> dict[str, list[int]]:
     """label -> ascending positions of the results in that bucket (a position twice when a
     question names a label twice), as one append per (question, label) would give. Labels are
     computed once per distinct key (a few label values), not per question."""
     members: dict[str, list[int]] = {}
     merged: set[str] = set()
-    for idx in _partition(_label_keys(results, group)).values():
-        q = results[idx[0]].question
+    for idx in _partition(_label_keys(qs, metas, group)).values():
+        q = qs[idx[0]]
         if group in _LABEL_METHOD:
             labels = q.labels(group)
         else:
@@ -211,9 +211,11 @@ def aggregate(results: Sequence[QuestionResult], groups: Sequence[str] = BREAKDO
     f1 = [j.token_f1 for j in js]
     an = [j.anls for j in js]
     del js
+    qs = [r.question for r in results]
+    metas = [q.metadata for q in qs]
     breakdowns = {}
     for g in groups:
-        members = _group_members(results, g)
+        members = _group_members(qs, metas, g)
         breakdowns[g] = {label: _bucket(*_pick(members[label], acc, f1, an)) for label in sorted(members)}
     return _bucket(acc, f1, an), breakdowns
 
