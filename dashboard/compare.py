@@ -245,26 +245,45 @@ def weakest(scores: pd.DataFrame, questions: pd.DataFrame, run: str, metric: str
         return pd.DataFrame(columns=WEAK_COLUMNS)
     overall = float(mine.mean())
     others = [r for r in (runs or list(dict.fromkeys(scores["run"]))) if r != run]
-    by_run = {r: scores[scores["run"] == r].drop_duplicates("question_id").set_index("question_id")[metric] for r in others}
+    qidx = questions.index
+
+    def aligned(series: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+        """(values, present) over the gold questions' positions: slices are then taken by position."""
+        pos = qidx.get_indexer(series.index)
+        ok = pos >= 0
+        values, present = np.full(len(qidx), np.nan), np.zeros(len(qidx), dtype=bool)
+        values[pos[ok]] = series.to_numpy(float)[ok]
+        present[pos[ok]] = True
+        return values, present
+
+    my_values, my_present = aligned(mine)
+    by_run = {r: aligned(scores[scores["run"] == r].drop_duplicates("question_id").set_index("question_id")[metric])
+              for r in others}
     rows = []
     for name, label, ids in slices(questions, fields, overall=False):
-        x = mine.reindex(mine.index.intersection(ids))
-        if x.empty:
+        spos = qidx.get_indexer(ids)
+        spos = np.sort(spos[spos >= 0])
+        here = spos[my_present[spos]]
+        if not here.size:
             continue
-        score = float(x.mean())
+        x = my_values[here]
+        score = float(np.nanmean(x)) if not np.all(np.isnan(x)) else np.nan
         if against == BEST:
-            cands = [(float(s.reindex(s.index.intersection(ids)).mean()), r) for r, s in by_run.items()
-                     if len(s.index.intersection(ids))]
+            cands = []
+            for r, (values, present) in by_run.items():
+                theirs = values[spos[present[spos]]]
+                if theirs.size:
+                    cands.append((float(np.nanmean(theirs)) if not np.all(np.isnan(theirs)) else np.nan, r))
             if not cands:
                 continue
             ref, ref_run = max(cands, key=lambda c: c[0])
-            other = by_run[ref_run]
-            common = x.index.intersection(other.index)
-            gap, low, high = paired_bootstrap(other.loc[common].to_numpy(float), x.loc[common].to_numpy(float),
+            values, present = by_run[ref_run]
+            common = here[present[here]]
+            gap, low, high = paired_bootstrap(values[common], my_values[common],
                                               resamples=settings.resamples, seed=settings.seed, confidence=settings.confidence)
         else:
             ref, ref_run = overall, run
-            _, lo, hi = paired_bootstrap(x.to_numpy(float), np.zeros(len(x)), resamples=settings.resamples,
+            _, lo, hi = paired_bootstrap(x, np.zeros(len(x)), resamples=settings.resamples,
                                          seed=settings.seed, confidence=settings.confidence)
             gap, low, high = overall - score, overall - hi, overall - lo
         rows.append({"field": name, "label": label, "questions": int(len(x)), "score": score, "reference": ref,
