@@ -334,7 +334,7 @@ def _check_details(texts: pa.ChunkedArray) -> None:
         parsed = _loads(joined)
     except ValueError:
         parsed = json.loads(joined)  # NaN / Infinity, which orjson does not read
-    if len(parsed) != len(texts) or any(type(v) is not list for v in parsed):
+    if len(parsed) != len(texts) or set(map(type, parsed)) - {list}:
         raise ValueError("details that are not one JSON array each")
 
 

@@ -415,3 +415,26 @@ def test_app_shows_load_problems_from_the_cache(broken_bench, tmp_path, monkeypa
     assert b1.equals(b2) and e1 == e2 and c1 == c2 and f1.equals(f2)
     assert "runs/broken.jsonl:3 — error: expected a JSON object, got number 42" in c2
     assert f2.set_index("File").loc["runs/broken.jsonl", ["Rows read", "Loaded", "Skipped"]].tolist() == [4, 1, 3]
+
+
+def test_evidence_boxes_and_uncacheable_text_round_trip(tmp_path):
+    """Evidence with document ids and boxes (ints and floats) reads back as built; a text Arrow cannot
+    hold (a lone surrogate) is simply not cached -- loaded from the file each time, same result."""
+    boxed = tmp_path / "boxed.jsonl"
+    boxed.write_text(
+        '{"question_id": "q1", "prediction": "a", "evidence": [{"page": 2, "document_id": "d1", "bbox": [1, 2.5, 3, 4]}, '
+        '{"page": 3}]}\n{"question_id": "q2", "prediction": "b", "status": "error", "evidence_pages": [1, 7]}\n\n'
+        '{"question_id": "q3", "prediction": "c"}\n{"question_id": "q3", "prediction": "d"}\n', encoding="utf-8")
+    want = load_predictions(boxed)
+    assert any(p.evidence and p.evidence[0].bbox for p in want.items) and any(p.evidence_pages for p in want.items)
+    store = S.PredictionStore(tmp_path / "cache")
+    _exactly(S.load_predictions_cached(boxed, _sha(boxed), store), want)
+    again = S.PredictionStore(tmp_path / "cache")
+    _exactly(S.load_predictions_cached(boxed, _sha(boxed), again), want)
+    assert again.hits == 1
+    from scoring.model import Prediction
+    from scoring.problems import LoadResult
+
+    odd = LoadResult(items=[Prediction("q1", "\ud800", "success", "f")])
+    assert store.put(S.prediction_key("0" * 64, "f"), odd) is None  # not cacheable: read from the file each time
+    assert load_predictions(boxed).problems  # the repeated id is a problem kept with the entry
