@@ -52,9 +52,13 @@ def _chromium() -> str:
 
 def _playwright():
     try:
-        from playwright.sync_api import sync_playwright
+        from playwright.sync_api import expect, sync_playwright
     except ImportError:
         _unavailable("the playwright Python package is missing: `pip install -e '.[test]'`")
+    # Every `expect(...)` waits as long as any other step: a page opened from a link shows its
+    # widgets as placeholders until the script's first run reaches them, which takes seconds on a
+    # busy machine (the default is 5 s).
+    expect.set_options(timeout=STEP_TIMEOUT)
     return sync_playwright
 
 
