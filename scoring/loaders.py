@@ -633,7 +633,7 @@ def load_gold(paths: list[str | Path] | str | Path) -> LoadResult[GoldQuestion]:
     if isinstance(paths, (str, Path)):
         paths = [paths]
     res: LoadResult[GoldQuestion] = LoadResult()
-    seen: dict[str, str] = {}
+    seen: dict[str, tuple[str, int | None]] = {}
     shared: dict[tuple, dict] = {}
     for p in paths:
         path = Path(p)
@@ -656,10 +656,10 @@ def load_gold(paths: list[str | Path] | str | Path) -> LoadResult[GoldQuestion]:
                 continue
             if q.qid in seen:
                 res.skipped += 1
-                res.problems.append(Problem.error(name, line, "question_id", "an id not used before", f"{_short(q.qid)}, first at {seen[q.qid]}",
+                res.problems.append(Problem.error(name, line, "question_id", "an id not used before", f"{_short(q.qid)}, first at {seen[q.qid][0]}:{seen[q.qid][1]}",
                                                   kind="repeated question ids"))
                 continue
-            seen[q.qid] = f"{name}:{line}"
+            seen[q.qid] = (name, line)  # formatted only for a repeated id
             res.items.append(q)
     return res
 
