@@ -139,7 +139,7 @@ def _delta_row(a: np.ndarray, b: np.ndarray, flips: np.ndarray, s: Settings) -> 
     """One slice: `a`, `b` the 3 x n metric arrays of its paired questions, `flips` their flip labels."""
     n = a.shape[1]
     row: dict = {"questions": int(n)}
-    intervals = paired_bootstrap_rows(a, b, resamples=s.resamples, seed=s.seed, confidence=s.confidence)
+    intervals = paired_bootstrap_rows(a, b, resamples=s.resamples, seed=s.seed, confidence=s.confidence, approximate=True)
     for i, (m, (delta, low, high)) in enumerate(zip(METRICS, intervals)):
         row |= {f"{m}_a": float(a[i].mean()) if n else np.nan, f"{m}_b": float(b[i].mean()) if n else np.nan,
                 f"{m}_delta": delta, f"{m}_low": low, f"{m}_high": high}
@@ -280,11 +280,11 @@ def weakest(scores: pd.DataFrame, questions: pd.DataFrame, run: str, metric: str
             values, present = by_run[ref_run]
             common = here[present[here]]
             gap, low, high = paired_bootstrap(values[common], my_values[common],
-                                              resamples=settings.resamples, seed=settings.seed, confidence=settings.confidence)
+                                              resamples=settings.resamples, seed=settings.seed, confidence=settings.confidence, approximate=True)
         else:
             ref, ref_run = overall, run
             _, lo, hi = paired_bootstrap(x, np.zeros(len(x)), resamples=settings.resamples,
-                                         seed=settings.seed, confidence=settings.confidence)
+                                         seed=settings.seed, confidence=settings.confidence, approximate=True)
             gap, low, high = overall - score, overall - hi, overall - lo
         rows.append({"field": name, "label": label, "questions": int(len(x)), "score": score, "reference": ref,
                      "reference_run": ref_run, "gap": gap, "gap_low": low, "gap_high": high,
@@ -298,7 +298,7 @@ def mean_interval(values, settings: Settings = Settings()) -> tuple[float, float
     """(mean, low, high): a run's score with the bootstrap interval over its questions."""
     v = np.asarray(values, dtype=float)
     return paired_bootstrap(v, np.zeros(len(v)), resamples=settings.resamples, seed=settings.seed,
-                            confidence=settings.confidence)
+                            confidence=settings.confidence, approximate=True)
 
 
 def run_intervals(scores: pd.DataFrame, runs: list[str], settings: Settings = Settings()) -> pd.DataFrame:
@@ -309,7 +309,8 @@ def run_intervals(scores: pd.DataFrame, runs: list[str], settings: Settings = Se
         row: dict = {"run": r, "questions": int(len(part))}
         values = part[list(METRICS)].to_numpy(float).T
         for m, (mean, low, high) in zip(METRICS, paired_bootstrap_rows(values, np.zeros_like(values), resamples=settings.resamples,
-                                                                       seed=settings.seed, confidence=settings.confidence)):
+                                                                       seed=settings.seed, confidence=settings.confidence,
+                                                                       approximate=True)):
             row |= {m: mean, f"{m}_low": low, f"{m}_high": high}
         rows.append(row)
     return pd.DataFrame(rows, columns=["run", "questions", *(f"{m}{k}" for m in METRICS for k in ("", "_low", "_high"))])

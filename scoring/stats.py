@@ -3,7 +3,7 @@ Pure: numpy and scipy only (no pandas, no streamlit).
 
     mcnemar_exact(only_a, only_b)      two-sided exact McNemar p on the discordant Accuracy counts
     paired_bootstrap(a, b)             mean of a - b with a percentile interval from resampling questions
-    bootstrap_means(d, B, rng)         the B resample means behind it (exact draws; moment-matched for large n)
+    bootstrap_means(d, B, rng)         the B resample means behind it (exact draws; moment-matched for large n on request)
     paired_bootstrap_rows(A, B)        the same for each row of two k x n arrays (k metrics)
     holm(pvalues)                      Holm-adjusted p-values (family-wise error), in the input order
 """
@@ -45,7 +45,7 @@ def _check(x: np.ndarray, y: np.ndarray, confidence: float) -> None:
         raise ValueError(f"confidence must be in (0, 1), got {confidence}")
 
 
-def bootstrap_means(d: np.ndarray, resamples: int, rng: np.random.Generator) -> np.ndarray:
+def bootstrap_means(d: np.ndarray, resamples: int, rng: np.random.Generator, *, approximate: bool = False) -> np.ndarray:
     """`resamples` means of n = len(d) values drawn from d with replacement (the bootstrap
     distribution of the mean), drawn the cheapest way that keeps it:
 
@@ -58,7 +58,8 @@ def bootstrap_means(d: np.ndarray, resamples: int, rng: np.random.Generator) -> 
       resample mean is far from normal, see below): how many of the n draws
       fall off v0 is binomial(n, n1/n), and those are drawn uniformly among the n1 other values --
       exactly the bootstrap, in O(n1) per resample instead of O(n);
-    - more than EXACT_LIMIT values off v0 (token F1, ANLS on large slices): drawing n indices per
+    - only with `approximate=True` (the dashboard's per-slice tables; `paired_bootstrap` draws
+      exactly unless asked), more than EXACT_LIMIT values off v0 (token F1, ANLS on large slices): drawing n indices per
       resample costs B x n (10,000 x 20,000 = 2e8 per slice and metric, tens of seconds). The
       bootstrap mean is then a sum of n i.i.d. draws from the sample, with more than 200 of them off
       v0 on average, whose quantiles the Cornish-Fisher expansion gives from the sample's mean,
@@ -88,7 +89,7 @@ def bootstrap_means(d: np.ndarray, resamples: int, rng: np.random.Generator) -> 
     sd = math.sqrt(var)
     skew = float(np.dot(c2, c)) / n / sd ** 3 / math.sqrt(n)  # of the mean of n draws
     kurt = (float(np.dot(c2, c2)) / n / var ** 2 - 3.0) / n
-    if n1 <= EXACT_LIMIT or abs(skew) > MAX_SKEW or abs(kurt) > MAX_KURTOSIS:
+    if not approximate or n1 <= EXACT_LIMIT or abs(skew) > MAX_SKEW or abs(kurt) > MAX_KURTOSIS:
         out = np.empty(B)
         step = max(1, min(BATCH, 2_000_000 // max(1, n1)))
         for start in range(0, B, step):
@@ -108,12 +109,14 @@ def bootstrap_means(d: np.ndarray, resamples: int, rng: np.random.Generator) -> 
 
 
 def paired_bootstrap(a: Sequence[float], b: Sequence[float], *, resamples: int = 10_000, seed: int = 0,
-                     confidence: float = 0.95) -> tuple[float, float, float]:
+                     confidence: float = 0.95, approximate: bool = False) -> tuple[float, float, float]:
     """(delta, low, high): delta = mean(a - b) over paired questions (a[i] and b[i] are the two runs'
     scores on question i), and the percentile interval of that mean over `resamples` resamples of the
     questions with replacement (drawn by `bootstrap_means`; linear-interpolated percentiles, as
     scipy.stats.bootstrap's "percentile" method). The same seed gives the same interval. No question:
-    (nan, nan, nan); all differences equal: (d, d, d)."""
+    (nan, nan, nan); all differences equal: (d, d, d). Every resample is drawn from the questions
+    (exactly, by counts where that is the same distribution); `approximate=True` lets a large slice
+    with continuous differences use the moment-matched draw of `bootstrap_means` instead."""
     x = np.asarray(a, dtype=float)
     y = np.asarray(b, dtype=float)
     _check(x, y, confidence)
@@ -123,7 +126,7 @@ def paired_bootstrap(a: Sequence[float], b: Sequence[float], *, resamples: int =
     delta = float(d.mean())
     if d.size == 1 or bool(np.all(d == d[0])):
         return (delta, delta, delta)  # every resample has the same mean
-    means = bootstrap_means(d, resamples, np.random.default_rng(seed))
+    means = bootstrap_means(d, resamples, np.random.default_rng(seed), approximate=approximate)
     alpha = (1 - confidence) / 2
     low, high = (float(v) for v in np.quantile(means, [alpha, 1 - alpha]))
     # the percentile interval of a mean always holds the sample mean up to float rounding
@@ -131,14 +134,16 @@ def paired_bootstrap(a: Sequence[float], b: Sequence[float], *, resamples: int =
 
 
 def paired_bootstrap_rows(a_rows: Sequence[Sequence[float]], b_rows: Sequence[Sequence[float]], *, resamples: int = 10_000,
-                          seed: int = 0, confidence: float = 0.95) -> list[tuple[float, float, float]]:
+                          seed: int = 0, confidence: float = 0.95, approximate: bool = False
+                          ) -> list[tuple[float, float, float]]:
     """`paired_bootstrap` of each row of two k x n arrays (k metrics over the same n questions), with
     the same seed for every row (so each row equals its single call)."""
     x = np.atleast_2d(np.asarray(a_rows, dtype=float))
     y = np.atleast_2d(np.asarray(b_rows, dtype=float))
     if x.shape != y.shape or x.ndim != 2:
         raise ValueError(f"a_rows and b_rows must have the same k x n shape, got {x.shape} and {y.shape}")
-    return [paired_bootstrap(x[i], y[i], resamples=resamples, seed=seed, confidence=confidence) for i in range(x.shape[0])]
+    return [paired_bootstrap(x[i], y[i], resamples=resamples, seed=seed, confidence=confidence, approximate=approximate)
+            for i in range(x.shape[0])]
 
 
 def holm(pvalues: Iterable[float]) -> list[float]:

@@ -179,14 +179,26 @@ def test_many_values_off_the_mode_match_the_exact_bootstrap():
     n = 1200
     d = (rng.random(n) < 0.4) * rng.random(n) ** 3 - (rng.random(n) < 0.2) * rng.random(n)
     assert int((d != np.median(d)).sum()) > stats.EXACT_LIMIT
-    fast = stats.bootstrap_means(d, 20_000, np.random.default_rng(0))
+    fast = stats.bootstrap_means(d, 20_000, np.random.default_rng(0), approximate=True)
     exact = _exact_means(d, 20_000, 1)
     assert np.all(_quantiles_in_sd(fast, exact) < 0.08)
     # the interval is the percentile interval of those draws, and a seed replays it
-    delta, low, high = paired_bootstrap(d, np.zeros(n), resamples=20_000, seed=0)
+    delta, low, high = paired_bootstrap(d, np.zeros(n), resamples=20_000, seed=0, approximate=True)
     assert (low, high) == pytest.approx(tuple(np.quantile(fast, [0.025, 0.975])))
     assert paired_bootstrap(d, np.zeros(n), seed=5) == paired_bootstrap(d, np.zeros(n), seed=5)
     assert paired_bootstrap(d, np.zeros(n), seed=5) != paired_bootstrap(d, np.zeros(n), seed=6)
+
+
+def test_paired_bootstrap_resamples_questions_unless_told_otherwise():
+    """The contract's function draws every resample from the questions; only `approximate=True`
+    (the dashboard's slice tables) may take the moment-matched draw."""
+    rng = np.random.default_rng(4)
+    n = 1200
+    d = (rng.random(n) < 0.4) * rng.random(n) ** 3 - (rng.random(n) < 0.2) * rng.random(n)
+    exact = stats.bootstrap_means(d, 2_000, np.random.default_rng(0))
+    assert np.array_equal(exact, stats.bootstrap_means(d, 2_000, np.random.default_rng(0), approximate=False))
+    assert not np.array_equal(exact, stats.bootstrap_means(d, 2_000, np.random.default_rng(0), approximate=True))
+    assert paired_bootstrap(d, np.zeros(n), seed=3) == paired_bootstrap(d, np.zeros(n), seed=3, approximate=False)
 
 
 def test_large_bootstrap_95_interval_covers_the_true_difference():
@@ -199,7 +211,7 @@ def test_large_bootstrap_95_interval_covers_the_true_difference():
         u, shared = rng.random(n), rng.random(n)
         a = (shared < 0.9 * u) * rng.uniform(0.5, 1.0, n)
         b = (shared < 0.7 * u) * (rng.random(n) < 0.95) * rng.uniform(0.5, 1.0, n)
-        _, low, high = paired_bootstrap(a, b, resamples=2000, seed=k)
+        _, low, high = paired_bootstrap(a, b, resamples=2000, seed=k, approximate=True)
         hits += low <= true <= high
     assert hits >= 90, hits
 
@@ -211,7 +223,7 @@ def test_a_few_large_differences_among_small_ones_are_drawn_exactly():
     rng = np.random.default_rng(6)
     d = rng.normal(0, 0.01, 1000)
     d[:10] = [1, 1, 1, 1, 1, 1, 1, -1, -1, 1]
-    fast = stats.bootstrap_means(d, 20_000, np.random.default_rng(0))
+    fast = stats.bootstrap_means(d, 20_000, np.random.default_rng(0), approximate=True)
     exact = _exact_means(d, 20_000, 1)
     assert np.all(_quantiles_in_sd(fast, exact) < 0.08)
     c = d - d.mean()  # the guard fired: the resample mean's excess kurtosis is beyond the bound
