@@ -14,18 +14,22 @@ MINI_BENCH = FIXTURES / "mini_bench"
 def lens_cache_dir(tmp_path_factory):
     """The app's cache folder (scored rows, parsed prediction files, uploads) is a temporary folder for
     the whole session: tests never write into ~/.cache. dashboard/store.py reads LENS_CACHE_DIR when
-    called, so this holds for every store made during the session (and for the browser tests' server,
-    started after this fixture, which inherits the environment)."""
+    called, so this holds for every store made during the session. The browser tests' server drops
+    every LENS_* variable (tests/browser_kit.serve) and falls back to $XDG_CACHE_HOME/docbench-lens:
+    XDG_CACHE_HOME is a temporary folder too."""
     import os
 
     folder = tmp_path_factory.mktemp("lens-cache")
-    before = os.environ.get("LENS_CACHE_DIR")
+    xdg = tmp_path_factory.mktemp("xdg-cache")
+    before = {k: os.environ.get(k) for k in ("LENS_CACHE_DIR", "XDG_CACHE_HOME")}
     os.environ["LENS_CACHE_DIR"] = str(folder)
+    os.environ["XDG_CACHE_HOME"] = str(xdg)
     yield folder
-    if before is None:
-        os.environ.pop("LENS_CACHE_DIR", None)
-    else:
-        os.environ["LENS_CACHE_DIR"] = before
+    for k, v in before.items():
+        if v is None:
+            os.environ.pop(k, None)
+        else:
+            os.environ[k] = v
 
 
 @pytest.fixture
