@@ -12,10 +12,11 @@ import csv
 import io
 import json
 import os
-from operator import itemgetter
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from operator import itemgetter
 from pathlib import Path
-from typing import IO, Callable, Iterable, Iterator, Sequence
+from typing import IO
 
 from ._gc import paused_gc
 from .metrics import OVERFLOW_STATUSES, OVERFLOW_TEXT, Decision, Judgement, decide
@@ -93,7 +94,7 @@ class QuestionResult:
 
 def _rows(results: Sequence[QuestionResult]) -> list[dict]:
     """`[r.row() for r in results]`, with the properties it reads inlined (a million rows)."""
-    out = []
+    out: list[dict] = []
     append = out.append
     for r in results:
         q, j = r.question, r.judgement
@@ -488,11 +489,15 @@ def _unencodable(obj: object) -> None:
 
 # JSONEncoder.encode builds a new C encoder on every call; for a million rows, build it once
 # (same arguments as _ROW_ENCODER's: no circular check, no indent, ensure_ascii=False)
-_encode_row = (
-    (lambda row, _enc=json.encoder.c_make_encoder(None, _unencodable, json.encoder.encode_basestring, None,
-                                                  ": ", ",\n      ", False, False, True): "".join(_enc(row, 0)))
-    if json.encoder.c_make_encoder is not None else _ROW_ENCODER.encode
-)
+_c_make_encoder = getattr(json.encoder, "c_make_encoder", None)
+if _c_make_encoder is not None:
+    _C_ROW_ENCODER = _c_make_encoder(None, _unencodable, json.encoder.encode_basestring, None,
+                                     ": ", ",\n      ", False, False, True)
+
+    def _encode_row(row: dict) -> str:
+        return "".join(_C_ROW_ENCODER(row, 0))
+else:  # pragma: no cover - CPython always has the C encoder
+    _encode_row = _ROW_ENCODER.encode  # type: ignore[assignment]
 
 
 def _row_json(row: dict) -> str:
@@ -511,7 +516,7 @@ def _row_json(row: dict) -> str:
 try:
     import orjson as _orjson
 except ImportError:  # pragma: no cover
-    _orjson = None
+    _orjson = None  # type: ignore[assignment]
 
 _TINY = 1e-4  # below this json writes 1e-05 and orjson 1e-5; from here to 1 both write the same digits
 _PLAIN = frozenset({str, bool, type(None)})

@@ -13,7 +13,7 @@ import io
 import json
 import math
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from sys import intern
 from typing import IO, Any
@@ -175,9 +175,10 @@ LONE_SURROGATE = "a lone UTF-16 surrogate escape (\\ud800-\\udfff without its pa
 
 
 try:
-    from orjson import dumps as _orjson_dumps, loads as _orjson_loads
+    from orjson import dumps as _orjson_dumps
+    from orjson import loads as _orjson_loads
 except ImportError:  # pragma: no cover
-    _orjson_loads, _orjson_dumps = json.loads, None
+    _orjson_loads, _orjson_dumps = json.loads, None  # type: ignore[assignment]
 
 
 def _loads(text: str | bytes) -> Any:
@@ -417,7 +418,7 @@ def _bbox(value: Any) -> tuple[float, float, float, float] | None:
     return None
 
 
-def _doc_ref(obj: Any, name: str, line: int, where: str, res: LoadResult) -> DocRef | None:
+def _doc_ref(obj: Any, name: str, line: int | None, where: str, res: LoadResult) -> DocRef | None:
     if not isinstance(obj, dict):
         res.problems.append(Problem.warning(name, line, where, "an object", _kind(obj)))
         return None
@@ -499,7 +500,7 @@ def _checked_format(answer: dict, raw_fmt: Any, name: str, line: int | None, res
     return fmt, rule
 
 
-def _gold_record(row: dict, name: str, line: int, res: LoadResult, shared: dict) -> GoldQuestion | None:
+def _gold_record(row: dict, name: str, line: int | None, res: LoadResult, shared: dict) -> GoldQuestion | None:
     if "questionId" in row and "answers" in row:  # DocVQA-style record (spec D)
         return _docvqa_record(row, name, line, res)
     # each field's common, well-formed case first (a string id, an answer object with a known
@@ -566,7 +567,7 @@ def _gold_record(row: dict, name: str, line: int, res: LoadResult, shared: dict)
     )
 
 
-def _docvqa_record(row: dict, name: str, line: int, res: LoadResult) -> GoldQuestion | None:
+def _docvqa_record(row: dict, name: str, line: int | None, res: LoadResult) -> GoldQuestion | None:
     qid = to_str(row.get("questionId")).strip()
     if not qid:
         res.problems.append(Problem.error(name, line, "questionId", "a question id", _kind(row.get("questionId"))))
@@ -626,7 +627,7 @@ def _json_record_list(path: Path, res: LoadResult) -> list | None:
 
 
 @paused_gc()
-def load_gold(paths: list[str | Path] | str | Path) -> LoadResult[GoldQuestion]:
+def load_gold(paths: Sequence[str | Path] | str | Path) -> LoadResult[GoldQuestion]:
     """Gold question files (release schema, gold_sample.jsonl-style, or DocVQA records), read as
     JSONL whatever the extension (spec 1b), except a `.json` file that is one JSON list of
     records, as DocVQA exports are."""
@@ -688,7 +689,8 @@ def load_documents(path: str | Path) -> LoadResult[DocumentRecord]:
             res.problems.append(Problem.error(name, line, "document_id", "an id not used before", _short(doc_id)))
             continue
         seen.add(doc_id)
-        public = row.get("public_metadata") if isinstance(row.get("public_metadata"), dict) else {}
+        meta = row.get("public_metadata")
+        public: dict = meta if isinstance(meta, dict) else {}
         pc = row.get("page_count")
         if pc is not None and (not isinstance(pc, int) or isinstance(pc, bool) or pc < 1):
             res.problems.append(Problem.warning(name, line, "page_count", "a positive integer", _kind(pc)))
@@ -836,12 +838,12 @@ def _score_value(row: dict, key: str, name: str, line: int | None, where: str, r
 
 
 def _score_row(qid: str, system: str, row: dict, name: str, line: int | None, where: str, res: LoadResult) -> ScoreRow | None:
-    values = [_score_value(row, k, name, line, where, res) for k in _SCORE_KEYS]
-    if any(v is None for v in values):
+    acc, f1, an = (_score_value(row, k, name, line, where, res) for k in _SCORE_KEYS)
+    if acc is None or f1 is None or an is None:
         return None
     pred = row.get("prediction")
     return ScoreRow(
-        qid=qid, system=system, accuracy=values[0], token_f1=values[1], anls=values[2],
+        qid=qid, system=system, accuracy=acc, token_f1=f1, anls=an,
         prediction=to_str(pred) if pred is not None else None,
         status=to_str(row.get("status")) or None, file=name, line=line,
     )
@@ -914,7 +916,8 @@ def load_scores(path: str | Path) -> LoadResult[ScoreRow]:
             res.problems.append(Problem.error(name, None, None, "a report with a per_question list", _kind(doc) + " without per_question"))
         return res
 
-    for line, row, qid in _object_rows(_jsonl_rows(path, res), name, res):
+    for row_line, row, qid in _object_rows(_jsonl_rows(path, res), name, res):
+        line = row_line  # type: ignore[assignment]  # the CSV branch above binds an int
         if isinstance(row.get("scores"), dict):
             nested = row["scores"]
             if not nested:

@@ -14,12 +14,13 @@ results back to the parent (the parent rebuilds the record with `Judgement.from_
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 from .numbers import read_number, release_number
 from .profiles import Profile, get_profile
-from .registry import (DEFAULT_STATUS, MISSING_STATUS, OVERFLOW_STATUSES, OVERFLOW_TEXT, is_success_status)
+from .registry import DEFAULT_STATUS, MISSING_STATUS, OVERFLOW_STATUSES, OVERFLOW_TEXT, is_success_status
 from .text import levenshtein_similarity, normalize_answer, strip_prefixes
 
 __all__ = [
@@ -182,7 +183,7 @@ def _accuracy(pred_eff: str, gold: str, p_norm: str, g_norm: str, atype: str, pr
     # entity rule, and the fallback of every other type; `numbers` keeps what a numeric question read
     if g_norm and g_norm in p_norm:
         return 1.0, "containment", None, numbers
-    t = profile.similarity_threshold
+    t: float = profile.similarity_threshold  # type: ignore[assignment]  # set on every single-answer profile
     sim = levenshtein_similarity(p_norm, g_norm, at_least=t)
     if sim >= t:
         return 1.0, ("both_empty" if not p_norm and not g_norm else "similarity"), t, numbers + (sim,) if numbers else (sim,)
@@ -258,7 +259,7 @@ class Judgement:
 
     @classmethod
     def from_decision(cls, decision: Decision, prediction: str | None, answers: Sequence[str], answer_format: str,
-                      verification_rule: str, status: str | None, profile: Profile) -> "Judgement":
+                      verification_rule: str, status: str | None, profile: Profile) -> Judgement:
         acc, f1, an, rule, threshold, details = decision
         st = MISSING_STATUS if prediction is None else (status or DEFAULT_STATUS)
         return cls(prediction, tuple(answers), answer_format, verification_rule, st, profile,

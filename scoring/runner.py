@@ -178,7 +178,7 @@ class StoredRunResult(RunResult):
         self.__dict__["_lens_build"] = build
         self.__dict__["_lens_columns"] = columns
         self.__dict__["_lens_lock"] = threading.Lock()
-        super().__init__(results=None, **fields)
+        super().__init__(results=None, **fields)  # type: ignore[arg-type]  # built on first use (`results`)
 
     @property
     def results(self) -> list[QuestionResult]:
@@ -220,7 +220,7 @@ def assemble_lazily(gold: Sequence[GoldQuestion], the_plan: Plan, decisions_late
         raise ValueError(f"score columns of another length than the {n} questions")
     p = get_profile(profile)
     preds = the_plan.predictions
-    columns = {
+    columns: dict[str, list] = {
         "question_id": question_ids if question_ids is not None else the_plan.question_ids,
         "status": [MISSING_STATUS if pr is None else pr.status for pr in preds],
         "accuracy": [_shared(x) for x in accuracy],
