@@ -434,7 +434,7 @@ def _profile(at, name: str, prepare) -> str:
 
 
 def direct_timings(repeat: int) -> dict[str, list[float]]:
-    from dashboard.tables import Analysis, Run, RECOMPUTED
+    from dashboard.tables import RECOMPUTED, Analysis, Run
     from dashboard.workspace import Sources, load_workspace
     from scoring.evaluate import evaluate
 

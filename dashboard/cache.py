@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from typing import TYPE_CHECKING, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import streamlit as st
 
@@ -23,6 +24,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from .pagerender import Rendered
+    from .store import ScoreStore
 
 RUN_CAPACITY = 256  # scored (run, profile) pairs kept
 
@@ -75,7 +77,7 @@ def remember(key: tuple, result: RunResult) -> None:
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
-def page_png(path: str, mtime_ns: int, page: int, zoom: float) -> "Rendered":
+def page_png(path: str, mtime_ns: int, page: int, zoom: float) -> Rendered:
     """A page rendered to PNG bytes (with its pixel matrix), keyed by (file, mtime, page, zoom).
     Raises evidence.DocumentError for a page the document does not have (not cached)."""
     from pathlib import Path
@@ -90,21 +92,21 @@ def _evidence_tables() -> _RunStore:
     return _RunStore()
 
 
-def evidence_metrics(key: tuple) -> "pd.DataFrame | None":
+def evidence_metrics(key: tuple) -> pd.DataFrame | None:
     """The evidence metrics (dashboard.grounding.evidence_table) computed before for `key` = (sources,
     gold key, the runs' files, the documents' files). A store, not a cached function, so that the
     computation can drive a progress bar."""
     return _evidence_tables().get(key)  # type: ignore[return-value]
 
 
-def remember_evidence_metrics(key: tuple, table: "pd.DataFrame") -> None:
+def remember_evidence_metrics(key: tuple, table: pd.DataFrame) -> None:
     _evidence_tables().put(key, table)  # type: ignore[arg-type]
 
 
 # ----------------------------------------------------------------------------- scored rows on disk
 
 
-def score_store() -> "ScoreStore":
+def score_store() -> ScoreStore:
     """The Parquet cache of scored rows (dashboard/store.py) in the app's own cache folder:
     $LENS_CACHE_DIR, else $XDG_CACHE_HOME/docbench-lens, else ~/.cache/docbench-lens."""
     from .store import cache_root
@@ -113,7 +115,7 @@ def score_store() -> "ScoreStore":
 
 
 @st.cache_resource(show_spinner=False)
-def _score_store(root: str) -> "ScoreStore":
+def _score_store(root: str) -> ScoreStore:
     from pathlib import Path
 
     from .store import ScoreStore
@@ -132,7 +134,7 @@ def comparison(key: tuple, _build: Callable[[], object]) -> object:
 
 
 @st.cache_resource(show_spinner="Sorting the answers into disagreement categories…", max_entries=512)
-def run_categories(key: tuple, _build: Callable[[], "pd.DataFrame"]) -> "pd.DataFrame":
+def run_categories(key: tuple, _build: Callable[[], pd.DataFrame]) -> pd.DataFrame:
     """One scored run's disagreement categories (dashboard.disagreement.run_categories); `key` =
     the run's scoring key (gold key, prediction sha256, run name, profile)."""
     return _build()

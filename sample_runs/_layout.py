@@ -263,7 +263,6 @@ class Builder:
         marks = marks or {}
         for it in items:
             sub = {k: v for k, v in marks.items() if v in it}
-            y0, p0 = self.y, self.pno
             self.ensure(size * self.lead)
             self.text(self.cx + 6, self.y + size, bullet, font, size)
             self.para(it, font=font, size=size, marks=sub, indent=18, after=2)

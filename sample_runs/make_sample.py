@@ -36,11 +36,10 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 
+import _docvqa  # noqa: E402
 from _documents import DOCS  # noqa: E402
 from _gold import build_gold  # noqa: E402
 from _runs import EXTRA_NAMES, RUN_NAMES, SYSTEMS, render, simulate  # noqa: E402
-
-import _docvqa  # noqa: E402
 
 PARTS = ("docs", "gold", "runs", "scores", "readme", "docvqa")
 GOLD_FILES = ("qa_single_doc.jsonl", "qa_cross_doc.jsonl")

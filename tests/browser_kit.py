@@ -93,7 +93,7 @@ def serve(env_extra: dict[str, str] | None = None, name: str = "server"):
     OUT.mkdir(parents=True, exist_ok=True)
     log = OUT / f"{name}.log"
     port = _free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("LENS_")} | (env_extra or {})
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LENS_") or k == "LENS_CACHE_DIR"} | (env_extra or {})
     cmd = [sys.executable, "-m", "streamlit", "run", "dashboard/app.py", "--server.headless", "true",
            "--server.port", str(port), "--browser.gatherUsageStats", "false"]
     url = f"http://localhost:{port}"

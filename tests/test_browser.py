@@ -12,12 +12,12 @@ request to a host other than the app's own server, and any traceback in the serv
 from __future__ import annotations
 
 import re
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
+
 from browser_kit import ROW_PX, SAMPLE, STEP_TIMEOUT, check_clean, open_page, settle, shot
 from scoring.loaders import load_gold
-
-from urllib.parse import parse_qs, urlsplit
 
 RUN = "longctx-ocr"  # a run of sample_runs/ with a prediction file, so its detail has the Accuracy trace
 FIELD = "reasoning_type"  # the field of the first heatmap

@@ -13,6 +13,7 @@ import re
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 import pytest
+
 from browser_kit import ROW_PX, check_clean, open_page, settle, shot, wait_idle
 
 A, B = "longctx-ocr", "small-9b"

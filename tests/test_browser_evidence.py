@@ -8,6 +8,7 @@ browser console or page error, request off the machine or traceback in the serve
 from __future__ import annotations
 
 import pytest
+
 from browser_kit import check_clean, open_page, settle, shot
 
 pytestmark = pytest.mark.browser

@@ -11,11 +11,36 @@ from hypothesis import strategies as st
 
 from dashboard import charts
 from dashboard.links import View, from_params, to_params
-from dashboard.tables import (OFFICIAL, RECOMPUTED, Analysis, Run, clip_text, clipped, evidence_position, explorer_frame,
-                              filter_questions, flat_column, grouped, length_bucket, md_escape, repro_frame, run_column,
-                              skipped_rows, top_runs, with_run_columns)
-from dashboard.workspace import (DEFAULT_BENCHMARK, Sources, discover, inside, load_workspace, locate_document,
-                                 sources_from, stage_upload)
+from dashboard.tables import (
+    OFFICIAL,
+    RECOMPUTED,
+    Analysis,
+    Run,
+    clip_text,
+    clipped,
+    evidence_position,
+    explorer_frame,
+    filter_questions,
+    flat_column,
+    grouped,
+    length_bucket,
+    md_escape,
+    repro_frame,
+    run_column,
+    skipped_rows,
+    top_runs,
+    with_run_columns,
+)
+from dashboard.workspace import (
+    DEFAULT_BENCHMARK,
+    Sources,
+    discover,
+    inside,
+    load_workspace,
+    locate_document,
+    sources_from,
+    stage_upload,
+)
 from scoring.evaluate import evaluate
 from scoring.loaders import load_gold, load_predictions, load_scores
 

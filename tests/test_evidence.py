@@ -20,11 +20,19 @@ import pytest
 from PIL import Image
 
 from dashboard import evidence as ev
-from dashboard.grounding import (COLUMNS, area, box_matches, evidence_table, grounding, intersection, precision_recall,
-                                 run_rates)
+from dashboard.grounding import COLUMNS, area, box_matches, evidence_table, grounding, intersection, precision_recall, run_rates
 from dashboard.layers import GOLD_ANSWERS, GOLD_QUOTES, answer_layer, cited_layer, page_layers
-from dashboard.pagerender import (GOLD_EVIDENCE, MAX_PIXELS, RUN_COLOURS, Box, capped_zoom, draw_overlay, from_normalised,
-                                  render_page, to_pixels)
+from dashboard.pagerender import (
+    GOLD_EVIDENCE,
+    MAX_PIXELS,
+    RUN_COLOURS,
+    Box,
+    capped_zoom,
+    draw_overlay,
+    from_normalised,
+    render_page,
+    to_pixels,
+)
 from scoring.loaders import load_gold, load_predictions
 from scoring.model import DocRef, EvidenceItem, GoldQuestion, PredictedEvidence, Prediction
 

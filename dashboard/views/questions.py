@@ -12,8 +12,19 @@ from dashboard import ui
 from dashboard.evidence_panel import evidence_metrics, show_evidence
 from dashboard.grounding import AUTO_PAIRS, LOCATION_ORDER, explorer_columns, located_ids, location_label
 from dashboard.links import METRICS, View, field_label, to_params
-from dashboard.tables import (METRIC_LABELS, SEARCHED, SHORT, clipped, explorer_frame, filter_questions, grouped,
-                              md_escape, run_column, trace_frame, with_run_columns)
+from dashboard.tables import (
+    METRIC_LABELS,
+    SEARCHED,
+    SHORT,
+    clipped,
+    explorer_frame,
+    filter_questions,
+    grouped,
+    md_escape,
+    run_column,
+    trace_frame,
+    with_run_columns,
+)
 from dashboard.why_panel import show_why
 from scoring.metrics import answer_type, judge
 from scoring.model import GoldQuestion
