@@ -18,7 +18,7 @@ process tree's resident memory is sampled from /proc every 250 ms by this proces
     change the overview's metric, change the runs in the charts, open a slice, change the slice
     (explorer filter), change the explorer's runs, select a question; and, measured directly on
     the app's own tables in that process, compare two runs (dashboard.compare: pairing, flip
-    table, per-slice deltas -- the latter once, its bootstrap takes tens of seconds) and disagreement counts (questions on which the three metrics
+    table, per-slice deltas -- the latter once, as it is the heaviest) and disagreement counts (questions on which the three metrics
     disagree, and on which two runs disagree) -- pages for those are in progress elsewhere;
 (c) for the largest configuration, one prediction file changed (a byte appended): a restart
     rescoring that run only;
@@ -204,7 +204,7 @@ def direct_interactions(an, repeat: int, pd) -> dict[str, list[float]]:
             pairs = compare.paired(an.scores, a, b)
             compare.flip_table(pairs, an.questions)
             out.setdefault("compare two runs: pair + flip table (dashboard.compare)", []).append(time.perf_counter() - t)
-            if i == 0:  # bootstrap intervals for every slice: tens of seconds at 20,000 questions, measured once
+            if i == 0:  # bootstrap intervals for every slice (under a second since the exact-count draws), measured once
                 t = time.perf_counter()
                 compare.deltas(pairs, an.questions)
                 out.setdefault("compare two runs: per-slice deltas with intervals (dashboard.compare)", []).append(
