@@ -39,6 +39,7 @@ from rapidfuzz import fuzz
 
 from scoring.model import DocRef, GoldQuestion, Prediction
 from scoring.numbers import read_number
+from scoring.runner import bare_main
 
 from .workspace import _PDF_LOCK as PDF_LOCK
 from .workspace import inside, locate_document
@@ -365,7 +366,7 @@ def warm_up() -> None:
     """Start the worker processes ahead of a first long-document search (the Evidence page calls it)."""
     pool = _pool()
     if pool is not None:
-        with _bare_main():
+        with bare_main():
             for f in [pool.submit(norm_text, "warm") for _ in range(2)]:
                 try:
                     f.result(timeout=60)
@@ -373,32 +374,12 @@ def warm_up() -> None:
                     return
 
 
-def _bare_main():
-    """While workers start: a `__main__` without a file, so that they do not import the app script
-    (Streamlit's __main__) or a benchmark's."""
-    import contextlib
-    import sys
-    import types
-
-    @contextlib.contextmanager
-    def swap():
-        main = sys.modules.get("__main__")
-        sys.modules["__main__"] = types.ModuleType("__main__")
-        try:
-            yield
-        finally:
-            if main is not None:
-                sys.modules["__main__"] = main
-
-    return swap()
-
-
 def _read_parallel(path: Path, n: int, progress) -> list[tuple[str, frozenset[float]]] | None:
     pool = _pool()
     if pool is None:
         return None
     try:
-        with _bare_main():
+        with bare_main():
             futures = [pool.submit(_read_pages, str(path), a, a + CHUNK_PAGES) for a in range(0, n, CHUNK_PAGES)]
         out: list[tuple[str, frozenset[float]]] = []
         for k, f in enumerate(futures):

@@ -270,7 +270,7 @@ _MAIN_LOCK = threading.Lock()
 
 
 @contextmanager
-def _bare_main() -> Iterator[None]:
+def bare_main() -> Iterator[None]:
     """While worker processes start: a `__main__` with no file and no spec, so multiprocessing
     records no main script for them to import (Streamlit's `__main__` is its CLI or the app script)."""
     with _MAIN_LOCK:
@@ -326,7 +326,7 @@ def workers_import_streamlit() -> bool | None:
     pool = _pool()
     if pool is None:
         return None
-    with _bare_main():
+    with bare_main():
         fut = pool.submit(_imported_streamlit)
     return fut.result(timeout=120)
 
@@ -347,7 +347,7 @@ def score_runs(gold: Sequence[GoldQuestion], runs: Sequence[tuple[str, Sequence[
     pending: list[list[Future] | None] = [None] * len(runs)
     if pool is not None:
         try:
-            with _bare_main():
+            with bare_main():
                 for i, pl in enumerate(plans):
                     items = pl.items()
                     pending[i] = [pool.submit(_decide_chunk, (p, items[k : k + CHUNK])) for k in range(0, len(items), CHUNK)]
