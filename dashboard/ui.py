@@ -9,6 +9,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+# Pillow whole before any session draws: Plotly looks up `PIL.Image` in sys.modules without the
+# import lock, so a session that charts while another thread is first importing Pillow (for an
+# evidence overlay) met a half-initialised module (bench/bench_load.py, 20 sessions at once).
+import PIL.Image  # noqa: F401
 import streamlit as st
 
 from scoring.evaluate import RunResult
