@@ -6,24 +6,19 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from app_kit import app_on
 from dashboard import compare as C
 from dashboard.textdiff import char_diff, diff_text
 from scoring.evaluate import evaluate
 from scoring.loaders import load_gold, load_predictions
 
-APP = str(Path(__file__).resolve().parent.parent / "dashboard" / "app.py")
 Q = "adubench_single_{:06d}".format
 
 
 @pytest.fixture
 def open_app(monkeypatch, mini_bench):
     def start(params: dict | None = None, page: str = "views/compare.py") -> AppTest:
-        monkeypatch.setenv("LENS_BENCHMARK", str(mini_bench))
-        monkeypatch.delenv("LENS_RUNS", raising=False)
-        monkeypatch.delenv("LENS_SCORES", raising=False)
-        at = AppTest.from_file(APP, default_timeout=60)
-        at.query_params.update(params or {})
-        at.run()
+        at = app_on(monkeypatch, mini_bench, params, timeout=60)
         at.switch_page(page).run()
         assert_clean(at)
         return at

@@ -9,23 +9,18 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from app_kit import app_on
 from dashboard.tables import OFFICIAL, flat_column, run_column
 from scoring.evaluate import evaluate
 from scoring.loaders import load_gold, load_predictions
 
-APP = str(Path(__file__).resolve().parent.parent / "dashboard" / "app.py")
 Q = "adubench_single_{:06d}".format
 
 
 @pytest.fixture
 def open_app(monkeypatch):
     def start(bench: Path, params: dict | None = None) -> AppTest:
-        monkeypatch.setenv("LENS_BENCHMARK", str(bench))
-        monkeypatch.delenv("LENS_RUNS", raising=False)
-        monkeypatch.delenv("LENS_SCORES", raising=False)
-        at = AppTest.from_file(APP, default_timeout=30)
-        at.query_params.update(params or {})
-        return at.run()
+        return app_on(monkeypatch, bench, params)
     return start
 
 

@@ -8,20 +8,13 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-APP = str(Path(__file__).resolve().parent.parent / "dashboard" / "app.py")
+from app_kit import app_on
 
 
 @pytest.fixture
 def open_app(monkeypatch):
     def start(bench: Path, params: dict | None = None, roots: str | None = None) -> AppTest:
-        monkeypatch.setenv("LENS_BENCHMARK", str(bench))
-        for name in ("LENS_RUNS", "LENS_SCORES", "LENS_DATA_ROOTS"):
-            monkeypatch.delenv(name, raising=False)
-        if roots:
-            monkeypatch.setenv("LENS_DATA_ROOTS", roots)
-        at = AppTest.from_file(APP, default_timeout=30)
-        at.query_params.update(params or {})
-        return at.run()
+        return app_on(monkeypatch, bench, params, env={"LENS_DATA_ROOTS": roots} if roots else None)
     return start
 
 

@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from app_kit import app_on
 from dashboard import disagreement as dg
 from dashboard.disagreement_charts import category_bars, pair_scatter, points_of
 from scoring.categories import CATEGORY_IDS, categorize
@@ -20,7 +21,6 @@ from scoring.metrics import judge
 from scoring.model import GoldQuestion, Prediction
 
 ROOT = Path(__file__).resolve().parent.parent
-APP = str(ROOT / "dashboard" / "app.py")
 SAMPLE = ROOT / "sample_runs"
 EXPECTED = json.loads((ROOT / "tests" / "fixtures" / "expected" / "categories_sample_runs.json").read_text())
 PAGE = "views/disagreement.py"
@@ -34,12 +34,7 @@ def assert_clean(at: AppTest) -> None:
 @pytest.fixture
 def open_page(monkeypatch):
     def start(params: dict | None = None, bench: Path = SAMPLE) -> AppTest:
-        monkeypatch.setenv("LENS_BENCHMARK", str(bench))
-        monkeypatch.delenv("LENS_RUNS", raising=False)
-        monkeypatch.delenv("LENS_SCORES", raising=False)
-        at = AppTest.from_file(APP, default_timeout=60)
-        at.query_params.update(params or {})
-        at.run()
+        at = app_on(monkeypatch, bench, params, timeout=60)
         at.switch_page(PAGE).run()
         assert_clean(at)
         return at

@@ -12,13 +12,13 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from app_kit import app_on
 from dashboard import grounding
 from dashboard.evidence import question_paths
 from dashboard.tables import flat_column, run_column
 from dashboard.workspace import Sources, load_workspace
 
 ROOT = Path(__file__).resolve().parent.parent
-APP = str(ROOT / "dashboard" / "app.py")
 SAMPLE = ROOT / "sample_runs"
 RUN = "longctx-ocr"
 WRONG_PAGE = "adubench_single_000024"  # longctx-ocr answers "prior preventive failure", printed only on page 4
@@ -42,12 +42,7 @@ def located(metrics, runs, where) -> set[str]:
 @pytest.fixture
 def open_app(monkeypatch):
     def start(params: dict, page: str | None = None) -> AppTest:
-        monkeypatch.setenv("LENS_BENCHMARK", str(SAMPLE))
-        monkeypatch.delenv("LENS_RUNS", raising=False)
-        monkeypatch.delenv("LENS_SCORES", raising=False)
-        at = AppTest.from_file(APP, default_timeout=120)
-        at.query_params.update(params)
-        at.run()
+        at = app_on(monkeypatch, SAMPLE, params, timeout=120)
         if page:
             at.switch_page(page)
             at.run()

@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from app_kit import app_on
+
 ROOT = Path(__file__).resolve().parent.parent
-APP = str(ROOT / "dashboard" / "app.py")
 SAMPLE = ROOT / "sample_runs"
 WRONG_PAGE = "adubench_single_000024"  # longctx-ocr answers with a value printed on page 4 (evidence: 24, 26)
 
@@ -19,12 +20,7 @@ WRONG_PAGE = "adubench_single_000024"  # longctx-ocr answers with a value printe
 @pytest.fixture
 def open_evidence(monkeypatch):
     def start(bench: Path, params: dict) -> AppTest:
-        monkeypatch.setenv("LENS_BENCHMARK", str(bench))
-        monkeypatch.delenv("LENS_RUNS", raising=False)
-        monkeypatch.delenv("LENS_SCORES", raising=False)
-        at = AppTest.from_file(APP, default_timeout=120)
-        at.query_params.update(params)
-        at.run()
+        at = app_on(monkeypatch, bench, params, timeout=120)
         at.switch_page("views/evidence.py")
         return at.run()
     return start
