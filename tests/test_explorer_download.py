@@ -10,13 +10,12 @@ from pathlib import Path
 
 import pytest
 from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
-from streamlit.testing.v1 import AppTest
 
+from app_kit import app_on
 from dashboard.tables import run_column
 from scoring.evaluate import evaluate
 from scoring.loaders import load_gold, load_predictions
 
-APP = str(Path(__file__).resolve().parent.parent / "dashboard" / "app.py")
 Q = "adubench_single_{:06d}".format
 
 
@@ -42,12 +41,8 @@ def scored(bench: Path, run: str, profile: str) -> dict:
 
 
 def test_csv_download_holds_the_filtered_table(mini_bench, monkeypatch, downloads):
-    monkeypatch.setenv("LENS_BENCHMARK", str(mini_bench))
-    monkeypatch.delenv("LENS_RUNS", raising=False)
-    monkeypatch.delenv("LENS_SCORES", raising=False)
-    at = AppTest.from_file(APP, default_timeout=60)
-    at.query_params.update({"run": ["alpha", "beta"], "f.domain": "technical_engineering", "profile": "xldocbench-1519"})
-    at.run()
+    at = app_on(monkeypatch, mini_bench, {"run": ["alpha", "beta"], "f.domain": "technical_engineering",
+                                          "profile": "xldocbench-1519"}, timeout=60)
     at.switch_page("views/questions.py").run()
     assert not at.exception, [e.value for e in at.exception]
     assert [b.label for b in at.get("download_button")][:1] == ["Download this table as CSV"]

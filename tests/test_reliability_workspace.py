@@ -262,14 +262,10 @@ def test_render_of_an_encrypted_pdf_is_a_document_error(hostile_bench):
 def app_on(monkeypatch, tmp_path):
     from streamlit.testing.v1 import AppTest
 
+    from app_kit import app_on
+
     def start(bench: Path, params: dict) -> AppTest:
-        monkeypatch.setenv("LENS_BENCHMARK", str(bench))
-        monkeypatch.setenv("LENS_CACHE_DIR", str(tmp_path / "cache"))
-        monkeypatch.delenv("LENS_RUNS", raising=False)
-        monkeypatch.delenv("LENS_SCORES", raising=False)
-        at = AppTest.from_file(str(ROOT / "dashboard" / "app.py"), default_timeout=120)
-        at.query_params.update(params)
-        return at.run()
+        return app_on(monkeypatch, bench, params, timeout=120, env={"LENS_CACHE_DIR": str(tmp_path / "cache")})
     return start
 
 

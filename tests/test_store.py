@@ -13,13 +13,13 @@ import pyarrow.parquet as pq
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from app_kit import app_on
 from dashboard import store as S
 from scoring import runner
 from scoring.evaluate import evaluate
 from scoring.loaders import load_gold, load_predictions
 
 ROOT = Path(__file__).resolve().parent.parent
-APP = str(ROOT / "dashboard" / "app.py")
 SAMPLE = ROOT / "sample_runs"
 GOLD = [SAMPLE / "qa_single_doc.jsonl", SAMPLE / "qa_cross_doc.jsonl"]
 RUNS = sorted((SAMPLE / "runs").iterdir())
@@ -236,12 +236,7 @@ def test_score_runs_falls_back_to_this_process(gold, monkeypatch):
 
 
 def _app(bench: Path, cache: Path, monkeypatch) -> AppTest:
-    monkeypatch.setenv("LENS_BENCHMARK", str(bench))
-    monkeypatch.setenv(S.ENV_CACHE, str(cache))
-    monkeypatch.delenv("LENS_RUNS", raising=False)
-    monkeypatch.delenv("LENS_SCORES", raising=False)
-    at = AppTest.from_file(APP, default_timeout=120)
-    at.run()
+    at = app_on(monkeypatch, bench, timeout=120, env={S.ENV_CACHE: str(cache)})
     assert not at.exception, [e.value for e in at.exception]
     return at
 
