@@ -23,6 +23,7 @@ import statistics
 import subprocess
 import sys
 import time
+import timeit
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -31,12 +32,8 @@ CAMPAIGN = ROOT / "bench" / "out" / "campaign_20000x50"
 
 
 def best(fn, repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return min(times)
+    """The fastest of `repeat` calls, in seconds."""
+    return min(timeit.repeat(fn, number=1, repeat=repeat))
 
 
 def categorise(repeat: int, n_runs: int) -> None:
