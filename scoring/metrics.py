@@ -63,25 +63,8 @@ _CHOICE = re.compile(r"\b([A-D])\b")
 # `ANSWER: text` on one line ([^\S\n] is white space other than a line end)
 _ANSWER_LINE = re.compile(r"^[^\S\n]*answer[^\S\n]*:[^\S\n]*(.*?)[^\S\n]*$", re.IGNORECASE | re.MULTILINE)
 
-# Rule codes (Judgement.decided_by)
+# Rule codes (Judgement.decided_by) decided by the status alone
 MISSING, FAILED = "missing", "failed_status"
-RULE_NAMES = {
-    MISSING: "no prediction",
-    FAILED: "failed status",
-    "refusal_phrase": "unanswerable: refusal phrase found",
-    "no_refusal_phrase": "unanswerable: no refusal phrase",
-    "boolean_polarity": "boolean: polarity compared",
-    "boolean_unreadable": "boolean: no polarity word",
-    "numeric_gold_zero": "numeric: gold is 0",
-    "numeric_tolerance": "numeric: relative tolerance",
-    "choice_letter": "single choice: option letters",
-    "containment": "entity: gold contained",
-    "similarity": "entity: similarity threshold",
-    "both_empty": "entity: both empty",
-    "no_match": "entity: no match",
-    "exact_answer": "DocVQA: equals an acceptable answer",
-    "no_exact_answer": "DocVQA: equals no acceptable answer",
-}
 
 
 def answer_type(answer_format: str, verification_rule: str = "") -> str:
