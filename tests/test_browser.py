@@ -211,10 +211,10 @@ def test_narrow_window_heatmaps_tiles_and_a_link_to_a_missing_run(server, browse
     settle(page, "Question detail")
     check_clean(page, errors, log, "detail at 800 px")
     tiles = page.locator('[data-testid="stMetricValue"]')
-    expect(tiles.first).to_be_visible()
+    expect(tiles).to_have_count(4, timeout=STEP_TIMEOUT)  # drawn one by one: wait for the last
     tiles.first.scroll_into_view_if_needed()
     cut = tiles.evaluate_all("els => els.filter(e => e.scrollWidth > e.clientWidth + 1).map(e => e.textContent)")
-    assert tiles.count() == 4 and cut == [], cut
+    assert cut == [], cut
     shot(page, "11-narrow-question-detail.png")
 
     # A link naming a run that is not loaded (e.g. one that was uploaded) says so.
