@@ -13,15 +13,18 @@ question (`ERROR: no prediction could be loaded from FILE`; the other files are 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
 from . import __version__
 from ._gc import paused_gc
-from .evaluate import evaluate
+from .bulk import score_and_write
+from .evaluate import evaluate, extra_prediction_problems
 from .loaders import load_gold, load_predictions
 from .problems import summarise
-from .profiles import DEFAULT_PROFILE, PROFILES
+from .profiles import DEFAULT_PROFILE, PROFILES, get_profile
+from .runner import plan
 
 DEFAULT_GOLD = ("qa_single_doc.jsonl", "qa_cross_doc.jsonl")
 CLI_PARALLEL_MIN = 100_000
@@ -85,18 +88,31 @@ def _run(args: argparse.Namespace) -> int:
             print(f"ERROR: no prediction could be loaded from {pred_path}", file=err)
             failed += 1
             continue
-        run = evaluate(gold.items, preds.items, profile=args.profile, ignore_missing=args.ignore_missing,
-                       name=name, prediction_field=args.prediction_field,
-                       # starting worker processes costs more than it saves below CLI_PARALLEL_MIN questions
-                       workers=None if len(gold.items) >= CLI_PARALLEL_MIN else 1)
-        for p in summarise(run.problems):
+        csv_path = args.per_question_csv and (Path(args.per_question_csv) / f"{name}.csv" if several else args.per_question_csv)
+        report = args.output and (Path(args.output) / f"{name}.json" if several else args.output)
+        the_plan = plan(gold.items, preds.items, ignore_missing=args.ignore_missing)
+        for p in summarise(extra_prediction_problems(the_plan.extras)):
             print(p, file=err)
-        if run.prediction_count == len(run.extra_ids):  # every id unknown (and --ignore-missing: nothing left)
-            print(f"note: none of the {run.prediction_count:,} prediction ids of {pred_path} is a gold question id", file=err)
+        if the_plan.prediction_count == len(the_plan.extras):  # every id unknown (and --ignore-missing: nothing left)
+            print(f"note: none of the {the_plan.prediction_count:,} prediction ids of {pred_path} is a gold question id", file=err)
             print(f"ERROR: no prediction could be loaded from {pred_path}", file=err)
             failed += 1
             continue
         scored += 1
+        profile = get_profile(args.profile)
+        lens = profile.name != "xldocbench-1519"
+        if args.categories_csv:  # the categories read every judgement record: score them in this process
+            run = evaluate(gold.items, preds.items, profile=profile, ignore_missing=args.ignore_missing, name=name,
+                           prediction_field=args.prediction_field,
+                           workers=None if len(gold.items) >= CLI_PARALLEL_MIN else 1)
+            run.write_files(report=report, csv_path=csv_path, per_question=not args.no_per_question_json, lens=lens)
+            from .categories import write_categories_csv  # only for this option: it imports more
+
+            write_categories_csv(Path(args.categories_csv) / f"{name}.csv" if several else args.categories_csv, run.results)
+        else:  # scored, encoded and written by forked workers, each holding a part of the run
+            run = score_and_write(gold.items, the_plan, profile=profile, name=name, ignore_missing=args.ignore_missing,
+                                  prediction_field=args.prediction_field, report=report, csv_path=csv_path,
+                                  per_question=not args.no_per_question_json, lens=lens, workers=os.cpu_count() or 1)
         if several:
             print(f"== {name}")
         o = run.overall
@@ -109,14 +125,6 @@ def _run(args: argparse.Namespace) -> int:
         print(f"Token F1: {_pct(o['token_f1'])}")
         print(f"ANLS: {_pct(o['anls'])}")
         print(f"Signature: {run.signature}")
-        csv_path = args.per_question_csv and (Path(args.per_question_csv) / f"{name}.csv" if several else args.per_question_csv)
-        report = args.output and (Path(args.output) / f"{name}.json" if several else args.output)
-        run.write_files(report=report, csv_path=csv_path, per_question=not args.no_per_question_json,
-                        lens=run.profile.name != "xldocbench-1519")
-        if args.categories_csv:
-            from .categories import write_categories_csv  # only for this option: it imports more
-
-            write_categories_csv(Path(args.categories_csv) / f"{name}.csv" if several else args.categories_csv, run.results)
     if not scored:
         print("ERROR: nothing could be scored", file=err)
         return 1

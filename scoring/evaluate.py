@@ -14,7 +14,6 @@ import json
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from operator import itemgetter
 from pathlib import Path
 from typing import IO
 
@@ -26,7 +25,8 @@ from .profiles import Profile, get_profile, signature
 from .registry import METRICS, MISSING_STATUS, is_success_status
 from .text import to_str
 
-__all__ = ["QuestionResult", "RunResult", "evaluate", "aggregate", "macro_average", "CSV_COLUMNS"]
+__all__ = ["QuestionResult", "RunResult", "evaluate", "aggregate", "aggregate_scores", "breakdown_members", "macro_average",
+           "row_dicts", "run_groups", "extra_prediction_problems", "CSV_COLUMNS"]
 
 CSV_COLUMNS = (
     "question_id", "prediction", "gold_answer", "answer_format", "status",
@@ -94,19 +94,26 @@ class QuestionResult:
 
 def _rows(results: Sequence[QuestionResult]) -> list[dict]:
     """`[r.row() for r in results]`, with the properties it reads inlined (a million rows)."""
+    js = [r.judgement for r in results]
+    return row_dicts([r.question for r in results], [r.prediction for r in results],
+                     [j.accuracy for j in js], [j.token_f1 for j in js], [j.anls for j in js])
+
+
+def row_dicts(questions: Sequence[GoldQuestion], predictions: Sequence[Prediction | None], accuracy: Sequence[float],
+              token_f1: Sequence[float], anls: Sequence[float]) -> list[dict]:
+    """The release per-question rows of aligned columns (a prediction None: missing), as
+    `QuestionResult.row()` writes them -- for a caller holding scores without records."""
     out: list[dict] = []
     append = out.append
-    for r in results:
-        q, j = r.question, r.judgement
+    for q, pr, acc, f1, an in zip(questions, predictions, accuracy, token_f1, anls):
         md = q.metadata
-        pred = j.prediction
-        acc, f1, an = j.accuracy, j.token_f1, j.anls
+        status = MISSING_STATUS if pr is None else pr.status
         append({
             "question_id": q.qid,
-            "prediction": "" if pred is None else (OVERFLOW_TEXT if j.status in OVERFLOW_STATUSES else pred),
+            "prediction": "" if pr is None else (OVERFLOW_TEXT if status in OVERFLOW_STATUSES else pr.text),
             "gold_answer": q.answers[0] if q.answers else "",
             "answer_format": q.raw_format if q.format_given else "Str",
-            "status": j.status,
+            "status": status,
             "accuracy": acc if acc == 0.0 or acc == 1.0 else round(acc, 6),
             "token_f1": f1 if f1 == 0.0 or f1 == 1.0 else round(f1, 6),
             "anls": an if an == 0.0 or an == 1.0 else round(an, 6),
@@ -177,30 +184,36 @@ def _partition(keys: Iterable) -> dict:
     return parts
 
 
+def _labels_of(q: GoldQuestion, group: str) -> list[str]:
+    """`q.labels(group)`, with plain metadata keys read without the method call."""
+    if group in _LABEL_METHOD:
+        return q.labels(group)
+    v = q.metadata.get(group)
+    return [v if type(v) is str and v else (to_str(v) or "unknown")]
+
+
 def _group_members(qs: list[GoldQuestion], metas: list[dict], group: str) -> dict[str, list[int]]:
     """label -> ascending positions of the results in that bucket (a position twice when a
     question names a label twice), as one append per (question, label) would give. Labels are
     computed once per distinct key (a few label values), not per question."""
+    return _members_of_parts([(qs[idx[0]], idx) for idx in _partition(_label_keys(qs, metas, group)).values()], group)
+
+
+def _members_of_parts(parts: list[tuple[GoldQuestion, list[int]]], group: str) -> dict[str, list[int]]:
+    """label -> ascending positions, from (a question, the ascending positions of every question
+    whose labels are that question's) pairs."""
+    lists: dict[str, list[list[int]]] = {}
+    for q, idx in parts:
+        for label in _labels_of(q, group):
+            lists.setdefault(label, []).append(idx)
     members: dict[str, list[int]] = {}
-    merged: set[str] = set()
-    for idx in _partition(_label_keys(qs, metas, group)).values():
-        q = qs[idx[0]]
-        if group in _LABEL_METHOD:
-            labels = q.labels(group)
+    for label, found in lists.items():
+        if len(found) == 1:
+            members[label] = found[0]
         else:
-            v = q.metadata.get(group)
-            labels = [v if type(v) is str and v else (to_str(v) or "unknown")]
-        for label in labels:
-            have = members.get(label)
-            if have is None:
-                members[label] = idx
-            else:
-                if have is idx or label not in merged:  # extend a copy: `idx` may be listed under another label
-                    have = members[label] = list(have)
-                    merged.add(label)
-                have.extend(idx)
-    for label in merged:
-        members[label].sort()
+            merged = [i for idx in found for i in idx]
+            merged.sort()  # ascending runs: merged in O(n log runs)
+            members[label] = merged
     return members
 
 
@@ -212,21 +225,57 @@ def aggregate(results: Sequence[QuestionResult], groups: Sequence[str] = BREAKDO
     f1 = [j.token_f1 for j in js]
     an = [j.anls for j in js]
     del js
-    qs = [r.question for r in results]
-    metas = [q.metadata for q in qs]
-    breakdowns = {}
-    for g in groups:
-        members = _group_members(qs, metas, g)
-        breakdowns[g] = {label: _bucket(*_pick(members[label], acc, f1, an)) for label in sorted(members)}
+    return aggregate_scores(breakdown_members([r.question for r in results], groups), acc, f1, an)
+
+
+def breakdown_members(questions: Sequence[GoldQuestion], groups: Sequence[str] = BREAKDOWNS) -> dict[str, dict[str, list[int]]]:
+    """group -> label -> ascending positions of the questions in that bucket: what aggregation
+    needs of the questions, computed before (or while) they are scored. Questions alike in
+    everything their labels read -- split, format, question types and the metadata dict (the
+    loader shares one dict between questions with equal metadata) -- are partitioned once for
+    every group; when few are alike, group by group."""
+    qs = list(questions)
+    parts = _partition([
+        (id(q.metadata), q.split if type(q.split) is str else id(q.split),
+         q.raw_format if type(q.raw_format) is str else id(q.raw_format), q.format_given, q.question_types)
+        for q in qs
+    ])
+    if len(parts) > len(qs) // 8 + 64:
+        metas = [q.metadata for q in qs]
+        return {g: _group_members(qs, metas, g) for g in groups}
+    reps = [(qs[idx[0]], idx) for idx in parts.values()]
+    return {g: _members_of_parts(reps, g) for g in groups}
+
+
+def aggregate_scores(members: dict[str, dict[str, list[int]]], acc: Sequence[float], f1: Sequence[float],
+                     an: Sequence[float]) -> tuple[dict, dict]:
+    """`aggregate` from score columns and `breakdown_members` of the same questions."""
+    acc, f1, an = list(acc), list(f1), list(an)
+    breakdowns = {g: {label: _bucket_at(m[label], acc, f1, an) for label in sorted(m)} for g, m in members.items()}
     return _bucket(acc, f1, an), breakdowns
 
 
-def _pick(idx: list[int], *columns: list[float]) -> list[list[float]]:
-    """The values at `idx` (ascending, so sums keep question order) of each column, in C."""
-    if len(idx) == 1:
-        return [[col[idx[0]]] for col in columns]
-    get = itemgetter(*idx)
-    return [list(get(col)) for col in columns]
+def _bucket_at(idx: list[int], acc: list[float], f1: list[float], an: list[float]) -> dict:
+    """`_bucket` of the values at `idx` (ascending, so each sum adds in question order, as
+    `sum` of the picked values would), summed in C without building the picked lists."""
+    n = len(idx)
+    return {
+        "count": n,
+        "accuracy": round(sum(map(acc.__getitem__, idx)) / n, 6),
+        "token_f1": round(sum(map(f1.__getitem__, idx)) / n, 6),
+        "anls": round(sum(map(an.__getitem__, idx)) / n, 6),
+    }
+
+
+def extra_prediction_problems(extras: Sequence[Prediction]) -> list[Problem]:
+    """One warning per prediction of no gold question (not scored)."""
+    return [Problem.warning(pr.file, pr.line, "question_id", "an id of a gold question", f"{pr.qid!r} (extra prediction, not scored)",
+                            skipped=True, kind="extra predictions") for pr in extras]
+
+
+def run_groups(gold: Sequence[GoldQuestion]) -> tuple[str, ...]:
+    """The breakdowns of a run on this gold: the release's, and question types when any question has one."""
+    return BREAKDOWNS + (("question_type",) if any(q.question_types for q in gold) else ())
 
 
 def macro_average(breakdowns: dict) -> dict:
@@ -320,23 +369,26 @@ class RunResult:
         """The text of `json.dumps(self.report(...), ensure_ascii=False, indent=2)`, piece by
         piece, a batch of per-question rows at a time: a million-question report is written
         without holding a million row dicts. `rows` lets a caller share its row batches."""
+        head, sep, tail = self.report_frame(per_question=per_question, lens=lens)
+        yield head
+        if sep is not None:
+            for k, batch in enumerate(rows if rows is not None else self._row_batches()):
+                yield (sep if k else "") + _rows_json(batch)
+        yield tail
+
+    def report_frame(self, *, per_question: bool = True, lens: bool = True) -> tuple[str, str | None, str]:
+        """(head, separator, tail): the report's text is `head + separator.join(texts) + tail`,
+        where the texts are `_rows_json` of consecutive batches of the per-question rows (none
+        empty); separator None when there are no rows to put there."""
         rep = self.report(per_question=False, lens=lens)
-        tail = rep.pop("lens", None)
-        head = json.dumps(rep, ensure_ascii=False, indent=2)
-        yield head[:-2]  # without the closing "\n}"
-        if per_question:
-            if not self.results:
-                yield ',\n  "per_question": []'
-            else:
-                yield ',\n  "per_question": [\n    '
-                first = True
-                for batch in rows if rows is not None else self._row_batches():
-                    yield ("" if first else ",\n    ") + _rows_json(batch)
-                    first = False
-                yield "\n  ]"
-        if tail is not None:
-            yield ',\n  "lens": ' + json.dumps(tail, ensure_ascii=False, indent=2).replace("\n", "\n  ")
-        yield "\n}"
+        extra = rep.pop("lens", None)
+        head = json.dumps(rep, ensure_ascii=False, indent=2)[:-2]  # without the closing "\n}"
+        tail = "" if extra is None else ',\n  "lens": ' + json.dumps(extra, ensure_ascii=False, indent=2).replace("\n", "\n  ")
+        if not per_question:
+            return head, None, tail + "\n}"
+        if not rep["evaluated_count"]:
+            return head + ',\n  "per_question": []', None, tail + "\n}"
+        return head + ',\n  "per_question": [\n    ', ",\n    ", "\n  ]" + tail + "\n}"
 
     def write_csv(self, fh: IO[str], rows: Iterable[list[dict]] | None = None) -> None:
         """csv.DictWriter's output (header, then rows, "\r\n" line ends), without its per-row key checks."""
@@ -418,11 +470,7 @@ def evaluate(
                 continue
         todo.append((q, pr))
     extras = [pr for pr in predictions if pr.qid not in gold_ids]
-    problems = [
-        Problem.warning(pr.file, pr.line, "question_id", "an id of a gold question", f"{pr.qid!r} (extra prediction, not scored)",
-                        skipped=True, kind="extra predictions")
-        for pr in extras
-    ]
+    problems = extra_prediction_problems(extras)
     items = [
         (pr.text, pr.status, q.answers, q.answer_format, q.verification_rule) if pr is not None
         else (None, None, q.answers, q.answer_format, q.verification_rule)
@@ -463,7 +511,7 @@ def evaluate(
             MISSING_STATUS if pr is None else pr.status, p, _shared(acc), _shared(f1), _shared(an), rule, threshold, details))
         for (q, pr), (acc, f1, an, rule, threshold, details) in zip(todo, scores)
     ]
-    groups = BREAKDOWNS + (("question_type",) if any(q.question_types for q in gold) else ())
+    groups = run_groups(gold)
     return RunResult(
         name=name,
         profile=p,

@@ -34,10 +34,9 @@ from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 
 from ._gc import paused_gc
-from .evaluate import PARALLEL_MIN, QuestionResult, RunResult, _bucket
+from .evaluate import PARALLEL_MIN, QuestionResult, RunResult, _bucket, extra_prediction_problems, run_groups
 from .metrics import Judgement, decide
-from .model import BREAKDOWNS, GoldQuestion, Prediction
-from .problems import WARNING, Problem
+from .model import GoldQuestion, Prediction
 from .profiles import Profile, get_profile, signature
 from .registry import MISSING_STATUS, OVERFLOW_STATUSES, OVERFLOW_TEXT, is_success_status
 
@@ -129,9 +128,8 @@ def _run_fields(gold: Sequence[GoldQuestion], the_plan: Plan, p: Profile, name: 
         missing_ids=list(the_plan.missing),
         extra_ids=[pr.qid for pr in the_plan.extras],
         ignore_missing=ignore_missing,
-        problems=[Problem(pr.file, pr.line, "question_id", "an id of a gold question",
-                          f"{pr.qid!r} (extra prediction, not scored)", WARNING, True) for pr in the_plan.extras],
-        groups=BREAKDOWNS + (("question_type",) if any(q.question_types for q in gold) else ()),
+        problems=extra_prediction_problems(the_plan.extras),
+        groups=run_groups(gold),
     )
 
 

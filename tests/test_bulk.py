@@ -1,0 +1,138 @@
+"""The command line's large-run path (scoring/bulk.py): forked workers score, encode and write
+parts of the run; the files must be the bytes `RunResult.write_files` writes (which the
+release-agreement tests pin to the independent reference), on odd inputs too, in this process
+and across worker processes."""
+
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from scoring import bulk
+from scoring.evaluate import BREAKDOWNS, _group_members, breakdown_members, evaluate
+from scoring.loaders import load_gold, load_predictions
+from scoring.profiles import get_profile
+from scoring.runner import plan
+from test_reference_agreement import _odd_gold_row, _odd_prediction_row
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _write_odd(tmp: Path, n: int, seed: int) -> tuple[Path, Path]:
+    rnd = random.Random(seed)
+    gold_rows = [_odd_gold_row(rnd, k) for k in range(n)]
+    preds = [_odd_prediction_row(rnd, f"q{k}") for k in range(n) if rnd.random() < 0.9]
+    preds += [_odd_prediction_row(rnd, f"extra{k}") for k in range(max(1, n // 100))]
+    rnd.shuffle(preds)
+    gold, pred = tmp / f"gold_{seed}.jsonl", tmp / f"preds_{seed}.jsonl"
+    gold.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in gold_rows), encoding="utf-8")
+    pred.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in preds), encoding="utf-8")
+    return gold, pred
+
+
+def _both(tmp: Path, gold_file: Path, pred_file: Path, *, profile: str, ignore_missing: bool, per_question: bool,
+          lens: bool, workers: int) -> tuple[int, dict]:
+    """Write the run's files both ways; assert equal bytes; return (worker processes used, overall)."""
+    gold = load_gold(gold_file)
+    preds = load_predictions(pred_file)
+    p = get_profile(profile)
+    want = evaluate(gold.items, preds.items, profile=p, ignore_missing=ignore_missing, name="r", workers=1)
+    want.write_files(report=tmp / "want.json", csv_path=tmp / "want.csv", per_question=per_question, lens=lens)
+    got = bulk.score_and_write(gold.items, plan(gold.items, preds.items, ignore_missing=ignore_missing), profile=p, name="r",
+                               ignore_missing=ignore_missing, report=tmp / "out" / "got.json", csv_path=tmp / "out" / "got.csv",
+                               per_question=per_question, lens=lens, workers=workers)
+    assert (tmp / "out" / "got.csv").read_bytes() == (tmp / "want.csv").read_bytes()
+    assert (tmp / "out" / "got.json").read_bytes() == (tmp / "want.json").read_bytes()
+    assert sorted(p.name for p in (tmp / "out").iterdir()) == ["got.csv", "got.json"]  # no part file left behind
+    assert got.overall == want.overall and got.breakdowns == want.breakdowns and got.signature == want.signature
+    assert (got.gold_count, got.prediction_count, got.missing_ids, got.extra_ids) == (
+        want.gold_count, want.prediction_count, want.missing_ids, want.extra_ids)
+    assert [str(x) for x in got.problems] == [str(x) for x in want.problems]
+    # the records are not kept, but can still be asked for: scored again, equal
+    assert [r.row() for r in got.results] == [r.row() for r in want.results]
+    return got.__dict__["_lens_worker_processes"], got.overall
+
+
+@pytest.mark.parametrize("seed,n,ignore_missing,per_question,lens,profile", [
+    (1, 300, False, True, False, "xldocbench-1519"),
+    (2, 300, True, True, True, "xldocbench-1519"),
+    (3, 120, False, False, False, "xldocbench-1519"),
+    (4, 250, False, True, True, "xldocbench"),
+    (5, 1, False, True, True, "xldocbench"),
+])
+def test_in_process_parts_write_the_same_bytes(tmp_path, seed, n, ignore_missing, per_question, lens, profile):
+    used, _ = _both(tmp_path, *_write_odd(tmp_path, n, seed), profile=profile, ignore_missing=ignore_missing,
+                    per_question=per_question, lens=lens, workers=1)
+    assert used == 0
+
+
+def test_no_question_scored_writes_the_empty_report(tmp_path):
+    gold, _ = _write_odd(tmp_path, 5, 9)
+    pred = tmp_path / "none.jsonl"
+    pred.write_text('{"question_id": "elsewhere", "prediction": "x"}\n', encoding="utf-8")
+    _both(tmp_path, gold, pred, profile="xldocbench-1519", ignore_missing=True, per_question=True, lens=True, workers=1)
+    assert json.loads((tmp_path / "out" / "got.json").read_text(encoding="utf-8"))["per_question"] == []
+
+
+def test_forked_parts_write_the_same_bytes_as_one_process(tmp_path):
+    """25,000 odd questions: eight parts in two forked workers (run in a fresh interpreter,
+    where no other thread is alive), joined into the bytes of one process's files."""
+    gold, pred = _write_odd(tmp_path, 25_000, 11)
+    script = textwrap.dedent(f"""
+        import sys
+        sys.path.insert(0, {str(ROOT / "tests")!r})
+        from pathlib import Path
+        from test_bulk import _both
+        used, overall = _both(Path({str(tmp_path)!r}), Path({str(gold)!r}), Path({str(pred)!r}), profile="xldocbench-1519",
+                              ignore_missing=False, per_question=True, lens=True, workers=2)
+        print(used, overall["count"])
+    """)
+    proc = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.split() == ["2", "25000"]
+
+
+def test_cli_large_run_equals_the_one_process_files(tmp_path):
+    """`python -m scoring` on 12,000 questions (forked parts) writes what RunResult.write_files writes."""
+    gold_file, pred_file = _write_odd(tmp_path, 12_000, 21)
+    out = tmp_path / "cli"
+    proc = subprocess.run([sys.executable, "-m", "scoring", "--profile", "xldocbench-1519", "--gold-files", str(gold_file),
+                           "--predictions", str(pred_file), "--output", str(out / "r.json"), "--per-question-csv", str(out / "r.csv")],
+                          cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    gold, preds = load_gold(gold_file), load_predictions(pred_file)
+    run = evaluate(gold.items, preds.items, profile="xldocbench-1519", name="r", workers=1)
+    run.write_files(report=tmp_path / "w.json", csv_path=tmp_path / "w.csv", lens=False)
+    assert (out / "r.json").read_bytes() == (tmp_path / "w.json").read_bytes()
+    assert (out / "r.csv").read_bytes() == (tmp_path / "w.csv").read_bytes()
+    assert f"Evaluated: {run.overall['count']}" in proc.stdout
+    assert sorted(p.name for p in out.iterdir()) == ["r.csv", "r.json"]
+
+
+@pytest.mark.parametrize("seed,metadata_kinds", [(31, None), (32, 3)])
+def test_breakdown_members_equal_group_by_group(tmp_path, seed, metadata_kinds):
+    """Both ways of computing bucket members: partitioned once over every group (few distinct
+    metadata dicts: the loader shares equal ones) and group by group (many)."""
+    rnd = random.Random(seed)
+    rows = [_odd_gold_row(rnd, k) for k in range(3000)]
+    if metadata_kinds:  # few distinct metadata objects: the one-partition path
+        kinds = [{"domain": "law", "evidence_sources": ["Table", "Text", "Table"]}, {"domain": 3, "difficulty": None},
+                 {"reasoning_type": "", "evidence_sources": "Text"}]
+        for k, r in enumerate(rows):
+            r["metadata"] = kinds[k % metadata_kinds]
+            r.pop("task_type", None)
+    path = tmp_path / "g.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    qs = load_gold(path).items
+    groups = BREAKDOWNS + ("question_type",)
+    metas = [q.metadata for q in qs]
+    want = {g: _group_members(qs, metas, g) for g in groups}
+    assert breakdown_members(qs, groups) == want
+    if metadata_kinds:
+        assert len({id(q.metadata) for q in qs}) <= metadata_kinds
