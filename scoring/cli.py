@@ -66,8 +66,34 @@ def main(argv: list[str] | None = None) -> int:
         return _run(args)
 
 
+def _output_folders(args: argparse.Namespace) -> list[Path]:
+    """The folders the outputs go into (each output option names a folder when several runs)."""
+    several = len(args.predictions) > 1
+    out = []
+    for value in (args.output, args.per_question_csv, args.categories_csv):
+        if value:
+            out.append(Path(value) if several else Path(value).parent)
+    return out
+
+
+def _unwritable(folders: list[Path]) -> str | None:
+    """Why an output cannot be written into one of the folders (made here when absent), or None."""
+    for folder in folders:
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            return f"cannot make the output folder {folder}: {exc.strerror or exc}"
+        if not os.access(folder, os.W_OK):
+            return f"cannot write into the output folder {folder}: permission denied"
+    return None
+
+
 def _run(args: argparse.Namespace) -> int:
     err = sys.stderr
+    why = _unwritable(_output_folders(args))
+    if why:  # said before the inputs are read, not after a million questions are scored
+        print(f"ERROR: {why}", file=err)
+        return 1
     gold = load_gold(_gold_paths(args))
     for p in summarise(gold.problems):
         print(p, file=err)
@@ -101,18 +127,25 @@ def _run(args: argparse.Namespace) -> int:
         scored += 1
         profile = get_profile(args.profile)
         lens = profile.name != "xldocbench-1519"
-        if args.categories_csv:  # the categories read every judgement record: score them in this process
-            run = evaluate(gold.items, preds.items, profile=profile, ignore_missing=args.ignore_missing, name=name,
-                           prediction_field=args.prediction_field,
-                           workers=None if len(gold.items) >= CLI_PARALLEL_MIN else 1)
-            run.write_files(report=report, csv_path=csv_path, per_question=not args.no_per_question_json, lens=lens)
-            from .categories import write_categories_csv  # only for this option: it imports more
+        try:
+            if args.categories_csv:  # the categories read every judgement record: score them in this process
+                run = evaluate(gold.items, preds.items, profile=profile, ignore_missing=args.ignore_missing, name=name,
+                               prediction_field=args.prediction_field,
+                               workers=None if len(gold.items) >= CLI_PARALLEL_MIN else 1)
+                run.write_files(report=report, csv_path=csv_path, per_question=not args.no_per_question_json, lens=lens)
+                from .categories import write_categories_csv  # only for this option: it imports more
 
-            write_categories_csv(Path(args.categories_csv) / f"{name}.csv" if several else args.categories_csv, run.results)
-        else:  # scored, encoded and written by forked workers, each holding a part of the run
-            run = score_and_write(gold.items, the_plan, profile=profile, name=name, ignore_missing=args.ignore_missing,
-                                  prediction_field=args.prediction_field, report=report, csv_path=csv_path,
-                                  per_question=not args.no_per_question_json, lens=lens, workers=os.cpu_count() or 1)
+                write_categories_csv(Path(args.categories_csv) / f"{name}.csv" if several else args.categories_csv, run.results)
+            else:  # scored, encoded and written by forked workers, each holding a part of the run
+                run = score_and_write(gold.items, the_plan, profile=profile, name=name, ignore_missing=args.ignore_missing,
+                                      prediction_field=args.prediction_field, report=report, csv_path=csv_path,
+                                      per_question=not args.no_per_question_json, lens=lens, workers=os.cpu_count() or 1)
+        except OSError as exc:  # e.g. the disk filled up, or an output path is a folder
+            print(f"ERROR: cannot write the outputs of {pred_path}: {exc.filename or ''}{': ' if exc.filename else ''}"
+                  f"{exc.strerror or exc}", file=err)
+            scored -= 1
+            failed += 1
+            continue
         if several:
             print(f"== {name}")
         o = run.overall

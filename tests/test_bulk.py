@@ -136,3 +136,28 @@ def test_breakdown_members_equal_group_by_group(tmp_path, seed, metadata_kinds):
     assert breakdown_members(qs, groups) == want
     if metadata_kinds:
         assert len({id(q.metadata) for q in qs}) <= metadata_kinds
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess:
+    fixtures = ROOT / "tests" / "fixtures" / "cli"
+    return subprocess.run([sys.executable, "-m", "scoring", "--gold-files", str(fixtures / "gold_cross.jsonl"),
+                           "--predictions", str(fixtures / "predictions.jsonl"), *args],
+                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+
+
+def test_cli_output_under_a_file_is_refused_before_reading(tmp_path):
+    blocker = tmp_path / "a_file"
+    blocker.write_text("x")
+    proc = _cli("--output", str(blocker / "r.json"))
+    assert proc.returncode == 1
+    assert f"ERROR: cannot make the output folder {blocker}" in proc.stderr
+    assert "Traceback" not in proc.stderr and "warning" not in proc.stderr  # said before the inputs were read
+
+
+def test_cli_output_that_is_a_folder_is_an_error_not_a_traceback(tmp_path):
+    (tmp_path / "r.json").mkdir()
+    proc = _cli("--output", str(tmp_path / "r.json"), "--per-question-csv", str(tmp_path / "r.csv"))
+    assert proc.returncode == 1
+    assert "ERROR: cannot write the outputs of" in proc.stderr and "Is a directory" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.csv", "r.json"]  # no part file left behind
