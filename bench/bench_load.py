@@ -1,6 +1,7 @@
 """Many users at once (issue 12): a script, not a test -- it prints figures and asserts nothing.
 
-    .venv/bin/python bench/bench_load.py [--sessions 24] [--seconds 60] [--benchmark DIR] [--page evidence]
+    .venv/bin/python bench/bench_load.py [--sessions 24] [--seconds 60] [--think 0.3] [--page evidence]
+                                         [--benchmark DIR] [--runs R ...] [--profile FILE [--cprofile]]
 
 Starts `streamlit run dashboard/app.py` on a free loopback port (its own cache folder in a
 temporary directory), then drives `--sessions` simultaneous sessions for a bounded time by
@@ -8,18 +9,33 @@ Streamlit's own websocket protocol (what the browser's frontend sends: a `rerun_
 with the query string, the page and the widget states; the server answers with ForwardMsgs until
 `script_finished`). Each session
 
-1. opens the page named by `--page` (default: the Evidence page, which renders evidence pages of
-   the PDFs; `questions` for the question explorer) with its own starting question in the URL
-   (`?sel=<question id>`) and checks that the page shows that question;
+1. opens the app (the default page, Overview) and then the page named by `--page` (default: the
+   Evidence page, which renders evidence pages of the PDFs; `questions` for the question
+   explorer) with its own starting question in the URL (`?sel=<question id>`) and checks that the
+   page shows that question;
 2. then, until the time is up, switches to another question by setting the page's question
    selectbox (as a click would), waits for the script to finish, fetches the media the page
-   references (the rendered evidence page, as the browser would), and checks that what came back
-   names the question it asked for -- never another session's.
+   references (the thumbnails of neighbouring pages, as the browser would), checks that what came
+   back names the question it asked for -- never another session's -- and pauses a random
+   0..`--think` s before the next switch.
+
+The defaults are a stress test, not a person: 24 sessions, each clicking again 0-0.3 s after its
+page arrived (`--think 0.3`), for 60 s. A person reading a page before the next click is nearer
+`--think 5` (a pause of 0-5 s, 2.5 s on average); bench/README.md ("Load") gives the figures for
+both, with 20 sessions as issue 12 asks.
 
 It reports: sessions, switches, errors (exception boxes, scripts that did not finish, timeouts,
 a session seeing another question, broken connections), p50 / p95 / max latency of a switch (send
--> script finished), the server's peak resident memory (the server and its children, sampled from
-/proc every 100 ms) beside the configured cache sizes, and the garbage collector's state check.
+-> script finished, media fetched), the server's CPU time per switch once every session has
+opened (from /proc: with one GIL, latency under load is about this times the sessions waiting),
+this client's own CPU (it shares the cores), the server's peak resident memory (the server and
+its children, sampled from /proc every 100 ms) beside the configured cache sizes.
+
+`--profile FILE` runs the same server under bench/_serve_profiled.py: the CPU time of every script
+run, the garbage collector's pauses by generation, the runs that ended with the collector disabled
+(a process-wide gc.disable() around scoring must not leak into serving), and with `--cprofile` the
+functions the script runs spent their time in (cProfile slows them; use it to see where, not how
+fast). bench/profile_page.py profiles one session's switches in AppTest, without a server.
 
 The server runs with `--server.fileWatcherType none`, as a served app should: with the watcher
 on, an edit to any file under dashboard/ makes Streamlit drop those modules from sys.modules on
@@ -27,8 +43,8 @@ the next rerun, and sessions running at that moment fail (`KeyError: 'dashboard'
 `'NoneType' object has no attribute '__dict__'` in a dataclass, st.cache_data failing to pickle a
 class that was just re-imported) -- seen here while other people edited the tree.
 
-The machine's cores are shared by everything running on it: the figures are for this machine now
-(the load average is printed with them).
+The machine's cores are shared by everything running on it, this client included: the figures
+are for this machine now (the load average is printed with them).
 """
 
 from __future__ import annotations
@@ -90,6 +106,24 @@ def _rss_kb(pid: int) -> int:
     return total
 
 
+def _cpu_s(pid: int) -> float:
+    """CPU time (user + system) of a process and all its descendants so far, from /proc (s)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    todo = [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            with open(f"/proc/{p}/stat") as fh:
+                fields = fh.read().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / tick  # utime, stime
+            with open(f"/proc/{p}/task/{p}/children") as fh:
+                todo += [int(c) for c in fh.read().split()]
+        except (OSError, IndexError, ValueError):
+            continue
+    return total
+
+
 class Sampler(threading.Thread):
     def __init__(self, pid: int) -> None:
         super().__init__(daemon=True)
@@ -103,12 +137,16 @@ class Sampler(threading.Thread):
             time.sleep(0.1)
 
 
-def start_server(benchmark: Path, cache: Path) -> tuple[subprocess.Popen, str, Path]:
+def start_server(benchmark: Path, cache: Path, profile: Path | None = None,
+                 mode: str = "cpu") -> tuple[subprocess.Popen, str, Path]:
     port = _free_port()
     log = cache / "server.log"
     env = {k: v for k, v in os.environ.items() if not k.startswith("LENS_")}
     env |= {"LENS_BENCHMARK": str(benchmark), "LENS_CACHE_DIR": str(cache / "cache")}
-    cmd = [sys.executable, "-m", "streamlit", "run", str(ROOT / "dashboard" / "app.py"), "--server.headless", "true",
+    if profile is not None:  # the same server with each script run measured (bench/_serve_profiled.py)
+        env |= {"BENCH_PROFILE_OUT": str(profile), "BENCH_PROFILE_MODE": mode}
+    launcher = [str(HERE / "_serve_profiled.py")] if profile is not None else ["-m", "streamlit"]
+    cmd = [sys.executable, *launcher, "run", str(ROOT / "dashboard" / "app.py"), "--server.headless", "true",
            "--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
            "--server.fileWatcherType", "none"]  # served, not developed: no hot reload (see the note in main)
     with open(log, "w") as sink:
@@ -138,6 +176,8 @@ class Result:
     errors: list[str] = field(default_factory=list)
     switches: int = 0
     media_bytes: int = 0
+    opened: int = 0  # sessions past their first page
+    steady: tuple[float, int] | None = None  # (server CPU s, switches) when the last session opened
 
 
 @dataclass
@@ -210,7 +250,7 @@ def _fetch(base: str, paths: list[str]) -> int:
 
 
 async def session(k: int, base: str, page: str, qids: list[str], runs: list[str], seconds: float, think: float,
-                  res: Result) -> None:
+                  res: Result, sessions: int = 0, server_pid: int = 0) -> None:
     rnd = random.Random(k)
     mine = qids[k % len(qids)]
     query = urlencode([("sel", mine), *(("run", r) for r in runs)])
@@ -231,6 +271,9 @@ async def session(k: int, base: str, page: str, qids: list[str], runs: list[str]
             if not _shows(run, mine):
                 res.errors.append(f"session {k}: opened on {mine!r} but the page does not show it")
             await asyncio.to_thread(_fetch, base, run.media)
+            res.opened += 1
+            if res.opened == sessions and server_pid:
+                res.steady = (_cpu_s(server_pid), res.switches)
             label = PAGES[page]
             until = time.monotonic() + seconds  # the bounded time counts from this session's first page
             while time.monotonic() < until:
@@ -269,9 +312,10 @@ async def session(k: int, base: str, page: str, qids: list[str], runs: list[str]
 
 
 async def drive(base: str, sessions: int, seconds: float, page: str, qids: list[str], runs: list[str],
-                think: float) -> Result:
+                think: float, server_pid: int = 0) -> Result:
     res = Result()
-    await asyncio.gather(*(session(k, base, page, qids, runs, seconds, think, res) for k in range(sessions)))
+    await asyncio.gather(*(session(k, base, page, qids, runs, seconds, think, res, sessions, server_pid)
+                           for k in range(sessions)))
     return res
 
 
@@ -291,6 +335,10 @@ def main() -> None:
     ap.add_argument("--runs", nargs="*", default=None, help="runs to show (default: the first two prediction files)")
     ap.add_argument("--think", type=float, default=0.3,
                     help="each session pauses a random 0..THINK s between switches (default 0.3: nearly continuous clicking)")
+    ap.add_argument("--profile", type=Path, default=None, metavar="FILE",
+                    help="run the server under bench/_serve_profiled.py: the CPU time of every script run, "
+                         "written to FILE at the end (with --cprofile: and where it went)")
+    ap.add_argument("--cprofile", action="store_true", help="with --profile: cProfile every script run (slower)")
     args = ap.parse_args()
 
     gold_files = [p for p in sorted(args.benchmark.glob("*.jsonl")) if p.name != "documents.jsonl"]
@@ -298,14 +346,16 @@ def main() -> None:
     qids = [q.qid for q in gold if q.documents] or [q.qid for q in gold]
     runs = args.runs if args.runs is not None else sorted(p.stem for p in (args.benchmark / "runs").glob("*.json*"))[:2]
     with tempfile.TemporaryDirectory(prefix="bench-load-") as tmp:
-        proc, base, log = start_server(args.benchmark, Path(tmp))
+        proc, base, log = start_server(args.benchmark, Path(tmp), args.profile.resolve() if args.profile else None,
+                                       "cprofile" if args.cprofile else "cpu")
         sampler = Sampler(proc.pid)
         sampler.start()
         idle_kb = _rss_kb(proc.pid)
         try:
-            t0 = time.perf_counter()
-            res = asyncio.run(drive(base, args.sessions, args.seconds, args.page, qids, runs, args.think))
-            wall = time.perf_counter() - t0
+            t0, client0 = time.perf_counter(), time.process_time()
+            res = asyncio.run(drive(base, args.sessions, args.seconds, args.page, qids, runs, args.think, proc.pid))
+            wall, client = time.perf_counter() - t0, time.process_time() - client0
+            cpu_end = _cpu_s(proc.pid)
         finally:
             sampler.stop.set()
             sampler.join()
@@ -331,6 +381,11 @@ def main() -> None:
     print(f"  first load   p50 / max     {_pct(res.first_loads, .5):8.2f} / {max(res.first_loads, default=float('nan')):.2f} s")
     print(f"  switch       p50 / p95     {_pct(lat, .5):8.2f} / {_pct(lat, .95):.2f} s  (max {max(lat, default=float('nan')):.2f} s,"
           f" mean {statistics.fmean(lat) if lat else float('nan'):.2f} s)  target p95 < 2 s")
+    if res.steady is not None and res.switches > res.steady[1]:
+        cpu, n = cpu_end - res.steady[0], res.switches - res.steady[1]
+        print(f"  server CPU per switch      {cpu / n * 1000:8.0f} ms  (after every session opened: {cpu:.1f} s CPU over "
+              f"{n} switches; the script runs hold one GIL, so about this much server time per switch)")
+    print(f"  this client's CPU          {client:8.1f} s   (on the same cores as the server)")
     print(f"  media fetched              {res.media_bytes / 1e6:8.1f} MB")
     print(f"  server RSS idle / peak     {idle_kb / 1024:8.0f} / {sampler.peak / 1024:.0f} MB "
           f"(server and children; last {sampler.samples[-1] / 1024 if sampler.samples else 0:.0f} MB)")

@@ -223,6 +223,7 @@ class _LRU:
 
 _PAGES = _LRU(512)
 _DOCS = _LRU(16)
+_COUNTS = _LRU(1024)  # (path, mtime) -> number of pages
 
 
 def _mtime(path: Path) -> int:
@@ -254,9 +255,17 @@ def _open(path: Path):
 
 
 def page_count(path: Path) -> int:
+    """The number of pages of a PDF or image file; cached by (path, mtime). Raises DocumentError
+    for a file that cannot be opened (not cached)."""
+    key = (str(path), _mtime(path))
+    hit = _COUNTS.get(key)
+    if hit is not None:
+        return hit
     with PDF_LOCK:
         with _open(path) as doc:
-            return doc.page_count
+            n = doc.page_count
+    _COUNTS.put(key, n)
+    return n
 
 
 def page_text(path: Path, page: int) -> PageText:
@@ -414,6 +423,7 @@ def doc_text(path: Path, progress: Callable[[int, int], None] | None = None) -> 
 def clear_caches() -> None:
     _PAGES.clear()
     _DOCS.clear()
+    _COUNTS.clear()
 
 
 # ----------------------------------------------------------------------------- quotes

@@ -9,6 +9,7 @@ from dashboard/cache.py; the pure work is in evidence.py, layers.py and pagerend
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 import streamlit as st
@@ -25,19 +26,23 @@ from .evidence import (
     answered,
     locate_answer,
     missing_message,
+    page_count,
     question_paths,
     warm_up,
 )
-from .grounding import evidence_table
+from .flight import SingleFlight
+from .grounding import evidence_table, pages_listed, run_rates
 from .layers import gold_pages, layers, page_layers, quote_message
 from .pagerender import SWATCHES, ZOOMS, draw_overlay, page_figure
 from .tables import md_escape
 from .workspace import fingerprint
 
 THUMBS = 2  # neighbouring pages shown on each side
+THUMB_ZOOM = 0.3
 
 
 PREFIX = "ev_"  # session-state keys of this component
+_METRICS = SingleFlight()  # evidence metrics being computed, by key
 
 
 def run_predictions(ctx, runs: list[str], qid: str) -> dict[str, Prediction | None]:
@@ -67,6 +72,19 @@ def _mtime(path: Path) -> int:
 
 def _render(path: Path, page: int, zoom: float):
     return cache.page_png(str(path), _mtime(path), page, zoom)
+
+
+def _thumb(path: Path, page: int):
+    return cache.thumbnail_png(str(path), _mtime(path), page, THUMB_ZOOM)
+
+
+def figure_key(path: Path, page: int, zoom: float, height: int, boxes) -> str:
+    """What the viewer's figure depends on, as one digest (cheaper for the cache to hash than the
+    boxes' labels): the file (path, mtime), the page, the zoom, the chart's height and every box
+    drawn, in order."""
+    parts = (str(path), _mtime(path), page, zoom, height,
+             tuple((b.rect, b.colour, b.label, b.layer, b.dashed, b.fill) for b in boxes))
+    return hashlib.blake2b(repr(parts).encode("utf-8"), digest_size=16).hexdigest()
 
 
 def _key(*parts: object) -> str:
@@ -108,11 +126,14 @@ def show_evidence(ctx, question: GoldQuestion, runs: list[str]) -> None:
 
 def _page_count(path: Path) -> int | None:
     try:
-        return _render(path, 1, 0.1).page_count
+        return page_count(path)
     except DocumentError:
         return None
 
 
+# A fragment: turning a page, zooming, toggling a layer or opening a thumbnail reruns the viewer
+# alone, not the page around it (the question picker, the metrics tables, the sidebar).
+@st.fragment
 def _viewer(q: GoldQuestion, ref: DocRef, path: Path, runs: list[str], preds: dict, paths: dict) -> None:
     n = _page_count(path)
     if n is None:
@@ -165,7 +186,10 @@ def _viewer(q: GoldQuestion, ref: DocRef, path: Path, runs: list[str], preds: di
         st.caption(f"Rendered at {round(rendered.zoom * 100)} % to stay under the pixel limit.")
     # the zoom sets the chart's height (the page keeps its aspect ratio): 840 px for A4 at 150 %
     height = round(max(320, min(1800, 560 * zoom * rendered.height / max(rendered.width, 1) / 1.414)))
-    fig = page_figure(rendered, drawn.boxes, height=height)
+    # built once per page, zoom and boxes and shared read-only: building and validating it cost a
+    # fifth of a question switch (bench/profile_page.py)
+    fig = cache.page_figure(figure_key(path, page, zoom, height, drawn.boxes),
+                            lambda: page_figure(rendered, drawn.boxes, height=height))
     st.plotly_chart(fig, width="stretch", key=_key("fig", q.qid, ref.document_id),
                     config={"displaylogo": False, "scrollZoom": False})
     if not drawn.has_text:
@@ -217,11 +241,11 @@ def _thumbnails(path: Path, page: int, n: int, evidence: list[int], go, key: str
     cols = st.columns(2 * THUMBS + 1)
     for col, p in zip(cols, pages):
         try:
-            thumb = _render(path, p, 0.3)
+            thumb = _thumb(path, p)
         except DocumentError:
             continue
         mark = " · evidence" if p in evidence else ""
-        col.image(thumb.png, caption=f"p. {p}{mark}" + (" (shown)" if p == page else ""), width="stretch")
+        col.image(thumb.png, output_format="PNG", caption=f"p. {p}{mark}" + (" (shown)" if p == page else ""), width="stretch")
         col.button(f"Open p. {p}", key=_key("thumb", key, p), on_click=go, args=(p,), disabled=p == page,
                    width="stretch")
 
@@ -238,22 +262,49 @@ def all_predictions(ctx) -> dict[str, dict[str, Prediction]]:
     return out
 
 
+def _metrics_key(ctx) -> tuple:
+    ws, an = ctx.workspace, ctx.analysis
+    located = sorted((doc, str(loc.path)) for doc, loc in ws.locations.items() if loc.path)
+    return (repr(ctx.sources), ctx.gold_key, tuple((pf.run, pf.sha256) for pf in ws.predictions),
+            tuple((r.name, r.source, len(r.official)) for r in an.runs), tuple(located),
+            fingerprint([Path(p) for _, p in located]))
+
+
 def evidence_metrics(ctx):
     """dashboard.grounding.evidence_table for every run and question of the context, computed once
     per data (with a progress bar) and kept in dashboard.cache: one row per (question_id, run) with
     evidence_precision, evidence_recall, grounding, answer_location, answer_pages_evidence,
     answer_pages_elsewhere."""
-    ws, an = ctx.workspace, ctx.analysis
+    ws = ctx.workspace
     bench, docs = ws.discovery.benchmark, ws.discovery.docs_dir
-    located = sorted((doc, str(loc.path)) for doc, loc in ws.locations.items() if loc.path)
-    key = (repr(ctx.sources), ctx.gold_key, tuple((pf.run, pf.sha256) for pf in ws.predictions),
-           tuple((r.name, r.source, len(r.official)) for r in an.runs), tuple(located),
-           fingerprint([Path(p) for _, p in located]))
-    table = cache.evidence_metrics(key)
-    if table is None:
+    key = _metrics_key(ctx)
+
+    def compute():
         bar = st.progress(0.0, text="Locating every answer in its documents…")
         table = evidence_table(ws.gold.items, all_predictions(ctx), lambda q: question_paths(q, ws.locations, bench, docs),
                                progress=lambda d, t: bar.progress(d / t, text=f"Locating answers: {d} / {t}"))
         bar.empty()
         cache.remember_evidence_metrics(key, table)
+        return table
+
+    # one session computes; the others opening the app meanwhile wait for its result
+    note = None
+    if cache.evidence_metrics(key) is None and _METRICS.busy(key):
+        note = st.empty()
+        note.caption("Another session is locating every answer in its documents; waiting for its result…")
+    table = _METRICS.get(key, lambda: cache.evidence_metrics(key), compute)
+    if note is not None:
+        note.empty()
     return table
+
+
+def evidence_summary(ctx):
+    """(per-run rates, the per question and run table with its page lists as text) of
+    evidence_metrics(ctx): derived once per data and kept beside it, not on every rerun."""
+    key = (*_metrics_key(ctx), "summary")
+    hit = cache.evidence_metrics(key)
+    if hit is None:
+        table = evidence_metrics(ctx)
+        hit = (run_rates(table), pages_listed(table))
+        cache.remember_evidence_metrics(key, hit)
+    return hit

@@ -188,6 +188,16 @@ def run_rates(table: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=cols)
 
 
+def pages_listed(table: pd.DataFrame) -> pd.DataFrame:
+    """The evidence table for reading and CSV: the page lists of answer_pages_evidence and
+    answer_pages_elsewhere as "4, 7" text (empty for none)."""
+    def listed(pages) -> str:
+        return ", ".join(map(str, pages))
+
+    return table.assign(answer_pages_evidence=table["answer_pages_evidence"].map(listed),
+                        answer_pages_elsewhere=table["answer_pages_elsewhere"].map(listed))
+
+
 EXPLORER_LABELS = {"evidence_precision": "Page precision", "evidence_recall": "Page recall", "grounding": "Grounding",
                    "answer_location": "Answer location"}
 NOT_SEARCHED = "not_searched"  # the location key of an answer that was not searched (answer_location None)

@@ -4,8 +4,8 @@ run's answer and its cited evidence; and the evidence metrics of every run."""
 import streamlit as st
 
 from dashboard import ui
-from dashboard.evidence_panel import evidence_metrics, show_evidence
-from dashboard.grounding import AUTO_PAIRS, run_rates
+from dashboard.evidence_panel import evidence_summary, show_evidence
+from dashboard.grounding import AUTO_PAIRS
 from dashboard.tables import md_escape
 
 ctx = ui.context()
@@ -47,8 +47,7 @@ else:
                                               "the first time takes a while on long documents."):
         st.caption("Turn the switch on to compute the evidence metrics of every run.")
     else:
-        table = evidence_metrics(ctx)
-        rates = run_rates(table)
+        rates, shown = evidence_summary(ctx)
         pct = {c: st.column_config.NumberColumn(format="percent") for c in rates.columns
                if c not in ("run", "questions", "grounded_questions", "answers_searched")}
         st.dataframe(rates, hide_index=True, width="stretch", column_config=pct | {
@@ -60,8 +59,8 @@ else:
             "answer_only_on_other_page": st.column_config.NumberColumn("Only on other pages", format="percent"),
             "answer_not_in_document": st.column_config.NumberColumn("Not in the document", format="percent")})
         with st.expander("Per question and run", icon=":material/table:"):
-            shown = table.assign(answer_pages_evidence=table["answer_pages_evidence"].map(lambda p: ", ".join(map(str, p))),
-                                 answer_pages_elsewhere=table["answer_pages_elsewhere"].map(lambda p: ", ".join(map(str, p))))
             st.dataframe(shown, hide_index=True, width="stretch", height=360)
-            st.download_button("Download as CSV", shown.to_csv(index=False).encode("utf-8"), file_name="evidence_metrics.csv",
-                               mime="text/csv", icon=":material/download:")
+            # encoded on click only, not on every question switch
+            st.download_button("Download as CSV", lambda: shown.to_csv(index=False).encode("utf-8"),
+                               file_name="evidence_metrics.csv", mime="text/csv", icon=":material/download:",
+                               on_click="ignore")
