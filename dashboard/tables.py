@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+import numpy as np
 import pandas as pd
 
 from scoring.evaluate import RunResult
@@ -429,6 +430,7 @@ def with_run_columns(frame: pd.DataFrame, extra: pd.DataFrame, runs: list[str]) 
 
 DISPLAY_CHARS = 2_000  # characters of one text shown in a code block
 TABLE_CHARS = 300  # characters of one text shown in a table cell
+COPY_CHARS = 10_000  # a text longer than this is cut before it is copied into a table (Analysis.display_scores)
 
 
 def clip_text(text: str | None, limit: int = DISPLAY_CHARS) -> str | None:
@@ -455,10 +457,27 @@ def clipped(frame: pd.DataFrame, limit: int = TABLE_CHARS) -> pd.DataFrame:
         long = (lengths > limit).fillna(False).to_numpy(dtype=bool)
         if long.any():
             out = out.copy() if out is frame else out
-            cut = series.copy()
-            cut[long] = series[long].map(lambda v: clip_text(v, limit))
-            out[col] = cut
+            out[col] = _clip_where(series, long, limit)
     return out
+
+
+def _clip_where(series: pd.Series, long: np.ndarray, limit: int) -> pd.Series:
+    """`series` with the texts at `long` cut (`clip_text`). Only those texts pass through Python:
+    an Arrow-backed column is patched in Arrow (item assignment into it, row by row, or a round
+    trip of a million answers through Python objects, took most of a second)."""
+    if isinstance(series.array, pd.arrays.ArrowStringArray):
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        values = pa.array(series)
+        mask = pa.array(long)
+        cut = pa.array([clip_text(v, limit) for v in pc.filter(values, mask).to_pylist()], type=values.type)
+        patched = pd.arrays.ArrowStringArray(pc.replace_with_mask(values, mask, cut), dtype=series.dtype)
+        return pd.Series(patched, index=series.index, name=series.name)
+    values = series.to_numpy(dtype=object, copy=True)
+    for i in np.flatnonzero(long):
+        values[i] = clip_text(values[i], limit)
+    return pd.Series(values, index=series.index, dtype=series.dtype, name=series.name)
 
 
 def filter_fields(questions: pd.DataFrame) -> list[str]:
@@ -471,8 +490,9 @@ def field_options(questions: pd.DataFrame) -> dict[str, list[str]]:
     out = {}
     for name in filter_fields(questions):
         col = questions[name]
-        values = col.explode() if name == "evidence_source" else col
-        out[name] = sorted({str(v) for v in values.dropna()})
+        values = (col.explode() if name == "evidence_source" else col).dropna()
+        # str() of each value, as the filter compares them; unique first, so each distinct value is converted once
+        out[name] = sorted({str(v) for v in (values.unique() if pd.api.types.is_string_dtype(values) else values)})
     return out
 
 
@@ -514,13 +534,18 @@ class Analysis:
         return self._leaderboard.copy()
 
     def display_scores(self) -> pd.DataFrame:
-        """`scores` with predictions longer than TABLE_CHARS cut for display (computed once); the same
-        object as `scores` when none is that long. Copying a 50 MB answer through every explorer
-        rerun cost seconds."""
+        """`scores` with the predictions longer than COPY_CHARS cut to TABLE_CHARS (computed once);
+        the same object as `scores` when none is that long. Copying a 50 MB answer through every
+        explorer rerun cost seconds; the table cuts the rest (`clipped`) on the rows it shows, so a
+        million ordinary answers are not cut here (most of a second, at 50 runs x 20,000)."""
         if "display_scores" not in self._breakdowns:
-            long = (self.scores["prediction"].str.len() > TABLE_CHARS).any() if len(self.scores) else False
-            self._breakdowns["display_scores"] = (
-                self.scores.assign(prediction=clipped(self.scores[["prediction"]])["prediction"]) if long else self.scores)
+            shown = self.scores
+            if len(shown):
+                lengths = shown["prediction"].str.len()
+                huge = (lengths > COPY_CHARS).fillna(False).to_numpy(dtype=bool)
+                if huge.any():
+                    shown = shown.assign(prediction=_clip_where(shown["prediction"], huge, TABLE_CHARS))
+            self._breakdowns["display_scores"] = shown
         return self._breakdowns["display_scores"]
 
     def field_options(self) -> dict[str, list[str]]:

@@ -272,6 +272,18 @@ def test_long_text_is_clipped_for_display():
     shown = clipped(frame, 100)
     assert shown["a"].tolist() == ["ok", cut] and frame["a"][1] == long  # the original is untouched
     assert clipped(pd.DataFrame({"a": ["ok"]}), 100)["a"].tolist() == ["ok"]
+    # an Arrow-backed text column with gaps and its own index keeps its type, index and missing values
+    arrow = pd.DataFrame({"a": pd.Series([long, None, "ok", long + "y"], index=["q3", "q1", "q2", "q0"],
+                                         dtype="string[pyarrow]")})
+    shown = clipped(arrow, 100)
+    assert shown["a"].dtype == arrow["a"].dtype and list(shown.index) == ["q3", "q1", "q2", "q0"]
+    assert shown["a"].iloc[0] == cut and pd.isna(shown["a"].iloc[1]) and shown["a"].iloc[2] == "ok"
+    assert shown["a"].iloc[3] == clip_text(long + "y", 100) and arrow["a"].iloc[0] == long
+    for dtype in ("str", object):  # pandas' default text type, and plain objects
+        frame = pd.DataFrame({"a": pd.Series([long, None, "ok"], index=[5, 3, 9], dtype=dtype)})
+        shown = clipped(frame, 100)
+        assert shown["a"].dtype == frame["a"].dtype and list(shown.index) == [5, 3, 9]
+        assert shown["a"].iloc[0] == cut and pd.isna(shown["a"].iloc[1]) and shown["a"].iloc[2] == "ok"
 
 
 def test_top_runs_and_skipped_rows(analysis, broken_bench):
@@ -421,3 +433,30 @@ def test_evidence_columns_join_under_their_run(analysis):
     assert row.loc[Q(1), run_column("beta", "Answer location")] == "only on other pages"
     assert pd.isna(row.loc[Q(2), run_column("alpha", "Page precision")])  # no metrics: empty cells
     assert len(joined) == len(frame)
+
+
+def test_field_options_are_the_sorted_string_forms_of_the_values():
+    from dashboard.tables import field_options
+
+    frame = pd.DataFrame({
+        "domain": pd.Series(["law", "finance", None, "law"], dtype="string[pyarrow]"),
+        "difficulty": pd.Series(["hard", 3, True, None], dtype=object),  # raw metadata: mixed values
+        "evidence_source": pd.Series([["Table", "Text"], ["Image"], [], None], dtype=object),
+    })
+    assert field_options(frame) == {"domain": ["finance", "law"], "difficulty": ["3", "True", "hard"],
+                                    "evidence_source": ["Image", "Table", "Text"]}
+
+
+def test_display_scores_cut_only_answers_too_long_to_copy():
+    from dashboard.tables import COPY_CHARS, TABLE_CHARS, Analysis
+
+    huge, medium = "h" * (COPY_CHARS + 1), "m" * (TABLE_CHARS + 50)
+    scores = pd.DataFrame({"run": ["a", "a", "a"], "question_id": ["q1", "q2", "q3"],
+                           "prediction": pd.Series([huge, medium, "ok"], dtype="str")})
+    an = Analysis([], pd.DataFrame(), scores)
+    shown = an.display_scores()
+    assert shown is not scores and an.display_scores() is shown  # computed once
+    assert shown["prediction"].tolist() == [clip_text(huge, TABLE_CHARS), medium, "ok"]  # the table cuts the medium one
+    assert scores["prediction"].iloc[0] == huge
+    calm = Analysis([], pd.DataFrame(), scores.iloc[1:])
+    assert calm.display_scores() is calm.scores

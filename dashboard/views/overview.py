@@ -141,6 +141,12 @@ def overview() -> None:
     metric = st.segmented_control("Metric", METRICS, format_func=METRIC_LABELS.get, key="ov_metric") or "accuracy"
     v.metric = metric
     runs = chart_runs(v, board_runs, metric)
+    if st.session_state.get("ov_show") and st.session_state.get("ov_pick_label") is not None:
+        # "Show these questions" was pressed: open the slice before drawing charts it would leave
+        pick_run = st.session_state.get("ov_pick_run")
+        if pick_run is None:
+            v.runs = list(runs)
+        ui.open_slice(pick_run, st.session_state["ov_pick_field"], st.session_state["ov_pick_label"])
     if not runs:
         st.info("Pick at least one run to draw the charts.")
         return
@@ -168,7 +174,7 @@ def overview() -> None:
         label = c2.selectbox("Value", sorted(an.breakdown(field_name)["label"].unique()), key="ov_pick_label")
         run = c3.selectbox("Run", [None, *runs], format_func=lambda r: "every run in the charts" if r is None else r,
                            key="ov_pick_run")
-        if st.button("Show these questions", icon=":material/arrow_forward:"):
+        if st.button("Show these questions", icon=":material/arrow_forward:", key="ov_show"):  # opened above, early
             if run is None:
                 v.runs = list(runs)
             ui.open_slice(run, field_name, label)
