@@ -372,3 +372,22 @@ def test_a_load_is_moved_out_of_the_collectors_sight(open_app, mini_bench):
         assert not any(o is record for o in tracked) and not any(o is an.runs[0] for o in tracked)
     finally:
         gc.unfreeze()
+
+
+def test_explorer_opens_on_the_best_runs_when_the_link_names_none(open_app, mini_bench, tmp_path):
+    """Six runs, run_k right on its first k questions: the explorer opens on the four best, in
+    leaderboard order, not on the first four files."""
+    bench = tmp_path / "bench"
+    shutil.copytree(mini_bench, bench, ignore=shutil.ignore_patterns("malformed", "runs", "results"))
+    gold = [json.loads(line) for f in ("qa_single_doc.jsonl", "qa_cross_doc.jsonl")
+            for line in (bench / f).read_text(encoding="utf-8").splitlines() if line.strip()]
+    (bench / "runs").mkdir()
+    for k in range(6):
+        rows = [{"question_id": g["question_id"], "prediction": g["answer"]["value"] if i < k * 2 else "no idea"}
+                for i, g in enumerate(gold)]
+        (bench / "runs" / f"run_{k}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    at = open_app(bench)
+    assert_clean(at)
+    at.switch_page("views/questions.py").run()
+    assert_clean(at)
+    assert at.multiselect(key="x_runs").value == ["run_5", "run_4", "run_3", "run_2"]

@@ -22,6 +22,7 @@ from dashboard.tables import (
     grouped,
     md_escape,
     run_column,
+    top_runs,
     trace_frame,
     with_run_columns,
 )
@@ -58,11 +59,15 @@ def _active(v: View) -> str:
     return " · ".join(parts)
 
 
+EXPLORER_RUNS = 4  # runs the explorer opens on when the link names none
+
+
 def filters(v: View):
     """The filter widgets, seeded from the view; returns the view they describe, and the slot for the
     count line under the search box."""
     all_runs = an.run_names
-    ui.seed("x_runs", [r for r in v.runs if r in all_runs] or all_runs[:4])
+    # by default the best runs by the chosen metric (of fifty runs, the first four files say nothing)
+    ui.seed("x_runs", [r for r in v.runs if r in all_runs] or top_runs(an.leaderboard(), v.metric or "accuracy", EXPLORER_RUNS))
     ui.seed("x_search", v.search)
     top = st.columns([3, 2])
     runs = top[0].multiselect("Runs", all_runs, key="x_runs", placeholder="Choose runs to compare")
