@@ -57,6 +57,7 @@ class View:
     data: str = ""  # a benchmark folder chosen in the data panel
     match: str = "every"  # score ranges hold for "every" chosen run, or for "any" of them
     metric: str = "accuracy"  # the overview's metric
+    charts: list[str] | None = None  # the runs the overview's charts show (None: the default pick; []: none)
     tab: str = ""  # the overview's open breakdown tab (a field name; "" = the first)
     hide_loaded: bool = False  # leave runs with loaded (not recomputed) scores out of the overview
     compare: dict[str, str] = field(default_factory=dict)  # COMPARE_KEYS -> value
@@ -112,6 +113,8 @@ def to_params(view: View) -> dict[str, str | list[str]]:
             out[key] = value
     if view.metric != "accuracy":
         out["metric"] = view.metric
+    if view.charts is not None:
+        out["chart"] = list(view.charts) or [""]  # `chart=`: every run taken out of the charts
     if view.hide_loaded:
         out["loaded"] = "hide"
     out.update({k: view.compare[k] for k in COMPARE_KEYS if view.compare.get(k)})
@@ -154,6 +157,7 @@ def from_params(params: Mapping[str, str | list[str]]) -> View:
         data=_first(params, "data"),
         match="any" if _first(params, "match") == "any" and ranges else "every",
         metric=metric if (metric := _first(params, "metric")) in METRICS else "accuracy",
+        charts=list(dict.fromkeys(_values(params, "chart"))) if "chart" in params else None,
         tab=_first(params, "tab"),
         hide_loaded=_first(params, "loaded") == "hide",
         compare={k: _first(params, k) for k in COMPARE_KEYS if _first(params, k)},

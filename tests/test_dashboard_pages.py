@@ -346,11 +346,17 @@ def test_chart_runs_follow_the_pick_and_the_leaderboard_keeps_all(open_app, mini
     assert {c[0] for c in heat["data"][0]["customdata"]} == {"beta"}
     at.segmented_control(key="ov_metric").set_value("anls").run()  # the pick outlives a metric change
     assert at.multiselect(key="ov_runs").value == ["beta"]
+    assert at.query_params["chart"] in ("beta", ["beta"])  # and travels with a link
     at.selectbox(key="ov_pick_field").set_value("domain").run()
     at.selectbox(key="ov_pick_label").set_value("legal_regulation")
     next(b for b in at.button if b.label == "Show these questions").click().run()
     assert_clean(at)
     assert at.title[0].value == "Question explorer" and at.multiselect(key="x_runs").value == ["beta"]
+    # a link that takes every run out of the charts keeps them out (the picker is not refilled)
+    at = open_app(mini_bench, {"chart": ""})
+    assert_clean(at)
+    assert at.multiselect(key="ov_runs").value == []
+    assert any("Pick at least one run" in i.value for i in at.info)
 
 
 def test_a_load_is_moved_out_of_the_collectors_sight(open_app, mini_bench):

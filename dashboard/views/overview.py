@@ -24,7 +24,6 @@ EXPLAINED = {
              "Rewards answers spelled almost right (OCR slips), nothing for a different answer."),
 }
 DATA_PAGE = ui.QUESTIONS_PAGE.parent / "data.py"
-CHART_PICK = "lens_chart_runs"  # the runs picked for the charts (not a widget key: it outlives the page)
 EVIDENCE_ON = "lens_evidence_on"  # the user asked for the evidence metrics (here, or the explorer's switch)
 LOCATION_MEMO = "lens_location_memo"  # (metrics table, runs) -> (location breakdown, run rates), for reruns
 PCT = "percent"
@@ -113,12 +112,13 @@ def chart_runs(v, board_runs: list[str], metric: str) -> list[str]:
     baselines = tuple(r for r in board_runs if "baseline" in r.lower() or r == getattr(v, "baseline", None))
     board = an.leaderboard()
     default = top_runs(board[board["Run"].isin(board_runs)], metric, CHART_RUNS, baselines)
-    pick = st.session_state.get(CHART_PICK)  # None: follow the default, which changes with the metric
-    st.session_state["ov_runs"] = [r for r in pick if r in board_runs] if pick is not None else default
+    # the pick lives in the view (the link's `chart=`), so it outlives the page and travels with a link;
+    # none: follow the default, which changes with the metric
+    st.session_state["ov_runs"] = [r for r in v.charts if r in board_runs] if v.charts is not None else default
 
     def remember() -> None:
         chosen = st.session_state["ov_runs"]
-        st.session_state[CHART_PICK] = None if chosen == default else list(chosen)
+        v.charts = None if chosen == default else list(chosen)
 
     picked = st.multiselect(f"Runs in the charts ({len(board_runs)} on the leaderboard)", board_runs, key="ov_runs",
                             on_change=remember, placeholder="Choose runs to draw",
