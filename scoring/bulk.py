@@ -23,7 +23,7 @@ import os
 import tempfile
 import threading
 from array import array
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import BinaryIO
 
@@ -37,12 +37,14 @@ from .evaluate import (
     row_dicts,
     run_groups,
 )
+from .loaders import load_predictions
 from .metrics import decide
 from .model import GoldQuestion, Prediction
+from .problems import LoadResult
 from .profiles import Profile
 from .runner import Plan, assemble_lazily
 
-__all__ = ["score_and_write", "BATCH"]
+__all__ = ["score_and_write", "read_predictions_aside", "BATCH"]
 
 BATCH = 5_000  # rows encoded per call, as RunResult writes them
 _RUN: tuple[list[GoldQuestion], list[Prediction | None], Profile] | None = None  # set before the workers fork
@@ -194,3 +196,65 @@ def _rescore() -> list:
 def _unlink(path: str) -> None:
     with contextlib.suppress(OSError):
         os.unlink(path)
+
+
+# ----------------------------------------------------------------------------- reading beside the gold
+
+ASIDE_MIN_BYTES = 1 << 20  # a smaller prediction file is read faster than a process starts
+
+
+def _columns_of_predictions(path: str, prediction_field: str | None) -> tuple:
+    """In a forked process: `load_predictions`, its records sent back as columns (pickling a
+    million records one by one would cost what reading them does)."""
+    with paused_gc():
+        res = load_predictions(path, prediction_field=prediction_field)
+        items = res.items
+        fixed = ([p.qid for p in items], [p.text for p in items], [p.status for p in items], [p.file for p in items],
+                 [p.line for p in items], [p.has_status for p in items])
+        evidence = [(k, p.evidence_pages, p.evidence) for k, p in enumerate(items) if p.evidence_pages or p.evidence]
+        res.items = []
+        return res, fixed, evidence
+
+
+def _rebuilt(sent: tuple) -> LoadResult[Prediction]:
+    res, (qids, texts, statuses, files, lines, has_status), evidence = sent
+    with paused_gc():
+        res.items = list(map(Prediction, qids, texts, statuses, files, lines, has_status))
+        for k, pages, ev in evidence:
+            res.items[k].evidence_pages, res.items[k].evidence = pages, ev
+    return res
+
+
+def read_predictions_aside(path: str | Path, *, prediction_field: str | None = None) -> Callable[[], LoadResult[Prediction]]:
+    """Start reading a prediction file in a forked process, so that it is read while this process
+    reads the gold; return the function that gives its `load_predictions` result (read here if the
+    process could not be used). Small files, and callers with other threads alive, read it here
+    when asked."""
+    def here() -> LoadResult[Prediction]:
+        return load_predictions(path, prediction_field=prediction_field)
+
+    try:
+        big = os.path.getsize(path) >= ASIDE_MIN_BYTES
+    except OSError:
+        big = False
+    if not (big and hasattr(os, "fork") and threading.active_count() == 1):
+        return here
+    from concurrent.futures import ProcessPoolExecutor
+    from multiprocessing import get_context
+
+    try:
+        pool = ProcessPoolExecutor(max_workers=1, mp_context=get_context("fork"))
+        future = pool.submit(_columns_of_predictions, str(path), prediction_field)
+    except (OSError, ValueError):
+        return here
+
+    def result() -> LoadResult[Prediction]:
+        try:
+            return _rebuilt(future.result())
+        except Exception:  # the process died or could not send its result: read the file here
+            return here()
+        finally:
+            pool.shutdown(wait=True)
+
+    return result
+

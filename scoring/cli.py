@@ -19,7 +19,7 @@ from pathlib import Path
 
 from . import __version__
 from ._gc import paused_gc
-from .bulk import score_and_write
+from .bulk import read_predictions_aside, score_and_write
 from .evaluate import evaluate, extra_prediction_problems
 from .loaders import load_gold, load_predictions
 from .problems import summarise
@@ -94,6 +94,8 @@ def _run(args: argparse.Namespace) -> int:
     if why:  # said before the inputs are read, not after a million questions are scored
         print(f"ERROR: {why}", file=err)
         return 1
+    # the first prediction file is read by a forked process while this one reads the gold
+    first_predictions = read_predictions_aside(args.predictions[0], prediction_field=args.prediction_field)
     gold = load_gold(_gold_paths(args))
     for p in summarise(gold.problems):
         print(p, file=err)
@@ -106,8 +108,8 @@ def _run(args: argparse.Namespace) -> int:
         print("ERROR: several prediction files share a name; each run is written as <name>.json", file=err)
         return 1
     scored = failed = 0
-    for pred_path, name in zip(args.predictions, names):
-        preds = load_predictions(pred_path, prediction_field=args.prediction_field)
+    for k, (pred_path, name) in enumerate(zip(args.predictions, names)):
+        preds = first_predictions() if k == 0 else load_predictions(pred_path, prediction_field=args.prediction_field)
         for p in summarise(preds.problems):
             print(p, file=err)
         if preds.unreadable or not preds.items:  # nothing to score: never a report of zeros

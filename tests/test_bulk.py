@@ -161,3 +161,39 @@ def test_cli_output_that_is_a_folder_is_an_error_not_a_traceback(tmp_path):
     assert "ERROR: cannot write the outputs of" in proc.stderr and "Is a directory" in proc.stderr
     assert "Traceback" not in proc.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["r.csv", "r.json"]  # no part file left behind
+
+
+def test_predictions_read_beside_the_gold_equal_the_ones_read_here(tmp_path):
+    """The CLI reads its first prediction file in a forked process while it reads the gold; the
+    records, problems and counts that come back equal `load_predictions`' (odd rows, repeated
+    ids, bad lines, cited evidence with boxes)."""
+    rnd = random.Random(41)
+    lines = []
+    for k in range(16_000):
+        row = _odd_prediction_row(rnd, f"q{k % 15_000}")  # ids repeat: later rows replace earlier ones, with warnings
+        if k % 7 == 0:
+            row["evidence_pages"] = [1 + k % 5, "x"]
+        if k % 13 == 0:
+            row["evidence"] = [{"page": 2, "document_id": "d", "bbox": [1, 2, 30, 40]}, {"page": 0}]
+        lines.append(json.dumps(row, ensure_ascii=False))
+        if k % 1000 == 0:
+            lines.append("{not json")
+    pred = tmp_path / "preds.jsonl"
+    pred.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert pred.stat().st_size >= bulk.ASIDE_MIN_BYTES
+    script = textwrap.dedent(f"""
+        import os, pickle
+        from scoring import bulk
+        from scoring.loaders import load_predictions
+        aside = bulk.read_predictions_aside({str(pred)!r})
+        got = aside()
+        want = load_predictions({str(pred)!r})
+        same = (got.items == want.items and got.problems == want.problems and got.counts() == want.counts()
+                and got.files == want.files and got.unreadable == want.unreadable)
+        print(aside.__name__, same, len(got.items), sum(1 for p in got.items if p.evidence))
+    """)
+    proc = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    name, same, n, with_evidence = proc.stdout.split()
+    assert name == "result" and same == "True"  # read by the forked process, and equal
+    assert int(n) == 15_000 and int(with_evidence) > 0
