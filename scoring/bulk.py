@@ -156,9 +156,7 @@ def score_and_write(gold: Sequence[GoldQuestion], the_plan: Plan, *, profile: Pr
             _RUN = None
         if members is None:
             members = breakdown_members(qs, groups)
-        acc: list[float] = [x for col in columns for x in array("d", col[0])]
-        f1: list[float] = [x for col in columns for x in array("d", col[1])]
-        an: list[float] = [x for col in columns for x in array("d", col[2])]
+        acc, f1, an = (_joined([col[k] for col in columns]) for k in range(3))  # type: ignore[misc]
         run = assemble_lazily(gold, the_plan, _rescore, acc, f1, an, profile=profile, name=name,
                               ignore_missing=ignore_missing, prediction_field=prediction_field)
         run._agg = aggregate_scores(members, acc, f1, an)
@@ -186,6 +184,14 @@ def score_and_write(gold: Sequence[GoldQuestion], the_plan: Plan, *, profile: Pr
                             first = False
                 out.write(tail.encode("utf-8"))
     return run
+
+
+def _joined(parts: list[bytes]) -> list[float]:
+    """The parts' score columns (array("d") bytes) as one list, in order."""
+    out: list[float] = []
+    for b in parts:
+        out += array("d", b).tolist()
+    return out
 
 
 def _rescore() -> list:
