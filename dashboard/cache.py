@@ -95,7 +95,7 @@ def page_png(path: str, mtime_ns: int, page: int, zoom: float) -> Rendered:
     return render_page(Path(path), page, zoom)
 
 
-@st.cache_data(show_spinner=False, max_entries=1024)
+@st.cache_data(show_spinner=False, max_entries=512)
 def thumbnail_png(path: str, mtime_ns: int, page: int, zoom: float) -> Rendered:
     """A small render for the viewer's strip of neighbouring pages (~10-30 kB each): a cache of its
     own, so that four thumbnails a question do not push the large page renders out of page_png."""
@@ -106,12 +106,12 @@ def thumbnail_png(path: str, mtime_ns: int, page: int, zoom: float) -> Rendered:
     return render_page(Path(path), page, zoom)
 
 
-@st.cache_resource(show_spinner=False, max_entries=128)
+@st.cache_resource(show_spinner=False, max_entries=64)
 def page_figure(key: str, _build: Callable[[], object]) -> object:
     """The evidence viewer's Plotly figure (the page image and its boxes), `key` =
     evidence_panel.figure_key (a digest of file, mtime, page, zoom, height, boxes). Shared and
     read-only: st.plotly_chart copies a figure before encoding it. Each holds its page image
-    (base64), so this cache is at most 128 page images."""
+    (base64, 4/3 of the PNG), so this cache holds at most 64 page images beside page_png's 256."""
     return _build()
 
 
