@@ -329,6 +329,9 @@ def cli(n: int, sample: int) -> dict:
                              "--profile", "xldocbench-1519", "--output", str(tmp / "full.json"),
                              "--per-question-csv", str(tmp / "full.csv")])
     print(f"CLI, {n:,} predictions end to end: {full:.1f} s ({n / full:,.0f}/s), peak {full_peak:,.0f} MB", flush=True)
+    phases = cli_phases(gold, preds, tmp)
+    print("  where the time goes (the CLI's steps, timed in a child): "
+          + ", ".join(f"{k} {v:.2f} s" for k, v in phases.items()), flush=True)
     gs, ps = tmp / f"gold_{sample}.jsonl", tmp / f"predictions_{sample}.jsonl"
     for src, dst in ((gold, gs), (preds, ps)):
         with open(src, "rb") as fi, open(dst, "wb") as fo:
@@ -344,7 +347,43 @@ def cli(n: int, sample: int) -> dict:
         (tmp / "ref.csv").read_bytes() == (tmp / "fast.csv").read_bytes()
     print(f"CLI vs the pure-Python reference CLI, {sample:,} questions end to end: {ref:.2f} s vs {fast:.2f} s (best of 3) "
           f"= {ref / fast:.1f}x; outputs byte-identical: {same}", flush=True)
-    return {"n": n, "full_s": full, "full_peak": full_peak, "sample": sample, "ref_s": ref, "fast_s": fast, "same": same}
+    return {"n": n, "full_s": full, "full_peak": full_peak, "sample": sample, "ref_s": ref, "fast_s": fast, "same": same,
+            "phases": phases}
+
+
+def cli_phases(gold: Path, preds: Path, tmp: Path) -> dict[str, float]:
+    """The CLI's steps (scoring.cli._run without its printing), each timed, in a fresh process."""
+    proc = subprocess.run([sys.executable, __file__, "--cli-phases", str(gold), str(preds), str(tmp)], cwd=ROOT,
+                          capture_output=True, text=True)
+    if proc.returncode:
+        raise SystemExit(f"CLI phases failed: {proc.stderr[-2000:]}")
+    return json.loads(proc.stdout.splitlines()[-1])
+
+
+def _cli_phases_child(gold: str, preds: str, tmp: str) -> dict[str, float]:
+    t0 = time.perf_counter()
+    from scoring._gc import paused_gc
+    from scoring.bulk import score_and_write
+    from scoring.loaders import load_gold, load_predictions
+    from scoring.profiles import get_profile
+    from scoring.runner import plan
+
+    out: dict[str, float] = {"imports": time.perf_counter() - t0}
+    with paused_gc():
+        t = time.perf_counter()
+        g = load_gold([gold])
+        out["read the gold"] = time.perf_counter() - t
+        t = time.perf_counter()
+        p = load_predictions(preds)
+        out["read the predictions"] = time.perf_counter() - t
+        t = time.perf_counter()
+        the_plan = plan(g.items, p.items)
+        out["join"] = time.perf_counter() - t
+        t = time.perf_counter()
+        score_and_write(g.items, the_plan, profile=get_profile("xldocbench-1519"), report=Path(tmp) / "phases.json",
+                        csv_path=Path(tmp) / "phases.csv", lens=False, workers=os.cpu_count() or 1)
+        out["score, encode and write (forked workers)"] = time.perf_counter() - t
+    return out
 
 
 # ----------------------------------------------------------------------------- report
@@ -415,6 +454,9 @@ def report(results: list[dict], browser: list | None, cli_res: dict | None, repe
 
 
 def main() -> None:
+    if sys.argv[1:2] == ["--cli-phases"]:
+        print(json.dumps(_cli_phases_child(*sys.argv[2:5])))
+        return
     if sys.argv[1:2] == ["--child"]:
         mode, bench, repeat, started = sys.argv[2], sys.argv[3], int(sys.argv[4]), float(sys.argv[5])
         print(json.dumps(child(mode, bench, repeat, started)))
