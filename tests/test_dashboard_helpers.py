@@ -155,8 +155,8 @@ def test_link_round_trip():
     assert to_params(View()) == {}
     assert from_params({"metric": "bleu", "match": "any"}) == View()  # unknown metric; "any" without a range
     # the overview's chart pick: absent (the default pick), some runs, or none at all
-    for charts in (["beta", "alpha"], []):
-        assert from_params(to_params(View(charts=charts))) == View(charts=charts)
+    for picked in (["beta", "alpha"], []):
+        assert from_params(to_params(View(charts=picked))) == View(charts=picked)
     assert to_params(View(charts=[])) == {"chart": [""]} and from_params({"chart": ["a", "a"]}).charts == ["a"]
 
 
