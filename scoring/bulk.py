@@ -23,6 +23,7 @@ import os
 import tempfile
 import threading
 from array import array
+from bisect import bisect_left
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import BinaryIO
@@ -31,8 +32,8 @@ from ._gc import paused_gc
 from .evaluate import (
     CSV_COLUMNS,
     RunResult,
+    _bucket,
     _rows_json,
-    aggregate_scores,
     breakdown_members,
     row_dicts,
     run_groups,
@@ -44,7 +45,7 @@ from .problems import LoadResult
 from .profiles import Profile
 from .runner import Plan, assemble_lazily
 
-__all__ = ["score_and_write", "read_predictions_aside", "BATCH"]
+__all__ = ["score_and_write", "read_predictions_aside", "Aside", "Streamed", "BATCH"]
 
 BATCH = 5_000  # rows encoded per call, as RunResult writes them
 _RUN: tuple[list[GoldQuestion], list[Prediction | None], Profile] | None = None  # set before the workers fork
@@ -107,6 +108,140 @@ def _copy_into(out: BinaryIO, path: str) -> None:
                 out.write(chunk)
 
 
+def _part_process(send, n: int, json_path: str | None, csv_path: str | None) -> None:
+    """A forked process's work: `_part` on the part it inherited, its result sent back (or, if it
+    failed, None: the part is then made again in the parent, where the error is reported)."""
+    try:
+        result = _part(0, n, json_path, csv_path)
+    except BaseException:  # noqa: BLE001 - reported by the parent, which makes the part again
+        result = None
+    try:
+        send.send(result)
+    finally:
+        send.close()
+
+
+class _Parts:
+    """The parts of one run, in order: each scored, encoded and written by `_part` in a process
+    forked as soon as its questions are known (at most `workers` at once), or in this process when
+    processes cannot be used (another thread alive, no fork, one worker)."""
+
+    def __init__(self, profile: Profile, *, name: str, folder: Path | None, want_json: bool, want_csv: bool,
+                 workers: int, cleanup: contextlib.ExitStack) -> None:
+        self.profile, self.name, self.folder = profile, name, folder
+        self.want_json, self.want_csv, self.workers, self.cleanup = want_json, want_csv, workers, cleanup
+        self.fork = workers > 1 and hasattr(os, "fork") and threading.active_count() == 1
+        self.parts: list[dict] = []
+        self.waiting: list[dict] = []  # added, not started yet (every process busy)
+
+    def add(self, qs: list[GoldQuestion], prs: list[Prediction | None]) -> None:
+        part = {"qs": qs, "prs": prs, "files": (self._temp("json") if self.want_json else None,
+                                                self._temp("csv") if self.want_csv else None),
+                "proc": None, "conn": None, "result": None}
+        self.parts.append(part)
+        self.waiting.append(part)
+        self.start_waiting()
+
+    def _temp(self, kind: str) -> str:
+        assert self.folder is not None
+        self.folder.mkdir(parents=True, exist_ok=True)
+        fd, path = tempfile.mkstemp(prefix=f".{self.name}.", suffix=f".{kind}.part", dir=self.folder)
+        os.close(fd)
+        self.cleanup.callback(_unlink, path)
+        return path
+
+    def start_waiting(self) -> None:
+        """Collect what finished processes sent, then start waiting parts in free slots."""
+        for part in self.parts:
+            if part["conn"] is not None and part["result"] is None and part["conn"].poll():
+                self._receive(part)
+        busy = sum(1 for p in self.parts if p["conn"] is not None and p["result"] is None)
+        while self.fork and self.waiting and busy < self.workers:
+            self._start(self.waiting.pop(0))
+            busy += 1
+
+    def _start(self, part: dict) -> None:
+        global _RUN
+        from multiprocessing import get_context
+
+        ctx = get_context("fork")
+        _RUN = (part["qs"], part["prs"], self.profile)
+        try:
+            receive, send = ctx.Pipe(duplex=False)
+            proc = ctx.Process(target=_part_process, args=(send, len(part["qs"]), *part["files"]), daemon=True)
+            proc.start()
+            send.close()
+        except (OSError, ValueError):  # no processes here: this part and the rest are made in this process
+            self.fork = False
+            self.waiting.insert(0, part)
+            return
+        finally:
+            _RUN = None
+        part["proc"], part["conn"] = proc, receive
+
+    def _receive(self, part: dict) -> None:
+        try:
+            part["result"] = part["conn"].recv()
+        except (EOFError, OSError):  # the process died
+            part["result"] = None
+        part["conn"].close()
+        part["proc"].join()
+        part["conn"] = None
+        if part["result"] is None:
+            part["result"] = self._here(part)
+
+    def _here(self, part: dict) -> tuple:
+        global _RUN
+        _RUN = (part["qs"], part["prs"], self.profile)
+        try:
+            return _part(0, len(part["qs"]), *part["files"])
+        finally:
+            _RUN = None
+
+    def results(self, on_part: Callable[[int, tuple], None] | None = None) -> list[tuple]:
+        """Every part's result, in order: waits for the processes, starting waiting parts as
+        slots free up, and makes here what could not be forked. `on_part(k, result)` is called for
+        each part in order as soon as it and the parts before it are done, while later ones work."""
+        from multiprocessing.connection import wait
+
+        told = 0
+
+        def tell() -> None:
+            nonlocal told
+            while on_part is not None and told < len(self.parts) and self.parts[told]["result"] is not None:
+                on_part(told, self.parts[told]["result"])
+                told += 1
+
+        while True:
+            self.start_waiting()
+            tell()
+            running = [p["conn"] for p in self.parts if p["conn"] is not None and p["result"] is None]
+            if not running:
+                break
+            wait(running)
+        for part in self.parts:
+            if part["result"] is None:
+                part["result"] = self._here(part)
+        tell()
+        self.waiting.clear()
+        return [p["result"] for p in self.parts]
+
+    def abort(self) -> None:
+        for part in self.parts:
+            if part["conn"] is not None and part["result"] is None:
+                part["proc"].kill()
+                part["proc"].join()
+                part["conn"].close()
+                part["conn"] = None
+        self.waiting.clear()
+
+
+def _folder(report: str | Path | None, csv_path: str | Path | None, per_question: bool) -> Path | None:
+    """Where the part files go: beside the report (or the CSV)."""
+    target = report if report and per_question else csv_path
+    return Path(target).parent if target else None
+
+
 @paused_gc()
 def score_and_write(gold: Sequence[GoldQuestion], the_plan: Plan, *, profile: Profile, name: str = "run",
                     ignore_missing: bool = False, prediction_field: str | None = None,
@@ -114,84 +249,99 @@ def score_and_write(gold: Sequence[GoldQuestion], the_plan: Plan, *, profile: Pr
                     per_question: bool = True, lens: bool = True, workers: int = 2) -> RunResult:
     """Score the planned run and write its report and CSV (either may be None) with the bytes of
     `RunResult.write_files`; return the run (scores as columns, records built only if asked for)."""
-    global _RUN
     qs, prs = the_plan.questions, the_plan.predictions
-    n = len(qs)
-    fork = workers > 1 and threading.active_count() == 1 and hasattr(os, "fork") and n >= 2 * BATCH
-    spans = _spans(n, 4 * workers if fork else 1)
-    want_json = bool(report) and per_question
-    tmp_dir = Path(report if want_json else csv_path).parent if (want_json or csv_path) else None  # type: ignore[arg-type]
-    parts: list[tuple[str | None, str | None]] = []
     with contextlib.ExitStack() as cleanup:
-        def temp(kind: str) -> str:
-            assert tmp_dir is not None
-            tmp_dir.mkdir(parents=True, exist_ok=True)
-            fd, path = tempfile.mkstemp(prefix=f".{name}.", suffix=f".{kind}.part", dir=tmp_dir)
-            os.close(fd)
-            cleanup.callback(_unlink, path)
-            return path
+        parts = _Parts(profile, name=name, folder=_folder(report, csv_path, per_question), want_json=bool(report) and per_question,
+                       want_csv=bool(csv_path), workers=workers, cleanup=cleanup)
+        n_parts = 4 * workers if parts.fork and len(qs) >= 2 * BATCH else 1
+        for a, b in _spans(len(qs), n_parts):
+            parts.add(qs[a:b], prs[a:b])
+        return _finish(gold, the_plan, parts, profile=profile, name=name, ignore_missing=ignore_missing,
+                       prediction_field=prediction_field, report=report, csv_path=csv_path, per_question=per_question, lens=lens)
 
-        for _ in spans:
-            parts.append((temp("json") if want_json else None, temp("csv") if csv_path else None))
-        groups = run_groups(gold)
-        members = None
-        _RUN = (qs, prs, profile)
-        try:
-            columns = None
-            if fork:
-                from concurrent.futures import ProcessPoolExecutor
-                from concurrent.futures.process import BrokenProcessPool
-                from multiprocessing import get_context
 
-                try:
-                    with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("fork")) as pool:
-                        futures = [pool.submit(_part, a, b, j, c) for (a, b), (j, c) in zip(spans, parts)]
-                        members = breakdown_members(qs, groups)  # meanwhile, in this process
-                        columns = [f.result() for f in futures]
-                except (BrokenProcessPool, OSError):  # no processes allowed here: the parts are made below
-                    columns = None
-            if columns is None:
-                columns = [_part(a, b, j, c) for (a, b), (j, c) in zip(spans, parts)]
-        finally:
-            _RUN = None
-        if members is None:
-            members = breakdown_members(qs, groups)
-        acc, f1, an = (_joined([col[k] for col in columns]) for k in range(3))  # type: ignore[misc]
-        run = assemble_lazily(gold, the_plan, _rescore, acc, f1, an, profile=profile, name=name,
-                              ignore_missing=ignore_missing, prediction_field=prediction_field)
-        run._agg = aggregate_scores(members, acc, f1, an)
-        run.__dict__["_lens_worker_processes"] = len({col[3] for col in columns} - {os.getpid()})
+def _finish(gold: Sequence[GoldQuestion], the_plan: Plan, parts: _Parts, *, profile: Profile, name: str, ignore_missing: bool,
+            prediction_field: str | None, report: str | Path | None, csv_path: str | Path | None, per_question: bool,
+            lens: bool) -> RunResult:
+    """The run from its parts. While the processes work, this process computes the breakdown
+    members, then takes each part as it is done (in order): its scores gathered into the
+    buckets, its CSV lines appended to the CSV. Then the report's head, and the parts' rows
+    after it."""
+    # meanwhile, in this process (starting waiting parts as processes finish)
+    members = breakdown_members(the_plan.questions, run_groups(gold), between=parts.start_waiting)
+    buckets = _Buckets(members)
+    files = [p["files"] for p in parts.parts]
+    with contextlib.ExitStack() as stack:
+        csv_out = None
         if csv_path:
             header = io.StringIO(newline="")
             csv.writer(header).writerow(CSV_COLUMNS)
             Path(csv_path).parent.mkdir(parents=True, exist_ok=True)
-            with open(csv_path, "wb") as out:
-                out.write(header.getvalue().encode("utf-8"))
-                for _, c in parts:
-                    _copy_into(out, c)  # type: ignore[arg-type]
-        if report:
-            head, sep, tail = run.report_frame(per_question=per_question, lens=lens)
-            Path(report).parent.mkdir(parents=True, exist_ok=True)
-            with open(report, "wb") as out:
-                out.write(head.encode("utf-8"))
-                if sep is not None:
-                    first = True
-                    for j, _ in parts:
-                        if j and os.path.getsize(j):
-                            if not first:
-                                out.write(sep.encode("utf-8"))
-                            _copy_into(out, j)
-                            first = False
-                out.write(tail.encode("utf-8"))
+            csv_out = stack.enter_context(open(csv_path, "wb"))
+            csv_out.write(header.getvalue().encode("utf-8"))
+
+        def take(k: int, result: tuple) -> None:
+            buckets.add(result)
+            if csv_out is not None:
+                _copy_into(csv_out, files[k][1])
+
+        columns = parts.results(on_part=take)
+    acc, f1, an = buckets.acc, buckets.f1, buckets.an
+    run = assemble_lazily(gold, the_plan, _rescore, acc, f1, an, profile=profile, name=name,
+                          ignore_missing=ignore_missing, prediction_field=prediction_field)
+    run._agg = (_bucket(acc, f1, an), buckets.breakdowns())
+    run.__dict__["_lens_worker_processes"] = len({col[3] for col in columns} - {os.getpid()})
+    if report:
+        head, sep, tail = run.report_frame(per_question=per_question, lens=lens)
+        Path(report).parent.mkdir(parents=True, exist_ok=True)
+        with open(report, "wb") as out:
+            out.write(head.encode("utf-8"))
+            if sep is not None:
+                first = True
+                for j, _ in files:
+                    if j and os.path.getsize(j):
+                        if not first:
+                            out.write(sep.encode("utf-8"))
+                        _copy_into(out, j)
+                        first = False
+            out.write(tail.encode("utf-8"))
     return run
 
 
-def _joined(parts: list[bytes]) -> list[float]:
-    """The parts' score columns (array("d") bytes) as one list, in order."""
-    out: list[float] = []
-    for b in parts:
-        out += array("d", b).tolist()
-    return out
+class _Buckets:
+    """The breakdowns of `aggregate_scores`, gathered a part at a time: the score columns grow
+    as parts come in (in order), and each bucket takes the values at its positions inside the
+    questions received so far. Each bucket's values end up in question order, as `_bucket_at`
+    reads them, and are summed once at the end: the same sums."""
+
+    def __init__(self, members: dict[str, dict[str, list[int]]]) -> None:
+        self.acc: list[float] = []
+        self.f1: list[float] = []
+        self.an: list[float] = []
+        self.members = members
+        self.taken = {g: {label: 0 for label in m} for g, m in members.items()}
+        self.values: dict[str, dict[str, tuple[list[float], list[float], list[float]]]] = {
+            g: {label: ([], [], []) for label in m} for g, m in members.items()}
+
+    def add(self, result: tuple) -> None:
+        for col, b in zip((self.acc, self.f1, self.an), result[:3]):
+            col += array("d", b).tolist()
+        n = len(self.acc)
+        for g, m in self.members.items():
+            taken, values = self.taken[g], self.values[g]
+            for label, idx in m.items():
+                start = taken[label]
+                stop = bisect_left(idx, n, start)
+                if stop > start:
+                    part = idx[start:stop]
+                    va, vf, vn = values[label]
+                    va += map(self.acc.__getitem__, part)
+                    vf += map(self.f1.__getitem__, part)
+                    vn += map(self.an.__getitem__, part)
+                    taken[label] = stop
+
+    def breakdowns(self) -> dict:
+        return {g: {label: _bucket(*self.values[g][label]) for label in sorted(m)} for g, m in self.members.items()}
 
 
 def _rescore() -> list:
@@ -231,36 +381,162 @@ def _rebuilt(sent: tuple) -> LoadResult[Prediction]:
     return res
 
 
-def read_predictions_aside(path: str | Path, *, prediction_field: str | None = None) -> Callable[[], LoadResult[Prediction]]:
-    """Start reading a prediction file in a forked process, so that it is read while this process
-    reads the gold; return the function that gives its `load_predictions` result (read here if the
-    process could not be used). Small files, and callers with other threads alive, read it here
-    when asked."""
-    def here() -> LoadResult[Prediction]:
-        return load_predictions(path, prediction_field=prediction_field)
+class Aside:
+    """A prediction file being read by a forked process (or, for a small file or a caller with
+    other threads alive, read here when asked): `done()` says whether its records are ready,
+    calling it returns the `load_predictions` result. No thread is started here, so that the
+    caller can still fork its own workers."""
 
-    try:
-        big = os.path.getsize(path) >= ASIDE_MIN_BYTES
-    except OSError:
-        big = False
-    if not (big and hasattr(os, "fork") and threading.active_count() == 1):
-        return here
-    from concurrent.futures import ProcessPoolExecutor
-    from multiprocessing import get_context
-
-    try:
-        pool = ProcessPoolExecutor(max_workers=1, mp_context=get_context("fork"))
-        future = pool.submit(_columns_of_predictions, str(path), prediction_field)
-    except (OSError, ValueError):
-        return here
-
-    def result() -> LoadResult[Prediction]:
+    def __init__(self, path: str | Path, prediction_field: str | None) -> None:
+        self.path, self.field = path, prediction_field
+        self.proc = self.conn = None
         try:
-            return _rebuilt(future.result())
-        except Exception:  # the process died or could not send its result: read the file here
-            return here()
-        finally:
-            pool.shutdown(wait=True)
+            big = os.path.getsize(path) >= ASIDE_MIN_BYTES
+        except OSError:
+            big = False
+        if big and hasattr(os, "fork") and threading.active_count() == 1:
+            from multiprocessing import get_context
 
-    return result
+            ctx = get_context("fork")
+            try:
+                receive, send = ctx.Pipe(duplex=False)
+                self.proc = ctx.Process(target=_send_predictions, args=(send, str(path), prediction_field), daemon=True)
+                self.proc.start()
+                send.close()
+                self.conn = receive
+            except (OSError, ValueError):
+                self.proc = self.conn = None
 
+    def done(self) -> bool:
+        return self.conn is None or self.conn.poll()
+
+    def __call__(self) -> LoadResult[Prediction]:
+        if self.conn is not None:
+            try:
+                sent = self.conn.recv()
+                if sent is not None:
+                    return _rebuilt(sent)
+            except (EOFError, OSError):  # the process died: the file is read here
+                pass
+            finally:
+                self.conn.close()
+                self.conn = None
+                if self.proc is not None:
+                    self.proc.join()
+        return load_predictions(self.path, prediction_field=self.field)
+
+
+def _send_predictions(send, path: str, prediction_field: str | None) -> None:
+    try:
+        sent = _columns_of_predictions(path, prediction_field)
+    except BaseException:  # noqa: BLE001 - read again in the parent, which reports what is wrong
+        sent = None
+    try:
+        send.send(sent)
+    finally:
+        send.close()
+
+
+def read_predictions_aside(path: str | Path, *, prediction_field: str | None = None) -> Aside:
+    """Start reading a prediction file in a forked process, so that it is read while this process
+    reads the gold (see `Aside`)."""
+    return Aside(path, prediction_field)
+
+
+class Streamed:
+    """One run scored while its gold is still being read. Hand `gold_chunk` to `load_gold` as
+    its `on_chunk`: once the predictions (read `aside`) are in, each new chunk of questions is
+    joined with them and its part started in a forked process, so that scoring overlaps reading.
+    Then `predictions()`, `plan(gold)` (evaluate's join, equal to `runner.plan`) and `finish(...)`
+    (or `abort()`), inside `with`: the part files are removed on leaving it."""
+
+    def __init__(self, aside: Aside, *, profile: Profile, name: str, ignore_missing: bool, report: str | Path | None,
+                 csv_path: str | Path | None, per_question: bool, workers: int) -> None:
+        self.aside, self.profile, self.name, self.ignore_missing = aside, profile, name, ignore_missing
+        self.report, self.csv_path, self.per_question = report, csv_path, per_question
+        self.cleanup = contextlib.ExitStack()
+        self.parts = _Parts(profile, name=name, folder=_folder(report, csv_path, per_question),
+                            want_json=bool(report) and per_question, want_csv=bool(csv_path), workers=workers,
+                            cleanup=self.cleanup)
+        self.preds: LoadResult[Prediction] | None = None
+        self.by_id: dict[str, Prediction] | None = None
+        self.joined = 0
+        self.questions: list[GoldQuestion] = []
+        self.aligned: list[Prediction | None] = []
+        self.missing: list[str] = []
+        self.chunk = 0
+
+    def __enter__(self) -> Streamed:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.parts.abort()
+        self.cleanup.close()
+
+    def chunk_size(self, gold_paths: Sequence[str | Path]) -> int:
+        """Questions per part: about four parts per worker, from the gold files' sizes and the
+        length of their first lines."""
+        total = 0
+        per_line = 0.0
+        for p in gold_paths:
+            try:
+                total += os.path.getsize(p)
+                if not per_line:
+                    with open(p, "rb") as fh:
+                        head = fh.read(1 << 16)
+                    per_line = len(head) / max(1, head.count(b"\n"))
+            except OSError:
+                continue
+        estimate = int(total / per_line) if per_line else 0
+        self.chunk = max(2 * BATCH, min(125_000, estimate // (4 * max(1, self.parts.workers))))
+        return self.chunk
+
+    def gold_chunk(self, items: list[GoldQuestion], start: int, end: int) -> None:
+        if self.preds is None and self.aside.done():
+            self.predictions()
+        if self.by_id:
+            self._join(items, end)
+        self.parts.start_waiting()
+
+    def predictions(self) -> LoadResult[Prediction]:
+        if self.preds is None:
+            self.preds = self.aside()
+            # nothing to score (an unreadable or empty file): no part is started; the caller reports it
+            self.by_id = {pr.qid: pr for pr in self.preds.items} if self.preds.items and not self.preds.unreadable else {}
+        return self.preds
+
+    def _join(self, items: list[GoldQuestion], end: int) -> None:
+        assert self.by_id is not None
+        get = self.by_id.get
+        while self.joined < end:
+            stop = min(end, self.joined + (self.chunk or end))
+            qs = items[self.joined : stop]
+            prs = [get(q.qid) for q in qs]
+            self.joined = stop
+            missing = [q.qid for q, pr in zip(qs, prs) if pr is None]
+            self.missing += missing
+            if missing and self.ignore_missing:
+                kept = [(q, pr) for q, pr in zip(qs, prs) if pr is not None]
+                qs, prs = [q for q, _ in kept], [pr for _, pr in kept]
+            self.questions += qs
+            self.aligned += prs
+            if qs:
+                self.parts.add(qs, prs)
+
+    def plan(self, gold: Sequence[GoldQuestion]) -> Plan:
+        """evaluate's join of the whole run (the rest of the gold joined here)."""
+        preds = self.predictions()
+        if self.by_id:
+            self._join(list(gold) if not isinstance(gold, list) else gold, len(gold))
+        else:  # nothing to score: the join runner.plan makes, without parts
+            from .runner import plan
+
+            return plan(gold, preds.items, ignore_missing=self.ignore_missing)
+        gold_ids = {q.qid for q in gold}
+        extras = [pr for pr in preds.items if pr.qid not in gold_ids]
+        return Plan(self.questions, self.aligned, self.missing, extras, len(self.by_id))
+
+    def finish(self, gold: Sequence[GoldQuestion], the_plan: Plan, *, prediction_field: str | None, lens: bool) -> RunResult:
+        return _finish(gold, the_plan, self.parts, profile=self.profile, name=self.name, ignore_missing=self.ignore_missing,
+                       prediction_field=prediction_field, report=self.report, csv_path=self.csv_path,
+                       per_question=self.per_question, lens=lens)

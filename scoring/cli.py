@@ -13,13 +13,14 @@ question (`ERROR: no prediction could be loaded from FILE`; the other files are 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 from pathlib import Path
 
 from . import __version__
 from ._gc import paused_gc
-from .bulk import read_predictions_aside, score_and_write
+from .bulk import Streamed, read_predictions_aside, score_and_write
 from .evaluate import evaluate, extra_prediction_problems
 from .loaders import load_gold, load_predictions
 from .problems import summarise
@@ -88,37 +89,62 @@ def _unwritable(folders: list[Path]) -> str | None:
     return None
 
 
+def _outputs(args: argparse.Namespace, name: str) -> tuple[str | Path | None, str | Path | None]:
+    """(report, per-question CSV) paths of one run."""
+    several = len(args.predictions) > 1
+    report = args.output and (Path(args.output) / f"{name}.json" if several else args.output)
+    csv_path = args.per_question_csv and (Path(args.per_question_csv) / f"{name}.csv" if several else args.per_question_csv)
+    return report, csv_path
+
+
 def _run(args: argparse.Namespace) -> int:
     err = sys.stderr
     why = _unwritable(_output_folders(args))
     if why:  # said before the inputs are read, not after a million questions are scored
         print(f"ERROR: {why}", file=err)
         return 1
-    # the first prediction file is read by a forked process while this one reads the gold
-    first_predictions = read_predictions_aside(args.predictions[0], prediction_field=args.prediction_field)
-    gold = load_gold(_gold_paths(args))
-    for p in summarise(gold.problems):
-        print(p, file=err)
-    if not gold.items:
-        print("ERROR: no gold question could be loaded", file=err)
-        return 1
-    several = len(args.predictions) > 1
     names = [Path(p).stem for p in args.predictions]
-    if several and len(set(names)) != len(names):
+    if len(set(names)) != len(names):
         print("ERROR: several prediction files share a name; each run is written as <name>.json", file=err)
         return 1
+    profile = get_profile(args.profile)
+    # The first prediction file is read by a forked process while this one reads the gold, and its
+    # questions are scored by forked processes, a part at a time, as the gold is read (bulk.Streamed).
+    aside = read_predictions_aside(args.predictions[0], prediction_field=args.prediction_field)
+    report, csv_path = _outputs(args, names[0])
+    stream = None if args.categories_csv else Streamed(
+        aside, profile=profile, name=names[0], ignore_missing=args.ignore_missing, report=report, csv_path=csv_path,
+        per_question=not args.no_per_question_json, workers=os.cpu_count() or 1)
+    with stream or contextlib.nullcontext():
+        paths = _gold_paths(args)
+        gold = load_gold(paths, on_chunk=stream.gold_chunk if stream else None, chunk=stream.chunk_size(paths) if stream else 0)
+        for p in summarise(gold.problems):
+            print(p, file=err)
+        if not gold.items:
+            print("ERROR: no gold question could be loaded", file=err)
+            return 1
+        return _score_runs(args, gold.items, names, profile, aside, stream)
+
+
+def _score_runs(args: argparse.Namespace, gold: list, names: list[str], profile, aside, stream) -> int:
+    err = sys.stderr
+    several = len(args.predictions) > 1
+    lens = profile.name != "xldocbench-1519"
     scored = failed = 0
     for k, (pred_path, name) in enumerate(zip(args.predictions, names)):
-        preds = first_predictions() if k == 0 else load_predictions(pred_path, prediction_field=args.prediction_field)
+        streamed = stream if k == 0 else None
+        if streamed is not None:
+            preds = streamed.predictions()
+        else:
+            preds = aside() if k == 0 else load_predictions(pred_path, prediction_field=args.prediction_field)
         for p in summarise(preds.problems):
             print(p, file=err)
         if preds.unreadable or not preds.items:  # nothing to score: never a report of zeros
             print(f"ERROR: no prediction could be loaded from {pred_path}", file=err)
             failed += 1
             continue
-        csv_path = args.per_question_csv and (Path(args.per_question_csv) / f"{name}.csv" if several else args.per_question_csv)
-        report = args.output and (Path(args.output) / f"{name}.json" if several else args.output)
-        the_plan = plan(gold.items, preds.items, ignore_missing=args.ignore_missing)
+        report, csv_path = _outputs(args, name)
+        the_plan = streamed.plan(gold) if streamed else plan(gold, preds.items, ignore_missing=args.ignore_missing)
         for p in summarise(extra_prediction_problems(the_plan.extras)):
             print(p, file=err)
         if the_plan.prediction_count == len(the_plan.extras):  # every id unknown (and --ignore-missing: nothing left)
@@ -127,19 +153,19 @@ def _run(args: argparse.Namespace) -> int:
             failed += 1
             continue
         scored += 1
-        profile = get_profile(args.profile)
-        lens = profile.name != "xldocbench-1519"
         try:
             if args.categories_csv:  # the categories read every judgement record: score them in this process
-                run = evaluate(gold.items, preds.items, profile=profile, ignore_missing=args.ignore_missing, name=name,
+                run = evaluate(gold, preds.items, profile=profile, ignore_missing=args.ignore_missing, name=name,
                                prediction_field=args.prediction_field,
-                               workers=None if len(gold.items) >= CLI_PARALLEL_MIN else 1)
+                               workers=None if len(gold) >= CLI_PARALLEL_MIN else 1)
                 run.write_files(report=report, csv_path=csv_path, per_question=not args.no_per_question_json, lens=lens)
                 from .categories import write_categories_csv  # only for this option: it imports more
 
                 write_categories_csv(Path(args.categories_csv) / f"{name}.csv" if several else args.categories_csv, run.results)
-            else:  # scored, encoded and written by forked workers, each holding a part of the run
-                run = score_and_write(gold.items, the_plan, profile=profile, name=name, ignore_missing=args.ignore_missing,
+            elif streamed is not None:  # its parts were started while the gold was read
+                run = streamed.finish(gold, the_plan, prediction_field=args.prediction_field, lens=lens)
+            else:  # scored, encoded and written by forked processes, each holding a part of the run
+                run = score_and_write(gold, the_plan, profile=profile, name=name, ignore_missing=args.ignore_missing,
                                       prediction_field=args.prediction_field, report=report, csv_path=csv_path,
                                       per_question=not args.no_per_question_json, lens=lens, workers=os.cpu_count() or 1)
         except OSError as exc:  # e.g. the disk filled up, or an output path is a folder

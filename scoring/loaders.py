@@ -13,7 +13,7 @@ import io
 import json
 import math
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from sys import intern
 from typing import IO, Any
@@ -627,13 +627,17 @@ def _json_record_list(path: Path, res: LoadResult) -> list | None:
 
 
 @paused_gc()
-def load_gold(paths: Sequence[str | Path] | str | Path) -> LoadResult[GoldQuestion]:
+def load_gold(paths: Sequence[str | Path] | str | Path, *,
+              on_chunk: Callable[[list[GoldQuestion], int, int], None] | None = None, chunk: int = 0) -> LoadResult[GoldQuestion]:
     """Gold question files (release schema, gold_sample.jsonl-style, or DocVQA records), read as
     JSONL whatever the extension (spec 1b), except a `.json` file that is one JSON list of
-    records, as DocVQA exports are."""
+    records, as DocVQA exports are. With `on_chunk`, `on_chunk(items, start, end)` is called each
+    time `chunk` more questions are loaded (items[start:end] are final), so that a caller can
+    start work on them while the rest is read."""
     if isinstance(paths, (str, Path)):
         paths = [paths]
     res: LoadResult[GoldQuestion] = LoadResult()
+    told = 0
     seen: dict[str, tuple[str, int | None]] = {}
     shared: dict[tuple, dict] = {}
     for p in paths:
@@ -662,6 +666,9 @@ def load_gold(paths: Sequence[str | Path] | str | Path) -> LoadResult[GoldQuesti
                 continue
             seen[q.qid] = (name, line)  # formatted only for a repeated id
             res.items.append(q)
+            if on_chunk is not None and len(res.items) - told >= chunk:
+                on_chunk(res.items, told, len(res.items))
+                told = len(res.items)
     return res
 
 

@@ -81,8 +81,9 @@ def test_no_question_scored_writes_the_empty_report(tmp_path):
 
 
 def test_forked_parts_write_the_same_bytes_as_one_process(tmp_path):
-    """25,000 odd questions: eight parts in two forked workers (run in a fresh interpreter,
-    where no other thread is alive), joined into the bytes of one process's files."""
+    """25,000 odd questions: eight parts, each made by a process forked for it, two at a time
+    (run in a fresh interpreter, where no other thread is alive), joined into the bytes of one
+    process's files."""
     gold, pred = _write_odd(tmp_path, 25_000, 11)
     script = textwrap.dedent(f"""
         import sys
@@ -95,24 +96,43 @@ def test_forked_parts_write_the_same_bytes_as_one_process(tmp_path):
     """)
     proc = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    assert proc.stdout.split() == ["2", "25000"]
+    assert proc.stdout.split() == ["8", "25000"]
 
 
-def test_cli_large_run_equals_the_one_process_files(tmp_path):
-    """`python -m scoring` on 12,000 questions (forked parts) writes what RunResult.write_files writes."""
-    gold_file, pred_file = _write_odd(tmp_path, 12_000, 21)
+@pytest.mark.parametrize("n,seed,flags", [(12_000, 21, []), (30_000, 22, ["--ignore-missing"])])
+def test_cli_large_run_equals_the_one_process_files(tmp_path, n, seed, flags):
+    """`python -m scoring` on a large run -- its parts scored by forked processes while the gold
+    is read, the predictions read by another one beside it -- writes what RunResult.write_files
+    writes."""
+    gold_file, pred_file = _write_odd(tmp_path, n, seed)
     out = tmp_path / "cli"
     proc = subprocess.run([sys.executable, "-m", "scoring", "--profile", "xldocbench-1519", "--gold-files", str(gold_file),
-                           "--predictions", str(pred_file), "--output", str(out / "r.json"), "--per-question-csv", str(out / "r.csv")],
-                          cwd=ROOT, capture_output=True, text=True, timeout=600)
+                           "--predictions", str(pred_file), "--output", str(out / "r.json"), "--per-question-csv", str(out / "r.csv"),
+                           *flags], cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     gold, preds = load_gold(gold_file), load_predictions(pred_file)
-    run = evaluate(gold.items, preds.items, profile="xldocbench-1519", name="r", workers=1)
+    run = evaluate(gold.items, preds.items, profile="xldocbench-1519", name="r", workers=1, ignore_missing=bool(flags))
     run.write_files(report=tmp_path / "w.json", csv_path=tmp_path / "w.csv", lens=False)
     assert (out / "r.json").read_bytes() == (tmp_path / "w.json").read_bytes()
     assert (out / "r.csv").read_bytes() == (tmp_path / "w.csv").read_bytes()
-    assert f"Evaluated: {run.overall['count']}" in proc.stdout
+    assert f"Evaluated: {run.overall['count']}" in proc.stdout and f"Missing predictions: {len(run.missing_ids)}" in proc.stdout
     assert sorted(p.name for p in out.iterdir()) == ["r.csv", "r.json"]
+
+
+def test_streamed_join_equals_the_plan(tmp_path):
+    """The join made a chunk at a time while the gold is read equals runner.plan's."""
+    gold_file, pred_file = _write_odd(tmp_path, 9_000, 23)
+    for ignore in (False, True):
+        aside = bulk.read_predictions_aside(pred_file)
+        with bulk.Streamed(aside, profile=get_profile("xldocbench"), name="r", ignore_missing=ignore, report=None,
+                           csv_path=None, per_question=True, workers=1) as stream:
+            stream.chunk = 700
+            gold = load_gold(gold_file, on_chunk=stream.gold_chunk, chunk=700)
+            got = stream.plan(gold.items)
+            assert len(stream.parts.parts) > 5  # parts were added while the gold was read
+        want = plan(gold.items, load_predictions(pred_file).items, ignore_missing=ignore)
+        assert (got.questions, got.predictions, got.missing, got.extras, got.prediction_count) == (
+            want.questions, want.predictions, want.missing, want.extras, want.prediction_count)
 
 
 @pytest.mark.parametrize("seed,metadata_kinds", [(31, None), (32, 3)])
@@ -182,7 +202,6 @@ def test_predictions_read_beside_the_gold_equal_the_ones_read_here(tmp_path):
     pred.write_text("\n".join(lines) + "\n", encoding="utf-8")
     assert pred.stat().st_size >= bulk.ASIDE_MIN_BYTES
     script = textwrap.dedent(f"""
-        import os, pickle
         from scoring import bulk
         from scoring.loaders import load_predictions
         aside = bulk.read_predictions_aside({str(pred)!r})
@@ -190,10 +209,10 @@ def test_predictions_read_beside_the_gold_equal_the_ones_read_here(tmp_path):
         want = load_predictions({str(pred)!r})
         same = (got.items == want.items and got.problems == want.problems and got.counts() == want.counts()
                 and got.files == want.files and got.unreadable == want.unreadable)
-        print(aside.__name__, same, len(got.items), sum(1 for p in got.items if p.evidence))
+        print(aside.proc is not None and aside.conn is None, same, len(got.items), sum(1 for p in got.items if p.evidence))
     """)
     proc = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     name, same, n, with_evidence = proc.stdout.split()
-    assert name == "result" and same == "True"  # read by the forked process, and equal
+    assert name == "True" and same == "True"  # read by the forked process (its result taken), and equal
     assert int(n) == 15_000 and int(with_evidence) > 0
