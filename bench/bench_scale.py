@@ -361,28 +361,30 @@ def cli_phases(gold: Path, preds: Path, tmp: Path) -> dict[str, float]:
 
 
 def _cli_phases_child(gold: str, preds: str, tmp: str) -> dict[str, float]:
+    """The CLI's steps as scoring.cli runs them: the predictions read by a forked process while
+    the gold is read here, parts of the run started in forked processes as the gold comes in."""
     t0 = time.perf_counter()
     from scoring._gc import paused_gc
-    from scoring.bulk import score_and_write
-    from scoring.loaders import load_gold, load_predictions
+    from scoring.bulk import Streamed, read_predictions_aside
+    from scoring.loaders import load_gold
     from scoring.profiles import get_profile
-    from scoring.runner import plan
 
     out: dict[str, float] = {"imports": time.perf_counter() - t0}
     with paused_gc():
         t = time.perf_counter()
-        g = load_gold([gold])
-        out["read the gold"] = time.perf_counter() - t
-        t = time.perf_counter()
-        p = load_predictions(preds)
-        out["read the predictions"] = time.perf_counter() - t
-        t = time.perf_counter()
-        the_plan = plan(g.items, p.items)
-        out["join"] = time.perf_counter() - t
-        t = time.perf_counter()
-        score_and_write(g.items, the_plan, profile=get_profile("xldocbench-1519"), report=Path(tmp) / "phases.json",
-                        csv_path=Path(tmp) / "phases.csv", lens=False, workers=os.cpu_count() or 1)
-        out["score, encode and write (forked workers)"] = time.perf_counter() - t
+        aside = read_predictions_aside(preds)
+        with Streamed(aside, profile=get_profile("xldocbench-1519"), name="phases", ignore_missing=False,
+                      report=Path(tmp) / "phases.json", csv_path=Path(tmp) / "phases.csv", per_question=True,
+                      workers=os.cpu_count() or 1) as stream:
+            g = load_gold([gold], on_chunk=stream.gold_chunk, chunk=stream.chunk_size([gold]))
+            out["read the gold (the predictions read beside it, parts started as it comes in)"] = time.perf_counter() - t
+            t = time.perf_counter()
+            stream.predictions()
+            the_plan = stream.plan(g.items)
+            out["the rest of the join"] = time.perf_counter() - t
+            t = time.perf_counter()
+            stream.finish(g.items, the_plan, prediction_field=None, lens=False)
+            out["the rest of the scoring, encoding and writing"] = time.perf_counter() - t
     return out
 
 
