@@ -45,9 +45,24 @@ def _maxrss_mb(who: int) -> float:
     return resource.getrusage(who).ru_maxrss / 1024.0  # KiB on Linux
 
 
+def _pss_bytes(pid: int) -> int | None:
+    """The process's proportional set size: its private pages plus its share of pages shared
+    with other processes (a forked child shares its parent's pages until either writes them)."""
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as fh:
+            for line in fh:
+                if line.startswith("Pss:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        return None
+    return None
+
+
 def _tree_rss_mb(pid: int) -> float:
-    """Resident memory of a process and all its descendants (forkserver workers are
-    grandchildren, which RUSAGE_CHILDREN never sees), from /proc."""
+    """Memory of a process and all its descendants (forkserver workers are grandchildren, which
+    RUSAGE_CHILDREN never sees), from /proc: the sum of their proportional set sizes, so that
+    pages a forked child still shares with its parent count once (resident sizes where the
+    kernel gives no PSS)."""
     parents: dict[int, int] = {}
     rss: dict[int, int] = {}
     for entry in os.listdir("/proc"):
@@ -67,7 +82,7 @@ def _tree_rss_mb(pid: int) -> float:
             if ppid == parent and child not in tree:
                 tree.add(child)
                 frontier.append(child)
-    return sum(rss.get(p, 0) for p in tree) / 2**20
+    return sum(_pss_bytes(p) or rss.get(p, 0) for p in tree) / 2**20
 
 
 def _run_sampling_memory(cmd: list[str]) -> tuple[str, float]:
