@@ -397,3 +397,13 @@ def test_explorer_opens_on_the_best_runs_when_the_link_names_none(open_app, mini
     at.switch_page("views/questions.py").run()
     assert_clean(at)
     assert at.multiselect(key="x_runs").value == ["run_5", "run_4", "run_3", "run_2"]
+
+
+def test_explorer_default_runs_have_answers_to_read(open_app):
+    """sample_runs/ ranks a run of loaded scores (no answers) among its best: the explorer opens
+    on the best runs that have answers."""
+    at = open_app(Path(__file__).resolve().parent.parent / "sample_runs")
+    assert_clean(at)
+    at.switch_page("views/questions.py").run()
+    assert_clean(at)
+    assert at.multiselect(key="x_runs").value == ["longctx-ocr", "agent-pipeline", "longctx-img", "small-9b"]

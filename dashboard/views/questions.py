@@ -66,8 +66,12 @@ def filters(v: View):
     """The filter widgets, seeded from the view; returns the view they describe, and the slot for the
     count line under the search box."""
     all_runs = an.run_names
-    # by default the best runs by the chosen metric (of fifty runs, the first four files say nothing)
-    ui.seed("x_runs", [r for r in v.runs if r in all_runs] or top_runs(an.leaderboard(), v.metric or "accuracy", EXPLORER_RUNS))
+    # by default the best runs by the chosen metric (of fifty runs, the first four files say nothing),
+    # those with answers to read first (a run of loaded scores has none)
+    board = an.leaderboard()
+    answered = board[board["Run"].isin([r.name for r in an.runs if r.result is not None])]
+    ui.seed("x_runs", [r for r in v.runs if r in all_runs]
+            or top_runs(answered if len(answered) else board, v.metric or "accuracy", EXPLORER_RUNS))
     ui.seed("x_search", v.search)
     top = st.columns([3, 2])
     runs = top[0].multiselect("Runs", all_runs, key="x_runs", placeholder="Choose runs to compare")
