@@ -1,17 +1,25 @@
-"""The command line's path for large runs: score, encode and write the per-question rows in
-forked workers, each holding a slice of the run, while this process computes the breakdowns.
+"""The command line's path for large runs: the run is scored, encoded and written a part at a
+time by processes forked for the parts, while this process reads the gold and computes the
+breakdowns.
 
 `RunResult.write_files` builds every record, then every row, in one process: at a million
 questions the rows (dicts, JSON text, CSV text) cost as much as the scoring. Here the work on
 each question -- judging it, its row dict, its JSON text and its CSV line -- is done once, in
-the worker that holds it, and only three score columns come back; this process joins the gold
-and the predictions, computes which questions fall in which breakdown bucket meanwhile, sums
-the columns in question order, writes the report's head and copies the workers' parts after it.
-The bytes are those of `RunResult.write_files` (the release-agreement tests run both).
+the process that holds its part, and only three score columns come back (`_part`, `_Parts`).
+This process computes which questions fall in which breakdown bucket meanwhile, gathers each
+finished part's scores into the buckets (summed once, in question order: the sums of
+`aggregate`), appends its CSV lines, and at the end writes the report's head and copies the
+parts' JSON rows after it (`_finish`). The bytes are those of `RunResult.write_files` (the
+release-agreement tests and tests/test_bulk.py compare them).
 
-Workers are forked (they inherit the joined run; nothing is pickled to them), so this path is
-for a single-threaded caller such as the CLI: with other threads alive, or one worker, the same
-parts are computed in this process.
+`score_and_write` does this for a run already joined. The CLI starts earlier (`Streamed`): the
+prediction file is read by a forked process while the gold is read here (`Aside`), and
+`load_gold` hands over its questions in chunks, each joined and started as a part as soon as
+the predictions are in.
+
+Processes are forked (they inherit their part; nothing is pickled to them), so this is for a
+single-threaded caller such as the CLI: with other threads alive, no fork, or one worker, the
+same parts are made in this process.
 """
 
 from __future__ import annotations
