@@ -42,7 +42,9 @@ from .evaluate import (
     RunResult,
     _bucket,
     _rows_json,
+    batch_is_safe,
     breakdown_members,
+    csv_text,
     row_dicts,
     run_groups,
 )
@@ -69,7 +71,6 @@ def _part(start: int, stop: int, json_path: str | None, csv_path: str | None) ->
     with paused_gc(), contextlib.ExitStack() as stack:
         jfh = stack.enter_context(open(json_path, "w", encoding="utf-8", newline="")) if json_path else None
         cfh = stack.enter_context(open(csv_path, "w", encoding="utf-8", newline="")) if csv_path else None
-        writer = csv.writer(cfh) if cfh else None
         for i in range(start, stop, BATCH):
             qs, prs = questions[i : min(stop, i + BATCH)], predictions[i : min(stop, i + BATCH)]
             scores = [decide(None, q.answers, q.answer_format, q.verification_rule, None, p) if pr is None
@@ -79,15 +80,15 @@ def _part(start: int, stop: int, json_path: str | None, csv_path: str | None) ->
             acc.extend(a)
             f1.extend(f)
             an.extend(n)
-            if jfh is None and writer is None:
+            if jfh is None and cfh is None:
                 continue
             rows = row_dicts(qs, prs, a, f, n)
             if jfh is not None:
                 if i > start:
                     jfh.write(",\n    ")
-                jfh.write(_rows_json(rows))
-            if writer is not None:
-                writer.writerows(row.values() for row in rows)
+                jfh.write(_rows_json(rows, safe=batch_is_safe(qs, a + f + n)))
+            if cfh is not None:
+                cfh.write(csv_text(rows))
     return acc.tobytes(), f1.tobytes(), an.tobytes(), os.getpid()
 
 

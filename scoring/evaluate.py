@@ -14,6 +14,7 @@ import json
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from math import isnan
 from pathlib import Path
 from typing import IO
 
@@ -399,10 +400,9 @@ class RunResult:
 
     def write_csv(self, fh: IO[str], rows: Iterable[list[dict]] | None = None) -> None:
         """csv.DictWriter's output (header, then rows, "\r\n" line ends), without its per-row key checks."""
-        writer = csv.writer(fh)
-        writer.writerow(CSV_COLUMNS)
+        csv.writer(fh).writerow(CSV_COLUMNS)
         for batch in rows if rows is not None else self._row_batches():
-            writer.writerows(row.values() for row in batch)
+            fh.write(csv_text(batch))
 
     def csv_text(self) -> str:
         buf = io.StringIO(newline="")
@@ -422,8 +422,8 @@ class RunResult:
 
             def batches() -> Iterator[list[dict]]:
                 for batch in self._row_batches():
-                    if writer:
-                        writer.writerows(row.values() for row in batch)
+                    if csv_fh is not None:
+                        csv_fh.write(csv_text(batch))
                     yield batch
 
             if json_fh:
@@ -593,12 +593,13 @@ def _orjson_safe(row: dict) -> bool:
             and type(row["gold_answer"]) is str and type(row["question_id"]) is str and type(row["status"]) is str)
 
 
-def _rows_json(batch: list[dict]) -> str:
+def _rows_json(batch: list[dict], *, safe: bool | None = None) -> str:
     """`",\n    ".join(map(_row_json, batch))`: the rows two levels deep, as json.dumps(indent=2)
     nests them in the report. orjson writes the whole batch in one call when every row is safe
-    for it (`_orjson_safe`) -- several times faster, the same bytes (the release-agreement
-    golden files and tests/test_fast_json.py pin them); any other batch takes the json path."""
-    if _orjson is not None and all(map(_orjson_safe, batch)):
+    for it (`_orjson_safe`; `safe`: the caller has checked, `batch_is_safe`) -- several times
+    faster, the same bytes (the release-agreement golden files and tests/test_fast_json.py pin
+    them); any other batch takes the json path."""
+    if _orjson is not None and (safe if safe is not None else all(map(_orjson_safe, batch))):
         try:
             text = _orjson.dumps(batch, option=_orjson.OPT_INDENT_2)
         except TypeError:  # orjson.JSONEncodeError: e.g. a lone surrogate
@@ -607,6 +608,37 @@ def _rows_json(batch: list[dict]) -> str:
             # b'[\n  {\n    "k": v,\n ...\n  }\n]': drop the brackets, indent every line two more spaces
             return text[4:-2].decode("utf-8").replace("\n", "\n  ")
     return ",\n    ".join(map(_row_json, batch))
+
+
+def batch_is_safe(questions: Sequence[GoldQuestion], scores: Sequence[float]) -> bool:
+    """`all(map(_orjson_safe, rows))` for the rows `row_dicts` makes of these questions, from the
+    questions and their scores (no per-row call): the raw fields a row echoes (format, split,
+    domain, reasoning type) are strings, booleans or null, and every score is 0 or in [1e-4, 1]
+    (no NaN). The other fields are strings by construction."""
+    if not scores:
+        return True
+    if isnan(sum(scores)) or max(scores) > 1.0 or min(filter(None, scores), default=1.0) < _TINY:
+        return False
+    plain = _PLAIN
+    return all(type(q.raw_format) in plain and type(q.split) in plain and type(q.metadata.get("domain")) in plain
+               and type(q.metadata.get("reasoning_type")) in plain for q in questions)
+
+
+def csv_text(rows: list[dict]) -> str:
+    """The rows as `csv.writer` (excel dialect, minimal quoting, "\r\n") writes them, a whole
+    batch in one pass of string operations: a field is written as str() gives it (repr for floats,
+    "" for null), quoted when it holds a quote, a comma or a line break, quotes doubled inside.
+    tests/test_fast_json.py compares it with csv.writer on random rows."""
+    return "".join([",".join(map(_csv_cell, row.values())) + "\r\n" for row in rows])
+
+
+def _csv_cell(v: object) -> str:
+    s = v if type(v) is str else ("" if v is None else (repr(v) if isinstance(v, float) else str(v)))
+    if '"' in s:
+        return '"' + s.replace('"', '""') + '"'
+    if "," in s or "\n" in s or "\r" in s:
+        return '"' + s + '"'
+    return s
 
 
 def _open_for_writing(path: str | Path) -> IO[str]:

@@ -7,6 +7,8 @@ import json
 import random
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from scoring import evaluate as E
 from scoring.loaders import _loads
@@ -57,3 +59,48 @@ def test_rows_json_equals_the_json_modules_bytes():
     assert all(map(E._orjson_safe, safe))  # the common row does take the orjson path
     assert E._rows_json(safe) == ",\n    ".join(json.dumps(r, ensure_ascii=False, indent=2).replace("\n", "\n    ")
                                               for r in safe)
+
+
+# ----------------------------------------------------------------------------- the CSV, and checks made per batch
+
+CELLS = st.one_of(st.text(), st.none(), st.floats(allow_nan=True, allow_infinity=True), st.booleans(), st.integers(),
+                  st.lists(st.text(max_size=3), max_size=2), st.dictionaries(st.text(max_size=2), st.integers(), max_size=1),
+                  st.sampled_from(["", " ", '"', ",", "\r", "\n", "\r\n", "\x00", 'a"b', " x ", "\t", "ü€𝄞", "\ud800"]))
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.lists(CELLS, min_size=len(E.CSV_COLUMNS), max_size=len(E.CSV_COLUMNS)), max_size=6))
+def test_csv_text_is_what_csv_writer_writes(rows):
+    import csv
+    import io
+
+    buf = io.StringIO(newline="")
+    csv.writer(buf).writerows(rows)
+    assert E.csv_text([dict(zip(E.CSV_COLUMNS, r)) for r in rows]) == buf.getvalue()
+
+
+SCORES = st.one_of(st.sampled_from([0.0, -0.0, 1.0, 1e-06, 5e-05, 9.9e-05, 0.0001, float("nan"), 1.0000001, float("inf")]),
+                   st.floats(0, 1))
+RAW = st.one_of(st.text(max_size=3), st.none(), st.booleans(), st.integers(), st.floats(), st.lists(st.integers(), max_size=1))
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.tuples(RAW, st.booleans(), RAW, RAW, RAW, SCORES, SCORES, SCORES), max_size=8))
+def test_batch_is_safe_agrees_with_the_row_by_row_check(cases):
+    from scoring.model import GoldQuestion, Prediction
+
+    qs, prs, a, f, n = [], [], [], [], []
+    for k, (fmt, given_fmt, split, domain, rtype, acc, f1, an) in enumerate(cases):
+        meta = {"domain": domain, "reasoning_type": rtype}
+        qs.append(GoldQuestion(f"q{k}", "?", ("x",), "Str", "", split, meta, raw_format=fmt, format_given=given_fmt))
+        prs.append(Prediction(f"q{k}", "p", "success"))
+        a.append(acc)
+        f.append(f1)
+        n.append(an)
+    rows = E.row_dicts(qs, prs, a, f, n)
+    want = all(map(E._orjson_safe, rows))
+    got = E.batch_is_safe(qs, a + f + n)
+    assert want or not got  # never safe where a row is not (it may be stricter: unrounded scores, unused raw formats)
+    if all(type(q.raw_format) in E._PLAIN for q in qs) and all(x == 0.0 or 1e-4 <= x <= 1.0 for x in a + f + n):
+        assert got == want
+    assert E._rows_json(rows, safe=got) == E._rows_json(rows)  # the same bytes either way
