@@ -19,20 +19,13 @@ from scoring.evaluate import BREAKDOWNS, _group_members, breakdown_members, eval
 from scoring.loaders import load_gold, load_predictions
 from scoring.profiles import get_profile
 from scoring.runner import plan
-from test_reference_agreement import _odd_gold_row, _odd_prediction_row
+from test_reference_agreement import _odd_gold_row, _odd_prediction_row, write_generated
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def _write_odd(tmp: Path, n: int, seed: int) -> tuple[Path, Path]:
-    rnd = random.Random(seed)
-    gold_rows = [_odd_gold_row(rnd, k) for k in range(n)]
-    preds = [_odd_prediction_row(rnd, f"q{k}") for k in range(n) if rnd.random() < 0.9]
-    preds += [_odd_prediction_row(rnd, f"extra{k}") for k in range(max(1, n // 100))]
-    rnd.shuffle(preds)
-    gold, pred = tmp / f"gold_{seed}.jsonl", tmp / f"preds_{seed}.jsonl"
-    gold.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in gold_rows), encoding="utf-8")
-    pred.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in preds), encoding="utf-8")
+    gold, pred, _ = write_generated(tmp, seed, n)
     return gold, pred
 
 

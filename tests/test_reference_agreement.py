@@ -353,7 +353,9 @@ def _odd_prediction_row(rnd, qid: str) -> dict:
     return row
 
 
-def _compare_generated(tmp_dir: Path, seed: int, n: int, ignore_missing: bool = False) -> None:
+def write_generated(tmp_dir: Path, seed: int, n: int) -> tuple[Path, Path, int]:
+    """n odd gold questions and ~0.9 n odd predictions (plus extra ids) as two JSONL files:
+    (gold file, prediction file, predictions written)."""
     import random
 
     rnd = random.Random(seed)
@@ -364,9 +366,14 @@ def _compare_generated(tmp_dir: Path, seed: int, n: int, ignore_missing: bool = 
     gold_file, pred_file = tmp_dir / f"gold_{seed}.jsonl", tmp_dir / f"preds_{seed}.jsonl"
     gold_file.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in gold_rows), encoding="utf-8")
     pred_file.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in preds), encoding="utf-8")
+    return gold_file, pred_file, len(preds)
+
+
+def _compare_generated(tmp_dir: Path, seed: int, n: int, ignore_missing: bool = False) -> None:
+    gold_file, pred_file, written = write_generated(tmp_dir, seed, n)
     gold = load_gold(gold_file)
     loaded = load_predictions(pred_file)
-    assert gold.loaded == n and loaded.loaded == len(preds)
+    assert gold.loaded == n and loaded.loaded == written
     run = evaluate(gold.items, loaded.items, profile=PROFILE, ignore_missing=ignore_missing, workers=1)
     want = ref.evaluate_files([gold_file], pred_file, ignore_missing=ignore_missing)
     got = run.report(lens=False)
