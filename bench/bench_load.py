@@ -90,17 +90,27 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+def _tree(pid: int) -> list[int]:
+    """A process and all its descendants, from /proc."""
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        try:
+            with open(f"/proc/{p}/task/{p}/children") as fh:
+                todo += [int(c) for c in fh.read().split()]
+        except OSError:
+            continue
+    return out
+
+
 def _rss_kb(pid: int) -> int:
     """Resident memory of a process and all its descendants, from /proc (kB)."""
     total = 0
-    todo = [pid]
-    while todo:
-        p = todo.pop()
+    for p in _tree(pid):
         try:
             with open(f"/proc/{p}/status") as fh:
                 total += next((int(line.split()[1]) for line in fh if line.startswith("VmRSS:")), 0)
-            with open(f"/proc/{p}/task/{p}/children") as fh:
-                todo += [int(c) for c in fh.read().split()]
         except OSError:
             continue
     return total
@@ -110,15 +120,11 @@ def _cpu_s(pid: int) -> float:
     """CPU time (user + system) of a process and all its descendants so far, from /proc (s)."""
     tick = os.sysconf("SC_CLK_TCK")
     total = 0.0
-    todo = [pid]
-    while todo:
-        p = todo.pop()
+    for p in _tree(pid):
         try:
             with open(f"/proc/{p}/stat") as fh:
                 fields = fh.read().rsplit(")", 1)[1].split()
             total += (int(fields[11]) + int(fields[12])) / tick  # utime, stime
-            with open(f"/proc/{p}/task/{p}/children") as fh:
-                todo += [int(c) for c in fh.read().split()]
         except (OSError, IndexError, ValueError):
             continue
     return total
