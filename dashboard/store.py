@@ -297,14 +297,7 @@ class ScoreStore:
             pass
 
     def _read(self, path: Path, key: str) -> ScoredRows:
-        table = pq.read_table(path, page_checksum_verification=True)
-        meta = table.schema.metadata or {}
-        if not table.schema.equals(SCHEMA, check_metadata=False):
-            raise ValueError("another schema")
-        if meta.get(b"lens.format") != str(FORMAT).encode() or meta.get(b"lens.key") != key.encode():
-            raise ValueError("another key or format")
-        if meta.get(b"lens.rows") != str(table.num_rows).encode():
-            raise ValueError("row count differs from the metadata")
+        table = _checked_table(path, key, SCHEMA, FORMAT)
         for name in _NOT_NULL:
             if table.column(name).null_count:
                 raise ValueError(f"nulls in {name}")
@@ -585,21 +578,14 @@ class PredictionStore:
     def _read(path: Path, key: str, file: str):
         from scoring.problems import LoadResult
 
-        table = pq.read_table(path, page_checksum_verification=True)
-        meta = table.schema.metadata or {}
-        if not table.schema.equals(PREDICTION_SCHEMA, check_metadata=False):
-            raise ValueError("another schema")
-        if meta.get(b"lens.format") != str(PREDICTION_FORMAT).encode() or meta.get(b"lens.key") != key.encode():
-            raise ValueError("another key or format")
+        table = _checked_table(path, key, PREDICTION_SCHEMA, PREDICTION_FORMAT)
         n = table.num_rows
-        if meta.get(b"lens.rows") != str(n).encode():
-            raise ValueError("row count differs from the metadata")
         for name in _PRED_NOT_NULL:
             if table.column(name).null_count:
                 raise ValueError(f"nulls in {name}")
         if n and pc.count_distinct(table.column("question_id")).as_py() != n:
             raise ValueError("an id twice")
-        load = json.loads(meta[b"lens.load"])
+        load = json.loads((table.schema.metadata or {})[b"lens.load"])
         if type(load) is not dict:
             raise ValueError("load metadata is not an object")
         counts = [load.get(k) for k in ("rows_read", "skipped", "blank_lines")]
@@ -641,3 +627,17 @@ def load_predictions_cached(path: Path, prediction_sha256: str, store: Predictio
         with paused_gc():
             store.put(key, res)
     return res
+
+
+def _checked_table(path: Path, key: str, schema, fmt: int):
+    """A cache entry read back (page checksums verified), refused with ValueError unless its schema,
+    format, key and row count are the ones written."""
+    table = pq.read_table(path, page_checksum_verification=True)
+    meta = table.schema.metadata or {}
+    if not table.schema.equals(schema, check_metadata=False):
+        raise ValueError("another schema")
+    if meta.get(b"lens.format") != str(fmt).encode() or meta.get(b"lens.key") != key.encode():
+        raise ValueError("another key or format")
+    if meta.get(b"lens.rows") != str(table.num_rows).encode():
+        raise ValueError("row count differs from the metadata")
+    return table
