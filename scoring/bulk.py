@@ -4,12 +4,14 @@ breakdowns.
 
 `RunResult.write_files` builds every record, then every row, in one process: at a million
 questions the rows (dicts, JSON text, CSV text) cost as much as the scoring. Here the work on
-each question -- judging it, its row dict, its JSON text and its CSV line -- is done once, in
-the process that holds its part, and only three score columns come back (`_part`, `_Parts`).
-This process computes which questions fall in which breakdown bucket meanwhile, gathers each
-finished part's scores into the buckets (summed once, in question order: the sums of
-`aggregate`), appends its CSV lines, and at the end writes the report's head and copies the
-parts' JSON rows after it (`_finish`). The bytes are those of `RunResult.write_files` (the
+each question -- judging it, its row dict, its JSON text, its CSV line and its breakdown
+buckets -- is done once, in the process that holds its part, and only score columns come back:
+the part's three, and its values in each bucket (`_part`, `_Parts`). This process reads the gold
+meanwhile; it joins each finished part's bucket values to the earlier parts' (summed once, in
+question order: the sums of `aggregate`), appends its CSV lines, and at the end writes the
+report's head and copies the parts' JSON rows after it (`_finish`). It walks no question after
+a part is forked: a forked process shares its parent's pages, and each page the parent then
+writes to (a reference count is a write) is copied. The bytes are those of `RunResult.write_files` (the
 release-agreement tests and tests/test_bulk.py compare them).
 
 `score_and_write` does this for a run already joined. The CLI starts earlier (`Streamed`): the
@@ -31,7 +33,6 @@ import os
 import tempfile
 import threading
 from array import array
-from bisect import bisect_left
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import BinaryIO
@@ -50,7 +51,7 @@ from .evaluate import (
 )
 from .loaders import load_predictions
 from .metrics import decide
-from .model import GoldQuestion, Prediction
+from .model import BREAKDOWNS, GoldQuestion, Prediction
 from .problems import LoadResult
 from .profiles import Profile
 from .runner import Plan, assemble_lazily
@@ -59,12 +60,14 @@ __all__ = ["score_and_write", "read_predictions_aside", "Aside", "Streamed", "BA
 
 BATCH = 5_000  # rows encoded per call, as RunResult writes them
 _RUN: tuple[list[GoldQuestion], list[Prediction | None], Profile] | None = None  # set before the workers fork
+ALL_GROUPS = BREAKDOWNS + ("question_type",)  # every group run_groups can name
 
 
-def _part(start: int, stop: int, json_path: str | None, csv_path: str | None) -> tuple[bytes, bytes, bytes, int]:
+def _part(start: int, stop: int, json_path: str | None, csv_path: str | None) -> tuple[bytes, bytes, bytes, int, dict]:
     """Score questions [start, stop) of the run, write their JSON rows (`_rows_json` batches
-    joined as the report joins them) and CSV lines to the two files; return the score columns
-    (and the process id, so a caller can tell where the part was made)."""
+    joined as the report joins them) and CSV lines to the two files; return the score columns,
+    the process id (so a caller can tell where the part was made) and the part's values in each
+    breakdown bucket (every group `run_groups` can name: the caller keeps those of its run)."""
     assert _RUN is not None
     questions, predictions, p = _RUN
     acc, f1, an = array("d"), array("d"), array("d")
@@ -89,7 +92,13 @@ def _part(start: int, stop: int, json_path: str | None, csv_path: str | None) ->
                 jfh.write(_rows_json(rows, safe=batch_is_safe(qs, a + f + n)))
             if cfh is not None:
                 cfh.write(csv_text(rows))
-    return acc.tobytes(), f1.tobytes(), an.tobytes(), os.getpid()
+    # the part's share of every breakdown bucket: its values there, in question order (the
+    # caller joins the parts' shares in part order, so each bucket sums in question order)
+    members = breakdown_members(questions[start:stop], ALL_GROUPS)
+    shares = {g: {label: (array("d", map(acc.__getitem__, idx)).tobytes(), array("d", map(f1.__getitem__, idx)).tobytes(),
+                          array("d", map(an.__getitem__, idx)).tobytes())
+                  for label, idx in m.items()} for g, m in members.items()}
+    return acc.tobytes(), f1.tobytes(), an.tobytes(), os.getpid(), shares
 
 
 def _spans(n: int, parts: int) -> list[tuple[int, int]]:
@@ -272,13 +281,10 @@ def score_and_write(gold: Sequence[GoldQuestion], the_plan: Plan, *, profile: Pr
 def _finish(gold: Sequence[GoldQuestion], the_plan: Plan, parts: _Parts, *, profile: Profile, name: str, ignore_missing: bool,
             prediction_field: str | None, report: str | Path | None, csv_path: str | Path | None, per_question: bool,
             lens: bool) -> RunResult:
-    """The run from its parts. While the processes work, this process computes the breakdown
-    members, then takes each part as it is done (in order): its scores gathered into the
-    buckets, its CSV lines appended to the CSV. Then the report's head, and the parts' rows
-    after it."""
-    # meanwhile, in this process (starting waiting parts as processes finish)
-    members = breakdown_members(the_plan.questions, run_groups(gold), between=parts.start_waiting)
-    buckets = _Buckets(members)
+    """The run from its parts: each part taken as it is done (in order), its scores and bucket
+    values gathered, its CSV lines appended to the CSV. Then the report's head, and the parts'
+    rows after it."""
+    buckets = _Buckets(run_groups(gold))
     files = [p["files"] for p in parts.parts]
     with contextlib.ExitStack() as stack:
         csv_out = None
@@ -295,7 +301,7 @@ def _finish(gold: Sequence[GoldQuestion], the_plan: Plan, parts: _Parts, *, prof
                 _copy_into(csv_out, files[k][1])
 
         columns = parts.results(on_part=take)
-    acc, f1, an = buckets.acc, buckets.f1, buckets.an
+    acc, f1, an = buckets.columns()
     run = assemble_lazily(gold, the_plan, _rescore, acc, f1, an, profile=profile, name=name,
                           ignore_missing=ignore_missing, prediction_field=prediction_field)
     run._agg = (_bucket(acc, f1, an), buckets.breakdowns())
@@ -318,39 +324,33 @@ def _finish(gold: Sequence[GoldQuestion], the_plan: Plan, parts: _Parts, *, prof
 
 
 class _Buckets:
-    """The breakdowns of `aggregate_scores`, gathered a part at a time: the score columns grow
-    as parts come in (in order), and each bucket takes the values at its positions inside the
-    questions received so far. Each bucket's values end up in question order, as `_bucket_at`
-    reads them, and are summed once at the end: the same sums."""
+    """The breakdowns of `aggregate_scores`, gathered a part at a time (in order): each part
+    brings its values in each bucket, in question order, so that a bucket's values joined part
+    after part are in question order, as `_bucket_at` reads them, and are summed once at the
+    end: the same sums."""
 
-    def __init__(self, members: dict[str, dict[str, list[int]]]) -> None:
-        self.acc: list[float] = []
-        self.f1: list[float] = []
-        self.an: list[float] = []
-        self.members = members
-        self.taken = {g: {label: 0 for label in m} for g, m in members.items()}
-        self.values: dict[str, dict[str, tuple[list[float], list[float], list[float]]]] = {
-            g: {label: ([], [], []) for label in m} for g, m in members.items()}
+    def __init__(self, groups: Sequence[str]) -> None:
+        self.groups = groups
+        self.acc, self.f1, self.an = array("d"), array("d"), array("d")
+        self.values: dict[str, dict[str, tuple[array, array, array]]] = {g: {} for g in groups}
 
     def add(self, result: tuple) -> None:
         for col, b in zip((self.acc, self.f1, self.an), result[:3]):
-            col += array("d", b).tolist()
-        n = len(self.acc)
-        for g, m in self.members.items():
-            taken, values = self.taken[g], self.values[g]
-            for label, idx in m.items():
-                start = taken[label]
-                stop = bisect_left(idx, n, start)
-                if stop > start:
-                    part = idx[start:stop]
-                    va, vf, vn = values[label]
-                    va += map(self.acc.__getitem__, part)
-                    vf += map(self.f1.__getitem__, part)
-                    vn += map(self.an.__getitem__, part)
-                    taken[label] = stop
+            col.frombytes(b)
+        shares = result[4]
+        for g in self.groups:
+            values = self.values[g]
+            for label, share in shares[g].items():
+                if label not in values:
+                    values[label] = (array("d"), array("d"), array("d"))
+                for col, b in zip(values[label], share):
+                    col.frombytes(b)
+
+    def columns(self) -> tuple[list[float], list[float], list[float]]:
+        return self.acc.tolist(), self.f1.tolist(), self.an.tolist()
 
     def breakdowns(self) -> dict:
-        return {g: {label: _bucket(*self.values[g][label]) for label in sorted(m)} for g, m in self.members.items()}
+        return {g: {label: _bucket(*self.values[g][label]) for label in sorted(self.values[g])} for g in self.groups}
 
 
 def _rescore() -> list:

@@ -125,7 +125,7 @@ def row_dicts(questions: Sequence[GoldQuestion], predictions: Sequence[Predictio
     return out
 
 
-def _bucket(acc: list[float], f1: list[float], an: list[float]) -> dict:
+def _bucket(acc: Sequence[float], f1: Sequence[float], an: Sequence[float]) -> dict:
     n = len(acc)
     if not n:
         return {"count": 0, "accuracy": 0.0, "token_f1": 0.0, "anls": 0.0}
