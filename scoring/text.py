@@ -12,6 +12,7 @@ __all__ = [
     "to_str",
     "strip_prefixes",
     "normalize_answer",
+    "normalize_answer_plain",
     "edit_distance",
     "levenshtein_similarity",
     "similarity",
@@ -44,8 +45,37 @@ def strip_prefixes(lowered: str) -> str:
     return lowered
 
 
+# The ASCII characters _NOT_KEPT deletes, read from the pattern itself (so the two cannot differ).
+_ASCII_NOT_KEPT = bytes(c for c in range(128) if _NOT_KEPT.fullmatch(chr(c)))
+_ARTICLE_WORDS = frozenset(("a", "an", "the"))
+
+
 def normalize_answer(text: str) -> str:
-    """Spec section 4: lower-case, strip prefixes, delete punctuation, drop articles, fold spaces."""
+    """Spec section 4: lower-case, strip prefixes, delete punctuation, drop articles, fold spaces.
+
+    `normalize_answer_plain` is the definition. For ASCII text (most answers) the same result
+    is reached in C: the punctuation deleted by `bytes.translate`, and -- when no '.', '-' or '%'
+    is left, so that every whitespace-separated word is made of word characters only and a word
+    boundary can only fall at its ends -- the articles dropped as whole words. A fourth of the
+    time of the two regular expressions (tests/test_rule_edges.py compares the two on random text)."""
+    s = strip_prefixes(text.strip().lower())
+    if not s.isascii():
+        return _articles_folded(_NOT_KEPT.sub("", s))
+    s = s.encode("ascii").translate(None, _ASCII_NOT_KEPT).decode("ascii")
+    if "." in s or "-" in s or "%" in s:
+        return _articles_folded(s)
+    words = s.split()
+    if _ARTICLE_WORDS.isdisjoint(words):
+        return " ".join(words)
+    return " ".join([w for w in words if w not in _ARTICLE_WORDS])
+
+
+def _articles_folded(s: str) -> str:
+    return " ".join(_ARTICLES.sub(" ", s).split())
+
+
+def normalize_answer_plain(text: str) -> str:
+    """`normalize_answer` as spec section 4 writes it: the reference its fast path is tested against."""
     s = strip_prefixes(text.strip().lower())
     s = _NOT_KEPT.sub("", s)
     s = _ARTICLES.sub(" ", s)

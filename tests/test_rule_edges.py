@@ -10,10 +10,12 @@ readers agree on plain decimals):
 ANLS by hand: 1 - edit distance / longer length of the raw lower-cased strings, 0 below 0.5.
 """
 
+import random
+
 import pytest
 
 from scoring.metrics import judge
-from scoring.text import normalize_answer
+from scoring.text import normalize_answer, normalize_answer_plain
 
 PROFILES = ["xldocbench", "xldocbench-1519"]
 
@@ -68,6 +70,25 @@ def test_zero_gold_needs_a_prediction_below_one_millionth(pred, acc, profile):
 ])
 def test_articles_are_removed_as_whole_words(text, normalised):
     assert normalize_answer(text) == normalised
+    assert normalize_answer_plain(text) == normalised
+
+
+# pieces that meet every branch of the fast path: articles and near-articles, the kept '.', '-',
+# '%' and '_', deleted punctuation, ASCII whitespace str.split and \s both know (\x1c-\x1f), the
+# answer prefixes, and non-ASCII letters, digits, spaces and punctuation (the regular-expression path)
+PIECES = ["a", "an", "the", "A", "An", "THE", "thE", "then", "anthem", "x", "42", "3.5", "_", ".", "-", "%", ",", "!",
+          "'", '"', "(", ")", "/", ":", " ", "  ", "\t", "\n", "\x0b", "\x0c", "\r", "\x1c", "\x1f", "\x00", "\x7f",
+          "the answer is", "Answer:", "answer is", "é", "É", "ß", "٣", "\u00a0", "\u3000", "\u2014", "，", "İ"]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_fast_normalisation_equals_the_definition(seed):
+    rng = random.Random(seed)
+    texts = ["".join(rng.choice(PIECES) for _ in range(rng.randint(0, 12))) for _ in range(5_000)]
+    texts += [chr(c) for c in range(160)] + [f"a{chr(c)}the" for c in range(160)]
+    mismatched = [t for t in texts if normalize_answer(t) != normalize_answer_plain(t)]
+    assert not mismatched, [(t, normalize_answer(t), normalize_answer_plain(t)) for t in mismatched[:5]]
+    assert sum(t.isascii() for t in texts) > 2_000  # the fast path was taken often
 
 
 # (prediction, gold, accuracy, token_f1, anls, rule)
