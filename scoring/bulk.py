@@ -160,6 +160,14 @@ class _Parts:
         self.waiting.append(part)
         self.start_waiting()
 
+    def extend_waiting(self, qs: list[GoldQuestion], prs: list[Prediction | None]) -> bool:
+        """Add these questions to the end of the last part, if it has not started; say whether they were."""
+        if not (self.waiting and self.waiting[-1] is self.parts[-1]):
+            return False
+        self.parts[-1]["qs"] = self.parts[-1]["qs"] + qs
+        self.parts[-1]["prs"] = self.parts[-1]["prs"] + prs
+        return True
+
     def _temp(self, kind: str) -> str:
         assert self.folder is not None
         self.folder.mkdir(parents=True, exist_ok=True)
@@ -303,7 +311,7 @@ def _finish(gold: Sequence[GoldQuestion], the_plan: Plan, parts: _Parts, *, prof
         columns = parts.results(on_part=take)
     acc, f1, an = buckets.columns()
     run = assemble_lazily(gold, the_plan, _rescore, acc, f1, an, profile=profile, name=name,
-                          ignore_missing=ignore_missing, prediction_field=prediction_field)
+                          ignore_missing=ignore_missing, prediction_field=prediction_field, columns_later=True)
     run._agg = (_bucket(acc, f1, an), buckets.breakdowns())
     run.__dict__["_lens_worker_processes"] = len({col[3] for col in columns} - {os.getpid()})
     if report:
@@ -473,6 +481,7 @@ class Streamed:
         self.questions: list[GoldQuestion] = []
         self.aligned: list[Prediction | None] = []
         self.missing: list[str] = []
+        self.matched = 0  # gold questions joined with a prediction
         self.chunk = 0
 
     def __enter__(self) -> Streamed:
@@ -514,7 +523,7 @@ class Streamed:
             self.by_id = {pr.qid: pr for pr in self.preds.items} if self.preds.items and not self.preds.unreadable else {}
         return self.preds
 
-    def _join(self, items: list[GoldQuestion], end: int) -> None:
+    def _join(self, items: list[GoldQuestion], end: int, *, last: bool = False) -> None:
         assert self.by_id is not None
         get = self.by_id.get
         while self.joined < end:
@@ -524,25 +533,30 @@ class Streamed:
             self.joined = stop
             missing = [q.qid for q, pr in zip(qs, prs) if pr is None]
             self.missing += missing
+            self.matched += len(qs) - len(missing)
             if missing and self.ignore_missing:
                 kept = [(q, pr) for q, pr in zip(qs, prs) if pr is not None]
                 qs, prs = [q for q, _ in kept], [pr for _, pr in kept]
             self.questions += qs
             self.aligned += prs
-            if qs:
+            # a small rest of the gold joins the last part if that has not started (rather than
+            # waiting alone for a free process at the end)
+            if qs and not (last and stop == end and len(qs) < self.chunk // 2 and self.parts.extend_waiting(qs, prs)):
                 self.parts.add(qs, prs)
 
     def plan(self, gold: Sequence[GoldQuestion]) -> Plan:
         """evaluate's join of the whole run (the rest of the gold joined here)."""
         preds = self.predictions()
         if self.by_id:
-            self._join(list(gold) if not isinstance(gold, list) else gold, len(gold))
+            self._join(list(gold) if not isinstance(gold, list) else gold, len(gold), last=True)
         else:  # nothing to score: the join runner.plan makes, without parts
             from .runner import plan
 
             return plan(gold, preds.items, ignore_missing=self.ignore_missing)
-        gold_ids = {q.qid for q in gold}
-        extras = [pr for pr in preds.items if pr.qid not in gold_ids]
+        extras: list[Prediction] = []
+        if self.matched < len(self.by_id):  # some prediction id is no gold id (the gold's ids are distinct)
+            gold_ids = {q.qid for q in gold}
+            extras = [pr for pr in preds.items if pr.qid not in gold_ids]
         return Plan(self.questions, self.aligned, self.missing, extras, len(self.by_id))
 
     def finish(self, gold: Sequence[GoldQuestion], the_plan: Plan, *, prediction_field: str | None, lens: bool) -> RunResult:

@@ -144,6 +144,8 @@ def columns_of(result: RunResult) -> dict[str, list]:
     and prediction (as the release reports it). Kept on the result once computed; a
     `StoredRunResult` has them without building its records."""
     cols = result.__dict__.get("_lens_columns")
+    if cols is None and "_lens_columns_build" in result.__dict__:  # a StoredRunResult's, made when first asked for
+        cols = result.__dict__["_lens_columns"] = result.__dict__["_lens_columns_build"]()
     if cols is None:
         rs = result.results
         cols = {
@@ -172,9 +174,9 @@ class StoredRunResult(RunResult):
     Judgements) are built on first access; the leaderboard's figures and `columns_of` come from
     the stored columns without them, so fifty runs of 20,000 questions open in a moment."""
 
-    def __init__(self, *, build, columns: dict[str, list], **fields) -> None:
+    def __init__(self, *, build, columns: dict[str, list] | Callable[[], dict[str, list]], **fields) -> None:
         self.__dict__["_lens_build"] = build
-        self.__dict__["_lens_columns"] = columns
+        self.__dict__["_lens_columns" if isinstance(columns, dict) else "_lens_columns_build"] = columns
         self.__dict__["_lens_lock"] = threading.Lock()
         super().__init__(results=None, **fields)  # type: ignore[arg-type]  # built on first use (`results`)
 
@@ -197,12 +199,12 @@ class StoredRunResult(RunResult):
     def overall(self) -> dict:
         if self._agg is not None:
             return self._agg[0]
-        c = self.__dict__["_lens_columns"]
+        c = columns_of(self)
         return _bucket(c["accuracy"], c["token_f1"], c["anls"])
 
     @property
     def failed_count(self) -> int:
-        c = self.__dict__["_lens_columns"]
+        c = columns_of(self)
         return sum(1 for a, st in zip(c["answered"], c["status"]) if a and not is_success_status(st))
 
 
@@ -210,23 +212,27 @@ class StoredRunResult(RunResult):
 def assemble_lazily(gold: Sequence[GoldQuestion], the_plan: Plan, decisions_later, accuracy: list[float],
                     token_f1: list[float], anls: list[float], *, profile: str | Profile, name: str = "run",
                     ignore_missing: bool = False, prediction_field: str | None = None,
-                    question_ids: list[str] | None = None) -> StoredRunResult:
+                    question_ids: list[str] | None = None, columns_later: bool = False) -> StoredRunResult:
     """Like `assemble`, with the scores given as columns and the decisions (for the records) only
-    when the records are first needed: `decisions_later()` returns them."""
+    when the records are first needed: `decisions_later()` returns them. With `columns_later`,
+    the columns (`columns_of`) too are made only when first asked for (the command line never
+    asks: a million questions' columns cost half a second)."""
     n = len(the_plan.questions)
     if not (len(accuracy) == len(token_f1) == len(anls) == n):
         raise ValueError(f"score columns of another length than the {n} questions")
     p = get_profile(profile)
-    preds = the_plan.predictions
-    columns: dict[str, list] = {
-        "question_id": question_ids if question_ids is not None else the_plan.question_ids,
-        "status": [MISSING_STATUS if pr is None else pr.status for pr in preds],
-        "accuracy": [_shared(x) for x in accuracy],
-        "token_f1": [_shared(x) for x in token_f1],
-        "anls": [_shared(x) for x in anls],
-        "answered": [pr is not None for pr in preds],
-        "prediction": ["" if pr is None else (OVERFLOW_TEXT if pr.status in OVERFLOW_STATUSES else pr.text) for pr in preds],
-    }
+
+    def columns() -> dict[str, list]:
+        preds = the_plan.predictions
+        return {
+            "question_id": question_ids if question_ids is not None else the_plan.question_ids,
+            "status": [MISSING_STATUS if pr is None else pr.status for pr in preds],
+            "accuracy": [_shared(x) for x in accuracy],
+            "token_f1": [_shared(x) for x in token_f1],
+            "anls": [_shared(x) for x in anls],
+            "answered": [pr is not None for pr in preds],
+            "prediction": ["" if pr is None else (OVERFLOW_TEXT if pr.status in OVERFLOW_STATUSES else pr.text) for pr in preds],
+        }
 
     def build() -> list[QuestionResult]:
         try:
@@ -235,7 +241,7 @@ def assemble_lazily(gold: Sequence[GoldQuestion], the_plan: Plan, decisions_late
             decisions = _decide_chunk((p, the_plan.items()))
         return assemble(gold, the_plan, decisions, profile=p).results
 
-    return StoredRunResult(build=build, columns=columns,
+    return StoredRunResult(build=build, columns=columns if columns_later else columns(),
                            **_run_fields(gold, the_plan, p, name, ignore_missing, prediction_field))
 
 

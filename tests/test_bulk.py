@@ -112,20 +112,33 @@ def test_cli_large_run_equals_the_one_process_files(tmp_path, n, seed, flags):
     assert sorted(p.name for p in out.iterdir()) == ["r.csv", "r.json"]
 
 
-def test_streamed_join_equals_the_plan(tmp_path):
-    """The join made a chunk at a time while the gold is read equals runner.plan's."""
+@pytest.mark.parametrize("chunk", [700, 800])
+@pytest.mark.parametrize("predictions", ["odd", "exactly the gold's", "the gold's, some twice"])
+def test_streamed_join_equals_the_plan(tmp_path, chunk, predictions):
+    """The join made a chunk at a time while the gold is read equals runner.plan's -- with extra
+    predictions, with none (told from the count of joined questions, without a walk over the
+    predictions) and with repeated ids; and no small part is left at the end on its own."""
     gold_file, pred_file = _write_odd(tmp_path, 9_000, 23)
+    if predictions != "odd":
+        ids = [q.qid for q in load_gold(gold_file).items]
+        ids += ids[::7] if predictions.endswith("twice") else []
+        pred_file = tmp_path / "exact.jsonl"
+        pred_file.write_text("".join(json.dumps({"question_id": i, "prediction": f"p{k}"}) + "\n" for k, i in enumerate(ids)),
+                             encoding="utf-8")
     for ignore in (False, True):
         aside = bulk.read_predictions_aside(pred_file)
         with bulk.Streamed(aside, profile=get_profile("xldocbench"), name="r", ignore_missing=ignore, report=None,
                            csv_path=None, per_question=True, workers=1) as stream:
-            stream.chunk = 700
-            gold = load_gold(gold_file, on_chunk=stream.gold_chunk, chunk=700)
+            stream.chunk = chunk
+            gold = load_gold(gold_file, on_chunk=stream.gold_chunk, chunk=chunk)
             got = stream.plan(gold.items)
-            assert len(stream.parts.parts) > 5  # parts were added while the gold was read
+            sizes = [len(part["qs"]) for part in stream.parts.parts]
+            assert len(sizes) > 5  # parts were added while the gold was read
+            assert sum(sizes) == len(got.questions) and min(sizes) >= chunk // 2
         want = plan(gold.items, load_predictions(pred_file).items, ignore_missing=ignore)
         assert (got.questions, got.predictions, got.missing, got.extras, got.prediction_count) == (
             want.questions, want.predictions, want.missing, want.extras, want.prediction_count)
+        assert bool(want.extras) == (predictions == "odd")
 
 
 @pytest.mark.parametrize("seed,metadata_kinds", [(31, None), (32, 3)])
