@@ -56,8 +56,9 @@ def normalize_answer(text: str) -> str:
     `normalize_answer_plain` is the definition. For ASCII text (most answers) the same result
     is reached in C: the punctuation deleted by `bytes.translate`, and -- when no '.', '-' or '%'
     is left, so that every whitespace-separated word is made of word characters only and a word
-    boundary can only fall at its ends -- the articles dropped as whole words. A fourth of the
-    time of the two regular expressions (tests/test_rule_edges.py compares the two on random text)."""
+    boundary can only fall at its ends -- the articles dropped as whole words. Other text uses an
+    equivalent article pattern the engine can scan faster. Half the time of the two regular
+    expressions or less (tests/test_rule_edges.py compares the two on random text)."""
     s = strip_prefixes(text.strip().lower())
     if not s.isascii():
         return _articles_folded(_NOT_KEPT.sub("", s))
@@ -70,8 +71,14 @@ def normalize_answer(text: str) -> str:
     return " ".join([w for w in words if w not in _ARTICLE_WORDS])
 
 
+# _ARTICLES written to start with a letter, so that the regular-expression engine skips to the
+# next 'a' or 't' instead of trying every position; the word boundary before the article is
+# checked behind it: the same matches, in half the time on long answers.
+_ARTICLES_FAST = re.compile(r"(?:a(?<!\wa)n?|the(?<!\wthe))\b")
+
+
 def _articles_folded(s: str) -> str:
-    return " ".join(_ARTICLES.sub(" ", s).split())
+    return " ".join(_ARTICLES_FAST.sub(" ", s).split())
 
 
 def normalize_answer_plain(text: str) -> str:
