@@ -34,6 +34,7 @@ import tempfile
 import threading
 from array import array
 from collections.abc import Callable, Sequence
+from operator import itemgetter
 from pathlib import Path
 from typing import BinaryIO
 
@@ -45,8 +46,9 @@ from .evaluate import (
     _rows_json,
     batch_is_safe,
     breakdown_members,
-    csv_text,
-    row_dicts,
+    csv_columns,
+    dicts_of,
+    row_columns,
     run_groups,
 )
 from .loaders import load_predictions
@@ -85,20 +87,26 @@ def _part(start: int, stop: int, json_path: str | None, csv_path: str | None) ->
             an.extend(n)
             if jfh is None and cfh is None:
                 continue
-            rows = row_dicts(qs, prs, a, f, n)
+            columns = row_columns(qs, prs, a, f, n)
             if jfh is not None:
                 if i > start:
                     jfh.write(",\n    ")
-                jfh.write(_rows_json(rows, safe=batch_is_safe(qs, a + f + n)))
+                jfh.write(_rows_json(dicts_of(columns), safe=batch_is_safe(qs, a + f + n)))
             if cfh is not None:
-                cfh.write(csv_text(rows))
+                cfh.write(csv_columns(columns))
     # the part's share of every breakdown bucket: its values there, in question order (the
     # caller joins the parts' shares in part order, so each bucket sums in question order)
     members = breakdown_members(questions[start:stop], ALL_GROUPS)
-    shares = {g: {label: (array("d", map(acc.__getitem__, idx)).tobytes(), array("d", map(f1.__getitem__, idx)).tobytes(),
-                          array("d", map(an.__getitem__, idx)).tobytes())
-                  for label, idx in m.items()} for g, m in members.items()}
+    shares = {g: {label: (_picked(acc, idx), _picked(f1, idx), _picked(an, idx)) for label, idx in m.items()}
+              for g, m in members.items()}
     return acc.tobytes(), f1.tobytes(), an.tobytes(), os.getpid(), shares
+
+
+def _picked(column: array, idx: list[int]) -> bytes:
+    """The values at positions `idx`, in that order, as an array's bytes (picked in C)."""
+    if len(idx) == 1:
+        return array("d", (column[idx[0]],)).tobytes()
+    return array("d", itemgetter(*idx)(column)).tobytes()
 
 
 def _spans(n: int, parts: int) -> list[tuple[int, int]]:

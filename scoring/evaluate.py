@@ -27,7 +27,7 @@ from .registry import METRICS, MISSING_STATUS, is_success_status
 from .text import to_str
 
 __all__ = ["QuestionResult", "RunResult", "evaluate", "aggregate", "aggregate_scores", "breakdown_members", "macro_average",
-           "row_dicts", "run_groups", "extra_prediction_problems", "CSV_COLUMNS"]
+           "row_dicts", "row_columns", "dicts_of", "csv_columns", "run_groups", "extra_prediction_problems", "CSV_COLUMNS"]
 
 CSV_COLUMNS = (
     "question_id", "prediction", "gold_answer", "answer_format", "status",
@@ -104,25 +104,33 @@ def row_dicts(questions: Sequence[GoldQuestion], predictions: Sequence[Predictio
               token_f1: Sequence[float], anls: Sequence[float]) -> list[dict]:
     """The release per-question rows of aligned columns (a prediction None: missing), as
     `QuestionResult.row()` writes them -- for a caller holding scores without records."""
-    out: list[dict] = []
-    append = out.append
-    for q, pr, acc, f1, an in zip(questions, predictions, accuracy, token_f1, anls):
-        md = q.metadata
-        status = MISSING_STATUS if pr is None else pr.status
-        append({
-            "question_id": q.qid,
-            "prediction": "" if pr is None else (OVERFLOW_TEXT if status in OVERFLOW_STATUSES else pr.text),
-            "gold_answer": q.answers[0] if q.answers else "",
-            "answer_format": q.raw_format if q.format_given else "Str",
-            "status": status,
-            "accuracy": acc if acc == 0.0 or acc == 1.0 else round(acc, 6),
-            "token_f1": f1 if f1 == 0.0 or f1 == 1.0 else round(f1, 6),
-            "anls": an if an == 0.0 or an == 1.0 else round(an, 6),
-            "split": q.split,
-            "domain": md.get("domain", "unknown"),
-            "reasoning_type": md.get("reasoning_type", "unknown"),
-        })
-    return out
+    return dicts_of(row_columns(questions, predictions, accuracy, token_f1, anls))
+
+
+def row_columns(questions: Sequence[GoldQuestion], predictions: Sequence[Prediction | None], accuracy: Sequence[float],
+                token_f1: Sequence[float], anls: Sequence[float]) -> list[list]:
+    """The fields of `row_dicts`' rows as columns, in CSV_COLUMNS order (`csv_columns` writes them
+    as CSV, `dicts_of` makes the rows)."""
+    return [
+        [q.qid for q in questions],
+        ["" if pr is None else (OVERFLOW_TEXT if pr.status in OVERFLOW_STATUSES else pr.text) for pr in predictions],
+        [q.answers[0] if q.answers else "" for q in questions],
+        [q.raw_format if q.format_given else "Str" for q in questions],
+        [MISSING_STATUS if pr is None else pr.status for pr in predictions],
+        [x if x == 0.0 or x == 1.0 else round(x, 6) for x in accuracy],
+        [x if x == 0.0 or x == 1.0 else round(x, 6) for x in token_f1],
+        [x if x == 0.0 or x == 1.0 else round(x, 6) for x in anls],
+        [q.split for q in questions],
+        [q.metadata.get("domain", "unknown") for q in questions],
+        [q.metadata.get("reasoning_type", "unknown") for q in questions],
+    ]
+
+
+def dicts_of(columns: Sequence[Sequence]) -> list[dict]:
+    """The row dicts of `row_columns` (keys in CSV_COLUMNS order: the report's bytes depend on it)."""
+    return [{"question_id": qid, "prediction": pred, "gold_answer": gold, "answer_format": fmt, "status": status,
+             "accuracy": acc, "token_f1": f1, "anls": an, "split": split, "domain": domain, "reasoning_type": rtype}
+            for qid, pred, gold, fmt, status, acc, f1, an, split, domain, rtype in zip(*columns)]
 
 
 def _bucket(acc: Sequence[float], f1: Sequence[float], an: Sequence[float]) -> dict:
@@ -625,11 +633,44 @@ def batch_is_safe(questions: Sequence[GoldQuestion], scores: Sequence[float]) ->
 
 
 def csv_text(rows: list[dict]) -> str:
-    """The rows as `csv.writer` (excel dialect, minimal quoting, "\r\n") writes them, a whole
-    batch in one pass of string operations: a field is written as str() gives it (repr for floats,
-    "" for null), quoted when it holds a quote, a comma or a line break, quotes doubled inside.
-    tests/test_fast_json.py compares it with csv.writer on random rows."""
-    return "".join([",".join(map(_csv_cell, row.values())) + "\r\n" for row in rows])
+    """The rows as `csv.writer` (excel dialect, minimal quoting, "\r\n") writes them: a field is
+    written as str() gives it (repr for floats, "" for null), quoted when it holds a quote, a
+    comma or a line break, quotes doubled inside. Made a column at a time: a column of strings
+    none of which needs quoting is taken as it is, a column of floats by `repr`, both in C; only
+    the other columns (answers with commas, say) go cell by cell. tests/test_fast_json.py compares
+    it with csv.writer on random rows."""
+    return csv_columns(list(zip(*map(dict.values, rows))))
+
+
+def csv_columns(columns: Sequence[Sequence]) -> str:
+    """`csv_text` of the rows these columns hold (the rows' values, column by column)."""
+    if not columns or not len(columns[0]):
+        return ""
+    cells: list[Iterable[str]] = []
+    for col in columns:
+        kinds = set(map(type, col))
+        if kinds == _STR and not _needs_quotes("".join(col)):
+            cells.append(col)
+        elif kinds == _FLOAT:
+            cells.append(_float_texts(col))
+        else:
+            cells.append(map(_csv_cell, col))
+    return "\r\n".join(map(",".join, zip(*cells))) + "\r\n"
+
+
+_STR, _FLOAT = {str}, {float}
+
+
+def _float_texts(col: Sequence[float]) -> Iterable[str]:
+    """`map(repr, col)`; written by orjson in one call when every value is 0 or in [1e-4, 1],
+    where its digits are repr's (see `_orjson_safe`)."""
+    if _orjson is not None and not isnan(sum(col)) and max(col) <= 1.0 and min(filter(None, col), default=1.0) >= _TINY:
+        return _orjson.dumps(col).decode("ascii")[1:-1].split(",")
+    return map(repr, col)
+
+
+def _needs_quotes(s: str) -> bool:
+    return '"' in s or "," in s or "\n" in s or "\r" in s
 
 
 def _csv_cell(v: object) -> str:

@@ -104,3 +104,16 @@ def test_batch_is_safe_agrees_with_the_row_by_row_check(cases):
     if all(type(q.raw_format) in E._PLAIN for q in qs) and all(x == 0.0 or 1e-4 <= x <= 1.0 for x in a + f + n):
         assert got == want
     assert E._rows_json(rows, safe=got) == E._rows_json(rows)  # the same bytes either way
+
+
+def test_float_cells_written_by_orjson_are_reprs():
+    """The CSV's score columns go through orjson when every value is 0 or in [1e-4, 1]: the same
+    text as repr, on every 6-decimal value and on random doubles there; outside it, repr itself."""
+    rng = random.Random(5)
+    six = [k / 1_000_000 for k in range(100, 1_000_001)] + [0.0]
+    randoms = [rng.uniform(1e-4, 1.0) for _ in range(200_000)] + [1e-4, 1.0, 0.1 + 0.2, 2 / 3]
+    for col in (six, randoms):
+        assert list(E._float_texts(col)) == list(map(repr, col))
+    for odd in ([0.5, 5e-05], [0.5, float("nan")], [0.5, 1.5], [-0.0, 0.25], [0.5, float("inf")]):
+        assert list(E._float_texts(odd)) == list(map(repr, odd))
+    assert isinstance(E._float_texts([0.5, 0.25]), list)  # the orjson path was taken
