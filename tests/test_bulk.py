@@ -10,6 +10,7 @@ import random
 import subprocess
 import sys
 import textwrap
+from array import array
 from pathlib import Path
 
 import pytest
@@ -162,6 +163,33 @@ def test_breakdown_members_equal_group_by_group(tmp_path, seed, metadata_kinds):
     assert breakdown_members(qs, groups) == want
     if metadata_kinds:
         assert len({id(q.metadata) for q in qs}) <= metadata_kinds
+
+
+@pytest.mark.parametrize("seed,labels", [(33, "odd"), (34, "few, repeated"), (35, "many")])
+def test_bucket_shares_are_the_values_at_the_members(tmp_path, seed, labels):
+    """A part's bucket values (computed on columns with numpy) are the scores at
+    breakdown_members' positions, in order -- with odd metadata, with a source named twice in one
+    question, and with more labels than the one-pass path takes (the sorted-pairs path)."""
+    rnd = random.Random(seed)
+    rows = [_odd_gold_row(rnd, k) for k in range(2500)]
+    if labels != "odd":
+        many = labels == "many"
+        for r in rows:
+            r["metadata"] = {"domain": f"d{rnd.randrange(300 if many else 4)}",
+                             "evidence_sources": [f"s{rnd.randrange(200 if many else 3)}" for _ in range(rnd.randint(0, 4))]}
+    path = tmp_path / "g.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    qs = load_gold(path).items
+    cols = [array("d", [rnd.choice([0.0, 1.0, rnd.random()]) for _ in qs]) for _ in range(3)]
+    got = bulk.bucket_shares(qs, *cols)
+    members = breakdown_members(qs, bulk.ALL_GROUPS)
+    want = {g: {label: tuple(array("d", [c[i] for i in idx]).tobytes() for c in cols) for label, idx in m.items()}
+            for g, m in members.items()}
+    assert got == want
+    if labels == "many":
+        assert len(got["domain"]) > bulk._FEW_LABELS and len(got["evidence_source"]) > bulk._FEW_LABELS
+    if labels == "few, repeated":
+        assert any(len(set(q.evidence_sources)) < len(q.evidence_sources) for q in qs)
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess:
