@@ -17,6 +17,7 @@ import contextlib
 import os
 import sys
 from pathlib import Path
+from typing import NoReturn
 
 from . import __version__
 from ._gc import paused_gc
@@ -59,12 +60,23 @@ def _pct(x: float) -> str:
     return f"{x * 100:.2f}%"
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, *, exit_when_done: bool = False) -> int:
+    """Run the command line; return its exit code. With `exit_when_done` (`python -m scoring`),
+    the process ends as soon as the outputs are written and the printing is flushed, without
+    freeing the run's millions of objects one by one (a second at 1M questions): the operating
+    system takes the memory back at once."""
     args = build_parser().parse_args(argv)
     # no reference cycles are made between loading and writing: the collector stays off for the
     # whole run (between the paused phases it would otherwise walk millions of records)
     with paused_gc():
-        return _run(args)
+        return _run(args, exit_when_done)
+
+
+def _exit_now(code: int) -> NoReturn:
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(code)
 
 
 def _output_folders(args: argparse.Namespace) -> list[Path]:
@@ -97,7 +109,7 @@ def _outputs(args: argparse.Namespace, name: str) -> tuple[str | Path | None, st
     return report, csv_path
 
 
-def _run(args: argparse.Namespace) -> int:
+def _run(args: argparse.Namespace, exit_when_done: bool = False) -> int:
     err = sys.stderr
     why = _unwritable(_output_folders(args))
     if why:  # said before the inputs are read, not after a million questions are scored
@@ -123,7 +135,10 @@ def _run(args: argparse.Namespace) -> int:
         if not gold.items:
             print("ERROR: no gold question could be loaded", file=err)
             return 1
-        return _score_runs(args, gold.items, names, profile, aside, stream)
+        code = _score_runs(args, gold.items, names, profile, aside, stream)
+    if exit_when_done:  # the outputs are closed and the part files removed; the run is still held here
+        _exit_now(code)
+    return code
 
 
 def _score_runs(args: argparse.Namespace, gold: list, names: list[str], profile, aside, stream) -> int:
