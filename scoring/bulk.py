@@ -446,22 +446,64 @@ ASIDE_MIN_BYTES = 1 << 20  # a smaller prediction file is read faster than a pro
 
 
 def _columns_of_predictions(path: str, prediction_field: str | None) -> tuple:
-    """In a forked process: `load_predictions`, its records sent back as columns (pickling a
-    million records one by one would cost what reading them does)."""
+    """In a forked process: `load_predictions`, its records sent back as packed columns (pickling
+    a million records one by one would cost what reading them does, and even a list of a million
+    strings costs a second: pickle remembers every object it wrote)."""
     with paused_gc():
         res = load_predictions(path, prediction_field=prediction_field)
         items = res.items
-        fixed = ([p.qid for p in items], [p.text for p in items], [p.status for p in items], [p.file for p in items],
-                 [p.line for p in items], [p.has_status for p in items])
+        fixed = (_packed([p.qid for p in items]), _packed([p.text for p in items]), _coded([p.status for p in items]),
+                 _coded([p.file for p in items]), _packed_ints([p.line for p in items]),
+                 bytes(p.has_status for p in items))
         evidence = [(k, p.evidence_pages, p.evidence) for k, p in enumerate(items) if p.evidence_pages or p.evidence]
         res.items = []
         return res, fixed, evidence
 
 
+_SEP = "\x00"
+
+
+def _packed(strings: list[str]) -> tuple:
+    """Strings as one string joined by NUL (split back in C), or as the list when one holds a NUL."""
+    try:
+        joined = _SEP.join(strings)
+    except TypeError:  # not all strings
+        return ("list", strings)
+    if joined.count(_SEP) == len(strings) - 1:  # none holds a NUL (and the list is not empty)
+        return ("joined", joined)
+    return ("list", strings)
+
+
+def _unpacked(packed: tuple) -> list:
+    kind, value = packed
+    return value if kind == "list" else value.split(_SEP)
+
+
+def _coded(values: list) -> tuple:
+    """Values with few distinct ones (statuses, file names): the distinct values and an index per value."""
+    index: dict = {}
+    codes = array("I", map(index.setdefault, values, range(len(values))))  # first position of an equal value
+    return [values[k] for k in index.values()], codes, list(index.values())
+
+
+def _uncoded(coded: tuple) -> list:
+    distinct, codes, firsts = coded
+    at = dict(zip(firsts, distinct))
+    return list(map(at.__getitem__, codes))
+
+
+def _packed_ints(values: list) -> tuple:
+    if all(type(x) is int for x in values) and (not values or -(2**62) < min(values) and max(values) < 2**62):
+        return ("array", array("q", values))
+    return ("list", values)
+
+
 def _rebuilt(sent: tuple) -> LoadResult[Prediction]:
     res, (qids, texts, statuses, files, lines, has_status), evidence = sent
     with paused_gc():
-        res.items = list(map(Prediction, qids, texts, statuses, files, lines, has_status))
+        columns = (_unpacked(qids), _unpacked(texts), _uncoded(statuses), _uncoded(files),
+                   lines[1] if lines[0] == "list" else lines[1].tolist(), list(map(bool, has_status)))
+        res.items = list(map(Prediction, *columns))
         for k, pages, ev in evidence:
             res.items[k].evidence_pages, res.items[k].evidence = pages, ev
     return res

@@ -229,6 +229,8 @@ def test_predictions_read_beside_the_gold_equal_the_ones_read_here(tmp_path):
             row["evidence_pages"] = [1 + k % 5, "x"]
         if k % 13 == 0:
             row["evidence"] = [{"page": 2, "document_id": "d", "bbox": [1, 2, 30, 40]}, {"page": 0}]
+        if k == 4_321:  # a NUL inside an answer: the answers are sent as a list, not joined by NULs
+            row["prediction"] = "before\u0000after"
         lines.append(json.dumps(row, ensure_ascii=False))
         if k % 1000 == 0:
             lines.append("{not json")
