@@ -133,21 +133,21 @@ def bucket_shares(questions: list[GoldQuestion], acc: array, f1: array, an: arra
             table[meta_firsts] = list(map(first.setdefault, keys, meta_firsts))
             codes = table[meta_codes]
         labels_of_code = {f: _labels_of(questions[f], g) for f in first.values()}
-        label_ids: dict[str, int] = {}
-        for labels in labels_of_code.values():
+        named: dict[str, dict[int, int]] = {}  # label -> code -> how many times that code's questions name it
+        for f, labels in labels_of_code.items():
             for label in labels:
-                label_ids.setdefault(label, len(label_ids))
+                times = named.setdefault(label, {})
+                times[f] = times.get(f, 0) + 1
         positions = np.arange(n)
         shares = out[g] = {}
-        if len(label_ids) <= _FEW_LABELS:
-            for label in label_ids:
-                per_code = np.zeros(n, dtype=np.intp)  # at a code: how many times its questions name the label
-                for f, labels in labels_of_code.items():
-                    if label in labels:
-                        per_code[f] = labels.count(label)
+        if len(named) <= _FEW_LABELS:
+            for label, times in named.items():
+                per_code = np.zeros(n, dtype=np.intp)
+                per_code[list(times)] = list(times.values())
                 idx = np.repeat(positions, per_code[codes])
                 shares[label] = (cols[0][idx].tobytes(), cols[1][idx].tobytes(), cols[2][idx].tobytes())
             continue
+        label_ids = {label: k for k, label in enumerate(named)}
         # many labels: every (question, label) pair laid out in question order, then sorted by label
         count = np.zeros(n, dtype=np.intp)  # at a code: how many labels its questions name
         start = np.zeros(n, dtype=np.intp)  # ... and where they begin in `flat`

@@ -237,14 +237,12 @@ def aggregate(results: Sequence[QuestionResult], groups: Sequence[str] = BREAKDO
     return aggregate_scores(breakdown_members([r.question for r in results], groups), acc, f1, an)
 
 
-def breakdown_members(questions: Sequence[GoldQuestion], groups: Sequence[str] = BREAKDOWNS, *,
-                      between: Callable[[], object] | None = None) -> dict[str, dict[str, list[int]]]:
+def breakdown_members(questions: Sequence[GoldQuestion], groups: Sequence[str] = BREAKDOWNS) -> dict[str, dict[str, list[int]]]:
     """group -> label -> ascending positions of the questions in that bucket: what aggregation
     needs of the questions, computed before (or while) they are scored. Questions alike in
     everything their labels read -- split, format, question types and the metadata dict (the
     loader shares one dict between questions with equal metadata) -- are partitioned once for
-    every group; when few are alike, group by group (calling `between()` after each group: a
-    caller's chance to tend to other work)."""
+    every group; when few are alike, group by group."""
     qs = list(questions)
     parts = _partition([
         (id(q.metadata), q.split if type(q.split) is str else id(q.split),
@@ -253,12 +251,7 @@ def breakdown_members(questions: Sequence[GoldQuestion], groups: Sequence[str] =
     ])
     if len(parts) > len(qs) // 8 + 64:
         metas = [q.metadata for q in qs]
-        out = {}
-        for g in groups:
-            out[g] = _group_members(qs, metas, g)
-            if between is not None:
-                between()
-        return out
+        return {g: _group_members(qs, metas, g) for g in groups}
     reps = [(qs[idx[0]], idx) for idx in parts.values()]
     return {g: _members_of_parts(reps, g) for g in groups}
 
