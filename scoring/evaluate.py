@@ -668,11 +668,7 @@ def _needs_quotes(s: str) -> bool:
 
 def _csv_cell(v: object) -> str:
     s = v if type(v) is str else ("" if v is None else (repr(v) if isinstance(v, float) else str(v)))
-    if '"' in s:
-        return '"' + s.replace('"', '""') + '"'
-    if "," in s or "\n" in s or "\r" in s:
-        return '"' + s + '"'
-    return s
+    return '"' + s.replace('"', '""') + '"' if _needs_quotes(s) else s
 
 
 def _open_for_writing(path: str | Path) -> IO[str]:
