@@ -165,14 +165,18 @@ def test_breakdown_members_equal_group_by_group(tmp_path, seed, metadata_kinds):
         assert len({id(q.metadata) for q in qs}) <= metadata_kinds
 
 
-@pytest.mark.parametrize("seed,labels", [(33, "odd"), (34, "few, repeated"), (35, "many")])
+@pytest.mark.parametrize("seed,labels", [(33, "odd"), (34, "few, repeated"), (35, "many"), (36, "docvqa question types")])
 def test_bucket_shares_are_the_values_at_the_members(tmp_path, seed, labels):
     """A part's bucket values (computed on columns with numpy) are the scores at
     breakdown_members' positions, in order -- with odd metadata, with a source named twice in one
     question, and with more labels than the one-pass path takes (the sorted-pairs path)."""
     rnd = random.Random(seed)
     rows = [_odd_gold_row(rnd, k) for k in range(2500)]
-    if labels != "odd":
+    if labels.startswith("docvqa"):  # question types: several per question, a type twice in some, none in others
+        types = ["table/list", "form", "layout", "figure/diagram", "free_text", 7, None]
+        rows = [{"questionId": k, "question": "?", "answers": ["a"], "docId": k % 9, "split": rnd.choice(["val", "test"]),
+                 "question_types": [rnd.choice(types) for _ in range(rnd.randint(0, 3))]} for k in range(2500)]
+    elif labels != "odd":
         many = labels == "many"
         for r in rows:
             r["metadata"] = {"domain": f"d{rnd.randrange(300 if many else 4)}",
@@ -190,6 +194,8 @@ def test_bucket_shares_are_the_values_at_the_members(tmp_path, seed, labels):
         assert len(got["domain"]) > bulk._FEW_LABELS and len(got["evidence_source"]) > bulk._FEW_LABELS
     if labels == "few, repeated":
         assert any(len(set(q.evidence_sources)) < len(q.evidence_sources) for q in qs)
+    if labels.startswith("docvqa"):
+        assert any(len(set(q.question_types)) < len(q.question_types) for q in qs) and len(got["question_type"]) > 3
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess:
