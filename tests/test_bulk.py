@@ -113,6 +113,31 @@ def test_cli_large_run_equals_the_one_process_files(tmp_path, n, seed, flags):
     assert sorted(p.name for p in out.iterdir()) == ["r.csv", "r.json"]
 
 
+def test_cli_large_docvqa_run_equals_the_one_process_files(tmp_path):
+    """A DocVQA run through the CLI's forked parts: several acceptable answers, question types as
+    a breakdown (several per question, one named twice), the lens block in the report."""
+    rnd = random.Random(24)
+    types = ["table/list", "form", "layout", "figure/diagram", None]
+    gold_file, pred_file = tmp_path / "gold.jsonl", tmp_path / "preds.jsonl"
+    gold_file.write_text("".join(json.dumps({
+        "questionId": k, "question": "?", "answers": rnd.sample(["0.28", "28%", "Acme Inc", "yes", "1,234"], rnd.randint(1, 3)),
+        "docId": k % 50, "split": "val", "question_types": [rnd.choice(types) for _ in range(rnd.randint(0, 3))]}) + "\n"
+        for k in range(12_000)), encoding="utf-8")
+    pred_file.write_text("".join(json.dumps({"question_id": str(k), "answer": rnd.choice(["0.28", "acme", "Yes", "1234", ""])}) + "\n"
+                                 for k in range(12_000) if k % 97), encoding="utf-8")
+    out = tmp_path / "cli"
+    proc = subprocess.run([sys.executable, "-m", "scoring", "--profile", "docvqa", "--gold-files", str(gold_file),
+                           "--predictions", str(pred_file), "--output", str(out / "r.json"), "--per-question-csv", str(out / "r.csv")],
+                          cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    gold, preds = load_gold(gold_file), load_predictions(pred_file)
+    run = evaluate(gold.items, preds.items, profile="docvqa", name="preds", workers=1)  # the CLI names a run by its file
+    assert "question_type" in run.breakdowns and len(run.breakdowns["question_type"]) >= 4
+    run.write_files(report=tmp_path / "w.json", csv_path=tmp_path / "w.csv", lens=True)
+    assert (out / "r.json").read_bytes() == (tmp_path / "w.json").read_bytes()
+    assert (out / "r.csv").read_bytes() == (tmp_path / "w.csv").read_bytes()
+
+
 @pytest.mark.parametrize("chunk", [700, 800])
 @pytest.mark.parametrize("predictions", ["odd", "exactly the gold's", "the gold's, some twice"])
 def test_streamed_join_equals_the_plan(tmp_path, chunk, predictions):
