@@ -72,6 +72,12 @@ def main(argv: list[str] | None = None, *, exit_when_done: bool = False) -> int:
         return _run(args, exit_when_done)
 
 
+def run() -> int:
+    """`python -m scoring` and the installed `docbench-score`: `main`, the process ending as soon
+    as the outputs are written."""
+    return main(exit_when_done=True)
+
+
 def _exit_now(code: int) -> NoReturn:
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(Exception):

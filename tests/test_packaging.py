@@ -119,7 +119,7 @@ def test_wheel_carries_sample_settings_pages_and_command(wheel):
     assert [f for f in code if f not in names] == []
     entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
     text = zipfile.ZipFile(wheel).read(entry_points).decode()
-    assert "docbench-lens = dashboard.launch:main" in text and "docbench-score = scoring.cli:main" in text
+    assert "docbench-lens = dashboard.launch:main" in text and "docbench-score = scoring.cli:run" in text
 
 
 def test_unpacked_wheel_opens_its_own_sample_from_any_folder(wheel, tmp_path):
