@@ -123,6 +123,10 @@ def bucket_shares(questions: list[GoldQuestion], acc: array, f1: array, an: arra
     meta_codes = np.fromiter(map(by_meta.setdefault, map(id, metas), range(n)), dtype=np.intp, count=n)
     meta_firsts = list(by_meta.values())
     out: dict[str, dict[str, tuple[bytes, bytes, bytes]]] = {}
+
+    def values_at(idx: np.ndarray) -> tuple[bytes, bytes, bytes]:
+        return cols[0][idx].tobytes(), cols[1][idx].tobytes(), cols[2][idx].tobytes()
+
     for g in groups:
         first: dict = {}  # key -> the first position found holding it
         if g in _OWN_FIELDS:
@@ -144,8 +148,7 @@ def bucket_shares(questions: list[GoldQuestion], acc: array, f1: array, an: arra
             for label, times in named.items():
                 per_code = np.zeros(n, dtype=np.intp)
                 per_code[list(times)] = list(times.values())
-                idx = np.repeat(positions, per_code[codes])
-                shares[label] = (cols[0][idx].tobytes(), cols[1][idx].tobytes(), cols[2][idx].tobytes())
+                shares[label] = values_at(np.repeat(positions, per_code[codes]))
             continue
         label_ids = {label: k for k, label in enumerate(named)}
         # many labels: every (question, label) pair laid out in question order, then sorted by label
@@ -163,8 +166,7 @@ def bucket_shares(questions: list[GoldQuestion], acc: array, f1: array, an: arra
         owner = owner[order]
         bounds = np.searchsorted(label_of_pair[order], np.arange(len(label_ids) + 1))
         for label, k in label_ids.items():
-            idx = owner[bounds[k] : bounds[k + 1]]
-            shares[label] = (cols[0][idx].tobytes(), cols[1][idx].tobytes(), cols[2][idx].tobytes())
+            shares[label] = values_at(owner[bounds[k] : bounds[k + 1]])
     return out
 
 
@@ -479,23 +481,24 @@ def _unpacked(packed: tuple) -> list:
     return value if kind == "list" else value.split(_SEP)
 
 
-def _coded(values: list) -> tuple:
-    """Values with few distinct ones (statuses, file names): the distinct values and an index per value."""
-    index: dict = {}
-    codes = array("I", map(index.setdefault, values, range(len(values))))  # first position of an equal value
-    return [values[k] for k in index.values()], codes, list(index.values())
+def _coded(values: list[str]) -> tuple[list[str], array]:
+    """Strings with few distinct ones (statuses, file names): the distinct ones and each value's index among them."""
+    index: dict[str, int] = {}
+    codes = array("I", [index.setdefault(v, len(index)) for v in values])
+    return list(index), codes
 
 
-def _uncoded(coded: tuple) -> list:
-    distinct, codes, firsts = coded
-    at = dict(zip(firsts, distinct))
-    return list(map(at.__getitem__, codes))
+def _uncoded(coded: tuple[list[str], array]) -> list[str]:
+    distinct, codes = coded
+    return list(map(distinct.__getitem__, codes))
 
 
 def _packed_ints(values: list) -> tuple:
-    if all(type(x) is int for x in values) and (not values or -(2**62) < min(values) and max(values) < 2**62):
+    """Line numbers as an array, or as the list when one is not a 64-bit integer (None: a JSON list file)."""
+    try:
         return ("array", array("q", values))
-    return ("list", values)
+    except (TypeError, OverflowError):
+        return ("list", values)
 
 
 def _rebuilt(sent: tuple) -> LoadResult[Prediction]:
