@@ -1,0 +1,136 @@
+"""`python -m dashboard.annotations export|import`: a benchmark's annotations to and from a file.
+
+    python -m dashboard.annotations export --benchmark DIR --output notes.jsonl [--csv] [--annotations PATH]
+    python -m dashboard.annotations import --benchmark DIR FILE [--annotations PATH]
+
+The benchmark's identity comes from its gold (`_gold_of`). What was done goes to stdout, each
+problem to stderr as `file:line: message`. Exit 0 when the export was written or the import file
+was read (something was imported, or it held nothing new); 1 when a file or the database could not
+be read or written, or every record of the import was bad; 2 on a usage error. Never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from scoring.loaders import load_gold
+from scoring.model import GoldQuestion
+from scoring.problems import LoadResult, Problem
+
+from .db import AnnotationStore, AnnotationsUnavailable, InvalidInput
+from .exchange import import_file, write_export
+from .identity import benchmark_identity
+
+USAGE, FAILED = 2, 1
+
+
+def _gold_of(benchmark_dir: Path) -> LoadResult[GoldQuestion]:
+    """The benchmark's gold questions: every top-level `*.jsonl` of the folder but
+    `documents.jsonl`, in name order, read by `scoring.loaders.load_gold`."""
+    files = sorted(p for p in benchmark_dir.glob("*.jsonl") if p.is_file() and p.name != "documents.jsonl")
+    if not files:
+        return LoadResult(problems=[Problem.error(str(benchmark_dir), None, None, "gold question files (*.jsonl)", "none found")])
+    return load_gold(files)
+
+
+def _say_problem(p: Problem) -> None:
+    print(f"{p.location}: {p.message}", file=sys.stderr)
+
+
+def _parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="python -m dashboard.annotations",
+                                 description="Export or import the triage notes, tags and gold corrections of a benchmark.")
+    sub = ap.add_subparsers(dest="command", required=True, metavar="{export,import}")
+    ex = sub.add_parser("export", help="write the benchmark's annotations to a JSONL (or CSV) file")
+    ex.add_argument("--benchmark", required=True, metavar="DIR", help="benchmark folder (its gold *.jsonl give its identity)")
+    ex.add_argument("--output", required=True, metavar="FILE", help="file to write (a .csv name writes CSV)")
+    ex.add_argument("--csv", action="store_true", help="write CSV instead of JSONL")
+    im = sub.add_parser("import", help="merge a JSONL or CSV file of annotations into the database")
+    im.add_argument("--benchmark", required=True, metavar="DIR", help="benchmark folder (its gold *.jsonl give its identity)")
+    im.add_argument("file", metavar="FILE", help="a file written by export (JSONL, or CSV by its .csv name)")
+    for p in (ex, im):
+        p.add_argument("--annotations", metavar="PATH",
+                       help="the annotations database (default: $LENS_DATA_DIR/annotations.sqlite3, else "
+                            "$XDG_DATA_HOME/docbench-lens/annotations.sqlite3, else ~/.local/share/docbench-lens/...)")
+    return ap
+
+
+def _identity(benchmark: Path) -> tuple[str, set[str]] | None:
+    gold = _gold_of(benchmark)
+    if not gold.items:
+        for p in gold.errors[:5] or gold.problems[:5]:
+            _say_problem(p)
+        print(f"error: no gold questions could be read in {benchmark}, so its identity is unknown", file=sys.stderr)
+        return None
+    return benchmark_identity(gold.items), {q.qid for q in gold.items}
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n:,} {noun}{'s' * (n != 1)}"
+
+
+def _export(args: argparse.Namespace, store: AnnotationStore, identity: str) -> int:
+    fmt = "csv" if args.csv or str(args.output).lower().endswith(".csv") else "jsonl"
+    if not store.readable and store.path.exists() and store.problem is not None:
+        print(f"error: {store.problem.message}", file=sys.stderr)
+        return FAILED
+    try:
+        count = write_export(store, identity, args.output, fmt=fmt)
+    except OSError as exc:
+        print(f"error: cannot write {args.output}: {exc.strerror or exc}", file=sys.stderr)
+        return FAILED
+    notes = len(store.notes(identity))
+    print(f"wrote {_count(count, 'annotation')} ({_count(notes, 'note')}, {_count(count - notes, 'correction')}) of benchmark {identity} "
+          f"to {args.output} ({fmt.upper()}), from {store.path}")
+    return 0
+
+
+def _import(args: argparse.Namespace, store: AnnotationStore, identity: str, qids: set[str]) -> int:
+    if store.problem is not None:
+        print(f"error: {store.problem.message}", file=sys.stderr)
+        return FAILED
+    result = import_file(store, identity, args.file, question_ids=qids)
+    for p in result.problems:
+        _say_problem(p)
+    if result.unreadable:
+        print(f"error: {result.summary()}", file=sys.stderr)
+        return FAILED
+    print(f"{result.summary()} into {store.path} (benchmark {identity})")
+    if result.lines and result.skipped == result.lines:
+        return FAILED
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        args = _parser().parse_args(argv)
+    except SystemExit as exc:  # argparse has printed the usage
+        return exc.code if isinstance(exc.code, int) else USAGE
+    benchmark = Path(args.benchmark)
+    if not benchmark.is_dir():
+        print(f"error: --benchmark {benchmark}: no such folder", file=sys.stderr)
+        return USAGE
+    try:
+        found = _identity(benchmark)
+        if found is None:
+            return FAILED
+        identity, qids = found
+        store = AnnotationStore(args.annotations, read_only=args.command == "export")  # export writes nothing there
+        if args.command == "export":
+            return _export(args, store, identity)
+        return _import(args, store, identity, qids)
+    except (AnnotationsUnavailable, InvalidInput) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return FAILED
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:  # never a traceback: say what failed
+        print(f"error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return FAILED
+
+
+if __name__ == "__main__":
+    sys.exit(main())

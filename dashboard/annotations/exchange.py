@@ -1,0 +1,402 @@
+"""Export and import of one benchmark's annotations, as JSONL or CSV.
+
+One record per line (JSONL) or row (CSV), in the order kind, question id, run. Fields:
+
+    kind         "note" or "correction"
+    benchmark    the benchmark identity (`identity.benchmark_identity`) the record is filed under
+    question_id  the gold question's id
+    run          the run's name for a note on an answer; "" for a note on the question (and corrections)
+    text         note: the free text (at most 10,000 characters)
+    tags         note: the tags, a JSON list (CSV: one cell, names separated by ";")
+    action       correction: "answer" (the gold answer is `answer`) or "exclude"
+    answer       correction: the corrected gold answer ("" when excluded)
+    author       who wrote it
+    created      when it was first written (ISO 8601, UTC)
+    updated      when it was last changed (ISO 8601, UTC)
+    revision     how many times it was saved (optional on import: 1)
+
+JSONL lines of a note carry no action/answer and of a correction no text/tags; CSV has every column.
+A record without `benchmark` (or with it empty) is taken as this benchmark's; one of another
+benchmark is skipped. Importing merges by key (benchmark, question id, run, kind) and time: a record
+not stored is added, one whose `updated` is later than the stored one's replaces it, any other
+(equal or older) leaves the stored one. A bad line is reported as a `scoring.problems.Problem`
+(file:line) and skipped; the file is bounded (MAX_IMPORT_BYTES, lines of MAX_LINE_BYTES, CSV cells
+of the csv module's field limit) and every import is one transaction.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import tempfile
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from scoring.problems import Problem
+
+from .db import (
+    MAX_ANSWER,
+    MAX_AUTHOR,
+    MAX_KEY,
+    MAX_TAG,
+    MAX_TAGS,
+    MAX_TEXT,
+    AnnotationStore,
+    Correction,
+    InvalidInput,
+    Note,
+    clean_author,
+    clean_key,
+    clean_tags,
+    clean_text,
+    parse_time,
+)
+
+__all__ = [
+    "FIELDS", "MAX_IMPORT_BYTES", "MAX_LINE_BYTES", "ImportResult", "Parsed",
+    "records", "to_jsonl", "to_csv", "export", "write_export",
+    "parse", "import_bytes", "import_file", "format_of",
+]
+
+FIELDS = ("kind", "benchmark", "question_id", "run", "text", "tags", "action", "answer", "author", "created", "updated", "revision")
+MAX_IMPORT_BYTES = 64 * 1024 * 1024
+MAX_LINE_BYTES = 256 * 1024  # a note of 10,000 characters, every one \\u-escaped, is ~60 KB
+TAG_SEPARATOR = ";"
+
+_EXPECTED = {
+    "kind": "note or correction",
+    "benchmark": "this benchmark's identity",
+    "question_id": f"a question id (text, at most {MAX_KEY:,} characters)",
+    "run": f"a run name (text, at most {MAX_KEY:,} characters; empty for a question)",
+    "text": f"text of at most {MAX_TEXT:,} characters",
+    "tags": f"a list of at most {MAX_TAGS} tags (a-z, 0-9, _ and -, at most {MAX_TAG} characters each)",
+    "action": "answer or exclude",
+    "answer": f"a corrected answer of 1 to {MAX_ANSWER:,} characters",
+    "author": f"an author's name of 1 to {MAX_AUTHOR} characters",
+    "created": "an ISO 8601 time",
+    "updated": "an ISO 8601 time",
+    "revision": "a whole number of at least 1",
+}
+
+
+# ----------------------------------------------------------------------------- export
+
+
+def records(store: AnnotationStore, benchmark: str) -> list[dict[str, Any]]:
+    """Every annotation of `benchmark` as export records: notes, then corrections, each by question id and run."""
+    out: list[dict[str, Any]] = []
+    for n in store.notes(benchmark):
+        out.append({"kind": "note", "benchmark": n.benchmark, "question_id": n.question_id, "run": n.run, "text": n.text,
+                    "tags": list(n.tags), "author": n.author, "created": n.created, "updated": n.updated, "revision": n.revision})
+    for c in store.corrections(benchmark):
+        out.append({"kind": "correction", "benchmark": c.benchmark, "question_id": c.question_id, "run": "", "action": c.action,
+                    "answer": c.answer, "author": c.author, "created": c.created, "updated": c.updated, "revision": c.revision})
+    return out
+
+
+def to_jsonl(rows: Iterable[dict[str, Any]]) -> str:
+    return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
+
+
+def to_csv(rows: Iterable[dict[str, Any]]) -> str:
+    buf = io.StringIO(newline="")
+    writer = csv.writer(buf, lineterminator="\r\n")
+    writer.writerow(FIELDS)
+    for r in rows:
+        cells = {**r, "tags": TAG_SEPARATOR.join(r.get("tags", ()))}
+        writer.writerow(["" if cells.get(f) is None else cells.get(f, "") for f in FIELDS])
+    return buf.getvalue()
+
+
+def export(store: AnnotationStore, benchmark: str, *, fmt: str = "jsonl") -> tuple[str, int]:
+    """(the file's text, the number of records) in `fmt` "jsonl" or "csv": a download's content."""
+    rows = records(store, benchmark)
+    return (to_csv(rows) if fmt == "csv" else to_jsonl(rows)), len(rows)
+
+
+def write_export(store: AnnotationStore, benchmark: str, output: str | os.PathLike[str], *, fmt: str = "jsonl") -> int:
+    """Write the export to `output` (whole or not at all: a temporary file renamed); the record count.
+    OSError when the place cannot be written."""
+    text, count = export(store, benchmark, fmt=fmt)
+    target = Path(output)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent if str(target.parent) else ".")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+            fh.write(text)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return count
+
+
+# ----------------------------------------------------------------------------- import
+
+
+@dataclass(slots=True)
+class Parsed:
+    """What a file held: the valid records, and a problem for each line skipped (or warned about)."""
+
+    notes: list[Note] = field(default_factory=list)
+    corrections: list[Correction] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    lines: int = 0  # records read (blank lines not counted)
+    skipped: int = 0
+    size: int = 0  # bytes
+    unreadable: bool = False  # the file could not be read at all (nothing was imported)
+
+
+@dataclass(slots=True)
+class ImportResult:
+    file: str
+    size: int = 0  # bytes
+    lines: int = 0
+    added: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    skipped: int = 0
+    tags_added: list[str] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    unreadable: bool = False
+
+    @property
+    def imported(self) -> int:
+        return self.added + self.updated
+
+    def counts(self) -> dict[str, int]:
+        return {"added": self.added, "updated": self.updated, "unchanged": self.unchanged, "skipped": self.skipped}
+
+    def summary(self) -> str:
+        size = f"{self.size:,} bytes"
+        tags = f"; new tags: {', '.join(self.tags_added)}" if self.tags_added else ""
+        if self.unreadable:
+            return f"{self.file}: not imported ({size})"
+        return (f"{self.file}: {self.added} added, {self.updated} updated, {self.unchanged} unchanged, "
+                f"{self.skipped} skipped ({size}, {self.lines} records){tags}")
+
+
+class _Bad(Exception):
+    def __init__(self, name: str, got: str) -> None:
+        super().__init__(name)
+        self.field = name
+        self.got = got
+
+
+def _got(value: Any) -> str:
+    if isinstance(value, str):
+        return f"text of {len(value):,} characters" if len(value) > 60 else json.dumps(value, ensure_ascii=False)
+    if value is None:
+        return "nothing"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, list):
+        return f"a list of {len(value)}"
+    return f"a {type(value).__name__}"
+
+
+def _check(name: str, fn: Callable[..., Any], value: Any, *args: Any, **kw: Any) -> Any:
+    try:
+        return fn(value, *args, **kw)
+    except InvalidInput:
+        raise _Bad(name, _got(value)) from None
+
+
+def _record(obj: dict[str, Any], benchmark: str, csv_row: bool) -> Note | Correction:
+    """A validated record of `benchmark`; _Bad naming the first bad field otherwise."""
+    def get(name: str, default: Any = "") -> Any:
+        value = obj.get(name)
+        return default if value is None or (csv_row and value == "") else value
+
+    kind = get("kind")
+    if kind not in ("note", "correction"):
+        raise _Bad("kind", _got(obj.get("kind")))
+    own = _check("benchmark", clean_key, get("benchmark"), "benchmark", empty=True) or benchmark
+    if own != benchmark:
+        raise _Bad("benchmark", f"{_got(own)}, another benchmark's (this one is {benchmark})")
+    qid = _check("question_id", clean_key, get("question_id"), "question_id")
+    run = _check("run", clean_key, get("run"), "run", empty=True)
+    author = _check("author", clean_author, get("author"))
+    created = _check("created", parse_time, get("created"))
+    updated = _check("updated", parse_time, get("updated"))
+    revision = get("revision", 1)
+    if csv_row and isinstance(revision, str) and revision.strip().isdigit():
+        revision = int(revision)
+    if isinstance(revision, bool) or not isinstance(revision, int) or not 1 <= revision <= 2**62:
+        raise _Bad("revision", _got(revision))
+    if kind == "note":
+        tags = get("tags", [])
+        if csv_row and isinstance(tags, str):
+            tags = [t for t in (s.strip() for s in tags.split(TAG_SEPARATOR)) if t]
+        if not isinstance(tags, list):
+            raise _Bad("tags", _got(tags))
+        return Note(benchmark, qid, run, _check("text", clean_text, get("text")), _check("tags", clean_tags, tags),
+                    author, created, updated, revision)
+    if run:
+        raise _Bad("run", f"{_got(run)} (a correction is of a question: no run)")
+    action = get("action")
+    if action not in ("answer", "exclude"):
+        raise _Bad("action", _got(action))
+    answer = _check("answer", clean_text, get("answer"), "the corrected answer", MAX_ANSWER)
+    if action == "answer" and not answer:
+        raise _Bad("answer", "nothing")
+    return Correction(benchmark, qid, action, "" if action == "exclude" else answer, author, created, updated, revision)
+
+
+def format_of(name: str, head: bytes = b"") -> str:
+    """"csv" for a `.csv` name, "jsonl" for `.jsonl`/`.json`; else from the first byte ({ = JSONL)."""
+    suffix = Path(name).suffix.lower()
+    if suffix == ".csv":
+        return "csv"
+    if suffix in (".jsonl", ".json", ".ndjson"):
+        return "jsonl"
+    return "jsonl" if head.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] == b"{" else "csv"
+
+
+def _jsonl_rows(fh: IO[bytes], name: str, out: Parsed) -> Iterator[tuple[int, Any]]:
+    number = 0
+    while True:
+        raw = fh.readline(MAX_LINE_BYTES + 1)
+        if not raw:
+            return
+        number += 1
+        if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
+            while True:  # the rest of that line, unread
+                more = fh.readline(64 * 1024)
+                if not more or more.endswith(b"\n"):
+                    break
+            out.lines += 1
+            out.skipped += 1
+            out.problems.append(Problem.error(name, number, None, f"a line of at most {MAX_LINE_BYTES // 1024} KiB", "a longer line",
+                                              kind="lines too long"))
+            continue
+        if number == 1:
+            raw = raw.removeprefix(b"\xef\xbb\xbf")
+        if not raw.strip():
+            continue
+        out.lines += 1
+        try:
+            yield number, json.loads(raw.decode("utf-8"))
+        except UnicodeDecodeError as exc:
+            out.skipped += 1
+            out.problems.append(Problem.error(name, number, None, "UTF-8 text", f"byte {exc.object[exc.start]:#04x} at column {exc.start + 1}"))
+        except json.JSONDecodeError as exc:
+            out.skipped += 1
+            out.problems.append(Problem.error(name, number, None, "a JSON object", f"invalid JSON ({exc.msg} at column {exc.colno})"))
+
+
+def _csv_rows(fh: IO[bytes], name: str, out: Parsed) -> Iterator[tuple[int, Any]]:
+    data = fh.read(MAX_IMPORT_BYTES + 1)
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        out.unreadable = True
+        out.problems.append(Problem.error(name, line, None, "UTF-8 text", f"byte {data[exc.start]:#04x} (nothing imported)"))
+        return
+    reader = csv.reader(io.StringIO(text, newline=""))
+    try:
+        header = next(reader)
+    except (StopIteration, csv.Error):
+        header = []
+    header = [h.strip().lower() for h in header]
+    if "kind" not in header or "question_id" not in header:
+        out.unreadable = True
+        out.problems.append(Problem.error(name, 1, None, f"a header row naming the columns ({', '.join(FIELDS)})",
+                                          _got(",".join(header)) if header else "no header"))
+        return
+    start = reader.line_num + 1
+    while True:
+        try:
+            cells = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            out.lines += 1
+            out.skipped += 1
+            out.problems.append(Problem.error(name, start, None, "a CSV row", f"unreadable CSV ({exc})"))
+            start = reader.line_num + 1
+            continue
+        line, start = start, reader.line_num + 1
+        if not any(c.strip() for c in cells):
+            continue
+        out.lines += 1
+        if len(cells) > len(header):
+            out.problems.append(Problem.warning(name, line, None, f"{len(header)} cells", f"{len(cells)} (the extra ones ignored)"))
+        yield line, dict(zip(header, cells))
+
+
+def parse(fh: IO[bytes], name: str, benchmark: str, *, fmt: str = "jsonl", size: int = 0,
+          question_ids: Iterable[str] | None = None) -> Parsed:
+    """Read records from a binary file object (JSONL or CSV) without storing them. With
+    `question_ids`, a record of a question not among them gets a warning (it is kept)."""
+    out = Parsed(size=size)
+    known = set(question_ids) if question_ids is not None else None
+    rows = _csv_rows(fh, name, out) if fmt == "csv" else _jsonl_rows(fh, name, out)
+    for line, obj in rows:
+        if not isinstance(obj, dict):
+            out.skipped += 1
+            out.problems.append(Problem.error(name, line, None, "a JSON object", _got(obj)))
+            continue
+        try:
+            rec = _record(obj, benchmark, fmt == "csv")
+        except _Bad as bad:
+            out.skipped += 1
+            out.problems.append(Problem.error(name, line, bad.field, _EXPECTED[bad.field], bad.got))
+            continue
+        if known is not None and rec.question_id not in known:
+            out.problems.append(Problem.warning(name, line, "question_id", "a question of this benchmark's gold",
+                                                f"{_got(rec.question_id)}, not in it (kept)", kind="annotations of unknown questions"))
+        if isinstance(rec, Note):
+            out.notes.append(rec)
+        else:
+            out.corrections.append(rec)
+    return out
+
+
+def _merged(store: AnnotationStore, name: str, parsed: Parsed) -> ImportResult:
+    result = ImportResult(file=name, size=parsed.size, lines=parsed.lines, skipped=parsed.skipped,
+                          problems=list(parsed.problems), unreadable=parsed.unreadable)
+    if parsed.unreadable or not (parsed.notes or parsed.corrections):
+        return result
+    counts = store.merge(parsed.notes, parsed.corrections)
+    result.added, result.updated, result.unchanged, result.tags_added = counts.added, counts.updated, counts.unchanged, counts.tags_added
+    return result
+
+
+def _too_big(name: str, size: int) -> ImportResult:
+    return ImportResult(file=name, size=size, unreadable=True, problems=[Problem.error(
+        name, None, None, f"a file of at most {MAX_IMPORT_BYTES // (1024 * 1024)} MiB", f"{size:,} bytes (nothing imported)")])
+
+
+def import_bytes(store: AnnotationStore, benchmark: str, data: bytes, name: str, *, fmt: str | None = None,
+                 question_ids: Iterable[str] | None = None) -> ImportResult:
+    """Import an uploaded file's bytes (the Data panel). Raises AnnotationsUnavailable when the
+    database cannot be written (InvalidInput when the vocabulary would overflow)."""
+    if len(data) > MAX_IMPORT_BYTES:
+        return _too_big(name, len(data))
+    parsed = parse(io.BytesIO(data), name, benchmark, fmt=fmt or format_of(name, data[:64]), size=len(data), question_ids=question_ids)
+    return _merged(store, name, parsed)
+
+
+def import_file(store: AnnotationStore, benchmark: str, path: str | os.PathLike[str], *, fmt: str | None = None,
+                question_ids: Iterable[str] | None = None) -> ImportResult:
+    """Import a file (JSONL or CSV, from `fmt` or its name and first bytes). A file that cannot
+    be opened or is too big is `unreadable` with one problem; errors as `import_bytes`."""
+    name = str(path)
+    try:
+        with open(path, "rb") as fh:
+            size = os.fstat(fh.fileno()).st_size
+            if size > MAX_IMPORT_BYTES:
+                return _too_big(name, size)
+            head = fh.read(64)
+            fh.seek(0)
+            parsed = parse(fh, name, benchmark, fmt=fmt or format_of(name, head), size=size, question_ids=question_ids)
+    except OSError as exc:
+        return ImportResult(file=name, unreadable=True, problems=[Problem.error(name, None, None, "a readable file", exc.strerror or str(exc))])
+    return _merged(store, name, parsed)
