@@ -37,7 +37,7 @@ def best(fn, repeat: int) -> float:
 
 
 def categorise(repeat: int, n_runs: int) -> None:
-    from dashboard.disagreement import run_categories
+    from dashboard.disagreement.frames import run_categories
     from scoring.categories import categorize, classify
     from scoring.evaluate import evaluate
     from scoring.loaders import load_gold, load_predictions

@@ -38,7 +38,7 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from dashboard import compare as C  # noqa: E402
+from dashboard.compare import frames as C  # noqa: E402
 from scoring.stats import BATCH, paired_bootstrap  # noqa: E402
 
 
@@ -130,7 +130,7 @@ def main() -> None:
           f"weakest slices: {t_weak:.2f} s; flip table: {1000 * t_flips:.0f} ms")
 
     for folder in args.campaign:
-        from dashboard.report import load
+        from dashboard.report.build import load
         root = Path(folder)
         names = sorted(p.name.rsplit(".", 1)[0] for p in (root / "runs").iterdir())[:2]
         _, an, names = load(root, names)

@@ -31,8 +31,9 @@ sys.path.insert(0, str(ROOT))
 
 import pymupdf  # noqa: E402
 
-from dashboard import evidence as ev  # noqa: E402
-from dashboard.pagerender import render_page  # noqa: E402
+from dashboard.evidence import locate as ev  # noqa: E402
+from dashboard.evidence import pdf  # noqa: E402
+from dashboard.evidence.render import render_page  # noqa: E402
 from scoring.model import DocRef, GoldQuestion  # noqa: E402
 
 OUT = ROOT / "bench" / "out"
@@ -93,7 +94,7 @@ def main(argv=None) -> None:
     ap.add_argument("--repeat", type=int, default=5)
     args = ap.parse_args(argv)
     path = make_pdf(args.pages)
-    from dashboard import cache  # outside a Streamlit runtime: an in-memory cache, as in the app
+    from dashboard.shell import cache
 
     mtime = path.stat().st_mtime_ns
     pages = iter(range(100, 100 + 10 * args.repeat, 10))
@@ -105,7 +106,7 @@ def main(argv=None) -> None:
         loc = ev.locate_in_document(path, QUOTE_PAGE, QUOTE)
         assert loc.method == ev.EXACT, loc
 
-    line("locate a quote, page text not cached", timed(locate, args.repeat, ev.clear_caches), 50)
+    line("locate a quote, page text not cached", timed(locate, args.repeat, pdf.clear_caches), 50)
     line("locate a quote, page text cached", timed(locate, args.repeat), 50)
 
     def fuzzy():
@@ -119,13 +120,13 @@ def main(argv=None) -> None:
         loc = ev.locate_answer(ANSWER, q, {"long": path})
         assert loc.location == ev.OTHER_PAGE and loc.flat("other") == [ANSWER_PAGE], loc
 
-    line(f"answer search, first time, workers not started ({args.pages} pages)", timed(search, 1, ev.clear_caches), 2000)
-    ev.warm_up()  # as the Evidence page does when it opens
+    line(f"answer search, first time, workers not started ({args.pages} pages)", timed(search, 1, pdf.clear_caches), 2000)
+    pdf.warm_up()  # as the Evidence page does when it opens
     line(f"answer search, first time, workers started ({args.pages} pages)", timed(search, max(2, args.repeat // 2),
-                                                                             ev.clear_caches), 2000)
-    saved, ev.PARALLEL_MIN_PAGES = ev.PARALLEL_MIN_PAGES, 10 ** 9
-    line("answer search, first time, in one process (for comparison)", timed(search, 1, ev.clear_caches), None)
-    ev.PARALLEL_MIN_PAGES = saved
+                                                                             pdf.clear_caches), 2000)
+    saved, pdf.PARALLEL_MIN_PAGES = pdf.PARALLEL_MIN_PAGES, 10 ** 9
+    line("answer search, first time, in one process (for comparison)", timed(search, 1, pdf.clear_caches), None)
+    pdf.PARALLEL_MIN_PAGES = saved
     search()
     line("whole-document answer search, text cached", timed(search, args.repeat), 50)
 

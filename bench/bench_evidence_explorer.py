@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT))
 
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
-from dashboard import grounding  # noqa: E402
+from dashboard.evidence import grounding  # noqa: E402
 
 APP = str(ROOT / "dashboard" / "app.py")
 

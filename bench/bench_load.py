@@ -74,7 +74,7 @@ import websockets  # noqa: E402  (installed with streamlit's dependencies)
 from streamlit.proto.BackMsg_pb2 import BackMsg  # noqa: E402
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg  # noqa: E402
 
-from dashboard.tables import md_escape  # noqa: E402
+from dashboard.core.escape import md_escape  # noqa: E402
 from scoring.loaders import load_gold  # noqa: E402
 
 SWITCH_TIMEOUT = 60.0  # s: a switch slower than this counts as an error

@@ -107,7 +107,9 @@ def child(mode: str, bench: str, repeat: int, started: float) -> dict:
     import pandas as pd
     from streamlit.testing.v1 import AppTest
 
-    from dashboard import cache, store, tables, ui
+    from dashboard.core import analysis as tables
+    from dashboard.core import store
+    from dashboard.shell import cache, ui
 
     clock = Clock()
     clock.wrap(cache, "load_workspace", "read files")
@@ -143,7 +145,7 @@ def _maxrss_mb() -> float:
 def interactions(at, repeat: int, pd) -> dict[str, list[float]]:
     """Server time (s) of each interaction, `repeat` times; an interaction whose widget is not
     there (the page changed) is reported as an error message instead."""
-    from dashboard import ui
+    from dashboard.shell import ui
 
     times: dict[str, list[float]] = {}
     errors: dict[str, str] = {}
@@ -195,7 +197,7 @@ def direct_interactions(an, repeat: int, pd) -> dict[str, list[float]]:
     out: dict[str, list[float]] = {}
     runs = list(an.leaderboard()["Run"])
     try:
-        from dashboard import compare
+        from dashboard.compare import frames as compare
     except ImportError:
         compare = None
     for i in range(repeat):

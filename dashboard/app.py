@@ -14,8 +14,8 @@ from pathlib import Path
 
 import streamlit as st
 
-from dashboard import ui
-from dashboard.workspace import sources_from
+from dashboard.core.paths import sources_from
+from dashboard.shell import ui
 
 VIEWS = Path(__file__).resolve().parent / "views"
 

@@ -3,8 +3,8 @@
     docbench-lens [--benchmark DIR] [--runs FILE_OR_DIR ...] [--scores FILE ...] [--port N] [--headless]
 
 runs `streamlit run <installed dashboard/app.py> [--server.port N] -- <the app's arguments>`. The app's
-settings (upload size, theme, no usage statistics) come from `dashboard/.streamlit/config.toml`, which
-Streamlit reads beside the script; without --benchmark the app opens the sample benchmark that ships
+settings (upload size, theme, no usage statistics) come from the project's `.streamlit/config.toml`:
+Streamlit is started in the folder that holds it (dashboard.resources.SETTINGS_HOME); without --benchmark the app opens the sample benchmark that ships
 with the package. Paths are made absolute here, so what the app shows does not depend on where it runs.
 """
 
@@ -17,9 +17,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from dashboard.resources import APP, SETTINGS_HOME
 from scoring import __version__
-
-from .resources import APP
 
 INTERRUPTED = 130  # the shell's exit status for a program stopped with Ctrl+C
 MAX_PORT = 65_535
@@ -77,9 +76,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         ap.error(f"--benchmark {args.benchmark}: no such folder")
     cmd = build_command(args)
     if os.name == "posix":  # become the server: signals (Ctrl+C, a service manager's TERM) reach it directly
+        os.chdir(SETTINGS_HOME)
         os.execv(cmd[0], cmd)
     try:
-        return subprocess.call(cmd)
+        return subprocess.call(cmd, cwd=SETTINGS_HOME)
     except KeyboardInterrupt:
         return INTERRUPTED
 

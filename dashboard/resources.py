@@ -2,8 +2,11 @@
 
 - the sample benchmark the app opens without arguments: the repository's `sample_runs/`, which a
   built wheel carries as `dashboard/sample_runs/` (pyproject.toml maps the one folder to the other);
-- the app's Streamlit settings, `dashboard/.streamlit/config.toml`: Streamlit reads the `.streamlit/`
-  folder beside the main script, so they apply whatever the working directory.
+- the app's Streamlit settings: the repository's top-level `.streamlit/config.toml` (Streamlit's own
+  place for a project's settings, read from the working folder), which a built wheel carries as
+  `dashboard/.streamlit/config.toml`, beside the app script, where Streamlit reads it too.
+  `docbench-lens` starts Streamlit in the folder that holds `.streamlit/`, so either applies from
+  any folder.
 """
 
 from __future__ import annotations
@@ -12,7 +15,12 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent
 APP = PACKAGE / "app.py"
-SETTINGS = PACKAGE / ".streamlit" / "config.toml"
+SETTINGS_CANDIDATES = (
+    PACKAGE / ".streamlit" / "config.toml",  # an installed wheel
+    PACKAGE.parent / ".streamlit" / "config.toml",  # a checkout, or an editable install
+)
+SETTINGS = next((p for p in SETTINGS_CANDIDATES if p.is_file()), SETTINGS_CANDIDATES[-1])
+SETTINGS_HOME = SETTINGS.parent.parent  # the folder Streamlit is started in (it reads ./.streamlit/)
 SAMPLE_MARKER = "qa_single_doc.jsonl"  # a folder holding this gold file is taken for the sample
 SAMPLE_CANDIDATES = (
     PACKAGE / "sample_runs",  # an installed wheel

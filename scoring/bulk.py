@@ -38,25 +38,15 @@ from pathlib import Path
 from typing import BinaryIO
 
 from ._gc import paused_gc
-from .evaluate import (
-    CSV_COLUMNS,
-    RunResult,
-    _bucket,
-    _label_keys,
-    _labels_of,
-    _rows_json,
-    batch_is_safe,
-    csv_columns,
-    dicts_of,
-    row_columns,
-    run_groups,
-)
+from .aggregate import bucket, label_keys, labels_of, run_groups
+from .evaluate import RunResult
 from .loaders import load_predictions
 from .metrics import decide
 from .model import BREAKDOWNS, GoldQuestion, Prediction
 from .problems import LoadResult
 from .profiles import Profile
 from .runner import Plan, assemble_lazily
+from .writers import CSV_COLUMNS, batch_is_safe, csv_columns, dicts_of, row_columns, rows_json
 
 __all__ = ["score_and_write", "read_predictions_aside", "Aside", "Streamed", "BATCH"]
 
@@ -66,7 +56,7 @@ ALL_GROUPS = BREAKDOWNS + ("question_type",)  # every group run_groups can name
 
 
 def _part(start: int, stop: int, json_path: str | None, csv_path: str | None) -> tuple[bytes, bytes, bytes, int, dict]:
-    """Score questions [start, stop) of the run, write their JSON rows (`_rows_json` batches
+    """Score questions [start, stop) of the run, write their JSON rows (`rows_json` batches
     joined as the report joins them) and CSV lines to the two files; return the score columns,
     the process id (so a caller can tell where the part was made) and the part's values in each
     breakdown bucket (every group `run_groups` can name: the caller keeps those of its run)."""
@@ -91,7 +81,7 @@ def _part(start: int, stop: int, json_path: str | None, csv_path: str | None) ->
             if jfh is not None:
                 if i > start:
                     jfh.write(",\n    ")
-                jfh.write(_rows_json(dicts_of(columns), safe=batch_is_safe(qs, a + f + n)))
+                jfh.write(rows_json(dicts_of(columns), safe=batch_is_safe(qs, a + f + n)))
             if cfh is not None:
                 cfh.write(csv_columns(columns))
     # the part's share of every breakdown bucket: its values there, in question order (the
@@ -109,7 +99,7 @@ def bucket_shares(questions: list[GoldQuestion], acc: array, f1: array, an: arra
     (ascending positions; a position twice when a question names a label twice), as arrays' bytes.
 
     Computed on columns. Each question gets a code: the first position of a question with an
-    equal key in the group (`_label_keys`: equal keys, equal labels) -- for metadata groups the
+    equal key in the group (`label_keys`: equal keys, equal labels) -- for metadata groups the
     keys are read once per distinct metadata dict (the loader shares equal ones). Labels are read
     once per code; each label's positions are then taken with numpy, by one pass over the codes
     (few labels) or by a stable sort of every (question, label) pair (many). A third of the time
@@ -130,13 +120,13 @@ def bucket_shares(questions: list[GoldQuestion], acc: array, f1: array, an: arra
     for g in groups:
         first: dict = {}  # key -> the first position found holding it
         if g in _OWN_FIELDS:
-            codes = np.fromiter(map(first.setdefault, _label_keys(questions, metas, g), range(n)), dtype=np.intp, count=n)
+            codes = np.fromiter(map(first.setdefault, label_keys(questions, metas, g), range(n)), dtype=np.intp, count=n)
         else:
-            keys = _label_keys([questions[f] for f in meta_firsts], [metas[f] for f in meta_firsts], g)
+            keys = label_keys([questions[f] for f in meta_firsts], [metas[f] for f in meta_firsts], g)
             table = np.zeros(n, dtype=np.intp)
             table[meta_firsts] = list(map(first.setdefault, keys, meta_firsts))
             codes = table[meta_codes]
-        labels_of_code = {f: _labels_of(questions[f], g) for f in first.values()}
+        labels_of_code = {f: labels_of(questions[f], g) for f in first.values()}
         named: dict[str, dict[int, int]] = {}  # label -> code -> how many times that code's questions name it
         for f, labels in labels_of_code.items():
             for label in labels:
@@ -383,7 +373,7 @@ def _finish(gold: Sequence[GoldQuestion], the_plan: Plan, parts: _Parts, *, prof
     acc, f1, an = buckets.columns()
     run = assemble_lazily(gold, the_plan, _rescore, acc, f1, an, profile=profile, name=name,
                           ignore_missing=ignore_missing, prediction_field=prediction_field, columns_later=True)
-    run._agg = (_bucket(acc, f1, an), buckets.breakdowns())
+    run._agg = (bucket(acc, f1, an), buckets.breakdowns())
     run.__dict__["_lens_worker_processes"] = len({col[3] for col in columns} - {os.getpid()})
     if report:
         head, sep, tail = run.report_frame(per_question=per_question, lens=lens)
@@ -429,7 +419,7 @@ class _Buckets:
         return self.acc.tolist(), self.f1.tolist(), self.an.tolist()
 
     def breakdowns(self) -> dict:
-        return {g: {label: _bucket(*self.values[g][label]) for label in sorted(self.values[g])} for g in self.groups}
+        return {g: {label: bucket(*self.values[g][label]) for label in sorted(self.values[g])} for g in self.groups}
 
 
 def _rescore() -> list:

@@ -58,7 +58,7 @@ from functools import lru_cache
 
 from rapidfuzz import fuzz
 
-from .extra import _FUZZY_DROP, normalize_fuzzy
+from .extra import normalize_fuzzy
 from .metrics import FALSE_WORDS, REFUSAL_PHRASES, TRUE_WORDS, Judgement, answer_type
 from .registry import PASS_THRESHOLDS, is_success_status
 from .text import normalize_answer
@@ -140,14 +140,6 @@ def _normalized_gold(gold: str) -> str:
 
 @lru_cache(maxsize=65_536)
 def _fuzzy_norm_cached(text: str) -> str:
-    return _fuzzy_norm(text)
-
-
-def _fuzzy_norm(text: str) -> str:
-    """scoring.extra.normalize_fuzzy; for ASCII text NFKC and the quote/dash map change nothing, so
-    only lower-casing, the bracket/quote deletion and the space folding are done."""
-    if text.isascii():
-        return " ".join(_FUZZY_DROP.sub("", text.lower()).split())
     return normalize_fuzzy(text)
 
 
@@ -158,7 +150,7 @@ def seed_fuzzy(prediction: str, gold: str, *, at_least: float = 0.0) -> float:
     it equals scoring.extra.fuzzy."""
     if prediction == gold:
         return 1.0
-    a, b = (_fuzzy_norm_cached(gold) if len(gold) <= 200 else _fuzzy_norm(gold)), _fuzzy_norm(prediction)
+    a, b = (_fuzzy_norm_cached(gold) if len(gold) <= 200 else normalize_fuzzy(gold)), normalize_fuzzy(prediction)
     shorter, longer = (a, b) if len(a) <= len(b) else (b, a)
     if len(shorter) > 20 and shorter in longer:
         ratio = len(shorter) / len(longer)

@@ -93,7 +93,10 @@ def rouge_l(prediction: str, gold: str) -> float:
 
 
 def normalize_fuzzy(text: str) -> str:
-    """Lower-case, fold typographic quotes and dashes, drop brackets and quotes, fold spaces."""
+    """Lower-case, fold typographic quotes and dashes, drop brackets and quotes, fold spaces. For
+    ASCII text NFKC and the quote/dash map change nothing, so they are skipped there."""
+    if text.isascii():
+        return " ".join(_FUZZY_DROP.sub("", text.lower()).split())
     text = unicodedata.normalize("NFKC", text).translate(_FUZZY_MAP).lower()
     return " ".join(_FUZZY_DROP.sub("", text).split())
 

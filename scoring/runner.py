@@ -34,7 +34,8 @@ from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 
 from ._gc import paused_gc
-from .evaluate import PARALLEL_MIN, QuestionResult, RunResult, _bucket, extra_prediction_problems, run_groups
+from .aggregate import bucket, run_groups
+from .evaluate import PARALLEL_MIN, QuestionResult, RunResult, extra_prediction_problems
 from .metrics import Judgement, decide
 from .model import GoldQuestion, Prediction
 from .profiles import Profile, get_profile, signature
@@ -166,7 +167,7 @@ def overall_of(result: RunResult) -> dict:
     if result._agg is not None:
         return result._agg[0]
     c = columns_of(result)
-    return _bucket(c["accuracy"], c["token_f1"], c["anls"])
+    return bucket(c["accuracy"], c["token_f1"], c["anls"])
 
 
 class StoredRunResult(RunResult):
@@ -200,7 +201,7 @@ class StoredRunResult(RunResult):
         if self._agg is not None:
             return self._agg[0]
         c = columns_of(self)
-        return _bucket(c["accuracy"], c["token_f1"], c["anls"])
+        return bucket(c["accuracy"], c["token_f1"], c["anls"])
 
     @property
     def failed_count(self) -> int:

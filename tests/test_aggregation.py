@@ -4,7 +4,8 @@ small one. A count-weighted "macro" would equal the overall mean, and these numb
 
 import pytest
 
-from scoring.evaluate import evaluate, macro_average
+from scoring.aggregate import macro_average
+from scoring.evaluate import evaluate
 from scoring.model import GoldQuestion, Prediction
 
 RIGHT, WRONG = "paris", "zzzzz"  # gold "paris": all three metrics 1, or all three 0

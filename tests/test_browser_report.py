@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from dashboard import report
+from dashboard.report.__main__ import main as report_main
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "sample_runs"
@@ -14,7 +14,7 @@ pytestmark = pytest.mark.browser
 
 
 def write(tmp_path: Path, argv: list[str]) -> int:
-    return report.main([*argv, "--output", str(tmp_path / "report.html"), "--resamples", "1000"])
+    return report_main([*argv, "--output", str(tmp_path / "report.html"), "--resamples", "1000"])
 
 
 def test_report_draws_its_charts_offline_in_chromium(tmp_path, browser):

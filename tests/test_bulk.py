@@ -16,8 +16,10 @@ from pathlib import Path
 import pytest
 
 from scoring import bulk
-from scoring.evaluate import BREAKDOWNS, _group_members, breakdown_members, evaluate
+from scoring.aggregate import breakdown_members, group_members
+from scoring.evaluate import evaluate
 from scoring.loaders import load_gold, load_predictions
+from scoring.model import BREAKDOWNS
 from scoring.profiles import get_profile
 from scoring.runner import plan
 from test_reference_agreement import _odd_gold_row, _odd_prediction_row, write_generated
@@ -184,7 +186,7 @@ def test_breakdown_members_equal_group_by_group(tmp_path, seed, metadata_kinds):
     qs = load_gold(path).items
     groups = BREAKDOWNS + ("question_type",)
     metas = [q.metadata for q in qs]
-    want = {g: _group_members(qs, metas, g) for g in groups}
+    want = {g: group_members(qs, metas, g) for g in groups}
     assert breakdown_members(qs, groups) == want
     if metadata_kinds:
         assert len({id(q.metadata) for q in qs}) <= metadata_kinds

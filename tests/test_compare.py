@@ -7,9 +7,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dashboard import compare as C
-from dashboard.tables import RECOMPUTED, Analysis, Run
-from dashboard.workspace import Sources, load_workspace
+from dashboard.compare import frames as C
+from dashboard.core.analysis import RECOMPUTED, Analysis, Run
+from dashboard.core.paths import Sources
+from dashboard.core.workspace import load_workspace
 from scoring.evaluate import evaluate
 from scoring.stats import holm, mcnemar_exact
 

@@ -7,8 +7,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from app_kit import app_on
-from dashboard import compare as C
-from dashboard.textdiff import char_diff, diff_text
+from dashboard.compare import frames as C
+from dashboard.core.textdiff import char_diff, diff_text
 from scoring.evaluate import evaluate
 from scoring.loaders import load_gold, load_predictions
 

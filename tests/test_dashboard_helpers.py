@@ -9,38 +9,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dashboard import charts
-from dashboard.links import View, from_params, to_params
-from dashboard.tables import (
-    OFFICIAL,
-    RECOMPUTED,
-    Analysis,
-    Run,
-    clip_text,
-    clipped,
-    evidence_position,
-    explorer_frame,
-    filter_questions,
-    flat_column,
-    grouped,
-    length_bucket,
-    md_escape,
-    repro_frame,
-    run_column,
-    skipped_rows,
-    top_runs,
-    with_run_columns,
-)
-from dashboard.workspace import (
-    DEFAULT_BENCHMARK,
-    Sources,
-    discover,
-    inside,
-    load_workspace,
-    locate_document,
-    sources_from,
-    stage_upload,
-)
+from dashboard.core.analysis import OFFICIAL, RECOMPUTED, Analysis, Run, evidence_position, length_bucket, top_runs
+from dashboard.core.escape import clip_text, clipped, md_escape
+from dashboard.core.links import View, from_params, to_params
+from dashboard.core.paths import DEFAULT_BENCHMARK, Sources, inside, locate_document, sources_from, stage_upload
+from dashboard.core.workspace import discover, load_workspace
+from dashboard.data.frames import repro_frame, skipped_rows
+from dashboard.explorer.frames import explorer_frame, filter_questions, flat_column, grouped, run_column, with_run_columns
+from dashboard.overview import charts
 from scoring.evaluate import evaluate
 from scoring.loaders import load_gold, load_predictions, load_scores
 
@@ -440,7 +416,7 @@ def test_evidence_columns_join_under_their_run(analysis):
 
 
 def test_field_options_are_the_sorted_string_forms_of_the_values():
-    from dashboard.tables import field_options
+    from dashboard.core.analysis import field_options
 
     frame = pd.DataFrame({
         "domain": pd.Series(["law", "finance", None, "law"], dtype="string[pyarrow]"),
@@ -452,7 +428,8 @@ def test_field_options_are_the_sorted_string_forms_of_the_values():
 
 
 def test_display_scores_cut_only_answers_too_long_to_copy():
-    from dashboard.tables import COPY_CHARS, TABLE_CHARS, Analysis
+    from dashboard.core.analysis import Analysis
+    from dashboard.core.escape import COPY_CHARS, TABLE_CHARS
 
     huge, medium = "h" * (COPY_CHARS + 1), "m" * (TABLE_CHARS + 50)
     scores = pd.DataFrame({"run": ["a", "a", "a"], "question_id": ["q1", "q2", "q3"],

@@ -10,7 +10,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from app_kit import app_on
-from dashboard.tables import OFFICIAL, flat_column, run_column
+from dashboard.core.analysis import OFFICIAL
+from dashboard.explorer.frames import flat_column, run_column
 from scoring.evaluate import evaluate
 from scoring.loaders import load_gold, load_predictions
 
@@ -364,7 +365,7 @@ def test_a_load_is_moved_out_of_the_collectors_sight(open_app, mini_bench):
     process no longer walks them (bench: 0.6 s a collection at 50 runs x 20,000 questions)."""
     import gc
 
-    from dashboard import cache, ui
+    from dashboard.shell import cache, ui
 
     gc.unfreeze()
     cache.analysis.clear()  # built anew here, not taken from an earlier test's load

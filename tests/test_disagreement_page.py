@@ -12,8 +12,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from app_kit import app_on
-from dashboard import disagreement as dg
-from dashboard.disagreement_charts import category_bars, pair_scatter, points_of
+from dashboard.disagreement import frames as dg
+from dashboard.disagreement.charts import category_bars, pair_scatter, points_of
 from scoring.categories import CATEGORY_IDS, categorize
 from scoring.evaluate import evaluate
 from scoring.loaders import load_gold, load_predictions
@@ -182,7 +182,7 @@ def test_page_without_scored_runs_says_what_to_do(open_page, tmp_path):
 
 def test_why_panel_shows_hostile_prediction_as_text(monkeypatch):
     def script():
-        from dashboard.why_panel import show_why
+        from dashboard.disagreement.why_panel import show_why
         from scoring.metrics import judge as _judge
         show_why(_judge("<b>bold</b> <script>alert(1)</script> **stars** [link](http://example.invalid) `tick`",
                         ["bold stars"]), key="t")
@@ -213,7 +213,7 @@ def small_frame() -> tuple[pd.DataFrame, pd.DataFrame]:
                    Prediction("q3", "Lyon", "success")],
              "b": [Prediction("q1", "Not answerable", "success"), Prediction("q2", "1.0e2", "success")]}
     parts = [dg.run_categories(evaluate(qs, p, name=n)) for n, p in preds.items()]
-    from dashboard.tables import question_frame
+    from dashboard.core.analysis import question_frame
     return dg.category_frame(parts), question_frame(qs, {})
 
 

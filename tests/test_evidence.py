@@ -19,10 +19,21 @@ import pymupdf
 import pytest
 from PIL import Image
 
-from dashboard import evidence as ev
-from dashboard.grounding import COLUMNS, area, box_matches, evidence_table, grounding, intersection, precision_recall, run_rates
-from dashboard.layers import GOLD_ANSWERS, GOLD_QUOTES, answer_layer, cited_layer, page_layers
-from dashboard.pagerender import (
+from dashboard.evidence import locate as ev
+from dashboard.evidence import pdf
+from dashboard.evidence.__main__ import main as evidence_main
+from dashboard.evidence.grounding import (
+    COLUMNS,
+    area,
+    box_matches,
+    evidence_table,
+    grounding,
+    intersection,
+    precision_recall,
+    run_rates,
+)
+from dashboard.evidence.layers import GOLD_ANSWERS, GOLD_QUOTES, answer_layer, cited_layer, page_layers
+from dashboard.evidence.render import (
     GOLD_EVIDENCE,
     MAX_PIXELS,
     RUN_COLOURS,
@@ -238,7 +249,7 @@ def test_two_threads_rendering_at_once_each_get_their_own_page(fx):
             for _ in range(6):
                 for p in pages:
                     got[p].append(render_page(fx["geometry"], p, 1.0).png)
-                    ev.clear_caches()
+                    pdf.clear_caches()
                     ev.page_text(fx["geometry"], p)
         except Exception as exc:  # reported below
             errors.append(exc)
@@ -418,12 +429,12 @@ def test_command_line_writes_boxes_and_answer_locations(tmp_path, fx):
 
 
 def test_command_line_main_is_importable_and_reports_a_missing_folder(tmp_path, capsys):
-    assert ev.main(["--benchmark", str(tmp_path / "nope"), "--output", str(tmp_path / "o.jsonl")]) == 1
+    assert evidence_main(["--benchmark", str(tmp_path / "nope"), "--output", str(tmp_path / "o.jsonl")]) == 1
     assert "no such folder" in capsys.readouterr().err
 
 
 def test_explorer_columns_and_location_breakdown(sample_gold):
-    from dashboard.grounding import explorer_columns, location_breakdown
+    from dashboard.evidence.grounding import explorer_columns, location_breakdown
 
     preds = {p.qid: p for p in load_predictions(SAMPLE / "runs" / "longctx-ocr.jsonl").items}
     qs = [sample_gold[k] for k in ("adubench_single_000023", "adubench_single_000024", "adubench_single_000067")]
@@ -449,13 +460,13 @@ def test_an_encrypted_pdf_is_a_message_not_an_exception(tmp_path):
 
 
 def test_long_documents_read_by_worker_processes_give_the_same_text(fx, monkeypatch):
-    ev.clear_caches()
+    pdf.clear_caches()
     inline = ev.doc_text(fx["geometry"])
-    ev.clear_caches()
-    monkeypatch.setattr(ev, "PARALLEL_MIN_PAGES", 1)
-    monkeypatch.setattr(ev, "CHUNK_PAGES", 1)
+    pdf.clear_caches()
+    monkeypatch.setattr(pdf, "PARALLEL_MIN_PAGES", 1)
+    monkeypatch.setattr(pdf, "CHUNK_PAGES", 1)
     seen = []
     parallel = ev.doc_text(fx["geometry"], progress=lambda d, t: seen.append((d, t)))
     assert parallel.pages == inline.pages and parallel.numbers == inline.numbers and len(parallel.pages) == 4
-    assert ev._pool() is None or seen == [(1, 4), (2, 4), (3, 4), (4, 4)]
-    ev.clear_caches()
+    assert pdf._pool() is None or seen == [(1, 4), (2, 4), (3, 4), (4, 4)]
+    pdf.clear_caches()

@@ -13,10 +13,11 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from app_kit import app_on
-from dashboard import grounding
-from dashboard.evidence import question_paths
-from dashboard.tables import flat_column, run_column
-from dashboard.workspace import Sources, load_workspace
+from dashboard.core.paths import Sources
+from dashboard.core.workspace import load_workspace
+from dashboard.evidence import grounding
+from dashboard.evidence.locate import question_paths
+from dashboard.explorer.frames import flat_column, run_column
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "sample_runs"

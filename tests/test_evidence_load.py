@@ -13,11 +13,11 @@ import pandas as pd
 import pymupdf
 import pytest
 
-from dashboard import evidence as ev
-from dashboard.evidence_panel import figure_key
-from dashboard.flight import SingleFlight
-from dashboard.grounding import pages_listed
-from dashboard.pagerender import Box
+from dashboard.evidence import pdf
+from dashboard.evidence.grounding import pages_listed
+from dashboard.evidence.panel import figure_key
+from dashboard.evidence.render import Box
+from dashboard.shell.flight import SingleFlight
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -32,18 +32,18 @@ def _pdf(path: Path, pages: int) -> Path:
 
 
 def test_page_count_is_cached_until_the_file_changes(tmp_path):
-    ev.clear_caches()
-    pdf = _pdf(tmp_path / "a.pdf", 3)
-    assert ev.page_count(pdf) == 3
-    stamp = pdf.stat().st_mtime_ns
-    _pdf(pdf, 5)
-    os.utime(pdf, ns=(stamp, stamp))  # same mtime: the cached count stands
-    assert ev.page_count(pdf) == 3
-    os.utime(pdf, ns=(stamp + 10**9, stamp + 10**9))  # a newer file: counted again
-    assert ev.page_count(pdf) == 5
-    ev.clear_caches()
-    with pytest.raises(ev.DocumentError):
-        ev.page_count(tmp_path / "missing.pdf")
+    pdf.clear_caches()
+    path = _pdf(tmp_path / "a.pdf", 3)
+    assert pdf.page_count(path) == 3
+    stamp = path.stat().st_mtime_ns
+    _pdf(path, 5)
+    os.utime(path, ns=(stamp, stamp))  # same mtime: the cached count stands
+    assert pdf.page_count(path) == 3
+    os.utime(path, ns=(stamp + 10**9, stamp + 10**9))  # a newer file: counted again
+    assert pdf.page_count(path) == 5
+    pdf.clear_caches()
+    with pytest.raises(pdf.DocumentError):
+        pdf.page_count(tmp_path / "missing.pdf")
 
 
 def test_figure_key_follows_the_file_page_zoom_height_and_every_box(tmp_path):

@@ -7,7 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from dashboard.workspace import Sources, load_workspace
+from dashboard.core.paths import Sources
+from dashboard.core.workspace import load_workspace
 from scoring.evaluate import evaluate
 
 ROOT = Path(__file__).resolve().parent.parent

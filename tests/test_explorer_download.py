@@ -12,7 +12,7 @@ import pytest
 from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
 
 from app_kit import app_on
-from dashboard.tables import run_column
+from dashboard.explorer.frames import run_column
 from scoring.evaluate import evaluate
 from scoring.loaders import load_gold, load_predictions
 

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scoring import evaluate as E
+from scoring import writers as E
 from scoring.loaders import _loads
 
 TEXTS = [
@@ -53,11 +53,11 @@ def test_rows_json_equals_the_json_modules_bytes():
     for _ in range(300):
         batch = [_row(rng) for _ in range(rng.randint(1, 40))]
         want = ",\n    ".join(json.dumps(r, ensure_ascii=False, indent=2).replace("\n", "\n    ") for r in batch)
-        assert E._rows_json(batch) == want
+        assert E.rows_json(batch) == want
     safe = [{"question_id": "q", "prediction": "ü", "gold_answer": "a", "answer_format": "Str", "status": "ok",
              "accuracy": 1.0, "token_f1": 0.5, "anls": 0.25, "split": "s", "domain": None, "reasoning_type": True}] * 3
     assert all(map(E._orjson_safe, safe))  # the common row does take the orjson path
-    assert E._rows_json(safe) == ",\n    ".join(json.dumps(r, ensure_ascii=False, indent=2).replace("\n", "\n    ")
+    assert E.rows_json(safe) == ",\n    ".join(json.dumps(r, ensure_ascii=False, indent=2).replace("\n", "\n    ")
                                               for r in safe)
 
 
@@ -103,7 +103,7 @@ def test_batch_is_safe_agrees_with_the_row_by_row_check(cases):
     assert want or not got  # never safe where a row is not (it may be stricter: unrounded scores, unused raw formats)
     if all(type(q.raw_format) in E._PLAIN for q in qs) and all(x == 0.0 or 1e-4 <= x <= 1.0 for x in a + f + n):
         assert got == want
-    assert E._rows_json(rows, safe=got) == E._rows_json(rows)  # the same bytes either way
+    assert E.rows_json(rows, safe=got) == E.rows_json(rows)  # the same bytes either way
 
 
 def test_float_cells_written_by_orjson_are_reprs():

@@ -4,8 +4,8 @@ first (and ties keep the order the runs were given), and a score range read from
 
 import pytest
 
-from dashboard.links import FULL_RANGE, View, from_params, to_params
-from dashboard.tables import OFFICIAL, Run, leaderboard, score_frame, top_runs
+from dashboard.core.analysis import OFFICIAL, Run, leaderboard, score_frame, top_runs
+from dashboard.core.links import FULL_RANGE, View, from_params, to_params
 from scoring.model import ScoreRow
 
 QIDS = ["q1", "q2", "q3", "q4"]

@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from dashboard import launch, resources
-from dashboard.workspace import DEFAULT_BENCHMARK
+from dashboard.core.paths import DEFAULT_BENCHMARK
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "sample_runs"
@@ -66,7 +66,7 @@ def test_launch_refuses_bad_arguments(argv, message, capsys):
 
 
 def test_the_app_argument_parser_reads_what_the_launcher_writes(tmp_path):
-    from dashboard.workspace import sources_from
+    from dashboard.core.paths import sources_from
 
     cmd = launch.build_command(parse(["--benchmark", str(tmp_path), "--runs", "x.jsonl", "--scores", "s.csv"]))
     src = sources_from(cmd[cmd.index("--") + 1:], {})
@@ -76,8 +76,10 @@ def test_the_app_argument_parser_reads_what_the_launcher_writes(tmp_path):
 # ----------------------------------------------------------------------------- shipped files
 
 
-def test_settings_sit_beside_the_app():
-    assert resources.SETTINGS.parent.parent == resources.APP.parent
+def test_settings_are_the_projects_one_file():
+    assert resources.SETTINGS == ROOT / ".streamlit" / "config.toml" and resources.SETTINGS_HOME == ROOT
+    assert [p for p in ROOT.rglob("config.toml") if ".streamlit" in p.parts and ".venv" not in p.parts
+            and "build" not in p.parts] == [resources.SETTINGS]  # one copy in the repository
     settings = tomllib.loads(resources.SETTINGS.read_text(encoding="utf-8"))
     assert settings["browser"]["gatherUsageStats"] is False
     assert settings["server"]["maxUploadSize"] == 200
@@ -91,8 +93,9 @@ def test_checkout_opens_the_repository_sample():
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> Path:
     src = tmp_path_factory.mktemp("src")
-    for name in ("pyproject.toml", "README.md"):
+    for name in ("pyproject.toml", "README.md", "setup.py", "MANIFEST.in", "constraints.txt"):
         shutil.copy(ROOT / name, src / name)
+    shutil.copytree(ROOT / ".streamlit", src / ".streamlit")
     junk = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info")
     for folder in ("scoring", "dashboard", "sample_runs"):
         shutil.copytree(ROOT / folder, src / folder, ignore=junk)
@@ -128,7 +131,7 @@ def test_unpacked_wheel_opens_its_own_sample_from_any_folder(wheel, tmp_path):
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     script = textwrap.dedent(f"""
-        import dashboard, dashboard.workspace as ws
+        import dashboard, dashboard.core.paths as ws
         from streamlit.testing.v1 import AppTest
         assert dashboard.__file__.startswith({str(site)!r}), dashboard.__file__
         assert ws.DEFAULT_BENCHMARK == ws.Path({str(site / "dashboard" / "sample_runs")!r}), ws.DEFAULT_BENCHMARK

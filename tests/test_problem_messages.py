@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from dashboard.tables import problem_line
+from dashboard.data.frames import problem_line
 from scoring.loaders import load_gold, load_predictions
 
 BAD = Path(__file__).parent / "fixtures" / "bad"

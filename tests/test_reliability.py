@@ -278,7 +278,7 @@ def test_summarise_keeps_twenty_of_a_kind_and_counts_the_rest():
 
 
 def test_omitted_line_on_the_data_page_format():
-    from dashboard.tables import problem_line
+    from dashboard.data.frames import problem_line
 
     omitted = summarise([Problem.warning("r.jsonl", k, "q", "e", "g", kind="extra predictions") for k in range(30)])[-1]
     assert problem_line(omitted, lambda f: f"runs/{f}") == "runs/r.jsonl — warning: … and 10 more extra predictions"
@@ -358,7 +358,7 @@ def test_md_escape_leaves_no_autolink(text):
     once the escapes are read."""
     import re
 
-    from dashboard.tables import md_escape
+    from dashboard.core.escape import md_escape
 
     shown = re.sub(r"\\(.)", r"\1", md_escape(text))
     assert not re.search(r"(?i)(?:https?|ftp)://|\bwww\.|[\w.+-]@[a-z0-9-]", shown), shown

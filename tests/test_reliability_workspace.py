@@ -12,18 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from dashboard.workspace import (
-    Sources,
-    data_roots,
-    discover,
-    folder_allowed,
-    inside,
-    inspect_document,
-    load_workspace,
-    locate_document,
-    looks_like_gold,
-    stage_upload,
-)
+from dashboard.core.paths import Sources, data_roots, folder_allowed, inside, locate_document, stage_upload
+from dashboard.core.workspace import discover, load_workspace, looks_like_gold
+from dashboard.evidence.pdf import inspect_document
 from scoring.problems import WARNING
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -117,7 +108,7 @@ def test_workspace_reports_unusable_documents_as_not_found(hostile_bench):
 
 
 def test_each_document_file_is_opened_once(hostile_bench, monkeypatch):
-    import dashboard.workspace as workspace
+    from dashboard.core import workspace as workspace
 
     opened: list[str] = []
     real = workspace.inspect_document
@@ -231,8 +222,8 @@ def test_workspace_writes_nothing_outside_the_cache(hostile_bench, tmp_path, mon
 
 
 def test_renders_of_hostile_pages_are_capped(hostile_bench):
-    from dashboard.evidence import DocumentError
-    from dashboard.pagerender import MAX_PIXELS, render_page
+    from dashboard.evidence.pdf import DocumentError
+    from dashboard.evidence.render import MAX_PIXELS, render_page
 
     docs = hostile_bench / "docs"
     for name in ("huge_mediabox.pdf", "huge.png"):
@@ -248,8 +239,8 @@ def test_renders_of_hostile_pages_are_capped(hostile_bench):
 
 
 def test_render_of_an_encrypted_pdf_is_a_document_error(hostile_bench):
-    from dashboard.evidence import DocumentError
-    from dashboard.pagerender import render_page
+    from dashboard.evidence.pdf import DocumentError
+    from dashboard.evidence.render import render_page
 
     with pytest.raises(DocumentError):
         render_page(hostile_bench / "docs" / "encrypted.pdf", 1, 1.0)

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from dashboard import report
+from dashboard.report import build as report
+from dashboard.report.__main__ import main as report_main
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "sample_runs"
@@ -18,7 +19,7 @@ EVIL = "<script>alert('x')</script><img src=http://example.org/p.png> ![x](http:
 
 def write(tmp_path: Path, argv: list[str]) -> tuple[int, str]:
     out = tmp_path / "report.html"
-    code = report.main([*argv, "--output", str(out), "--resamples", "1000"])
+    code = report_main([*argv, "--output", str(out), "--resamples", "1000"])
     return code, out.read_text(encoding="utf-8") if out.exists() else ""
 
 
@@ -72,7 +73,7 @@ def test_unknown_run_names_the_available_ones(tmp_path, capsys):
     (empty / "runs").mkdir(parents=True)
     assert write(tmp_path, ["--benchmark", str(empty), "--runs", "a"])[0] == 1
     with pytest.raises(SystemExit) as exc:
-        report.main(["--benchmark", str(SAMPLE)])
+        report_main(["--benchmark", str(SAMPLE)])
     assert exc.value.code == 2
 
 

@@ -14,7 +14,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from app_kit import app_on
-from dashboard import store as S
+from dashboard.core import store as S
 from scoring import runner
 from scoring.evaluate import evaluate
 from scoring.loaders import load_gold, load_predictions
@@ -177,7 +177,7 @@ def test_writes_stay_inside_the_root(tmp_path, gold, monkeypatch):
     store, key, target, _ = _entry(root, gold)
     assert target.resolve().is_relative_to(root.resolve())
     assert files_under(tmp_path) == [target]  # no temporary file left, nothing beside the root
-    monkeypatch.setenv(S.ENV_CACHE, str(tmp_path / "env"))
+    monkeypatch.setenv("LENS_CACHE_DIR", str(tmp_path / "env"))
     assert S.cache_root() == tmp_path / "env"
     assert S.cache_root({"XDG_CACHE_HOME": str(tmp_path / "xdg")}) == tmp_path / "xdg" / "docbench-lens"
     assert S.cache_root({"HOME": "/nowhere"}).name == "docbench-lens"
@@ -236,7 +236,7 @@ def test_score_runs_falls_back_to_this_process(gold, monkeypatch):
 
 
 def _app(bench: Path, cache: Path, monkeypatch) -> AppTest:
-    at = app_on(monkeypatch, bench, timeout=120, env={S.ENV_CACHE: str(cache)})
+    at = app_on(monkeypatch, bench, timeout=120, env={"LENS_CACHE_DIR": str(cache)})
     assert not at.exception, [e.value for e in at.exception]
     return at
 
@@ -246,7 +246,7 @@ def _entries(cache: Path) -> dict[str, int]:
 
 
 def test_app_reads_the_cache_and_rescores_only_what_changed(tmp_path, monkeypatch):
-    from dashboard import cache as app_cache
+    from dashboard.shell import cache as app_cache
 
     bench = tmp_path / "bench"
     shutil.copytree(SAMPLE, bench, ignore=shutil.ignore_patterns("docs", "results", "*.py", "__pycache__"))
@@ -392,7 +392,7 @@ def test_session_cache_is_not_the_home_cache(lens_cache_dir):
 def test_app_shows_load_problems_from_the_cache(broken_bench, tmp_path, monkeypatch):
     """A restart reads the parsed files from the cache; the Data page lists the same problems and
     counts, and the leaderboard is the same."""
-    from dashboard import cache as app_cache
+    from dashboard.shell import cache as app_cache
 
     cache = tmp_path / "cache"
     seen, stamps = [], []

@@ -3,7 +3,7 @@
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dashboard.textdiff import LIMIT, char_diff, diff_text, is_truncated, similarity
+from dashboard.core.textdiff import LIMIT, char_diff, diff_text, is_truncated, similarity
 
 
 def sides(segments):

@@ -3,10 +3,10 @@ all runs (a run's weakest slices, ranks per slice). The stakeholder report is bu
 
 import streamlit as st
 
-from dashboard import compare as C
-from dashboard import compare_panel as P
-from dashboard import ui
-from dashboard.tables import md_escape
+from dashboard.compare import frames as C
+from dashboard.compare import panel as P
+from dashboard.core.escape import md_escape
+from dashboard.shell import ui
 
 ctx = ui.context()
 an = ctx.analysis

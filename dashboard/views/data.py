@@ -3,17 +3,17 @@ how each run joins the gold, and the reproducibility check against official scor
 
 import streamlit as st
 
-from dashboard import ui
-from dashboard.tables import (
+from dashboard.core.escape import md_escape
+from dashboard.data.frames import (
     all_problems,
     compared_count,
     documents_frame,
     files_frame,
     join_frame,
-    md_escape,
     problem_line,
     repro_frame,
 )
+from dashboard.shell import ui
 from scoring.problems import ERROR, summarise
 from scoring.profiles import PROFILES
 

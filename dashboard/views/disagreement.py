@@ -8,12 +8,12 @@ from dataclasses import replace
 
 import streamlit as st
 
-from dashboard import cache, ui
-from dashboard import disagreement as dg
-from dashboard.disagreement_charts import category_bars, pair_scatter, points_of
-from dashboard.links import field_label
-from dashboard.tables import clipped, md_escape
-from dashboard.why_panel import show_why
+from dashboard.core.escape import clipped, md_escape
+from dashboard.core.links import field_label
+from dashboard.disagreement import frames as dg
+from dashboard.disagreement.charts import category_bars, pair_scatter, points_of
+from dashboard.disagreement.why_panel import show_why
+from dashboard.shell import cache, ui
 from scoring.categories import CATEGORIES, CATEGORY_IDS
 from scoring.sensitivity import applicable_profiles, compare
 

@@ -3,10 +3,10 @@ run's answer and its cited evidence; and the evidence metrics of every run."""
 
 import streamlit as st
 
-from dashboard import ui
-from dashboard.evidence_panel import evidence_summary, show_evidence
-from dashboard.grounding import AUTO_PAIRS
-from dashboard.tables import md_escape
+from dashboard.core.escape import md_escape
+from dashboard.evidence.grounding import AUTO_PAIRS
+from dashboard.evidence.panel import evidence_summary, show_evidence
+from dashboard.shell import ui
 
 ctx = ui.context()
 ws, an = ctx.workspace, ctx.analysis

@@ -3,11 +3,15 @@ the runs picked (by default the ten best and any baseline); a click opens the ex
 
 import streamlit as st
 
-from dashboard import charts, ui
-from dashboard.evidence_panel import evidence_metrics
-from dashboard.grounding import AUTO_PAIRS, LOCATION_ORDER, location_breakdown, location_label, run_rates
-from dashboard.links import LOCATION_FIELD, METRICS, field_label
-from dashboard.tables import METRIC_LABELS, OFFICIAL, compared_count, md_escape, repro_frame, skipped_rows, top_runs
+from dashboard.core.analysis import OFFICIAL, top_runs
+from dashboard.core.escape import md_escape
+from dashboard.core.links import LOCATION_FIELD, field_label
+from dashboard.data.frames import compared_count, repro_frame, skipped_rows
+from dashboard.evidence.grounding import AUTO_PAIRS, LOCATION_ORDER, location_breakdown, location_label, run_rates
+from dashboard.evidence.panel import evidence_metrics
+from dashboard.overview import charts
+from dashboard.shell import ui
+from scoring.registry import METRIC_LABELS, METRICS
 
 HEATMAPS = ("reasoning_type", "evidence_source")
 BREAKDOWNS = ("domain", "difficulty", "answer_format", "doc_type", "split", "length", "position")

@@ -3,11 +3,11 @@ and one large chart per screen, no controls, the sidebar hidden."""
 
 import streamlit as st
 
-from dashboard import compare as C
-from dashboard import compare_charts as charts
-from dashboard import compare_panel as P
-from dashboard import ui
-from dashboard.tables import md_escape
+from dashboard.compare import charts
+from dashboard.compare import frames as C
+from dashboard.compare import panel as P
+from dashboard.core.escape import md_escape
+from dashboard.shell import ui
 
 HEIGHT = 600  # px of each slide's chart
 ctx = ui.context()

@@ -8,27 +8,18 @@ from dataclasses import replace
 import pandas as pd
 import streamlit as st
 
-from dashboard import ui
-from dashboard.evidence_panel import evidence_metrics, show_evidence
-from dashboard.grounding import AUTO_PAIRS, LOCATION_ORDER, explorer_columns, located_ids, location_label
-from dashboard.links import METRICS, View, field_label, to_params
-from dashboard.tables import (
-    METRIC_LABELS,
-    SEARCHED,
-    SHORT,
-    clipped,
-    explorer_frame,
-    filter_questions,
-    grouped,
-    md_escape,
-    run_column,
-    top_runs,
-    trace_frame,
-    with_run_columns,
-)
-from dashboard.why_panel import show_why
+from dashboard.core.analysis import top_runs
+from dashboard.core.escape import clipped, md_escape
+from dashboard.core.links import View, field_label, to_params
+from dashboard.disagreement.frames import trace_frame
+from dashboard.disagreement.why_panel import show_why
+from dashboard.evidence.grounding import AUTO_PAIRS, LOCATION_ORDER, explorer_columns, located_ids, location_label
+from dashboard.evidence.panel import evidence_metrics, show_evidence
+from dashboard.explorer.frames import SEARCHED, SHORT, explorer_frame, filter_questions, grouped, run_column, with_run_columns
+from dashboard.shell import ui
 from scoring.metrics import answer_type, judge
 from scoring.model import GoldQuestion
+from scoring.registry import METRIC_LABELS, METRICS
 
 TRACE_CHARS = 10_000  # characters of an answer the trace explains (a 50 MB answer took minutes)
 ROW_PX = 35  # st.dataframe's row and header height

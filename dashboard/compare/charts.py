@@ -1,0 +1,147 @@
+"""Plotly figures of run comparison (dashboard/compare.py frames). No streamlit here.
+
+Deltas and gaps are drawn in percentage points, scores in percent, every estimate with its 95 %
+interval as an error bar. Labels go through `tables.plotly_text` (user data never becomes markup).
+Clickable marks carry `customdata = [field, label, ...]`.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import plotly.graph_objects as go
+
+from dashboard.compare.frames import FLIPS, METRIC_LABELS, OVERALL_FIELD, SMALL
+from dashboard.core.escape import plotly_text
+from dashboard.core.links import field_label
+
+FONT = dict(size=13)
+ROW = 24  # px per row of a horizontal chart
+A_COLOUR, B_COLOUR, NEUTRAL = "#2563EB", "#D97706", "#6B7280"
+FLIP_COLOURS = {"both right": "#10B981", "only A": "#2563EB", "only B": "#D97706", "both wrong": "#9CA3AF"}
+RUN_COLOURS = ("#3B82F6", "#F59E0B", "#10B981", "#EF4444", "#8B5CF6", "#06B6D4", "#EC4899", "#84CC16",
+               "#F97316", "#6366F1", "#14B8A6", "#A855F7", "#EAB308")
+
+
+def slice_name(field_name: str, label: str, n: int | None = None) -> str:
+    text = "All questions" if field_name == OVERALL_FIELD else f"{field_label(field_name)}: {label}"
+    return plotly_text(text + (f" ({n})" if n is not None else ""))
+
+
+def _layout(fig: go.Figure, title: str, height: int, **kw) -> go.Figure:
+    fig.update_layout(title=dict(text=title, x=0, xanchor="left"), font=FONT, height=height,
+                      margin=dict(l=10, r=20, t=90, b=50), dragmode=False, **kw)
+    return fig
+
+
+def delta_chart(table: pd.DataFrame, metric: str, a: str, b: str, *, title_size: int | None = None,
+                include_overall: bool = True) -> go.Figure:
+    """Per-slice delta A - B of `metric` in percentage points with the 95 % interval, sorted; the
+    overall delta as a dashed line. Slices under 20 questions are hollow markers."""
+    data = table if include_overall else table[table["field"] != OVERALL_FIELD]
+    data = data.sort_values(f"{metric}_delta", kind="stable")
+    d, lo, hi = (data[f"{metric}_{k}"] * 100 for k in ("delta", "low", "high"))
+    names = [slice_name(f, lab, n) for f, lab, n in zip(data["field"], data["label"], data["questions"])]
+    small = data["questions"] < SMALL
+    colours = [A_COLOUR if v > 0 else B_COLOUR if v < 0 else NEUTRAL for v in d]
+    fig = go.Figure(go.Scatter(
+        x=d, y=names, mode="markers",
+        marker=dict(size=10, color=["rgba(0,0,0,0)" if s else c for s, c in zip(small, colours)],
+                    line=dict(color=colours, width=2), symbol="diamond"),
+        error_x=dict(type="data", symmetric=False, array=(hi - d).clip(lower=0), arrayminus=(d - lo).clip(lower=0),
+                     color="#94A3B8", thickness=2, width=4),
+        customdata=[[f, lab, n, p, f"{lo_:+.1f} to {hi_:+.1f} pp"] for f, lab, n, p, lo_, hi_ in
+                    zip(data["field"], data["label"], data["questions"], data["p_holm"], lo, hi)],
+        hovertemplate=("%{y}<br>Δ %{x:+.1f} pp<br>95 % interval %{customdata[4]}<br>Holm-adjusted p (Accuracy flips) "
+                       "%{customdata[3]:.3g}<extra></extra>"),
+    ))
+    fig.add_vline(x=0, line=dict(color="#475569", width=1))
+    overall = table[table["field"] == OVERALL_FIELD]
+    if len(overall):
+        fig.add_vline(x=float(overall[f"{metric}_delta"].iloc[0]) * 100, line=dict(color=A_COLOUR, width=1, dash="dash"),
+                      annotation_text="overall", annotation_position="bottom right")
+    title = (f"Δ {METRIC_LABELS[metric]} by slice: {plotly_text(a)} − {plotly_text(b)}"
+             "<br><sup>percentage points, 95 % bootstrap intervals; right of 0: A better;<br>"
+             "hollow: fewer than 20 questions</sup>")
+    _layout(fig, title, 140 + ROW * max(3, len(data)), showlegend=False, clickmode="event+select")
+    fig.update_xaxes(title=dict(text=f"Δ {METRIC_LABELS[metric]} (percentage points)"), zeroline=False, ticksuffix="")
+    fig.update_yaxes(automargin=True, categoryorder="array", categoryarray=names)
+    if title_size:
+        fig.update_layout(title_font=dict(size=title_size))
+    return fig
+
+
+def weakest_chart(weak: pd.DataFrame, metric: str, run: str, against: str) -> go.Figure:
+    """A run's weakest slices as bars of the gap in percentage points with 95 % intervals, the
+    weakest (largest size x gap) on top."""
+    data = weak.iloc[::-1]
+    names = [slice_name(f, lab, n) for f, lab, n in zip(data["field"], data["label"], data["questions"])]
+    gap, lo, hi = data["gap"] * 100, data["gap_low"] * 100, data["gap_high"] * 100
+    fig = go.Figure(go.Bar(
+        x=gap, y=names, orientation="h", marker_color=["#FCA5A5" if s else "#DC2626" for s in data["small"]],
+        error_x=dict(type="data", symmetric=False, array=(hi - gap).clip(lower=0), arrayminus=(gap - lo).clip(lower=0),
+                     color="#334155", thickness=1.5, width=4),
+        customdata=[[f, lab, n, 100 * s, 100 * r, plotly_text(rr)] for f, lab, n, s, r, rr in
+                    zip(data["field"], data["label"], data["questions"], data["score"], data["reference"], data["reference_run"])],
+        hovertemplate=("%{y}<br>gap %{x:.1f} pp<br>" + plotly_text(run) + ": %{customdata[3]:.1f} %"
+                       "<br>reference (%{customdata[5]}): %{customdata[4]:.1f} %<extra></extra>"),
+    ))
+    ref = "its own overall score" if against == "own overall" else "the best other run on the slice"
+    title = (f"Weakest slices of {plotly_text(run)}"
+             f"<br><sup>{METRIC_LABELS[metric]} gap to {ref}, percentage points, 95 % intervals;<br>"
+             "ranked by questions × gap; pale: fewer than 20 questions</sup>")
+    _layout(fig, title, 140 + ROW * max(3, len(data)), showlegend=False, clickmode="event+select")
+    fig.update_xaxes(title=dict(text=f"Gap in {METRIC_LABELS[metric]} (percentage points)"))
+    fig.update_yaxes(automargin=True, categoryorder="array", categoryarray=names)
+    return fig
+
+
+def runs_chart(intervals: pd.DataFrame, metric: str) -> go.Figure:
+    """Every run's score in percent with its 95 % interval, best first."""
+    data = intervals.sort_values(metric, ascending=False, kind="stable")
+    m, lo, hi = data[metric] * 100, data[f"{metric}_low"] * 100, data[f"{metric}_high"] * 100
+    fig = go.Figure(go.Bar(
+        x=[plotly_text(r) for r in data["run"]], y=m, marker_color=[RUN_COLOURS[k % len(RUN_COLOURS)] for k in range(len(data))],
+        error_y=dict(type="data", symmetric=False, array=(hi - m).clip(lower=0), arrayminus=(m - lo).clip(lower=0),
+                     color="#334155", thickness=1.5, width=6),
+        text=[f"{v:.1f}" for v in m], textposition="inside", insidetextanchor="start",
+        hovertemplate="%{x}: %{y:.1f} %<extra></extra>",
+    ))
+    title = f"{METRIC_LABELS[metric]} per run (%)<br><sup>95 % bootstrap intervals over questions</sup>"
+    _layout(fig, title, 420, showlegend=False)
+    fig.update_yaxes(title=dict(text=f"{METRIC_LABELS[metric]} (%)"), range=[0, 100])
+    fig.update_xaxes(title=dict(text="Run"))
+    return fig
+
+
+def flips_chart(flips: pd.DataFrame, a: str, b: str, *, top: int | None = None) -> go.Figure:
+    """Stacked horizontal bars of the four Accuracy outcomes, overall and per slice (question counts)."""
+    data = flips if top is None else flips.head(top)
+    data = data.iloc[::-1]
+    names = [slice_name(f, lab, n) for f, lab, n in zip(data["field"], data["label"], data["questions"])]
+    fig = go.Figure()
+    legend = {"both right": "both right", "only A": f"only {plotly_text(a)} right", "only B": f"only {plotly_text(b)} right",
+              "both wrong": "both wrong"}
+    for flip in FLIPS:
+        fig.add_trace(go.Bar(name=legend[flip], x=data[flip], y=names, orientation="h", marker_color=FLIP_COLOURS[flip],
+                             customdata=[[f, lab, flip] for f, lab in zip(data["field"], data["label"])],
+                             hovertemplate="%{y}<br>" + legend[flip] + ": %{x}<extra></extra>"))
+    title = f"Accuracy outcomes<br><sup>{plotly_text(a)} (A) against {plotly_text(b)} (B): questions per outcome</sup>"
+    _layout(fig, title, 170 + ROW * max(2, len(data)), barmode="stack", clickmode="event+select",
+            legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0, xanchor="left", title=None, traceorder="normal"))
+    fig.update_layout(margin=dict(l=10, r=20, t=125, b=50))
+    fig.update_xaxes(title=dict(text="Questions"))
+    fig.update_yaxes(automargin=True, categoryorder="array", categoryarray=names)
+    return fig
+
+
+def picked(event) -> list:
+    """customdata of the first selected point of a `st.plotly_chart` selection event, or []."""
+    try:
+        points = event["selection"]["points"]
+    except (KeyError, TypeError):
+        return []
+    for point in points or []:
+        data = point.get("customdata") if isinstance(point, dict) else None
+        if isinstance(data, (list, tuple)) and len(data) >= 2:
+            return list(data)
+    return []

@@ -1,0 +1,393 @@
+"""Streamlit pieces of the comparison page (views/compare.py) and the presentation page
+(views/present.py): widgets, tables with downloads, the question side by side. The numbers come
+from dashboard/compare.py (pure), the figures from dashboard/compare_charts.py.
+
+`state` is the view's comparison part (`View.compare`, see dashboard/links.py): what a link restores.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import MutableMapping
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from dashboard.compare import charts
+from dashboard.compare import frames as C
+from dashboard.core.escape import md_escape
+from dashboard.core.links import field_label
+from dashboard.core.textdiff import char_diff, diff_text
+from dashboard.shell import cache, ui
+
+SETTINGS = C.Settings()
+PAIR_TAB, ALL_TAB = "A against baseline B", "All runs: weakest slices and ranks"
+ALL_FIELDS = "every breakdown"
+WEAK_TOP = 10
+PRESENT_PAGE = "views/present.py"
+
+
+# ----------------------------------------------------------------------------- data, cached
+
+
+def runs_by_accuracy(an) -> list[str]:
+    """Run names, best mean Accuracy first (ties keep the loading order)."""
+    means = an.scores.groupby("run", sort=False)["accuracy"].mean()
+    names = an.run_names
+    return sorted(names, key=lambda r: (-float(means.get(r, -1.0)), names.index(r)))
+
+
+def _digest(frame: pd.DataFrame) -> int:
+    """A cache key part for a frame's content: numbers hashed as they are (no text conversion, ~8x
+    faster on 20,000 pairs), other columns (lists of evidence sources) as text."""
+    if not len(frame):
+        return 0
+    text = [c for c in frame.columns if not pd.api.types.is_numeric_dtype(frame[c])]
+    return int(pd.util.hash_pandas_object(frame.astype({c: str for c in text}) if text else frame, index=True).sum())
+
+
+def _questions_digest(an) -> int:
+    cols = [c for c in C.BREAKDOWNS if c in an.questions.columns]
+    return _digest(an.questions[cols])
+
+
+def deltas(an, pairs: pd.DataFrame, a: str, b: str) -> pd.DataFrame:
+    cols = [f"{m}_{s}" for m in C.METRICS for s in "ab"]
+    key = ("deltas", a, b, _digest(pairs[cols]), _questions_digest(an), SETTINGS)
+    return cache.comparison(key, lambda: C.deltas(pairs, an.questions, C.BREAKDOWNS, SETTINGS))  # type: ignore[return-value]
+
+
+def _scores_digest(an, runs: list[str], metric: str) -> int:
+    return _digest(an.scores.loc[an.scores["run"].isin(runs), ["run", "question_id", metric]])
+
+
+def weakest(an, run: str, metric: str, against: str, runs: list[str]) -> pd.DataFrame:
+    key = ("weakest", run, metric, against, tuple(runs), _scores_digest(an, runs, metric), _questions_digest(an), SETTINGS)
+    return cache.comparison(key, lambda: C.weakest(an.scores, an.questions, run, metric, against=against,  # type: ignore[return-value]
+                                                   runs=runs, settings=SETTINGS))
+
+
+def intervals(an, runs: list[str]) -> pd.DataFrame:
+    key = ("intervals", tuple(runs), _digest(an.scores.loc[an.scores["run"].isin(runs), ["run", "question_id", *C.METRICS]]), SETTINGS)
+    return cache.comparison(key, lambda: C.run_intervals(an.scores, runs, SETTINGS))  # type: ignore[return-value]
+
+
+# ----------------------------------------------------------------------------- small pieces
+
+
+def slice_text(field_name: str, label: str) -> str:
+    return "All questions" if field_name == C.OVERALL_FIELD else f"{field_label(field_name)}: {label}"
+
+
+def downloads(frame: pd.DataFrame, name: str, key: str) -> None:
+    """CSV and JSON of a table (fractions as in dashboard/compare.py, not rounded)."""
+    c1, c2, _ = st.columns([1, 1, 3])
+    c1.download_button("CSV", frame.to_csv(index=False).encode("utf-8"), file_name=f"{name}.csv", mime="text/csv",
+                       icon=":material/download:", key=f"{key}_csv", on_click="ignore", width="stretch")
+    records = json.loads(frame.to_json(orient="records", force_ascii=False))
+    c2.download_button("JSON", json.dumps(records, indent=1, ensure_ascii=False).encode("utf-8"), file_name=f"{name}.json",
+                       mime="application/json", icon=":material/download:", key=f"{key}_json", on_click="ignore", width="stretch")
+
+
+def file_part(text: str) -> str:
+    return "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in text)[:60] or "run"
+
+
+def pvalue(p: float) -> str:
+    return "—" if pd.isna(p) else ("< 0.001" if p < 0.001 else f"{p:.3f}")
+
+
+def p_text(p: float) -> str:
+    """`= 0.219` or `< 0.001`, to follow a "p"."""
+    text = pvalue(p)
+    return text if text.startswith("<") else f"= {text}"
+
+
+def rank_colour(rank: object, last: int) -> str:
+    """CSS for a rank cell: the best rank green, the last red (both readable in light and dark themes)."""
+    if rank is None or pd.isna(rank):
+        return ""
+    if rank == 1:
+        return "background-color: rgba(16, 185, 129, 0.28)"
+    if rank == last and last > 1:
+        return "background-color: rgba(239, 68, 68, 0.24)"
+    return ""
+
+
+def most_flipped(flips: pd.DataFrame, top: int) -> pd.DataFrame:
+    """The overall row, then the `top` slices with the most questions that flipped (only A + only B)."""
+    rest = flips[flips["field"] != C.OVERALL_FIELD]
+    rest = rest.assign(_n=rest["only A"] + rest["only B"]).sort_values("_n", ascending=False, kind="stable").drop(columns="_n")
+    return pd.concat([flips[flips["field"] == C.OVERALL_FIELD], rest.head(top)])
+
+
+def swap(session: MutableMapping[str, Any]) -> None:
+    session["cmp_a"], session["cmp_b"] = session.get("cmp_b"), session.get("cmp_a")
+
+
+# ----------------------------------------------------------------------------- A against B
+
+
+def headline(table: pd.DataFrame, a: str, b: str) -> None:
+    top = C.headline(table)
+    st.subheader("Headline")
+    row = st.container(horizontal=True, wrap=True, gap="medium")  # wraps below ~3 x 230 px instead of cutting numbers
+    for m in C.METRICS:
+        d, lo, hi = (100 * top[f"{m}_{k}"] for k in ("delta", "low", "high"))
+        col = row.container(width=230)
+        col.metric(f"Δ {C.METRIC_LABELS[m]} (A − B)", f"{d:+.1f} pp", border=True,
+                   help="A minus B in percentage points over the questions both runs are scored on; "
+                        "95 % percentile bootstrap interval from resampling questions in pairs.")
+        col.caption(f"95 % interval {lo:+.1f} to {hi:+.1f} pp · A {100 * top[f'{m}_a']:.1f} % · B {100 * top[f'{m}_b']:.1f} %")
+    real = top["p_mcnemar"] < 0.05
+    st.markdown(
+        f"On **{top['questions']}** shared questions, only **{md_escape(a)}** is right on **{top['only_a']}**, only "
+        f"**{md_escape(b)}** on **{top['only_b']}**; McNemar's exact p {p_text(top['p_mcnemar'])}: "
+        + ("**the Accuracy difference is unlikely to be chance.**" if real else "the Accuracy difference could be chance."))
+
+
+def slices_section(an, table: pd.DataFrame, a: str, b: str, state: MutableMapping[str, str]) -> None:
+    st.subheader("By slice")
+    ui.seed("cmp_metric", state.get("cmp_metric") if state.get("cmp_metric") in C.METRICS else "accuracy")
+    c1, c2 = st.columns([3, 2])
+    metric = c1.segmented_control("Metric", C.METRICS, format_func=C.METRIC_LABELS.get, key="cmp_metric") or "accuracy"
+    state["cmp_metric"] = "" if metric == "accuracy" else metric
+    fields = [f for f in C.BREAKDOWNS if (table["field"] == f).any()]
+    field_name = c2.selectbox("Breakdown", [ALL_FIELDS, *fields], format_func=lambda f: f if f == ALL_FIELDS else field_label(f),
+                              key="cmp_field")
+    shown = table if field_name == ALL_FIELDS else table[table["field"].isin([C.OVERALL_FIELD, field_name])]
+    event = st.plotly_chart(charts.delta_chart(shown, metric, a, b), on_select="rerun", selection_mode="points",
+                            key=f"cmp_delta_{metric}_{field_name}", width="stretch")
+    hit = charts.picked(event)
+    if hit and C.slice_key(str(hit[0]), str(hit[1])) != state.get("cmp_slice") and hit != st.session_state.get("cmp_delta_seen"):
+        st.session_state["cmp_delta_seen"] = hit
+        choose_slice(state, str(hit[0]), str(hit[1]))
+    few = int((shown["small"] & (shown["field"] != C.OVERALL_FIELD)).sum())
+    tested = int((table["field"] != C.OVERALL_FIELD).sum())
+    if few:
+        st.warning(f"{few} of these slices have fewer than {C.SMALL} questions (hollow markers): their intervals are wide "
+                   "and their differences rarely mean much.", icon=":material/warning:")
+    st.caption(f"p (Holm): McNemar's exact p on the slice's Accuracy flips, Holm-adjusted across all {tested} slices tested. "
+               "Click a marker to open that slice's flips below.")
+    rows = shown.assign(Slice=[slice_text(f, lab) for f, lab in zip(shown["field"], shown["label"])])
+    frame = pd.DataFrame({
+        "Slice": rows["Slice"], "Questions": rows["questions"],
+        "Few": rows["small"].map(lambda s: f"⚠ under {C.SMALL}" if s else ""),
+        "A (%)": rows[f"{metric}_a"] * 100, "B (%)": rows[f"{metric}_b"] * 100,
+        "Δ (pp)": rows[f"{metric}_delta"] * 100, "Low (pp)": rows[f"{metric}_low"] * 100, "High (pp)": rows[f"{metric}_high"] * 100,
+        "Only A": rows["only_a"], "Only B": rows["only_b"], "p": rows["p_mcnemar"], "p (Holm)": rows["p_holm"],
+    })
+    num = st.column_config.NumberColumn(format="%.1f")
+    st.dataframe(frame, hide_index=True, width="stretch", key="cmp_delta_table", column_config={
+        "A (%)": num, "B (%)": num, "Δ (pp)": st.column_config.NumberColumn(format="%+.1f"),
+        "Low (pp)": st.column_config.NumberColumn(format="%+.1f"), "High (pp)": st.column_config.NumberColumn(format="%+.1f"),
+        "p": st.column_config.NumberColumn(format="%.3g"), "p (Holm)": st.column_config.NumberColumn(format="%.3g")})
+    downloads(table, f"deltas_{file_part(a)}_vs_{file_part(b)}", "cmp_dl_deltas")
+
+
+def choose_slice(state: MutableMapping[str, str], field_name: str, label: str, flip: str = "") -> None:
+    """Select a slice (and a flip cell) for the flip section; its pickers follow on this run."""
+    state["cmp_slice"] = C.slice_key(field_name, label)
+    state["cmp_flip"] = flip
+    state.pop("cmp_q", None)
+    st.session_state["cmp_slice_pick"] = state["cmp_slice"]
+    st.session_state["cmp_flip_pick"] = flip or None
+    st.session_state.pop("cmp_q_pick", None)
+
+
+def flips_section(an, pairs: pd.DataFrame, a: str, b: str, state: MutableMapping[str, str], ctx) -> None:
+    st.subheader("What flipped (Accuracy)")
+    flips = C.flip_table(pairs, an.questions)
+    st.caption(f"A = {md_escape(a)}, B = {md_escape(b)}. Click a count to list those questions.")
+    shown = flips.assign(Slice=[slice_text(f, lab) for f, lab in zip(flips["field"], flips["label"])])
+    event = st.dataframe(shown[["Slice", "questions", *C.FLIPS]].rename(columns={"questions": "Questions"}), hide_index=True,
+                         width="stretch", height=320, key="cmp_flip_table", on_select="rerun", selection_mode="single-cell")
+    cells = list(getattr(getattr(event, "selection", None), "cells", None) or [])
+    if cells and tuple(cells[0]) != st.session_state.get("cmp_flip_seen"):
+        st.session_state["cmp_flip_seen"] = tuple(cells[0])
+        row, column = cells[0]
+        if 0 <= int(row) < len(flips):
+            pick = flips.iloc[int(row)]
+            choose_slice(state, pick["field"], pick["label"], column if column in C.FLIPS else "")
+    downloads(flips, f"flips_{file_part(a)}_vs_{file_part(b)}", "cmp_dl_flips")
+
+    keys = [C.slice_key(f, lab) for f, lab in zip(flips["field"], flips["label"])]
+    names = dict(zip(keys, shown["Slice"]))
+    ui.seed("cmp_slice_pick", state.get("cmp_slice") if state.get("cmp_slice") in names else keys[0])
+    ui.seed("cmp_flip_pick", state.get("cmp_flip") if state.get("cmp_flip") in C.FLIPS else None)
+    if st.session_state["cmp_slice_pick"] not in names:  # a slice of another pair of runs
+        st.session_state["cmp_slice_pick"] = keys[0]
+    c1, c2 = st.columns([2, 3])
+    chosen = c1.selectbox("Slice", keys, format_func=names.get, key="cmp_slice_pick")
+    flip = c2.segmented_control("Outcome", C.FLIPS, key="cmp_flip_pick", help="None chosen: every question of the slice")
+    now = ("" if chosen == keys[0] else chosen, flip or "")
+    if now != (state.get("cmp_slice", ""), state.get("cmp_flip", "")):
+        state.pop("cmp_q", None)
+        st.session_state.pop("cmp_q_pick", None)
+    state["cmp_slice"], state["cmp_flip"] = now
+    field_name, label = C.parse_slice(chosen) or (C.OVERALL_FIELD, C.OVERALL_LABEL)
+    cell = C.flip_questions(pairs, an.questions, field_name, label, flip)
+    what = f"{slice_text(field_name, label)} · {flip or 'every outcome'}"
+    st.markdown(f"**{len(cell)} question{'s' if len(cell) != 1 else ''}**: {md_escape(what)}")
+    if cell.empty:
+        st.info("No question in this cell. Pick another slice or outcome.")
+        return
+    questions(an, cell, a, b, state, ctx)
+
+
+def questions(an, cell: pd.DataFrame, a: str, b: str, state: MutableMapping[str, str], ctx) -> None:
+    q = an.questions.reindex(cell.index)
+    table = pd.DataFrame({
+        "question_id": cell.index, "outcome": cell["flip"].values, "question": q["question"].values, "gold": q["gold"].values,
+        "A answer": cell["prediction_a"].values, "B answer": cell["prediction_b"].values,
+        **{f"A {C.METRIC_LABELS[m]}": cell[f"{m}_a"].values * 100 for m in C.METRICS},
+        **{f"B {C.METRIC_LABELS[m]}": cell[f"{m}_b"].values * 100 for m in C.METRICS},
+    })
+    pct = st.column_config.NumberColumn(format="%.0f")
+    ids = list(cell.index)
+    # one table widget per cell: a row selected in one cell's table must not select a row of the next
+    cell_key = hashlib.sha256(json.dumps([a, b, state.get("cmp_slice", ""), state.get("cmp_flip", "")]).encode()).hexdigest()[:10]
+    chosen = [ids.index(state["cmp_q"])] if state.get("cmp_q") in ids else []
+    event = st.dataframe(table, hide_index=True, width="stretch", height=min(420, 38 + 35 * len(table)),
+                         key=f"cmp_q_table_{cell_key}", on_select="rerun", selection_mode="single-row",
+                         selection_default={"selection": {"rows": chosen, "columns": [], "cells": []}},
+                         column_config={c: pct for c in table.columns if c.startswith(("A ", "B ")) and "answer" not in c})
+    rows = list(getattr(getattr(event, "selection", None), "rows", None) or [])
+    seen = (cell_key, tuple(rows))
+    if seen != st.session_state.get("cmp_q_seen"):  # act on a change of the row selection only
+        st.session_state["cmp_q_seen"] = seen
+        if rows and 0 <= rows[0] < len(ids):
+            state["cmp_q"] = ids[rows[0]]
+            st.session_state["cmp_q_pick"] = ids[rows[0]]
+    downloads(table, f"questions_{file_part(a)}_vs_{file_part(b)}", "cmp_dl_questions")
+    if st.session_state.get("cmp_q_pick") not in [None, *ids]:
+        st.session_state.pop("cmp_q_pick")
+    ui.seed("cmp_q_pick", state.get("cmp_q") if state.get("cmp_q") in ids else None)
+    qid = st.selectbox("Question", ids, key="cmp_q_pick", placeholder="Select a row above, or pick a question here")
+    state["cmp_q"] = qid or ""
+    if qid:
+        detail(an, cell.loc[qid], qid, a, b, ctx)
+
+
+def detail(an, row: pd.Series, qid: str, a: str, b: str, ctx) -> None:
+    """One question, A and B side by side: answers as plain text, a character diff, the three scores,
+    the evidence page (dashboard/evidence_panel.py)."""
+    q = an.questions.loc[qid]
+    st.subheader("Question detail")
+    st.caption(md_escape(f"{qid} · {q.get('answer_format', '')} · {q.get('reasoning_type', '')} · {q.get('document', '')}"))
+    ui.plain(q.get("question"), key=f"cmp_qtext_{qid}", name="question")
+    st.markdown("**Gold answer**")
+    ui.plain(q.get("gold"), key=f"cmp_gold_{qid}", name="gold")
+    cols = st.columns(2)
+    for col, run, side in ((cols[0], a, "a"), (cols[1], b, "b")):
+        with col:
+            st.markdown(f"**{'A' if side == 'a' else 'B'} · {md_escape(run)}**")
+            ui.plain(str(row[f"prediction_{side}"] or ""), key=f"cmp_pred_{side}_{qid}", name=f"{file_part(run)}_answer")
+            st.caption(" · ".join(f"{C.METRIC_LABELS[m]} {100 * row[f'{m}_{side}']:.0f} %" for m in C.METRICS)
+                       + f" · status {md_escape(str(row[f'status_{side}']))}")
+    st.markdown("**Character difference A → B**")
+    st.caption(md_escape("[-only in A-] {+only in B+}"))
+    st.code(diff_text(char_diff(str(row["prediction_a"] or ""), str(row["prediction_b"] or ""))) or "(both empty)",
+            language=None, wrap_lines=True)
+    gold = next((g for g in ctx.workspace.gold.items if g.qid == qid), None)
+    if gold is None:
+        return
+    try:
+        from dashboard.evidence.panel import show_evidence
+    except ImportError:  # no evidence viewer in this build
+        return
+    with st.expander("Evidence page", expanded=False, icon=":material/description:"):
+        show_evidence(ctx, gold, [a, b])
+
+
+# ----------------------------------------------------------------------------- many runs
+
+
+def many_runs(an, order: list[str], state: MutableMapping[str, str]) -> None:
+    st.subheader("Where a run is weakest")
+    st.caption("Slices ranked by questions × gap: a large slice with a large gap comes first. Intervals are 95 % bootstrap "
+               "intervals; slices under 20 questions are pale.")
+    ui.seed("cmp_run", state.get("cmp_run") if state.get("cmp_run") in order else order[0])
+    ui.seed("cmp_vs", state.get("cmp_vs") if state.get("cmp_vs") in (C.OWN, C.BEST) else C.OWN)
+    ui.seed("cmp_all_metric", state.get("cmp_metric") if state.get("cmp_metric") in C.METRICS else "accuracy")
+    c1, c2 = st.columns(2)
+    run = c1.selectbox("Run", order, key="cmp_run")
+    against = c2.selectbox("Gap to", (C.OWN, C.BEST), key="cmp_vs",
+                           format_func={C.OWN: "its own overall score", C.BEST: "the best other run on the slice"}.get)
+    metric = st.segmented_control("Metric", C.METRICS, format_func=C.METRIC_LABELS.get, key="cmp_all_metric") or "accuracy"
+    state["cmp_run"], state["cmp_vs"] = run, "" if against == C.OWN else against
+    weak = weakest(an, run, metric, against, order)
+    top = weak[weak["weight"] > 0].head(WEAK_TOP)
+    if top.empty:
+        st.success(f"{md_escape(run)} scores at least its reference on every slice.")
+    else:
+        first = top.iloc[0]
+        st.markdown(f"**{md_escape(run)}** is weakest on **{md_escape(slice_text(first['field'], first['label']))}**: "
+                    f"{100 * first['score']:.1f} % {C.METRIC_LABELS[metric]} on {first['questions']} questions against "
+                    f"{100 * first['reference']:.1f} % ({md_escape(str(first['reference_run']))}"
+                    f"{' overall' if against == C.OWN else ''}); gap {100 * first['gap']:.1f} pp "
+                    f"(95 % interval {100 * first['gap_low']:+.1f} to {100 * first['gap_high']:+.1f}).")
+        event = st.plotly_chart(charts.weakest_chart(top, metric, run, against), width="stretch", key=f"cmp_weak_{metric}_{against}",
+                                on_select="rerun", selection_mode="points")
+        st.caption(f"Click a bar to open those questions of {md_escape(run)} in the question explorer.")
+        hit = charts.picked(event)
+        if hit:
+            ui.open_slice(run, str(hit[0]), str(hit[1]))
+    frame = pd.DataFrame({
+        "Slice": [slice_text(f, lab) for f, lab in zip(weak["field"], weak["label"])], "Questions": weak["questions"],
+        "Few": weak["small"].map(lambda s: f"⚠ under {C.SMALL}" if s else ""),
+        "Score (%)": weak["score"] * 100, "Reference (%)": weak["reference"] * 100, "Reference run": weak["reference_run"],
+        "Gap (pp)": weak["gap"] * 100, "Gap low (pp)": weak["gap_low"] * 100, "Gap high (pp)": weak["gap_high"] * 100,
+        "Questions × gap": weak["weight"] * 100,
+    })
+    num = st.column_config.NumberColumn(format="%.1f")
+    with st.expander(f"Every slice of {md_escape(run)} ({len(frame)})"):
+        st.dataframe(frame, hide_index=True, width="stretch", key="cmp_weak_table",
+                     column_config={c: num for c in frame.columns if c.endswith(("(%)", "(pp)")) or c == "Questions × gap"})
+        downloads(weak, f"weakest_{file_part(run)}_{metric}", "cmp_dl_weak")
+
+    st.subheader("Ranks per slice")
+    long = C.slice_scores(an.scores, an.questions, order, metric)
+    wide = C.rank_table(long)
+    ranks = wide.assign(Slice=[slice_text(f, lab) for f, lab in zip(wide["field"], wide["label"])])
+    ranks = ranks[["Slice", "questions", *order]].rename(columns={"questions": "Questions"})
+    st.caption(f"{C.METRIC_LABELS[metric]} rank of every run on every slice (1 = best, green; last, red; ties share a rank). "
+               "Columns follow the overall ranking.")
+    last = len(order)
+    styled = ranks.style.map(lambda v: rank_colour(v, last), subset=list(order))
+    st.dataframe(styled, hide_index=True, width="stretch", height=420, key="cmp_rank_table")
+    downloads(long, f"ranks_{metric}", "cmp_dl_ranks")
+
+
+# ----------------------------------------------------------------------------- report
+
+
+def report_panel(ctx, order: list[str], state: MutableMapping[str, str]) -> None:
+    from dashboard.report import build as report
+
+    st.divider()
+    st.subheader("Stakeholder report")
+    st.caption("One HTML file that opens anywhere with no network: headline numbers with intervals, the weakest slices, "
+               "the flip summary and the most telling failures with their evidence pages.")
+    a = state.get("a") if state.get("a") in order else order[0]
+    b = state.get("b") if state.get("b") in order and state.get("b") != a else next(r for r in order if r != a)
+    ui.seed("cmp_report_runs", [a, b])
+    c1, c2 = st.columns([3, 2])
+    runs = c1.multiselect("Runs in the report (the first is A)", order, key="cmp_report_runs")
+    baseline = c2.selectbox("Baseline", runs or [None], key="cmp_report_baseline",
+                            index=min(1, max(0, len(runs) - 1)) if runs else 0)
+    c3, c4 = st.columns(2)
+    wanted = (tuple(runs), baseline, ctx.profile, id(ctx.analysis))
+    if c3.button("Build the report", icon=":material/description:", disabled=not runs, width="stretch"):
+        with st.spinner("Building the report: intervals, charts, page thumbnails…"):
+            page = report.build_report(ctx.analysis, list(runs), baseline, workspace=ctx.workspace, profile=ctx.profile,
+                                       settings=SETTINGS)
+        st.session_state["cmp_report"] = (wanted, page.encode("utf-8"))
+    built = st.session_state.get("cmp_report")
+    if built and built[0] == wanted:
+        c4.download_button("Download HTML", built[1], file_name=f"report_{file_part(runs[0])}.html", mime="text/html",
+                           icon=":material/download:", on_click="ignore", width="stretch", key="cmp_report_dl")
+        st.caption(f"Ready: {len(built[1]) / 1e6:.1f} MB, Plotly's JavaScript included.")
+    st.page_link(PRESENT_PAGE, label="Presentation mode: one message per screen", icon=":material/slideshow:")

@@ -1,0 +1,348 @@
+"""DataFrames for the pages: questions, per-question scores of every run, leaderboard,
+breakdowns, joins, reproducibility and the explorer table. No streamlit here.
+
+Scores stay fractions in 0..1 in every frame; pages and charts turn them into percentages.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from dashboard.core.escape import COPY_CHARS, TABLE_CHARS, clip_where
+from dashboard.core.links import FIELDS, META
+from scoring.evaluate import RunResult
+from scoring.model import GoldQuestion, ScoreRow
+from scoring.registry import METRIC_LABELS, METRICS, is_success_status
+from scoring.runner import columns_of, overall_of
+from scoring.text import to_str
+
+RECOMPUTED = "recomputed"
+OFFICIAL = "scores loaded, not recomputed"
+LENGTH_BUCKETS = ((10, "1–10 pages"), (50, "11–50 pages"), (200, "51–200 pages"), (500, "201–500 pages"))
+LONGEST = "over 500 pages"
+POSITIONS = ("first third", "middle third", "last third")
+UNKNOWN = "unknown"
+STANDARD_METADATA = frozenset({"domain", "reasoning_type", "difficulty", "doc_type", "evidence_sources"})
+
+
+
+
+
+
+
+
+
+
+@dataclass
+class Run:
+    """One row of the leaderboard: a scored prediction file, or official scores only."""
+
+    name: str
+    source: str  # RECOMPUTED or OFFICIAL
+    file: str
+    result: RunResult | None = None
+    official: list[ScoreRow] = field(default_factory=list)
+
+    @property
+    def signature(self) -> str:
+        return self.result.signature if self.result else "official scores (profile not stated)"
+
+
+# ----------------------------------------------------------------------------- questions
+
+
+def length_bucket(pages: int | None) -> str:
+    if not pages:
+        return UNKNOWN
+    return next((label for limit, label in LENGTH_BUCKETS if pages <= limit), LONGEST)
+
+
+def evidence_position(first_page: int | None, page_count: int | None) -> str:
+    """Which third of the document holds the first gold evidence page."""
+    if not first_page or not page_count or first_page > page_count:
+        return UNKNOWN
+    return POSITIONS[min(2, (first_page - 1) * 3 // page_count)]
+
+
+def _context_pages(q: GoldQuestion, page_counts: dict[str, int | None]) -> int | None:
+    counts = [page_counts.get(d.document_id) for d in q.documents]
+    return sum(counts) if counts and all(counts) else None  # type: ignore[arg-type]
+
+
+def _position(q: GoldQuestion, page_counts: dict[str, int | None]) -> str:
+    ref = next((d for d in q.documents if d.evidence_pages), None)
+    return evidence_position(min(ref.evidence_pages), page_counts.get(ref.document_id)) if ref else UNKNOWN
+
+
+def _pages_text(q: GoldQuestion) -> str:
+    return "; ".join(f"{d.document_id}: {', '.join(map(str, d.evidence_pages))}" for d in q.documents if d.evidence_pages)
+
+
+def question_frame(gold: list[GoldQuestion], page_counts: dict[str, int | None]) -> pd.DataFrame:
+    """One row per gold question, in gold order, indexed by question id."""
+    rows = []
+    for q in gold:
+        pages = _context_pages(q, page_counts)
+        rows.append({
+            "question_id": q.qid,
+            "question": q.question,
+            "gold": q.gold_answer,
+            "answer_format": q.labels("answer_format")[0],
+            "rule": q.verification_rule,
+            "split": q.labels("split")[0],
+            "domain": q.meta("domain"),
+            "reasoning_type": q.meta("reasoning_type"),
+            "difficulty": q.meta("difficulty"),
+            "doc_type": q.meta("doc_type"),
+            "evidence_source": tuple(q.labels("evidence_source")),
+            "length": length_bucket(pages),
+            "position": _position(q, page_counts),
+            "document": ", ".join(q.document_ids),
+            "pages": _pages_text(q),
+            "page_count": pages,
+        } | _extra_metadata(q))
+    frame = pd.DataFrame(rows)
+    if frame.empty:
+        frame = pd.DataFrame(columns=QUESTION_COLUMNS)
+    return frame.set_index("question_id", drop=False).rename_axis(None)
+
+
+def _extra_metadata(q: GoldQuestion) -> dict[str, str]:
+    return {META + k: to_str(v) for k, v in q.metadata.items()
+            if k not in STANDARD_METADATA and not isinstance(v, (list, dict))}
+
+
+QUESTION_COLUMNS = ["question_id", "question", "gold", "answer_format", "rule", "split", "domain", "reasoning_type",
+                    "difficulty", "doc_type", "evidence_source", "length", "position", "document", "pages", "page_count"]
+
+
+# ----------------------------------------------------------------------------- scores
+
+
+def is_success(status: str) -> bool:
+    return is_success_status(status)
+
+
+def score_frame(runs: list[Run], gold_ids: set[str]) -> pd.DataFrame:
+    """Long table: one row per (run, gold question that the run covers)."""
+    cols = ["run", "question_id", *METRICS, "status", "prediction"]
+    parts = []
+    for run in runs:
+        if run.result is not None:  # built column by column (a run's records are not walked: see columns_of)
+            c = columns_of(run.result)
+            part = pd.DataFrame({k: c[k] for k in cols[1:]}, columns=cols[1:])
+        else:
+            part = pd.DataFrame([{"question_id": s.qid, "accuracy": s.accuracy, "token_f1": s.token_f1, "anls": s.anls,
+                                  "status": s.status or "success", "prediction": s.prediction or ""}
+                                 for s in run.official if s.qid in gold_ids], columns=cols[1:])
+        if len(part):
+            part.insert(0, "run", run.name)
+            parts.append(part.astype({m: "float64" for m in METRICS}))
+    if not parts:
+        return pd.DataFrame([], columns=cols)
+    return pd.concat(parts, ignore_index=True)
+
+
+def coverage(run: Run, gold_ids: set[str]) -> dict[str, int]:
+    if run.result is not None:
+        c = columns_of(run.result)
+        present = [st for st, answered in zip(c["status"], c["answered"]) if answered]
+        missing = len(run.result.missing_ids)
+        ok = {st: is_success(st) for st in set(present)}  # a handful of distinct statuses in a million rows
+        failed = sum(1 for st in present if not ok[st])
+        return {"answered": len(present) - failed, "missing": missing, "failed": failed}
+    else:
+        present = [s.status or "success" for s in run.official if s.qid in gold_ids]
+        missing = len(gold_ids) - len(present)
+    failed = sum(1 for s in present if not is_success(s))
+    return {"answered": len(present) - failed, "missing": missing, "failed": failed}
+
+
+def leaderboard(runs: list[Run], scores: pd.DataFrame, gold_ids: set[str]) -> pd.DataFrame:
+    """One row per run: the three metrics in % over the questions it is scored on, coverage, signature."""
+    rows = []
+    for run in runs:
+        if run.result is not None:
+            overall = overall_of(run.result)
+        else:
+            part = scores[scores["run"] == run.name]
+            overall = {"count": len(part)} | {m: (part[m].mean() if len(part) else 0.0) for m in METRICS}
+        rows.append({"Run": run.name, "Source": run.source, "Questions": overall["count"],
+                     **{METRIC_LABELS[m] + " (%)": 100 * overall[m] for m in METRICS},
+                     **{k.capitalize(): v for k, v in coverage(run, gold_ids).items()},
+                     "Signature": run.signature})
+    frame = pd.DataFrame(rows, columns=["Run", "Source", "Questions", "Accuracy (%)", "Token F1 (%)", "ANLS (%)",
+                                        "Answered", "Missing", "Failed", "Signature"])
+    return frame.sort_values("Accuracy (%)", ascending=False, kind="stable").reset_index(drop=True)
+
+
+def breakdown(scores: pd.DataFrame, questions: pd.DataFrame, field_name: str, positions=None) -> pd.DataFrame:
+    """Mean of each metric per (run, label of field_name); evidence_source counts a question once per source.
+    `positions`: each score row's position in `questions` (-1 for an id that is not there), when the
+    caller keeps it (Analysis does): joining a million rows on their string ids took most of an
+    overview's time at 50 runs x 20,000 questions; here the join is by position."""
+    if positions is None:
+        positions = question_positions(scores, questions)
+    keep = positions >= 0
+    pos = positions[keep]
+    base = {"run": scores["run"][keep].reset_index(drop=True),
+            **{m: scores[m][keep].reset_index(drop=True) for m in METRICS}}
+    col = questions[field_name]
+    if field_name == "evidence_source":
+        ex = col.reset_index(drop=True).explode()  # index: the question's position
+        labels = pd.DataFrame({"q": ex.index.to_numpy(), "label": ex.to_numpy(dtype=object)})
+        merged = pd.DataFrame({"q": pos, **base}).merge(labels, on="q", how="inner").drop(columns="q")
+    else:
+        merged = pd.DataFrame({**base, "label": col.to_numpy(dtype=object)[pos]})
+    merged["label"] = merged["label"].fillna(UNKNOWN).astype(str)
+    out = merged.groupby(["run", "label"], sort=True).agg(
+        count=("run", "size"), **{m: (m, "mean") for m in METRICS}).reset_index()
+    return out
+
+
+def question_positions(scores: pd.DataFrame, questions: pd.DataFrame):
+    """Each score row's position in `questions` (indexed by question id), -1 when it is not there."""
+
+    if not len(scores):
+        return np.zeros(0, dtype=np.intp)
+    return questions.index.get_indexer(scores["question_id"])
+
+
+
+
+def top_runs(board: pd.DataFrame, metric: str, n: int = 10, keep: tuple[str, ...] = ()) -> list[str]:
+    """The n best runs of a leaderboard by `metric` (a METRICS name), plus the runs in `keep`
+    (baselines), in leaderboard order."""
+    col = METRIC_LABELS[metric] + " (%)"
+    best = set(board.sort_values(col, ascending=False, kind="stable")["Run"].head(n)) | set(keep)
+    return [r for r in board["Run"] if r in best]
+
+
+# ----------------------------------------------------------------------------- data page
+
+
+
+
+
+
+
+
+
+
+# ----------------------------------------------------------------------------- explorer
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+QUESTION_GROUP, META_GROUP = "Question", "Metadata"
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+def field_options(questions: pd.DataFrame) -> dict[str, list[str]]:
+    """The values each filter field takes, sorted."""
+    out = {}
+    for name in filter_fields(questions):
+        col = questions[name]
+        values = (col.explode() if name == "evidence_source" else col).dropna()
+        # str() of each value, as the filter compares them; unique first, so each distinct value is converted once
+        out[name] = sorted({str(v) for v in (values.unique() if pd.api.types.is_string_dtype(values) else values)})
+    return out
+
+
+# ----------------------------------------------------------------------------- all of it
+
+
+@dataclass
+class Analysis:
+    """Everything the pages show for one workspace and profile. Built once per (workspace, profile)
+    and cached; treated as read-only, except the breakdown and leaderboard memos."""
+
+    runs: list[Run]
+    questions: pd.DataFrame
+    scores: pd.DataFrame
+    _breakdowns: dict[str, pd.DataFrame] = field(default_factory=dict)
+    _leaderboard: pd.DataFrame | None = None
+    _positions: object = None  # each score row's position in `questions` (numpy), for breakdowns
+
+    @classmethod
+    def build(cls, runs: list[Run], gold: list[GoldQuestion], page_counts: dict[str, int | None]) -> Analysis:
+        questions = question_frame(gold, page_counts)
+        return cls(runs, questions, score_frame(runs, set(questions.index)))
+
+    @property
+    def gold_ids(self) -> set[str]:
+        return set(self.questions.index)
+
+    @property
+    def run_names(self) -> list[str]:
+        return [r.name for r in self.runs]
+
+    def run(self, name: str) -> Run | None:
+        return next((r for r in self.runs if r.name == name), None)
+
+    def leaderboard(self) -> pd.DataFrame:
+        """Computed once (a page asks for it several times per rerun); a copy, which callers may change."""
+        if self._leaderboard is None:
+            self._leaderboard = leaderboard(self.runs, self.scores, self.gold_ids)
+        return self._leaderboard.copy()
+
+    def display_scores(self) -> pd.DataFrame:
+        """`scores` with the predictions longer than COPY_CHARS cut to TABLE_CHARS (computed once);
+        the same object as `scores` when none is that long. Copying a 50 MB answer through every
+        explorer rerun cost seconds; the table cuts the rest (`clipped`) on the rows it shows, so a
+        million ordinary answers are not cut here (most of a second, at 50 runs x 20,000)."""
+        if "display_scores" not in self._breakdowns:
+            shown = self.scores
+            if len(shown):
+                lengths = shown["prediction"].str.len()
+                huge = (lengths > COPY_CHARS).fillna(False).to_numpy(dtype=bool)
+                if huge.any():
+                    shown = shown.assign(prediction=clip_where(shown["prediction"], huge, TABLE_CHARS))
+            self._breakdowns["display_scores"] = shown
+        return self._breakdowns["display_scores"]
+
+    def field_options(self) -> dict[str, list[str]]:
+        """`field_options(self.questions)`, computed once."""
+        if "field_options" not in self._breakdowns:
+            self._breakdowns["field_options"] = field_options(self.questions)  # type: ignore[assignment]
+        return self._breakdowns["field_options"]  # type: ignore[return-value]
+
+    def breakdown(self, field_name: str) -> pd.DataFrame:
+        if field_name not in self._breakdowns:
+            if self._positions is None:
+                self._positions = question_positions(self.scores, self.questions)
+            self._breakdowns[field_name] = breakdown(self.scores, self.questions, field_name, self._positions)
+        return self._breakdowns[field_name]
+
+
+def filter_fields(questions: pd.DataFrame) -> list[str]:
+    """The standard fields, then every other metadata key found in the gold (`meta.<key>`)."""
+    return [f for f in FIELDS if f in questions.columns] + [c for c in questions.columns if c.startswith(META)]

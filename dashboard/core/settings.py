@@ -1,0 +1,63 @@
+"""Every setting the app reads from the environment, declared once: name, default, help.
+
+Code asks `BENCHMARK.value(environ)` (or `.paths(environ)` for a list) instead of reading
+`os.environ` itself, so a setting has one spelling, one default and one sentence that the README's
+settings table is checked against (tests/test_settings.py). No streamlit here.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+APP_FOLDER = "docbench-lens"  # the app's folder name under the user's cache and data folders
+
+
+@dataclass(frozen=True)
+class Setting:
+    name: str
+    default: str  # what applies when the variable is unset or empty, in words
+    help: str
+    is_list: bool = False  # several paths separated by os.pathsep
+
+    def value(self, environ: Mapping[str, str] | None = None) -> str:
+        """The variable's text, '' when unset."""
+        return (os.environ if environ is None else environ).get(self.name, "")
+
+    def paths(self, environ: Mapping[str, str] | None = None) -> list[str]:
+        """The variable split on os.pathsep, empty parts dropped."""
+        return [p for p in self.value(environ).split(os.pathsep) if p]
+
+
+BENCHMARK = Setting("LENS_BENCHMARK", "the sample benchmark (sample_runs/)",
+                    "the benchmark folder the app opens, as `--benchmark`")
+RUNS = Setting("LENS_RUNS", "the benchmark's runs/ and results/", "prediction files or folders, as `--runs`", is_list=True)
+SCORES = Setting("LENS_SCORES", "the benchmark's results/", "score files, as `--scores`", is_list=True)
+DATA_ROOTS = Setting("LENS_DATA_ROOTS", "none",
+                     "more folders the Data panel, or a link's `data` parameter, may open", is_list=True)
+CACHE_DIR = Setting("LENS_CACHE_DIR", "$XDG_CACHE_HOME/docbench-lens, else ~/.cache/docbench-lens",
+                    "the app's cache folder: scored rows, predictions, uploads, page text")
+DATA_DIR = Setting("LENS_DATA_DIR", "$XDG_DATA_HOME/docbench-lens, else ~/.local/share/docbench-lens",
+                   "the user data folder that holds the annotations database")
+
+SETTINGS = (BENCHMARK, RUNS, SCORES, DATA_ROOTS, CACHE_DIR, DATA_DIR)
+
+
+def cache_root(environ: Mapping[str, str] | None = None) -> Path:
+    """The app's own cache folder: $LENS_CACHE_DIR, else $XDG_CACHE_HOME/docbench-lens, else ~/.cache/docbench-lens."""
+    env = os.environ if environ is None else environ
+    if CACHE_DIR.value(env):
+        return Path(CACHE_DIR.value(env)).expanduser()
+    base = env.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base).expanduser() / APP_FOLDER
+
+
+def data_dir(environ: Mapping[str, str] | None = None) -> Path:
+    """The user data folder: $LENS_DATA_DIR, else $XDG_DATA_HOME/docbench-lens, else ~/.local/share/docbench-lens."""
+    env = os.environ if environ is None else environ
+    if DATA_DIR.value(env):
+        return Path(DATA_DIR.value(env)).expanduser()
+    base = env.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base).expanduser() / APP_FOLDER

@@ -1,0 +1,637 @@
+"""A Parquet cache of scored rows on disk, shared by every session and by restarts. No streamlit here.
+
+One entry per (gold, prediction file, profile): the decisions of every scored question of the
+run -- question id, status, Accuracy, token F1, ANLS, the rule that decided Accuracy, its
+threshold and the values it read -- in the run's question order. Its name is the key
+
+    sha256("lens-scored/<FORMAT>" NUL sha256(scoring/*.py) NUL sha256(gold files' bytes)
+           NUL sha256(prediction file's bytes) NUL profile signature)
+
+so a restart or a second viewer reads the entry instead of rescoring; a changed gold file,
+prediction file or profile gives a new key, and only that run is rescored (a change to the scoring code rescores
+everything). Entries live in
+
+    $LENS_CACHE_DIR/scored/<key>.parquet        (else $XDG_CACHE_HOME/docbench-lens, else ~/.cache/docbench-lens)
+
+and are written atomically (a temporary file in the same folder, then a rename), with page
+checksums. Nothing is trusted on read: an entry that cannot be read, has another schema, another
+key or row count in its metadata, a null or a score outside 0..1, or values that do not parse,
+is reported as a miss (and removed), so the caller rescores and writes it again. The caller also
+checks that the entry's question ids and statuses are those of its own join (`matches`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import tempfile
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+import scoring
+from dashboard.core.settings import cache_root
+from scoring._gc import paused_gc
+from scoring.evaluate import RunResult
+from scoring.model import GoldQuestion, Prediction
+from scoring.profiles import signature
+from scoring.runner import assemble_lazily, decisions_of, plan
+
+try:  # orjson reads and writes the `details` column several times faster; json gives the same values
+    from orjson import dumps as _dumps
+    from orjson import loads as _loads
+except ImportError:  # pragma: no cover
+    _loads = json.loads
+
+    def _dumps(value) -> bytes:
+        return json.dumps(value, ensure_ascii=True, allow_nan=True).encode()
+
+FORMAT = 1
+_KEY = re.compile(r"[0-9a-f]{64}")
+SCHEMA = pa.schema([
+    ("question_id", pa.string()),
+    ("status", pa.string()),  # null: no prediction for the question
+    ("accuracy", pa.float64()),
+    ("token_f1", pa.float64()),
+    ("anls", pa.float64()),
+    ("decided_by", pa.string()),
+    ("threshold", pa.float64()),  # null: the rule has none
+    ("details", pa.string()),  # JSON array of what the rule read (tuples as arrays)
+])
+_NOT_NULL = ("question_id", "accuracy", "token_f1", "anls", "decided_by", "details")
+
+
+
+
+# ----------------------------------------------------------------------------- keys
+
+_SHA_MEMO: dict[tuple, str] = {}
+_SHA_LOCK = threading.Lock()
+
+
+def files_sha256(paths: Sequence[Path], stamp: tuple | None = None) -> str:
+    """sha256 over the files' bytes, in order (each file's length first, so the split between
+    files counts). `stamp` (e.g. their (path, size, mtime) fingerprint) memoises the result."""
+    if stamp is not None:
+        with _SHA_LOCK:
+            if stamp in _SHA_MEMO:
+                return _SHA_MEMO[stamp]
+    h = hashlib.sha256()
+    for p in paths:
+        data = Path(p).read_bytes()
+        h.update(len(data).to_bytes(8, "big"))
+        h.update(data)
+    digest = h.hexdigest()
+    if stamp is not None:
+        with _SHA_LOCK:
+            if len(_SHA_MEMO) > 256:
+                _SHA_MEMO.clear()
+            _SHA_MEMO[stamp] = digest
+    return digest
+
+
+def scorer_sha256() -> str:
+    """sha256 of the scoring package's source: a change to the scoring code (a fixed rule) rescores,
+    even when the profile signature stays the same."""
+    global _SCORER
+    if _SCORER is None:
+        h = hashlib.sha256()
+        for p in sorted(_SCORING.glob("*.py")):
+            h.update(p.name.encode() + b"\0" + p.read_bytes() + b"\0")
+        _SCORER = h.hexdigest()
+    return _SCORER
+
+
+_SCORING = Path(scoring.__file__).resolve().parent  # the scoring code: a change to it invalidates every entry
+_SCORER: str | None = None
+
+
+def entry_key(gold_sha256: str, prediction_sha256: str, profile_signature: str) -> str:
+    """The entry's name: one hex digest of what its scores depend on (and of the scoring code)."""
+    text = "\0".join((f"lens-scored/{FORMAT}", scorer_sha256(), gold_sha256, prediction_sha256, profile_signature))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+# ----------------------------------------------------------------------------- entries
+
+
+class ScoredRows:
+    """One run's decisions, in its question order, with the ids and statuses they were computed
+    for. Read from an entry, the columns stay Arrow arrays until asked for: the score columns are
+    converted when the run is rebuilt, the full decision tuples (rule, threshold, details) only
+    when its per-question records are first needed (`decisions`)."""
+
+    def __init__(self, question_ids, statuses, decisions: list[tuple] | None = None, *,
+                 scores: tuple | None = None, raw: tuple | None = None) -> None:
+        self._ids, self._statuses = question_ids, statuses  # lists, or Arrow arrays when read
+        self._decisions = decisions
+        self._raw = raw  # (decided_by, thresholds, details JSON texts) as Arrow arrays, when read
+        if scores is None:
+            scores = ([d[0] for d in decisions], [d[1] for d in decisions], [d[2] for d in decisions]) \
+                if decisions is not None else ([], [], [])
+        self._scores = scores
+
+    @staticmethod
+    def _list(values) -> list:
+        return values if isinstance(values, list) else values.to_pylist()
+
+    @property
+    def question_ids(self) -> list[str]:
+        return self._list(self._ids)
+
+    @property
+    def statuses(self) -> list[str | None]:
+        return self._list(self._statuses)
+
+    @property
+    def accuracy(self) -> list[float]:
+        return self._list(self._scores[0])
+
+    @property
+    def token_f1(self) -> list[float]:
+        return self._list(self._scores[1])
+
+    @property
+    def anls(self) -> list[float]:
+        return self._list(self._scores[2])
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    @property
+    def decisions(self) -> list[tuple]:
+        """(accuracy, token_f1, anls, decided_by, threshold, details) per question."""
+        if self._decisions is None:
+            rules, thresholds, texts = self._raw
+            self._decisions = list(zip(self.accuracy, self.token_f1, self.anls, _interned(rules.to_pylist()),
+                                       thresholds.to_pylist(), _details_values(texts.to_pylist())))
+        return self._decisions
+
+    def matches(self, question_ids: Sequence[str], statuses: Sequence[str | None]) -> bool:
+        """True when these rows were computed for exactly this join of gold and predictions."""
+        if len(question_ids) != len(self) or len(statuses) != len(self):
+            return False
+        if isinstance(self._ids, list):
+            return list(question_ids) == self._ids and list(statuses) == self._statuses
+        try:
+            return self._ids.equals(pa.chunked_array([pa.array(question_ids, pa.string())])) and \
+                self._statuses.equals(pa.chunked_array([pa.array(statuses, pa.string())]))
+        except (pa.ArrowException, UnicodeError):
+            return False
+
+
+def _tupled(value):
+    """JSON arrays back to the tuples they were written from (details hold tuples, never lists)."""
+    if type(value) is list:
+        return tuple(_tupled(v) for v in value)
+    if isinstance(value, dict):
+        raise ValueError("an object in details")
+    return value
+
+
+class ScoreStore:
+    """The Parquet entries under `root`/scored. Safe to share between threads and processes:
+    writes are atomic renames; a reader sees a whole entry or none."""
+
+    def __init__(self, root: Path | None = None) -> None:
+        self.root = Path(root) if root is not None else cache_root()
+        self.folder = self.root / "scored"
+        self.hits = self.misses = self.rejected = 0  # counters, for the app and the benchmarks
+
+    def path(self, key: str) -> Path:
+        """The entry's file; the key must be a hex digest, so the path never leaves the folder."""
+        if not isinstance(key, str) or not _KEY.fullmatch(key):
+            raise ValueError(f"not a cache key: {key!r}")
+        return self.folder / f"{key}.parquet"
+
+    # ------------------------------------------------------------------ write
+
+    def put(self, key: str, rows: ScoredRows) -> Path | None:
+        """Write the entry atomically; returns its path, or None when the folder cannot be written
+        (the app then simply rescores next time)."""
+        target = self.path(key)
+        n = len(rows.question_ids)
+        if len(rows.statuses) != n or len(rows.decisions) != n:
+            raise ValueError("question_ids, statuses and decisions differ in length")
+        cols = list(zip(*rows.decisions)) if n else [()] * 6
+        try:
+            table = self._table(key, rows, cols, n)
+        except (pa.ArrowException, UnicodeError, ValueError, TypeError):
+            return None  # e.g. a lone surrogate in an id: not cacheable, scored each time
+        return self._write(target, table)
+
+    @staticmethod
+    def _table(key: str, rows: ScoredRows, cols: list, n: int) -> pa.Table:
+        return pa.table({
+            "question_id": pa.array(rows.question_ids, pa.string()),
+            "status": pa.array(rows.statuses, pa.string()),
+            "accuracy": pa.array(cols[0], pa.float64()),
+            "token_f1": pa.array(cols[1], pa.float64()),
+            "anls": pa.array(cols[2], pa.float64()),
+            "decided_by": pa.array(cols[3], pa.string()),
+            "threshold": pa.array(cols[4], pa.float64()),
+            "details": pa.array(_details_json(cols[5]), pa.string()),
+        }, schema=SCHEMA).replace_schema_metadata({"lens.format": str(FORMAT), "lens.key": key, "lens.rows": str(n)})
+
+    def _write(self, target: Path, table: pa.Table) -> Path | None:
+        tmp = None
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=self.folder, prefix=".tmp-", suffix=".parquet")
+            with os.fdopen(fd, "wb") as fh:
+                # no fsync: a torn file after a crash fails the checks on read and is recomputed
+                pq.write_table(table, fh, compression="zstd", write_page_checksum=True)
+            os.replace(tmp, target)
+            tmp = None
+            return target
+        except OSError:
+            return None
+        finally:
+            if tmp is not None:
+                try:
+                    os.unlink(tmp)
+                except OSError:
+                    pass
+
+    # ------------------------------------------------------------------ read
+
+    def get(self, key: str) -> ScoredRows | None:
+        """The entry, or None when there is none or it is not exactly what `put` wrote (then it is removed)."""
+        path = self.path(key)
+        if not path.is_file():
+            self.misses += 1
+            return None
+        try:
+            rows = self._read(path, key)
+        except (OSError, ValueError, TypeError, KeyError, pa.ArrowException) as exc:  # orjson's error is a ValueError
+            rows = None
+            self._reject(path, exc)
+        if rows is None:
+            self.misses += 1
+        else:
+            self.hits += 1
+        return rows
+
+    def discard(self, key: str) -> None:
+        """Remove an entry read but found not to fit (the caller rescores and writes it again)."""
+        self.hits, self.misses = self.hits - 1, self.misses + 1
+        self._reject(self.path(key), None)
+
+    def _reject(self, path: Path, exc: BaseException | None) -> None:
+        self.rejected += 1
+        try:
+            path.unlink()
+        except OSError:
+            pass
+
+    def _read(self, path: Path, key: str) -> ScoredRows:
+        table = _checked_table(path, key, SCHEMA, FORMAT)
+        for name in _NOT_NULL:
+            if table.column(name).null_count:
+                raise ValueError(f"nulls in {name}")
+        n = table.num_rows
+        for name in ("accuracy", "token_f1", "anls"):
+            col = table.column(name)
+            if n and (pc.any(pc.is_nan(col)).as_py() or pc.min(col).as_py() < 0.0 or pc.max(col).as_py() > 1.0):
+                raise ValueError(f"{name} outside 0..1")
+        thresholds = table.column("threshold")
+        if thresholds.null_count < n and not pc.all(pc.is_finite(thresholds)).as_py():
+            raise ValueError("a threshold that is not a number")
+        details = table.column("details")
+        _check_details(details)
+        return ScoredRows(table.column("question_id"), table.column("status"),
+                          scores=(table.column("accuracy"), table.column("token_f1"), table.column("anls")),
+                          raw=(table.column("decided_by"), thresholds, details))
+
+
+def _check_details(texts: pa.ChunkedArray) -> None:
+    """Every details text is one JSON array: joined in Arrow and parsed in one call (the tuples are
+    built on demand)."""
+    if not len(texts):
+        return
+    flat = texts.combine_chunks()
+    joined = "[" + pc.binary_join(pa.ListArray.from_arrays(pa.array([0, len(flat)], pa.int32()), flat), ",")[0].as_py() + "]"
+    try:
+        parsed = _loads(joined)
+    except ValueError:
+        parsed = json.loads(joined)  # NaN / Infinity, which orjson does not read
+    if len(parsed) != len(texts) or set(map(type, parsed)) - {list}:
+        raise ValueError("details that are not one JSON array each")
+
+
+def _details_json(values) -> list[str]:
+    """Each details tuple as a JSON array. orjson when its text is certain to read back as the same
+    values; json (NaN, Infinity, ASCII escapes) for anything it cannot write or writes as null."""
+    out = []
+    for v in values:
+        try:
+            b = _dumps(v)
+            if b"null" in b:  # NaN and Infinity become null in orjson; None is null too -- let json decide
+                raise ValueError
+            text = b.decode("utf-8")
+        except (TypeError, ValueError):  # orjson.JSONEncodeError is a TypeError
+            text = json.dumps(v, ensure_ascii=True, allow_nan=True)
+        out.append(text)
+    return out
+
+
+def _details_values(texts: list[str]) -> list[tuple]:
+    """Parse each distinct JSON text once; equal details share one tuple (they are read-only)."""
+    memo: dict[str, tuple] = {}
+    out = []
+    for s in texts:
+        v = memo.get(s)
+        if v is None:
+            try:
+                parsed = _loads(s)
+            except ValueError:
+                parsed = json.loads(s)  # NaN / Infinity, which orjson does not read
+            if type(parsed) is not list:
+                raise ValueError("details is not an array")
+            v = memo[s] = _tupled(parsed)
+        out.append(v)
+    return out
+
+
+def _interned(values: list[str]) -> list[str]:
+    memo: dict[str, str] = {}
+    return [memo.setdefault(v, v) for v in values]
+
+
+# ----------------------------------------------------------------------------- runs
+
+
+def run_key(gold_sha256: str, prediction_sha256: str, profile: str) -> str:
+    """The entry key of a prediction file scored with a profile (its signature: the app scores
+    with the loader's defaults, no --ignore-missing, no --prediction-field)."""
+    return entry_key(gold_sha256, prediction_sha256, signature(profile))
+
+
+def rows_of(result: RunResult) -> ScoredRows:
+    return ScoredRows([r.qid for r in result.results],
+                      [None if r.prediction is None else r.prediction.status for r in result.results],
+                      decisions_of(result))
+
+
+def save_run(store: ScoreStore, key: str, result: RunResult) -> Path | None:
+    with paused_gc():
+        return store.put(key, rows_of(result))
+
+
+def load_run(store: ScoreStore, key: str, gold: Sequence[GoldQuestion], predictions: Sequence[Prediction],
+             profile: str, name: str) -> RunResult | None:
+    """The run rebuilt from its entry -- equal to scoring it again; its per-question records are
+    built when first used -- or None when there is no entry, or one computed for another join
+    (other ids or statuses: removed, so it is rewritten)."""
+    with paused_gc():
+        rows = store.get(key)
+        if rows is None:
+            return None
+        the_plan = plan(gold, predictions)
+        ids = the_plan.question_ids
+        if not rows.matches(ids, the_plan.statuses):
+            store.discard(key)
+            return None
+        return assemble_lazily(gold, the_plan, lambda: rows.decisions, rows.accuracy, rows.token_f1, rows.anls,
+                               profile=profile, name=name, question_ids=ids)
+
+
+# ----------------------------------------------------------------------------- parsed prediction files
+#
+# A second kind of entry in the same cache folder: one prediction file as the loader read it -- its
+# predictions as columns, its load problems and counts in the metadata -- so that a restart reads
+# Parquet instead of parsing JSON. Its name is the key
+#
+#     sha256("lens-predictions/<PREDICTION_FORMAT>" NUL sha256(scoring/*.py) NUL sha256(file's bytes)
+#            NUL the file's path as the loader names it)
+#
+# (the path is part of it because the loader writes it into every record and problem). Entries live
+# in $LENS_CACHE_DIR/predictions/<key>.parquet and are checked like the scored rows: schema, key,
+# format, row count, no nulls where the loader never leaves one, unique ids, evidence and problems
+# that parse into what the loader builds. Anything else is a miss (and removed): the file is read again.
+
+PREDICTION_FORMAT = 2
+PREDICTION_SCHEMA = pa.schema([
+    ("question_id", pa.string()),
+    ("text", pa.string()),
+    ("status", pa.string()),
+    ("line", pa.int64()),  # null: a row of a JSON document (no line)
+    ("has_status", pa.bool_()),
+    ("evidence_pages", pa.list_(pa.int64())),  # [] when none
+    ("evidence", pa.string()),  # null: none; else a JSON array of [page, document_id, bbox or null]
+])
+_PRED_NOT_NULL = ("question_id", "text", "status", "has_status", "evidence_pages")
+
+
+def prediction_key(prediction_sha256: str, path: str) -> str:
+    text = "\0".join((f"lens-predictions/{PREDICTION_FORMAT}", scorer_sha256(), prediction_sha256, path))
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _problem_list(problems) -> list:
+    return [[p.file, p.line, p.field, p.expected, p.got, p.severity, p.skipped, p.kind] for p in problems]
+
+
+def _problems_back(values) -> list:
+    from scoring.problems import ERROR, WARNING, Problem
+
+    if type(values) is not list:
+        raise ValueError("problems are not a list")
+    out = []
+    for v in values:
+        if type(v) is not list or len(v) != 8:
+            raise ValueError("a problem that is not 8 fields")
+        file, line, fld, expected, got, severity, skipped, kind = v
+        if not (isinstance(file, str) and (line is None or type(line) is int) and (fld is None or isinstance(fld, str))
+                and isinstance(expected, str) and isinstance(got, str) and severity in (ERROR, WARNING)
+                and type(skipped) is bool and isinstance(kind, str)):
+            raise ValueError("a problem with fields of another type")
+        out.append(Problem(file, line, fld, expected, got, severity, skipped, kind))
+    return out
+
+
+def _load_meta(res) -> str:
+    return json.dumps({"problems": _problem_list(res.problems), "files": list(res.files), "rows_read": res.rows_read,
+                       "skipped": res.skipped, "blank_lines": res.blank_lines, "unreadable": list(res.unreadable)},
+                      ensure_ascii=True, allow_nan=False)
+
+
+def _evidence_json(evidence) -> str | None:
+    if not evidence:
+        return None
+    return json.dumps([[e.page, e.document_id, list(e.bbox) if e.bbox is not None else None] for e in evidence],
+                      ensure_ascii=True, allow_nan=True)
+
+
+def _parse_memo(texts: list, convert) -> list:
+    """Each distinct JSON text parsed once (equal values share one read-only tuple); None stays ()."""
+    memo: dict[str, object] = {}
+    out = []
+    for s in texts:
+        if s is None:
+            out.append(())
+            continue
+        v = memo.get(s)
+        if v is None:
+            try:
+                parsed = _loads(s)
+            except ValueError:
+                parsed = json.loads(s)
+            v = memo[s] = convert(parsed)
+        out.append(v)
+    return out
+
+
+def _pages_of(column: pa.ChunkedArray) -> list[tuple]:
+    """The list column as tuples of ints, from its flat values and offsets (a list per row is slow)."""
+    arr = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
+    if not len(arr):
+        return []
+    if arr.null_count or arr.values.null_count:
+        raise ValueError("nulls in evidence_pages")
+    offsets, values = arr.offsets.to_pylist(), arr.values.to_pylist()
+    empty = ()
+    return [tuple(values[a:b]) if b > a else empty for a, b in zip(offsets, offsets[1:])]
+
+
+def _evidence_back(parsed) -> tuple:
+    from scoring.model import PredictedEvidence
+
+    if type(parsed) is not list or not parsed:
+        raise ValueError("evidence that is not a list")
+    out = []
+    for v in parsed:
+        if type(v) is not list or len(v) != 3 or type(v[0]) is not int or not isinstance(v[1], str):
+            raise ValueError("an evidence entry of another shape")
+        bbox = v[2]
+        if bbox is not None:
+            if type(bbox) is not list or len(bbox) != 4 or any(type(x) not in (int, float) for x in bbox):
+                raise ValueError("a bbox that is not four numbers")
+            bbox = tuple(bbox)
+        out.append(PredictedEvidence(v[0], v[1], bbox))
+    return tuple(out)
+
+
+class PredictionStore:
+    """The parsed prediction files under `root`/predictions (same rules as ScoreStore)."""
+
+    def __init__(self, root: Path | None = None) -> None:
+        self.root = Path(root) if root is not None else cache_root()
+        self.folder = self.root / "predictions"
+        self.hits = self.misses = self.rejected = 0
+
+    def path(self, key: str) -> Path:
+        if not isinstance(key, str) or not _KEY.fullmatch(key):
+            raise ValueError(f"not a cache key: {key!r}")
+        return self.folder / f"{key}.parquet"
+
+    def put(self, key: str, res) -> Path | None:
+        """Write one file's LoadResult[Prediction]; None when it cannot be cached (read again next time)."""
+        items = res.items
+        try:
+            table = pa.table({
+                "question_id": pa.array([p.qid for p in items], pa.string()),
+                "text": pa.array([p.text for p in items], pa.string()),
+                "status": pa.array([p.status for p in items], pa.string()),
+                "line": pa.array([p.line for p in items], pa.int64()),
+                "has_status": pa.array([p.has_status for p in items], pa.bool_()),
+                "evidence_pages": pa.array([p.evidence_pages for p in items], pa.list_(pa.int64())),
+                "evidence": pa.array([_evidence_json(p.evidence) for p in items], pa.string()),
+            }, schema=PREDICTION_SCHEMA).replace_schema_metadata({
+                "lens.format": str(PREDICTION_FORMAT), "lens.key": key, "lens.rows": str(len(items)),
+                "lens.load": _load_meta(res)})
+        except (pa.ArrowException, UnicodeError, ValueError, TypeError, OverflowError):
+            return None  # e.g. a lone surrogate in a text, a page number beyond 64 bits
+        return ScoreStore._write(self, self.path(key), table)  # same atomic write
+
+    def get(self, key: str, file: str):
+        """The LoadResult as the loader returned it for `file`, or None (no entry, or a bad one: removed)."""
+        path = self.path(key)
+        if not path.is_file():
+            self.misses += 1
+            return None
+        try:
+            with paused_gc():
+                res = self._read(path, key, file)
+        except (OSError, ValueError, TypeError, KeyError, pa.ArrowException):
+            res = None
+            ScoreStore._reject(self, path, None)
+        if res is None:
+            self.misses += 1
+        else:
+            self.hits += 1
+        return res
+
+    @staticmethod
+    def _read(path: Path, key: str, file: str):
+        from scoring.problems import LoadResult
+
+        table = _checked_table(path, key, PREDICTION_SCHEMA, PREDICTION_FORMAT)
+        n = table.num_rows
+        for name in _PRED_NOT_NULL:
+            if table.column(name).null_count:
+                raise ValueError(f"nulls in {name}")
+        if n and pc.count_distinct(table.column("question_id")).as_py() != n:
+            raise ValueError("an id twice")
+        load = json.loads((table.schema.metadata or {})[b"lens.load"])
+        if type(load) is not dict:
+            raise ValueError("load metadata is not an object")
+        counts = [load.get(k) for k in ("rows_read", "skipped", "blank_lines")]
+        if any(type(c) is not int or c < 0 for c in counts):
+            raise ValueError("counts that are not numbers")
+        files, unreadable = load.get("files"), load.get("unreadable")
+        if any(type(v) is not list or any(not isinstance(s, str) for s in v) for v in (files, unreadable)):
+            raise ValueError("file lists of another shape")
+        problems = _problems_back(load.get("problems"))
+        statuses = _interned(table.column("status").to_pylist())
+        pages = _pages_of(table.column("evidence_pages"))
+        evidence = _parse_memo(table.column("evidence").to_pylist(), _evidence_back)
+        items = list(map(Prediction, table.column("question_id").to_pylist(), table.column("text").to_pylist(),
+                         statuses, [file] * n, table.column("line").to_pylist(),
+                         table.column("has_status").to_pylist(), pages, evidence))
+        return LoadResult(items=items, problems=problems, files=files, rows_read=counts[0], skipped=counts[1],
+                          blank_lines=counts[2], unreadable=unreadable)
+
+
+def load_predictions_cached(path: Path, prediction_sha256: str, store: PredictionStore | None = None):
+    """scoring.loaders.load_predictions(path), read from the cache when the file's bytes (its sha256,
+    computed by the caller) were read before; else loaded and written to it -- unless the file changed
+    while it was read (then it is not cached)."""
+    from scoring.loaders import load_predictions
+
+    if not prediction_sha256:
+        return load_predictions(path)
+    store = store if store is not None else PredictionStore()
+    key = prediction_key(prediction_sha256, str(path))
+    res = store.get(key, str(path))
+    if res is not None:
+        return res
+    res = load_predictions(path)
+    try:
+        same = hashlib.sha256(Path(path).read_bytes()).hexdigest() == prediction_sha256
+    except OSError:
+        same = False
+    if same:
+        with paused_gc():
+            store.put(key, res)
+    return res
+
+
+def _checked_table(path: Path, key: str, schema, fmt: int):
+    """A cache entry read back (page checksums verified), refused with ValueError unless its schema,
+    format, key and row count are the ones written."""
+    table = pq.read_table(path, page_checksum_verification=True)
+    meta = table.schema.metadata or {}
+    if not table.schema.equals(schema, check_metadata=False):
+        raise ValueError("another schema")
+    if meta.get(b"lens.format") != str(fmt).encode() or meta.get(b"lens.key") != key.encode():
+        raise ValueError("another key or format")
+    if meta.get(b"lens.rows") != str(table.num_rows).encode():
+        raise ValueError("row count differs from the metadata")
+    return table

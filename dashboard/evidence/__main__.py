@@ -1,0 +1,107 @@
+"""python -m dashboard.evidence --benchmark DIR --output boxes.jsonl [--runs FILE_OR_DIR ... --answers-output answers.jsonl]"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from dashboard.core.paths import locate_document
+from dashboard.evidence.locate import answer_row, gold_rows, missing_message, question_paths
+from scoring.model import GoldQuestion
+
+
+def _benchmark_paths(bench: Path) -> tuple[list[GoldQuestion], dict[str, Path | None], Path, list[str]]:
+    from dashboard.core.paths import Sources
+    from dashboard.core.workspace import discover
+    from scoring.loaders import load_documents, load_gold
+
+    disc = discover(Sources(benchmark=bench))
+    notes = [p.message for p in disc.problems]
+    gold = load_gold(disc.gold) if disc.gold else None
+    questions = gold.items if gold else []
+    if gold:
+        notes += [f"{p.file}:{p.line or ''} {p.message}" for p in gold.problems]
+    records = {d.document_id: d for d in load_documents(disc.documents).items} if disc.documents else {}
+    docs_dir = disc.docs_dir or bench / "docs"
+    locations = {}
+    for q in questions:
+        for ref in q.documents:
+            if ref.document_id and ref.document_id not in locations:
+                rec = records.get(ref.document_id)
+                locations[ref.document_id] = locate_document(ref.document_id, rec.file if rec else "",
+                                                             (rec.url if rec else "") or ref.url, docs_dir)
+    return questions, locations, docs_dir, notes
+
+
+def _prediction_files(targets: Sequence[Path]) -> list[Path]:
+    out: list[Path] = []
+    for t in targets:
+        if t.is_dir():
+            out += sorted(p for p in t.iterdir() if p.is_file() and p.suffix.lower() in (".json", ".jsonl"))
+        else:
+            out.append(t)
+    return out
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from dashboard.core.workspace import run_name
+    from scoring.loaders import load_predictions
+
+    ap = argparse.ArgumentParser(prog="python -m dashboard.evidence",
+                                 description="Locate gold evidence quotes (and runs' answers) on the pages of a "
+                                             "benchmark's documents.")
+    ap.add_argument("--benchmark", required=True, help="benchmark folder (gold *.jsonl, documents.jsonl, docs/)")
+    ap.add_argument("--output", required=True, help="JSONL: one row per evidence item with a quote and page")
+    ap.add_argument("--runs", nargs="+", action="extend", default=[], help="prediction files or folders")
+    ap.add_argument("--answers-output", help="JSONL: one row per question × run with the answer's location")
+    args = ap.parse_args(argv)
+    bench = Path(args.benchmark)
+    if not bench.is_dir():
+        print(f"ERROR: {bench}: no such folder", file=sys.stderr)
+        return 1
+    if args.runs and not args.answers_output:
+        ap.error("--runs needs --answers-output")
+    questions, locations, docs_dir, notes = _benchmark_paths(bench)
+    for n in notes:
+        print(f"warning: {n}", file=sys.stderr)
+    if not questions:
+        print(f"ERROR: no gold questions in {bench}", file=sys.stderr)
+        return 1
+    paths = {q.qid: question_paths(q, locations, bench, docs_dir) for q in questions}
+    for doc_id, loc in locations.items():
+        if loc.path is None and not any(paths[q.qid].get(doc_id) for q in questions if doc_id in q.document_ids):
+            print(f"warning: {missing_message(doc_id, docs_dir, loc.how)}", file=sys.stderr)
+    counts: dict[str, int] = {}
+    out = Path(args.output)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with open(out, "w", encoding="utf-8", newline="\n") as fh:
+        for q in questions:
+            for row in gold_rows(q, paths[q.qid]):
+                counts[row["method"]] = counts.get(row["method"], 0) + 1
+                fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+    print(f"{out}: {sum(counts.values())} rows ({', '.join(f'{k} {v}' for k, v in sorted(counts.items())) or 'none'})")
+    if args.answers_output:
+        files = _prediction_files([Path(p) for p in args.runs])
+        where = Path(args.answers_output)
+        where.parent.mkdir(parents=True, exist_ok=True)
+        tally: dict[str, int] = {}
+        with open(where, "w", encoding="utf-8", newline="\n") as fh:
+            for f in files:
+                loaded = load_predictions(f)
+                for p in loaded.problems:
+                    print(f"warning: {p.file}:{p.line or ''} {p.message}", file=sys.stderr)
+                preds = {p.qid: p for p in loaded.items}
+                run = run_name(f)
+                for q in questions:
+                    row = answer_row(q, run, preds.get(q.qid), paths[q.qid])
+                    tally[str(row["location"])] = tally.get(str(row["location"]), 0) + 1
+                    fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+        print(f"{where}: {sum(tally.values())} rows ({', '.join(f'{k} {v}' for k, v in sorted(tally.items()))})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,489 @@
+"""Where evidence quotes and answers sit on the pages of a document. No streamlit here.
+
+    python -m dashboard.evidence --benchmark DIR --output boxes.jsonl \
+        [--runs FILE_OR_DIR ... --answers-output answers.jsonl]
+
+Every rectangle is `(x0, y0, x1, y1)` in PDF points in the coordinate space of PyMuPDF's
+`Page.search_for` on that page: unrotated, origin at the top-left corner of the CropBox. The
+renderer (dashboard/pagerender.py) maps them onto the rendered, possibly rotated, image.
+
+Location of a quote on its page, first hit wins:
+  1. exact: the quote's normalised text (NFKC, so ligatures become letters; curly quotes and
+     dashes straightened; case folded; whitespace and line breaks collapsed; a hyphen at a line
+     end joined) is a substring of the page's normalised text;
+  2. exact: the same with every space and hyphen removed on both sides ("hyphen-ated",
+     "well-\\nknown", words run together in a table cell);
+  3. fuzzy: rapidfuzz's best partial alignment of the quote against the page's characters (space
+     and hyphen free), accepted at a score of at least 0.8 (0.9 for quotes under 12 characters).
+A quote with an ellipsis (`…` or `...`) for an omitted middle is located part by part.
+
+PyMuPDF is not thread-safe: every open, read and close happens inside one call under the one
+module-level lock shared with the workspace and the renderer. Extracted texts are cached in small
+LRUs keyed by (path, mtime_ns, page), never Document objects.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rapidfuzz import fuzz
+
+from dashboard.core.paths import inside
+from dashboard.evidence.pagetext import NUMBER_TOKEN, DocText, PageText, Rect, norm_text, number_key, tight, token_value
+from dashboard.evidence.pdf import DocumentError, doc_text, is_image, page_text
+from scoring.model import DocRef, GoldQuestion, Prediction
+from scoring.numbers import read_number
+
+EXACT, FUZZY, NOT_FOUND, NO_DOCUMENT = "exact", "fuzzy", "not_found", "no_document"
+EVIDENCE_PAGE, OTHER_PAGE, NOT_IN_DOCUMENT = "evidence_page", "other_page", "not_in_document"
+FUZZY_MIN, FUZZY_MIN_SHORT, SHORT_QUOTE = 0.80, 0.90, 12
+MAX_ANSWER_WORDS = 12  # longer answers are searched by their bold parts and numbers only
+
+# ----------------------------------------------------------------------------- normalisation
+
+
+
+
+
+
+
+
+
+
+
+
+
+_ELLIPSIS = re.compile(r"\s*(?:\u2026|\.\.\.+|\[\s*(?:\u2026|\.\.\.)\s*\])\s*")
+
+
+def quote_parts(quote: str) -> list[str]:
+    """The parts of a quote written with an ellipsis for an omitted middle (or the whole quote)."""
+    parts = [p.strip() for p in _ELLIPSIS.split(quote)]
+    return [p for p in parts if norm_text(p)] or [quote]
+
+
+# ----------------------------------------------------------------------------- page text
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+# ----------------------------------------------------------------------------- quotes
+
+
+@dataclass
+class Location:
+    rects: list[Rect]
+    method: str  # exact, fuzzy, not_found, no_document
+    score: float  # 0..1
+    message: str = ""
+    parts: int = 1
+
+
+def _all(hay: str, needle: str) -> list[int]:
+    out, i = [], hay.find(needle)
+    while i >= 0 and needle:
+        out.append(i)
+        i = hay.find(needle, i + len(needle))
+    return out
+
+
+def _locate_part(pt: PageText, part: str) -> Location:
+    q = norm_text(part)
+    if not q:
+        return Location([], NOT_FOUND, 0.0, "empty quote")
+    hits = _all(pt.text, q)
+    if hits:
+        return Location([r for h in hits for r in pt.span_rects(h, h + len(q))], EXACT, 1.0)
+    qp = tight(q)
+    hits = _all(pt.packed, qp)
+    if hits:
+        return Location([r for h in hits for r in pt.span_rects(h, h + len(qp), packed=True)], EXACT, 1.0)
+    if not pt.packed or not qp:
+        return Location([], NOT_FOUND, 0.0, "the page has no text layer" if not pt.has_text else "")
+    if len(qp) > len(pt.packed):
+        score = fuzz.ratio(qp, pt.packed) / 100
+        return Location([], NOT_FOUND, round(score, 3))
+    al = fuzz.partial_ratio_alignment(qp, pt.packed)
+    score = round(al.score / 100, 3)
+    if score >= (FUZZY_MIN_SHORT if len(qp) < SHORT_QUOTE else FUZZY_MIN):
+        return Location(pt.span_rects(al.dest_start, al.dest_end, packed=True), FUZZY, score)
+    return Location([], NOT_FOUND, score)
+
+
+def locate_quote(pt: PageText, quote: str) -> Location:
+    """The quote on this page: exact, then fuzzy; an elided quote part by part."""
+    parts = quote_parts(quote)
+    if len(parts) == 1:
+        loc = _locate_part(pt, parts[0])
+    else:
+        found = [_locate_part(pt, p) for p in parts]
+        rects = [r for f in found for r in f.rects]
+        located = [f for f in found if f.method != NOT_FOUND]
+        score = round(sum(f.score for f in found) / len(found), 3)
+        if not located:
+            loc = Location([], NOT_FOUND, score, parts=len(parts))
+        else:
+            method = EXACT if len(located) == len(found) and all(f.method == EXACT for f in found) else FUZZY
+            miss = len(found) - len(located)
+            loc = Location(rects, method, score, f"{miss} of {len(parts)} parts not found" if miss else "", len(parts))
+    if loc.method == NOT_FOUND and not loc.message:
+        loc.message = ("the page has no text layer (an image): quotes cannot be searched" if not pt.has_text else
+                       f"not found on page {pt.page}; best fuzzy score {loc.score:.2f}")
+    return loc
+
+
+def locate_in_document(path: Path | None, page: int, quote: str) -> Location:
+    """A quote on page `page` (1-based) of the document at `path`; never raises."""
+    if path is None:
+        return Location([], NO_DOCUMENT, 0.0, "document not found")
+    try:
+        return locate_quote(page_text(path, page), quote)
+    except DocumentError as exc:
+        return Location([], NOT_FOUND, 0.0, str(exc))
+    except OSError as exc:
+        return Location([], NO_DOCUMENT, 0.0, f"{path.name}: {exc.strerror or exc}")
+
+
+# ----------------------------------------------------------------------------- answers
+
+REFUSALS = re.compile(r"^(?:not answerable|unanswerable|n/?a|none|unknown|no answer|cannot be determined|"
+                      r"the answer cannot be determined.*|the document does not (?:provide|contain|state|mention).*|"
+                      r"not (?:stated|given|mentioned|provided).*|insufficient information.*)$")
+_BOLD = re.compile(r"\*\*(.+?)\*\*|__(.+?)__")
+_PREFIX = re.compile(r"^(?:[-*•]\s*)?(?:.{0,60}?\bthe\s+answer\s+is\s*:?|final\s+answer\s*:|answer\s*:|answer\s+is)\s*", re.I)
+_OPTION = re.compile(r"^[A-Da-d]\)\s+")
+_LABELS = frozenset({"answer", "evidence", "final answer", "answer is"})
+
+
+def answer_candidates(answer: str) -> list[str]:
+    """What to look for in the document for one answer: its text without wrappers ("The answer
+    is", "Answer:", Markdown emphasis, a final period), and its bold parts. Empty for refusals,
+    empty answers and single characters (a choice letter names an option, not a text; a single
+    digit is on every page)."""
+    text = (answer or "").strip()
+    if not text:
+        return []
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    marked = [ln for ln in lines if re.search(r"answer\s*[:*]", ln, re.I)]
+    text = (marked[-1] if marked else lines[-1] if len(lines) > 1 and len(lines[-1]) < 80 else text).strip()
+    bold = [a or b for a, b in _BOLD.findall(text)]
+    text = _PREFIX.sub("", text.replace("**", "").replace("__", "").strip()).strip()
+    text = re.sub(r"^[-*•]\s+", "", text).strip()
+    text = _PREFIX.sub("", text).strip().rstrip(".").strip().strip('"\'').strip()
+    text = _OPTION.sub("", text)
+    if REFUSALS.match(norm_text(text)) or norm_text(text).startswith(("not answerable", "unanswerable")):
+        return []
+    out = []
+    if text and len(text.split()) <= MAX_ANSWER_WORDS:
+        out.append(text)
+    for b in bold:
+        b = _OPTION.sub("", _PREFIX.sub("", b.strip()).rstrip(".:").strip())
+        if b and b not in out and norm_text(b) not in _LABELS:
+            out.append(b)
+    out = [c for c in out if not REFUSALS.match(norm_text(c)) and len(c) > 1]
+    return out
+
+
+_IDENTIFIER = re.compile(r"(?<![\d.])[^\W\d_]+-?\d")
+
+
+def _answer_number(candidate: str) -> tuple[float, tuple[str, ...]] | None:
+    """The number an answer stands for, when the answer is essentially a number (with a unit, a
+    currency, a percent sign: `1,250`, `EUR 6,228.0 million`, `26.9%`), and its other words, which
+    must then stand near the number on the page (`5 months` is not any 5). A bare one-digit integer
+    is no evidence of anything (page numbers, list items) and is not searched as a number."""
+    text = norm_text(candidate)
+    if _IDENTIFIER.search(text):  # HX-420, M30, A100: a name with digits, matched as text
+        return None
+    got = read_number(text)
+    if got is None:
+        return None
+    words = tuple(w for w in re.findall(r"[^\W\d_]+", text.replace(got[1], " ", 1)) if len(w) > 1)
+    if len(words) > 3:
+        return None
+    if not words and re.fullmatch(r"[-+]?\d", got[1].strip()):
+        return None
+    return got[0], words
+
+
+def _number_hits(text: str, value: float, words: tuple[str, ...], page: int = 0) -> list[tuple[int, int]]:
+    """Where the number stands in the text; a bare integer equal to the page's own number is taken
+    for the page number (a header or footer) and skipped."""
+    key = number_key(value)
+    if not words and value == page:
+        return []
+    out = []
+    for m in NUMBER_TOKEN.finditer(text):
+        v = token_value(m.group())
+        if v is None or number_key(v) != key:
+            continue
+        if words:
+            near = text[max(0, m.start() - 30): m.end() + 30]
+            if not any(re.search(rf"(?<!\w){re.escape(w)}", near) for w in words):
+                continue
+        out.append((m.start(), m.end()))
+    return out
+
+
+def _bounded(hay: str, start: int, end: int) -> bool:
+    before = hay[start - 1] if start > 0 else " "
+    after = hay[end] if end < len(hay) else " "
+    return not before.isalnum() and not after.isalnum()
+
+
+def _text_hits(hay: str, needle: str) -> list[int]:
+    return [i for i in _all(hay, needle) if _bounded(hay, i, i + len(needle))]
+
+
+def answer_rects(pt: PageText, answer: str) -> list[Rect]:
+    """Every occurrence of the answer on this page: its text (word-bounded), and a numeric
+    answer's value written in any form (`1,250` finds `1250`)."""
+    rects: list[Rect] = []
+    for cand in answer_candidates(answer):
+        q = norm_text(cand)
+        num = _answer_number(cand)
+        if num is None:
+            for h in _text_hits(pt.text, q):
+                rects += pt.span_rects(h, h + len(q))
+        else:
+            for a, b in _number_hits(pt.text, *num, page=pt.page):
+                rects += pt.span_rects(a, b)
+    return list(dict.fromkeys(rects))
+
+
+def answer_pages(doc: DocText, answer: str) -> list[int]:
+    """1-based pages whose text holds the answer (text or number)."""
+    cands = answer_candidates(answer)
+    nums = [n for n in (_answer_number(c) for c in cands) if n is not None]
+    texts = [norm_text(c) for c in cands if _answer_number(c) is None]
+    keys = {number_key(v) for v, _ in nums}
+    out = []
+    for k, page in enumerate(doc.pages):
+        if any(t and _text_hits(page, t) for t in texts):
+            out.append(k + 1)
+        elif keys & doc.numbers[k] and any(_number_hits(page, v, w, k + 1) for v, w in nums):
+            out.append(k + 1)
+    return out
+
+
+@dataclass
+class AnswerLocation:
+    answer: str
+    searched: bool  # False: a refusal, an empty answer or a choice letter, or no text layer
+    location: str | None  # evidence_page, other_page, not_in_document, no_document; None when not searched
+    evidence_pages: dict[str, list[int]] = field(default_factory=dict)  # document -> evidence pages holding it
+    other_pages: dict[str, list[int]] = field(default_factory=dict)  # document -> other pages holding it
+    missing: list[str] = field(default_factory=list)  # documents that could not be searched
+    message: str = ""
+
+    @property
+    def in_document(self) -> bool | None:
+        if self.location in (EVIDENCE_PAGE, OTHER_PAGE):
+            return True
+        if self.location == NOT_IN_DOCUMENT:
+            return False
+        return None
+
+    def flat(self, which: str) -> list[int]:
+        pages = self.evidence_pages if which == "evidence" else self.other_pages
+        return sorted({p for ps in pages.values() for p in ps})
+
+
+def _s(items) -> str:
+    return "s" if len(items) != 1 else ""
+
+
+def _pages_text(pages: dict[str, list[int]], several: bool) -> str:
+    parts = []
+    for doc_id, ps in pages.items():
+        if ps:
+            shown = ", ".join(map(str, ps[:12])) + (f" and {len(ps) - 12} more" if len(ps) > 12 else "")
+            parts.append(f"{doc_id} p. {shown}" if several else shown)
+    return "; ".join(parts)
+
+
+def locate_answer(answer: str, q: GoldQuestion, paths: dict[str, Path | None],
+                  progress: Callable[[int, int], None] | None = None) -> AnswerLocation:
+    """Where an answer appears in the question's documents: on an evidence page, only on other
+    pages (a wrong-page answer), nowhere (likely invented), or unknown (no document)."""
+    out = AnswerLocation(answer, False, None)
+    if not answer_candidates(answer):
+        out.message = "not searched: an empty answer, a refusal or a choice letter"
+        return out
+    refs = [d for d in q.documents if d.document_id]
+    searched_any = False
+    for ref in refs:
+        path = paths.get(ref.document_id)
+        if path is None:
+            out.missing.append(ref.document_id)
+            continue
+        try:
+            dt = doc_text(path, progress)
+        except (DocumentError, OSError):
+            out.missing.append(ref.document_id)
+            continue
+        if is_image(path):
+            continue
+        searched_any = True
+        hits = answer_pages(dt, answer)
+        gold = set(ref.evidence_pages) | {p for it in ref.evidence_items for p in it.pages}
+        ev = [p for p in hits if p in gold]
+        other = [p for p in hits if p not in gold]
+        if ev:
+            out.evidence_pages[ref.document_id] = ev
+        if other:
+            out.other_pages[ref.document_id] = other
+    several = len(refs) > 1
+    out.searched = searched_any
+    if out.evidence_pages:
+        out.location = EVIDENCE_PAGE
+        out.message = f"appears on the evidence page{'s' if len(out.flat('evidence')) > 1 else ''} " \
+                      f"{_pages_text(out.evidence_pages, several)}"
+        if out.other_pages:
+            out.message += f" (and on page{_s(out.flat('other'))} {_pages_text(out.other_pages, several)})"
+    elif out.other_pages:
+        out.location = OTHER_PAGE
+        out.message = f"appears on page{_s(out.flat('other'))} {_pages_text(out.other_pages, several)}, not on the evidence pages"
+    elif searched_any:
+        out.location = NOT_IN_DOCUMENT
+        out.message = "appears nowhere in the document" + ("s" if several else "") + " (likely invented)"
+        if out.missing:
+            out.message += f"; not searched: {', '.join(out.missing)} (missing)"
+    elif out.missing:
+        out.location = NO_DOCUMENT
+        out.message = f"not searched: document {', '.join(out.missing)} not found"
+    else:
+        out.message = "not searched: the documents are page images without a text layer"
+    return out
+
+
+# ----------------------------------------------------------------------------- gold rows
+
+
+def item_pages(ref: DocRef, k: int) -> list[int]:
+    it = ref.evidence_items[k]
+    return list(it.pages) or list(ref.evidence_pages)
+
+
+def gold_rows(q: GoldQuestion, paths: dict[str, Path | None]) -> list[dict]:
+    """One row per (evidence item with a quote, page it lists): where the quote sits."""
+    rows = []
+    for ref in q.documents:
+        path = paths.get(ref.document_id)
+        for k, it in enumerate(ref.evidence_items):
+            if not it.quote.strip():
+                continue
+            for page in item_pages(ref, k) or [None]:
+                if page is None:
+                    loc = Location([], NOT_FOUND, 0.0, "the evidence item lists no page")
+                else:
+                    loc = locate_in_document(path, page, it.quote)
+                rows.append({"question_id": q.qid, "document_id": ref.document_id, "page": page, "quote": it.quote,
+                             "rects": [list(r) for r in loc.rects], "method": loc.method, "score": loc.score,
+                             "item": k, "locator": it.locator, "message": loc.message})
+    return rows
+
+
+_SUCCESS = frozenset({"", "success", "ok", "completed"})
+
+
+def answered(pred: Prediction | None) -> str:
+    """The text to locate: a successful prediction's text; "" for a missing or failed one."""
+    if pred is None or pred.status.strip().lower() not in _SUCCESS:
+        return ""
+    return pred.text
+
+
+def answer_row(q: GoldQuestion, run: str, pred: Prediction | None, paths: dict[str, Path | None]) -> dict:
+    text = pred.text if pred is not None else ""
+    loc = locate_answer(answered(pred), q, paths)
+    return {"question_id": q.qid, "run": run, "answer": text, "answer_pages_evidence": loc.flat("evidence"),
+            "answer_pages_elsewhere": loc.flat("other"), "in_document": loc.in_document, "location": loc.location,
+            "documents": {d: {"evidence": loc.evidence_pages.get(d, []), "elsewhere": loc.other_pages.get(d, [])}
+                          for d in dict.fromkeys([*loc.evidence_pages, *loc.other_pages])},
+            "message": loc.message}
+
+
+# ----------------------------------------------------------------------------- documents of a benchmark
+
+
+def image_path(q: GoldQuestion, benchmark: Path | None, docs_dir: Path | None) -> Path | None:
+    """A DocVQA record's page image: its `image` field relative to the benchmark folder, then to
+    docs/, then its file name in docs/ -- never outside those folders."""
+    if not q.image:
+        return None
+    tries = []
+    if benchmark is not None:
+        tries.append(inside(benchmark, q.image))
+    if docs_dir is not None and docs_dir.is_dir():
+        tries += [inside(docs_dir, q.image), inside(docs_dir, Path(q.image.replace("\\", "/")).name)]
+    return next((p for p in tries if p is not None and p.is_file()), None)
+
+
+def question_paths(q: GoldQuestion, locations: dict, benchmark: Path | None, docs_dir: Path | None) -> dict[str, Path | None]:
+    """document id -> file for one question: the workspace's located PDFs; a DocVQA image."""
+    out: dict[str, Path | None] = {}
+    for ref in q.documents:
+        loc = locations.get(ref.document_id)
+        out[ref.document_id] = loc.path if loc is not None else None
+    img = image_path(q, benchmark, docs_dir)
+    if img is not None:
+        for doc_id in out or [q.image]:
+            out[doc_id] = img
+    return out
+
+
+def missing_message(document_id: str, docs_dir: Path | None, how: str = "not found") -> str:
+    where = str(docs_dir / f"{document_id}.pdf") if docs_dir else "<benchmark>/docs/" + f"{document_id}.pdf"
+    folder = str(docs_dir) if docs_dir else "<benchmark>/docs"
+    return (f"Document {document_id} not found ({how}): looked for {where}. Put {document_id}.pdf into {folder}/, "
+            f"or give its record in documents.jsonl a \"file\" field naming a PDF inside that folder.")

@@ -1,0 +1,306 @@
+"""The evidence viewer as a Streamlit component: `show_evidence(ctx, question, runs)`.
+
+The question's documents one at a time (a cross-document question lists each), the page with
+boxes for the gold evidence, the gold answer, each run's answer and its cited evidence, layer
+toggles, stepping through the evidence pages, jumping to any page, zoom, thumbnails of the
+neighbouring pages, the answer-location diagnosis per run and a PNG download. Page images come
+from dashboard/cache.py; the pure work is in evidence.py, layers.py and pagerender.py.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import streamlit as st
+
+from dashboard.core.escape import md_escape
+from dashboard.core.workspace import fingerprint
+from dashboard.evidence.grounding import evidence_table, pages_listed, run_rates
+from dashboard.evidence.layers import gold_pages, layers, page_layers, quote_message
+from dashboard.evidence.locate import (
+    EVIDENCE_PAGE,
+    NOT_IN_DOCUMENT,
+    OTHER_PAGE,
+    answered,
+    locate_answer,
+    missing_message,
+    question_paths,
+)
+from dashboard.evidence.pdf import PARALLEL_MIN_PAGES, DocumentError, page_count, warm_up
+from dashboard.evidence.render import SWATCHES, ZOOMS, draw_overlay, page_figure
+from dashboard.shell import cache
+from dashboard.shell.flight import SingleFlight
+from scoring.model import DocRef, GoldQuestion, Prediction
+
+THUMBS = 2  # neighbouring pages shown on each side
+THUMB_ZOOM = 0.3
+
+
+PREFIX = "ev_"  # session-state keys of this component
+_METRICS = SingleFlight()  # evidence metrics being computed, by key
+
+
+def run_predictions(ctx, runs: list[str], qid: str) -> dict[str, Prediction | None]:
+    """Each run's prediction of one question: the parsed row of a scored prediction file (with its
+    cited evidence), or the text of an official score row."""
+    out: dict[str, Prediction | None] = {}
+    for name in runs:
+        run = ctx.analysis.run(name)
+        pred = None
+        if run is not None and run.result is not None:
+            r = next((r for r in run.result.results if r.qid == qid), None)
+            pred = r.prediction if r is not None else None
+        elif run is not None:
+            s = next((s for s in run.official if s.qid == qid), None)
+            if s is not None:
+                pred = Prediction(qid, s.prediction or "", s.status or "success")
+        out[name] = pred
+    return out
+
+
+def _mtime(path: Path) -> int:
+    try:
+        return path.stat().st_mtime_ns
+    except OSError:
+        return -1
+
+
+def _render(path: Path, page: int, zoom: float):
+    return cache.page_png(str(path), _mtime(path), page, zoom)
+
+
+def _thumb(path: Path, page: int):
+    return cache.thumbnail_png(str(path), _mtime(path), page, THUMB_ZOOM)
+
+
+def figure_key(path: Path, page: int, zoom: float, height: int, boxes) -> str:
+    """What the viewer's figure depends on, as one digest (cheaper for the cache to hash than the
+    boxes' labels): the file (path, mtime), the page, the zoom, the chart's height and every box
+    drawn, in order."""
+    parts = (str(path), _mtime(path), page, zoom, height,
+             tuple((b.rect, b.colour, b.label, b.layer, b.dashed, b.fill) for b in boxes))
+    return hashlib.blake2b(repr(parts).encode("utf-8"), digest_size=16).hexdigest()
+
+
+def _key(*parts: object) -> str:
+    return PREFIX + ":".join(str(p) for p in parts)
+
+
+def _doc_label(ref: DocRef, found: bool) -> str:
+    pages = gold_pages(ref)
+    what = f"evidence p. {', '.join(map(str, pages))}" if pages else "context only"
+    return f"{ref.document_id} ({what}{'' if found else ', missing'})"
+
+
+def show_evidence(ctx, question: GoldQuestion, runs: list[str]) -> None:
+    """The evidence viewer for one question and the chosen runs."""
+    ws = ctx.workspace
+    paths = question_paths(question, ws.locations, ws.discovery.benchmark, ws.discovery.docs_dir)
+    refs = [d for d in question.documents if d.document_id] or [DocRef(doc_id) for doc_id in paths]
+    if not refs:
+        st.info("This question names no document, so there is no page to show.")
+        return
+    preds = run_predictions(ctx, runs, question.qid)
+    if len(refs) > 1:
+        labels = {d.document_id: _doc_label(d, paths.get(d.document_id) is not None) for d in refs}
+        chosen = st.radio("Document", list(labels), format_func=lambda d: md_escape(labels[d]), horizontal=True,
+                          key=_key("doc", question.qid),
+                          help="A cross-document question: its documents one at a time.")
+        ref = next(d for d in refs if d.document_id == chosen)
+    else:
+        ref = refs[0]
+    path = paths.get(ref.document_id)
+    if path is None:
+        loc = ws.locations.get(ref.document_id)
+        st.warning(md_escape(missing_message(ref.document_id, ws.discovery.docs_dir, loc.how if loc else "not found")),
+                   icon=":material/description:")
+        _answer_notes(question, runs, preds, paths, ref, jump=None)
+        return
+    _viewer(question, ref, path, runs, preds, paths)
+
+
+def _page_count(path: Path) -> int | None:
+    try:
+        return page_count(path)
+    except DocumentError:
+        return None
+
+
+# A fragment: turning a page, zooming, toggling a layer or opening a thumbnail reruns the viewer
+# alone, not the page around it (the question picker, the metrics tables, the sidebar).
+@st.fragment
+def _viewer(q: GoldQuestion, ref: DocRef, path: Path, runs: list[str], preds: dict, paths: dict) -> None:
+    n = _page_count(path)
+    if n is None:
+        st.error(md_escape(f"{path.name} cannot be opened as a PDF or image. Replace the file in the docs folder."))
+        return
+    evidence = [p for p in gold_pages(ref) if 1 <= p <= n]
+    beyond = [p for p in gold_pages(ref) if p > n]
+    if beyond:
+        st.warning(md_escape(f"The gold names page{'s' if len(beyond) > 1 else ''} {', '.join(map(str, beyond))} of "
+                             f"{ref.document_id}, which has {n} pages: the gold and the PDF disagree."))
+    key = _key("page", q.qid, ref.document_id)
+    if key not in st.session_state or not 1 <= st.session_state[key] <= n:
+        st.session_state[key] = evidence[0] if evidence else 1
+
+    def go(page: int) -> None:
+        st.session_state[key] = page
+
+    current = st.session_state[key]
+    before = [p for p in evidence if p < current]
+    after = [p for p in evidence if p > current]
+    cols = st.columns([1, 1, 1.2, 1.6], vertical_alignment="bottom")
+    cols[0].button("Previous", icon=":material/arrow_back:", disabled=not before, width="stretch",
+                   help="The previous gold evidence page", on_click=go, args=(before[-1] if before else current,),
+                   key=_key("prev", q.qid, ref.document_id))
+    cols[1].button("Next", icon=":material/arrow_forward:", icon_position="right", disabled=not after,
+                   width="stretch", help="The next gold evidence page", on_click=go,
+                   args=(after[0] if after else current,), key=_key("next", q.qid, ref.document_id))
+    cols[2].number_input(f"Page (of {n})", min_value=1, max_value=n, step=1, key=key,
+                         help=f"Go to any page of the document (1 to {n})")
+    zoom = cols[3].select_slider("Zoom", options=list(ZOOMS), value=1.5, format_func=lambda z: f"{round(z * 100)} %",
+                                 key=_key("zoom"), help="Rendering resolution and size; drag on the page to zoom into a region, double-click to reset")
+    all_layers = layers(runs)
+    names = [la.name for la in all_layers]
+    swatch = {la.name: f":{SWATCHES.get(la.colour, 'gray')}[:material/{'check_box_outline_blank' if la.dashed else 'stop'}:]"
+              for la in all_layers}
+    chosen = st.pills("Layers", names, selection_mode="multi", default=names, key=_key("layers", *runs),
+                      format_func=lambda name: f"{swatch[name]} {md_escape(name)}",
+                      help="Show or hide each kind of box. The chart's legend toggles them too; hover a box for its label.")
+    page = st.session_state[key]
+    where = (f"evidence page {evidence.index(page) + 1} of {len(evidence)}" if page in evidence
+             else "not an evidence page" if evidence else "the gold names no evidence page")
+    st.caption(md_escape(f"{ref.document_id} · page {page} of {n} · {where}"))
+    try:
+        rendered = _render(path, page, zoom)
+        drawn = page_layers(q, ref, path, page, runs, preds, set(chosen))
+    except DocumentError as exc:
+        st.warning(md_escape(str(exc)))
+        return
+    if rendered.capped:
+        st.caption(f"Rendered at {round(rendered.zoom * 100)} % to stay under the pixel limit.")
+    # the zoom sets the chart's height (the page keeps its aspect ratio): 840 px for A4 at 150 %
+    height = round(max(320, min(1800, 560 * zoom * rendered.height / max(rendered.width, 1) / 1.414)))
+    # built once per page, zoom and boxes and shared read-only: building and validating it cost a
+    # fifth of a question switch (bench/profile_page.py)
+    fig = cache.page_figure(figure_key(path, page, zoom, height, drawn.boxes),
+                            lambda: page_figure(rendered, drawn.boxes, height=height))
+    st.plotly_chart(fig, width="stretch", key=_key("fig", q.qid, ref.document_id),
+                    config={"displaylogo": False, "scrollZoom": False})
+    if not drawn.has_text:
+        st.caption("This page is an image without a text layer: quotes and answers cannot be searched on it; "
+                   "explicit boxes are drawn.")
+    for note in drawn.quotes:
+        st.caption(md_escape("Gold quote " + quote_message(note)))
+    if drawn.cited_here:
+        st.caption(md_escape("Cited by " + ", ".join(drawn.cited_here) + "."))
+    _answer_notes(q, runs, preds, paths, ref, jump=go)
+    # drawn on click only: encoding the page with its boxes cost most of a page switch
+    boxes = drawn.boxes
+    st.download_button("Download this page with its boxes (PNG)", lambda: draw_overlay(rendered, boxes),
+                       file_name=f"{ref.document_id}-p{page}.png", mime="image/png", icon=":material/download:",
+                       key=_key("png", q.qid, ref.document_id), on_click="ignore")
+    _thumbnails(path, page, n, evidence, go, key)
+
+
+def _answer_notes(q: GoldQuestion, runs: list[str], preds: dict, paths: dict, ref: DocRef, jump) -> None:
+    """Per run, where its answer is: on an evidence page, only elsewhere (with buttons to open those
+    pages), nowhere, or not searched."""
+    if not runs:
+        return
+    st.markdown("**Where each answer appears**")
+    if any((_page_count(p) or 0) >= PARALLEL_MIN_PAGES for p in paths.values() if p is not None):
+        warm_up()  # long documents are read by worker processes
+    with st.spinner("Searching the whole document for each answer…", show_time=True):
+        located = {run: locate_answer(answered(preds.get(run)), q, paths) for run in runs}
+    for run in runs:
+        pred = preds.get(run)
+        text = answered(pred)
+        loc = located[run]
+        icon = {EVIDENCE_PAGE: ":green[:material/check_circle:]", OTHER_PAGE: ":orange[:material/warning:]",
+                NOT_IN_DOCUMENT: ":red[:material/help:]"}.get(loc.location or "", ":gray[:material/remove:]")
+        shown = text if pred is not None else "(no prediction)"
+        st.markdown(icon + " " + md_escape(f"{run}: “{' '.join(shown.split())[:120]}” — {loc.message}"))
+        other = loc.other_pages.get(ref.document_id, [])
+        if jump is not None and loc.location == OTHER_PAGE and other:
+            cols = st.columns(min(6, len(other)) + 1)
+            for col, p in zip(cols, other[:6]):
+                col.button(f"Open p. {p}", key=_key("jump", q.qid, run, ref.document_id, p), on_click=jump, args=(p,))
+
+
+def _thumbnails(path: Path, page: int, n: int, evidence: list[int], go, key: str) -> None:
+    pages = [p for p in range(page - THUMBS, page + THUMBS + 1) if 1 <= p <= n]
+    if len(pages) <= 1:
+        return
+    st.markdown("**Neighbouring pages**")
+    cols = st.columns(2 * THUMBS + 1)
+    for col, p in zip(cols, pages):
+        try:
+            thumb = _thumb(path, p)
+        except DocumentError:
+            continue
+        mark = " · evidence" if p in evidence else ""
+        col.image(thumb.png, output_format="PNG", caption=f"p. {p}{mark}" + (" (shown)" if p == page else ""), width="stretch")
+        col.button(f"Open p. {p}", key=_key("thumb", key, p), on_click=go, args=(p,), disabled=p == page,
+                   width="stretch")
+
+
+
+def all_predictions(ctx) -> dict[str, dict[str, Prediction]]:
+    """Each run's predictions by question id (official-only runs: their prediction text)."""
+    out = {}
+    for run in ctx.analysis.runs:
+        if run.result is not None:
+            out[run.name] = {r.qid: r.prediction for r in run.result.results if r.prediction is not None}
+        else:
+            out[run.name] = {s.qid: Prediction(s.qid, s.prediction or "", s.status or "success") for s in run.official}
+    return out
+
+
+def _metrics_key(ctx) -> tuple:
+    ws, an = ctx.workspace, ctx.analysis
+    located = sorted((doc, str(loc.path)) for doc, loc in ws.locations.items() if loc.path)
+    return (repr(ctx.sources), ctx.gold_key, tuple((pf.run, pf.sha256) for pf in ws.predictions),
+            tuple((r.name, r.source, len(r.official)) for r in an.runs), tuple(located),
+            fingerprint([Path(p) for _, p in located]))
+
+
+def evidence_metrics(ctx):
+    """dashboard.grounding.evidence_table for every run and question of the context, computed once
+    per data (with a progress bar) and kept in dashboard.cache: one row per (question_id, run) with
+    evidence_precision, evidence_recall, grounding, answer_location, answer_pages_evidence,
+    answer_pages_elsewhere."""
+    ws = ctx.workspace
+    bench, docs = ws.discovery.benchmark, ws.discovery.docs_dir
+    key = _metrics_key(ctx)
+
+    def compute():
+        bar = st.progress(0.0, text="Locating every answer in its documents…")
+        table = evidence_table(ws.gold.items, all_predictions(ctx), lambda q: question_paths(q, ws.locations, bench, docs),
+                               progress=lambda d, t: bar.progress(d / t, text=f"Locating answers: {d} / {t}"))
+        bar.empty()
+        cache.remember_evidence_metrics(key, table)
+        return table
+
+    # one session computes; the others opening the app meanwhile wait for its result
+    note = None
+    if cache.evidence_metrics(key) is None and _METRICS.busy(key):
+        note = st.empty()
+        note.caption("Another session is locating every answer in its documents; waiting for its result…")
+    table = _METRICS.get(key, lambda: cache.evidence_metrics(key), compute)
+    if note is not None:
+        note.empty()
+    return table
+
+
+def evidence_summary(ctx):
+    """(per-run rates, the per question and run table with its page lists as text) of
+    evidence_metrics(ctx): derived once per data and kept beside it, not on every rerun."""
+    key = (*_metrics_key(ctx), "summary")
+    hit = cache.evidence_metrics(key)
+    if hit is None:
+        table = evidence_metrics(ctx)
+        hit = (run_rates(table), pages_listed(table))
+        cache.remember_evidence_metrics(key, hit)
+    return hit

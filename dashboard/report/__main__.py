@@ -1,0 +1,75 @@
+"""python -m dashboard.report --benchmark DIR --runs A B [...] --output report.html"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from dashboard.compare import frames as C
+from dashboard.core.workspace import run_name
+from dashboard.report.build import ReportError, build_report, load, resolve
+from scoring.profiles import DEFAULT_PROFILE, PROFILES
+
+
+def parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="python -m dashboard.report",
+                                 description="Write a self-contained HTML report comparing runs of a benchmark.")
+    ap.add_argument("--benchmark", required=True, type=Path, help="benchmark folder (gold qa_*.jsonl, docs/, runs/, results/)")
+    ap.add_argument("--runs", required=True, nargs="+", metavar="RUN",
+                    help="run names (prediction file names in runs/ without extension) or paths to prediction files")
+    ap.add_argument("--baseline", metavar="NAME", help="the run to compare against (default: the second run)")
+    ap.add_argument("--profile", default=DEFAULT_PROFILE, choices=list(PROFILES), help=f"scoring profile (default {DEFAULT_PROFILE})")
+    ap.add_argument("--output", required=True, type=Path, help="the HTML file to write")
+    ap.add_argument("--title", default="", help="the report's title")
+    ap.add_argument("--failures", type=int, default=8, help="failures to show, 5 to 10 (default 8)")
+    ap.add_argument("--resamples", type=int, default=C.RESAMPLES, help=f"bootstrap resamples (default {C.RESAMPLES:,})")
+    ap.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    return ap
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    start = time.perf_counter()
+
+    def say(msg: str) -> None:
+        print(f"[{time.perf_counter() - start:5.1f} s] {msg}", file=sys.stderr)
+
+    try:
+        wanted = list(args.runs)
+        names = {run_name(Path(r)) if Path(r).is_file() else r for r in wanted}
+        if args.baseline is not None and args.baseline not in names and args.baseline not in wanted:
+            wanted.append(args.baseline)  # a baseline not listed in --runs joins them
+        ws, an, runs = load(args.benchmark, wanted, args.profile, say)
+        baseline = None
+        if args.baseline is not None:
+            baseline = resolve(ws, [args.baseline])[0]
+        problems = [p for p in ws.discovery.problems + ws.problems]
+        for res in [ws.gold, *(pf.loaded for pf in ws.predictions if pf.run in runs)]:
+            problems += res.problems
+        for p in problems[:20]:
+            print(f"{ws.label(p.file)}{'' if p.line is None else f':{p.line}'}: {p.severity}: {p.message}", file=sys.stderr)
+        if len(problems) > 20:
+            print(f"... and {len(problems) - 20} more problems in the inputs", file=sys.stderr)
+        if not an.runs:
+            raise ReportError("none of the runs could be scored", 1)
+        page = build_report(an, runs, baseline, workspace=ws, profile=args.profile, title=args.title,
+                            settings=C.Settings(resamples=max(100, args.resamples), seed=args.seed),
+                            failures=args.failures, progress=say)
+    except ReportError as exc:
+        print(f"ERROR: {exc}", file=sys.stderr)
+        return exc.code
+    try:
+        args.output.parent.mkdir(parents=True, exist_ok=True)
+        args.output.write_text(page, encoding="utf-8")
+    except OSError as exc:
+        print(f"ERROR: cannot write {args.output}: {exc.strerror or exc}", file=sys.stderr)
+        return 1
+    say(f"wrote {args.output} ({len(page.encode('utf-8')) / 1e6:.1f} MB)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,168 @@
+"""Every st.cache_* of the app, keyed by plain values (paths with sizes and mtimes, content hashes,
+profile names). Cached objects are shared by all sessions and treated as read-only.
+
+Scored runs live in a small LRU store instead of a cached function, so that scoring can drive a
+progress bar: Streamlit replays elements drawn inside a cached function, which would break a bar
+created outside it.
+"""
+
+from __future__ import annotations
+
+import gc
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import streamlit as st
+
+from dashboard.core.analysis import Analysis
+from dashboard.core.paths import Sources
+from dashboard.core.workspace import Workspace, load_workspace
+from scoring.evaluate import RunResult
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from dashboard.core.store import ScoreStore
+    from dashboard.evidence.render import Rendered
+
+RUN_CAPACITY = 256  # scored (run, profile) pairs kept
+
+
+@st.cache_resource(show_spinner="Reading the benchmark files…", max_entries=8)
+def workspace(key: tuple, _sources: Sources) -> Workspace:
+    """`key` = (the sources, the (path, size, mtime_ns) of every file they name)."""
+    return load_workspace(_sources)
+
+
+@st.cache_resource(show_spinner=False, max_entries=16)
+def analysis(key: tuple, _build: Callable[[], Analysis]) -> Analysis:
+    """`key` = (workspace key, profile, the scored runs' keys). Once built, everything the load
+    made is moved out of the garbage collector's sight (`gc.freeze`): a served app holds millions
+    of long-lived, acyclic objects (1.27 M at 50 runs x 20,000 questions), and each full collection
+    walked them all -- 0.6 s during which no session's script runs -- while they can only be
+    freed by reference counting anyway. A cycle among them would outlive its cache entry; the
+    records make none."""
+    built = _build()
+    gc.freeze()
+    return built
+
+
+class _RunStore:
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._items: OrderedDict[tuple, RunResult] = OrderedDict()
+
+    def get(self, key: tuple) -> RunResult | None:
+        with self._lock:
+            if key in self._items:
+                self._items.move_to_end(key)
+            return self._items.get(key)
+
+    def put(self, key: tuple, result: RunResult) -> None:
+        with self._lock:
+            self._items[key] = result
+            while len(self._items) > RUN_CAPACITY:
+                self._items.popitem(last=False)
+
+
+@st.cache_resource(show_spinner=False)
+def _runs() -> _RunStore:
+    return _RunStore()
+
+
+def scored(key: tuple) -> RunResult | None:
+    """A run scored before: `key` = (gold key, prediction sha256, run name, profile)."""
+    return _runs().get(key)
+
+
+def remember(key: tuple, result: RunResult) -> None:
+    _runs().put(key, result)
+
+
+# ----------------------------------------------------------------------------- evidence pages
+
+
+@st.cache_data(show_spinner=False, max_entries=256)
+def page_png(path: str, mtime_ns: int, page: int, zoom: float) -> Rendered:
+    """A page rendered to PNG bytes (with its pixel matrix), keyed by (file, mtime, page, zoom).
+    Raises evidence.DocumentError for a page the document does not have (not cached)."""
+    from pathlib import Path
+
+    from dashboard.evidence.render import render_page
+
+    return render_page(Path(path), page, zoom)
+
+
+@st.cache_data(show_spinner=False, max_entries=512)
+def thumbnail_png(path: str, mtime_ns: int, page: int, zoom: float) -> Rendered:
+    """A small render for the viewer's strip of neighbouring pages (~10-30 kB each): a cache of its
+    own, so that four thumbnails a question do not push the large page renders out of page_png."""
+    from pathlib import Path
+
+    from dashboard.evidence.render import render_page
+
+    return render_page(Path(path), page, zoom)
+
+
+@st.cache_resource(show_spinner=False, max_entries=64)
+def page_figure(key: str, _build: Callable[[], object]) -> object:
+    """The evidence viewer's Plotly figure (the page image and its boxes), `key` =
+    evidence_panel.figure_key (a digest of file, mtime, page, zoom, height, boxes). Shared and
+    read-only: st.plotly_chart copies a figure before encoding it. Each holds its page image
+    (base64, 4/3 of the PNG), so this cache holds at most 64 page images beside page_png's 256."""
+    return _build()
+
+
+@st.cache_resource(show_spinner=False)
+def _evidence_tables() -> _RunStore:
+    return _RunStore()
+
+
+def evidence_metrics(key: tuple) -> pd.DataFrame | None:
+    """The evidence metrics (dashboard.grounding.evidence_table) computed before for `key` = (sources,
+    gold key, the runs' files, the documents' files). A store, not a cached function, so that the
+    computation can drive a progress bar."""
+    return _evidence_tables().get(key)  # type: ignore[return-value]
+
+
+def remember_evidence_metrics(key: tuple, table: pd.DataFrame) -> None:
+    _evidence_tables().put(key, table)  # type: ignore[arg-type]
+
+
+# ----------------------------------------------------------------------------- scored rows on disk
+
+
+def score_store() -> ScoreStore:
+    """The Parquet cache of scored rows (dashboard/store.py) in the app's own cache folder:
+    $LENS_CACHE_DIR, else $XDG_CACHE_HOME/docbench-lens, else ~/.cache/docbench-lens."""
+    from dashboard.core.settings import cache_root
+
+    return _score_store(str(cache_root()))
+
+
+@st.cache_resource(show_spinner=False)
+def _score_store(root: str) -> ScoreStore:
+    from pathlib import Path
+
+    from dashboard.core.store import ScoreStore
+
+    return ScoreStore(Path(root))
+
+
+# ----------------------------------------------------------------------------- run comparison
+
+
+@st.cache_resource(show_spinner="Comparing runs (bootstrap intervals)…", max_entries=64)
+def comparison(key: tuple, _build: Callable[[], object]) -> object:
+    """A comparison table of dashboard/compare.py (deltas, weakest slices, ranks), `key` = (what,
+    the runs, a hash of their scores and of the questions' slices, settings). Read-only."""
+    return _build()
+
+
+@st.cache_resource(show_spinner="Sorting the answers into disagreement categories…", max_entries=512)
+def run_categories(key: tuple, _build: Callable[[], pd.DataFrame]) -> pd.DataFrame:
+    """One scored run's disagreement categories (dashboard.disagreement.run_categories); `key` =
+    the run's scoring key (gold key, prediction sha256, run name, profile)."""
+    return _build()

@@ -1,0 +1,335 @@
+"""Streamlit glue shared by app.py and the pages: the view (session state <-> URL), the sidebar
+data panel, loading and scoring with a progress bar, and plain-text output of user data."""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+# Pillow whole before any session draws: Plotly looks up `PIL.Image` in sys.modules without the
+# import lock, so a session that charts while another thread is first importing Pillow (for an
+# evidence overlay) met a half-initialised module (bench/bench_load.py, 20 sessions at once).
+import PIL.Image  # noqa: F401
+import streamlit as st
+
+from dashboard.core import store
+from dashboard.core.analysis import OFFICIAL, RECOMPUTED, Analysis, Run
+from dashboard.core.escape import DISPLAY_CHARS, md_escape
+from dashboard.core.links import View, from_params, to_params
+from dashboard.core.paths import Sources, data_roots, folder_allowed, stage_upload
+from dashboard.core.workspace import PredictionFile, Workspace, discover, fingerprint
+from dashboard.shell import cache
+from scoring.evaluate import RunResult
+from scoring.profiles import PROFILES
+from scoring.runner import score_runs
+
+VIEW, CONTEXT = "lens_view", "lens_context"
+LINK_RUNS = "lens_link_runs"  # the runs named by the link the session opened with
+NOTIFIED = "lens_notified"  # uploaded files whose problems were announced in a toast
+QUESTIONS_PAGE = Path(__file__).resolve().parent.parent / "views" / "questions.py"
+EXPLORER_PREFIX = "x_"  # widget keys of the question explorer
+PROFILE_NOTE = "lens_profile_note"  # the sidebar placeholder under the profile picker
+PROGRESS_DELAY = 0.25  # s of scoring before a progress bar is shown
+
+
+@dataclass
+class Context:
+    sources: Sources
+    workspace: Workspace
+    analysis: Analysis
+    profile: str
+    gold_key: tuple
+
+
+# ----------------------------------------------------------------------------- view and URL
+
+
+def start() -> View:
+    """The session's view; on a session's first run it is read from the URL."""
+    if VIEW not in st.session_state:
+        st.session_state[VIEW] = from_params({k: st.query_params.get_all(k) for k in st.query_params})
+        st.session_state[LINK_RUNS] = list(st.session_state[VIEW].runs)
+    return st.session_state[VIEW]
+
+
+def warn_missing_runs(loaded: list[str]) -> None:
+    """Say which runs the opening link named that are not loaded (an uploaded file is not part of a
+    link), until they are loaded or the message is dismissed."""
+    missing = [r for r in st.session_state.get(LINK_RUNS, []) if r not in loaded]
+    if not missing:
+        return
+    box = st.container(border=False)
+    names = ", ".join(missing)
+    box.warning(md_escape(f"The link names {len(missing)} run{'s' if len(missing) > 1 else ''} that "
+                          f"{'are' if len(missing) > 1 else 'is'} not loaded: {names}. A run from an uploaded file "
+                          "has to be uploaded again (sidebar, Data panel); a run from a folder needs that folder "
+                          "open. The view shows the runs that are loaded."), icon=":material/link_off:")
+    if box.button("Dismiss", key="dismiss_missing_runs"):
+        st.session_state[LINK_RUNS] = []
+        st.rerun()
+
+
+def view() -> View:
+    return st.session_state[VIEW]
+
+
+def set_view(new: View) -> None:
+    st.session_state[VIEW] = new
+
+
+def sync_url() -> None:
+    """Write the view into the URL (only when it changed, to keep history quiet)."""
+    params = to_params(view())
+    wanted = {k: v if isinstance(v, list) else [v] for k, v in params.items()}
+    current = {k: st.query_params.get_all(k) for k in st.query_params}
+    if wanted != current:
+        st.query_params.from_dict(params)
+
+
+def seed(key: str, value: object) -> None:
+    """Give a widget its value from the view, unless the user has already set it."""
+    if key not in st.session_state:
+        st.session_state[key] = value
+
+
+def open_slice(run: str | None, field_name: str, label: str) -> None:
+    """Open the question explorer on one slice of a chart (its widgets are reseeded from the view)."""
+    set_view(view().with_slice(run, field_name, label))
+    for key in [k for k in st.session_state if str(k).startswith(EXPLORER_PREFIX)]:
+        del st.session_state[key]
+    st.switch_page(QUESTIONS_PAGE)
+
+
+# ----------------------------------------------------------------------------- data panel
+
+
+def _staged(files: Iterable, labels: list[tuple[str, str]]) -> list[Path]:
+    out = []
+    for f in files or []:
+        path = stage_upload(f.name, f.getvalue())
+        labels.append((str(path), f"upload: {f.name}"))
+        out.append(path)
+    return out
+
+
+def data_panel(default: Sources) -> Sources:
+    """Sidebar: a folder on the server, or uploaded gold, prediction and score files."""
+    v = view()
+    with st.sidebar.expander("Data", icon=":material/folder_open:"):
+        seed("data_folder", v.data or str(default.benchmark or ""))
+        folder = st.text_input("Benchmark folder on the server", key="data_folder",
+                               help="Holds qa_*.jsonl, documents.jsonl, docs/, runs/ and results/.").strip()
+        gold = st.file_uploader("Gold question files", type=["jsonl", "json"], accept_multiple_files=True, key="up_gold",
+                                help="Replace the folder's gold; a file named documents.jsonl is read as the document list.")
+        runs = st.file_uploader("Prediction files", type=["jsonl", "json"], accept_multiple_files=True, key="up_runs")
+        scores = st.file_uploader("Score files", type=["jsonl", "json", "csv"], accept_multiple_files=True, key="up_scores")
+        st.caption(f"Uploads: up to {st.get_option('server.maxUploadSize')} MB per file.")
+    bench = Path(folder).expanduser() if folder else default.benchmark
+    if folder and not folder_allowed(bench, data_roots(default)):
+        # a link's ?data= or a typed path may name any folder of the server: only the data roots open
+        st.sidebar.error(md_escape(f"{folder} is outside the folders this app may read; showing "
+                                   f"{default.benchmark} instead. The server's LENS_DATA_ROOTS lists more folders."),
+                         icon=":material/block:")
+        bench = default.benchmark
+    v.data = "" if bench == default.benchmark else str(bench)
+    labels: list[tuple[str, str]] = []
+    gold_paths = _staged(gold, labels)
+    documents = next((p for p in gold_paths if p.name == "documents.jsonl"), default.documents)
+    return Sources(
+        benchmark=bench,
+        runs=default.runs + tuple(_staged(runs, labels)),
+        scores=default.scores + tuple(_staged(scores, labels)),
+        gold=tuple(p for p in gold_paths if p.name != "documents.jsonl") or default.gold,
+        documents=documents,
+        labels=default.labels + tuple(labels),
+    )
+
+
+def profile_picker() -> str:
+    v = view()
+    seed("profile", v.profile)
+    v.profile = st.sidebar.selectbox("Scoring profile", list(PROFILES), key="profile",
+                                     help="\n\n".join(f"**{p.name}**: {p.description}" for p in PROFILES.values()))
+    st.session_state[PROFILE_NOTE] = st.sidebar.empty()  # "recomputing under …" while scoring
+    return v.profile
+
+
+# ----------------------------------------------------------------------------- loading and scoring
+
+
+def _sources_key(src: Sources) -> tuple:
+    return (str(src.benchmark), tuple(map(str, src.runs)), tuple(map(str, src.scores)), tuple(map(str, src.gold)),
+            str(src.documents), src.labels)
+
+
+def score(ws: Workspace, gold_key: tuple, pf: PredictionFile, profile: str, bar=None) -> RunResult:
+    """A prediction file scored with a profile: cached by file content and profile; computed with a
+    progress bar showing questions done / total (`bar`: a `_Progress`, or None for a bar of its own)."""
+    key = (gold_key, pf.sha256, pf.run, profile)
+    result = cache.scored(key) or _stored(ws, gold_key, pf, profile)
+    if result is None:
+        own = bar is None
+        bar = bar or _Progress(st.empty(), profile, len(ws.gold.items), stale=False)
+        label = md_escape(pf.run)
+
+        bar.update(label, 0, len(ws.gold.items))
+        # the shared pool (scoring/runner.py): no new pool per run, no streamlit in the workers
+        _, result = next(score_runs(ws.gold.items, [(pf.run, pf.loaded.items)], profile=profile))
+        bar.finish_run(len(ws.gold.items))
+        store.save_run(cache.score_store(), _store_key(ws, gold_key, pf, profile), result)
+        cache.remember(key, result)
+        if own:
+            bar.close()
+    return result
+
+
+def _store_key(ws: Workspace, gold_key: tuple, pf: PredictionFile, profile: str) -> str:
+    return store.run_key(store.files_sha256(ws.discovery.gold, gold_key), pf.sha256, profile)
+
+
+def _stored(ws: Workspace, gold_key: tuple, pf: PredictionFile, profile: str) -> RunResult | None:
+    """The run from the Parquet cache on disk (dashboard/store.py), remembered in memory too."""
+    if not pf.sha256:
+        return None
+    result = store.load_run(cache.score_store(), _store_key(ws, gold_key, pf, profile), ws.gold.items,
+                            pf.loaded.items, profile, pf.run)
+    if result is not None:
+        cache.remember((gold_key, pf.sha256, pf.run, profile), result)
+    return result
+
+
+class _Progress:
+    """The progress of scoring one or more runs, drawn into `slot` only once the work has taken
+    longer than a moment (PROGRESS_DELAY), so that a quick rescoring does not flash a bar. While it
+    is shown, the page says the numbers below are from before the profile change."""
+
+    def __init__(self, slot, profile: str, total: int, stale: bool = True) -> None:
+        self.slot, self.profile, self.total, self.stale = slot, profile, max(1, total), stale
+        self.base = 0  # questions of the runs already scored
+        self.started = time.monotonic()
+        self.bar = None
+
+    def update(self, label: str, done: int, total: int) -> None:
+        if self.bar is None:
+            if time.monotonic() - self.started < PROGRESS_DELAY:
+                return
+            box = self.slot.container()
+            if self.stale:
+                box.caption(f"Recomputing under profile **{self.profile}**… until this bar completes, the numbers "
+                            "below are from before the change.")
+                note = st.session_state.get(PROFILE_NOTE)
+                if note is not None:
+                    note.caption(f"Recomputing under {self.profile}…")
+            self.bar = box.progress(0.0)
+        frac = min(1.0, (self.base + done) / self.total)
+        self.bar.progress(frac, text=f"Scoring {label} with {self.profile}: {done} / {total} questions")
+
+    def finish_run(self, total: int) -> None:
+        self.base += total
+
+    def close(self) -> None:
+        self.slot.empty()
+        note = st.session_state.get(PROFILE_NOTE)
+        if self.stale and note is not None:
+            note.empty()
+
+
+def _runs(ws: Workspace, gold_key: tuple, profile: str, slot=None) -> list[Run]:
+    official = ws.official()
+    runs: list[Run] = []
+    scorable = [pf for pf in ws.predictions if pf.loaded.items] if ws.gold.items else []
+    todo = [pf for pf in scorable if cache.scored((gold_key, pf.sha256, pf.run, profile)) is None]
+    todo = [pf for pf in todo if _stored(ws, gold_key, pf, profile) is None]
+    # a first load has no numbers "from before" to warn about
+    stale = CONTEXT in st.session_state
+    bar = _Progress(slot or st.empty(), profile, len(ws.gold.items) * len(todo), stale=stale) if todo else None
+    if todo:  # every run left, on the shared worker pool (both cores); the bar moves per chunk and per run
+        labels = [md_escape(f"{pf.run} (run {k + 1} of {len(todo)})") for k, pf in enumerate(todo)]
+        batch = [(pf.run, pf.loaded.items) for pf in todo]
+        for i, result in score_runs(ws.gold.items, batch, profile=profile,
+                                    progress=lambda k, done, total: bar.update(labels[k], done, total)):
+            pf = todo[i]
+            store.save_run(cache.score_store(), _store_key(ws, gold_key, pf, profile), result)
+            cache.remember((gold_key, pf.sha256, pf.run, profile), result)
+            bar.finish_run(len(ws.gold.items))
+    for pf in scorable:
+        result = score(ws, gold_key, pf, profile, bar)
+        runs.append(Run(pf.run, RECOMPUTED, ws.label(str(pf.path)), result, official.get(pf.run, [])))
+    if bar is not None:
+        bar.close()
+    names = {r.name for r in runs}
+    for system, rows in official.items():
+        if system not in names:
+            runs.append(Run(system, OFFICIAL, ws.label(rows[0].file), None, rows))
+    return runs
+
+
+def load(sources: Sources, profile: str) -> Context:
+    slot = st.empty()  # the top of the page: scoring progress, when scoring takes longer than a moment
+    disc = discover(sources)
+    extra = [disc.docs_dir] if disc.docs_dir and disc.docs_dir.is_dir() else []
+    ws_key = (_sources_key(sources), fingerprint([*disc.all_files(), *extra]))
+    ws = cache.workspace(ws_key, sources)
+    gold_key = fingerprint(ws.discovery.gold)
+    runs = _runs(ws, gold_key, profile, slot)
+    key = (ws_key, profile, tuple((r.name, r.source, r.file) for r in runs))
+    analysis = cache.analysis(key, lambda: Analysis.build(runs, ws.gold.items, ws.page_counts))
+    ctx = Context(sources, ws, analysis, profile, gold_key)
+    st.session_state[CONTEXT] = ctx
+    _announce_upload_problems(ws)
+    return ctx
+
+
+def _announce_upload_problems(ws: Workspace) -> None:
+    """A toast, once per uploaded file, when it had problems (the Data page lists them)."""
+    from dashboard.data.frames import load_results
+
+    done = st.session_state.setdefault(NOTIFIED, set())
+    for _, files, res in load_results(ws):
+        for f in files:
+            if f in ws.labels and f not in done and (res.problems or res.skipped):
+                done.add(f)
+                n = len(res.errors)
+                st.toast(md_escape(f"{ws.labels[f]}: {res.skipped} row{'s' if res.skipped != 1 else ''} skipped, "
+                                   f"{n} error{'s' if n != 1 else ''}, {len(res.problems) - n} warning"
+                                   f"{'s' if len(res.problems) - n != 1 else ''}. The Data page lists them."),
+                         icon=":material/warning:", duration="long")
+
+
+def context() -> Context:
+    return st.session_state[CONTEXT]
+
+
+# ----------------------------------------------------------------------------- output
+
+
+def plain(text: str | None, empty: str = "(empty)", *, limit: int = DISPLAY_CHARS, name: str = "text",
+          key: str | None = None) -> None:
+    """Untrusted text (model output, gold, questions) as plain text: never Markdown or HTML. Text
+    longer than `limit` characters is cut for display, with its length and a download of all of it
+    (`name` names the file; `key` keeps two such buttons apart)."""
+    if not text:
+        st.caption(empty)
+        return
+    if len(text) <= limit:
+        st.code(text, language=None, wrap_lines=True)
+        return
+    st.code(text[:limit] + " …", language=None, wrap_lines=True, height=320)
+    cols = st.columns([3, 1], vertical_alignment="center")
+    cols[0].caption(f"Showing the first {limit:,} of {len(text):,} characters.")
+    digest = hashlib.sha256(text[:4096].encode("utf-8", "replace")).hexdigest()[:12]
+    cols[1].download_button(f"Download all ({_size(text)})", lambda: text.encode("utf-8", "replace"),
+                            file_name=f"{name}.txt", mime="text/plain", icon=":material/download:",
+                            key=key or f"dl_{name}_{len(text)}_{digest}", on_click="ignore")
+
+
+def _size(text: str) -> str:
+    n = len(text.encode("utf-8", "replace")) if len(text) < 1_000_000 else len(text)  # ~ bytes, quickly
+    for unit in ("B", "KB", "MB", "GB"):
+        if n < 1000 or unit == "GB":
+            return f"{n:,.0f} {unit}" if unit == "B" else f"{n:,.1f} {unit}"
+        n /= 1000
+    return ""

@@ -1,0 +1,195 @@
+"""The report's JSON and CSV bytes: the per-question rows as the release writes them, and their text.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from math import isnan
+from pathlib import Path
+from typing import IO
+
+import orjson
+
+from .metrics import OVERFLOW_STATUSES, OVERFLOW_TEXT
+from .model import GoldQuestion, Prediction
+from .registry import MISSING_STATUS
+
+CSV_COLUMNS = (
+    "question_id", "prediction", "gold_answer", "answer_format", "status",
+    "accuracy", "token_f1", "anls", "split", "domain", "reasoning_type",
+)
+
+
+def row_dicts(questions: Sequence[GoldQuestion], predictions: Sequence[Prediction | None], accuracy: Sequence[float],
+              token_f1: Sequence[float], anls: Sequence[float]) -> list[dict]:
+    """The release per-question rows of aligned columns (a prediction None: missing), as
+    `QuestionResult.row()` writes them -- for a caller holding scores without records."""
+    return dicts_of(row_columns(questions, predictions, accuracy, token_f1, anls))
+
+
+def row_columns(questions: Sequence[GoldQuestion], predictions: Sequence[Prediction | None], accuracy: Sequence[float],
+                token_f1: Sequence[float], anls: Sequence[float]) -> list[list]:
+    """The fields of `row_dicts`' rows as columns, in CSV_COLUMNS order (`csv_columns` writes them
+    as CSV, `dicts_of` makes the rows)."""
+    return [
+        [q.qid for q in questions],
+        ["" if pr is None else (OVERFLOW_TEXT if pr.status in OVERFLOW_STATUSES else pr.text) for pr in predictions],
+        [q.answers[0] if q.answers else "" for q in questions],
+        [q.raw_format if q.format_given else "Str" for q in questions],
+        [MISSING_STATUS if pr is None else pr.status for pr in predictions],
+        [x if x == 0.0 or x == 1.0 else round(x, 6) for x in accuracy],
+        [x if x == 0.0 or x == 1.0 else round(x, 6) for x in token_f1],
+        [x if x == 0.0 or x == 1.0 else round(x, 6) for x in anls],
+        [q.split for q in questions],
+        [q.metadata.get("domain", "unknown") for q in questions],
+        [q.metadata.get("reasoning_type", "unknown") for q in questions],
+    ]
+
+
+def dicts_of(columns: Sequence[Sequence]) -> list[dict]:
+    """The row dicts of `row_columns` (keys in CSV_COLUMNS order: the report's bytes depend on it)."""
+    return [{"question_id": qid, "prediction": pred, "gold_answer": gold, "answer_format": fmt, "status": status,
+             "accuracy": acc, "token_f1": f1, "anls": an, "split": split, "domain": domain, "reasoning_type": rtype}
+            for qid, pred, gold, fmt, status, acc, f1, an, split, domain, rtype in zip(*columns)]
+
+
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
+_ROW_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",\n      ", ": "))
+
+
+def _unencodable(obj: object) -> None:
+    raise TypeError(f"{type(obj).__name__} is not JSON serializable")
+
+
+# JSONEncoder.encode builds a new C encoder on every call; for a million rows, build it once
+# (same arguments as _ROW_ENCODER's: no circular check, no indent, ensure_ascii=False)
+_c_make_encoder = getattr(json.encoder, "c_make_encoder", None)
+if _c_make_encoder is not None:
+    _C_ROW_ENCODER = _c_make_encoder(None, _unencodable, json.encoder.encode_basestring, None,
+                                     ": ", ",\n      ", False, False, True)
+
+    def _encode_row(row: dict) -> str:
+        return "".join(_C_ROW_ENCODER(row, 0))
+else:  # pragma: no cover - CPython always has the C encoder
+    _encode_row = _ROW_ENCODER.encode  # type: ignore[assignment]
+
+
+def _row_json(row: dict) -> str:
+    """One per-question row as `json.dumps(..., indent=2)` prints it two levels deep. With
+    `indent`, the json module falls back to its pure-Python encoder (~40 us a row); a flat row
+    of scalars gets the same text from the C encoder with the indent written into the item
+    separator. Rows holding a list or object (raw metadata can) take the slow, exact path."""
+    # only the raw metadata fields and the raw answer format can hold a list or object
+    if (type(row["split"]) in _SCALARS and type(row["domain"]) in _SCALARS and type(row["reasoning_type"]) in _SCALARS
+            and type(row["answer_format"]) in _SCALARS):
+        return "{\n      " + _encode_row(row)[1:-1] + "\n    }"
+    # JSON strings hold no raw newline, so re-indenting the generic output is safe
+    return json.dumps(row, ensure_ascii=False, indent=2).replace("\n", "\n    ")
+
+
+_TINY = 1e-4  # below this json writes 1e-05 and orjson 1e-5; from here to 1 both write the same digits
+
+
+_PLAIN = frozenset({str, bool, type(None)})
+
+
+def _orjson_safe(row: dict) -> bool:
+    """True when orjson writes this row with exactly the json module's bytes. Strings are the same
+    for every code point (orjson refuses lone surrogates: that batch then takes the json path);
+    booleans and null too; scores only when 0 or in [1e-4, 1] (json writes 1e-05, orjson 1e-5;
+    checked over every 6-decimal value and 4M random floats in [1e-4, 1]). The id, prediction,
+    gold and status are strings by construction; the raw fields (format, split, domain,
+    reasoning type) must be strings, booleans or null -- numbers, lists and objects take the json
+    path."""
+    a, f, n = row["accuracy"], row["token_f1"], row["anls"]
+    if not ((a == 0.0 or _TINY <= a <= 1.0) and (f == 0.0 or _TINY <= f <= 1.0) and (n == 0.0 or _TINY <= n <= 1.0)):
+        return False  # NaN fails every comparison: json writes NaN, orjson null
+    return (type(row["answer_format"]) in _PLAIN and type(row["split"]) in _PLAIN and type(row["domain"]) in _PLAIN
+            and type(row["reasoning_type"]) in _PLAIN and type(row["prediction"]) is str
+            and type(row["gold_answer"]) is str and type(row["question_id"]) is str and type(row["status"]) is str)
+
+
+def rows_json(batch: list[dict], *, safe: bool | None = None) -> str:
+    """`",\n    ".join(map(_row_json, batch))`: the rows two levels deep, as json.dumps(indent=2)
+    nests them in the report. orjson writes the whole batch in one call when every row is safe
+    for it (`_orjson_safe`; `safe`: the caller has checked, `batch_is_safe`) -- several times
+    faster, the same bytes (the release-agreement golden files and tests/test_fast_json.py pin
+    them); any other batch takes the json path."""
+    if (safe if safe is not None else all(map(_orjson_safe, batch))):
+        try:
+            text = orjson.dumps(batch, option=orjson.OPT_INDENT_2)
+        except TypeError:  # orjson.JSONEncodeError: e.g. a lone surrogate
+            pass
+        else:
+            # b'[\n  {\n    "k": v,\n ...\n  }\n]': drop the brackets, indent every line two more spaces
+            return text[4:-2].decode("utf-8").replace("\n", "\n  ")
+    return ",\n    ".join(map(_row_json, batch))
+
+
+def batch_is_safe(questions: Sequence[GoldQuestion], scores: Sequence[float]) -> bool:
+    """`all(map(_orjson_safe, rows))` for the rows `row_dicts` makes of these questions, from the
+    questions and their scores (no per-row call): the raw fields a row echoes (format, split,
+    domain, reasoning type) are strings, booleans or null, and every score is 0 or in [1e-4, 1]
+    (no NaN). The other fields are strings by construction."""
+    if not scores:
+        return True
+    if isnan(sum(scores)) or max(scores) > 1.0 or min(filter(None, scores), default=1.0) < _TINY:
+        return False
+    plain = _PLAIN
+    return all(type(q.raw_format) in plain and type(q.split) in plain and type(q.metadata.get("domain")) in plain
+               and type(q.metadata.get("reasoning_type")) in plain for q in questions)
+
+
+def csv_text(rows: list[dict]) -> str:
+    """The rows as `csv.writer` (excel dialect, minimal quoting, "\r\n") writes them: a field is
+    written as str() gives it (repr for floats, "" for null), quoted when it holds a quote, a
+    comma or a line break, quotes doubled inside. Made a column at a time: a column of strings
+    none of which needs quoting is taken as it is, a column of floats by `repr`, both in C; only
+    the other columns (answers with commas, say) go cell by cell. tests/test_fast_json.py compares
+    it with csv.writer on random rows."""
+    return csv_columns(list(zip(*map(dict.values, rows))))
+
+
+_STR, _FLOAT = {str}, {float}
+
+
+def csv_columns(columns: Sequence[Sequence]) -> str:
+    """`csv_text` of the rows these columns hold (the rows' values, column by column)."""
+    if not columns or not len(columns[0]):
+        return ""
+    cells: list[Iterable[str]] = []
+    for col in columns:
+        kinds = set(map(type, col))
+        if kinds == _STR and not _needs_quotes("".join(col)):
+            cells.append(col)
+        elif kinds == _FLOAT:
+            cells.append(_float_texts(col))
+        else:
+            cells.append(map(_csv_cell, col))
+    return "\r\n".join(map(",".join, zip(*cells))) + "\r\n"
+
+
+def _float_texts(col: Sequence[float]) -> Iterable[str]:
+    """`map(repr, col)`; written by orjson in one call when every value is 0 or in [1e-4, 1],
+    where its digits are repr's (see `_orjson_safe`)."""
+    if not isnan(sum(col)) and max(col) <= 1.0 and min(filter(None, col), default=1.0) >= _TINY:
+        return orjson.dumps(col).decode("ascii")[1:-1].split(",")
+    return map(repr, col)
+
+
+def _needs_quotes(s: str) -> bool:
+    return '"' in s or "," in s or "\n" in s or "\r" in s
+
+
+def _csv_cell(v: object) -> str:
+    s = v if type(v) is str else ("" if v is None else (repr(v) if isinstance(v, float) else str(v)))
+    return '"' + s.replace('"', '""') + '"' if _needs_quotes(s) else s
+
+
+def open_for_writing(path: str | Path) -> IO[str]:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return open(path, "w", encoding="utf-8", newline="")
