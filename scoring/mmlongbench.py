@@ -121,10 +121,7 @@ def _drop_parenthesised(s: str) -> str:
         closing = s.find(")", opening + 1)
         if closing < 0:
             break
-        start = opening
-        while start > i and s[start - 1].isspace():  # str.isspace is exactly re's \s for str
-            start -= 1
-        parts.append(s[i:start])
+        parts.append(s[i:opening].rstrip())  # str.rstrip strips exactly re's \s (str.isspace)
         i = closing + 1
     parts.append(s[i:])
     return "".join(parts)
@@ -597,11 +594,11 @@ def _literal_field(row: dict, key: str, where: str, name: str, res: LoadResult[A
     return value
 
 
-def _pages(value: Any, where: str, name: str, res: LoadResult[Any]) -> tuple[int, ...]:
+def _pages(value: Any, raw: Any, where: str, name: str, res: LoadResult[Any]) -> tuple[int, ...]:
     items = value if isinstance(value, (list, tuple)) else [value] if isinstance(value, int) else []
     pages = [p for p in items if isinstance(p, int) and not isinstance(p, bool) and p >= 1]
     if len(pages) != len(items):
-        res.problems.append(Problem.warning(name, None, where, "1-based page numbers", _short(value)))
+        res.problems.append(Problem.warning(name, None, where, "1-based page numbers", _short(raw)))
     return tuple(pages)
 
 
@@ -652,7 +649,7 @@ def load_samples(path: str | Path) -> LoadResult[GoldQuestion]:
         pages_value = _literal_field(row, "evidence_pages", f"{where}.evidence_pages", name, res)
         sources_value = _literal_field(row, "evidence_sources", f"{where}.evidence_sources", name, res)
         doc_id = to_str(row.get("doc_id"))
-        pages = _pages(pages_value, f"{where}.evidence_pages", name, res)
+        pages = _pages(pages_value, row.get("evidence_pages"), f"{where}.evidence_pages", name, res)
         metadata = {
             "doc_id": doc_id,
             "doc_type": row.get("doc_type"),
