@@ -4,6 +4,7 @@ data panel, loading and scoring with a progress bar, and plain-text output of us
 from __future__ import annotations
 
 import hashlib
+import os
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -19,7 +20,19 @@ from dashboard.core import store
 from dashboard.core.analysis import OFFICIAL, RECOMPUTED, Analysis, Run
 from dashboard.core.escape import DISPLAY_CHARS, md_escape
 from dashboard.core.links import View, from_params, to_params
-from dashboard.core.paths import Sources, data_roots, folder_allowed, stage_upload
+from dashboard.core.paths import (
+    UPLOAD_CLOSED_MINUTES,
+    Sources,
+    UploadError,
+    check_folder,
+    data_roots,
+    new_session_folder,
+    prune_session_uploads,
+    session_uploads,
+    stage_upload,
+    sweep_uploads,
+    upload_name,
+)
 from dashboard.core.workspace import PredictionFile, Workspace, discover, fingerprint
 from dashboard.shell import cache
 from scoring.evaluate import RunResult
@@ -106,11 +119,64 @@ def open_slice(run: str | None, field_name: str, label: str) -> None:
 # ----------------------------------------------------------------------------- data panel
 
 
-def _staged(files: Iterable, labels: list[tuple[str, str]]) -> list[Path]:
+UPLOADS = "lens_uploads"  # this session's upload folder name (dashboard/core/paths.session_uploads)
+SESSION_MARK = ".session"  # in a session's upload folder: the Streamlit session it belongs to
+
+
+def _session_id() -> str:
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    run_ctx = get_script_run_ctx()
+    return run_ctx.session_id if run_ctx is not None else ""
+
+
+def _closed(token: str) -> bool:
+    """Whether the session that owns upload folder `token` has closed (its mark names a session the
+    server no longer has). Unknown owners count as closed; without a runtime (tests), as open."""
+    from streamlit import runtime
+
+    if not runtime.exists():
+        return False
+    try:
+        owner = (session_uploads(token) / SESSION_MARK).read_text().strip()
+    except (OSError, ValueError):
+        return True
+    return not runtime.get_instance().is_active_session(owner)
+
+
+def _upload_folder() -> Path:
+    """This session's own upload folder, made (and old or closed sessions' folders swept) on first use."""
+    token = st.session_state.get(UPLOADS)
+    if token is None:
+        token = st.session_state[UPLOADS] = new_session_folder()
+        sweep_uploads(keep=token, alive=lambda t: not _closed(t))
+    folder = session_uploads(token)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / SESSION_MARK).write_text(_session_id())
+        os.utime(folder)  # last used now (sweep_uploads goes by it)
+    except OSError:
+        pass  # stage_upload says so, with the folder's name
+    return folder
+
+
+def _staged(files: Iterable, labels: list[tuple[str, str]], notes: list[str]) -> list[Path]:
+    """The uploads copied (in chunks, never whole in memory again) to this session's upload folder."""
     out = []
-    for f in files or []:
-        path = stage_upload(f.name, f.getvalue())
-        labels.append((str(path), f"upload: {f.name}"))
+    files = list(files or [])
+    if not files:
+        return out
+    folder = _upload_folder()
+    for f in files:
+        shown, note = upload_name(f.name)
+        try:
+            path = stage_upload(f.name, f, folder)
+        except UploadError as exc:
+            notes.append(str(exc))
+            continue
+        if note:
+            notes.append(f"{shown}: {note}.")
+        labels.append((str(path), f"upload: {shown}"))
         out.append(path)
     return out
 
@@ -121,27 +187,37 @@ def data_panel(default: Sources) -> Sources:
     with st.sidebar.expander("Data", icon=":material/folder_open:"):
         seed("data_folder", v.data or str(default.benchmark or ""))
         folder = st.text_input("Benchmark folder on the server", key="data_folder",
-                               help="Holds qa_*.jsonl, documents.jsonl, docs/, runs/ and results/.").strip()
+                               help="Holds qa_*.jsonl, documents.jsonl, docs/, runs/ and results/. Only folders "
+                                    "inside the server's data roots open (README, \"Data roots and uploads\").").strip()
         gold = st.file_uploader("Gold question files", type=["jsonl", "json"], accept_multiple_files=True, key="up_gold",
                                 help="Replace the folder's gold; a file named documents.jsonl is read as the document list.")
         runs = st.file_uploader("Prediction files", type=["jsonl", "json"], accept_multiple_files=True, key="up_runs")
         scores = st.file_uploader("Score files", type=["jsonl", "json", "csv"], accept_multiple_files=True, key="up_scores")
-        st.caption(f"Uploads: up to {st.get_option('server.maxUploadSize')} MB per file.")
+        st.caption(f"Uploads: up to {st.get_option('server.maxUploadSize')} MB per file, seen by this session only, "
+                   f"removed from the server {UPLOAD_CLOSED_MINUTES} minutes after it closes.")
     bench = Path(folder).expanduser() if folder else default.benchmark
-    if folder and not folder_allowed(bench, data_roots(default)):
-        # a link's ?data= or a typed path may name any folder of the server: only the data roots open
-        st.sidebar.error(md_escape(f"{folder} is outside the folders this app may read; showing "
-                                   f"{default.benchmark} instead. The server's LENS_DATA_ROOTS lists more folders."),
-                         icon=":material/block:")
+    refused = check_folder(folder, data_roots(default)) if folder and folder != str(default.benchmark) else ""
+    if refused:
+        # a link's ?data= or a typed path may name any folder of the server: only the data roots open.
+        # Said in the main area, where the page keeps showing the configured benchmark, and in the panel.
+        text = md_escape(f"{refused} Showing {default.benchmark} instead.")
+        st.error(text, icon=":material/block:")
+        st.sidebar.error(text, icon=":material/block:")
         bench = default.benchmark
     v.data = "" if bench == default.benchmark else str(bench)
     labels: list[tuple[str, str]] = []
-    gold_paths = _staged(gold, labels)
+    notes: list[str] = []
+    gold_paths = _staged(gold, labels, notes)
+    run_paths, score_paths = _staged(runs, labels, notes), _staged(scores, labels, notes)
+    if UPLOADS in st.session_state:  # files taken out of the upload boxes leave the disk too
+        prune_session_uploads(session_uploads(st.session_state[UPLOADS]), [*gold_paths, *run_paths, *score_paths])
+    for note in notes:
+        st.sidebar.warning(md_escape(note), icon=":material/upload_file:")
     documents = next((p for p in gold_paths if p.name == "documents.jsonl"), default.documents)
     return Sources(
         benchmark=bench,
-        runs=default.runs + tuple(_staged(runs, labels)),
-        scores=default.scores + tuple(_staged(scores, labels)),
+        runs=default.runs + tuple(run_paths),
+        scores=default.scores + tuple(score_paths),
         gold=tuple(p for p in gold_paths if p.name != "documents.jsonl") or default.gold,
         documents=documents,
         labels=default.labels + tuple(labels),
