@@ -211,6 +211,10 @@ def stage_upload(name: str, data: bytes | BinaryIO, root: Path | None = None) ->
     again, atomically. Raises UploadError (with a message for the user) when it cannot be written."""
     root = upload_root() if root is None else root
     safe, _ = upload_name(name)
+    for folder in (upload_root(), root):
+        if folder.is_symlink():  # staged files would land outside the cache folder
+            raise UploadError(f"{safe}: not staged, since the upload folder {folder} is a symbolic link; remove the "
+                              "link (the app makes the folder itself)")
     try:
         root.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=root, prefix=".part-")

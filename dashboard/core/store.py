@@ -18,12 +18,20 @@ checksums. Nothing is trusted on read: an entry that cannot be read, has another
 key or row count in its metadata, a null or a score outside 0..1, or values that do not parse,
 is reported as a miss (and removed), so the caller rescores and writes it again. The caller also
 checks that the entry's question ids and statuses are those of its own join (`matches`).
+
+The score columns carry a checksum in the metadata (`lens.scores`: HMAC-SHA256 keyed with the
+entry's key over the Accuracy, token F1 and ANLS values), so an entry rewritten with its metadata
+kept but other scores is a miss too. A cache folder (`scored/`, `predictions/`) that is a symbolic
+link is never read or written -- entries would land outside the cache root -- and the app runs
+without that cache (`cache_problems` says why, for the Data page).
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
+import logging
 import os
 import re
 import tempfile
@@ -52,7 +60,7 @@ except ImportError:  # pragma: no cover
     def _dumps(value) -> bytes:
         return json.dumps(value, ensure_ascii=True, allow_nan=True).encode()
 
-FORMAT = 1
+FORMAT = 2  # 2: the score columns' checksum in the metadata
 _KEY = re.compile(r"[0-9a-f]{64}")
 SCHEMA = pa.schema([
     ("question_id", pa.string()),
@@ -65,6 +73,51 @@ SCHEMA = pa.schema([
     ("details", pa.string()),  # JSON array of what the rule read (tuples as arrays)
 ])
 _NOT_NULL = ("question_id", "accuracy", "token_f1", "anls", "decided_by", "details")
+_SCORE_COLUMNS = ("accuracy", "token_f1", "anls")
+_LOG = logging.getLogger(__name__)
+_WARNED: set[str] = set()
+
+
+def scores_checksum(key: str, columns) -> str:
+    """HMAC-SHA256, keyed with the entry's key, of the score columns' float64 values (each column's
+    length first): what `lens.scores` holds, so that a score changed in place is noticed."""
+    mac = hmac.new(key.encode("ascii"), digestmod=hashlib.sha256)
+    for col in columns:
+        arr = col if isinstance(col, (pa.Array, pa.ChunkedArray)) else pa.array(col, pa.float64())
+        values = arr.to_numpy() if isinstance(arr, pa.ChunkedArray) else arr.to_numpy(zero_copy_only=False)
+        mac.update(len(values).to_bytes(8, "big"))
+        mac.update(values.astype("<f8", copy=False).tobytes())
+    return mac.hexdigest()
+
+
+def symlinked(folder: Path) -> bool:
+    """Whether a cache folder is a symbolic link (then it is not used: its entries would land elsewhere)."""
+    try:
+        return folder.is_symlink()
+    except OSError:
+        return True
+
+
+def _refuse(folder: Path) -> bool:
+    """True (and said once in the log) when `folder` is a symlink and so must not be used."""
+    if not symlinked(folder):
+        return False
+    if str(folder) not in _WARNED:
+        _WARNED.add(str(folder))
+        _LOG.warning("%s is a symbolic link: the cache there is not used (delete the link to use it again)", folder)
+    return True
+
+
+def cache_problems(root: Path | None = None) -> list[str]:
+    """Sentences for the Data page: the cache folders that are symbolic links and so not used."""
+    root = Path(root) if root is not None else cache_root()
+    out = []
+    for name, what in (("scored", "scored rows"), ("predictions", "parsed prediction files"), ("uploads", "uploads")):
+        if symlinked(root / name):
+            out.append(f"The cache folder {root / name} is a symbolic link, so the cache of {what} is not used "
+                       f"(every run is {'scored' if name == 'scored' else 'read'} again; uploads are refused). "
+                       "Remove the link to use it again.")
+    return out
 
 
 
@@ -216,6 +269,8 @@ class ScoreStore:
         """Write the entry atomically; returns its path, or None when the folder cannot be written
         (the app then simply rescores next time)."""
         target = self.path(key)
+        if _refuse(self.folder):
+            return None
         n = len(rows.question_ids)
         if len(rows.statuses) != n or len(rows.decisions) != n:
             raise ValueError("question_ids, statuses and decisions differ in length")
@@ -228,7 +283,7 @@ class ScoreStore:
 
     @staticmethod
     def _table(key: str, rows: ScoredRows, cols: list, n: int) -> pa.Table:
-        return pa.table({
+        table = pa.table({
             "question_id": pa.array(rows.question_ids, pa.string()),
             "status": pa.array(rows.statuses, pa.string()),
             "accuracy": pa.array(cols[0], pa.float64()),
@@ -237,7 +292,10 @@ class ScoreStore:
             "decided_by": pa.array(cols[3], pa.string()),
             "threshold": pa.array(cols[4], pa.float64()),
             "details": pa.array(_details_json(cols[5]), pa.string()),
-        }, schema=SCHEMA).replace_schema_metadata({"lens.format": str(FORMAT), "lens.key": key, "lens.rows": str(n)})
+        }, schema=SCHEMA)
+        checksum = scores_checksum(key, [table.column(c) for c in _SCORE_COLUMNS])
+        return table.replace_schema_metadata({"lens.format": str(FORMAT), "lens.key": key, "lens.rows": str(n),
+                                              "lens.scores": checksum})
 
     def _write(self, target: Path, table: pa.Table) -> Path | None:
         tmp = None
@@ -264,7 +322,7 @@ class ScoreStore:
     def get(self, key: str) -> ScoredRows | None:
         """The entry, or None when there is none or it is not exactly what `put` wrote (then it is removed)."""
         path = self.path(key)
-        if not path.is_file():
+        if _refuse(self.folder) or path.is_symlink() or not path.is_file():
             self.misses += 1
             return None
         try:
@@ -300,6 +358,10 @@ class ScoreStore:
             col = table.column(name)
             if n and (pc.any(pc.is_nan(col)).as_py() or pc.min(col).as_py() < 0.0 or pc.max(col).as_py() > 1.0):
                 raise ValueError(f"{name} outside 0..1")
+        stored = (table.schema.metadata or {}).get(b"lens.scores", b"")
+        expected = scores_checksum(key, [table.column(c) for c in _SCORE_COLUMNS]).encode("ascii")
+        if not hmac.compare_digest(stored, expected):
+            raise ValueError("scores that are not the ones written (checksum)")
         thresholds = table.column("threshold")
         if thresholds.null_count < n and not pc.all(pc.is_finite(thresholds)).as_py():
             raise ValueError("a threshold that is not a number")
@@ -534,6 +596,8 @@ class PredictionStore:
     def put(self, key: str, res) -> Path | None:
         """Write one file's LoadResult[Prediction]; None when it cannot be cached (read again next time)."""
         items = res.items
+        if _refuse(self.folder):
+            return None
         try:
             table = pa.table({
                 "question_id": pa.array([p.qid for p in items], pa.string()),
@@ -553,7 +617,7 @@ class PredictionStore:
     def get(self, key: str, file: str):
         """The LoadResult as the loader returned it for `file`, or None (no entry, or a bad one: removed)."""
         path = self.path(key)
-        if not path.is_file():
+        if _refuse(self.folder) or path.is_symlink() or not path.is_file():
             self.misses += 1
             return None
         try:

@@ -4,6 +4,7 @@ how each run joins the gold, and the reproducibility check against official scor
 import streamlit as st
 
 from dashboard.core.escape import md_escape
+from dashboard.core.store import cache_problems
 from dashboard.data.frames import (
     all_problems,
     compared_count,
@@ -43,6 +44,8 @@ for pf in unscored:
     st.warning(md_escape(f"{ws.label(str(pf.path))}: no prediction could be loaded, so this run is not scored."))
 if not problems:
     st.success("Every file loaded without a problem.")
+for note in cache_problems():  # a cache folder that is a symlink is not used (dashboard/core/store.py)
+    st.warning(md_escape(note), icon=":material/folder_off:")
 
 st.subheader("Files")
 if ws.discovery.all_files():
