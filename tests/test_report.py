@@ -100,3 +100,45 @@ def test_pick_pair():
     assert report.pick_pair(["a"], None) == ("a", None)
     with pytest.raises(report.ReportError):
         report.pick_pair(["a", "b"], "z")
+
+
+def section_numbers(page: str) -> list[str]:
+    return re.findall(r"<h2>(\d+)\. ", page)
+
+
+@pytest.mark.parametrize("runs, numbers", [(["alpha"], ["1", "2", "3"]), (["alpha", "beta"], ["1", "2", "3", "4"]),
+                                           (["alpha", "beta", "gamma"], ["1", "2", "3", "4", "5"])])
+def test_sections_are_numbered_as_they_appear(runs, numbers):
+    """Issue 18: two runs had sections 1, 2, 3, 5 (the ranks, 4, appear only with three runs)."""
+    ws, an, names = report.load(ROOT / "tests/fixtures/mini_bench", runs)
+    page = report.build_report(an, names, workspace=ws, settings=report.C.Settings(resamples=200))
+    assert section_numbers(page) == numbers
+    assert "<h2>How to read this</h2>" in page
+
+
+def test_accuracy_per_run_leaves_room_for_its_y_axis():
+    """Issue 18: the tick labels of "Accuracy per run" were clipped by a 10 px left margin."""
+    ws, an, names = report.load(ROOT / "tests/fixtures/mini_bench", ["alpha", "beta"])
+    fig = report._runs_chart(report.C.run_intervals(an.scores, names, report.C.Settings(resamples=200)))
+    assert fig.layout.yaxis.automargin is True and fig.layout.margin.l >= 60
+
+
+def test_the_report_follows_swap(monkeypatch):
+    """Issue 18: after Swap the report kept the old run order (its multiselect was seeded once)."""
+    from app_kit import app_on
+
+    at = app_on(monkeypatch, ROOT / "tests/fixtures/mini_bench", {"a": "alpha", "b": "beta"}, timeout=60)
+    at.switch_page("views/compare.py").run()
+    assert at.multiselect(key="cmp_report_runs").value == ["alpha", "beta"]
+    assert at.selectbox(key="cmp_report_baseline").value == "beta"
+    next(b for b in at.button if b.label == "Swap").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.selectbox(key="cmp_a").value == "beta"
+    assert at.multiselect(key="cmp_report_runs").value == ["beta", "alpha"]
+    assert at.selectbox(key="cmp_report_baseline").value == "alpha"
+    next(b for b in at.button if b.label == "Build the report").click().run()
+    page = at.session_state["cmp_report"][1].decode("utf-8")
+    assert "beta (A) against baseline alpha (B)" in page
+    # a run the user adds is kept while the pair stays
+    at.multiselect(key="cmp_report_runs").select("gamma").run()
+    assert at.multiselect(key="cmp_report_runs").value == ["beta", "alpha", "gamma"]

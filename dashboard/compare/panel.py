@@ -373,7 +373,10 @@ def report_panel(ctx, order: list[str], state: MutableMapping[str, str]) -> None
                "the flip summary and the most telling failures with their evidence pages.")
     a = state.get("a") if state.get("a") in order else order[0]
     b = state.get("b") if state.get("b") in order and state.get("b") != a else next(r for r in order if r != a)
-    ui.seed("cmp_report_runs", [a, b])
+    if st.session_state.get("cmp_report_pair") != (a, b):  # a new pair above (Swap, another A or B): the report follows it
+        st.session_state["cmp_report_pair"] = (a, b)
+        st.session_state["cmp_report_runs"] = [a, b]
+        st.session_state.pop("cmp_report_baseline", None)  # the selectbox's index then picks B
     c1, c2 = st.columns([3, 2])
     runs = c1.multiselect("Runs in the report (the first is A)", order, key="cmp_report_runs")
     baseline = c2.selectbox("Baseline", runs or [None], key="cmp_report_baseline",
