@@ -537,7 +537,7 @@ def test_import_merges_by_key_and_time(tmp_path):
     src.write_text("\n".join([
         line("q1", "equal time", kept.updated),  # equal: the stored one stays
         line("q2", "later", "2024-05-01T13:00:00+01:00"),  # 12:00:00 UTC: older, stays
-        line("q2", "later still", "2024-05-02T00:00:00Z"),  # later: replaces
+        line("q2", "later still", "2024-05-02T00:00:00Z", created="2024-05-01T23:00:00Z"),  # later: replaces, keeps the earlier creation
         line("q4", "new", "2024-05-02T00:00:00Z"),
         json.dumps({"kind": "correction", "question_id": "q3", "action": "exclude", "author": "Im",
                     "created": "2024-01-01T00:00:00Z", "updated": "2024-06-01T00:00:00Z"}),
@@ -547,7 +547,7 @@ def test_import_merges_by_key_and_time(tmp_path):
     assert store.note(BENCH, "q1", "r") == kept
     q2 = store.note(BENCH, "q2", "r")
     assert (q2.text, q2.author, q2.revision, q2.created, q2.updated) == (
-        "later still", "Im", 2, "2024-01-01T00:00:00.000000Z", "2024-05-02T00:00:00.000000Z")
+        "later still", "Im", 2, "2024-05-01T12:00:02.000000Z", "2024-05-02T00:00:00.000000Z")
     assert store.note(BENCH, "q4", "r").text == "new"
     c = store.correction(BENCH, "q3")
     assert (c.action, c.answer, c.revision) == ("exclude", "", 2)
@@ -590,12 +590,12 @@ def test_a_bad_csv_row_is_named_with_its_first_line(tmp_path):
     src = tmp_path / "in.csv"
     src.write_text(header + "\r\n"
                    + 'note,,q1,r,"two\r\nlines",gold_wrong;format_only,,,Ana,2024-01-01T00:00:00Z,2024-01-01T00:00:00Z,\r\n'  # lines 2-3
-                   + "note,,q2,r,text,,,,,2024-01-01T00:00:00Z,2024-01-01T00:00:00Z,1\r\n"  # 4: no author
-                   + "correction,,q3,,,,exclude,,Bo,2024-01-01T00:00:00Z,2024-01-01T00:00:00Z,x\r\n"  # 5: bad revision
-                   + "correction,,q4,,,,answer,21,Bo,2024-01-01T00:00:00Z,2024-01-01T00:00:00Z,3\r\n", encoding="utf-8")  # 6
+                   + 'note,,q2,r,"three\r\nmore\r\nlines",,,,,2024-01-01T00:00:00Z,2024-01-01T00:00:00Z,1\r\n'  # 4-6: no author
+                   + "correction,,q3,,,,exclude,,Bo,2024-01-01T00:00:00Z,2024-01-01T00:00:00Z,x\r\n"  # 7: bad revision
+                   + "correction,,q4,,,,answer,21,Bo,2024-01-01T00:00:00Z,2024-01-01T00:00:00Z,3\r\n", encoding="utf-8")  # 8
     result = exchange.import_file(store, BENCH, src)
     assert result.counts() == {"added": 2, "updated": 0, "unchanged": 0, "skipped": 2}
-    assert [(p.location, p.field) for p in result.problems] == [(f"{src}:4", "author"), (f"{src}:5", "revision")]
+    assert [(p.location, p.field) for p in result.problems] == [(f"{src}:4", "author"), (f"{src}:7", "revision")]
     assert store.note(BENCH, "q1", "r").text == "two\nlines" and store.note(BENCH, "q1", "r").tags == ("format_only", "gold_wrong")
     assert store.correction(BENCH, "q4").revision == 3
     no_header = tmp_path / "plain.csv"
