@@ -219,6 +219,8 @@ class Workspace:
         if path in self.labels:
             return self.labels[path]
         bench = self.discovery.benchmark
+        if bench is not None and Path(path) == bench:
+            return str(bench.absolute())  # the folder itself: its real path, not "."
         if bench is not None and Path(path).is_relative_to(bench):
             return Path(path).relative_to(bench).as_posix()
         return path

@@ -113,5 +113,6 @@ def all_problems(ws: Workspace) -> list[Problem]:
 
 def problem_line(p: Problem, label) -> str:
     """`file:line — severity: message`, with uploaded files under their own names."""
-    where = label(p.file) + (f":{p.line}" if p.line is not None else "")
+    shown = label(p.file)
+    where = (p.file if shown in ("", ".") else shown) + (f":{p.line}" if p.line is not None else "")
     return f"{where} — {p.severity}: {p.message}"

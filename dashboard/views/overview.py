@@ -232,9 +232,24 @@ def answer_locations(runs: list[str], marked: set[str]) -> None:
             ui.open_slice(run, LOCATION_FIELD, where)
 
 
+def no_gold_reason() -> str:
+    """Why no gold question loaded, in the folder's own terms (a wrong --benchmark is the usual cause)."""
+    disc = ctx.workspace.discovery
+    bench = disc.benchmark
+    if not disc.gold and bench is not None and not bench.is_dir():
+        return f"The benchmark folder {bench.absolute()} does not exist (or is not a folder)."
+    if not disc.gold and bench is not None:
+        return (f"The benchmark folder {bench.absolute()} has no gold files (top-level *.jsonl files other than "
+                "documents.jsonl holding questions).")
+    if disc.gold:
+        return (f"The gold files ({', '.join(ctx.workspace.label(str(p)) for p in disc.gold)}) yielded no valid "
+                "question.")
+    return "No benchmark folder is open and no gold file was uploaded."
+
+
 if an.questions.empty:
-    st.info("No gold questions loaded. Open a benchmark folder or upload gold files in the sidebar's Data panel; "
-            "the Data page lists what was found and what went wrong.")
+    st.info(md_escape(f"No gold questions loaded. {no_gold_reason()} Open a benchmark folder or upload gold files in "
+                      "the sidebar's Data panel; the Data page lists what was found and what went wrong."))
 elif not an.runs:
     st.info("No runs loaded. Put prediction files in the benchmark's runs/ folder (or score files in results/), "
             "or upload them in the sidebar's Data panel.")
