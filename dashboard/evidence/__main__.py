@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from dashboard.core.paths import locate_document
+from dashboard.evidence import ocr
 from dashboard.evidence.locate import answer_row, gold_rows, missing_message, question_paths
 from scoring.model import GoldQuestion
 
@@ -33,6 +34,7 @@ def _benchmark_paths(bench: Path) -> tuple[list[GoldQuestion], dict[str, Path | 
                 rec = records.get(ref.document_id)
                 locations[ref.document_id] = locate_document(ref.document_id, rec.file if rec else "",
                                                              (rec.url if rec else "") or ref.url, docs_dir)
+    ocr.register_scanned(ocr.scanned_paths(records.values(), locations))  # pdf_type "scanned": OCR every page
     return questions, locations, docs_dir, notes
 
 
@@ -80,6 +82,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     with open(out, "w", encoding="utf-8", newline="\n") as fh:
         for q in questions:
             for row in gold_rows(q, paths[q.qid]):
+                where = paths[q.qid].get(row["document_id"])
+                row["ocr"] = where is not None and row["page"] is not None and ocr.was_ocr(where, row["page"])
                 counts[row["method"]] = counts.get(row["method"], 0) + 1
                 fh.write(json.dumps(row, ensure_ascii=False) + "\n")
     print(f"{out}: {sum(counts.values())} rows ({', '.join(f'{k} {v}' for k, v in sorted(counts.items())) or 'none'})")
@@ -97,9 +101,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                 run = run_name(f)
                 for q in questions:
                     row = answer_row(q, run, preds.get(q.qid), paths[q.qid])
+                    row["ocr"] = any(ocr.status(p).pages for p in paths[q.qid].values() if p is not None)
                     tally[str(row["location"])] = tally.get(str(row["location"]), 0) + 1
                     fh.write(json.dumps(row, ensure_ascii=False) + "\n")
         print(f"{where}: {sum(tally.values())} rows ({', '.join(f'{k} {v}' for k, v in sorted(tally.items()))})")
+    if ocr.any_missing(p for ps in paths.values() for p in ps.values()):
+        print(f"warning: pages without a text layer were not searched: {ocr.NO_TESSERACT} ({ocr.INSTALL_HINT})",
+              file=sys.stderr)
     return 0
 
 

@@ -6,6 +6,7 @@ Layers (colours from Okabe & Ito's colour-blind-safe palette, dashboard/pagerend
   gold answer     occurrences of the gold answer(s) on the page
   <run>: answer   occurrences of a run's answer on the page
   <run>: cited    a run's cited boxes on the page (dashed), and a dashed frame when it cites the page
+  OCR words       the words OCR read on a page without a text layer (dashboard/evidence/ocr.py), off by default
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from dashboard.evidence import ocr
 from dashboard.evidence.locate import EXACT, NOT_FOUND, Location, answer_rects, answered, locate_quote
 from dashboard.evidence.pagetext import PageText
 from dashboard.evidence.pdf import DocumentError, page_text
@@ -21,6 +23,7 @@ from dashboard.evidence.render import GOLD_ANSWER, GOLD_BOX, GOLD_EVIDENCE, RUN_
 from scoring.model import DocRef, GoldQuestion, Prediction
 
 GOLD_QUOTES, GOLD_BOXES, GOLD_ANSWERS = "Gold evidence", "Gold boxes", "Gold answer"
+OCR_WORDS, OCR_COLOUR = "OCR words", "#7F7F7F"  # grey: outlines, not a finding
 
 
 def short(text: str, limit: int = 90) -> str:
@@ -53,7 +56,7 @@ def layers(runs: Sequence[str]) -> list[Layer]:
     for run in runs:
         c = run_colour(runs, run)
         out += [Layer(answer_layer(run), c, run=run), Layer(cited_layer(run), c, dashed=True, run=run)]
-    return out
+    return out + [Layer(OCR_WORDS, OCR_COLOUR)]
 
 
 def gold_pages(ref: DocRef) -> list[int]:
@@ -75,6 +78,8 @@ class PageLayers:
     has_text: bool = True
     width: float = 0.0
     height: float = 0.0
+    ocr: bool = False  # the page's text was read by OCR
+    ocr_words: int = 0
 
 
 def _points(box, pt: PageText):
@@ -86,8 +91,13 @@ def page_layers(q: GoldQuestion, ref: DocRef, path: Path, page: int, runs: Seque
     """Every box of every wanted layer (all when `wanted` is None) on one page of one document of
     question q. Raises DocumentError for a page the document does not have."""
     pt = page_text(path, page)
-    out = PageLayers(has_text=pt.has_text, width=pt.width, height=pt.height)
+    out = PageLayers(has_text=pt.has_text, width=pt.width, height=pt.height, ocr=ocr.was_ocr(path, page))
     on = (lambda name: True) if wanted is None else (lambda name: name in wanted)
+    if out.ocr:
+        words = ocr.page_words(path, page)
+        out.ocr_words = len(words)
+        if on(OCR_WORDS):
+            out.boxes += [Box(r, OCR_COLOUR, f"OCR read “{short(w, 40)}”", OCR_WORDS, fill=False) for r, w in words]
     first = q.documents[0].document_id if q.documents else ""
     for k, it in enumerate(ref.evidence_items):
         pages = list(it.pages) or list(ref.evidence_pages)
@@ -143,5 +153,5 @@ def quote_message(note: QuoteNote) -> str:
     return f"p. {note.page}: located by fuzzy alignment, score {loc.score:.2f}{extra} — “{short(note.quote)}”"
 
 
-__all__ = ["DocumentError", "GOLD_ANSWERS", "GOLD_BOXES", "GOLD_QUOTES", "Layer", "PageLayers", "QuoteNote",
+__all__ = ["DocumentError", "GOLD_ANSWERS", "GOLD_BOXES", "GOLD_QUOTES", "OCR_WORDS", "Layer", "PageLayers", "QuoteNote",
            "answer_layer", "cited_layer", "gold_pages", "layers", "page_layers", "quote_message", "run_colour"]

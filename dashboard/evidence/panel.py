@@ -16,8 +16,9 @@ import streamlit as st
 
 from dashboard.core.escape import md_escape
 from dashboard.core.workspace import fingerprint
+from dashboard.evidence import ocr
 from dashboard.evidence.grounding import evidence_table, pages_listed, run_rates
-from dashboard.evidence.layers import gold_pages, layers, page_layers, quote_message
+from dashboard.evidence.layers import OCR_WORDS, gold_pages, layers, page_layers, quote_message
 from dashboard.evidence.locate import (
     EVIDENCE_PAGE,
     NOT_IN_DOCUMENT,
@@ -102,6 +103,7 @@ def show_evidence(ctx, question: GoldQuestion, runs: list[str]) -> None:
         st.info("This question names no document, so there is no page to show.")
         return
     preds = run_predictions(ctx, runs, question.qid)
+    _register_scanned(ws)
     if len(refs) > 1:
         labels = {d.document_id: _doc_label(d, paths.get(d.document_id) is not None) for d in refs}
         chosen = st.radio("Document", list(labels), format_func=lambda d: md_escape(labels[d]), horizontal=True,
@@ -118,6 +120,11 @@ def show_evidence(ctx, question: GoldQuestion, runs: list[str]) -> None:
         _answer_notes(question, runs, preds, paths, ref, jump=None)
         return
     _viewer(question, ref, path, runs, preds, paths)
+
+
+def _register_scanned(ws) -> None:
+    """Documents with `pdf_type: scanned` in documents.jsonl: every page is read by OCR."""
+    ocr.register_scanned(ocr.scanned_paths(ws.documents.items, ws.locations))
 
 
 def _page_count(path: Path) -> int | None:
@@ -165,7 +172,8 @@ def _viewer(q: GoldQuestion, ref: DocRef, path: Path, runs: list[str], preds: di
     names = [la.name for la in all_layers]
     swatch = {la.name: f":{SWATCHES.get(la.colour, 'gray')}[:material/{'check_box_outline_blank' if la.dashed else 'stop'}:]"
               for la in all_layers}
-    chosen = st.pills("Layers", names, selection_mode="multi", default=names, key=_key("layers", *runs),
+    chosen = st.pills("Layers", names, selection_mode="multi", default=[n for n in names if n != OCR_WORDS],
+                      key=_key("layers", *runs),
                       format_func=lambda name: f"{swatch[name]} {md_escape(name)}",
                       help="Show or hide each kind of box. The chart's legend toggles them too; hover a box for its label.")
     page = st.session_state[key]
@@ -188,9 +196,17 @@ def _viewer(q: GoldQuestion, ref: DocRef, path: Path, runs: list[str], preds: di
                             lambda: page_figure(rendered, drawn.boxes, height=height))
     st.plotly_chart(fig, width="stretch", key=_key("fig", q.qid, ref.document_id),
                     config={"displaylogo": False, "scrollZoom": False})
-    if not drawn.has_text:
-        st.caption("This page is an image without a text layer: quotes and answers cannot be searched on it; "
-                   "explicit boxes are drawn.")
+    state = ocr.status(path)
+    if drawn.ocr:
+        st.caption(f"No text layer: this page was read by OCR (Tesseract, {ocr.DPI} dpi, {drawn.ocr_words} words); "
+                   f"the “{OCR_WORDS}” layer outlines what it read.")
+    elif not drawn.has_text and state.missing:
+        st.info(f"This document has pages without a text layer: {ocr.NO_TESSERACT} (`{ocr.INSTALL_HINT}`). "
+                "Until then quotes and answers are not searched on them; explicit boxes are drawn.",
+                icon=":material/document_scanner:")
+    elif not drawn.has_text:
+        st.caption(md_escape("This page is an image without a text layer: quotes and answers cannot be searched on it"
+                             + (f" ({state.problems[page]})" if page in state.problems else "") + "; explicit boxes are drawn."))
     for note in drawn.quotes:
         st.caption(md_escape("Gold quote " + quote_message(note)))
     if drawn.cited_here:
@@ -212,8 +228,18 @@ def _answer_notes(q: GoldQuestion, runs: list[str], preds: dict, paths: dict, re
     st.markdown("**Where each answer appears**")
     if any((_page_count(p) or 0) >= PARALLEL_MIN_PAGES for p in paths.values() if p is not None):
         warm_up()  # long documents are read by worker processes
+    bar = st.empty()
+
+    def tick(done: int, total: int) -> None:  # pages read by worker processes (long documents, OCR)
+        bar.progress(done / max(total, 1), text=f"Reading the document: {done} / {total} pages")
+
     with st.spinner("Searching the whole document for each answer…", show_time=True):
-        located = {run: locate_answer(answered(preds.get(run)), q, paths) for run in runs}
+        located = {run: locate_answer(answered(preds.get(run)), q, paths, progress=tick) for run in runs}
+    bar.empty()
+    unread = [ocr.status(p).message for p in dict.fromkeys(v for v in paths.values() if v is not None)
+              if ocr.status(p).unread or ocr.status(p).problems]
+    for note in unread:
+        st.caption(md_escape("OCR: " + note))
     for run in runs:
         pred = preds.get(run)
         text = answered(pred)
@@ -274,6 +300,7 @@ def evidence_metrics(ctx):
     ws = ctx.workspace
     bench, docs = ws.discovery.benchmark, ws.discovery.docs_dir
     key = _metrics_key(ctx)
+    _register_scanned(ws)
 
     def compute():
         bar = st.progress(0.0, text="Locating every answer in its documents…")

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from dashboard.evidence import ocr
 from dashboard.evidence.pagetext import DocText, PageText, norm_text, numbers_in, page_text_from_rawdict
 from scoring.runner import bare_main
 
@@ -107,6 +108,11 @@ def page_text(path: Path, page: int) -> PageText:
             p = doc[page - 1]
             raw = p.get_text("rawdict") if not is_image(path) else {"blocks": []}
             out = page_text_from_rawdict(raw, page, p.cropbox.width, p.cropbox.height, p.rotation)
+            scan = ocr.needs_ocr(raw, p.cropbox.width, p.cropbox.height, is_image(path), ocr.is_scanned(path))
+    if scan:  # no usable text layer: read by OCR outside the lock (dashboard/evidence/ocr.py)
+        out = ocr.ocr_page_text(path, page, out)
+        if not ocr.was_ocr(path, page):
+            return out  # not kept: read again once Tesseract is installed or the page can be read
     _PAGES.put(key, out)
     return out
 
@@ -198,14 +204,17 @@ def doc_text(path: Path, progress: Callable[[int, int], None] | None = None) -> 
         return hit
     n = page_count(path)
     if is_image(path):
-        out = DocText([""] * n, [frozenset()] * n)
+        pages = [("", frozenset())] * n
     else:
         pages = _read_parallel(path, n, progress) if n >= PARALLEL_MIN_PAGES else None
         if pages is None:
             with PDF_LOCK:
                 pages = _read_pages(str(path), 0, n)
-        out = DocText([t for t, _ in pages], [nums for _, nums in pages])
-    _DOCS.put(key, out)
+    # pages without a usable text layer read by OCR on the worker pool (capped per request)
+    pages, complete = ocr.fill_doc_pages(path, pages, is_image(path) or ocr.is_scanned(path), progress)
+    out = DocText([t for t, _ in pages], [nums for _, nums in pages])
+    if complete:
+        _DOCS.put(key, out)
     return out
 
 
