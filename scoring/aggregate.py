@@ -15,7 +15,6 @@ from collections.abc import Iterable, Sequence
 
 from .model import BREAKDOWNS, GoldQuestion
 from .registry import METRICS
-from .text import to_str
 
 
 def bucket(acc: Sequence[float], f1: Sequence[float], an: Sequence[float]) -> dict:
@@ -76,7 +75,7 @@ def labels_of(q: GoldQuestion, group: str) -> list[str]:
     if group in _LABEL_METHOD:
         return q.labels(group)
     v = q.metadata.get(group)
-    return [v if type(v) is str and v else (to_str(v) or "unknown")]
+    return [v if type(v) is str and v else (q.text(v) or "unknown")]
 
 
 def group_members(qs: list[GoldQuestion], metas: list[dict], group: str) -> dict[str, list[int]]:

@@ -437,12 +437,12 @@ def _unlink(path: str) -> None:
 ASIDE_MIN_BYTES = 1 << 20  # a smaller prediction file is read faster than a process starts
 
 
-def _columns_of_predictions(path: str, prediction_field: str | None) -> tuple:
+def _columns_of_predictions(path: str, prediction_field: str | None, release: bool = False) -> tuple:
     """In a forked process: `load_predictions`, its records sent back as packed columns (pickling
     a million records one by one would cost what reading them does, and even a list of a million
     strings costs a second: pickle remembers every object it wrote)."""
     with paused_gc():
-        res = load_predictions(path, prediction_field=prediction_field)
+        res = load_predictions(path, prediction_field=prediction_field, release=release)
         items = res.items
         fixed = (_packed([p.qid for p in items]), _packed([p.text for p in items]), _coded([p.status for p in items]),
                  _coded([p.file for p in items]), _packed_ints([p.line for p in items]),
@@ -508,8 +508,8 @@ class Aside:
     calling it returns the `load_predictions` result. No thread is started here, so that the
     caller can still fork its own workers."""
 
-    def __init__(self, path: str | Path, prediction_field: str | None) -> None:
-        self.path, self.field = path, prediction_field
+    def __init__(self, path: str | Path, prediction_field: str | None, release: bool = False) -> None:
+        self.path, self.field, self.release = path, prediction_field, release
         self.proc = self.conn = None
         try:
             big = os.path.getsize(path) >= ASIDE_MIN_BYTES
@@ -521,7 +521,7 @@ class Aside:
             ctx = get_context("fork")
             try:
                 receive, send = ctx.Pipe(duplex=False)
-                self.proc = ctx.Process(target=_send_predictions, args=(send, str(path), prediction_field), daemon=True)
+                self.proc = ctx.Process(target=_send_predictions, args=(send, str(path), prediction_field, release), daemon=True)
                 self.proc.start()
                 send.close()
                 self.conn = receive
@@ -544,12 +544,12 @@ class Aside:
                 self.conn = None
                 if self.proc is not None:
                     self.proc.join()
-        return load_predictions(self.path, prediction_field=self.field)
+        return load_predictions(self.path, prediction_field=self.field, release=self.release)
 
 
-def _send_predictions(send, path: str, prediction_field: str | None) -> None:
+def _send_predictions(send, path: str, prediction_field: str | None, release: bool = False) -> None:
     try:
-        sent = _columns_of_predictions(path, prediction_field)
+        sent = _columns_of_predictions(path, prediction_field, release)
     except BaseException:  # noqa: BLE001 - read again in the parent, which reports what is wrong
         sent = None
     try:
@@ -558,10 +558,10 @@ def _send_predictions(send, path: str, prediction_field: str | None) -> None:
         send.close()
 
 
-def read_predictions_aside(path: str | Path, *, prediction_field: str | None = None) -> Aside:
+def read_predictions_aside(path: str | Path, *, prediction_field: str | None = None, release: bool = False) -> Aside:
     """Start reading a prediction file in a forked process, so that it is read while this process
-    reads the gold (see `Aside`)."""
-    return Aside(path, prediction_field)
+    reads the gold (see `Aside`); `release` as in `load_predictions`."""
+    return Aside(path, prediction_field, release)
 
 
 class Streamed:

@@ -23,7 +23,7 @@ from . import __version__
 from ._gc import paused_gc
 from .bulk import Streamed, read_predictions_aside, score_and_write
 from .evaluate import evaluate, extra_prediction_problems
-from .loaders import load_gold, load_predictions
+from .loaders import load_gold, load_predictions, reads_as_release
 from .problems import summarise
 from .profiles import DEFAULT_PROFILE, PROFILES, get_profile
 from .runner import plan
@@ -65,6 +65,10 @@ def main(argv: list[str] | None = None, *, exit_when_done: bool = False) -> int:
     the process ends as soon as the outputs are written and the printing is flushed, without
     freeing the run's millions of objects one by one (a second at 1M questions): the operating
     system takes the memory back at once."""
+    from . import mmlongbench_cli  # MMLongBench-Doc's own files and outputs (--output-txt): a command line of its own
+
+    if mmlongbench_cli.wants(sys.argv[1:] if argv is None else argv):
+        return mmlongbench_cli.main(argv)
     args = build_parser().parse_args(argv)
     # no reference cycles are made between loading and writing: the collector stays off for the
     # whole run (between the paused phases it would otherwise walk millions of records)
@@ -126,16 +130,18 @@ def _run(args: argparse.Namespace, exit_when_done: bool = False) -> int:
         print("ERROR: several prediction files share a name; each run is written as <name>.json", file=err)
         return 1
     profile = get_profile(args.profile)
+    release = reads_as_release(profile)
     # The first prediction file is read by a forked process while this one reads the gold, and its
     # questions are scored by forked processes, a part at a time, as the gold is read (bulk.Streamed).
-    aside = read_predictions_aside(args.predictions[0], prediction_field=args.prediction_field)
+    aside = read_predictions_aside(args.predictions[0], prediction_field=args.prediction_field, release=release)
     report, csv_path = _outputs(args, names[0])
     stream = None if args.categories_csv else Streamed(
         aside, profile=profile, name=names[0], ignore_missing=args.ignore_missing, report=report, csv_path=csv_path,
         per_question=not args.no_per_question_json, workers=os.cpu_count() or 1)
     with stream or contextlib.nullcontext():
         paths = _gold_paths(args)
-        gold = load_gold(paths, on_chunk=stream.gold_chunk if stream else None, chunk=stream.chunk_size(paths) if stream else 0)
+        gold = load_gold(paths, on_chunk=stream.gold_chunk if stream else None, chunk=stream.chunk_size(paths) if stream else 0,
+                         release=release)
         for p in summarise(gold.problems):
             print(p, file=err)
         if not gold.items:
@@ -157,7 +163,8 @@ def _score_runs(args: argparse.Namespace, gold: list, names: list[str], profile,
         if streamed is not None:
             preds = streamed.predictions()
         else:
-            preds = aside() if k == 0 else load_predictions(pred_path, prediction_field=args.prediction_field)
+            preds = aside() if k == 0 else load_predictions(pred_path, prediction_field=args.prediction_field,
+                                                            release=reads_as_release(profile))
         for p in summarise(preds.problems):
             print(p, file=err)
         if preds.unreadable or not preds.items:  # nothing to score: never a report of zeros

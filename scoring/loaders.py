@@ -21,7 +21,8 @@ from typing import IO, Any
 from ._gc import paused_gc
 from .model import DocRef, DocumentRecord, EvidenceItem, GoldQuestion, PredictedEvidence, Prediction, ScoreRow
 from .problems import LoadResult, Problem
-from .text import to_str
+from .profiles import Profile, get_profile
+from .text import id_text_release, to_str, to_str_release
 
 __all__ = [
     "ID_FIELDS",
@@ -34,12 +35,25 @@ __all__ = [
     "load_scores",
     "load_summary",
     "read_json_lines",
+    "reads_as_release",
 ]
 
 ID_FIELDS = ("question_id", "global_qa_id", "global_id", "id")
 PREDICTION_FIELDS = ("prediction", "model_answer", "answer", "response", "output")
 KNOWN_FORMATS = ("Str", "Int", "Float", "None", "Bool", "Boolean", "Percentage", "single_choice")
 KNOWN_RULES = ("casefold_exact_match", "numeric_tolerance", "percentage_exact", "choice_exact_match", "exact_match")
+RELEASE_PROFILE = "xldocbench-1519"
+
+
+def reads_as_release(profile: str | Profile | None) -> bool:
+    """Whether a profile's inputs are read as the public release reads them (scoring/README.md
+    section 1d): values and ids written as its text, lines ended by universal newlines -- the
+    `release` argument of `load_gold` and `load_predictions`. Only the release profile does; it
+    is a property of reading the files, decided by the profile's name (which the signature
+    carries), not a scoring setting."""
+    return get_profile(profile).name == RELEASE_PROFILE
+
+
 HUGE_LINE = 1 << 20  # a line this long loads, with a warning
 MAX_LINE = 64 << 20  # a line longer than this is skipped
 
@@ -237,9 +251,20 @@ def _lines(path: Path, fh: IO[bytes], name: str, res: LoadResult) -> Iterator[by
     yield from fh
 
 
-def read_json_lines(path: Path, res: LoadResult) -> Iterator[tuple[int, Any]]:
+def _universal(lines: Iterator[bytes]) -> Iterator[bytes]:
+    """Lines split as Python's text files split them (universal newlines): at "\n", "\r\n" and a
+    lone "\r" -- the public release reads its files so (profile xldocbench-1519, issue 18)."""
+    for raw in lines:
+        if b"\r" in raw.rstrip(b"\r\n"):
+            yield from raw.splitlines(keepends=True)  # bytes.splitlines splits at \n, \r\n and \r only
+        else:
+            yield raw
+
+
+def read_json_lines(path: Path, res: LoadResult, *, universal: bool = False) -> Iterator[tuple[int, Any]]:
     """Yield (line number, parsed value) for each non-blank JSONL line; report the rest.
-    The file is streamed line by line, so a large file is never held twice in memory."""
+    The file is streamed line by line, so a large file is never held twice in memory. Lines end
+    at "\n" (a lone "\r" is white space inside a line), or with `universal` also at a lone "\r"."""
     name = str(path)
     res.files.append(name)
     try:
@@ -250,7 +275,8 @@ def read_json_lines(path: Path, res: LoadResult) -> Iterator[tuple[int, Any]]:
     blank = 0
     content = False
     with fh:
-        for number, raw in enumerate(_lines(path, fh, name, res), start=1):
+        lines = _lines(path, fh, name, res)
+        for number, raw in enumerate(_universal(lines) if universal else lines, start=1):
             if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
                 res.problems.append(Problem.warning(name, 1, None, "UTF-8 without a byte-order mark", "a UTF-8 BOM (ignored)"))
                 raw = raw[3:]
@@ -334,12 +360,12 @@ def _pretty_note(name: str, doc: Any, res: LoadResult) -> None:
                                         f"one JSON document over several lines ({shape}); read as JSON"))
 
 
-def _jsonl_rows(path: Path, res: LoadResult) -> Iterator[tuple[int | None, Any]]:
+def _jsonl_rows(path: Path, res: LoadResult, *, universal: bool = False) -> Iterator[tuple[int | None, Any]]:
     """read_json_lines, or -- for a file holding one pretty-printed JSON list or object -- its
     elements (or the object) without line numbers, with a note."""
     pretty, doc = _pretty_document(path)
     if not pretty:
-        yield from read_json_lines(path, res)
+        yield from read_json_lines(path, res, universal=universal)
         return
     name = str(path)
     res.files.append(name)
@@ -368,29 +394,31 @@ def _read_json_document(path: Path, res: LoadResult) -> Any:
     return value
 
 
-def _first_id(row: dict, fields: tuple[str, ...] = ID_FIELDS) -> str:
+def _first_id(row: dict, fields: tuple[str, ...] = ID_FIELDS, id_text: Callable[[Any], str] = to_str) -> str:
     for key in fields:
-        value = to_str(row.get(key)).strip()
+        value = id_text(row.get(key)).strip()
         if value:
             return value
     return ""
 
 
-def _object_rows(rows: Iterator[tuple[int | None, Any]], name: str, res: LoadResult) -> Iterator[tuple[int | None, dict, str]]:
+def _object_rows(rows: Iterator[tuple[int | None, Any]], name: str, res: LoadResult,
+                 id_text: Callable[[Any], str] = to_str) -> Iterator[tuple[int | None, dict, str]]:
     """(line, row, question id) of each row that is an object with an id; the rest are reported
-    and counted as skipped."""
-    for line, row in rows:
+    and counted as skipped -- at their line, or, in a JSON list (no lines), by their index `[k]`."""
+    for k, (line, row) in enumerate(rows):
         if not isinstance(row, dict):
             res.skipped += 1
-            res.problems.append(Problem.error(name, line, None, "a JSON object", _kind(row), kind="rows that are not JSON objects"))
+            res.problems.append(Problem.error(name, line, None if line is not None else f"[{k}]", "a JSON object", _kind(row),
+                                              kind="rows that are not JSON objects"))
             continue
         qid = row.get("question_id")  # the usual id field, a string: no other field looked at
         if type(qid) is not str or not (qid := qid.strip()):
-            qid = _first_id(row)
+            qid = _first_id(row, id_text=id_text)
         if not qid:
             res.skipped += 1
-            res.problems.append(Problem.error(name, line, "question_id", f"one of {', '.join(ID_FIELDS)}", "none of them",
-                                              kind="rows without an id"))
+            res.problems.append(Problem.error(name, line, "question_id" if line is not None else f"[{k}].question_id",
+                                              f"one of {', '.join(ID_FIELDS)}", "none of them", kind="rows without an id"))
             continue
         yield line, row, qid
 
@@ -500,14 +528,16 @@ def _checked_format(answer: dict, raw_fmt: Any, name: str, line: int | None, res
     return fmt, rule
 
 
-def _gold_record(row: dict, name: str, line: int | None, res: LoadResult, shared: dict) -> GoldQuestion | None:
+def _gold_record(row: dict, name: str, line: int | None, res: LoadResult, shared: dict,
+                 release: bool = False) -> GoldQuestion | None:
     if "questionId" in row and "answers" in row:  # DocVQA-style record (spec D)
         return _docvqa_record(row, name, line, res)
     # each field's common, well-formed case first (a string id, an answer object with a known
     # string format and rule): no checks to report; anything else takes the checking path
     qid = row.get("question_id")
+    text = to_str_release if release else to_str
     if type(qid) is not str or not (qid := qid.strip()):
-        qid = _first_id(row)
+        qid = _first_id(row, id_text=id_text_release if release else to_str)
         if not qid:
             res.problems.append(Problem.error(name, line, "question_id", f"one of {', '.join(ID_FIELDS)}", "none of them",
                                               kind="rows without an id"))
@@ -551,20 +581,55 @@ def _gold_record(row: dict, name: str, line: int | None, res: LoadResult, shared
                     docs.append(ref)
         else:
             res.problems.append(Problem.warning(name, line, "documents", "a list of document objects", _kind(value)))
+    value = answer.get("value")
+    unusable = "" if type(value) is str else _unusable_gold(row, answer, value, name, line, res)
     return GoldQuestion(
         qid=qid,
         question=to_str(row.get("question")),
-        answers=(to_str(answer.get("value")),),
+        answers=(text(value),),
         answer_format=intern(fmt),
         verification_rule=intern(rule),
-        split=intern(row["task_type"]) if type(row.get("task_type")) is str else row.get("task_type", "unknown"),
+        split=_split(row, release),
         metadata=metadata,
         documents=tuple(docs),
         file=name,
         line=line,
         raw_format=intern(raw_fmt) if type(raw_fmt) is str else raw_fmt,
         format_given="format" in answer,
+        gold_problem=unusable,
+        release_text=release,
     )
+
+
+def _split(row: dict, release: bool) -> Any:
+    """The gold's split: task_type as read (any JSON value), "unknown" when absent; under the
+    release profile its text as the release writes it (`True`, "" for null, `["a", "b"]`)."""
+    value = row.get("task_type", "unknown")
+    if type(value) is str:
+        return intern(value)
+    return to_str_release(value) if release else value
+
+
+def _unusable_gold(row: dict, answer: dict, value: Any, name: str, line: int | None, res: LoadResult) -> str:
+    """Why a gold answer value cannot be a right answer ("" when it can): null or absent (it would
+    be the empty gold, which only an empty prediction matches), or a number that is not finite
+    (NaN would be the gold text "nan"). The question is loaded, marked with the reason
+    (`GoldQuestion.gold_problem`) and named in a warning; an absent `answer` field is warned
+    about by the caller already."""
+    if value is None:
+        if "answer" not in row:
+            return "no gold answer"
+        where = "answer" if row.get("answer") is None else "answer.value"
+        got = "null" if where == "answer" or "value" in answer else "no value field"
+        res.problems.append(Problem.warning(name, line, where, "a gold answer", f"{got} (scored as the empty gold)",
+                                            kind="questions without a gold answer"))
+        return "no gold answer"
+    if isinstance(value, float) and not math.isfinite(value):
+        res.problems.append(Problem.warning(name, line, "answer.value", "a gold answer",
+                                            f"{value!r} (not a number; scored as the text {to_str(value)!r})",
+                                            kind="questions without a gold answer"))
+        return f"gold answer is {value!r}"
+    return ""
 
 
 def _docvqa_record(row: dict, name: str, line: int | None, res: LoadResult) -> GoldQuestion | None:
@@ -628,12 +693,15 @@ def _json_record_list(path: Path, res: LoadResult) -> list | None:
 
 @paused_gc()
 def load_gold(paths: Sequence[str | Path] | str | Path, *,
-              on_chunk: Callable[[list[GoldQuestion], int, int], None] | None = None, chunk: int = 0) -> LoadResult[GoldQuestion]:
+              on_chunk: Callable[[list[GoldQuestion], int, int], None] | None = None, chunk: int = 0,
+              release: bool = False) -> LoadResult[GoldQuestion]:
     """Gold question files (release schema, gold_sample.jsonl-style, or DocVQA records), read as
     JSONL whatever the extension (spec 1b), except a `.json` file that is one JSON list of
     records, as DocVQA exports are. With `on_chunk`, `on_chunk(items, start, end)` is called each
     time `chunk` more questions are loaded (items[start:end] are final), so that a caller can
-    start work on them while the rest is read."""
+    start work on them while the rest is read. With `release` (profile xldocbench-1519), values
+    become text as the public release writes them (`to_str_release`, `id_text_release`) and lines
+    end as in the release's text files (universal newlines)."""
     if isinstance(paths, (str, Path)):
         paths = [paths]
     res: LoadResult[GoldQuestion] = LoadResult()
@@ -649,13 +717,13 @@ def load_gold(paths: Sequence[str | Path] | str | Path, *,
             res.rows_read += len(records)
             rows: Iterator[tuple[int | None, Any]] = ((None, r) for r in records)
         else:
-            rows = read_json_lines(path, res)
+            rows = read_json_lines(path, res, universal=release)
         for line, row in rows:
             if not isinstance(row, dict):
                 res.skipped += 1
                 res.problems.append(Problem.error(name, line, None, "a JSON object", _kind(row), kind="rows that are not JSON objects"))
                 continue
-            q = _gold_record(row, name, line, res, shared)
+            q = _gold_record(row, name, line, res, shared, release)
             if q is None:
                 res.skipped += 1
                 continue
@@ -720,18 +788,18 @@ def load_documents(path: str | Path) -> LoadResult[DocumentRecord]:
 # ----------------------------------------------------------------------------- predictions
 
 
-def _prediction_text(row: Any, prediction_field: str | None) -> tuple[str, str | None]:
+def _prediction_text(row: Any, prediction_field: str | None, text: Callable[[Any], str] = to_str) -> tuple[str, str | None]:
     """(text, field used) -- spec 1c."""
     if not isinstance(row, dict):
-        return to_str(row), None
+        return text(row), None
     if prediction_field:
-        return to_str(row.get(prediction_field)), prediction_field if prediction_field in row else None
+        return text(row.get(prediction_field)), prediction_field if prediction_field in row else None
     for key in PREDICTION_FIELDS:
         if key in row:
             value = row[key]
             if key == "answer" and isinstance(value, dict):
-                return to_str(value.get("value")), key
-            return to_str(value), key
+                return text(value.get("value")), key
+            return text(value), key
     return "", None
 
 
@@ -750,7 +818,8 @@ def _predicted_evidence(row: dict, name: str, line: int | None, res: LoadResult)
     return tuple(p for p in pages if p >= 1), tuple(ev)
 
 
-def _prediction(qid: str, row: Any, name: str, line: int | None, field: str | None, res: LoadResult) -> Prediction:
+def _prediction(qid: str, row: Any, name: str, line: int | None, field: str | None, res: LoadResult,
+                release: bool = False) -> Prediction:
     if field is None and type(row) is dict:
         # the usual row -- {"question_id", "prediction": string, "status"?: string} -- without the checks below
         text = row.get("prediction")
@@ -759,14 +828,15 @@ def _prediction(qid: str, row: Any, name: str, line: int | None, field: str | No
             if s is None or type(s) is str:
                 return Prediction(qid=qid, text=text, status=s or "success", file=name, line=line, has_status=bool(s),
                                   evidence_pages=(), evidence=())
-    text, used = _prediction_text(row, field)
+    as_text = to_str_release if release else to_str
+    text, used = _prediction_text(row, field, as_text)
     status, has_status = "success", False
     pages: tuple[int, ...] = ()
     ev: tuple[PredictedEvidence, ...] = ()
     if isinstance(row, dict):
         s = row.get("status")
         if s is not None and s != "":
-            status, has_status = to_str(s), True
+            status, has_status = as_text(s), True
         if used is None:
             wanted = field or " / ".join(PREDICTION_FIELDS)
             res.problems.append(Problem.warning(name, line, field or "prediction", f"a prediction field ({wanted})",
@@ -777,9 +847,10 @@ def _prediction(qid: str, row: Any, name: str, line: int | None, field: str | No
 
 
 @paused_gc()
-def load_predictions(path: str | Path, *, prediction_field: str | None = None) -> LoadResult[Prediction]:
+def load_predictions(path: str | Path, *, prediction_field: str | None = None, release: bool = False) -> LoadResult[Prediction]:
     """A prediction file in any shape of spec 1c. Duplicate ids: the later row replaces the
-    earlier one, as the release evaluator does, and a warning names both lines."""
+    earlier one, as the release evaluator does, and a warning names both lines. With `release`,
+    values and ids become text and lines end as in the public release (see `load_gold`)."""
     res: LoadResult[Prediction] = LoadResult()
     path = Path(path)
     name = str(path)
@@ -797,8 +868,8 @@ def load_predictions(path: str | Path, *, prediction_field: str | None = None) -
         by_id[pred.qid] = pred
 
     def add_list(rows: Iterator[tuple[int | None, Any]]) -> None:
-        for line, row, qid in _object_rows(rows, name, res):
-            add(_prediction(qid, row, name, line, prediction_field, res))
+        for line, row, qid in _object_rows(rows, name, res, id_text_release if release else to_str):
+            add(_prediction(qid, row, name, line, prediction_field, res, release))
 
     doc: Any = None
     if path.suffix.lower() == ".jsonl":
@@ -807,7 +878,7 @@ def load_predictions(path: str | Path, *, prediction_field: str | None = None) -
             res.files.append(name)
             _pretty_note(name, doc, res)
         else:
-            add_list(read_json_lines(path, res))
+            add_list(read_json_lines(path, res, universal=release))
     else:
         pretty, doc = True, _read_json_document(path, res)
     if pretty:
@@ -818,7 +889,7 @@ def load_predictions(path: str | Path, *, prediction_field: str | None = None) -
             mapping = doc["items"] if isinstance(doc.get("items"), dict) else doc
             res.rows_read += len(mapping)
             for key, row in mapping.items():
-                add(_prediction(key, row, name, None, prediction_field, res))
+                add(_prediction(key, row, name, None, prediction_field, res, release))
         elif doc is not None:
             res.problems.append(Problem.error(name, None, None, "a list of objects, {\"items\": {...}} or an id -> answer mapping", _kind(doc)))
             res.unreadable.append(name)
@@ -864,6 +935,77 @@ def _system_name(path: Path) -> str:
     return path.stem
 
 
+def _csv_records(text: str, name: str, res: LoadResult) -> tuple[list[str], Iterator[tuple[int, dict | None]]]:
+    """(header, (line, row dict) per record) of a CSV text, as csv.DictReader reads it, except
+    that one stray quote costs only its own line. Records are read strictly (a quoted field must
+    be followed by a comma or a line end); a record the strict reader refuses, or one that runs
+    over several lines (a quoted field holding line breaks) into another number of fields than
+    the header, is a quote opened on its first line and never closed there: that line is
+    reported (the field named) and skipped (row None), and reading starts again on the next
+    line, so the lines the field swallowed are read as the records they are. A line that is
+    malformed but complete on its own (`"a"b`, balanced quotes) is read as csv reads it
+    leniently. Linear: every line is read at most three times."""
+    lines = list(io.StringIO(text, newline=""))  # split at \r\n, \n or \r, line ends kept
+    header = next(csv.reader(lines[:1]), [])
+    pos = 1  # index in `lines` of the next line to read
+
+    def feed() -> Iterator[str]:
+        nonlocal pos
+        while pos < len(lines):
+            pos += 1
+            yield lines[pos - 1]
+
+    def alone(line: str) -> list[str] | None:
+        try:
+            return next(csv.reader([line]), [])
+        except csv.Error:
+            return None
+
+    def row_of(cells: list[str]) -> dict[str, str | None]:
+        row: dict[str, str | None] = dict(zip(header, cells))
+        if len(cells) < len(header):
+            row.update(dict.fromkeys(header[len(cells):]))
+        return row
+
+    def records() -> Iterator[tuple[int, dict | None]]:
+        nonlocal pos
+        reader = csv.reader(feed(), strict=True)
+        while pos < len(lines):
+            start = pos
+            why = None
+            try:
+                cells = next(reader, None)
+            except csv.Error as exc:
+                cells, why = None, str(exc)
+            if cells is None and why is None:
+                return
+            if cells == []:  # a blank line, as DictReader skips it
+                res.blank_lines += 1
+                continue
+            if why is None and (pos - start == 1 or len(cells) == len(header)):  # type: ignore[arg-type]
+                yield start + 1, row_of(cells)  # type: ignore[arg-type]
+                continue
+            # refused, or a field that swallowed lines: judge the first line on its own
+            line = lines[start]
+            cells = alone(line)
+            pos = start + 1  # read again from the next line, with a new reader
+            reader = csv.reader(feed(), strict=True)
+            if cells is not None and len(cells) == len(header) and line.count('"') % 2 == 0:
+                yield start + 1, row_of(cells)
+                continue
+            if cells is not None and line.count('"') % 2 == 1:
+                column = header[len(cells) - 1] if 0 < len(cells) <= len(header) else None
+                res.problems.append(Problem.error(
+                    name, start + 1, column, "a quote that closes on its line",
+                    f"a quoted field opened and never closed ({_short(line.rstrip(chr(13) + chr(10)))})",
+                    kind="CSV lines with an unclosed quote"))
+            else:
+                res.problems.append(Problem.error(name, start + 1, None, "a CSV record", why or "a malformed record"))
+            yield start + 1, None
+
+    return header, records()
+
+
 @paused_gc()
 def load_scores(path: str | Path) -> LoadResult[ScoreRow]:
     """Official per-question scores: the release report JSON (with `per_question`), its CSV, and
@@ -891,15 +1033,17 @@ def load_scores(path: str | Path) -> LoadResult[ScoreRow]:
         data = _read_bytes(path, res)
         if data is None:
             return res
-        reader = csv.DictReader(io.StringIO(_decode(data, name, None, res), newline=""))
-        missing = [c for c in ("question_id", *_SCORE_KEYS) if c not in (reader.fieldnames or [])]
+        header, records = _csv_records(_decode(data, name, None, res), name, res)
+        missing = [c for c in ("question_id", *_SCORE_KEYS) if c not in header]
         if missing:
             res.problems.append(Problem.error(name, 1, "header", "columns question_id, accuracy, token_f1, anls", f"missing {', '.join(missing)}"))
             return res
         system = _system_name(path)
-        for row in reader:
-            line = reader.line_num
+        for line, row in records:
             res.rows_read += 1
+            if row is None:  # a record that could not be read: reported by _csv_records
+                res.skipped += 1
+                continue
             qid = (row.get("question_id") or "").strip()
             if not qid:
                 res.skipped += 1

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .text import to_str
+from .text import to_str, to_str_release
 
 BREAKDOWNS = ("split", "domain", "reasoning_type", "answer_format", "difficulty", "doc_type", "evidence_source")
 
@@ -48,6 +48,15 @@ class GoldQuestion:
     # "unknown" when that is empty (absent, null or "") -- see `row_format` and `labels`.
     raw_format: Any = "Str"
     format_given: bool = True  # False when the gold had no answer.format key
+    # why the gold answer cannot be matched by a right answer ("" when it can): "no gold answer"
+    # (null or absent value) or "gold answer is nan" (a non-finite number); the loader also
+    # reports it at the question's file:line. Such a question is kept and scored as the release does.
+    gold_problem: str = ""
+    release_text: bool = False  # labels written as the public release writes values (profile xldocbench-1519)
+
+    def text(self, value: Any) -> str:
+        """A value's text as this question's labels write it (spec 1c, or the release's form)."""
+        return to_str_release(value) if self.release_text else to_str(value)
 
     @property
     def row_format(self) -> Any:
@@ -57,7 +66,7 @@ class GoldQuestion:
     @property
     def format_label(self) -> str:
         """The answer_format breakdown label: the string form of the raw value, or "unknown"."""
-        return (to_str(self.raw_format) if self.format_given else "") or "unknown"
+        return (self.text(self.raw_format) if self.format_given else "") or "unknown"
 
     @property
     def gold_answer(self) -> str:
@@ -65,7 +74,7 @@ class GoldQuestion:
 
     def meta(self, key: str) -> str:
         """Breakdown label: string form of metadata[key], or 'unknown' when empty (spec 7)."""
-        return to_str(self.metadata.get(key)) or "unknown"
+        return self.text(self.metadata.get(key)) or "unknown"
 
     def raw_meta(self, key: str) -> Any:
         """Per-question row value: the raw metadata value (null stays null), 'unknown' only when
@@ -79,12 +88,12 @@ class GoldQuestion:
             return []
         if not isinstance(value, list):
             value = [value]
-        return [to_str(v) for v in value]
+        return [self.text(v) for v in value]
 
     def labels(self, group: str) -> list[str]:
         """The bucket labels of this question in one breakdown group (evidence_source may give several)."""
         if group == "split":
-            return [to_str(self.split) or "unknown"]
+            return [self.text(self.split) or "unknown"]
         if group == "answer_format":
             return [self.format_label]
         if group == "evidence_source":

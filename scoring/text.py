@@ -10,6 +10,8 @@ from rapidfuzz.distance import Levenshtein
 
 __all__ = [
     "to_str",
+    "to_str_release",
+    "id_text_release",
     "strip_prefixes",
     "normalize_answer",
     "normalize_answer_plain",
@@ -33,8 +35,44 @@ def to_str(value: object) -> str:
     if isinstance(value, (bool, int, float)):
         return str(value)
     if isinstance(value, (list, dict, tuple)):
-        return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+        try:
+            return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+        except (RecursionError, TypeError, ValueError):  # nested too deeply (or unsortable keys): never raises
+            return _unprintable(value)
     return str(value)
+
+
+def _unprintable(value: object) -> str:
+    """The text of a value json cannot write (nested too deeply): its repr, or a placeholder."""
+    try:
+        return repr(value)
+    except RecursionError:
+        return f"<{type(value).__name__} nested too deeply to write>"
+
+
+def to_str_release(value: object) -> str:
+    """Profile xldocbench-1519's string form of a value, the public release's (issue 18): as
+    `to_str`, except that lists and objects are written with json's default separators, a space
+    after each `,` and `:` (`["a", "b"]`, `{"k": 1}`), keys sorted, non-ASCII kept."""
+    if isinstance(value, (list, dict, tuple)):
+        try:
+            return json.dumps(value, sort_keys=True, ensure_ascii=False)
+        except (RecursionError, TypeError, ValueError):  # nested too deeply (or unsortable keys): never raises
+            return _unprintable(value)
+    return to_str(value)
+
+
+def id_text_release(value: object) -> str:
+    """The release's text of an id field (issue 18): Python's `str()` of the value (`{'a': 1}` for
+    an object, `['x']` for a list), "" for null."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    try:
+        return str(value)
+    except RecursionError:
+        return repr(type(value))
 
 
 def strip_prefixes(lowered: str) -> str:

@@ -37,6 +37,14 @@ report in tests/test_reference_agreement.py for the ones that were cross-checked
   the null one's row now says ``null`` (CSV: an empty cell).
 * ``evidence_sources``: a missing key is an empty list; any non-list value (null included)
   is a one-element list; every element's label is its string form, or ``unknown``.
+
+Changed (issue 18, a comparison with the public release evaluator on 30,000 generated rows):
+lists and objects become text with json's default separators (``["a", "b"]``, a space after
+``,`` and ``:``; keys still sorted), not the compact form the written contract had; an id field's
+value becomes text by ``str()`` (``{'a': 1}``); the per-question ``split`` is ``task_type``'s text
+(``True``, ``""`` for null, JSON text for a list), ``unknown`` when the key is absent. Files were
+already read as text files (universal newlines: a lone CR ends a line). tests/fixtures/cli/expected/
+was regenerated with this change (case ``raw_meta``: labels of a list and an object, splits null and 2).
 """
 
 from __future__ import annotations
@@ -117,8 +125,13 @@ def to_text(value) -> str:
     if value is None:
         return ""
     if isinstance(value, (dict, list)):
-        return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+        return json.dumps(value, ensure_ascii=False, sort_keys=True)
     return str(value)
+
+
+def id_text(value) -> str:
+    """An id field's value as text: ``str()``, "" for null."""
+    return "" if value is None else str(value)
 
 
 # ---------------------------------------------------------------------- text metrics
@@ -295,7 +308,7 @@ def score_one(gold_value, fmt, rule, prediction, status="success"):
 
 def _record_id(record):
     for field in ID_FIELDS:
-        value = to_text(record.get(field)).strip()
+        value = id_text(record.get(field)).strip()
         if value:
             return value
     return None
@@ -468,7 +481,7 @@ def evaluate_records(gold_records, predictions, *, ignore_missing=False, per_que
                 "accuracy": round(scores[0], 6),
                 "token_f1": round(scores[1], 6),
                 "anls": round(scores[2], 6),
-                "split": record.get("task_type", "unknown"),
+                "split": to_text(record["task_type"]) if "task_type" in record else "unknown",
                 "domain": metadata.get("domain", "unknown"),
                 "reasoning_type": metadata.get("reasoning_type", "unknown"),
             }

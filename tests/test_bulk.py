@@ -18,7 +18,7 @@ import pytest
 from scoring import bulk
 from scoring.aggregate import breakdown_members, group_members
 from scoring.evaluate import evaluate
-from scoring.loaders import load_gold, load_predictions
+from scoring.loaders import load_gold, load_predictions, reads_as_release
 from scoring.model import BREAKDOWNS
 from scoring.profiles import get_profile
 from scoring.runner import plan
@@ -35,8 +35,9 @@ def _write_odd(tmp: Path, n: int, seed: int) -> tuple[Path, Path]:
 def _both(tmp: Path, gold_file: Path, pred_file: Path, *, profile: str, ignore_missing: bool, per_question: bool,
           lens: bool, workers: int) -> tuple[int, dict]:
     """Write the run's files both ways; assert equal bytes; return (worker processes used, overall)."""
-    gold = load_gold(gold_file)
-    preds = load_predictions(pred_file)
+    release = reads_as_release(profile)  # the CLI reads the files as the release does under its profile
+    gold = load_gold(gold_file, release=release)
+    preds = load_predictions(pred_file, release=release)
     p = get_profile(profile)
     want = evaluate(gold.items, preds.items, profile=p, ignore_missing=ignore_missing, name="r", workers=1)
     want.write_files(report=tmp / "want.json", csv_path=tmp / "want.csv", per_question=per_question, lens=lens)
@@ -106,7 +107,7 @@ def test_cli_large_run_equals_the_one_process_files(tmp_path, n, seed, flags):
                            "--predictions", str(pred_file), "--output", str(out / "r.json"), "--per-question-csv", str(out / "r.csv"),
                            *flags], cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    gold, preds = load_gold(gold_file), load_predictions(pred_file)
+    gold, preds = load_gold(gold_file, release=True), load_predictions(pred_file, release=True)
     run = evaluate(gold.items, preds.items, profile="xldocbench-1519", name="r", workers=1, ignore_missing=bool(flags))
     run.write_files(report=tmp_path / "w.json", csv_path=tmp_path / "w.csv", lens=False)
     assert (out / "r.json").read_bytes() == (tmp_path / "w.json").read_bytes()

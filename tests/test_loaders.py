@@ -147,7 +147,9 @@ def test_prediction_file_with_invalid_json():
 def test_json_list_with_junk_elements():
     res = load_predictions(BAD / "preds_list_with_junk.json")
     assert [(p.qid, p.text) for p in res.items] == [("q1", "616")]
-    assert [(p.field, p.expected) for p in res.problems] == [(None, "a JSON object"), ("question_id", "one of question_id, global_qa_id, global_id, id")]
+    # issue 18 item 4: a list element has no line, so its index is named (as report.json problems are)
+    assert [(p.field, p.expected) for p in res.problems] == [("[1]", "a JSON object"), ("[2].question_id", "one of question_id, global_qa_id, global_id, id")]
+    assert str(res.problems[0]).endswith("preds_list_with_junk.json: error: [1]: expected a JSON object, got number 7 (skipped)")
     assert (res.rows_read, res.skipped) == (3, 2)
 
 

@@ -28,7 +28,7 @@ import reference_release as ref
 from scoring.evaluate import evaluate
 from scoring.loaders import load_gold, load_predictions
 from scoring.metrics import judge
-from scoring.text import edit_distance, to_str
+from scoring.text import edit_distance, to_str_release
 
 PROFILE = "xldocbench-1519"
 TESTS = Path(__file__).resolve().parent
@@ -54,7 +54,7 @@ def r6(scores) -> tuple[float, float, float]:
 
 def fast(gold, fmt, rule, prediction, status):
     """scoring/'s score for the same inputs the reference's score_one takes."""
-    j = judge(prediction, [to_str(gold)], to_str(fmt) or "Str", to_str(rule), status=status, profile=PROFILE)
+    j = judge(prediction, [to_str_release(gold)], to_str_release(fmt) or "Str", to_str_release(rule), status=status, profile=PROFILE)
     return j.accuracy, j.token_f1, j.anls
 
 
@@ -197,8 +197,8 @@ def test_in_process_report_matches_reference(name):
     gold_files, predictions, flags = MAKE.CASES[name]
     field = flags[flags.index("--prediction-field") + 1] if "--prediction-field" in flags else None
     ignore = "--ignore-missing" in flags
-    gold = load_gold([ROOT / g for g in gold_files])
-    preds = load_predictions(ROOT / predictions, prediction_field=field)
+    gold = load_gold([ROOT / g for g in gold_files], release=True)
+    preds = load_predictions(ROOT / predictions, prediction_field=field, release=True)
     run = evaluate(gold.items, preds.items, profile=PROFILE, ignore_missing=ignore, prediction_field=field, workers=1)
     want = ref.evaluate_files([ROOT / g for g in gold_files], ROOT / predictions,
                               ignore_missing=ignore, prediction_field=field)
@@ -371,8 +371,8 @@ def write_generated(tmp_dir: Path, seed: int, n: int) -> tuple[Path, Path, int]:
 
 def _compare_generated(tmp_dir: Path, seed: int, n: int, ignore_missing: bool = False) -> None:
     gold_file, pred_file, written = write_generated(tmp_dir, seed, n)
-    gold = load_gold(gold_file)
-    loaded = load_predictions(pred_file)
+    gold = load_gold(gold_file, release=True)
+    loaded = load_predictions(pred_file, release=True)
     assert gold.loaded == n and loaded.loaded == written
     run = evaluate(gold.items, loaded.items, profile=PROFILE, ignore_missing=ignore_missing, workers=1)
     want = ref.evaluate_files([gold_file], pred_file, ignore_missing=ignore_missing)
