@@ -10,11 +10,13 @@ is skipped, unless LENS_REQUIRE_BROWSER=1 (as in CI), where it fails.
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import shutil
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from contextlib import contextmanager
@@ -83,22 +85,153 @@ def _tail(path: Path, n: int = 40) -> str:
     return "\n".join(path.read_text(errors="replace").splitlines()[-n:]) if path.exists() else "(no log)"
 
 
+# ----------------------------------------------------------------------------- no connection off the machine
+#
+# The browser side refuses requests to other hosts (open_page). The server side is watched from
+# outside: while a test server runs, its sockets (found through /proc/<pid>/fd) are looked up in
+# /proc/<pid>/net/{tcp,tcp6,udp,udp6} a few times a second, and any whose remote address is not
+# loopback or unspecified (a listening socket) fails the run when the server stops.
+
+PROC_NET = ("tcp", "tcp6", "udp", "udp6")
+WATCH_EVERY = 0.2  # s between two looks at the server's sockets
+
+
+def _address(hex_addr: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address:
+    """An address of /proc/net/tcp*: 8 hex digits (IPv4, little-endian) or 32 (IPv6, four
+    little-endian 32-bit words)."""
+    raw = bytes.fromhex(hex_addr)
+    if len(raw) == 4:
+        return ipaddress.IPv4Address(raw[::-1])
+    if len(raw) == 16:
+        return ipaddress.IPv6Address(b"".join(raw[i:i + 4][::-1] for i in range(0, 16, 4)))
+    raise ValueError(f"not an address of /proc/net: {hex_addr!r}")
+
+
+def proc_net_entries(text: str) -> list[tuple[str, str, int]]:
+    """(local "addr:port", remote "addr:port", socket inode) of each line of a /proc/net/{tcp,udp}[6]
+    file (the header line skipped)."""
+    out = []
+    for line in text.splitlines()[1:]:
+        fields = line.split()
+        if len(fields) < 10:
+            continue
+        (la, lp), (ra, rp) = (f.split(":") for f in fields[1:3])
+        out.append((f"{_address(la)}:{int(lp, 16)}", f"{_address(ra)}:{int(rp, 16)}", int(fields[9])))
+    return out
+
+
+def off_machine(remote: str) -> bool:
+    """Whether a remote "addr:port" of /proc/net leaves the machine: not loopback (127/8, ::1, or
+    IPv4-mapped loopback) and not unspecified (0.0.0.0 / :: -- listening or unconnected sockets)."""
+    ip = ipaddress.ip_address(remote.rsplit(":", 1)[0])
+    mapped = getattr(ip, "ipv4_mapped", None)
+    ip = mapped or ip
+    return not (ip.is_loopback or ip.is_unspecified)
+
+
+def _process_tree(pid: int) -> list[int]:
+    """pid and its descendants (the scoring pool's workers), from /proc/<pid>/task/*/children."""
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        for task in Path(f"/proc/{p}/task").glob("*/children"):
+            try:
+                todo += [int(c) for c in task.read_text().split()]
+            except OSError:
+                continue
+    return out
+
+
+def _socket_inodes(pid: int) -> set[int]:
+    inodes = set()
+    for fd in Path(f"/proc/{pid}/fd").glob("*"):
+        try:
+            target = os.readlink(fd)
+        except OSError:
+            continue
+        if target.startswith("socket:["):
+            inodes.add(int(target[8:-1]))
+    return inodes
+
+
+def outgoing(pid: int) -> list[str]:
+    """The connections of process `pid` (and its children) to an address off the machine, as
+    "tcp 10.0.0.5:443 (from 172.17.0.2:51234)"; [] when there is none or /proc cannot be read."""
+    out = []
+    for p in _process_tree(pid):
+        inodes = _socket_inodes(p)
+        if not inodes:
+            continue
+        for kind in PROC_NET:
+            try:
+                text = Path(f"/proc/{p}/net/{kind}").read_text()
+            except OSError:
+                continue
+            for local, remote, inode in proc_net_entries(text):
+                if inode in inodes and off_machine(remote):
+                    out.append(f"{kind} {remote} (from {local}, pid {p})")
+    return out
+
+
+class Watch:
+    """Looks at a process's sockets every WATCH_EVERY seconds in a thread until stopped; `seen`
+    holds every connection off the machine it met."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid, self.seen = pid, []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="lens-net-watch", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            for c in outgoing(self.pid):
+                if c not in self.seen:
+                    self.seen.append(c)
+            self._stop.wait(WATCH_EVERY)
+
+    def stop(self) -> list[str]:
+        self._stop.set()
+        self._thread.join(timeout=10)
+        for c in outgoing(self.pid):  # a last look
+            if c not in self.seen:
+                self.seen.append(c)
+        return self.seen
+
+
+PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy")
+
+
+def server_env(env_extra: dict[str, str] | None = None) -> dict[str, str]:
+    """The test server's environment: no LENS_* variable but the cache folder (unless `env_extra`
+    sets them), and no proxy variables (so nothing is routed off the machine through one)."""
+    keep = {k: v for k, v in os.environ.items()
+            if (not k.startswith("LENS_") or k == "LENS_CACHE_DIR") and k not in PROXY_VARIABLES}
+    return keep | (env_extra or {})
+
+
 @contextmanager
 def serve(env_extra: dict[str, str] | None = None, name: str = "server"):
     """`streamlit run dashboard/app.py` on a free port, from the repo root. Without `env_extra` it
     opens sample_runs/ (the default: LENS_* variables are removed); `env_extra` sets LENS_BENCHMARK
-    and friends. Yields (base URL, log path); the server is always terminated."""
+    and friends. Yields (base URL, log path); the server is always terminated. While it runs its
+    sockets are watched (`Watch`): a connection off the machine, or the log line of Streamlit
+    looking up its external address, fails the test that used it once the server stops."""
     _chromium()
     _playwright()
     OUT.mkdir(parents=True, exist_ok=True)
     log = OUT / f"{name}.log"
     port = _free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("LENS_") or k == "LENS_CACHE_DIR"} | (env_extra or {})
+    env = server_env(env_extra)
     cmd = [sys.executable, "-m", "streamlit", "run", "dashboard/app.py", "--server.headless", "true",
-           "--server.port", str(port), "--browser.gatherUsageStats", "false"]
+           "--server.port", str(port), "--browser.gatherUsageStats", "false",
+           # no "File change. Rerun?" widget when a source file changes during a run (a shared working tree)
+           "--server.fileWatcherType", "none"]
     url = f"http://localhost:{port}"
     with open(log, "w") as sink:
         proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=sink, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+    watch = Watch(proc.pid)
     try:
         deadline = time.monotonic() + SERVER_START_TIMEOUT
         while not _healthy(url):
@@ -109,12 +242,16 @@ def serve(env_extra: dict[str, str] | None = None, name: str = "server"):
             time.sleep(0.25)
         yield url, log
     finally:
+        seen = watch.stop()
         proc.terminate()
         try:
             proc.wait(timeout=15)
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait(timeout=5)
+    assert not seen, "the server connected off the machine:\n" + "\n".join(seen)
+    text = log.read_text(errors="replace")
+    assert "external IP" not in text, f"the server looked up its external address:\n{_tail(log)}"
 
 
 @contextmanager
