@@ -15,6 +15,7 @@ Parts (--only, comma-separated): docs, gold, runs, scores, readme.
           project's own CLI (`python -m scoring`) run in a subprocess from the output folder
   readme  rewrites the generated counts block of README.md (only when README.md exists there)
   docvqa  docvqa/: a DocVQA-style benchmark of its own (page images, 15 questions, one run)
+  mmlongbench  mmlongbench/: MMLongBench-Doc's own files (samples.json, PDFs, two result files)
 
 No network, no clock, no unseeded randomness: PDFs are saved with fixed metadata dates and
 `no_new_id=True`, randomness comes from `random.Random(<fixed string>)`.
@@ -41,7 +42,7 @@ from _documents import DOCS  # noqa: E402
 from _gold import build_gold  # noqa: E402
 from _runs import EXTRA_NAMES, RUN_NAMES, SYSTEMS, render, simulate  # noqa: E402
 
-PARTS = ("docs", "gold", "runs", "scores", "readme", "docvqa")
+PARTS = ("docs", "gold", "runs", "scores", "readme", "docvqa", "mmlongbench")
 GOLD_FILES = ("qa_single_doc.jsonl", "qa_cross_doc.jsonl")
 PROFILE = "xldocbench"
 OFFICIAL_PROFILE = "xldocbench-1519"
@@ -211,6 +212,8 @@ def main(argv=None):
             print(f"{n:16s} n={s['count']:3d} acc={s['accuracy']:.3f} f1={s['token_f1']:.3f} anls={s['anls']:.3f}")
     if "docvqa" in only:
         _docvqa.build(out, write)
+    if "mmlongbench" in only:  # mmlongbench/: MMLongBench-Doc's own layout (sample_runs/_mmlongbench.py)
+        __import__("_mmlongbench").build(out)
     if "readme" in only and (out / "README.md").exists():
         update_readme(out / "README.md", records)
     print(f"wrote {sorted(only)} to {out}: {len(single)} single-doc + {len(cross)} cross-doc questions, "

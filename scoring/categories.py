@@ -72,6 +72,9 @@ __all__ = [
 # id -> one sentence; the order is the contract's (the primary category is the first that applies)
 CATEGORIES: dict[str, str] = {
     "failed_or_missing": "No prediction for the question, or the run reported a failed status.",
+    "extraction_miss": "The extracted answer scored 0, yet the gold (read as its format reads it) occurs in the "
+                       "model's raw response: the answer extraction, not the model, likely failed (only where a "
+                       "response exists, as in MMLongBench-Doc result files).",
     "false_refusal": "An answerable question answered with a refusal phrase (e.g. \"not answerable\").",
     "invented_answer": "An unanswerable question answered with something other than a refusal phrase.",
     "fragile_pass": "Accuracy 1, but decided by a weak rule: containment of a gold of at most two characters, "
@@ -219,13 +222,20 @@ class Categorized:
         return self.categories[0]
 
 
-def classify(j: Judgement, *, with_fuzzy: bool = False) -> Categorized:
-    """The categories of one judgement, and `fuzzy` when it was computed (always with `with_fuzzy`)."""
+def classify(j: Judgement, *, with_fuzzy: bool = False, response: object = None) -> Categorized:
+    """The categories of one judgement, and `fuzzy` when it was computed (always with `with_fuzzy`).
+    `response`: the model's raw answer when the run has one beside the scored (extracted) text --
+    only then can `extraction_miss` apply (scoring.mmlongbench.extraction_miss)."""
     fz: float | None = fuzzy_score(j) if with_fuzzy else None
     failed = j.prediction is None or not is_success_status(j.status)
     if not j.scored:  # the status decided: nothing else was looked at
         return Categorized(("failed_or_missing",), 0.0 if with_fuzzy else None)
     out: list[str] = ["failed_or_missing"] if failed else []
+    if response is not None and j.accuracy == 0:
+        from .mmlongbench import extraction_miss
+
+        if extraction_miss(j.gold, j.answer_format, response, j.accuracy):
+            out.append("extraction_miss")
     acc_pass = j.accuracy >= 1.0 - _EPS
     f1, an = j.token_f1, j.anls
     f1_pass, anls_pass = f1 >= _F1_PASS - _EPS, an >= _ANLS_PASS - _EPS

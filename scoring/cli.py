@@ -69,6 +69,10 @@ def main(argv: list[str] | None = None, *, exit_when_done: bool = False) -> int:
 
     if mmlongbench_cli.wants(sys.argv[1:] if argv is None else argv):
         return mmlongbench_cli.main(argv)
+    from . import mmlongbench_cli  # MMLongBench-Doc's own files and outputs (--output-txt): a command line of its own
+
+    if mmlongbench_cli.wants(sys.argv[1:] if argv is None else argv):
+        return mmlongbench_cli.main(argv)
     args = build_parser().parse_args(argv)
     # no reference cycles are made between loading and writing: the collector stays off for the
     # whole run (between the paused phases it would otherwise walk millions of records)

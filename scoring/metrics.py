@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .numbers import read_number, release_number
-from .profiles import Profile, get_profile
+from .profiles import OWN_ACCURACY_PROFILES, Profile, get_profile
 from .registry import DEFAULT_STATUS, MISSING_STATUS, OVERFLOW_STATUSES, OVERFLOW_TEXT, is_success_status
 from .text import levenshtein_similarity, normalize_answer, strip_prefixes
 
@@ -65,6 +65,13 @@ _ANSWER_LINE = re.compile(r"^[^\S\n]*answer[^\S\n]*:[^\S\n]*(.*?)[^\S\n]*$", re.
 
 # Rule codes (Judgement.decided_by) decided by the status alone
 MISSING, FAILED = "missing", "failed_status"
+# ... and by MMLongBench-Doc's own eval_score (profile mmlongbench-doc); the fallback's details name its rule
+MMLONGBENCH, MMLONGBENCH_FALLBACK = "mmlongbench_eval_score", "mmlongbench_fallback"
+_MMLONGBENCH_RULES = {
+    "Int": "Int: int(gold) equals int(float(prediction)), a decimal prediction truncated",
+    "Float": "Float: the prediction within 1 % of the gold, gold / 100 or gold x 100, or equal once rounded",
+    "Str": "Str: cleaned strings; exact-match text (URL, date, phone, e-mail, 'page…') must be equal, else ANLS kept above 0.5",
+}
 
 
 def answer_type(answer_format: str, verification_rule: str = "") -> str:
@@ -215,6 +222,12 @@ def decide(prediction: str | None, answers: Sequence[str], answer_format: str, v
     gold = answers[0] if answers else ""
     p_norm = normalize_answer(pred)
     g_norm = normalize_answer(gold)
+    if profile.name in OWN_ACCURACY_PROFILES:  # the benchmark's own score is Accuracy; F1 and ANLS as below
+        from .mmlongbench import judge_mmlongbench
+
+        m = judge_mmlongbench(gold, pred, answer_format)
+        rule = MMLONGBENCH_FALLBACK if m.note else MMLONGBENCH
+        return m.score, token_f1(p_norm, g_norm), anls(pred, gold, profile), rule, None, (m.note,) if m.note else ()
     acc, rule, threshold, details = _accuracy(pred, gold, p_norm, g_norm, answer_type(answer_format, verification_rule), profile)
     return acc, token_f1(p_norm, g_norm), anls(pred, gold, profile), rule, threshold, details
 
@@ -336,7 +349,9 @@ class Judgement:
         if self.prediction is not None and self.scored_text != self.prediction:
             out.append(f"status {self.status!r}: the prediction is replaced by {OVERFLOW_TEXT}"
                        if self.status in OVERFLOW_STATUSES else "the last 'ANSWER:' line is scored")
-        if self.scored and self.answer_type in ("numeric", "percentage"):
+        if self.decided_by == MMLONGBENCH_FALLBACK:
+            out.append(f"fallback rule {self.details[0]}: the release evaluator would raise or eval here")
+        elif self.scored and self.answer_type in ("numeric", "percentage") and self.decided_by != MMLONGBENCH:
             pn, gn = self._numbers()
             if pn is None or gn is None:
                 side = "prediction" if pn is None else "gold"
@@ -352,6 +367,15 @@ class Judgement:
             return f"no prediction for this question: all metrics 0 (profile {p.name})"
         if rule == FAILED:
             return f"status {self.status!r} is a failed status: all metrics 0 (profile {p.name})"
+        if rule in (MMLONGBENCH, MMLONGBENCH_FALLBACK):
+            from .mmlongbench import FALLBACK_RULES
+
+            if d:
+                return f"MMLongBench-Doc fallback rule {d[0]}: {FALLBACK_RULES.get(d[0], '')} Score {self.accuracy:g}"
+            how = _MMLONGBENCH_RULES.get(self.answer_format, _MMLONGBENCH_RULES["Str"] if self.answer_format == "None" else
+                                         "List: same length, cleaned elements sorted; numbers and exact-match text equal "
+                                         "joined with '-', else the minimum ANLS of the pairs")
+            return f"MMLongBench-Doc eval_score, {how}: score {self.accuracy:g}"
         if rule == "exact_answer":
             return f"prediction equals acceptable answer {d[0]!r}"
         if rule == "no_exact_answer":

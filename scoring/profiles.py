@@ -14,6 +14,10 @@ NUMBER_READERS = ("release", "hardened")
 # Settings of the single-answer rules (spec sections 5 and C); a multi-answer profile (DocVQA)
 # scores by exact match and ANLS only, so it leaves them unset rather than carry dead values.
 SINGLE_ANSWER_SETTINGS = ("number_reader", "numeric_tolerance", "similarity_threshold")
+# Profiles whose Accuracy is a benchmark's own per-question score (scoring.metrics.decide hands the
+# answer to that benchmark's module): the single-answer settings are not used, so they stay unset.
+MMLONGBENCH_PROFILE = "mmlongbench-doc"
+OWN_ACCURACY_PROFILES = frozenset({MMLONGBENCH_PROFILE})
 
 
 @dataclass(frozen=True)
@@ -34,10 +38,12 @@ class Profile:
 
     def __post_init__(self) -> None:
         unset = [k for k in SINGLE_ANSWER_SETTINGS if getattr(self, k) is None]
-        if self.multi_answer and len(unset) != len(SINGLE_ANSWER_SETTINGS):
-            raise ValueError(f"profile {self.name!r}: a multi-answer profile does not use "
+        own = self.multi_answer or self.name in OWN_ACCURACY_PROFILES
+        if own and len(unset) != len(SINGLE_ANSWER_SETTINGS):
+            kind = "a multi-answer profile" if self.multi_answer else "a profile scored by its benchmark's own rule"
+            raise ValueError(f"profile {self.name!r}: {kind} does not use "
                              f"{', '.join(k for k in SINGLE_ANSWER_SETTINGS if k not in unset)}; leave them unset")
-        if not self.multi_answer and unset:
+        if not own and unset:
             raise ValueError(f"profile {self.name!r}: {', '.join(unset)} must be set")
         if self.number_reader is not None and self.number_reader not in NUMBER_READERS:
             raise ValueError(f"profile {self.name!r}: number_reader must be one of {', '.join(NUMBER_READERS)}")
@@ -71,6 +77,15 @@ PROFILES: dict[str, Profile] = {
             numeric_tolerance=None,
             similarity_threshold=None,
             anls_keeps_threshold=False,
+        ),
+        Profile(
+            MMLONGBENCH_PROFILE,
+            "MMLongBench-Doc: Accuracy is its evaluator's per-question score (eval_score, not 0/1), token F1 and "
+            "ANLS of pred as elsewhere; missing predictions score 0",
+            failed_status_zero=True,
+            number_reader=None,
+            numeric_tolerance=None,
+            similarity_threshold=None,
         ),
     )
 }

@@ -17,8 +17,9 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from .evaluate import RunResult, evaluate
+from .mmlongbench import QID_PREFIX
 from .model import GoldQuestion
-from .profiles import PROFILES, Profile, get_profile
+from .profiles import MMLONGBENCH_PROFILE, PROFILES, Profile, get_profile
 
 __all__ = ["Change", "ProfileComparison", "rescore", "compare", "sensitivity", "applicable_profiles", "looks_docvqa"]
 
@@ -97,10 +98,13 @@ def looks_docvqa(gold: Iterable[GoldQuestion]) -> bool:
 
 
 def applicable_profiles(base: str | Profile, gold: Sequence[GoldQuestion]) -> list[str]:
-    """The profiles to compare a run with: every other profile, `docvqa` only for DocVQA-shaped gold."""
+    """The profiles to compare a run with: every other profile, `docvqa` only for DocVQA-shaped gold,
+    `mmlongbench-doc` only for MMLongBench-Doc's (question ids of scoring.mmlongbench.qid_for)."""
     name = get_profile(base).name
     docvqa = looks_docvqa(gold)
-    return [p for p, prof in PROFILES.items() if p != name and (docvqa or not prof.multi_answer)]
+    mmlb = any(q.qid.startswith(QID_PREFIX) for q in gold[:1])
+    return [p for p, prof in PROFILES.items()
+            if p != name and (docvqa or not prof.multi_answer) and (mmlb or p != MMLONGBENCH_PROFILE)]
 
 
 def sensitivity(run: RunResult, profiles: Iterable[str | Profile] | None = None) -> list[ProfileComparison]:

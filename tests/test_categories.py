@@ -33,13 +33,16 @@ ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "sample_runs"
 EXPECTED = ROOT / "tests" / "fixtures" / "expected" / "categories_sample_runs.json"
 
-CONTRACT = ("failed_or_missing", "false_refusal", "invented_answer", "fragile_pass", "right_but_verbose",
+CONTRACT = ("failed_or_missing", "extraction_miss", "false_refusal", "invented_answer", "fragile_pass", "right_but_verbose",
             "right_other_format", "right_all_agree", "same_words_other_order", "probably_right_scored_wrong",
             "unit_or_scale_slip", "numeric_near_miss", "partially_right", "wrong_but_string_credit", "wrong_all_agree")
 
 
-def cats(pred, gold, fmt="Str", **kw):
-    return categorize(judge(pred, [gold], fmt, **kw))
+def cats(pred, gold, fmt="Str", response=None, **kw):
+    """The categories of one answer; `response` is the raw answer beside it (MMLongBench-Doc)."""
+    if response is None:
+        return categorize(judge(pred, [gold], fmt, **kw))
+    return classify(judge(pred, [gold], fmt, **kw), response=response).categories
 
 
 def test_ids_order_and_definitions():
@@ -50,6 +53,15 @@ def test_ids_order_and_definitions():
 
 # (category, positive cases, near-negative cases); a case is (prediction, gold, format, keyword args)
 CASES = {
+    "extraction_miss": (  # the gold is in the raw response, the extracted answer scores 0
+        [("Not answerable", "42", "Int", {"response": "The table gives 42 stores.", "profile": "mmlongbench-doc"}),
+         ("Lyon", "Paris", "Str", {"response": "It is headquartered in Paris.", "profile": "mmlongbench-doc"}),
+         ("[]", "['a', 'b']", "List", {"response": "Both a and b.", "profile": "mmlongbench-doc"})],
+        [("Lyon", "Paris", "Str", {"response": "It is in Lyon.", "profile": "mmlongbench-doc"}),
+         ("42", "42", "Int", {"response": "42", "profile": "mmlongbench-doc"}),
+         ("Lyon", "Paris", "Str", {"profile": "mmlongbench-doc"}),  # no response: never
+         ("Lyon", "Paris", "Str", {"response": "Parisian food"})],  # not inside a longer word
+    ),
     "failed_or_missing": (
         [(None, "Paris", "Str", {}), ("Paris", "Paris", "Str", {"status": "error"}),
          ("Paris", "Paris", "Str", {"status": "context_overflow"})],
@@ -195,8 +207,9 @@ def test_fuzzy_is_the_seed_score_of_the_scored_text():
 def test_lazy_fuzzy_does_not_change_categories():
     for pos, neg in CASES.values():
         for p, g, f, kw in pos + neg:
-            j = judge(p, [g], f, **kw)
-            assert classify(j).categories == classify(j, with_fuzzy=True).categories
+            response = kw.get("response")
+            j = judge(p, [g], f, **{k: v for k, v in kw.items() if k != "response"})
+            assert classify(j, response=response).categories == classify(j, with_fuzzy=True, response=response).categories
 
 
 # ----------------------------------------------------------------------------- sample_runs
@@ -218,8 +231,9 @@ def test_sample_runs_category_counts_match_the_checked_in_file():
         got[name] = {"primary": {c: n for c in CONTRACT if (n := sum(v[0] == c for v in per_q.values()))},
                      "any": {c: n for c in CONTRACT if (n := sum(c in v for v in per_q.values()))}}
     assert got == expected["runs"]
-    # every category has at least two examples (as the primary category) across the runs
-    totals = {c: sum(r["primary"].get(c, 0) for r in got.values()) for c in CONTRACT}
+    # every category has at least two examples (as the primary category) across the runs -- but
+    # extraction_miss, which needs a raw response beside the answer (sample_runs/mmlongbench has them)
+    totals = {c: sum(r["primary"].get(c, 0) for r in got.values()) for c in CONTRACT if c != "extraction_miss"}
     assert all(n >= 2 for n in totals.values()), totals
 
 

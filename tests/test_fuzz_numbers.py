@@ -71,6 +71,7 @@ def test_scientific_notation_is_the_float_of_its_text(mant, exp):
        profile=st.sampled_from(list(PROFILES)))
 def test_judge_never_raises(pred, gold, fmt, rule, status, profile):
     j = judge(pred, [gold], fmt, rule, status=status, profile=profile)
-    assert j.accuracy in (0.0, 1.0)
+    # MMLongBench-Doc's own score is not 0/1 (strings score their ANLS above 0.5, lists the minimum)
+    assert j.accuracy in (0.0, 1.0) or (profile == "mmlongbench-doc" and 0.5 < j.accuracy < 1.0)
     assert 0.0 <= j.token_f1 <= 1.0 and 0.0 <= j.anls <= 1.0
     assert j.reason and j.trace()

@@ -394,13 +394,15 @@ def test_readme_category_table_matches_the_scorer(gold):
     for line in lines[1:]:
         cells = [c.strip() for c in line.strip("|").split("|")]
         table[cells[0].strip("`")] = [int(x) for x in cells[1:]]
-    assert list(table) == list(CATEGORY_IDS)
+    # extraction_miss needs a raw response beside the answer, which XL-DocBench runs do not have
+    assert list(table) == [c for c in CATEGORY_IDS if c != "extraction_miss"]
     items = load_gold([SR / f for f in GOLD_FILES]).items
     for k, run in enumerate(runs):
         path = next(p for p in (SR / "runs").iterdir() if p.name.rsplit(".", 1)[0] == run)
         res = evaluate(items, load_predictions(path).items, profile="xldocbench", name=run)
         found = collections.Counter(categorize(r.judgement)[0] for r in res.results)
-        assert {c: v[k] for c, v in table.items()} == {c: found.get(c, 0) for c in CATEGORY_IDS}, run
+        assert {c: v[k] for c, v in table.items()} == {c: found.get(c, 0) for c in table}, run
+        assert not found.get("extraction_miss"), run
     assert sorted(runs) == sorted(p.name.rsplit(".", 1)[0] for p in (SR / "runs").iterdir() if p.is_file())
     for c, v in table.items():
         assert v[-1] == sum(v[:-1]) and v[-1] >= 2, c

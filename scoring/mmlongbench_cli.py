@@ -1,0 +1,274 @@
+"""`python -m scoring --profile mmlongbench-doc`: MMLongBench-Doc's own files scored as its evaluator does.
+
+    python -m scoring --profile mmlongbench-doc --gold-files data/samples.json \\
+        --predictions results/res_<model>.json [--output-txt res_<model>.txt] \\
+        [--per-question-csv res_<model>.csv] [--output report.json]
+
+`scoring/cli.py` hands the command line here when the profile is `mmlongbench-doc` (`wants`). The
+gold is `data/samples.json` (scoring.mmlongbench.load_samples), each prediction file a result file
+of its `run_api.py` (load_results: joined by position, else by doc_id and question). Outputs:
+
+- `--output-txt`: the text of the evaluator's `show_results` over the result file's rows with the
+  recomputed scores, byte for byte (UTF-8, no newline translation);
+- `--per-question-csv`: one row per gold question (gold order): QUESTION_CSV_COLUMNS;
+- `--output`: a JSON report -- the benchmark's Acc and F1, our Accuracy (its mean score over every
+  gold question, missing ones 0), token F1 and ANLS, the breakdowns of its report (single-page /
+  cross-page / unanswerable with overlaps, evidence sources, document type) plus the number of
+  evidence pages, and the rows scored by a fallback rule.
+
+Rows scored by a fallback rule (where the released evaluator raises or would eval model text) are
+named by question id on stderr. Problems in the inputs go to stderr as `file: severity: field: …`;
+exit 1 with `ERROR: …` when no gold question or no prediction could be loaded. Never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import math
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from .evaluate import RunResult, evaluate
+from .metrics import MMLONGBENCH_FALLBACK
+from .mmlongbench import (
+    FALLBACK_RULES,
+    ResultsLoad,
+    acc_and_f1,
+    evidence_categories,
+    extraction_miss,
+    load_results,
+    load_samples,
+    rescored_rows,
+    show_results,
+)
+from .model import GoldQuestion
+from .problems import summarise
+from .profiles import MMLONGBENCH_PROFILE, get_profile
+from .text import to_str
+
+__all__ = ["QUESTION_CSV_COLUMNS", "wants", "main", "score_file", "question_rows", "report"]
+
+QUESTION_CSV_COLUMNS = ("question_id", "doc_id", "doc_type", "answer_format", "answer", "pred", "status", "score",
+                        "official_score", "token_f1", "anls", "page_category", "evidence_pages", "evidence_sources",
+                        "fallback_rule", "extraction_miss")
+DEFAULT_SAMPLES = Path("data") / "samples.json"
+
+
+def wants(argv: Sequence[str]) -> bool:
+    """Whether a command line asks for the mmlongbench-doc profile (`--profile X` or `--profile=X`)."""
+    argv = list(argv)
+    for k, arg in enumerate(argv):
+        if arg == "--profile" and k + 1 < len(argv) and argv[k + 1] == MMLONGBENCH_PROFILE:
+            return True
+        if arg == f"--profile={MMLONGBENCH_PROFILE}":
+            return True
+    return False
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="python -m scoring --profile mmlongbench-doc",
+                                 description="Score MMLongBench-Doc result files exactly as its evaluator does.")
+    ap.add_argument("--profile", choices=[MMLONGBENCH_PROFILE], default=MMLONGBENCH_PROFILE)
+    ap.add_argument("--gold-files", nargs="+", metavar="F", help="the benchmark's data/samples.json (one file)")
+    ap.add_argument("--data-dir", metavar="DIR", help="folder holding samples.json (default: ./data)")
+    ap.add_argument("--predictions", nargs="+", required=True, metavar="PATH", help="result file(s): results/res_<model>.json")
+    ap.add_argument("--output-txt", metavar="PATH", help="write the evaluator's text report (a folder when several files)")
+    ap.add_argument("--per-question-csv", metavar="PATH", help="write the per-question CSV (a folder when several files)")
+    ap.add_argument("--output", metavar="PATH", help="write the JSON report (a folder when several files)")
+    return ap
+
+
+def _pct(x: float) -> str:
+    return f"{x * 100:.2f}%"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(list(sys.argv[1:] if argv is None else argv))
+    err = sys.stderr
+    if args.gold_files and len(args.gold_files) > 1:
+        print("ERROR: --gold-files takes one file under --profile mmlongbench-doc (data/samples.json)", file=err)
+        return 1
+    samples = Path(args.gold_files[0]) if args.gold_files else Path(args.data_dir or "data") / "samples.json"
+    gold = load_samples(samples)
+    for p in summarise(gold.problems):
+        print(p, file=err)
+    if not gold.items:
+        print("ERROR: no gold question could be loaded", file=err)
+        return 1
+    several = len(args.predictions) > 1
+    scored = failed = 0
+    for path in map(Path, args.predictions):
+        res = load_results(path, gold)
+        for p in summarise(res.problems):
+            print(p, file=err)
+        if not res.items:
+            print(f"ERROR: no prediction could be loaded from {path}", file=err)
+            failed += 1
+            continue
+        run = score_file(gold.items, res)
+        for qid, note in fallback_rows(run):
+            print(f"note: {qid}: scored by fallback rule {note} ({FALLBACK_RULES.get(note, '')})", file=err)
+        try:
+            _write_outputs(args, run, res, gold.items, several)
+        except OSError as exc:
+            print(f"ERROR: cannot write the outputs of {path}: {exc.filename or ''}{': ' if exc.filename else ''}"
+                  f"{exc.strerror or exc}", file=err)
+            failed += 1
+            continue
+        scored += 1
+        rep = report(run, res, gold.items, per_question=False)
+        if several:
+            print(f"== {res.run}")
+        print(f"Gold questions: {run.gold_count}")
+        print(f"Predictions loaded: {run.prediction_count}")
+        print(f"Missing predictions: {len(run.missing_ids)}")
+        print(f"Acc (MMLongBench-Doc): {_pct(rep['acc'])}")
+        print(f"F1 (MMLongBench-Doc): {_pct(rep['f1'])}")
+        print(f"Accuracy (every gold question): {_pct(rep['overall']['accuracy'])}")
+        print(f"Token F1: {_pct(rep['overall']['token_f1'])}")
+        print(f"ANLS: {_pct(rep['overall']['anls'])}")
+        print(f"Fallback rows: {len(rep['fallback'])}")
+        print(f"Signature: {run.signature}")
+    if not scored:
+        print("ERROR: nothing could be scored", file=err)
+        return 1
+    return 1 if failed else 0
+
+
+def score_file(gold: Sequence[GoldQuestion], res: ResultsLoad) -> RunResult:
+    """One result file scored under mmlongbench-doc (in this process: 1,082 questions take a moment)."""
+    return evaluate(gold, res.items, profile=get_profile(MMLONGBENCH_PROFILE), name=res.run, workers=1)
+
+
+def fallback_rows(run: RunResult) -> list[tuple[str, str]]:
+    """(question id, fallback rule) of every row the released evaluator could not score."""
+    return [(r.qid, r.judgement.details[0]) for r in run.results if r.decided_by == MMLONGBENCH_FALLBACK]
+
+
+def _scores(run: RunResult) -> dict[str, float]:
+    return {r.qid: r.accuracy for r in run.results if r.prediction is not None}
+
+
+def _path(value: str | None, name: str, ext: str, several: bool) -> Path | None:
+    if not value:
+        return None
+    return Path(value) / f"res_{name}{ext}" if several else Path(value)
+
+
+def _write_outputs(args: argparse.Namespace, run: RunResult, res: ResultsLoad, gold: Sequence[GoldQuestion],
+                   several: bool) -> None:
+    txt = _path(args.output_txt, res.run, ".txt", several)
+    if txt:
+        txt.parent.mkdir(parents=True, exist_ok=True)
+        with open(txt, "w", encoding="utf-8", newline="") as fh:
+            fh.write(show_results(rescored_rows(res, _scores(run))))
+    table = _path(args.per_question_csv, res.run, ".csv", several)
+    if table:
+        table.parent.mkdir(parents=True, exist_ok=True)
+        with open(table, "w", encoding="utf-8", newline="") as fh:
+            writer = csv.writer(fh)
+            writer.writerow(QUESTION_CSV_COLUMNS)
+            for row in question_rows(run, res):
+                writer.writerow([row[c] for c in QUESTION_CSV_COLUMNS])
+    out = _path(args.output, res.run, ".json", several)
+    if out:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        with open(out, "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(json.dumps(report(run, res, gold), ensure_ascii=False, indent=2) + "\n")
+
+
+def _cell(value: Any) -> str:
+    """A JSON value as one CSV cell: text as it is, anything else as JSON."""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False)
+
+
+def question_rows(run: RunResult, res: ResultsLoad) -> list[dict[str, Any]]:
+    """One dict per gold question of the run (gold order), keyed by QUESTION_CSV_COLUMNS."""
+    official = {s.qid: s.accuracy for s in res.official}
+    out = []
+    for r in run.results:
+        q, j = r.question, r.judgement
+        extras = res.extras.get(q.qid)
+        gold_value = q.metadata.get("answer", q.gold_answer)
+        fallback = j.details[0] if j.decided_by == MMLONGBENCH_FALLBACK else ""
+        miss = extras is not None and extraction_miss(gold_value, q.raw_format, extras.response, j.accuracy)
+        out.append({
+            "question_id": q.qid,
+            "doc_id": to_str(q.metadata.get("doc_id")),
+            "doc_type": to_str(q.metadata.get("doc_type")),
+            "answer_format": to_str(q.raw_format),
+            "answer": _cell(gold_value),
+            "pred": "" if r.prediction is None else _cell(extras.pred if extras else r.prediction.text),
+            "status": j.status,
+            "score": j.accuracy,
+            "official_score": official.get(q.qid, ""),
+            "token_f1": round(j.token_f1, 6),
+            "anls": round(j.anls, 6),
+            "page_category": ";".join(evidence_categories(q.metadata.get("evidence_pages"), gold_value)),
+            "evidence_pages": _cell(q.metadata.get("evidence_pages", [])),
+            "evidence_sources": _cell(q.metadata.get("evidence_sources", [])),
+            "fallback_rule": fallback,
+            "extraction_miss": int(miss),
+        })
+    return out
+
+
+def _means(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    n = len(rows)
+    if not n:
+        return {"count": 0, "accuracy": 0.0, "token_f1": 0.0, "anls": 0.0}
+    return {"count": n, **{m: round(sum(float(r[m]) for r in rows) / n, 6) for m in ("accuracy", "token_f1", "anls")}}
+
+
+def breakdowns(run: RunResult) -> dict[str, dict[str, dict[str, Any]]]:
+    """Per label, over every gold question of the run: count and the mean Accuracy (the benchmark's
+    score), token F1 and ANLS. Groups: page_category (single-page / cross-page / unanswerable, a
+    question in each that applies), evidence_source (each source), doc_type, evidence_page_count."""
+    groups: dict[str, dict[str, list[dict[str, Any]]]] = {
+        "page_category": {}, "evidence_source": {}, "doc_type": {}, "evidence_page_count": {}}
+    for r in run.results:
+        q = r.question
+        row = {"accuracy": r.accuracy, "token_f1": r.token_f1, "anls": r.anls}
+        labels = {
+            "page_category": list(evidence_categories(q.metadata.get("evidence_pages"), q.metadata.get("answer"))),
+            "evidence_source": [to_str(s) for s in q.metadata.get("evidence_sources") or []],
+            "doc_type": [to_str(q.metadata.get("doc_type")) or "unknown"],
+            "evidence_page_count": [str(q.metadata.get("evidence_page_count", 0))],
+        }
+        for group, values in labels.items():
+            for value in dict.fromkeys(values):
+                groups[group].setdefault(value, []).append(row)
+    out: dict[str, dict[str, dict[str, Any]]] = {}
+    for group, by_label in groups.items():
+        keys = sorted(by_label, key=lambda k: (int(k) if k.isdigit() else math.inf, k)) if group == "evidence_page_count" else list(by_label)
+        out[group] = {k: _means(by_label[k]) for k in keys}
+    return out
+
+
+def report(run: RunResult, res: ResultsLoad, gold: Sequence[GoldQuestion], *, per_question: bool = True) -> dict[str, Any]:
+    """The JSON report of one result file (see the module text)."""
+    rows = rescored_rows(res, _scores(run))
+    acc, f1 = acc_and_f1(rows)
+    rep: dict[str, Any] = {
+        "profile": MMLONGBENCH_PROFILE,
+        "signature": run.signature,
+        "run": res.run,
+        "gold_count": run.gold_count,
+        "prediction_count": run.prediction_count,
+        "missing_prediction_count": len(run.missing_ids),
+        "acc": acc,
+        "f1": f1,
+        "overall": run.overall,
+        "breakdowns": breakdowns(run),
+        "fallback": [{"question_id": qid, "rule": note} for qid, note in fallback_rows(run)],
+        "problems": [str(p) for p in res.problems],
+    }
+    if per_question:
+        rep["per_question"] = question_rows(run, res)
+    return rep
