@@ -47,8 +47,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.baseline is not None:
             baseline = resolve(ws, [args.baseline])[0]
         problems = [p for p in ws.discovery.problems + ws.problems]
-        for res in [ws.gold, *(pf.loaded for pf in ws.predictions if pf.run in runs)]:
-            problems += res.problems
+        problems += ws.gold.problems
+        for pf in ws.predictions:
+            if pf.run in runs:
+                problems += pf.loaded.problems
         for p in problems[:20]:
             print(f"{ws.label(p.file)}{'' if p.line is None else f':{p.line}'}: {p.severity}: {p.message}", file=sys.stderr)
         if len(problems) > 20:

@@ -175,7 +175,7 @@ def page_thumbnail(path: Path, page_no: int, quotes: list[str], caption: str, wi
     except Exception:  # a broken or missing PDF: no thumbnail, said in the report
         return None
     note = "" if boxes or not quotes else "the gold quote was not found on this page"
-    return Thumb(png, w, h, [tuple(b) for b in boxes], caption, note)
+    return Thumb(png, w, h, list(boxes), caption, note)
 
 
 def evidence_thumbnail(q: GoldQuestion, ws: Workspace | None) -> Thumb | None:
@@ -280,7 +280,7 @@ def build_report(analysis: Analysis, runs: list[str], baseline: str | None = Non
     a, b = pick_pair(runs, baseline if baseline in runs else None)
     chart = _Charts()
     bench = workspace.discovery.benchmark if workspace is not None else None
-    signature = next((an.run(r).signature for r in runs if an.run(r) and an.run(r).result), "")
+    signature = next((run.signature for run in map(an.run, runs) if run is not None and run.result), "")
     name = title or f"DocBench Lens report: {bench.name if bench else 'benchmark'}"
     page = {"name": name, "questions": len(an.questions), "runs": runs, "profile": profile, "signature": signature,
             "stamp": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"), "plotlyjs": "", "sections": []}
