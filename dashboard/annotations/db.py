@@ -35,6 +35,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from dashboard.core import settings
+
 __all__ = [
     "SCHEMA_VERSION", "SCHEMA_V1", "DEFAULT_TAGS", "FILE_NAME", "APP_DIR",
     "MAX_TEXT", "MAX_TAG", "MAX_TAGS", "MAX_AUTHOR", "MAX_KEY", "MAX_ANSWER", "MAX_VOCABULARY",
@@ -70,17 +72,9 @@ _TIME_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
 
 
 def default_path(env: Mapping[str, str] | None = None) -> Path:
-    """`$LENS_DATA_DIR/annotations.sqlite3`, else `$XDG_DATA_HOME/docbench-lens/annotations.sqlite3`
-    (an absolute XDG_DATA_HOME only, as the XDG spec says), else
-    `~/.local/share/docbench-lens/annotations.sqlite3`. Empty variables count as unset."""
-    env = os.environ if env is None else env
-    if env.get("LENS_DATA_DIR"):
-        return Path(env["LENS_DATA_DIR"]).expanduser() / FILE_NAME
-    xdg = env.get("XDG_DATA_HOME")
-    if xdg and Path(xdg).is_absolute():
-        return Path(xdg) / APP_DIR / FILE_NAME
-    home = Path(env["HOME"]) if env.get("HOME") else Path.home()
-    return home / ".local" / "share" / APP_DIR / FILE_NAME
+    """`annotations.sqlite3` in the user data folder (dashboard.core.settings.data_dir):
+    $LENS_DATA_DIR, else $XDG_DATA_HOME/docbench-lens, else ~/.local/share/docbench-lens."""
+    return settings.data_dir(env) / FILE_NAME
 
 
 def resolve_path(path: str | os.PathLike[str] | None = None, env: Mapping[str, str] | None = None) -> Path:

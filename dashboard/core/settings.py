@@ -55,9 +55,13 @@ def cache_root(environ: Mapping[str, str] | None = None) -> Path:
 
 
 def data_dir(environ: Mapping[str, str] | None = None) -> Path:
-    """The user data folder: $LENS_DATA_DIR, else $XDG_DATA_HOME/docbench-lens, else ~/.local/share/docbench-lens."""
+    """The user data folder: $LENS_DATA_DIR, else $XDG_DATA_HOME/docbench-lens (an absolute one only, as
+    the XDG spec says), else ~/.local/share/docbench-lens ($HOME when set). Empty variables count as unset."""
     env = os.environ if environ is None else environ
     if DATA_DIR.value(env):
         return Path(DATA_DIR.value(env)).expanduser()
-    base = env.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return Path(base).expanduser() / APP_FOLDER
+    xdg = env.get("XDG_DATA_HOME")
+    if xdg and Path(xdg).is_absolute():
+        return Path(xdg) / APP_FOLDER
+    home = Path(env["HOME"]) if env.get("HOME") else Path.home()
+    return home / ".local" / "share" / APP_FOLDER
