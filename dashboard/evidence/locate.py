@@ -40,6 +40,11 @@ from scoring.numbers import read_number
 EXACT, FUZZY, NOT_FOUND, NO_DOCUMENT = "exact", "fuzzy", "not_found", "no_document"
 EVIDENCE_PAGE, OTHER_PAGE, NOT_IN_DOCUMENT = "evidence_page", "other_page", "not_in_document"
 FUZZY_MIN, FUZZY_MIN_SHORT, SHORT_QUOTE = 0.80, 0.90, 12
+# fuzzy alignment costs about (quote length x page length): beyond this many character pairs (about
+# 0.2 s) a quote is located exactly or not at all, and its message says so
+FUZZY_MAX_WORK = 200_000_000
+# an answer candidate longer than this is searched as text, never read as a number
+NUMBER_ANSWER_CHARS = 100
 MAX_ANSWER_WORDS = 12  # longer answers are searched by their bold parts and numbers only
 
 # ----------------------------------------------------------------------------- normalisation
@@ -56,12 +61,19 @@ MAX_ANSWER_WORDS = 12  # longer answers are searched by their bold parts and num
 
 
 
-_ELLIPSIS = re.compile(r"\s*(?:\u2026|\.\.\.+|\[\s*(?:\u2026|\.\.\.)\s*\])\s*")
+# no leading or trailing \s*: split() tried them at every blank of a long run of blanks (quadratic);
+# the parts are stripped instead
+_ELLIPSIS = re.compile(r"\u2026|\.{3,}|\[\s*(?:\u2026|\.\.\.)\s*\]")
+
+
+MAX_QUOTE_PARTS = 20  # a quote with more ellipses than this is searched whole (each part costs a page search)
 
 
 def quote_parts(quote: str) -> list[str]:
     """The parts of a quote written with an ellipsis for an omitted middle (or the whole quote)."""
-    parts = [p.strip() for p in _ELLIPSIS.split(quote)]
+    parts = [p.strip() for p in _ELLIPSIS.split(quote, maxsplit=MAX_QUOTE_PARTS)]
+    if len(parts) > MAX_QUOTE_PARTS:
+        return [quote]
     return [p for p in parts if norm_text(p)] or [quote]
 
 
@@ -149,6 +161,9 @@ def _locate_part(pt: PageText, part: str) -> Location:
         return Location([r for h in hits for r in pt.span_rects(h, h + len(qp), packed=True)], EXACT, 1.0)
     if not pt.packed or not qp:
         return Location([], NOT_FOUND, 0.0, "the page has no text layer" if not pt.has_text else "")
+    if len(qp) * len(pt.packed) > FUZZY_MAX_WORK:
+        return Location([], NOT_FOUND, 0.0, f"not found exactly on page {pt.page}; too long for a fuzzy search "
+                                            f"({len(qp):,} quote characters against {len(pt.packed):,} on the page)")
     if len(qp) > len(pt.packed):
         score = fuzz.ratio(qp, pt.packed) / 100
         return Location([], NOT_FOUND, round(score, 3))
@@ -233,7 +248,10 @@ def answer_candidates(answer: str) -> list[str]:
     return out
 
 
-_IDENTIFIER = re.compile(r"(?<![\d.])[^\W\d_]+-?\d")
+# a letter (not after a digit or a point) followed by a digit, perhaps after a hyphen: the same
+# search result as `(?<![\d.])[^\W\d_]+-?\d`, whose `+` was retried from every letter of a long
+# word (quadratic: 16,000 letters took 10.6 s)
+_IDENTIFIER = re.compile(r"(?<![\d.])[^\W\d_]-?\d")
 
 
 def _answer_number(candidate: str) -> tuple[float, tuple[str, ...]] | None:
@@ -241,6 +259,8 @@ def _answer_number(candidate: str) -> tuple[float, tuple[str, ...]] | None:
     currency, a percent sign: `1,250`, `EUR 6,228.0 million`, `26.9%`), and its other words, which
     must then stand near the number on the page (`5 months` is not any 5). A bare one-digit integer
     is no evidence of anything (page numbers, list items) and is not searched as a number."""
+    if len(candidate) > NUMBER_ANSWER_CHARS:  # a sentence, not a number with its unit
+        return None
     text = norm_text(candidate)
     if _IDENTIFIER.search(text):  # HX-420, M30, A100: a name with digits, matched as text
         return None
