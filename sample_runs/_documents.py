@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 
 from _layout import BLACK, FILL, GREY, LIGHT, Builder, text_width, wrap
@@ -974,7 +975,58 @@ def build_technical(path):
     b.anchor("footer_docno", doc_no, page=27)
     n = b.save(path, {"title": "HX-400 Series Installation, Operation and Maintenance Manual, Rev. D",
                       "author": "Kestrel Thermal Systems GmbH"})
+    n = append_scanned_page(path, b.W, b.H)
+    b.anchor("cert_test", CERT_QUOTE, page=n)
     return b.anchors, n, b.toc
+
+
+# The manual's last page is a scanned works test certificate: a picture of text with no text layer
+# (as a scan bound into a PDF), so that only OCR can read it. SCAN_LINES are drawn on a scratch page
+# with base-14 fonts, rendered to a grayscale PNG at SCAN_DPI and inserted as the page's only content.
+SCAN_DPI = 150
+CERT_QUOTE = "The unit passed the hydrostatic test at 24.5 bar"
+SCAN_LINES = [  # (x, baseline y, text, font, size) in points
+    (64, 110, "KESTREL THERMAL SYSTEMS GmbH", "hebo", 16),
+    (64, 136, "Works Test Certificate No. WTC-0419", "helv", 13),
+    (64, 190, "Unit: HX-420 plate heat exchanger", "helv", 12),
+    (64, 212, "Serial number: 420-17736", "helv", 12),
+    (64, 250, CERT_QUOTE, "helv", 12),
+    (64, 272, "Test medium: water, holding time 30 minutes", "helv", 12),
+    (64, 294, "No leakage or permanent deformation was found.", "helv", 12),
+    (64, 350, "Inspector: Margit Lindholm", "heit", 12),
+    (64, 372, "Date of test: 14 February 2023", "helv", 12),
+]
+
+
+def scanned_page(width, height):
+    """(PNG bytes of the certificate, [(x0, y0, x1, y1, word)] where each word was drawn, in points)."""
+    import pymupdf
+
+    doc = pymupdf.open()
+    page = doc.new_page(width=width, height=height)
+    page.draw_rect(pymupdf.Rect(48, 80, width - 48, 400), color=(0.3, 0.3, 0.3), width=1)
+    for x, y, text, font, size in SCAN_LINES:
+        page.insert_text((x, y), text, fontname=font, fontsize=size)
+    words = [(*[round(v, 2) for v in w[:4]], w[4]) for w in page.get_text("words")]
+    png = page.get_pixmap(dpi=SCAN_DPI, colorspace=pymupdf.csGRAY, alpha=False).tobytes("png")
+    doc.close()
+    return png, words
+
+
+def append_scanned_page(path, width, height):
+    """Append the certificate as an image-only page to the saved PDF (same fixed metadata, no new
+    /ID, so the bytes stay reproducible); returns the new page count."""
+    import pymupdf
+
+    png, _ = scanned_page(width, height)
+    doc = pymupdf.open(path)
+    page = doc.new_page(width=width, height=height)
+    page.insert_image(page.rect, stream=png)
+    n = doc.page_count
+    doc.save(path + ".tmp", garbage=4, deflate=True, no_new_id=True)
+    doc.close()
+    os.replace(path + ".tmp", path)
+    return n
 
 
 def _cover_exchanger(b, x, y):

@@ -321,6 +321,13 @@ QUESTIONS = [
          q="On which page of the PDF does Chapter Three begin?",
          a=lambda c: str(c["nar"]["ch_three"]["page"]), unit="", wrong=["12", "15"],
          ev=[E("nar", "ch_three", "Layout", ["Chapter Three"])]),
+    # the manual's scanned test certificate (an image-only page: found only by OCR); last of the
+    # single-document questions, so that no other question's id changes
+    dict(k="tec_cert_test", doc="tec", t="reference_chain", d="hard", f="Float", r="numeric_tolerance",
+         q="According to the works test certificate bound into the HX-400 manual, at what pressure did the "
+           "unit pass its hydrostatic test, in bar?",
+         a="24.5", unit="bar", wrong=["16", "17.6", "25.4"],
+         ev=[E("tec", "cert_test", "Text", ["Works Test Certificate"])]),
     # ------------------------------------------------------------------ cross-document
     dict(k="x_models_ok", docs=["tec", "leg", "fin"], t="compliance", d="very_hard", f="Str", r="casefold_exact_match",
          q="Which HX-400 models can be installed on an inland waterway vessel without breaching the pressure "

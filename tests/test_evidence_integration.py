@@ -100,7 +100,7 @@ def test_answer_location_filter_and_its_link(open_app, metrics):
     assert WRONG_PAGE in want and ids(at) == want
     assert at.query_params["loc"] == "other_page"
     line = next(re.sub(r"\\(.)", r"\1", c.value) for c in at.caption if re.search(r"\d+ of \d+ questions", c.value))
-    assert line.startswith(f"**{len(want)} of 76 questions**") and "answer location: only on other pages" in line
+    assert line.startswith(f"**{len(want)} of 77 questions**") and "answer location: only on other pages" in line
     # any chosen run: a second run and a second location widen it
     at.multiselect(key="x_runs").set_value([RUN, "small-9b"])
     at.multiselect(key="x_location").set_value(["other_page", "not_searched"]).run()
@@ -141,7 +141,7 @@ def test_overview_where_the_answers_are_and_a_click_opens_the_explorer(open_app,
 
 
 def test_big_data_computes_on_request(open_app, metrics, monkeypatch):
-    monkeypatch.setattr(grounding, "AUTO_PAIRS", 10)  # sample_runs: 76 questions × 7 runs
+    monkeypatch.setattr(grounding, "AUTO_PAIRS", 10)  # sample_runs: 77 questions × 7 runs
     at = open_app({"run": RUN}, "views/questions.py")
     assert at.toggle(key="x_evidence").value is False
     assert (RUN, "Location") not in list(at.dataframe[0].value.columns)

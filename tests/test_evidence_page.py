@@ -92,7 +92,7 @@ def test_docvqa_image_pages(open_evidence):
     at = open_evidence(SAMPLE / "docvqa", {"profile": "docvqa", "sel": "61002"})
     clean(at)
     shown = texts(at)
-    assert "52001 · page 1 of 1" in shown and "image without a text layer" in shown
+    assert "52001 · page 1 of 1" in shown and "No text layer: this page was read by OCR" in shown
     assert len(at.get("plotly_chart")) == 1
     assert at.selectbox(key="profile").value == "docvqa"
 
@@ -102,7 +102,7 @@ def test_cross_document_question_shows_each_document_in_turn(open_evidence):
     clean(at)
     (docs,) = [r for r in at.radio if r.label == "Document"]
     assert [re.sub(r"\\(.)", r"\1", o) for o in docs.options] == ["doc_000004 (evidence p. 11)", "doc_000003 (evidence p. 44)", "doc_000001 (context only)"]
-    assert "doc_000004 · page 11 of 54 · evidence page 1 of 1" in texts(at)
+    assert "doc_000004 · page 11 of 55 · evidence page 1 of 1" in texts(at)
     docs.set_value("doc_000003").run()
     clean(at)
     assert "doc_000003 · page 44 of 103 · evidence page 1 of 1" in texts(at)

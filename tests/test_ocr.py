@@ -332,3 +332,29 @@ def test_docvqa_sample_answers_are_located_on_its_page_images(tmp_path):
     assert {"61001", "61002", "61004", "61008", "61009", "61011", "61014"} <= found
     assert {q for q, r in rows.items() if r["in_document"] is False} == {"61007", "61010", "61012"}
     assert all(r["ocr"] for q, r in rows.items() if q in found)
+
+
+def test_the_sample_scanned_page_words_quote_and_answer(monkeypatch):
+    """sample_runs/docs/doc_000004.pdf p. 55 is the generator's picture of text: every word OCR reads
+    is where _documents.scanned_page drew it; the gold quote and the gold answer are found on it."""
+    from dashboard.evidence.locate import gold_rows
+    from scoring.loaders import load_gold
+
+    monkeypatch.syspath_prepend(str(ROOT / "sample_runs"))
+    import _documents
+
+    path = ROOT / "sample_runs" / "docs" / "doc_000004.pdf"
+    with pymupdf.open(path) as doc:
+        w, h = doc[54].rect.width, doc[54].rect.height
+    _, drawn_words = _documents.scanned_page(w, h)
+    pt = pdf.page_text(path, 55)
+    assert ocr.was_ocr(path, 55) and not ocr.was_ocr(path, 54)
+    read = ocr.page_words(path, 55)
+    misses = [t for *box, t in drawn_words if not any(wd == t and _iou(r, box) >= 0.5 for r, wd in read)]
+    assert len(misses) <= 1, misses  # at most one word misread out of ~60
+    gold = {g.qid: g for g in load_gold([ROOT / "sample_runs" / "qa_single_doc.jsonl"]).items}
+    q = gold["adubench_single_000069"]
+    (row,) = gold_rows(q, {"doc_000004": path})
+    assert row["method"] == EXACT and row["page"] == 55
+    assert answer_rects(pt, "24.5 bar")
+    assert locate_answer("24.5", q, {"doc_000004": path}).evidence_pages == {"doc_000004": [55]}

@@ -43,7 +43,7 @@ def test_report_on_sample_runs(tmp_path, capsys):
     cell = flips["pairs"]["longctx-ocr vs small-9b"]["overall"]["all questions"]
     assert (f"both are right on {cell['both right']}, only longctx-ocr on {cell['only A']}, "
             f"only small-9b on {cell['only B']}, both wrong on {cell['both wrong']}") in page
-    assert "<b>longctx-ocr</b> is 42.1 percentage points ahead of <b>small-9b</b>" in page
+    assert "<b>longctx-ocr</b> is 42.9 percentage points ahead of <b>small-9b</b>" in page
     assert "Where longctx-ocr is weakest" in page
     thumbs = re.findall(r'src="data:image/png;base64,', body)
     assert 5 <= len(thumbs) <= 10  # failures with their evidence pages
