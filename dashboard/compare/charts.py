@@ -64,7 +64,8 @@ def delta_chart(table: pd.DataFrame, metric: str, a: str, b: str, *, title_size:
              "hollow: fewer than 20 questions</sup>")
     _layout(fig, title, 140 + ROW * max(3, len(data)), showlegend=False, clickmode="event+select")
     fig.update_xaxes(title=dict(text=f"Δ {METRIC_LABELS[metric]} (percentage points)"), zeroline=False, ticksuffix="")
-    fig.update_yaxes(automargin=True, categoryorder="array", categoryarray=names)
+    # every slice keeps its label (Plotly drops every other category label when rows are tight)
+    fig.update_yaxes(automargin=True, categoryorder="array", categoryarray=names, tickmode="array", tickvals=names)
     if title_size:
         fig.update_layout(title_font=dict(size=title_size))
     return fig

@@ -10,6 +10,7 @@ from dashboard.core.escape import md_escape
 from dashboard.shell import ui
 
 HEIGHT = 600  # px of each slide's chart
+FONT_SCALE = 17 / 12  # the slides' font against the charts' own: rows grow with it, so every label fits
 ctx = ui.context()
 an = ctx.analysis
 state = ui.view().compare
@@ -26,7 +27,7 @@ def slide(number: int, message: str, fig=None) -> None:
     st.caption(f"{number} / 4")
     st.markdown(message)
     if fig is not None:
-        fig.update_layout(height=max(HEIGHT, fig.layout.height or 0), font=dict(size=17), title_font=dict(size=24), margin=dict(t=150),
+        fig.update_layout(height=max(HEIGHT, int(FONT_SCALE * (fig.layout.height or 0))), font=dict(size=17), title_font=dict(size=24), margin=dict(t=150),
                           template="plotly_white")
         # theme=None: Streamlit's chart theme would shrink the large presentation fonts back
         st.plotly_chart(fig, width="stretch", key=f"present_{number}", config={"displayModeBar": False}, theme=None)
@@ -38,8 +39,8 @@ if an.questions.empty or len(an.runs) < 2:
     st.info("Presenting needs gold questions and at least two runs: open a benchmark with two or more runs.")
 else:
     runs = P.runs_by_accuracy(an)
-    a = state.get("a") if state.get("a") in runs else runs[0]
-    b = state.get("b") if state.get("b") in runs and state.get("b") != a else next(r for r in runs if r != a)
+    a: str = state["a"] if state.get("a") in runs else runs[0]
+    b: str = state["b"] if state.get("b") in runs and state.get("b") != a else next(r for r in runs if r != a)
     pairs = C.paired(an.scores, a, b)
     st.title(f"{a} against {b}")
     table = P.deltas(an, pairs, a, b)
