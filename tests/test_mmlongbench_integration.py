@@ -128,3 +128,125 @@ def test_cli_bad_input_is_an_error_line_not_a_traceback(tmp_path):
     done = run(["-m", "scoring", "--profile=mmlongbench-doc", "--gold-files", str(SAMPLES), "--predictions",
                 str(tmp_path / "nope.json")], tmp_path)
     assert done.returncode == 1 and "ERROR: no prediction could be loaded" in done.stderr and "Traceback" not in done.stderr
+
+
+# ----------------------------------------------------------------------------- the dashboard
+
+
+def test_discovery_recognises_the_layout():
+    from dashboard.core.paths import Sources
+    from dashboard.core.workspace import MMLONGBENCH, discover, load_workspace
+
+    disc = discover(Sources(benchmark=MM))
+    assert disc.layout == MMLONGBENCH and disc.gold == [SAMPLES] and disc.predictions == RESULTS
+    ws = load_workspace(Sources(benchmark=MM))
+    assert [pf.run for pf in ws.predictions] == ["docowl-8b", "gpt-4o"]
+    assert sorted(ws.official()) == ["docowl-8b", "gpt-4o"]
+    missing = [p for p in ws.problems if p.kind == "missing PDFs"]
+    assert len(missing) == 1 and "national_park_guidebook.pdf" in str(missing[0])
+    assert ws.locations["national_park_guidebook.pdf"].how == f"not in {MM / 'data' / 'documents'}"
+    fallback = [p for pf in ws.predictions for p in pf.loaded.problems if p.kind == "rows scored by a fallback rule"]
+    assert {p.got.split()[0] for p in fallback} == {"mmlongbench_0013", "mmlongbench_0014", "mmlongbench_0016",
+                                                    "mmlongbench_0017"}
+    # uploads: samples.json given as gold, result files as runs, no benchmark folder of that layout
+    up = discover(Sources(benchmark=ROOT / "sample_runs", gold=(SAMPLES,), runs=tuple(RESULTS)))
+    assert up.layout == MMLONGBENCH and up.predictions == RESULTS
+
+
+@pytest.fixture
+def mm_app(monkeypatch, tmp_path):
+    from app_kit import app_on
+
+    monkeypatch.setenv("LENS_CACHE_DIR", str(tmp_path / "cache"))
+
+    def start(params: dict | None = None):
+        return app_on(monkeypatch, MM, params, timeout=60)
+    return start
+
+
+def clean(at) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+
+
+def test_overview_on_the_sample(mm_app):
+    at = mm_app()
+    clean(at)
+    assert at.title[0].value == "Overview"
+    assert at.sidebar.selectbox(key="profile").value == "mmlongbench-doc"  # the benchmark's own rule, by default
+    board = at.dataframe[0].value.set_index("Run")
+    assert {"docowl-8b", "gpt-4o"} <= set(board.index)
+
+
+def test_question_explorer_shows_the_response_and_the_extraction_miss(mm_app):
+    at = mm_app({"page": "questions", "run": ["docowl-8b"], "sel": "mmlongbench_0018"})
+    at.switch_page("views/questions.py").run()
+    clean(at)
+    codes = [c.value for c in at.code]
+    assert "fourteen" in codes and "We evaluate 14 models on 3 datasets." in codes
+    assert any("Extraction is the likely failure" in w.value for w in at.warning)
+
+
+def test_metric_disagreement_counts_extraction_miss(mm_app):
+    from dashboard.core.paths import Sources
+    from dashboard.core.workspace import load_workspace, responses
+    from dashboard.disagreement.frames import counts, run_categories
+    from scoring.evaluate import evaluate
+
+    ws = load_workspace(Sources(benchmark=MM))
+    pf = next(p for p in ws.predictions if p.run == "docowl-8b")
+    run = evaluate(ws.gold.items, pf.loaded.items, profile="mmlongbench-doc", name="docowl-8b")
+    frame = run_categories(run, responses(ws, "docowl-8b"))
+    assert counts(frame, ["docowl-8b"]).loc["docowl-8b", "extraction_miss"] >= 4
+    assert not counts(run_categories(run), ["docowl-8b"]).loc["docowl-8b", "extraction_miss"]  # needs the responses
+    at = mm_app({"run": ["docowl-8b", "gpt-4o"]})
+    at.switch_page("views/disagreement.py").run()
+    clean(at)
+    assert any("extraction_miss" in str(df.value.columns.tolist()) or "extraction_miss" in df.value.to_string()
+               for df in at.dataframe)
+
+
+@pytest.mark.parametrize("page", ["views/evidence.py", "views/compare.py", "views/present.py"])
+def test_other_pages_open_on_the_sample(mm_app, page):
+    at = mm_app({"run": ["docowl-8b", "gpt-4o"], "sel": "mmlongbench_0003"})
+    at.switch_page(page).run()
+    clean(at)
+
+
+def test_data_page_shows_the_reproducibility_check_and_the_missing_pdf(mm_app):
+    at = mm_app()
+    at.switch_page("views/data.py").run()
+    clean(at)
+    texts = " ".join([w.value for w in at.warning] + [c.value for c in at.code] + [c.value for c in at.caption])
+    assert "docowl" in texts and "differ from the official scores" in texts.replace("\\", "")
+    assert "national_park_guidebook.pdf" in texts
+    assert "mmlongbench_0016 scored by fallback rule pred_not_literal" in texts
+
+
+# ----------------------------------------------------------------------------- the command lines of the dashboard
+
+
+def test_evidence_cli_on_the_sample(tmp_path):
+    done = run(["-m", "dashboard.evidence", "--benchmark", str(MM), "--output", str(tmp_path / "boxes.jsonl"),
+                "--runs", str(MM / "results"), "--answers-output", str(tmp_path / "answers.jsonl")], tmp_path, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    missing = [line for line in done.stderr.splitlines() if "national_park_guidebook.pdf not found" in line]
+    assert len(missing) == 1 and "looked for " in missing[0] and ".pdf.pdf" not in missing[0]  # listed once, where it was looked for
+    rows = [json.loads(line) for line in (tmp_path / "answers.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert {r["run"] for r in rows} == {"gpt-4o", "docowl-8b"} and len(rows) == 2 * 41
+    rotterdam = next(r for r in rows if r["question_id"] == "mmlongbench_0009" and r["run"] == "gpt-4o")
+    assert rotterdam["location"] == "evidence_page" and rotterdam["answer_pages_evidence"] == [1]
+    lodge = next(r for r in rows if r["question_id"] == "mmlongbench_0038" and r["run"] == "gpt-4o")
+    assert lodge["location"] == "no_document"
+
+
+def test_report_cli_on_the_sample(tmp_path):
+    out = tmp_path / "report.html"
+    done = run(["-m", "dashboard.report", "--benchmark", str(MM), "--runs", "gpt-4o", "docowl-8b", "--resamples", "200",
+                "--output", str(out)], tmp_path, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    page = out.read_text(encoding="utf-8")
+    assert "gpt-4o" in page and "docowl-8b" in page and "mmlongbench-doc" in page
+    bad = run(["-m", "dashboard.report", "--benchmark", str(MM), "--runs", "nope", "--output", str(out)], tmp_path)
+    assert bad.returncode == 2 and "Available runs: docowl-8b, gpt-4o" in bad.stderr and "Traceback" not in bad.stderr

@@ -33,6 +33,7 @@ class Discovery:
     scores: list[Path] = field(default_factory=list)
     summaries: list[Path] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
+    layout: str = "lens"  # or MMLONGBENCH: data/samples.json, data/documents/*.pdf, results/res_*.json
 
     def all_files(self) -> list[Path]:
         docs = [self.documents] if self.documents else []
@@ -59,12 +60,50 @@ def _classify_scores(target: Path, disc: Discovery) -> None:
             disc.scores.append(p)
 
 
+MMLONGBENCH = "mmlongbench"  # Discovery.layout of a clone of MMLongBench-Doc
+
+
+def is_mmlongbench_samples(path: Path) -> bool:
+    """Whether a gold file is MMLongBench-Doc's samples.json: a .json file whose text starts as a JSON
+    list of objects with `doc_id` and `answer_format` (its first 4 kB looked at; never raises)."""
+    if path.suffix.lower() != ".json":
+        return False
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(4096).decode("utf-8-sig", "replace").lstrip()
+    except OSError:
+        return path.name == "samples.json"
+    return head.startswith("[") and '"doc_id"' in head and '"answer_format"' in head
+
+
+def _discover_mmlongbench(bench: Path | None, src: Sources, disc: Discovery) -> Discovery:
+    """MMLongBench-Doc's own layout: gold data/samples.json, PDFs in data/documents/, each
+    results/res_*.json (and every --runs file) a result file read with its official `score`."""
+    disc.layout = MMLONGBENCH
+    if bench is not None:
+        disc.docs_dir = bench / "data" / "documents"
+        if not src.gold:
+            disc.gold = [bench / "data" / "samples.json"]
+        if (bench / "results").is_dir():
+            disc.predictions.extend(sorted(p for p in (bench / "results").glob("res_*.json") if p.is_file()))
+    if src.gold:
+        disc.gold = list(src.gold)
+    for target in src.runs:
+        disc.predictions.extend(_prediction_files(target))
+    disc.predictions = _unique(disc.predictions)
+    return disc
+
+
 def discover(src: Sources) -> Discovery:
     bench = src.benchmark
     disc = Discovery(benchmark=bench, docs_dir=None, documents=src.documents)
     if bench is not None and not bench.is_dir():
         disc.problems.append(Problem.error(str(bench), None, None, "a benchmark folder", "no such folder"))
         bench = None
+    if (src.gold and all(is_mmlongbench_samples(p) for p in src.gold)) or (
+            not src.gold and bench is not None and (bench / "data" / "samples.json").is_file()
+            and not any(p.is_file() for p in bench.glob("*.jsonl"))):
+        return _discover_mmlongbench(bench, src, disc)
     if bench is not None:
         disc.docs_dir = bench / "docs"
         if disc.documents is None and (bench / "documents.jsonl").is_file():
@@ -342,6 +381,8 @@ def check_documents(locations: dict[str, DocLocation], counts: dict[str, int | N
 
 def load_workspace(src: Sources) -> Workspace:
     disc = discover(src)
+    if disc.layout == MMLONGBENCH:
+        return _load_mmlongbench(disc, src)
     gold = load_gold(disc.gold) if disc.gold else LoadResult()
     documents = load_documents(disc.documents) if disc.documents else LoadResult()
     problems: list[Problem] = []
@@ -360,3 +401,81 @@ def load_workspace(src: Sources) -> Workspace:
     problems.extend(doc_problems)
     return Workspace(disc, gold, documents, predictions, scores, summary, locations, page_counts,
                      dict(src.labels), problems)
+
+
+# ----------------------------------------------------------------------------- MMLongBench-Doc
+
+
+def _load_mmlongbench(disc: Discovery, src: Sources) -> Workspace:
+    """A clone of MMLongBench-Doc read as it is (scoring/mmlongbench.py): gold from samples.json (the
+    question's `split` is its page category -- single-page, cross-page, unanswerable, joined by " + "
+    where the evaluator counts it twice), one document per PDF named, each result file a run (named
+    as the benchmark names it: res_gpt-4o.json -> gpt-4o) whose `score` values are its official
+    scores. Rows the evaluator cannot score without raising or executing text, and the PDFs not in
+    data/documents/, are listed once each as problems."""
+    from scoring.mmlongbench import (
+        document_records,
+        evidence_categories,
+        judge_question,
+        load_results,
+        load_samples,
+    )
+    from scoring.mmlongbench import run_name as result_run_name
+
+    gold: LoadResult[GoldQuestion] = load_samples(disc.gold[0]) if disc.gold else LoadResult()
+    problems: list[Problem] = []
+    for extra in disc.gold[1:]:
+        problems.append(Problem.warning(str(extra), None, None, "one samples.json", "another gold file (not read)"))
+    for q in gold.items:
+        q.split = " + ".join(evidence_categories(q.metadata.get("evidence_pages"), q.metadata.get("answer"))) or "unknown"
+    documents: LoadResult[DocumentRecord] = LoadResult(items=document_records(gold.items))
+    by_id = {q.qid: q for q in gold.items}
+    predictions: list[PredictionFile] = []
+    disc.scores, scores = [], []
+    taken: set[str] = set()
+    for path in disc.predictions:
+        res = load_results(path, gold)
+        name = base = result_run_name(path)
+        k = 2
+        while name in taken:
+            name, k = f"{base} ({k})", k + 1
+        taken.add(name)
+        res.run = name
+        for p in res.items:
+            note = judge_question(by_id[p.qid], res.extras[p.qid].pred).note
+            if note:
+                res.problems.append(Problem.warning(str(path), None, f"[{res.extras[p.qid].index}].pred",
+                                                    "an answer the released evaluator scores", f"{p.qid} scored by "
+                                                    f"fallback rule {note} (scoring/README.md, MMLongBench-Doc)",
+                                                    skipped=False, kind="rows scored by a fallback rule"))
+        try:
+            sha = hashlib.sha256(path.read_bytes()).hexdigest()
+        except OSError:
+            sha = ""
+        predictions.append(PredictionFile(name, path, sha, res))
+        if res.official:
+            disc.scores.append(path)
+            scores.append(LoadResult(items=[replace(r, system=name) for r in res.official], files=[str(path)],
+                                     rows_read=len(res.official)))
+    locations = _locate_all(gold.items, documents.items, disc.docs_dir)
+    missing = [loc for loc in locations.values() if loc.path is None]
+    if missing and disc.docs_dir is not None:
+        for loc in missing:
+            locations[loc.document_id] = replace(loc, how=f"not in {disc.docs_dir}")
+        shown = ", ".join(loc.document_id for loc in missing[:20]) + (f" and {len(missing) - 20} more" if len(missing) > 20 else "")
+        problems.append(Problem.warning(str(disc.docs_dir), None, None, "every PDF samples.json names",
+                                        f"{len(missing)} of {len(locations)} missing: {shown} (their questions are scored; "
+                                        "their pages cannot be shown -- copy the PDFs into this folder)",
+                                        skipped=False, kind="missing PDFs"))
+    locations, page_counts, doc_problems = check_documents(locations, {})
+    problems.extend(doc_problems)
+    return Workspace(disc, gold, documents, predictions, scores, LoadResult(), locations, page_counts,
+                     dict(src.labels), problems)
+
+
+def responses(ws: Workspace, run: str) -> dict[str, object] | None:
+    """The raw model answers (`response`) of a run by question id, where its file has them beside the
+    scored text (an MMLongBench-Doc result file); None otherwise."""
+    pf = next((p for p in ws.predictions if p.run == run), None)
+    extras = getattr(pf.loaded, "extras", None) if pf is not None else None
+    return {qid: e.response for qid, e in extras.items()} if extras else None

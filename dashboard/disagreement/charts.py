@@ -20,6 +20,7 @@ FONT = dict(size=13)
 # hues inside each family so neighbours in a stacked bar stay apart.
 CATEGORY_COLOURS = {
     "failed_or_missing": "#6B7280",
+    "extraction_miss": "#92400E",
     "false_refusal": "#7C3AED",
     "invented_answer": "#DB2777",
     "fragile_pass": "#FACC15",

@@ -35,13 +35,14 @@ PAIRS = {  # scatter axes: (x, y)
 SCORE_LABELS = {"accuracy": "Accuracy", "token_f1": "Token F1", "anls": "ANLS", "fuzzy": "Fuzzy (seed 001)"}
 
 
-def run_categories(run: RunResult) -> pd.DataFrame:
+def run_categories(run: RunResult, responses: dict | None = None) -> pd.DataFrame:
     """One row per question of a scored run: its categories (primary first), scores, fuzzy, the rule
-    that decided Accuracy, status, whether it is answerable, and the prediction as reported."""
+    that decided Accuracy, status, whether it is answerable, and the prediction as reported.
+    `responses`: the raw answers by question id, where the run has them (extraction_miss needs them)."""
     rows = []
     for r in run.results:
         j = r.judgement
-        c = classify(j, with_fuzzy=True)
+        c = classify(j, with_fuzzy=True, response=responses.get(r.qid) if responses else None)
         rows.append((run.name, r.qid, c.categories[0], c.categories, j.accuracy, j.token_f1, j.anls, c.fuzzy or 0.0,
                      j.decided_by, j.status, answerable(j), j.reported_prediction))
     return pd.DataFrame(rows, columns=FRAME_COLUMNS)

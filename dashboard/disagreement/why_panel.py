@@ -28,7 +28,8 @@ def _explained(j: Judgement) -> tuple[Judgement, bool]:
                  profile=j.profile), True
 
 
-def show_why(judgement: Judgement, *, key: str = "", trace: bool = True, title: str | None = None) -> None:
+def show_why(judgement: Judgement, *, key: str = "", trace: bool = True, title: str | None = None,
+             response: object = None) -> None:
     """Draw the explanation of one judgement: its categories (from the whole answer), the Accuracy
     trace (unless `trace=False`, when the caller shows it), the character diff and the token overlap.
     With `title`, all of it sits in an expander of that title, drawn only once it is opened. `key`
@@ -37,13 +38,13 @@ def show_why(judgement: Judgement, *, key: str = "", trace: bool = True, title: 
         box = st.expander(title, icon=":material/rule:", key=f"why_open_{key}", on_change="rerun")
         if box.open:
             with box:
-                _draw(judgement, key, trace)
+                _draw(judgement, key, trace, response)
     else:
-        _draw(judgement, key, trace)
+        _draw(judgement, key, trace, response)
 
 
-def _draw(judgement: Judgement, key: str, trace: bool) -> None:
-    c = classify(judgement, with_fuzzy=True)
+def _draw(judgement: Judgement, key: str, trace: bool, response: object = None) -> None:
+    c = classify(judgement, with_fuzzy=True, response=response)
     st.markdown(f"**Category: `{c.primary}`**" + (f" · also {', '.join(f'`{x}`' for x in c.categories[1:])}"
                                                   if len(c.categories) > 1 else ""))
     st.caption("  \n".join(f"{x}: {CATEGORIES[x]}" for x in c.categories) + f"  \nFuzzy (seed 001): {c.fuzzy:.3f}")

@@ -20,6 +20,12 @@ def _benchmark_paths(bench: Path) -> tuple[list[GoldQuestion], dict[str, Path | 
     from scoring.loaders import load_documents, load_gold
 
     disc = discover(Sources(benchmark=bench))
+    if disc.layout == "mmlongbench":  # a clone of MMLongBench-Doc: samples.json, data/documents/ (workspace.py)
+        from dashboard.core.workspace import load_workspace
+
+        ws = load_workspace(Sources(benchmark=bench))
+        notes = [f"{p.file}: {p.message}" for p in (*ws.problems, *ws.gold.problems) if p.kind != "missing PDFs"]
+        return ws.gold.items, dict(ws.locations), ws.discovery.docs_dir or bench, notes
     notes = [p.message for p in disc.problems]
     gold = load_gold(disc.gold) if disc.gold else None
     questions = gold.items if gold else []
@@ -51,6 +57,8 @@ def _prediction_files(targets: Sequence[Path]) -> list[Path]:
 def main(argv: Sequence[str] | None = None) -> int:
     from dashboard.core.workspace import run_name
     from scoring.loaders import load_predictions
+    from scoring.mmlongbench import load_results
+    from scoring.mmlongbench import run_name as result_run_name
 
     ap = argparse.ArgumentParser(prog="python -m dashboard.evidence",
                                  description="Locate gold evidence quotes (and runs' answers) on the pages of a "
@@ -93,12 +101,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         where.parent.mkdir(parents=True, exist_ok=True)
         tally: dict[str, int] = {}
         with open(where, "w", encoding="utf-8", newline="\n") as fh:
+            mmlongbench = any(q.qid.startswith("mmlongbench_") for q in questions[:1])
             for f in files:
-                loaded = load_predictions(f)
+                loaded = load_results(f, questions) if mmlongbench else load_predictions(f)
                 for p in loaded.problems:
                     print(f"warning: {p.file}:{p.line or ''} {p.message}", file=sys.stderr)
                 preds = {p.qid: p for p in loaded.items}
-                run = run_name(f)
+                run = result_run_name(f) if mmlongbench else run_name(f)
                 for q in questions:
                     row = answer_row(q, run, preds.get(q.qid), paths[q.qid])
                     row["ocr"] = any(ocr.status(p).pages for p in paths[q.qid].values() if p is not None)

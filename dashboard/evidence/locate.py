@@ -503,7 +503,8 @@ def question_paths(q: GoldQuestion, locations: dict, benchmark: Path | None, doc
 
 
 def missing_message(document_id: str, docs_dir: Path | None, how: str = "not found") -> str:
-    where = str(docs_dir / f"{document_id}.pdf") if docs_dir else "<benchmark>/docs/" + f"{document_id}.pdf"
+    name = document_id if document_id.lower().endswith(".pdf") else f"{document_id}.pdf"  # MMLongBench ids are file names
+    where = str(docs_dir / name) if docs_dir else "<benchmark>/docs/" + name
     folder = str(docs_dir) if docs_dir else "<benchmark>/docs"
-    return (f"Document {document_id} not found ({how}): looked for {where}. Put {document_id}.pdf into {folder}/, "
-            f"or give its record in documents.jsonl a \"file\" field naming a PDF inside that folder.")
+    hint = "" if name == document_id else ", or give its record in documents.jsonl a \"file\" field naming a PDF inside that folder"
+    return f"Document {document_id} not found ({how}): looked for {where}. Put {name} into {folder}/{hint}."

@@ -11,7 +11,7 @@ from pathlib import Path
 from dashboard.compare import frames as C
 from dashboard.core.workspace import run_name
 from dashboard.report.build import ReportError, build_report, load, resolve
-from scoring.profiles import DEFAULT_PROFILE, PROFILES
+from scoring.profiles import DEFAULT_PROFILE, MMLONGBENCH_PROFILE, PROFILES
 
 
 def parser() -> argparse.ArgumentParser:
@@ -21,7 +21,8 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--runs", required=True, nargs="+", metavar="RUN",
                     help="run names (prediction file names in runs/ without extension) or paths to prediction files")
     ap.add_argument("--baseline", metavar="NAME", help="the run to compare against (default: the second run)")
-    ap.add_argument("--profile", default=DEFAULT_PROFILE, choices=list(PROFILES), help=f"scoring profile (default {DEFAULT_PROFILE})")
+    ap.add_argument("--profile", choices=list(PROFILES),
+                    help=f"scoring profile (default {DEFAULT_PROFILE}; {MMLONGBENCH_PROFILE} for a clone of MMLongBench-Doc)")
     ap.add_argument("--output", required=True, type=Path, help="the HTML file to write")
     ap.add_argument("--title", default="", help="the report's title")
     ap.add_argument("--failures", type=int, default=8, help="failures to show, 5 to 10 (default 8)")
@@ -32,6 +33,11 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
+    if args.profile is None:  # the benchmark's own rule for MMLongBench-Doc's layout
+        from dashboard.core.paths import Sources
+        from dashboard.core.workspace import MMLONGBENCH, discover
+
+        args.profile = MMLONGBENCH_PROFILE if discover(Sources(args.benchmark)).layout == MMLONGBENCH else DEFAULT_PROFILE
     start = time.perf_counter()
 
     def say(msg: str) -> None:

@@ -33,10 +33,10 @@ from dashboard.core.paths import (
     sweep_uploads,
     upload_name,
 )
-from dashboard.core.workspace import PredictionFile, Workspace, discover, fingerprint
+from dashboard.core.workspace import MMLONGBENCH, PredictionFile, Workspace, discover, fingerprint
 from dashboard.shell import cache
 from scoring.evaluate import RunResult
-from scoring.profiles import PROFILES
+from scoring.profiles import DEFAULT_PROFILE, MMLONGBENCH_PROFILE, PROFILES
 from scoring.runner import score_runs
 
 VIEW, CONTEXT = "lens_view", "lens_context"
@@ -187,10 +187,12 @@ def data_panel(default: Sources) -> Sources:
     with st.sidebar.expander("Data", icon=":material/folder_open:"):
         seed("data_folder", v.data or str(default.benchmark or ""))
         folder = st.text_input("Benchmark folder on the server", key="data_folder",
-                               help="Holds qa_*.jsonl, documents.jsonl, docs/, runs/ and results/. Only folders "
+                               help="Holds qa_*.jsonl, documents.jsonl, docs/, runs/ and results/ -- or a clone of MMLongBench-Doc "
+                                    "(data/samples.json, data/documents/, results/res_*.json). Only folders "
                                     "inside the server's data roots open (README, \"Data roots and uploads\").").strip()
         gold = st.file_uploader("Gold question files", type=["jsonl", "json"], accept_multiple_files=True, key="up_gold",
-                                help="Replace the folder's gold; a file named documents.jsonl is read as the document list.")
+                                help="Replace the folder's gold; a file named documents.jsonl is read as the document list; "
+                                     "MMLongBench-Doc's samples.json (then its res_*.json as prediction files).")
         runs = st.file_uploader("Prediction files", type=["jsonl", "json"], accept_multiple_files=True, key="up_runs")
         scores = st.file_uploader("Score files", type=["jsonl", "json", "csv"], accept_multiple_files=True, key="up_scores")
         st.caption(f"Uploads: up to {st.get_option('server.maxUploadSize')} MB per file, seen by this session only, "
@@ -224,10 +226,16 @@ def data_panel(default: Sources) -> Sources:
     )
 
 
+PROFILE_AUTO, PROFILE_CHOSEN = "lens_profile_auto", "lens_profile_chosen"  # the benchmark's own profile, until the user picks one
+
+
 def profile_picker() -> str:
     v = view()
+    if PROFILE_AUTO in st.session_state and not st.session_state.get(PROFILE_CHOSEN):
+        st.session_state["profile"] = v.profile = st.session_state[PROFILE_AUTO]
     seed("profile", v.profile)
     v.profile = st.sidebar.selectbox("Scoring profile", list(PROFILES), key="profile",
+                                     on_change=lambda: st.session_state.__setitem__(PROFILE_CHOSEN, True),
                                      help="\n\n".join(f"**{p.name}**: {p.description}" for p in PROFILES.values()))
     st.session_state[PROFILE_NOTE] = st.sidebar.empty()  # "recomputing under …" while scoring
     return v.profile
@@ -346,6 +354,12 @@ def _runs(ws: Workspace, gold_key: tuple, profile: str, slot=None) -> list[Run]:
 def load(sources: Sources, profile: str) -> Context:
     slot = st.empty()  # the top of the page: scoring progress, when scoring takes longer than a moment
     disc = discover(sources)
+    # MMLongBench-Doc's files are scored by its own rule unless the user (or the link) chose a profile
+    own = MMLONGBENCH_PROFILE if disc.layout == MMLONGBENCH else DEFAULT_PROFILE
+    if own != profile and not st.session_state.get(PROFILE_CHOSEN) and profile in (DEFAULT_PROFILE, MMLONGBENCH_PROFILE) \
+            and (profile == DEFAULT_PROFILE or PROFILE_AUTO in st.session_state):
+        st.session_state[PROFILE_AUTO] = own
+        st.rerun()
     extra = [disc.docs_dir] if disc.docs_dir and disc.docs_dir.is_dir() else []
     ws_key = (_sources_key(sources), fingerprint([*disc.all_files(), *extra]))
     ws = cache.workspace(ws_key, sources)

@@ -10,6 +10,7 @@ import streamlit as st
 
 from dashboard.core.escape import clipped, md_escape
 from dashboard.core.links import field_label
+from dashboard.core.workspace import responses
 from dashboard.disagreement import frames as dg
 from dashboard.disagreement.charts import category_bars, pair_scatter, points_of
 from dashboard.disagreement.why_panel import show_why
@@ -57,7 +58,7 @@ def frame_for(runs):
         run = an.run(name)
         pf = next((p for p in ctx.workspace.predictions if p.run == name), None)
         key = (ctx.gold_key, pf.sha256 if pf else name, name, ctx.profile)
-        parts.append(cache.run_categories(key, lambda r=run.result: dg.run_categories(r)))
+        parts.append(cache.run_categories(key, lambda r=run.result, n=name: dg.run_categories(r, responses(ctx.workspace, n))))
     return dg.category_frame(parts)
 
 
@@ -218,7 +219,11 @@ def why(run_name: str, qid: str) -> None:
         ui.plain(q.gold_answer, name="gold", key="dis_dl_gold")
         st.caption("Prediction")
         ui.plain(result.effective, empty="(no prediction)", name="prediction", key="dis_dl_pred")
-        show_why(result.judgement, key=f"dis_{run_name}")
+        raw = (responses(ctx.workspace, run_name) or {}).get(qid)
+        if raw is not None:
+            st.caption("Raw response (before extraction)")
+            ui.plain(str(raw), empty="(no response)", name="response", key="dis_dl_response")
+        show_why(result.judgement, key=f"dis_{run_name}", response=raw)
         if st.button("Open in the question explorer (evidence pages, every run's answer)", key="dis_open_explorer",
                      icon=":material/quiz:"):
             open_in_explorer(run_name, qid)

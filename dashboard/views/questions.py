@@ -18,8 +18,10 @@ from dashboard.evidence.panel import evidence_metrics, show_evidence
 from dashboard.explorer.frames import SEARCHED, SHORT, explorer_frame, filter_questions, grouped, run_column, with_run_columns
 from dashboard.shell import ui
 from scoring.metrics import answer_type, judge
+from scoring.mmlongbench import extraction_miss
 from scoring.model import GoldQuestion
 from scoring.registry import METRIC_LABELS, METRICS
+from scoring.text import to_str
 
 TRACE_CHARS = 10_000  # characters of an answer the trace explains (a 50 MB answer took minutes)
 ROW_PX = 35  # st.dataframe's row and header height
@@ -260,14 +262,38 @@ def run_detail(name: str, q: GoldQuestion) -> None:
         for metric in METRICS:
             st.metric(METRIC_LABELS[metric], f"{100 * getattr(scored, metric):.1f}%", width="content")
         st.metric("Status", result.status if result else (official.status or "success"), width="content")
-    ui.plain(result.effective if result else official.prediction, empty="(no prediction text)",
-             name=f"{name}-{q.qid}", key=f"dl_answer_{name}")
+    extras = _extras(name, q.qid)
+    if extras is None:
+        ui.plain(result.effective if result else official.prediction, empty="(no prediction text)",
+                 name=f"{name}-{q.qid}", key=f"dl_answer_{name}")
+    else:  # a result file with the raw response beside the extracted answer that was scored (MMLongBench-Doc)
+        left, right = st.columns(2)
+        with left:
+            st.caption("Scored answer (`pred`, extracted from the response)")
+            ui.plain(result.effective if result else official.prediction, empty="(no prediction text)",
+                     name=f"{name}-{q.qid}", key=f"dl_answer_{name}")
+        with right:
+            st.caption("Raw response (`response`)")
+            ui.plain(to_str(extras.response), empty="(no response)", name=f"{name}-{q.qid}-response",
+                     key=f"dl_response_{name}")
+        score = result.accuracy if result else official.accuracy
+        if extraction_miss(q.metadata.get("answer", q.gold_answer), q.raw_format, extras.response, score):
+            st.warning("Extraction is the likely failure: the gold answer occurs in the raw response, but the "
+                       "extracted answer scores 0 (category extraction_miss).", icon=":material/content_cut:")
     if result is None:
         st.caption("Scores loaded, not recomputed: no trace.")
         return
     show_trace(q, result)
     # HOOK why
-    show_why(result.judgement, key=name, trace=False, title="Why these scores: category, character diff, token overlap")
+    show_why(result.judgement, key=name, trace=False, title="Why these scores: category, character diff, token overlap",
+             response=extras.response if extras else None)
+
+
+def _extras(name: str, qid: str):
+    """The result file's raw fields of this question (scoring.mmlongbench.ResultExtras), or None."""
+    pf = next((p for p in ctx.workspace.predictions if p.run == name), None)
+    extras = getattr(pf.loaded, "extras", None) if pf is not None else None
+    return extras.get(qid) if extras else None
 
 
 def _tab_label(name: str, q: GoldQuestion) -> str:
