@@ -1,6 +1,6 @@
 """`docbench-lens`: start the dashboard from an installed package, in any working directory.
 
-    docbench-lens [--benchmark DIR] [--runs FILE_OR_DIR ...] [--scores FILE ...] [--port N] [--headless]
+    docbench-lens [--benchmark DIR] [--runs FILE_OR_DIR ...] [--scores FILE ...] [--annotations PATH] [--port N] [--headless]
 
 runs `streamlit run <installed dashboard/app.py> [--server.port N] -- <the app's arguments>`. The app's
 settings (upload size, theme, no usage statistics) come from the project's `.streamlit/config.toml`:
@@ -42,6 +42,8 @@ def build_parser() -> argparse.ArgumentParser:
                     help="prediction files, or folders of them, beside the benchmark's runs/")
     ap.add_argument("--scores", nargs="+", action="extend", default=[], metavar="FILE",
                     help="score files (scores.jsonl, summary.json, *.report.json, *.per_question.csv)")
+    ap.add_argument("--annotations", metavar="PATH", help="the annotations database (default: annotations.sqlite3 in "
+                                                          "$LENS_DATA_DIR, else the user data folder)")
     ap.add_argument("--port", type=_port, help="the server's port (default: Streamlit's, 8501)")
     ap.add_argument("--headless", action="store_true", help="do not open a browser window")
     ap.add_argument("--version", action="version", version=f"docbench-lens {__version__}")
@@ -66,6 +68,8 @@ def build_command(args: argparse.Namespace) -> list[str]:
         app_args += ["--runs", *map(_absolute, args.runs)]
     if args.scores:
         app_args += ["--scores", *map(_absolute, args.scores)]
+    if args.annotations:
+        app_args += ["--annotations", _absolute(args.annotations)]
     return cmd + (["--", *app_args] if app_args else [])
 
 

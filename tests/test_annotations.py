@@ -686,9 +686,15 @@ def test_check_answer_reads_the_answer_as_the_questions_format():
     assert check_answer(q4, "C") is None and check_answer(q4, "none") is not None
 
 
+# the app side: the Streamlit panel, and the pages' tables (pandas); every other module stays plain Python
+UI_ALLOWED = {"panel.py": ("streamlit", "pandas"), "frames.py": ("pandas",)}
+
+
 def test_no_annotations_module_imports_a_ui_framework():
     import ast
     for path in sorted((ROOT / "dashboard" / "annotations").glob("*.py")):
+        allowed = UI_ALLOWED.get(path.name, ())
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""] if isinstance(node, ast.ImportFrom) else []
-            assert not [n for n in names if n.split(".")[0] in ("streamlit", "pandas", "plotly", "numpy")], path
+            assert not [n for n in names if n.split(".")[0] in ("streamlit", "pandas", "plotly", "numpy")
+                        and n.split(".")[0] not in allowed], path

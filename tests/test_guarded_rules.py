@@ -89,7 +89,7 @@ def _extra_fields():
         yield f, value
 
 
-EXTRA_VALUES: dict[str, object] = {}
+EXTRA_VALUES: dict[str, object] = {"tags": ["reasoning_error", "(untagged)"], "noted": True, "corrected": True}
 
 
 def test_every_field_of_a_view_survives_its_link():

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from scoring.loaders import load_gold
 from scoring.model import GoldQuestion
-from scoring.problems import LoadResult, Problem
+from scoring.problems import ERROR, LoadResult, Problem
 
 from .db import AnnotationStore, AnnotationsUnavailable, InvalidInput
 from .exchange import import_file, write_export
@@ -28,12 +28,20 @@ USAGE, FAILED = 2, 1
 
 
 def _gold_of(benchmark_dir: Path) -> LoadResult[GoldQuestion]:
-    """The benchmark's gold questions: every top-level `*.jsonl` of the folder but
-    `documents.jsonl`, in name order, read by `scoring.loaders.load_gold`."""
-    files = sorted(p for p in benchmark_dir.glob("*.jsonl") if p.is_file() and p.name != "documents.jsonl")
-    if not files:
-        return LoadResult(problems=[Problem.error(str(benchmark_dir), None, None, "gold question files (*.jsonl)", "none found")])
-    return load_gold(files)
+    """The benchmark's gold questions exactly as the app reads them (dashboard.core.workspace's
+    discovery: the top-level gold *.jsonl but documents.jsonl and files that hold no gold, in the
+    app's order; a clone of MMLongBench-Doc by its own loader), so that the identity is the app's."""
+    from dashboard.core.paths import Sources
+    from dashboard.core.workspace import discover, load_workspace
+
+    src = Sources(benchmark=benchmark_dir)
+    disc = discover(src)
+    if disc.layout != "lens":  # another layout's gold comes from its own loader
+        return load_workspace(src).gold
+    if not disc.gold:
+        return LoadResult(problems=[p for p in disc.problems if p.severity == ERROR] or [
+            Problem.error(str(benchmark_dir), None, None, "gold question files (*.jsonl)", "none found")])
+    return load_gold(disc.gold)
 
 
 def _say_problem(p: Problem) -> None:

@@ -15,6 +15,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+from dashboard.annotations import panel as annotations
 from dashboard.compare import charts
 from dashboard.compare import frames as C
 from dashboard.core.escape import md_escape
@@ -212,6 +213,7 @@ def flips_section(an, pairs: pd.DataFrame, a: str, b: str, state: MutableMapping
             pick = flips.iloc[int(row)]
             choose_slice(state, pick["field"], pick["label"], column if column in C.FLIPS else "")
     downloads(flips, f"flips_{file_part(a)}_vs_{file_part(b)}", "cmp_dl_flips")
+    annotations.modes_a_not_b(ctx, a, b)
 
     keys = [C.slice_key(f, lab) for f, lab in zip(flips["field"], flips["label"])]
     names = dict(zip(keys, shown["Slice"]))
@@ -300,6 +302,7 @@ def detail(an, row: pd.Series, qid: str, a: str, b: str, ctx) -> None:
         return
     with st.expander("Evidence page", expanded=False, icon=":material/description:"):
         show_evidence(ctx, gold, [a, b])
+    annotations.annotate(ctx, gold, [a, b], "cmp")
 
 
 # ----------------------------------------------------------------------------- many runs

@@ -5,6 +5,7 @@ query-string form. No streamlit here: `to_params` gives what `st.query_params.fr
     ?run=a&run=b&profile=xldocbench-1519&f.domain=finance_business&accuracy=0-0&match=any&status=missing&q=total&sel=q1
     ?run=a&loc=other_page&loc=not_in_document   (answer location, any chosen run: the explorer's evidence filter)
     ?metric=anls&tab=domain&loaded=hide        (the overview's metric, open breakdown tab, loaded-score runs hidden)
+    ?tag=reasoning_error&tag=(untagged)&note=1&gold=corrected   (annotation filter; scores with gold corrections)
 """
 
 from __future__ import annotations
@@ -42,6 +43,9 @@ DISAGREE_KEYS = ("cat", "dis_mode", "dis_by", "dis_slice", "dis_q", "dis_run", "
 # not_in_document, no_document, not_searched) under the query key `loc`; a chart slice of this field
 # opens it (View.with_slice).
 LOCATION_FIELD = "answer_location"
+# The explorer's annotation-tag filter (dashboard/annotations: a tag, or "(untagged)") under the query key
+# `tag`; a chart slice of this field opens it.
+TAG_FIELD = "annotation_tag"
 
 
 @dataclass
@@ -62,14 +66,18 @@ class View:
     hide_loaded: bool = False  # leave runs with loaded (not recomputed) scores out of the overview
     compare: dict[str, str] = field(default_factory=dict)  # COMPARE_KEYS -> value
     disagree: dict[str, str] = field(default_factory=dict)  # DISAGREE_KEYS -> value
+    tags: list[str] = field(default_factory=list)  # annotation tags (any chosen run or the question), query key `tag`
+    noted: bool = False  # only questions with a note, query `note=1`
+    corrected: bool = False  # every run scored with the gold corrections, query `gold=corrected`
 
     def with_slice(self, run: str | None, field_name: str, label: str) -> View:
         """The explorer view of one chart slice: that run (if any) and that label, nothing else. A
         slice of LOCATION_FIELD (the overview's answer locations) sets the location filter."""
-        located = field_name == LOCATION_FIELD
-        return replace(self, runs=[run] if run else list(self.runs), filters={} if located else {field_name: [label]},
-                       location=[label] if located else [], ranges={}, status=[], search="", question="",
-                       match="every")
+        located, tagged = field_name == LOCATION_FIELD, field_name == TAG_FIELD
+        return replace(self, runs=[run] if run else list(self.runs),
+                       filters={} if located or tagged else {field_name: [label]},
+                       location=[label] if located else [], tags=[label] if tagged else [], noted=False,
+                       ranges={}, status=[], search="", question="", match="every")
 
 
 def field_label(name: str) -> str:
@@ -117,6 +125,12 @@ def to_params(view: View) -> dict[str, str | list[str]]:
         out["chart"] = list(view.charts) or [""]  # `chart=`: every run taken out of the charts
     if view.hide_loaded:
         out["loaded"] = "hide"
+    if view.tags:
+        out["tag"] = list(view.tags)
+    if view.noted:
+        out["note"] = "1"
+    if view.corrected:
+        out["gold"] = "corrected"
     out.update({k: view.compare[k] for k in COMPARE_KEYS if view.compare.get(k)})
     out.update({k: view.disagree[k] for k in DISAGREE_KEYS if view.disagree.get(k)})
     return out
@@ -160,6 +174,9 @@ def from_params(params: Mapping[str, str | list[str]]) -> View:
         charts=list(dict.fromkeys(_values(params, "chart"))) if "chart" in params else None,
         tab=_first(params, "tab"),
         hide_loaded=_first(params, "loaded") == "hide",
+        tags=list(dict.fromkeys(_values(params, "tag"))),
+        noted=_first(params, "note") == "1",
+        corrected=_first(params, "gold") == "corrected",
         compare={k: _first(params, k) for k in COMPARE_KEYS if _first(params, k)},
         disagree={k: _first(params, k) for k in DISAGREE_KEYS if _first(params, k)},
     )

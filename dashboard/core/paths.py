@@ -51,6 +51,15 @@ def sources_from(argv: Sequence[str], environ: Mapping[str, str]) -> Sources:
     )
 
 
+def annotations_from(argv: Sequence[str]) -> str:
+    """The app's `--annotations PATH` (the annotations database file), '' when not given: then the
+    default under the user data folder (dashboard.annotations.db.resolve_path)."""
+    ap = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
+    ap.add_argument("--annotations", default="")
+    args, _ = ap.parse_known_args(list(argv))
+    return args.annotations
+
+
 def data_roots(default: Sources, environ: Mapping[str, str] = os.environ) -> tuple[Path, ...]:
     """The folders a session may read from, exactly: the configured benchmark folder, the runs and
     score paths given at start (command line, LENS_RUNS, LENS_SCORES) and the folders of

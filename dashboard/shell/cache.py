@@ -24,6 +24,7 @@ from scoring.evaluate import RunResult
 if TYPE_CHECKING:
     import pandas as pd
 
+    from dashboard.annotations.db import AnnotationStore
     from dashboard.core.store import ScoreStore
     from dashboard.evidence.render import Rendered
 
@@ -166,3 +167,44 @@ def run_categories(key: tuple, _build: Callable[[], pd.DataFrame]) -> pd.DataFra
     """One scored run's disagreement categories (dashboard.disagreement.run_categories); `key` =
     the run's scoring key (gold key, prediction sha256, run name, profile)."""
     return _build()
+
+
+# ----------------------------------------------------------------------------- annotations
+
+
+@st.cache_resource(show_spinner=False, max_entries=4)
+def annotations(path: str) -> AnnotationStore:
+    """The annotations database (dashboard/annotations/db.py), one per server process and file: it
+    holds no connection (each call opens its own), so every session shares it."""
+    from dashboard.annotations.db import AnnotationStore
+
+    return AnnotationStore(path)
+
+
+def annotation_store() -> AnnotationStore:
+    """This server's annotations database: the app's `--annotations PATH`, else annotations.sqlite3
+    in the user data folder ($LENS_DATA_DIR, ...; dashboard.annotations.db.resolve_path)."""
+    import sys
+
+    from dashboard.annotations.db import resolve_path
+    from dashboard.core.paths import annotations_from
+
+    return annotations(str(resolve_path(annotations_from(sys.argv[1:]))))
+
+
+def corrections(benchmark: str) -> list:
+    """The benchmark's gold corrections as stored now (none when the database cannot be read)."""
+    from dashboard.annotations.db import AnnotationsUnavailable
+
+    try:
+        return annotation_store().corrections(benchmark)
+    except AnnotationsUnavailable:
+        return []
+
+
+@st.cache_resource(show_spinner=False, max_entries=16)
+def identity(gold_key: tuple, _gold: list) -> str:
+    """The benchmark's identity (dashboard.annotations.identity) of the gold read under `gold_key`."""
+    from dashboard.annotations.identity import benchmark_identity
+
+    return benchmark_identity(_gold)

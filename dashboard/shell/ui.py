@@ -16,6 +16,7 @@ from pathlib import Path
 import PIL.Image  # noqa: F401
 import streamlit as st
 
+from dashboard.annotations.rescore import corrected_workspace, salted
 from dashboard.core import store
 from dashboard.core.analysis import OFFICIAL, RECOMPUTED, Analysis, Run
 from dashboard.core.escape import DISPLAY_CHARS, md_escape
@@ -55,6 +56,9 @@ class Context:
     analysis: Analysis
     profile: str
     gold_key: tuple
+    benchmark: str = ""  # the benchmark's identity, annotations are filed under (of the gold as loaded)
+    plain: tuple | None = None  # with gold corrections: (the workspace, gold key) without them
+    corrections: object = None  # with gold corrections: what they did (annotations.corrections.CorrectionSummary)
 
 
 # ----------------------------------------------------------------------------- view and URL
@@ -238,6 +242,9 @@ def profile_picker() -> str:
                                      on_change=lambda: st.session_state.__setitem__(PROFILE_CHOSEN, True),
                                      help="\n\n".join(f"**{p.name}**: {p.description}" for p in PROFILES.values()))
     st.session_state[PROFILE_NOTE] = st.sidebar.empty()  # "recomputing under …" while scoring
+    seed("with_corrections", v.corrected)
+    v.corrected = st.sidebar.toggle("with gold corrections", key="with_corrections", help="Rescore every run with the "
+                                    "gold corrections of the annotations (corrected answers, excluded questions).")
     return v.profile
 
 
@@ -271,7 +278,7 @@ def score(ws: Workspace, gold_key: tuple, pf: PredictionFile, profile: str, bar=
 
 
 def _store_key(ws: Workspace, gold_key: tuple, pf: PredictionFile, profile: str) -> str:
-    return store.run_key(store.files_sha256(ws.discovery.gold, gold_key), pf.sha256, profile)
+    return store.run_key(salted(store.files_sha256(ws.discovery.gold, gold_key), gold_key), pf.sha256, profile)
 
 
 def _stored(ws: Workspace, gold_key: tuple, pf: PredictionFile, profile: str) -> RunResult | None:
@@ -364,10 +371,13 @@ def load(sources: Sources, profile: str) -> Context:
     ws_key = (_sources_key(sources), fingerprint([*disc.all_files(), *extra]))
     ws = cache.workspace(ws_key, sources)
     gold_key = fingerprint(ws.discovery.gold)
+    benchmark, plain, fixes = cache.identity(gold_key, ws.gold.items), (ws, gold_key), None
+    if view().corrected:  # every run scored with the gold corrections (cached under a gold key of their own)
+        ws, gold_key, fixes = corrected_workspace(ws, gold_key, cache.corrections(benchmark))
     runs = _runs(ws, gold_key, profile, slot)
-    key = (ws_key, profile, tuple((r.name, r.source, r.file) for r in runs))
+    key = (ws_key, gold_key, profile, tuple((r.name, r.source, r.file) for r in runs))
     analysis = cache.analysis(key, lambda: Analysis.build(runs, ws.gold.items, ws.page_counts))
-    ctx = Context(sources, ws, analysis, profile, gold_key)
+    ctx = Context(sources, ws, analysis, profile, gold_key, benchmark, plain if fixes else None, fixes)
     st.session_state[CONTEXT] = ctx
     _announce_upload_problems(ws)
     return ctx

@@ -3,6 +3,7 @@ how each run joins the gold, and the reproducibility check against official scor
 
 import streamlit as st
 
+from dashboard.annotations import panel as annotations
 from dashboard.core.escape import md_escape
 from dashboard.core.store import cache_problems
 from dashboard.data.frames import (
@@ -105,3 +106,5 @@ for run in checked:
 if ws.summary.items:
     st.subheader("Official summary (summary.json)")
     st.dataframe(ws.summary.items, hide_index=True, width="stretch")
+
+annotations.data_section(ctx)  # every gold correction with its author; export and import

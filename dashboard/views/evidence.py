@@ -3,6 +3,7 @@ run's answer and its cited evidence; and the evidence metrics of every run."""
 
 import streamlit as st
 
+from dashboard.annotations import panel as annotations
 from dashboard.core.escape import md_escape
 from dashboard.evidence.grounding import AUTO_PAIRS
 from dashboard.evidence.panel import evidence_summary, show_evidence
@@ -33,6 +34,7 @@ else:
     st.markdown("**Gold answer**" + (" (any of)" if len(q.answers) > 1 else ""))
     ui.plain(" | ".join(q.answers))
     show_evidence(ctx, q, runs)
+    annotations.annotate(ctx, q, runs, "ev")
 
     st.divider()
     st.subheader("Evidence metrics per run")

@@ -3,6 +3,7 @@ the runs picked (by default the ten best and any baseline); a click opens the ex
 
 import streamlit as st
 
+from dashboard.annotations import panel as annotations
 from dashboard.core.analysis import OFFICIAL, top_runs
 from dashboard.core.escape import md_escape
 from dashboard.core.links import LOCATION_FIELD, field_label
@@ -184,6 +185,7 @@ def overview() -> None:
             ui.open_slice(run, field_name, label)
 
     answer_locations(runs, marked)
+    annotations.failure_modes(ctx, runs, HEATMAPS + BREAKDOWNS)  # tag counts per run and slice, gold corrections
 
 
 def answer_locations(runs: list[str], marked: set[str]) -> None:

@@ -8,6 +8,7 @@ from dataclasses import replace
 import pandas as pd
 import streamlit as st
 
+from dashboard.annotations import panel as annotations
 from dashboard.core.analysis import top_runs
 from dashboard.core.escape import clipped, md_escape
 from dashboard.core.links import View, field_label, to_params
@@ -92,6 +93,7 @@ def filters(v: View):
             help="Where a chosen run's answer appears in the question's documents: on a gold evidence page, only on "
                  "other pages (a wrong-page answer), nowhere in the document, the document missing, or not searched "
                  "(a refusal, an empty answer, a choice letter, a page image without text). Searches the documents.")
+        annotations.explorer_filter(ctx, v)  # tags, untagged, has a note (the view's `tag` and `note`)
         ui.seed("x_match", v.match)
         match = cols[3].segmented_control(
             "Score ranges must hold for", ["every", "any"], key="x_match",
@@ -153,9 +155,12 @@ def table(v: View, count, ev: pd.DataFrame | None, show_evidence_columns: bool) 
     questions = filter_questions(an.questions, an.scores, v)
     if v.location and ev is not None:
         questions = questions[questions.index.isin(located_ids(ev, v.runs, v.location))]
+    if (tagged := annotations.filter_ids(ctx, v, questions.index)) is not None:
+        questions = questions[questions.index.isin(tagged)]
     scores = an.display_scores()  # long answers cut (once per analysis); the CSV has them whole
 
     def extend(frame: pd.DataFrame) -> pd.DataFrame:
+        frame = annotations.with_tag_columns(ctx, frame, v.runs)  # Tags, Notes, <run> · Tags (table and CSV)
         if not show_evidence_columns or ev is None:
             return frame
         memo = (id(ev), len(ev), tuple(v.runs))
@@ -188,7 +193,7 @@ def table(v: View, count, ev: pd.DataFrame | None, show_evidence_columns: bool) 
     rows = event.selection.rows
     if rows or v.question in ids:
         v.question = ids[rows[0]] if rows else ""
-    st.download_button("Download this table as CSV", _csv(questions, frame, v.runs, (key, show_evidence_columns), extend),
+    st.download_button("Download this table as CSV", _csv(questions, frame, v.runs, (key, show_evidence_columns, annotations.notes_stamp(ctx)), extend),
                        file_name="questions.csv",
                        mime="text/csv",
                        icon=":material/download:", on_click="ignore")
@@ -325,6 +330,7 @@ def detail(q: GoldQuestion, runs: list[str]) -> None:
     for tab, name in zip(st.tabs([_tab_label(n, q) for n in runs]), runs):
         with tab:
             run_detail(name, q)
+    annotations.annotate(ctx, q, runs, "qd")
 
 
 if an.questions.empty or not an.runs:
