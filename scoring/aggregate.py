@@ -35,7 +35,16 @@ _LABEL_METHOD = frozenset({"split", "answer_format", "evidence_source", "questio
 def _keyed(values: list) -> list:
     """Hashable stand-ins: equal stand-ins for values with equal labels (strings as they are,
     anything else by type and repr, so 1, 1.0 and true stay apart)."""
-    return [v if type(v) is str else (type(v), repr(v)) for v in values]
+    return [v if type(v) is str else (type(v), _repr(v)) for v in values]
+
+
+def _repr(value: object) -> str:
+    """repr of a raw value; one nested too deeply for repr keyed by its identity (its own bucket
+    key; the label is made by `GoldQuestion.text`, which never raises)."""
+    try:
+        return repr(value)
+    except RecursionError:
+        return f"<deep {id(value)}>"
 
 
 def label_keys(qs: list[GoldQuestion], metas: list[dict], group: str) -> list:

@@ -46,6 +46,7 @@ from .model import BREAKDOWNS, GoldQuestion, Prediction
 from .problems import LoadResult
 from .profiles import Profile
 from .runner import Plan, assemble_lazily
+from .workers import die_with_parent
 from .writers import CSV_COLUMNS, batch_is_safe, csv_columns, dicts_of, row_columns, rows_json
 
 __all__ = ["score_and_write", "read_predictions_aside", "Aside", "Streamed", "BATCH"]
@@ -188,6 +189,7 @@ def _copy_into(out: BinaryIO, path: str) -> None:
 def _part_process(send, n: int, json_path: str | None, csv_path: str | None) -> None:
     """A forked process's work: `_part` on the part it inherited, its result sent back (or, if it
     failed, None: the part is then made again in the parent, where the error is reported)."""
+    die_with_parent()
     try:
         result = _part(0, n, json_path, csv_path)
     except BaseException:  # noqa: BLE001 - reported by the parent, which makes the part again
@@ -548,6 +550,7 @@ class Aside:
 
 
 def _send_predictions(send, path: str, prediction_field: str | None, release: bool = False) -> None:
+    die_with_parent()
     try:
         sent = _columns_of_predictions(path, prediction_field, release)
     except BaseException:  # noqa: BLE001 - read again in the parent, which reports what is wrong

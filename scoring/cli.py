@@ -27,6 +27,7 @@ from .loaders import load_gold, load_predictions, reads_as_release
 from .problems import summarise
 from .profiles import DEFAULT_PROFILE, PROFILES, get_profile
 from .runner import plan
+from .workers import usable_cores
 
 DEFAULT_GOLD = ("qa_single_doc.jsonl", "qa_cross_doc.jsonl")
 CLI_PARALLEL_MIN = 100_000
@@ -65,10 +66,6 @@ def main(argv: list[str] | None = None, *, exit_when_done: bool = False) -> int:
     the process ends as soon as the outputs are written and the printing is flushed, without
     freeing the run's millions of objects one by one (a second at 1M questions): the operating
     system takes the memory back at once."""
-    from . import mmlongbench_cli  # MMLongBench-Doc's own files and outputs (--output-txt): a command line of its own
-
-    if mmlongbench_cli.wants(sys.argv[1:] if argv is None else argv):
-        return mmlongbench_cli.main(argv)
     from . import mmlongbench_cli  # MMLongBench-Doc's own files and outputs (--output-txt): a command line of its own
 
     if mmlongbench_cli.wants(sys.argv[1:] if argv is None else argv):
@@ -141,7 +138,7 @@ def _run(args: argparse.Namespace, exit_when_done: bool = False) -> int:
     report, csv_path = _outputs(args, names[0])
     stream = None if args.categories_csv else Streamed(
         aside, profile=profile, name=names[0], ignore_missing=args.ignore_missing, report=report, csv_path=csv_path,
-        per_question=not args.no_per_question_json, workers=os.cpu_count() or 1)
+        per_question=not args.no_per_question_json, workers=usable_cores())
     with stream or contextlib.nullcontext():
         paths = _gold_paths(args)
         gold = load_gold(paths, on_chunk=stream.gold_chunk if stream else None, chunk=stream.chunk_size(paths) if stream else 0,
@@ -199,7 +196,7 @@ def _score_runs(args: argparse.Namespace, gold: list, names: list[str], profile,
             else:  # scored, encoded and written by forked processes, each holding a part of the run
                 run = score_and_write(gold, the_plan, profile=profile, name=name, ignore_missing=args.ignore_missing,
                                       prediction_field=args.prediction_field, report=report, csv_path=csv_path,
-                                      per_question=not args.no_per_question_json, lens=lens, workers=os.cpu_count() or 1)
+                                      per_question=not args.no_per_question_json, lens=lens, workers=usable_cores())
         except OSError as exc:  # e.g. the disk filled up, or an output path is a folder
             print(f"ERROR: cannot write the outputs of {pred_path}: {exc.filename or ''}{': ' if exc.filename else ''}"
                   f"{exc.strerror or exc}", file=err)

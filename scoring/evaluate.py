@@ -11,7 +11,6 @@ import contextlib
 import csv
 import io
 import json
-import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +23,7 @@ from .model import BREAKDOWNS, GoldQuestion, Prediction
 from .problems import Problem
 from .profiles import Profile, get_profile, signature
 from .registry import MISSING_STATUS, is_success_status
+from .workers import die_with_parent, usable_cores
 from .writers import CSV_COLUMNS, csv_text, open_for_writing, row_dicts, rows_json
 
 __all__ = ["QuestionResult", "RunResult", "evaluate", "extra_prediction_problems"]
@@ -327,7 +327,7 @@ def evaluate(
         for q, pr in todo
     ]
     total = len(items)
-    n_workers = workers if workers is not None else (os.cpu_count() or 1)
+    n_workers = workers if workers is not None else usable_cores()
     scores: list[Decision] = []
     if n_workers > 1 and total >= PARALLEL_MIN:
         # imported here: the CLI scores small runs in one process and need not load them
@@ -340,7 +340,8 @@ def evaluate(
         try:
             # forkserver: workers start from a clean interpreter, so they neither copy the
             # caller's heap nor inherit its threads' locks (Streamlit serves sessions from threads)
-            with ProcessPoolExecutor(max_workers=n_workers, mp_context=get_context("forkserver")) as pool:
+            with ProcessPoolExecutor(max_workers=n_workers, mp_context=get_context("forkserver"),
+                                     initializer=die_with_parent) as pool:
                 for part in pool.map(_score_chunk, chunks):
                     scores.extend(part)
                     if progress:

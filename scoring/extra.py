@@ -4,8 +4,11 @@
 
 - `exact_match`: stripped strings equal.
 - `bleu_4`: modified n-gram precision (n = 1..4, counts clipped by the reference), add-one
-  smoothing on every precision (Lin & Och method 1), geometric mean, brevity penalty.
-- `rouge_l`: longest-common-subsequence F-measure (beta = 1) on tokens.
+  smoothing on every precision, unigrams included (as our seed article defines it; see bleu_4),
+  geometric mean, brevity penalty.
+- `bleu_4_sacrebleu`: sacrebleu's default sentence BLEU (13a tokenizer, case kept, exp
+  smoothing, effective order), written out plainly here: sacrebleu is not a dependency.
+- `rouge_l`: longest-common-subsequence F-measure (beta = 1) on tokens; two empty texts score 1.
 - `fuzzy`: the field-typed fuzzy score of seed 001 -- max of rapidfuzz token_sort / token_set /
   partial ratio on normalised text, with its containment branch (a normalised shorter string of
   more than FUZZY_CONTAINED_MIN_CHARS = 20 characters inside the longer one, with a length ratio
@@ -24,12 +27,14 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 
 from rapidfuzz import fuzz
+from rapidfuzz.distance import LCSseq
 
 from .metrics import anls as _anls
 from .metrics import token_f1 as _token_f1
 from .text import normalize_answer
 
-__all__ = ["METRIC_NAMES", "score", "exact_match", "bleu_4", "rouge_l", "fuzzy", "tokenize", "normalize_fuzzy"]
+__all__ = ["METRIC_NAMES", "score", "exact_match", "bleu_4", "bleu_4_sacrebleu", "rouge_l", "fuzzy", "tokenize",
+           "tokenize_13a", "normalize_fuzzy"]
 
 BLEU_MAX_N = 4  # BLEU-4: n-grams of 1..4 tokens
 FUZZY_CONTAINED_MIN_CHARS = 20  # the containment branch needs a shorter string longer than this
@@ -55,6 +60,14 @@ def _ngrams(tokens: list[str], n: int) -> Counter:
 
 
 def bleu_4(prediction: str, gold: str) -> float:
+    """BLEU-4 of one prediction against one gold, in 0..1.
+
+    Smoothing: add one to the numerator and the denominator of every n-gram precision, unigrams
+    included -- the definition of our seed article, kept so that its figures stay reproducible.
+    It differs from Lin & Och's method 1 and from sacrebleu, which leave unigrams unsmoothed: here
+    two texts sharing no word still score above 0 (`bleu_4("cat", "dog")` = (1/2)^(1/4) = 0.84,
+    the unigram precision (0+1)/(1+1) and three empty higher orders (0+1)/(0+1)). For the score
+    the MT literature reports, use `bleu_4_sacrebleu`. Two empty texts score 1, one empty text 0."""
     cand, ref = tokenize(prediction), tokenize(gold)
     if not cand or not ref:
         return 1.0 if not cand and not ref else 0.0
@@ -69,23 +82,66 @@ def bleu_4(prediction: str, gold: str) -> float:
     return bp * math.exp(log_sum / BLEU_MAX_N)
 
 
-def _lcs(a: list[str], b: list[str]) -> int:
-    if len(a) < len(b):
-        a, b = b, a
-    prev = [0] * (len(b) + 1)
-    for x in a:
-        cur = [0]
-        for j, y in enumerate(b):
-            cur.append(prev[j] + 1 if x == y else max(prev[j + 1], cur[j]))
-        prev = cur
-    return prev[-1]
+# sacrebleu's 13a tokenizer (mteval-v13a.pl): each pattern is one character class or a pair of
+# them, so every substitution is a single linear pass.
+_13A = (
+    (re.compile(r"([\{-\~\[-\` -\&\(-\+\:-\@\/])"), r" \1 "),  # punctuation and symbols
+    (re.compile(r"([^0-9])([\.,])"), r"\1 \2 "),  # period and comma unless after a digit
+    (re.compile(r"([\.,])([^0-9])"), r" \1 \2"),  # period and comma unless before a digit
+    (re.compile(r"([0-9])(-)"), r"\1 \2 "),  # a dash after a digit
+)
+
+
+def tokenize_13a(text: str) -> list[str]:
+    """sacrebleu's default ("13a") tokenization, case kept."""
+    line = text.replace("<skipped>", "").replace("-\n", "").replace("\n", " ")
+    if "&" in line:
+        line = line.replace("&quot;", '"').replace("&amp;", "&").replace("&lt;", "<").replace("&gt;", ">")
+    line = f" {line} "
+    for pattern, repl in _13A:
+        line = pattern.sub(repl, line)
+    return line.split()
+
+
+def bleu_4_sacrebleu(prediction: str, gold: str) -> float:
+    """sacrebleu's `sentence_bleu(prediction, [gold]).score / 100` with its defaults: 13a
+    tokens, case kept, n-grams of 1..4 clipped by the reference, "exp" smoothing (the k-th order
+    with no match counts 1 / (2^k x its n-gram count), k = 1, 2, ... over the orders without a
+    match), effective order (orders the prediction has no n-gram of are left out of the mean),
+    brevity penalty exp(1 - r/c) when shorter. An empty prediction scores 0."""
+    hyp, ref = tokenize_13a(prediction), tokenize_13a(gold)
+    if not hyp:
+        return 0.0
+    logs = []
+    smooth = 1.0
+    for n in range(1, BLEU_MAX_N + 1):
+        h_grams = _ngrams(hyp, n)
+        total = sum(h_grams.values())
+        if total == 0:
+            break
+        r_grams = _ngrams(ref, n)
+        correct = sum(min(count, r_grams[g]) for g, count in h_grams.items())
+        if correct == 0:
+            smooth *= 2
+            logs.append(math.log(1.0 / (smooth * total)))
+        else:
+            logs.append(math.log(correct / total))
+    c, r = len(hyp), len(ref)
+    bp = 1.0 if c >= r else math.exp(1 - r / c)
+    return bp * math.exp(sum(logs) / len(logs))
 
 
 def rouge_l(prediction: str, gold: str) -> float:
+    """ROUGE-L F-measure (beta = 1) of the token lists: LCS / length for precision and recall.
+
+    Two empty texts score 1, one empty text 0: two answers with no word at all agree, as token
+    F1 scores an empty gold against an empty prediction (spec 6), and the definition would
+    otherwise divide 0 by 0. The LCS is rapidfuzz's `LCSseq` over the token lists (bit-parallel,
+    O(n * m / 64)); tests/test_metrics.py checks it against the plain dynamic programme."""
     cand, ref = tokenize(prediction), tokenize(gold)
     if not cand or not ref:
         return 1.0 if not cand and not ref else 0.0
-    lcs = _lcs(cand, ref)
+    lcs = LCSseq.similarity(cand, ref)
     if lcs == 0:
         return 0.0
     precision, recall = lcs / len(cand), lcs / len(ref)
@@ -120,6 +176,7 @@ def _token_f1_pair(prediction: str, gold: str) -> float:
 METRICS: dict[str, Callable[[str, str], float]] = {
     "exact_match": exact_match,
     "bleu_4": bleu_4,
+    "bleu_4_sacrebleu": bleu_4_sacrebleu,
     "rouge_l": rouge_l,
     "fuzzy": fuzzy,
     "token_f1": _token_f1_pair,

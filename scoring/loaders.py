@@ -22,7 +22,7 @@ from ._gc import paused_gc
 from .model import DocRef, DocumentRecord, EvidenceItem, GoldQuestion, PredictedEvidence, Prediction, ScoreRow
 from .problems import LoadResult, Problem
 from .profiles import Profile, get_profile
-from .text import id_text_release, to_str, to_str_release
+from .text import MAX_EDIT_CHARS, id_text_release, to_str, to_str_release
 
 __all__ = [
     "ID_FIELDS",
@@ -583,6 +583,8 @@ def _gold_record(row: dict, name: str, line: int | None, res: LoadResult, shared
             res.problems.append(Problem.warning(name, line, "documents", "a list of document objects", _kind(value)))
     value = answer.get("value")
     unusable = "" if type(value) is str else _unusable_gold(row, answer, value, name, line, res)
+    if type(value) is str and len(value) > MAX_EDIT_CHARS:
+        _long_text(name, line, "answer.value", len(value), res)
     return GoldQuestion(
         qid=qid,
         question=to_str(row.get("question")),
@@ -608,6 +610,13 @@ def _split(row: dict, release: bool) -> Any:
     if type(value) is str:
         return intern(value)
     return to_str_release(value) if release else value
+
+
+def _long_text(name: str, line: int | None, where: str, size: int, res: LoadResult) -> None:
+    res.problems.append(Problem.warning(
+        name, line, where, f"a text under {MAX_EDIT_CHARS:,} characters",
+        f"{size:,} characters (its ANLS and similarity are 1 against an identical text, else 0: no edit distance "
+        "is computed beyond that length)", kind="texts too long for the edit distance"))
 
 
 def _unusable_gold(row: dict, answer: dict, value: Any, name: str, line: int | None, res: LoadResult) -> str:
@@ -823,13 +832,15 @@ def _prediction(qid: str, row: Any, name: str, line: int | None, field: str | No
     if field is None and type(row) is dict:
         # the usual row -- {"question_id", "prediction": string, "status"?: string} -- without the checks below
         text = row.get("prediction")
-        if type(text) is str and "evidence_pages" not in row and "evidence" not in row:
+        if type(text) is str and len(text) <= MAX_EDIT_CHARS and "evidence_pages" not in row and "evidence" not in row:
             s = row.get("status")
             if s is None or type(s) is str:
                 return Prediction(qid=qid, text=text, status=s or "success", file=name, line=line, has_status=bool(s),
                                   evidence_pages=(), evidence=())
     as_text = to_str_release if release else to_str
     text, used = _prediction_text(row, field, as_text)
+    if len(text) > MAX_EDIT_CHARS:
+        _long_text(name, line, field or "prediction", len(text), res)
     status, has_status = "success", False
     pages: tuple[int, ...] = ()
     ev: tuple[PredictedEvidence, ...] = ()

@@ -24,7 +24,6 @@ from __future__ import annotations
 import atexit
 import multiprocessing
 import multiprocessing.forkserver
-import os
 import sys
 import threading
 import types
@@ -40,6 +39,7 @@ from .metrics import Judgement, decide
 from .model import GoldQuestion, Prediction
 from .profiles import Profile, get_profile, signature
 from .registry import MISSING_STATUS, OVERFLOW_STATUSES, OVERFLOW_TEXT, is_success_status
+from .workers import die_with_parent, usable_cores
 
 __all__ = ["Plan", "plan", "assemble", "assemble_lazily", "columns_of", "overall_of", "decisions_of", "score_runs", "shutdown",
            "StoredRunResult", "CHUNK"]
@@ -288,11 +288,7 @@ def bare_main() -> Iterator[None]:
                 sys.modules["__main__"] = main
 
 
-def _workers() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
+_workers = usable_cores  # one way of counting cores for every pool (scoring/workers.py)
 
 
 def _pool() -> ProcessPoolExecutor | None:
@@ -304,7 +300,7 @@ def _pool() -> ProcessPoolExecutor | None:
                 ctx = multiprocessing.get_context("forkserver")
                 # the forkserver preloads scoring (not __main__): workers fork from it ready to score
                 multiprocessing.forkserver.set_forkserver_preload(["scoring.runner"])
-                _POOL = ProcessPoolExecutor(max_workers=_workers(), mp_context=ctx)
+                _POOL = ProcessPoolExecutor(max_workers=_workers(), mp_context=ctx, initializer=die_with_parent)
             except (OSError, ValueError, ImportError):
                 _POOL = None
         return _POOL

@@ -18,9 +18,16 @@ __all__ = [
     "edit_distance",
     "levenshtein_similarity",
     "similarity",
+    "MAX_EDIT_CHARS",
 ]
 
 ANSWER_PREFIXES = ("the answer is", "answer:", "answer is")
+# Longest text (in code points, after strip and lower-case) whose edit distance is computed: about
+# 15-50 ms per pair at this length, where a 5 MB pair would take hours (issue 18). A longer text has
+# similarity 1 with an identical text and 0 with any other -- the only departure from the release
+# evaluator, which never finishes on such a pair. The loaders warn at the row (file:line) of every
+# gold answer or prediction longer than this (scoring/README.md section 6).
+MAX_EDIT_CHARS = 20_000
 _NOT_KEPT = re.compile(r"[^\w\s.\-%]")
 _ARTICLES = re.compile(r"\b(?:a|an|the)\b")
 
@@ -138,13 +145,17 @@ def levenshtein_similarity(a: str, b: str, *, at_least: float = 0.0, strict: boo
     similarity is below `at_least` (or equal to it, with `strict`). The one normalised-Levenshtein
     routine of the project: Accuracy's entity rule, both ANLS variants and the traces use it.
 
-    A distance cut-off keeps long, dissimilar strings at O(cutoff * n) instead of O(n * m); the
-    kept value is computed by the exact formula, so it equals the plain computation."""
+    A distance cut-off keeps long, dissimilar strings at O(cutoff * n) instead of O(n * m), and
+    lengths whose difference alone puts the similarity below `at_least` (d >= |len(a) - len(b)|)
+    give 0 without computing; the kept value is computed by the exact formula, so it equals the
+    plain computation. Strings longer than MAX_EDIT_CHARS: 1.0 when equal, else 0.0."""
     if not a and not b:
         return 1.0
     if not a or not b:
         return 0.0
     longer = max(len(a), len(b))
+    if longer > MAX_EDIT_CHARS:  # bounded work per pair: identical, or 0 (see MAX_EDIT_CHARS)
+        return 1.0 if a == b else 0.0
     if at_least > 0.0:
         # sim >= t  <=>  d <= (1 - t) * longer; one more so float rounding at the edge is decided
         # by the exact comparison below, never by the cut-off.

@@ -87,7 +87,31 @@ def _row_json(row: dict) -> str:
             and type(row["answer_format"]) in _SCALARS):
         return "{\n      " + _encode_row(row)[1:-1] + "\n    }"
     # JSON strings hold no raw newline, so re-indenting the generic output is safe
-    return json.dumps(row, ensure_ascii=False, indent=2).replace("\n", "\n    ")
+    try:
+        return json.dumps(row, ensure_ascii=False, indent=2).replace("\n", "\n    ")
+    except RecursionError:  # a raw value nested too deeply for the indenting (pure-Python) encoder
+        return _deep_row_json(row)
+
+
+def _deep_row_json(row: dict) -> str:
+    """A row holding a value nested too deeply to indent (issue 18: 980 levels): that value written
+    on one line by the C encoder -- the same JSON value, only not indented -- or, deeper still,
+    as its text (a string). Never raises."""
+    items = []
+    for key, value in row.items():
+        try:
+            text = json.dumps(value, ensure_ascii=False)
+        except (RecursionError, ValueError):
+            text = json.dumps(_text_of(value), ensure_ascii=False)
+        items.append(f"{json.dumps(key)}: {text}")
+    return "{\n      " + ",\n      ".join(items) + "\n    }"
+
+
+def _text_of(value: object) -> str:
+    try:
+        return repr(value)
+    except RecursionError:
+        return f"<{type(value).__name__} nested too deeply to write>"
 
 
 _TINY = 1e-4  # below this json writes 1e-05 and orjson 1e-5; from here to 1 both write the same digits
@@ -185,7 +209,13 @@ def _needs_quotes(s: str) -> bool:
 
 
 def _csv_cell(v: object) -> str:
-    s = v if type(v) is str else ("" if v is None else (repr(v) if isinstance(v, float) else str(v)))
+    if type(v) is str:
+        s = v
+    else:
+        try:
+            s = "" if v is None else (repr(v) if isinstance(v, float) else str(v))
+        except RecursionError:  # a raw value nested too deeply for str(): its placeholder, never a crash
+            s = _text_of(v)
     return '"' + s.replace('"', '""') + '"' if _needs_quotes(s) else s
 
 

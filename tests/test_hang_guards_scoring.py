@@ -1,0 +1,176 @@
+"""Issue 17 item 1 (the scoring half) and issue 18 item 8: nothing in scoring/ that reads model or
+gold text can stall on a long or hostile answer, nothing raises on a deeply nested value, and the
+CLI's workers die with it.
+
+Each public function that sees answer text runs on 1 MB adversarial inputs in a subprocess under a
+limit of LIMIT = 180 s: over 20x what one input's whole batch takes on this loaded two-core
+machine (2-8 s; the two BLEU variants, counting 4 orders of n-grams over 100,000+ tokens, are the
+slowest at 1-3 s). A quadratic pattern would take hours (issue 17: 16,000 letters took 10.6 s in
+one), so a hang fails the suite instead of stalling it."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+LIMIT = 180  # seconds per input: >= 20x the expected time (hang guard, not a timing assertion)
+MB = 1 << 20
+
+ADVERSARIAL = {
+    "letters": "a" * MB,
+    "digits": "1" * MB,
+    "comma_digits": "1," * (MB // 2),
+    "dash_letters": "a-" * (MB // 2),
+    "dots": "1." * (MB // 2),
+    "brackets": "[" * (MB // 2) + "]" * (MB // 2),
+    "parens_braces": "({" * (MB // 4) + "})" * (MB // 4),
+    "answer_prefix": "answer: " * (MB // 8),
+    "the_articles": "the a an " * (MB // 9),
+    "signs": "-+" * (MB // 2),
+    "powers": "10^" * (MB // 3),
+    "fractions": "1/" * (MB // 2),
+    "spaces_x": "2 x " * (MB // 4),
+    "exponent": "1e" * (MB // 2),
+    "unicode_minus": "\u2212" * MB,
+    "letter_digit": "a1" * (MB // 2),
+    "answer_lines": "ANSWER: x\n" * (MB // 10),
+}
+
+SCRIPT = textwrap.dedent('''
+    import sys
+    from scoring import extra, numbers, text
+    from scoring.categories import categorize, seed_fuzzy
+    from scoring.metrics import judge
+
+    s = sys.stdin.read()
+    short = s[:200]
+    text.normalize_answer(s); text.normalize_answer_plain(s); text.strip_prefixes(s.lower())
+    numbers.read_number(s.lower()); numbers.release_number(text.normalize_answer(s))
+    for prof in ("xldocbench", "xldocbench-1519", "docvqa"):
+        for fmt in ("Str", "Int", "None", "Bool", "single_choice"):  # every rule once
+            judge(s, [short], fmt, "numeric_tolerance", profile=prof)
+        judge(short, [s], "Str", "", profile=prof)
+        categorize(judge(s, [s[::-1][:1000]], "Int", "", profile=prof))
+    for name in extra.METRIC_NAMES:
+        extra.score(name, s, [s[: len(s) // 2]])
+    seed_fuzzy(s, s[:1000])
+    print("ok")
+''')
+
+
+@pytest.mark.parametrize("kind", sorted(ADVERSARIAL))
+def test_scoring_functions_are_linear_on_adversarial_text(kind):
+    proc = subprocess.run([sys.executable, "-c", SCRIPT], input=ADVERSARIAL[kind], text=True, cwd=ROOT,
+                          capture_output=True, timeout=LIMIT)
+    assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr[-2000:]
+
+
+def test_five_megabyte_dissimilar_pair_is_bounded(tmp_path):
+    """The issue's 5 MB gold against a dissimilar 5 MB prediction, through the CLI under every
+    XL-DocBench profile: finishes, scores 0, and names both rows as too long for the edit distance."""
+    gold, pred = tmp_path / "gold.jsonl", tmp_path / "preds.jsonl"
+    gold.write_text(json.dumps({"question_id": "q1", "answer": {"value": "ab" * (5 * MB // 2), "format": "Str"}}) + "\n",
+                    encoding="utf-8")
+    pred.write_text(json.dumps({"question_id": "q1", "prediction": "ba" * (5 * MB // 2)}) + "\n", encoding="utf-8")
+    for profile in ("xldocbench", "xldocbench-1519"):
+        proc = subprocess.run([sys.executable, "-m", "scoring", "--profile", profile, "--gold-files", str(gold),
+                               "--predictions", str(pred)], cwd=ROOT, capture_output=True, text=True, timeout=LIMIT)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        assert "ANLS: 0.00%" in proc.stdout
+        assert f"{gold}:1: warning: answer.value: expected a text under 20,000 characters" in proc.stderr
+        assert f"{pred}:1: warning: prediction: expected a text under 20,000 characters" in proc.stderr
+
+
+def test_deeply_nested_metadata_never_raises(tmp_path):
+    """980 levels of nesting in task_type, format and a metadata value: every profile writes its
+    report and a full CSV, exit 0, no traceback."""
+    deep = "[" * 980 + "1" + "]" * 980
+    gold, pred = tmp_path / "gold.jsonl", tmp_path / "preds.jsonl"
+    gold.write_text(f'{{"question_id": "q1", "task_type": {deep}, "answer": {{"value": "x", "format": {deep}}}, '
+                    f'"metadata": {{"domain": {deep}, "reasoning_type": {deep}}}}}\n'
+                    '{"question_id": "q2", "answer": {"value": "y"}}\n', encoding="utf-8")
+    pred.write_text('{"question_id": "q1", "prediction": "x"}\n{"question_id": "q2", "prediction": "y"}\n', encoding="utf-8")
+    for profile in ("xldocbench", "xldocbench-1519", "docvqa"):
+        out = tmp_path / profile
+        proc = subprocess.run([sys.executable, "-m", "scoring", "--profile", profile, "--gold-files", str(gold),
+                               "--predictions", str(pred), "--output", str(out / "r.json"), "--per-question-csv", str(out / "r.csv")],
+                              cwd=ROOT, capture_output=True, text=True, timeout=LIMIT)
+        assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr[-2000:]
+        report = json.loads((out / "r.json").read_text(encoding="utf-8"))
+        assert [r["question_id"] for r in report["per_question"]] == ["q1", "q2"]
+        assert len((out / "r.csv").read_text(encoding="utf-8").splitlines()) == 3
+
+
+def _children(pid: int) -> set[int]:
+    """Every descendant of `pid`, from /proc."""
+    found: set[int] = set()
+    frontier = [pid]
+    while frontier:
+        parent = frontier.pop()
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit():
+                continue
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            ppid = int(stat.rsplit(")", 1)[1].split()[1])
+            if ppid == parent and int(entry.name) not in found:
+                found.add(int(entry.name))
+                frontier.append(int(entry.name))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT, signal.SIGKILL])
+def test_killing_the_cli_kills_its_workers(tmp_path, sig):
+    """A run large enough for forked workers; once workers exist, the CLI is killed: within a
+    bounded wait no process it started is left (three orphans kept using CPU before)."""
+    n = 400_000
+    gold, pred = tmp_path / "gold.jsonl", tmp_path / "preds.jsonl"
+    with open(gold, "w", encoding="utf-8") as g, open(pred, "w", encoding="utf-8") as p:
+        for k in range(n):
+            g.write(f'{{"question_id": "q{k}", "answer": {{"value": "answer number {k} " , "format": "Str"}}}}\n')
+            p.write(f'{{"question_id": "q{k}", "prediction": "the answer is number {k * 7} of many words here"}}\n')
+    proc = subprocess.Popen([sys.executable, "-m", "scoring", "--gold-files", str(gold), "--predictions", str(pred),
+                             "--output", str(tmp_path / "r.json")], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        kids: set[int] = set()
+        deadline = time.monotonic() + LIMIT
+        while time.monotonic() < deadline and proc.poll() is None:
+            kids |= _children(proc.pid)
+            if len(kids) >= 1:
+                break
+            time.sleep(0.05)
+        if proc.poll() is not None:
+            pytest.skip("the run ended before a worker was seen (machine too fast for this size)")
+        time.sleep(0.3)
+        kids |= _children(proc.pid)
+        assert kids, "no worker process was started"
+        os.kill(proc.pid, sig)
+        proc.wait(timeout=LIMIT)
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and any(_alive(k) for k in kids):
+            time.sleep(0.1)
+        left = [k for k in kids if _alive(k)]
+        assert not left, f"workers left running after {sig.name}: {left}"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
