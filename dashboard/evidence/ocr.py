@@ -625,7 +625,7 @@ def _without_text(path: Path, pages: list[int]) -> list[int]:
     characters and images looked at here, under the PDF lock (a few milliseconds a page)."""
     import pymupdf
 
-    from dashboard.evidence.pdf import PDF_LOCK
+    from dashboard.evidence.pdf import PDF_LOCK, heavy_page
 
     try:
         key = (str(path), path.stat().st_mtime_ns, tuple(pages))
@@ -640,6 +640,8 @@ def _without_text(path: Path, pages: list[int]) -> list[int]:
             with pymupdf.open(path) as doc:
                 for n in pages:
                     p = doc[n - 1]
+                    if heavy_page(doc, p) is not None:  # issue 17: never read under the lock (a bomb: 13 s)
+                        continue
                     raw = p.get_text("rawdict", flags=0)
                     raw["blocks"] += [{"type": 1, "bbox": tuple(i["bbox"])} for i in p.get_image_info()]
                     if needs_ocr(raw, p.cropbox.width, p.cropbox.height):

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import re
 import threading
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -52,11 +54,15 @@ _DOCS = _LRU(16)
 _COUNTS = _LRU(1024)  # (path, mtime) -> number of pages
 
 
-def _mtime(path: Path) -> int:
+def mtime(path: Path) -> int:
+    """The file's mtime_ns (-1 when it cannot be read): part of every cache key."""
     try:
         return path.stat().st_mtime_ns
     except OSError:
         return -1
+
+
+_mtime = mtime
 
 
 def is_image(path: Path) -> bool:
@@ -67,13 +73,41 @@ class DocumentError(Exception):
     """A document that cannot be opened or a page it does not have (shown as a message)."""
 
 
+# ----------------------------------------------------------------------------- damaged documents
+
+_CODE = re.compile(r"code=\d+: ?")  # MuPDF's error code before its message
+_PATH = re.compile(r"/(?:[^\s'\"/]{1,200}/)+")  # the folders of a path (each ends at its own "/": linear)
+
+
+def damage_reason(exc: BaseException, path: Path) -> str:
+    """MuPDF's reason for a failure as one short line without server paths (`cycle in parent chain`);
+    the message is cut to 200 characters before any pattern sees it."""
+    line = (str(exc).strip().splitlines() or [""])[0][:200] or type(exc).__name__
+    line = line.replace(str(path), path.name)
+    return _PATH.sub("", _CODE.sub("", line)).strip() or type(exc).__name__
+
+
+@contextmanager
+def mupdf_errors(path: Path, what: str = "") -> Iterator[None]:
+    """Any MuPDF failure inside (FzErrorFormat, RuntimeError `code=7: …`, ValueError, MemoryError)
+    becomes a DocumentError "<file>: this PDF is damaged: <reason>" (`what` names the part read):
+    one document's problem, shown where it is used, never a traceback."""
+    try:
+        yield
+    except DocumentError:
+        raise
+    except Exception as exc:  # PyMuPDF raises several types, MuPDF's own included
+        where = f" ({what})" if what else ""
+        raise DocumentError(f"{path.name}: this PDF is damaged{where}: {damage_reason(exc, path)}") from None
+
+
 def open_document(path: Path):
     import pymupdf
 
     try:
         doc = pymupdf.open(path)
     except Exception as exc:  # pymupdf raises several types for unreadable files
-        raise DocumentError(f"{path.name} cannot be opened: {exc}") from None
+        raise DocumentError(f"{path.name} cannot be opened: {damage_reason(exc, path)}") from None
     if doc.needs_pass:
         doc.close()
         raise DocumentError(f"{path.name} is encrypted (needs a password)")
@@ -88,7 +122,7 @@ def page_count(path: Path) -> int:
     if hit is not None:
         return hit
     with PDF_LOCK:
-        with open_document(path) as doc:
+        with mupdf_errors(path, "page count"), open_document(path) as doc:
             n = doc.page_count
     _COUNTS.put(key, n)
     return n
@@ -100,15 +134,19 @@ def page_text(path: Path, page: int) -> PageText:
     hit = _PAGES.get(key)
     if hit is not None:
         return hit
+    refused = _REFUSED.get(key)
+    if refused is not None:
+        raise WorkRefused(refused)
+    scanned = ocr.is_scanned(path)
     with PDF_LOCK:
-        with open_document(path) as doc:
-            if not 1 <= page <= doc.page_count:
-                raise DocumentError(f"page {page} is beyond the document ({doc.page_count} page"
-                                    f"{'s' if doc.page_count != 1 else ''})")
-            p = doc[page - 1]
-            raw = p.get_text("rawdict") if not is_image(path) else {"blocks": []}
-            out = page_text_from_rawdict(raw, page, p.cropbox.width, p.cropbox.height, p.rotation)
-            scan = ocr.needs_ocr(raw, p.cropbox.width, p.cropbox.height, is_image(path), ocr.is_scanned(path))
+        with mupdf_errors(path, f"page {page}"), open_document(path) as doc:
+            p = _page(doc, page)
+            heavy = None if is_image(path) else heavy_page(doc, p)
+            if heavy is None:
+                out, scan = _page_text_of(p, path, page, scanned)
+    if heavy is not None:  # read by a worker process with a time budget, the lock not held
+        out, scan = run_limited(_page_text_job, (str(path), page, scanned), key, f"page {page} of {path.name}",
+                                "read", heavy)
     if scan:  # no usable text layer: read by OCR outside the lock (dashboard/evidence/ocr.py)
         out = ocr.ocr_page_text(path, page, out)
         if not ocr.was_ocr(path, page):
@@ -117,23 +155,202 @@ def page_text(path: Path, page: int) -> PageText:
     return out
 
 
+def _page(doc, page: int):
+    """Page `page` (1-based) of an open document; DocumentError beyond its end."""
+    if not 1 <= page <= doc.page_count:
+        raise DocumentError(f"page {page} is beyond the document ({doc.page_count} page"
+                            f"{'s' if doc.page_count != 1 else ''})")
+    return doc[page - 1]
+
+
+def _page_text_of(p, path: Path, page: int, scanned: bool) -> tuple[PageText, bool]:
+    """A loaded page's PageText, and whether it needs OCR (no usable text layer)."""
+    raw = p.get_text("rawdict") if not is_image(path) else {"blocks": []}
+    out = page_text_from_rawdict(raw, page, p.cropbox.width, p.cropbox.height, p.rotation)
+    return out, ocr.needs_ocr(raw, p.cropbox.width, p.cropbox.height, is_image(path), scanned)
+
+
+def _page_text_job(path: str, page: int, scanned: bool) -> tuple[PageText, bool]:
+    """page_text's reading in a worker process (its own PyMuPDF: no lock)."""
+    where = Path(path)
+    with mupdf_errors(where, f"page {page}"), open_document(where) as doc:
+        return _page_text_of(_page(doc, page), where, page, scanned)
+
+
+# ----------------------------------------------------------------------------- heavy pages
+#
+# A page whose content streams are large (a 1 MB Flate stream can inflate to 1 GiB: 17 s of
+# MuPDF holding the GIL and the lock) or whose images have very many pixels is not read or
+# rendered here: a worker process does it with a time budget and is killed when the budget runs
+# out; the page then says what was refused, and the refusal is remembered for that file version.
+# The cost is judged from the raw (compressed) stream sizes, which reading them does not inflate.
+
+HEAVY_STREAM_BYTES = 256_000  # compressed content and form streams of a page beyond this: a worker's job
+HEAVY_IMAGE_PIXELS = 40_000_000  # so are images with more pixels than this in all
+WORK_BUDGET_S = 10.0  # a worker's time for one heavy page (reading or rendering)
+WORKERS = 2  # heavy pages in work at once; a third waits for one within the budget
+
+
+def heavy_page(doc, p) -> str | None:
+    """Why page `p` of the open document is too heavy to read or render under the lock ("1.0 MB of
+    compressed content streams", "60,000,000 image pixels"), or None for an ordinary page (and for
+    a page image, whose size the render's pixel cap bounds)."""
+    if not doc.is_pdf:
+        return None
+    xrefs = set(p.get_contents())
+    try:
+        xrefs |= {x[0] for x in p.get_xobjects()}
+    except (RuntimeError, ValueError):  # a broken resource dictionary: judged by the contents alone
+        pass
+    size = 0
+    for x in xrefs:
+        if x > 0 and doc.xref_is_stream(x):
+            size += len(doc.xref_stream_raw(x))
+    if size > HEAVY_STREAM_BYTES:
+        return f"{size / 1e6:.1f} MB of compressed content streams"
+    pixels = sum(max(0, int(im[2])) * max(0, int(im[3])) for im in p.get_images(full=True))
+    if pixels > HEAVY_IMAGE_PIXELS:
+        return f"{pixels:,} image pixels"
+    return None
+
+
+REFUSED = _LRU(1024)  # (path, mtime, page[, zoom]) -> why a heavy page was refused
+_REFUSED = REFUSED
+
+
+def _serve(conn) -> None:
+    """A worker process: run (function, arguments) jobs sent over `conn`, one at a time; send back
+    (True, value) or (False, message)."""
+    while True:
+        try:
+            fn, args = conn.recv()
+        except (EOFError, OSError):
+            return
+        try:
+            conn.send((True, fn(*args)))
+        except DocumentError as exc:
+            conn.send((False, str(exc)))
+        except Exception as exc:  # the job failed: its message, never a traceback
+            conn.send((False, f"{type(exc).__name__}: {str(exc)[:200]}"))
+
+
+class _Worker:
+    def __init__(self) -> None:
+        import multiprocessing
+
+        ctx = multiprocessing.get_context("forkserver")
+        self.conn, child = ctx.Pipe()
+        self.proc = ctx.Process(target=_serve, args=(child,), daemon=True, name="lens-pdf-worker")
+        with bare_main():
+            self.proc.start()
+        child.close()
+
+    def stop(self) -> None:
+        self.proc.kill()
+        self.proc.join(5)
+        self.conn.close()
+
+
+_IDLE: list[_Worker] = []
+_IDLE_LOCK = threading.Lock()
+_SLOTS = threading.BoundedSemaphore(WORKERS)
+
+
+class WorkRefused(DocumentError):
+    """A heavy page whose work did not finish within the budget (or found no worker)."""
+
+
+def run_limited(fn, args: tuple, key, what: str, verb: str, why: str, budget: float | None = None):
+    """fn(*args) in a worker process, waited for at most `budget` seconds without holding PDF_LOCK;
+    on expiry the worker is killed and WorkRefused says so (remembered under `key`)."""
+    budget = WORK_BUDGET_S if budget is None else budget
+    refusal = (f"{what} was not {verb}: it needs more than {budget:g} s of work ({why}; a page this heavy "
+               f"may be a decompression bomb)")
+    if not _SLOTS.acquire(timeout=budget):
+        raise WorkRefused(f"{what} was not {verb}: every PDF worker is busy with heavy pages; try again")
+    worker = None
+    try:
+        with _IDLE_LOCK:
+            worker = _IDLE.pop() if _IDLE else None
+        if worker is None:
+            try:
+                worker = _Worker()
+            except (OSError, ValueError, ImportError) as exc:  # no processes: refused, never run under the lock
+                raise WorkRefused(f"{what} was not {verb}: no worker process could start ({exc})") from None
+        worker.conn.send((fn, args))
+        if not worker.conn.poll(budget):
+            worker.stop()
+            worker = None
+            _REFUSED.put(key, refusal)
+            raise WorkRefused(refusal)
+        ok, value = worker.conn.recv()
+    except (EOFError, OSError, BrokenPipeError):  # the worker died (killed, out of memory)
+        if worker is not None:
+            worker.stop()
+            worker = None
+        _REFUSED.put(key, refusal)
+        raise WorkRefused(refusal) from None
+    finally:
+        if worker is not None:
+            with _IDLE_LOCK:
+                _IDLE.append(worker)
+        _SLOTS.release()
+    if not ok:
+        raise DocumentError(value)
+    return value
+
+
+def stop_workers() -> None:
+    with _IDLE_LOCK:
+        idle, _IDLE[:] = list(_IDLE), []
+    for w in idle:
+        w.stop()
+
+
+# ----------------------------------------------------------------------------- whole documents
+
 PARALLEL_MIN_PAGES = 300  # documents this long are read by worker processes, one chunk of pages each
 
 
 CHUNK_PAGES = 125
 
 
-def _read_pages(path: str, start: int, stop: int) -> list[tuple[str, frozenset[float]]]:
+LOCAL_CHUNK_PAGES = 25  # a short document read here takes the lock for this many pages at a time
+
+
+def _read_pages(path: str, start: int, stop: int, light_only: bool = False) -> list[tuple[str, frozenset[float]]]:
     """Pages start..stop-1 of a PDF as (normalised text, numbers on it). Runs in this process (under
-    the lock) or in a worker process (its own PyMuPDF, no lock needed)."""
+    the lock) or in a worker process (its own PyMuPDF, no lock needed). `light_only`: stop before
+    the first heavy page (heavy_page), which the caller has read by a worker with a budget."""
     import pymupdf
 
     out = []
-    with pymupdf.open(path) as doc:
+    where = Path(path)
+    with mupdf_errors(where, f"pages {start + 1}-{stop}"), open_document(where) as doc:
         for k in range(start, min(stop, doc.page_count)):
-            text = norm_text(doc[k].get_text("text", flags=pymupdf.TEXT_MEDIABOX_CLIP))
+            p = doc[k]
+            if light_only and heavy_page(doc, p) is not None:
+                break
+            text = norm_text(p.get_text("text", flags=pymupdf.TEXT_MEDIABOX_CLIP))
             out.append((text, numbers_in(text)))
     return out
+
+
+def _read_here(path: Path, n: int) -> list[tuple[str, frozenset[float]]]:
+    """Every page read in this process, LOCAL_CHUNK_PAGES per hold of the lock; a heavy page by a
+    worker with a time budget (refused: read as a page without text)."""
+    pages: list[tuple[str, frozenset[float]]] = []
+    while len(pages) < n:
+        k = len(pages)
+        with PDF_LOCK:
+            pages += _read_pages(str(path), k, min(n, k + LOCAL_CHUNK_PAGES), light_only=True)
+        if len(pages) == k:  # page k + 1 is heavy
+            try:
+                pages += run_limited(_read_pages, (str(path), k, k + 1), (str(path), _mtime(path), k + 1, "text"),
+                                     f"page {k + 1} of {path.name}", "read", "a heavy page")
+            except WorkRefused:
+                pages.append(("", frozenset()))
+    return pages
 
 
 _POOL_LOCK = threading.Lock()
@@ -191,6 +408,8 @@ def _read_parallel(path: Path, n: int, progress) -> list[tuple[str, frozenset[fl
             if progress:
                 progress(min(n, (k + 1) * CHUNK_PAGES), n)
         return out
+    except DocumentError:  # the document itself: its problem, not the pool's
+        raise
     except Exception:  # a broken pool: read in this process instead
         return None
 
@@ -208,8 +427,7 @@ def doc_text(path: Path, progress: Callable[[int, int], None] | None = None) -> 
     else:
         pages = _read_parallel(path, n, progress) if n >= PARALLEL_MIN_PAGES else None
         if pages is None:
-            with PDF_LOCK:
-                pages = _read_pages(str(path), 0, n)
+            pages = _read_here(path, n)
     # pages without a usable text layer read by OCR on the worker pool (capped per request)
     pages, complete = ocr.fill_doc_pages(path, pages, is_image(path) or ocr.is_scanned(path), progress)
     out = DocText([t for t, _ in pages], [nums for _, nums in pages])
@@ -222,6 +440,7 @@ def clear_caches() -> None:
     _PAGES.clear()
     _DOCS.clear()
     _COUNTS.clear()
+    _REFUSED.clear()
 
 
 PDF_LOCK = threading.Lock()  # PyMuPDF is not thread-safe; Streamlit runs sessions in threads
@@ -244,8 +463,9 @@ class DocCheck:
 def inspect_document(path: Path) -> DocCheck:
     """Open a document once -- under the PyMuPDF lock, nothing kept -- and say whether it can be
     shown: "empty file (no pages)", "not a PDF" (no %PDF header, e.g. a text file named .pdf),
-    "encrypted" (needs a password), "no pages", "corrupt: <why>" (cannot be opened), or for a page
-    image "not an image". Never raises."""
+    "encrypted" (needs a password), "no pages", "corrupt: <why>" (cannot be opened), "damaged: <why>"
+    (its page count or its first or last page cannot be read: a cycle in the page tree, `/Count
+    2147483648`), or for a page image "not an image". Never raises."""
     try:
         size = path.stat().st_size
         with open(path, "rb") as fh:
@@ -264,10 +484,14 @@ def inspect_document(path: Path) -> DocCheck:
             with pymupdf.open(path) as doc:
                 if doc.needs_pass:
                     return DocCheck(None, "encrypted (needs a password)")
-                n = doc.page_count
+                try:
+                    n = doc.page_count
+                    for k in {0, n - 1} if n > 0 else ():  # loads the page tree's ends (cheap; no content read)
+                        doc.load_page(k)
+                except Exception as exc:  # a page tree MuPDF cannot walk
+                    return DocCheck(None, f"damaged: {damage_reason(exc, path)[:120]}")
         except Exception as exc:  # PyMuPDF raises its own types for broken files
-            reason = (str(exc).splitlines() or [type(exc).__name__])[0].replace(str(path), path.name)[:120]
-            return DocCheck(None, "not an image" if is_image else f"corrupt: {reason}")
+            return DocCheck(None, "not an image" if is_image else f"corrupt: {damage_reason(exc, path)[:120]}")
     if n < 1:
         return DocCheck(0, "no pages")
     return DocCheck(n)

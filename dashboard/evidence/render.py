@@ -7,7 +7,9 @@ pages, cropped pages and documents whose pages differ in size.
 
 PDFs and page images (PNG, JPG, ... as in DocVQA) are opened the same way by PyMuPDF. Open,
 render and close happen inside one call under the module-level lock shared with the workspace:
-PyMuPDF is not thread-safe and Streamlit runs sessions in threads. A render is capped in pixels.
+PyMuPDF is not thread-safe and Streamlit runs sessions in threads. A render is capped in pixels; a
+heavy page (large compressed content streams or images: dashboard/evidence/pdf.py heavy_page) is
+rendered by a worker process with a time budget, never under the lock.
 Caching (PNG bytes keyed by file, mtime, page and zoom) lives in dashboard/cache.py.
 """
 
@@ -20,7 +22,18 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dashboard.evidence.pagetext import Rect
-from dashboard.evidence.pdf import PDF_LOCK, DocumentError, open_document
+from dashboard.evidence.pdf import (
+    PDF_LOCK,
+    REFUSED,
+    DocumentError,
+    WorkRefused,
+    damage_reason,
+    heavy_page,
+    mtime,
+    mupdf_errors,
+    open_document,
+    run_limited,
+)
 
 MAX_PIXELS = 12_000_000  # a render never has more pixels than this (about 3,500 × 3,500)
 MAX_SIDE = 6_000  # nor a side longer than this
@@ -58,26 +71,48 @@ def capped_zoom(width_pt: float, height_pt: float, zoom: float) -> tuple[float, 
 
 def render_page(path: Path, page: int, zoom: float = 1.0) -> Rendered:
     """Page `page` (1-based) of a PDF or image as PNG bytes; raises DocumentError for a page the
-    document does not have or a file that cannot be opened."""
-    import pymupdf
-
+    document does not have, a file that cannot be opened or is damaged, and a heavy page
+    (pdf.heavy_page) whose render in a worker process did not finish within pdf.WORK_BUDGET_S."""
+    key = (str(path), mtime(path), page, zoom)
+    refused = REFUSED.get(key)
+    if refused is not None:
+        raise WorkRefused(refused)
     with PDF_LOCK:
-        doc = open_document(path)
-        with doc:
+        with mupdf_errors(path, f"page {page}"), open_document(path) as doc:
             n = doc.page_count
             if not 1 <= page <= n:
                 raise DocumentError(f"page {page} is beyond the document ({n} page{'s' if n != 1 else ''})")
             p = doc[page - 1]
-            z, capped = capped_zoom(p.rect.width, p.rect.height, zoom)
-            try:
-                pix = p.get_pixmap(matrix=pymupdf.Matrix(z, z), alpha=False)
-            except (RuntimeError, ValueError, MemoryError) as exc:  # a damaged page
-                raise DocumentError(f"page {page} of {path.name} cannot be rendered: {exc}") from None
-            m = p.rotation_matrix * pymupdf.Matrix(z, z) * pymupdf.Matrix(1, 0, 0, 1, -pix.x, -pix.y)
-            png = pix.tobytes("png")
-            out = Rendered(png, pix.width, pix.height, z, (m.a, m.b, m.c, m.d, m.e, m.f), page, n,
-                           (p.cropbox.width, p.cropbox.height), p.rotation, capped)
-            return out
+            heavy = heavy_page(doc, p)
+            if heavy is None:
+                return _render(p, path, page, n, zoom)
+    # rendered by a worker process with a time budget, the lock not held meanwhile
+    return run_limited(_render_job, (str(path), page, zoom), key, f"page {page} of {path.name}", "rendered", heavy)
+
+
+def _render_job(path: str, page: int, zoom: float) -> Rendered:
+    """render_page's rendering in a worker process (its own PyMuPDF: no lock)."""
+    where = Path(path)
+    with mupdf_errors(where, f"page {page}"), open_document(where) as doc:
+        n = doc.page_count
+        if not 1 <= page <= n:
+            raise DocumentError(f"page {page} is beyond the document ({n} page{'s' if n != 1 else ''})")
+        return _render(doc[page - 1], where, page, n, zoom)
+
+
+def _render(p, path: Path, page: int, n: int, zoom: float) -> Rendered:
+    import pymupdf
+
+    z, capped = capped_zoom(p.rect.width, p.rect.height, zoom)
+    try:
+        pix = p.get_pixmap(matrix=pymupdf.Matrix(z, z), alpha=False)
+    except Exception as exc:  # a damaged page (MuPDF's own error types included)
+        raise DocumentError(f"page {page} of {path.name} cannot be rendered: this PDF is damaged: "
+                            f"{damage_reason(exc, path)}") from None
+    m = p.rotation_matrix * pymupdf.Matrix(z, z) * pymupdf.Matrix(1, 0, 0, 1, -pix.x, -pix.y)
+    png = pix.tobytes("png")
+    return Rendered(png, pix.width, pix.height, z, (m.a, m.b, m.c, m.d, m.e, m.f), page, n,
+                    (p.cropbox.width, p.cropbox.height), p.rotation, capped)
 
 
 def to_pixels(rect: Rect, matrix: Sequence[float]) -> Rect:
