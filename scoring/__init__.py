@@ -1,6 +1,8 @@
 """DocBench Lens scoring: loaders, XL-DocBench / DocVQA metrics, aggregation and reports.
 
-Pure Python plus rapidfuzz; never imports streamlit, plotly or pymupdf.
+Python plus rapidfuzz (edit distances, LCS), orjson (fast JSON reading and writing), numpy
+(bulk.py's aggregation of parts) and scipy (stats.py); never imports streamlit, plotly, pandas
+or pymupdf (tests/test_architecture.py).
 """
 
 __version__ = "0.1.0"

@@ -103,7 +103,7 @@ def get_profile(name: str | Profile | None) -> Profile:
 
 
 def signature(profile: str | Profile, *, ignore_missing: bool = False, prediction_field: str | None = None) -> str:
-    """e.g. `profile:xldocbench|numbers:hardened|failed:zero|tol:0.05|sim:0.8|anls:0.5+|missing:scored|field:auto|lens:0.1.0`"""
+    """e.g. `profile:xldocbench|numbers:hardened|failed:zero|tol:0.05|sim:0.8|anls:0.5+|answers:one|missing:scored|field:auto|lens:0.1.0`"""
     p = get_profile(profile)
     parts = [f"profile:{p.name}"]
     if p.number_reader is not None:
