@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import sys
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -235,6 +236,12 @@ PROFILE_AUTO, PROFILE_CHOSEN = "lens_profile_auto", "lens_profile_chosen"  # the
 
 def profile_picker() -> str:
     v = view()
+    if PROFILE_AUTO not in st.session_state and v.profile == DEFAULT_PROFILE and not v.data:
+        # the configured benchmark's own rule decided here (another folder opened later: by load(), with a rerun)
+        from dashboard.core.paths import sources_from
+
+        if discover(sources_from(sys.argv[1:], os.environ)).layout == MMLONGBENCH:
+            st.session_state[PROFILE_AUTO] = MMLONGBENCH_PROFILE
     if PROFILE_AUTO in st.session_state and not st.session_state.get(PROFILE_CHOSEN):
         st.session_state["profile"] = v.profile = st.session_state[PROFILE_AUTO]
     seed("profile", v.profile)
