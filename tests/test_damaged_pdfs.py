@@ -200,3 +200,56 @@ def test_overview_and_evidence_pages_with_a_damaged_pdf(tmp_path, monkeypatch, m
     shown = "\n".join(str(w.value) for w in [*at.warning, *at.error, *at.caption, *at.markdown])
     assert "damaged" in shown.replace("\\", "") and "cycle in parent chain" in shown.replace("\\", "")
     assert "code=7" not in shown and "site-packages" not in shown  # MuPDF's own text and server paths
+
+
+# ----------------------------------------------------------------------------- the evidence CLI
+
+
+def _cli(bench: Path, out: Path, *extra: str):
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "dashboard.evidence", "--benchmark", str(bench),
+                           "--output", str(out / "boxes.jsonl"), "--runs", str(bench / "runs"),
+                           "--answers-output", str(out / "answers.jsonl"), *extra],
+                          capture_output=True, text=True, cwd=ROOT, timeout=600)  # hang guard
+
+
+def _rows(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def test_the_cli_keeps_every_other_documents_rows_and_its_pool_works_from_dash_m(tmp_path):
+    """`python -m dashboard.evidence` on the sample benchmark with doc_000001.pdf replaced by a PDF
+    claiming 2,147,483,648 pages (it aborted with `RuntimeError: code=7` and lost every row): the
+    damaged document's rows say so, every other row is what the intact benchmark gives, and with the
+    parallel threshold at 10 pages the sample's longer documents are read by the worker pool (it
+    never started from -m: `Can't get attribute '_read_pages' on <module '__main__'>`)."""
+    intact = tmp_path / "intact"
+    shutil.copytree(SAMPLE, intact, ignore=shutil.ignore_patterns("*.py", "__pycache__"))
+    damaged = _bench_with(tmp_path, "doc_000001", DAMAGED["huge_count"])
+    good = _cli(intact, tmp_path / "good")
+    bad = _cli(damaged, tmp_path / "bad", "--parallel-min-pages", "10")
+    assert good.returncode == 0, good.stderr[-3000:]
+    assert bad.returncode == 0, bad.stderr[-3000:]
+    assert "Traceback" not in bad.stderr and "Can't get attribute" not in bad.stderr, bad.stderr[-3000:]
+    assert "read by worker processes" in bad.stderr, bad.stderr[-3000:]
+    on_damaged = {json.loads(line)["question_id"] for f in intact.glob("qa_*.jsonl")
+                  for line in f.read_text(encoding="utf-8").splitlines() if '"doc_000001"' in line}
+    assert on_damaged
+    for name in ("boxes.jsonl", "answers.jsonl"):
+        before, after = _rows(tmp_path / "good" / name), _rows(tmp_path / "bad" / name)
+        assert len(before) == len(after) > 0
+        hit = 0
+        for a, b in zip(before, after):
+            touched = a["question_id"] in on_damaged
+            if name == "answers.jsonl" and touched and b["location"] is not None:
+                assert b["location"] in ("no_document", "not_in_document", "evidence_page", "other_page"), b
+            if name == "boxes.jsonl" and a["document_id"] == "doc_000001":
+                hit += 1
+                assert b["method"] == "not_found" and "this PDF is damaged" in b["message"], b
+                assert "Invalid number of pages" in b["message"] and str(tmp_path) not in b["message"], b
+            elif not touched:
+                assert a == b
+        if name == "boxes.jsonl":
+            assert hit > 0

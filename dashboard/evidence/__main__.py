@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from dashboard.core.paths import locate_document
-from dashboard.evidence import ocr
+from dashboard.evidence import ocr, pdf
 from dashboard.evidence.locate import answer_row, gold_rows, missing_message, question_paths
 from scoring.model import GoldQuestion
 
@@ -44,6 +44,27 @@ def _benchmark_paths(bench: Path) -> tuple[list[GoldQuestion], dict[str, Path | 
     return questions, locations, docs_dir, notes
 
 
+def _gold_rows(q: GoldQuestion, paths: dict[str, Path | None]) -> list[dict]:
+    """gold_rows, and for a failure it did not foresee one row per document saying so: one question's
+    (one document's) problem never ends the run."""
+    try:
+        return gold_rows(q, paths)
+    except Exception as exc:  # reported in the rows, never a traceback
+        why = f"{type(exc).__name__}: {str(exc)[:200]}"
+        return [{"question_id": q.qid, "document_id": ref.document_id, "page": None, "quote": "", "rects": [],
+                 "method": "error", "score": 0.0, "item": None, "locator": "", "message": why} for ref in q.documents]
+
+
+def _answer_row(q: GoldQuestion, run: str, pred, paths: dict[str, Path | None]) -> dict:
+    """answer_row, and for a failure it did not foresee a row whose message says so."""
+    try:
+        return answer_row(q, run, pred, paths)
+    except Exception as exc:  # reported in the row, never a traceback
+        return {"question_id": q.qid, "run": run, "answer": pred.text if pred is not None else "",
+                "answer_pages_evidence": [], "answer_pages_elsewhere": [], "in_document": None, "location": "error",
+                "documents": {}, "message": f"{type(exc).__name__}: {str(exc)[:200]}"}
+
+
 def _prediction_files(targets: Sequence[Path]) -> list[Path]:
     out: list[Path] = []
     for t in targets:
@@ -67,7 +88,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--output", required=True, help="JSONL: one row per evidence item with a quote and page")
     ap.add_argument("--runs", nargs="+", action="extend", default=[], help="prediction files or folders")
     ap.add_argument("--answers-output", help="JSONL: one row per question × run with the answer's location")
+    ap.add_argument("--parallel-min-pages", type=int, default=pdf.PARALLEL_MIN_PAGES, metavar="N",
+                    help=f"documents of at least N pages are read by worker processes (default {pdf.PARALLEL_MIN_PAGES})")
     args = ap.parse_args(argv)
+    pdf.PARALLEL_MIN_PAGES = max(1, args.parallel_min_pages)
     bench = Path(args.benchmark)
     if not bench.is_dir():
         print(f"ERROR: {bench}: no such folder", file=sys.stderr)
@@ -89,7 +113,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     out.parent.mkdir(parents=True, exist_ok=True)
     with open(out, "w", encoding="utf-8", newline="\n") as fh:
         for q in questions:
-            for row in gold_rows(q, paths[q.qid]):
+            for row in _gold_rows(q, paths[q.qid]):
                 where = paths[q.qid].get(row["document_id"])
                 row["ocr"] = where is not None and row["page"] is not None and ocr.was_ocr(where, row["page"])
                 counts[row["method"]] = counts.get(row["method"], 0) + 1
@@ -109,11 +133,14 @@ def main(argv: Sequence[str] | None = None) -> int:
                 preds = {p.qid: p for p in loaded.items}
                 run = result_run_name(f) if mmlongbench else run_name(f)
                 for q in questions:
-                    row = answer_row(q, run, preds.get(q.qid), paths[q.qid])
+                    row = _answer_row(q, run, preds.get(q.qid), paths[q.qid])
                     row["ocr"] = any(ocr.status(p).pages for p in paths[q.qid].values() if p is not None)
                     tally[str(row["location"])] = tally.get(str(row["location"]), 0) + 1
                     fh.write(json.dumps(row, ensure_ascii=False) + "\n")
         print(f"{where}: {sum(tally.values())} rows ({', '.join(f'{k} {v}' for k, v in sorted(tally.items()))})")
+    if pdf.PARALLEL_READS:
+        print(f"{len(pdf.PARALLEL_READS)} document{'s' if len(pdf.PARALLEL_READS) != 1 else ''} read by worker processes",
+              file=sys.stderr)
     if ocr.any_missing(p for ps in paths.values() for p in ps.values()):
         print(f"warning: pages without a text layer were not searched: {ocr.NO_TESSERACT} ({ocr.INSTALL_HINT})",
               file=sys.stderr)

@@ -395,6 +395,9 @@ def warm_up() -> None:
                     return
 
 
+PARALLEL_READS: list[str] = []  # documents read by the worker pool in this process (the CLI reports them)
+
+
 def _read_parallel(path: Path, n: int, progress) -> list[tuple[str, frozenset[float]]] | None:
     pool = _pool()
     if pool is None:
@@ -407,6 +410,7 @@ def _read_parallel(path: Path, n: int, progress) -> list[tuple[str, frozenset[fl
             out += f.result(timeout=600)
             if progress:
                 progress(min(n, (k + 1) * CHUNK_PAGES), n)
+        PARALLEL_READS.append(str(path))
         return out
     except DocumentError:  # the document itself: its problem, not the pool's
         raise
