@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 from collections.abc import Iterable, Sequence
 from math import isnan
@@ -170,18 +172,26 @@ def batch_is_safe(questions: Sequence[GoldQuestion], scores: Sequence[float]) ->
 def csv_text(rows: list[dict]) -> str:
     """The rows as `csv.writer` (excel dialect, minimal quoting, "\r\n") writes them: a field is
     written as str() gives it (repr for floats, "" for null), quoted when it holds a quote, a
-    comma or a line break, quotes doubled inside. Made a column at a time: a column of strings
-    none of which needs quoting is taken as it is, a column of floats by `repr`, both in C; only
-    the other columns (answers with commas, say) go cell by cell. tests/test_fast_json.py compares
-    it with csv.writer on random rows."""
-    return csv_columns(list(zip(*map(dict.values, rows))))
+    comma or a line break, quotes doubled inside. Written by csv.writer itself (issue 22): the
+    same bytes as `csv_columns` (tests/test_fast_json.py) and faster on row dicts (200,000 rows:
+    0.56 s against 0.85 s through columns). A value nested too deeply for str() goes through
+    `csv_columns`, which writes its placeholder."""
+    buf = io.StringIO(newline="")
+    try:
+        csv.writer(buf).writerows(map(dict.values, rows))
+    except RecursionError:
+        return csv_columns(list(zip(*map(dict.values, rows))))
+    return buf.getvalue()
 
 
 _STR, _FLOAT = {str}, {float}
 
 
 def csv_columns(columns: Sequence[Sequence]) -> str:
-    """`csv_text` of the rows these columns hold (the rows' values, column by column)."""
+    """`csv_text` of the rows these columns hold (the rows' values, column by column). Kept by
+    hand rather than `csv.writer().writerows(zip(*columns))` (issue 22 asked): the same bytes, but
+    csv.writer is slower on columns (200,000 rows: 0.75 s against 0.67 s), because a column of
+    strings none of which needs quoting is taken whole here and a column of floats by repr in C."""
     if not columns or not len(columns[0]):
         return ""
     cells: list[Iterable[str]] = []
