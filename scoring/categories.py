@@ -192,16 +192,16 @@ def _fragile(j: Judgement, g_norm: str, p_norm: str) -> bool:
         return True
     if rule == "boolean_polarity":
         return _boolean_fragile(p_norm, g_norm)
-    if rule in ("numeric_tolerance", "numeric_gold_zero"):
-        return j.details[0][0] != j.details[1][0]
+    read = j.numbers_read
+    if read is not None:
+        return read.prediction[0] != read.gold[0]
     return False
 
 
 def _numbers(j: Judgement) -> tuple[float, float] | None:
     """(prediction, gold) values the numeric rule read, or None when it read none."""
-    if j.decided_by in ("numeric_tolerance", "numeric_gold_zero"):
-        return j.details[0][0], j.details[1][0]
-    return None
+    read = j.numbers_read
+    return None if read is None else (read.prediction[0], read.gold[0])
 
 
 def _scale_slip(pv: float, gv: float, tol: float) -> bool:

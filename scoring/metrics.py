@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from .numbers import read_number, release_number
 from .profiles import OWN_ACCURACY_PROFILES, Profile, get_profile
@@ -232,6 +232,17 @@ def decide(prediction: str | None, answers: Sequence[str], answer_format: str, v
     return acc, token_f1(p_norm, g_norm), anls(pred, gold, profile), rule, threshold, details
 
 
+class NumbersRead(NamedTuple):
+    """What a numeric rule read: each side's (value, text) and, under the tolerance rule, the relative error."""
+
+    prediction: tuple[float, str]
+    gold: tuple[float, str]
+    relative_error: float | None
+
+
+NUMERIC_RULES = frozenset({"numeric_tolerance", "numeric_gold_zero"})
+
+
 @dataclass(slots=True, eq=False)
 class Judgement:
     """Everything that decided one answer's scores: inputs, the scored text, all measures, the
@@ -297,9 +308,23 @@ class Judgement:
     def normalized_gold(self) -> str:
         return _docvqa_norm(self.gold) if self.profile.multi_answer else normalize_answer(self.gold)
 
+    @property
+    def numbers_read(self) -> NumbersRead | None:
+        """The values the numeric rule that decided read (`details` by name), or None when another rule decided."""
+        if self.decided_by not in NUMERIC_RULES:
+            return None
+        d = self.details
+        return NumbersRead(d[0], d[1], d[2] if self.decided_by == "numeric_tolerance" else None)
+
+    @property
+    def fallback_rule(self) -> str:
+        """The MMLongBench-Doc fallback rule that scored the answer (`details` by name), '' when none did."""
+        return self.details[0] if self.decided_by == MMLONGBENCH_FALLBACK else ""
+
     def _numbers(self) -> tuple[Any, Any]:
-        if self.decided_by in ("numeric_tolerance", "numeric_gold_zero"):
-            return self.details[0], self.details[1]
+        read = self.numbers_read
+        if read is not None:
+            return read.prediction, read.gold
         if self.answer_type in ("numeric", "percentage") and self.scored:
             return _numbers(self.scored_text, self.gold, normalize_answer(self.scored_text),
                             normalize_answer(self.gold), self.profile)
@@ -315,8 +340,9 @@ class Judgement:
 
     @property
     def relative_error(self) -> float | None:
-        if self.decided_by == "numeric_tolerance":
-            return self.details[2]
+        read = self.numbers_read
+        if read is not None and read.relative_error is not None:
+            return read.relative_error
         pn, gn = self._numbers()
         if pn is None or gn is None or gn[0] == 0:
             return None
@@ -350,7 +376,7 @@ class Judgement:
             out.append(f"status {self.status!r}: the prediction is replaced by {OVERFLOW_TEXT}"
                        if self.status in OVERFLOW_STATUSES else "the last 'ANSWER:' line is scored")
         if self.decided_by == MMLONGBENCH_FALLBACK:
-            out.append(f"fallback rule {self.details[0]}: the release evaluator would raise or eval here")
+            out.append(f"fallback rule {self.fallback_rule}: the release evaluator would raise or eval here")
         elif self.scored and self.answer_type in ("numeric", "percentage") and self.decided_by != MMLONGBENCH:
             pn, gn = self._numbers()
             if pn is None or gn is None:

@@ -146,7 +146,7 @@ def score_file(gold: Sequence[GoldQuestion], res: ResultsLoad) -> RunResult:
 
 def fallback_rows(run: RunResult) -> list[tuple[str, str]]:
     """(question id, fallback rule) of every row the released evaluator could not score."""
-    return [(r.qid, r.judgement.details[0]) for r in run.results if r.decided_by == MMLONGBENCH_FALLBACK]
+    return [(r.qid, r.judgement.fallback_rule) for r in run.results if r.decided_by == MMLONGBENCH_FALLBACK]
 
 
 def _scores(run: RunResult) -> dict[str, float]:
@@ -196,7 +196,7 @@ def question_rows(run: RunResult, res: ResultsLoad) -> list[dict[str, Any]]:
         q, j = r.question, r.judgement
         extras = res.extras.get(q.qid)
         gold_value = q.metadata.get("answer", q.gold_answer)
-        fallback = j.details[0] if j.decided_by == MMLONGBENCH_FALLBACK else ""
+        fallback = j.fallback_rule
         miss = extras is not None and extraction_miss(gold_value, q.raw_format, extras.response, j.accuracy)
         out.append({
             "question_id": q.qid,
