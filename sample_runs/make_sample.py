@@ -202,6 +202,7 @@ def main(argv=None):
     if "gold" in only:
         write(out / GOLD_FILES[0], jsonl(single))
         write(out / GOLD_FILES[1], jsonl(cross))
+        __import__("_annotations").build(out, records, write)  # annotations/annotations.jsonl: the sample's triage notes
     if "runs" in only:
         for name in RUN_NAMES:
             fname, text = render(name, simulate(name, records, hints))

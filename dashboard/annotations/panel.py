@@ -43,7 +43,7 @@ from scoring.model import GoldQuestion
 
 NAME = "lens_annotator"  # the session's name, typed once
 SAID = "lens_annotations_said"  # the read-only message was shown in this session
-SAMPLE_FILE = "annotations.jsonl"  # beside the sample's gold: the annotations the sample ships with
+SAMPLE_FILE = "annotations/annotations.jsonl"  # in a benchmark folder: the annotations it ships with (the sample does)
 SAMPLE_DISMISSED = "lens_sample_annotations_dismissed"
 GOLD_WRONG = "gold_wrong"
 
@@ -111,7 +111,9 @@ def _note_form(ctx, qid: str, run: str, key: str, vocab: list[str], name: str, l
     except AnnotationsUnavailable:
         current = None
     stored = current.revision if current else 0
-    if drawn is None or text_key not in st.session_state or (drawn != stored and not st.session_state.get(f"ann_keep_{key}")):
+    submitting = bool(st.session_state.get(f"ann_save_{key}"))  # this run is the form's Save
+    if drawn is None or text_key not in st.session_state or (
+            drawn != stored and not submitting and not st.session_state.get(f"ann_keep_{key}")):
         # first drawn, or someone saved since and this form holds nothing unsaved: show what is stored
         st.session_state[text_key] = current.text if current else ""
         st.session_state[tags_key] = list(current.tags) if current else []
@@ -123,7 +125,7 @@ def _note_form(ctx, qid: str, run: str, key: str, vocab: list[str], name: str, l
         st.text_area(f"Note on {what}", key=text_key, height=90, max_chars=10_000,
                      placeholder="what went wrong, in a sentence")
         st.multiselect("Tags", options, key=tags_key, placeholder="failure modes")
-        saved = st.form_submit_button("Save", icon=":material/save:", disabled=locked)
+        saved = st.form_submit_button("Save", icon=":material/save:", disabled=locked, key=f"ann_save_{key}")
     if current is not None:
         st.caption(md_escape(f"Last saved by {current.author} at {current.updated[:16].replace('T', ' ')} UTC "
                              f"(revision {current.revision})."))
@@ -151,7 +153,7 @@ def _note_form(ctx, qid: str, run: str, key: str, vocab: list[str], name: str, l
         return current
     st.session_state[rev_key] = note.revision
     st.toast("Note saved.", icon=":material/check:")
-    return note
+    st.rerun()  # every table of the page (tag columns, counts) drawn again with it
 
 
 def _correction_form(ctx, q: GoldQuestion, key: str, name: str, locked: bool) -> None:
@@ -188,6 +190,7 @@ def _correction_form(ctx, q: GoldQuestion, key: str, name: str, locked: bool) ->
         if removed:
             s.delete_correction(ctx.benchmark, q.qid, expected_revision=drawn)
             st.toast("Correction removed.", icon=":material/check:")
+            st.rerun()
         else:
             why = None if action == "exclude" else check_answer(q, answer)
             if why:
@@ -197,6 +200,7 @@ def _correction_form(ctx, q: GoldQuestion, key: str, name: str, locked: bool) ->
                                       expected_revision=drawn)
             st.session_state[rev_key] = fixed.revision
             st.toast("Correction saved. Turn on “with gold corrections” in the sidebar to rescore.", icon=":material/check:")
+            st.rerun()
     except Conflict as c:
         st.error(md_escape(c.message), icon=":material/sync_problem:")
     except (InvalidInput, AnnotationsUnavailable) as exc:
@@ -235,6 +239,7 @@ def _vocab_do(action, done: str) -> None:
         st.error(md_escape(getattr(exc, "message", None) or str(exc)), icon=":material/error:")
         return
     st.toast(f"Tag {done}.", icon=":material/check:")
+    st.rerun()
 
 
 # ----------------------------------------------------------------------------- the page block

@@ -389,7 +389,8 @@ def report_panel(ctx, order: list[str], state: MutableMapping[str, str]) -> None
     if c3.button("Build the report", icon=":material/description:", disabled=not runs, width="stretch"):
         with st.spinner("Building the report: intervals, charts, page thumbnails…"):
             page = report.build_report(ctx.analysis, list(runs), baseline, workspace=ctx.workspace, profile=ctx.profile,
-                                       settings=SETTINGS)
+                                       settings=SETTINGS, notes=annotations.notes(ctx), changes=annotations.score_changes(ctx),
+                                       changes_summary=str(ctx.corrections or ""))
         st.session_state["cmp_report"] = (wanted, page.encode("utf-8"))
     built = st.session_state.get("cmp_report")
     if built and built[0] == wanted:

@@ -268,7 +268,8 @@ class _Charts:
 
 def build_report(analysis: Analysis, runs: list[str], baseline: str | None = None, *, workspace: Workspace | None = None,
                  profile: str = DEFAULT_PROFILE, title: str = "", settings: C.Settings | None = None,
-                 failures: int = 8, progress: Progress | None = None) -> str:
+                 failures: int = 8, progress: Progress | None = None, notes: Sequence | None = None,
+                 changes: pd.DataFrame | None = None, changes_summary: str = "") -> str:
     """The whole report as one HTML string (see the module docstring). Sections are numbered in the
     order they appear: with two runs the failures follow the flips as 4, with three the ranks are 4."""
     import plotly.offline
@@ -303,6 +304,8 @@ def build_report(analysis: Analysis, runs: list[str], baseline: str | None = Non
     if pairs is not None or b is None:
         say("most telling failures")
         sections.append(_failures(an, workspace, pairs if pairs is not None else _self_pairs(an, a), weak, a, b, failures))
+    if notes or changes is not None:  # the annotations' failure modes (dashboard/annotations), when there are any
+        sections.append(_failure_modes(list(notes or ()), runs, changes, changes_summary))
     for number, section in enumerate(sections, 1):
         section["number"] = number
     sections.append({"template": "method.html", "resamples": f"{settings.resamples:,}", "seed": settings.seed})
@@ -314,6 +317,25 @@ def build_report(analysis: Analysis, runs: list[str], baseline: str | None = Non
 def render(page: dict) -> str:
     """The page from templates/report.html."""
     return ENV.get_template("report.html").render(page)
+
+
+def _failure_modes(notes: list, runs: list[str], changes: pd.DataFrame | None, summary: str, per_tag: int = 2) -> dict:
+    """Tag counts per run (the annotations' notes), a few examples per tag, and the score changes
+    with gold corrections: every text escaped by the template."""
+    from dashboard.annotations import frames as A
+
+    table = A.tag_table(notes, runs, [])
+    examples = []
+    for tag in table["tag"]:
+        for run in [*runs, A.QUESTION_ROW]:
+            for n in A.examples(notes, run, tag, per_tag):
+                if len([e for e in examples if e["tag"] == tag]) < per_tag and n.text.strip():
+                    examples.append({"tag": text(tag), "run": text(n.run or A.QUESTION_ROW), "qid": text(n.question_id),
+                                     "text": text(n.text)[:300], "author": text(n.author)})
+    return {"template": "failure_modes.html", "table": table_data(table, numeric=[c for c in table.columns if c != "tag"]),
+            "question_row": A.QUESTION_ROW if A.QUESTION_ROW in table.columns else "", "examples": examples,
+            "changes": table_data(changes, numeric=[c for c in changes.columns if c != "Run"]) if changes is not None else None,
+            "summary": summary}
 
 
 def _self_pairs(an: Analysis, a: str) -> pd.DataFrame:
