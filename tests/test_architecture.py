@@ -84,7 +84,7 @@ def is_streamlit_layer(path: Path) -> bool:
 
 def layer(module: str) -> int:
     """0 core (settings, paths, workspace, store, links, escape, analysis; and the one module that
-    opens PDFs, with the page-text model it returns), 1 the features' pure helpers, 2 the report
+    opens PDFs, with its OCR and the page-text model they return), 1 the features' pure helpers, 2 the report
     (built from the comparison's and the evidence's helpers), 3 the shell (session, caches), 4 the
     panels, 5 the pages and the app."""
     parts = module.split(".")
@@ -97,7 +97,8 @@ def layer(module: str) -> int:
         return 3
     if parts[1] == "report":
         return 2
-    if parts[1] in ("core", "resources", "launch") or module in ("dashboard.evidence.pdf", "dashboard.evidence.pagetext"):
+    if parts[1] in ("core", "resources", "launch") or module in ("dashboard.evidence.pdf", "dashboard.evidence.ocr", "dashboard.evidence.guard",
+                                                               "dashboard.evidence.pagetext"):
         return 0
     return 1
 

@@ -16,7 +16,7 @@ import pytest
 from app_kit import app_on
 from damaged_kit import DAMAGED, bomb_bytes, write
 from dashboard.core.workspace import DocLocation, check_documents
-from dashboard.evidence import pdf, render
+from dashboard.evidence import guard, pdf, render
 from dashboard.evidence.locate import locate_in_document
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -140,7 +140,7 @@ def test_heavy_work_in_a_worker_returns_the_same_values(tmp_path, monkeypatch):
     normal = _normal(tmp_path)
     here_text, here_png = pdf.page_text(normal, 1), render.render_page(normal, 1).png
     pdf.clear_caches()
-    monkeypatch.setattr(pdf, "HEAVY_STREAM_BYTES", 0)
+    monkeypatch.setattr(guard, "HEAVY_STREAM_BYTES", 0)
     calls = []
     real = pdf.run_limited
 

@@ -20,6 +20,7 @@ import pytest
 from PIL import Image
 
 from dashboard.evidence import locate as ev
+from dashboard.evidence import ocr as ocr_reader
 from dashboard.evidence import pdf
 from dashboard.evidence.__main__ import main as evidence_main
 from dashboard.evidence.grounding import (
@@ -73,8 +74,13 @@ def close(a, b, tol: float = 0.05) -> bool:
 
 
 def search_for(path: Path, page: int, text: str) -> list[tuple]:
+    """PyMuPDF's own rectangles of `text` on the page: in its text layer, or, on a page without one
+    (the sample's picture of a certificate), in the text Tesseract reads there at the locator's dpi."""
     with pymupdf.open(path) as doc:
-        return [tuple(r) for r in doc[page - 1].search_for(text)]
+        p = doc[page - 1]
+        ocr = len(p.get_text().strip()) < 8
+        tp = p.get_textpage_ocr(language=ocr_reader.LANGUAGE, dpi=ocr_reader.DPI, full=True) if ocr else None
+        return [tuple(r) for r in p.search_for(text, textpage=tp)]
 
 
 def union(rects):

@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from dashboard.core import settings
+from dashboard.evidence.guard import PDF_LOCK, heavy_page
 from dashboard.evidence.pagetext import PageText, Rect, norm_text, numbers_in, page_text_from_rawdict
 
 DPI = 150  # the stated OCR resolution: about 0.3-0.6 s a page on this machine
@@ -505,8 +506,6 @@ def read_pages_by_ocr(path: Path, pages: list[int], dpi: int, language: str, che
                     progress(k + 1, len(pages))
             if len(out) == len(pages):
                 return out
-    from dashboard.evidence.pdf import PDF_LOCK  # here, not at import: pdf.py imports this module
-
     todo = [p for p in pages if p not in out]
     for k, p in enumerate(todo):
         with PDF_LOCK:
@@ -624,8 +623,6 @@ def _without_text(path: Path, pages: list[int]) -> list[int]:
     """Which of these pages (few characters in their text) have no usable text layer: their
     characters and images looked at here, under the PDF lock (a few milliseconds a page)."""
     import pymupdf
-
-    from dashboard.evidence.pdf import PDF_LOCK, heavy_page
 
     try:
         key = (str(path), path.stat().st_mtime_ns, tuple(pages))

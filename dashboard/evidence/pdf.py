@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dashboard.evidence import ocr
+from dashboard.evidence.guard import PDF_LOCK, heavy_page
 from dashboard.evidence.pagetext import DocText, PageText, norm_text, numbers_in, page_text_from_rawdict
 from scoring.runner import bare_main
 
@@ -185,33 +186,10 @@ def _page_text_job(path: str, page: int, scanned: bool) -> tuple[PageText, bool]
 # out; the page then says what was refused, and the refusal is remembered for that file version.
 # The cost is judged from the raw (compressed) stream sizes, which reading them does not inflate.
 
-HEAVY_STREAM_BYTES = 256_000  # compressed content and form streams of a page beyond this: a worker's job
-HEAVY_IMAGE_PIXELS = 40_000_000  # so are images with more pixels than this in all
 WORK_BUDGET_S = 10.0  # a worker's time for one heavy page (reading or rendering)
 WORKERS = 2  # heavy pages in work at once; a third waits for one within the budget
 
 
-def heavy_page(doc, p) -> str | None:
-    """Why page `p` of the open document is too heavy to read or render under the lock ("1.0 MB of
-    compressed content streams", "60,000,000 image pixels"), or None for an ordinary page (and for
-    a page image, whose size the render's pixel cap bounds)."""
-    if not doc.is_pdf:
-        return None
-    xrefs = set(p.get_contents())
-    try:
-        xrefs |= {x[0] for x in p.get_xobjects()}
-    except (RuntimeError, ValueError):  # a broken resource dictionary: judged by the contents alone
-        pass
-    size = 0
-    for x in xrefs:
-        if x > 0 and doc.xref_is_stream(x):
-            size += len(doc.xref_stream_raw(x))
-    if size > HEAVY_STREAM_BYTES:
-        return f"{size / 1e6:.1f} MB of compressed content streams"
-    pixels = sum(max(0, int(im[2])) * max(0, int(im[3])) for im in p.get_images(full=True))
-    if pixels > HEAVY_IMAGE_PIXELS:
-        return f"{pixels:,} image pixels"
-    return None
 
 
 REFUSED = _LRU(1024)  # (path, mtime, page[, zoom]) -> why a heavy page was refused
@@ -447,7 +425,6 @@ def clear_caches() -> None:
     _REFUSED.clear()
 
 
-PDF_LOCK = threading.Lock()  # PyMuPDF is not thread-safe; Streamlit runs sessions in threads
 
 
 PDF_SUFFIXES = (".pdf",)

@@ -21,14 +21,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from dashboard.evidence.guard import PDF_LOCK, heavy_page
 from dashboard.evidence.pagetext import Rect
 from dashboard.evidence.pdf import (
-    PDF_LOCK,
     REFUSED,
     DocumentError,
     WorkRefused,
     damage_reason,
-    heavy_page,
     mtime,
     mupdf_errors,
     open_document,

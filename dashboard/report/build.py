@@ -38,8 +38,8 @@ from dashboard.core.links import field_label
 from dashboard.core.paths import Sources
 from dashboard.core.textdiff import char_diff
 from dashboard.core.workspace import Workspace, load_workspace
+from dashboard.evidence.guard import PDF_LOCK
 from dashboard.evidence.locate import locate_in_document
-from dashboard.evidence.pdf import PDF_LOCK
 from dashboard.evidence.render import render_page, to_pixels
 from scoring.evaluate import evaluate
 from scoring.model import GoldQuestion
