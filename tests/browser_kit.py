@@ -204,10 +204,10 @@ PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "http
 
 
 def server_env(env_extra: dict[str, str] | None = None) -> dict[str, str]:
-    """The test server's environment: no LENS_* variable but the cache folder (unless `env_extra`
-    sets them), and no proxy variables (so nothing is routed off the machine through one)."""
+    """The test server's environment: no LENS_* variable but the cache and user data folders (unless
+    `env_extra` sets them), and no proxy variables (so nothing is routed off the machine through one)."""
     keep = {k: v for k, v in os.environ.items()
-            if (not k.startswith("LENS_") or k == "LENS_CACHE_DIR") and k not in PROXY_VARIABLES}
+            if (not k.startswith("LENS_") or k in ("LENS_CACHE_DIR", "LENS_DATA_DIR")) and k not in PROXY_VARIABLES}
     return keep | (env_extra or {})
 
 

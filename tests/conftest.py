@@ -12,8 +12,9 @@ MINI_BENCH = FIXTURES / "mini_bench"
 
 @pytest.fixture(scope="session", autouse=True)
 def lens_cache_dir(tmp_path_factory):
-    """The app's cache folder (scored rows, parsed prediction files, uploads) is a temporary folder for
-    the whole session: tests never write into ~/.cache. dashboard/store.py reads LENS_CACHE_DIR when
+    """The app's cache folder (scored rows, parsed prediction files, uploads) and its user data folder
+    (the annotations database) are temporary folders for the whole session: tests never write into
+    ~/.cache or ~/.local/share. dashboard/store.py reads LENS_CACHE_DIR when
     called, so this holds for every store made during the session. The browser tests' server drops
     every LENS_* variable (tests/browser_kit.serve) and falls back to $XDG_CACHE_HOME/docbench-lens:
     XDG_CACHE_HOME is a temporary folder too."""
@@ -21,9 +22,12 @@ def lens_cache_dir(tmp_path_factory):
 
     folder = tmp_path_factory.mktemp("lens-cache")
     xdg = tmp_path_factory.mktemp("xdg-cache")
-    before = {k: os.environ.get(k) for k in ("LENS_CACHE_DIR", "XDG_CACHE_HOME")}
+    data = tmp_path_factory.mktemp("lens-data")
+    before = {k: os.environ.get(k) for k in ("LENS_CACHE_DIR", "XDG_CACHE_HOME", "LENS_DATA_DIR", "XDG_DATA_HOME")}
     os.environ["LENS_CACHE_DIR"] = str(folder)
     os.environ["XDG_CACHE_HOME"] = str(xdg)
+    os.environ["LENS_DATA_DIR"] = str(data)
+    os.environ["XDG_DATA_HOME"] = str(tmp_path_factory.mktemp("xdg-data"))
     yield folder
     for k, v in before.items():
         if v is None:
