@@ -447,8 +447,7 @@ def _columns_of_predictions(path: str, prediction_field: str | None, release: bo
         res = load_predictions(path, prediction_field=prediction_field, release=release)
         items = res.items
         fixed = (_packed([p.qid for p in items]), _packed([p.text for p in items]), _coded([p.status for p in items]),
-                 _coded([p.file for p in items]), _packed_ints([p.line for p in items]),
-                 bytes(p.has_status for p in items))
+                 _coded([p.file for p in items]), _packed_ints([p.line for p in items]))
         evidence = [(k, p.evidence_pages, p.evidence) for k, p in enumerate(items) if p.evidence_pages or p.evidence]
         res.items = []
         return res, fixed, evidence
@@ -494,10 +493,10 @@ def _packed_ints(values: list) -> tuple:
 
 
 def _rebuilt(sent: tuple) -> LoadResult[Prediction]:
-    res, (qids, texts, statuses, files, lines, has_status), evidence = sent
+    res, (qids, texts, statuses, files, lines), evidence = sent
     with paused_gc():
         columns = (_unpacked(qids), _unpacked(texts), _uncoded(statuses), _uncoded(files),
-                   lines[1] if lines[0] == "list" else lines[1].tolist(), list(map(bool, has_status)))
+                   lines[1] if lines[0] == "list" else lines[1].tolist())
         res.items = list(map(Prediction, *columns))
         for k, pages, ev in evidence:
             res.items[k].evidence_pages, res.items[k].evidence = pages, ev

@@ -471,8 +471,6 @@ def _doc_ref(obj: Any, name: str, line: int | None, where: str, res: LoadResult)
                 quote=to_str(it.get("quote")),
                 source_type=to_str(it.get("source_type")),
                 bbox=bbox,
-                mentioned_elements=tuple(to_str(m) for m in it.get("mentioned_elements") or [] if m is not None)
-                if isinstance(it.get("mentioned_elements"), list) else (),
             )
         )
     pages = obj.get("evidence_pages")
@@ -782,13 +780,10 @@ def load_documents(path: str | Path) -> LoadResult[DocumentRecord]:
         res.items.append(
             DocumentRecord(
                 document_id=doc_id,
-                title=to_str(row.get("title") or public.get("title")),
                 url=to_str(row.get("url") or public.get("url")),
-                domain=to_str(row.get("domain")),
                 page_count=pc,
-                doc_type=to_str(row.get("doc_type")),
                 file=to_str(row.get("file") or row.get("path")),
-                raw=row,
+                pdf_type=to_str(row.get("pdf_type")).strip().lower(),
             )
         )
     return res
@@ -835,26 +830,26 @@ def _prediction(qid: str, row: Any, name: str, line: int | None, field: str | No
         if type(text) is str and len(text) <= MAX_EDIT_CHARS and "evidence_pages" not in row and "evidence" not in row:
             s = row.get("status")
             if s is None or type(s) is str:
-                return Prediction(qid=qid, text=text, status=s or "success", file=name, line=line, has_status=bool(s),
+                return Prediction(qid=qid, text=text, status=s or "success", file=name, line=line,
                                   evidence_pages=(), evidence=())
     as_text = to_str_release if release else to_str
     text, used = _prediction_text(row, field, as_text)
     if len(text) > MAX_EDIT_CHARS:
         _long_text(name, line, field or "prediction", len(text), res)
-    status, has_status = "success", False
+    status = "success"
     pages: tuple[int, ...] = ()
     ev: tuple[PredictedEvidence, ...] = ()
     if isinstance(row, dict):
         s = row.get("status")
         if s is not None and s != "":
-            status, has_status = as_text(s), True
+            status = as_text(s)
         if used is None:
             wanted = field or " / ".join(PREDICTION_FIELDS)
             res.problems.append(Problem.warning(name, line, field or "prediction", f"a prediction field ({wanted})",
                                                 "none (scored as an empty answer)", kind="rows without a prediction field"))
         if "evidence_pages" in row or "evidence" in row:
             pages, ev = _predicted_evidence(row, name, line, res)
-    return Prediction(qid=qid, text=text, status=status, file=name, line=line, has_status=has_status, evidence_pages=pages, evidence=ev)
+    return Prediction(qid=qid, text=text, status=status, file=name, line=line, evidence_pages=pages, evidence=ev)
 
 
 @paused_gc()

@@ -683,7 +683,7 @@ def document_records(gold: Iterable[GoldQuestion]) -> list[DocumentRecord]:
     for q in gold:
         doc_id = to_str(q.metadata.get("doc_id"))
         if doc_id and doc_id not in seen:
-            seen[doc_id] = DocumentRecord(document_id=doc_id, doc_type=to_str(q.metadata.get("doc_type")), file=doc_id)
+            seen[doc_id] = DocumentRecord(document_id=doc_id, file=doc_id)
     return list(seen.values())
 
 

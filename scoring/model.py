@@ -3,7 +3,7 @@ release evaluator's labels (spec section 7)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from .text import to_str, to_str_release
@@ -18,7 +18,6 @@ class EvidenceItem:
     quote: str
     source_type: str
     bbox: tuple[float, float, float, float] | None = None
-    mentioned_elements: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,7 +124,6 @@ class Prediction:
     status: str  # "success" when absent
     file: str = ""
     line: int | None = None
-    has_status: bool = False  # a non-empty status field was present
     evidence_pages: tuple[int, ...] = ()
     evidence: tuple[PredictedEvidence, ...] = ()
 
@@ -148,10 +146,7 @@ class ScoreRow:
 @dataclass(slots=True)
 class DocumentRecord:
     document_id: str
-    title: str = ""
     url: str = ""
-    domain: str = ""
     page_count: int | None = None
-    doc_type: str = ""
     file: str = ""  # `file` or `path` field: relative to <benchmark>/docs
-    raw: dict[str, Any] = field(default_factory=dict)
+    pdf_type: str = ""  # XL-DocBench's `pdf_type`, lower-cased ("scanned": every page is read by OCR)

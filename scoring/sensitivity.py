@@ -60,20 +60,6 @@ class ProfileComparison:
     def lost(self) -> int:
         return sum(1 for c in self.changes if c.direction == "lost")
 
-    def counts_by(self, group: str) -> dict[str, dict[str, int]]:
-        """Per label of a breakdown group (GoldQuestion.labels): questions, gained, lost."""
-        changed = {c.qid: c.direction for c in self.changes}
-        out: dict[str, dict[str, int]] = {}
-        for r in self.base.results:
-            for label in dict.fromkeys(r.question.labels(group)):
-                bucket = out.setdefault(label, {"questions": 0, "gained": 0, "lost": 0})
-                bucket["questions"] += 1
-                d = changed.get(r.qid)
-                if d:
-                    bucket[d] += 1
-        return dict(sorted(out.items()))
-
-
 def rescore(run: RunResult, profile: str | Profile, *, progress: Callable[[int, int], None] | None = None) -> RunResult:
     """The run's questions and prediction rows scored under another profile."""
     gold: list[GoldQuestion] = [r.question for r in run.results]

@@ -266,8 +266,6 @@ def test_sensitivity_12_15_for_12():
                                               "anls": base.overall["anls"]},
                                "xldocbench-1519": rescore(base, "xldocbench-1519").overall}
     assert cmp_.headline()["xldocbench-1519"]["accuracy"] == 0.5
-    assert cmp_.counts_by("reasoning_type") == {"arithmetic": {"questions": 1, "gained": 0, "lost": 1},
-                                                "lookup": {"questions": 1, "gained": 0, "lost": 0}}
     # and back: the release profile gains it under the hardened reader
     back = compare(rescore(base, "xldocbench-1519"), base)
     assert [c.direction for c in back.changes] == ["gained"]

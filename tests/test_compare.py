@@ -127,12 +127,10 @@ def test_telling_failures_put_regressions_first():
     assert told.loc["q6", "why"] == ["domain: unknown"]
 
 
-def test_slice_keys_and_percent_table():
+def test_slice_keys():
     assert C.parse_slice("domain:law:x") == ("domain", "law:x")
     assert C.parse_slice("nonsense") is None and C.parse_slice("") is None
     assert C.slice_key("domain", "law") == "domain:law"
-    frame = pd.DataFrame({"accuracy_delta": [0.1], "questions": [3]})
-    assert C.percent_table(frame).to_dict("records") == [{"accuracy_delta": 10.0, "questions": 3}]
 
 
 def test_run_intervals_hold_the_mean():

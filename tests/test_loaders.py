@@ -231,7 +231,7 @@ def test_documents_file(tmp_path):
         {"document_id": "doc_2", "page_count": "many", "public_metadata": {"title": "Fallback"}},
         {"title": "no id"}, {"document_id": "doc_1"}]))
     res = load_documents(f)
-    assert [(d.document_id, d.title, d.page_count, d.file) for d in res.items] == [("doc_1", "T", 12, "a/b.pdf"), ("doc_2", "Fallback", None, "")]
+    assert [(d.document_id, d.page_count, d.file) for d in res.items] == [("doc_1", 12, "a/b.pdf"), ("doc_2", None, "")]
     assert where(res) == [(2, "page_count", WARNING), (3, "document_id", ERROR), (4, "document_id", ERROR)]
 
 

@@ -448,7 +448,7 @@ def test_load_samples_maps_to_our_records(tmp_path):
     assert q.meta("evidence_page_count") == "1"
     assert q.labels("answer_format") == ["Int"]
     assert q.file == str(path) and q.line is None
-    assert mm.document_records(res.items) == [DocumentRecord(document_id="a.pdf", doc_type="Guidebook", file="a.pdf")]
+    assert mm.document_records(res.items) == [DocumentRecord(document_id="a.pdf", file="a.pdf")]
     assert mm.judge_question(q, "5.5").score == 1.0
 
 

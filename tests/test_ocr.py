@@ -159,19 +159,31 @@ def test_needs_ocr_decisions():
     assert ocr.needs_ocr(raw(900), 612, 792, scanned=True)
 
 
+def load_documents_rows(rows: list[dict]) -> list:
+    import json
+    import tempfile
+
+    from scoring.loaders import load_documents
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "documents.jsonl"
+        path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+        return load_documents(path).items
+
+
 def test_scanned_pdf_type_forces_ocr_of_every_page(tmp_path, drawn):
     png, _ = drawn
     path = image_pdf(tmp_path / "scanned.pdf", [png, png], text_pages={1: "Unrelated text layer of the first page here."})
     assert not ocr.was_ocr(path, 1) and "unrelated" in pdf.page_text(path, 1).text
     pdf.clear_caches()
 
-    class Rec:
-        document_id, raw = "d", {"pdf_type": "scanned"}
+    rec = load_documents_rows([{"document_id": "d", "pdf_type": " Scanned "}])[0]  # read as the loader reads it
+    assert rec.pdf_type == "scanned"
 
     class Loc:
         path = tmp_path / "scanned.pdf"
 
-    ocr.register_scanned(ocr.scanned_paths([Rec()], {"d": Loc()}))
+    ocr.register_scanned(ocr.scanned_paths([rec], {"d": Loc()}))
     assert ocr.is_scanned(path)
     pt = pdf.page_text(path, 1)
     assert ocr.was_ocr(path, 1) and "unrelated" in pt.text

@@ -3,7 +3,7 @@
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dashboard.core.textdiff import LIMIT, char_diff, diff_text, is_truncated, similarity
+from dashboard.core.textdiff import LIMIT, TRUNCATED, char_diff, diff_text, similarity
 
 
 def sides(segments):
@@ -27,6 +27,10 @@ def test_insert_delete_and_identical():
     assert diff_text(char_diff("abc", "")) == "[-abc-]"
 
 
+def truncated(segments) -> bool:
+    return bool(segments) and segments[-1][0] == TRUNCATED
+
+
 def test_markup_is_kept_as_text():
     segs = char_diff("<b>1</b>", "<b>2</b>")
     assert diff_text(segs) == "<b>[-1-]{+2+}</b>"
@@ -36,7 +40,7 @@ def test_markup_is_kept_as_text():
 def test_segments_rebuild_both_inputs(a, b):
     segs = char_diff(a, b)
     assert sides(segs) == (a, b)
-    assert not is_truncated(segs)
+    assert not truncated(segs)
     assert all(t for _, t in segs)
     assert all(segs[i][0] != segs[i + 1][0] for i in range(len(segs) - 1))
 
@@ -44,11 +48,11 @@ def test_segments_rebuild_both_inputs(a, b):
 def test_long_inputs_compare_prefixes_and_say_so():
     a, b = "x" * (LIMIT + 10), "x" * 100 + "y" * (LIMIT + 3)
     segs = char_diff(a, b)
-    assert is_truncated(segs)
+    assert truncated(segs)
     assert sides(segs[:-1]) == (a[:LIMIT], b[:LIMIT])
     assert "10 more in the first" in segs[-1][1] and "103 more in the second" in segs[-1][1]
     assert "[... compared the first 5,000 characters only" in diff_text(segs)
-    assert not is_truncated(char_diff("x" * LIMIT, "y"))
+    assert not truncated(char_diff("x" * LIMIT, "y"))
 
 
 def test_similarity():

@@ -294,13 +294,6 @@ def weakest(scores: pd.DataFrame, questions: pd.DataFrame, run: str, metric: str
     return out.head(top) if top else out
 
 
-def mean_interval(values, settings: Settings = Settings()) -> tuple[float, float, float]:
-    """(mean, low, high): a run's score with the bootstrap interval over its questions."""
-    v = np.asarray(values, dtype=float)
-    return paired_bootstrap(v, np.zeros(len(v)), resamples=settings.resamples, seed=settings.seed,
-                            confidence=settings.confidence, approximate=True)
-
-
 def run_intervals(scores: pd.DataFrame, runs: list[str], settings: Settings = Settings()) -> pd.DataFrame:
     """Per run and metric: questions, mean, low, high (fractions)."""
     rows = []
@@ -350,12 +343,3 @@ def telling_failures(pairs: pd.DataFrame, questions: pd.DataFrame, weak: pd.Data
 # ----------------------------------------------------------------------------- export
 
 
-def percent_table(table: pd.DataFrame) -> pd.DataFrame:
-    """A copy with score, delta and interval columns in percent / percentage points, for display and CSV."""
-    out = table.copy()
-    for col in out.columns:
-        if any(col.startswith(m + "_") for m in METRICS) or col in ("score", "reference", "gap", "gap_low", "gap_high"):
-            out[col] = out[col].astype(float) * 100
-        if col == "weight":
-            out[col] = out[col].astype(float) * 100
-    return out

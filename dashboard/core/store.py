@@ -478,17 +478,16 @@ def load_run(store: ScoreStore, key: str, gold: Sequence[GoldQuestion], predicti
 # format, row count, no nulls where the loader never leaves one, unique ids, evidence and problems
 # that parse into what the loader builds. Anything else is a miss (and removed): the file is read again.
 
-PREDICTION_FORMAT = 2
+PREDICTION_FORMAT = 3  # 3: no has_status column (the field was never read)
 PREDICTION_SCHEMA = pa.schema([
     ("question_id", pa.string()),
     ("text", pa.string()),
     ("status", pa.string()),
     ("line", pa.int64()),  # null: a row of a JSON document (no line)
-    ("has_status", pa.bool_()),
     ("evidence_pages", pa.list_(pa.int64())),  # [] when none
     ("evidence", pa.string()),  # null: none; else a JSON array of [page, document_id, bbox or null]
 ])
-_PRED_NOT_NULL = ("question_id", "text", "status", "has_status", "evidence_pages")
+_PRED_NOT_NULL = ("question_id", "text", "status", "evidence_pages")
 
 
 def prediction_key(prediction_sha256: str, path: str) -> str:
@@ -604,7 +603,6 @@ class PredictionStore:
                 "text": pa.array([p.text for p in items], pa.string()),
                 "status": pa.array([p.status for p in items], pa.string()),
                 "line": pa.array([p.line for p in items], pa.int64()),
-                "has_status": pa.array([p.has_status for p in items], pa.bool_()),
                 "evidence_pages": pa.array([p.evidence_pages for p in items], pa.list_(pa.int64())),
                 "evidence": pa.array([_evidence_json(p.evidence) for p in items], pa.string()),
             }, schema=PREDICTION_SCHEMA).replace_schema_metadata({
@@ -658,7 +656,7 @@ class PredictionStore:
         evidence = _parse_memo(table.column("evidence").to_pylist(), _evidence_back)
         items = list(map(Prediction, table.column("question_id").to_pylist(), table.column("text").to_pylist(),
                          statuses, [file] * n, table.column("line").to_pylist(),
-                         table.column("has_status").to_pylist(), pages, evidence))
+                         pages, evidence))
         return LoadResult(items=items, problems=problems, files=files, rows_read=counts[0], skipped=counts[1],
                           blank_lines=counts[2], unreadable=unreadable)
 

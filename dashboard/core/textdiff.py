@@ -62,10 +62,6 @@ def char_diff(a: str, b: str, *, limit: int = LIMIT) -> list[tuple[str, str]]:
     return out
 
 
-def is_truncated(segments: list[tuple[str, str]]) -> bool:
-    return bool(segments) and segments[-1][0] == TRUNCATED
-
-
 def diff_text(segments: list[tuple[str, str]]) -> str:
     """Plain text with markers: ``[-deleted-]`` and ``{+inserted+}`` (wdiff's notation); a truncation
     note is appended on its own line in ``[...]``."""

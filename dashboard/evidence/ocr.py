@@ -115,12 +115,10 @@ def is_scanned(path: Path | str) -> bool:
 
 
 def scanned_paths(records: Iterable, locations: dict) -> list[Path]:
-    """The located files of document records (scoring.model.DocumentRecord) whose `pdf_type`
-    (kept in the record's raw row) is "scanned"."""
+    """The located files of document records (scoring.model.DocumentRecord) whose `pdf_type` is "scanned"."""
     out = []
     for rec in records:
-        raw = getattr(rec, "raw", None) or {}
-        if str(raw.get("pdf_type", "")).strip().lower() == "scanned":
+        if rec.pdf_type == "scanned":
             loc = locations.get(rec.document_id)
             if loc is not None and getattr(loc, "path", None) is not None:
                 out.append(loc.path)

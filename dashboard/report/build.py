@@ -38,8 +38,8 @@ from dashboard.core.links import field_label
 from dashboard.core.paths import Sources
 from dashboard.core.textdiff import char_diff
 from dashboard.core.workspace import Workspace, load_workspace
-from dashboard.evidence.guard import PDF_LOCK
 from dashboard.evidence.locate import locate_in_document
+from dashboard.evidence.pdf import DocumentError, page_text
 from dashboard.evidence.render import render_page, to_pixels
 from scoring.evaluate import evaluate
 from scoring.model import GoldQuestion
@@ -147,17 +147,13 @@ def _located(path: Path, page_no: int, quotes: list[str]) -> list[tuple[float, f
 
 
 def _page_size(path: Path, page_no: int) -> tuple[float, float] | None:
-    import pymupdf
-
-    with PDF_LOCK:
-        try:
-            with pymupdf.open(path) as doc:
-                if not 1 <= page_no <= doc.page_count:
-                    return None
-                r = doc[page_no - 1].rect
-                return (r.width, r.height)
-        except Exception:  # unreadable: no thumbnail
-            return None
+    """The page's shown size in points (rotation applied), through the one PDF module; None when
+    the page cannot be read (a damaged or missing file, a page it does not have)."""
+    try:
+        pt = page_text(path, page_no)
+    except DocumentError:
+        return None
+    return (pt.height, pt.width) if pt.rotation % 180 else (pt.width, pt.height)
 
 
 def page_thumbnail(path: Path, page_no: int, quotes: list[str], caption: str, width: int = THUMB_WIDTH) -> Thumb | None:
