@@ -32,12 +32,12 @@ import os
 import shutil
 import tempfile
 import threading
-from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from dashboard.core import settings
+from dashboard.core.bounded import Bounded
 from dashboard.evidence.guard import PDF_LOCK, heavy_page
 from dashboard.evidence.pagetext import PageText, Rect, norm_text, numbers_in, page_text_from_rawdict
 
@@ -230,33 +230,8 @@ def clear() -> None:
 # ----------------------------------------------------------------------------- the cache
 
 
-class _LRU:
-    def __init__(self, capacity: int) -> None:
-        self.capacity = capacity
-        self._items: OrderedDict = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, key):
-        with self._lock:
-            if key in self._items:
-                self._items.move_to_end(key)
-                return self._items[key]
-        return None
-
-    def put(self, key, value) -> None:
-        with self._lock:
-            self._items[key] = value
-            self._items.move_to_end(key)
-            while len(self._items) > self.capacity:
-                self._items.popitem(last=False)
-
-    def clear(self) -> None:
-        with self._lock:
-            self._items.clear()
-
-
-_MEM = _LRU(2048)  # (sha, page, dpi, language) -> payload
-_SHA = _LRU(1024)  # (path, mtime_ns, size) -> sha256
+_MEM = Bounded(2048)  # (sha, page, dpi, language) -> payload
+_SHA = Bounded(1024)  # (path, mtime_ns, size) -> sha256
 
 
 def file_sha256(path: Path) -> str:
@@ -614,7 +589,7 @@ def fill_doc_pages(path: Path, pages: list[tuple[str, frozenset[float]]], forced
     return out, complete
 
 
-_CHECKED = _LRU(256)  # (path, mtime_ns, pages) -> the pages among them without a usable text layer
+_CHECKED = Bounded(256)  # (path, mtime_ns, pages) -> the pages among them without a usable text layer
 
 
 def _without_text(path: Path, pages: list[int]) -> list[int]:

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import re
 import threading
-from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from dashboard.core.bounded import Bounded
 from dashboard.evidence import ocr
 from dashboard.evidence.guard import PDF_LOCK, heavy_page
 from dashboard.evidence.pagetext import DocText, PageText, norm_text, numbers_in, page_text_from_rawdict
@@ -21,38 +21,13 @@ pass
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".tif", ".tiff", ".bmp", ".gif", ".webp")
 
 
-class _LRU:
-    def __init__(self, capacity: int) -> None:
-        self.capacity = capacity
-        self._items: OrderedDict = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, key):
-        with self._lock:
-            if key in self._items:
-                self._items.move_to_end(key)
-                return self._items[key]
-        return None
-
-    def put(self, key, value) -> None:
-        with self._lock:
-            self._items[key] = value
-            self._items.move_to_end(key)
-            while len(self._items) > self.capacity:
-                self._items.popitem(last=False)
-
-    def clear(self) -> None:
-        with self._lock:
-            self._items.clear()
+_PAGES = Bounded(512)
 
 
-_PAGES = _LRU(512)
+_DOCS = Bounded(16)
 
 
-_DOCS = _LRU(16)
-
-
-_COUNTS = _LRU(1024)  # (path, mtime) -> number of pages
+_COUNTS = Bounded(1024)  # (path, mtime) -> number of pages
 
 
 def mtime(path: Path) -> int:
@@ -192,7 +167,7 @@ WORKERS = 2  # heavy pages in work at once; a third waits for one within the bud
 
 
 
-REFUSED = _LRU(1024)  # (path, mtime, page[, zoom]) -> why a heavy page was refused
+REFUSED = Bounded(1024)  # (path, mtime, page[, zoom]) -> why a heavy page was refused
 _REFUSED = REFUSED
 
 
