@@ -23,11 +23,13 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from scoring import model
+from scoring.registry import METRIC_LABELS, METRICS  # noqa: F401  (METRIC_LABELS: the comparison pages read it here)
 from scoring.stats import holm, mcnemar_exact, paired_bootstrap, paired_bootstrap_rows
 
-METRICS = ("accuracy", "token_f1", "anls")
-METRIC_LABELS = {"accuracy": "Accuracy", "token_f1": "Token F1", "anls": "ANLS"}
-BREAKDOWNS = ("reasoning_type", "evidence_source", "domain", "difficulty", "answer_format", "doc_type", "split")
+# the scoring report's breakdowns, in the order the comparison shows them
+SHOWN_FIRST = ("reasoning_type", "evidence_source", "domain", "difficulty", "answer_format", "doc_type")
+BREAKDOWNS = tuple(sorted(model.BREAKDOWNS, key=lambda f: SHOWN_FIRST.index(f) if f in SHOWN_FIRST else len(SHOWN_FIRST)))
 OVERALL_FIELD, OVERALL_LABEL = "overall", "all questions"
 BOTH_RIGHT, ONLY_A, ONLY_B, BOTH_WRONG = "both right", "only A", "only B", "both wrong"
 FLIPS = (BOTH_RIGHT, ONLY_A, ONLY_B, BOTH_WRONG)
