@@ -43,6 +43,20 @@ the next rerun, and sessions running at that moment fail (`KeyError: 'dashboard'
 `'NoneType' object has no attribute '__dict__'` in a dataclass, st.cache_data failing to pickle a
 class that was just re-imported) -- seen here while other people edited the tree.
 
+`--scenario hostile` (issue 17, "Measure"): a copy of the benchmark in a temporary folder gains a
+decompression-bomb PDF (one page whose 300 KB Flate stream inflates to 300 MiB), the three damaged
+PDFs of tests/damaged_kit.py (a parent cycle, a kids cycle, `/Count 2147483648`), a question on
+each, and a run `huge-answer` (the first run's predictions, with one answer on a real PDF replaced
+by 1,000,000 letters). Session 0 opens the bomb's question on the Evidence page and then keeps
+switching between the bomb and the damaged PDFs; session 1 opens the 1 MB answer with run
+`huge-answer` and keeps switching between it and another question; the other `--sessions - 2`
+browse as above. Reported apart: the others' switches (p50 / p95 / max) and the health endpoint
+(`/_stcore/health`, polled every 0.25 s by a thread of its own): its worst latency. A switch that
+does not finish within `--switch-timeout` s ends its session and is counted as a stall; the whole
+run is capped by `--cap` s (the code before the resilience work may hang: that is what is measured).
+`--app-root DIR` serves the app of another checkout (e.g. `git worktree add /tmp/before 35680db`)
+with this client and this venv: the server runs in DIR with PYTHONPATH=DIR.
+
 The machine's cores are shared by everything running on it, this client included: the figures
 are for this machine now (the load average is printed with them).
 """
@@ -51,9 +65,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import random
 import re
+import shutil
 import socket
 import statistics
 import subprocess
@@ -77,7 +93,7 @@ from streamlit.proto.ForwardMsg_pb2 import ForwardMsg  # noqa: E402
 from dashboard.core.escape import md_escape  # noqa: E402
 from scoring.loaders import load_gold  # noqa: E402
 
-SWITCH_TIMEOUT = 60.0  # s: a switch slower than this counts as an error
+SWITCH_TIMEOUT = 60.0  # s: a switch slower than this counts as an error (--switch-timeout)
 PAGES = {"evidence": "Question", "questions": None}  # page -> label of its question selectbox (None: by URL only)
 
 
@@ -144,19 +160,21 @@ class Sampler(threading.Thread):
 
 
 def start_server(benchmark: Path, cache: Path, profile: Path | None = None,
-                 mode: str = "cpu") -> tuple[subprocess.Popen, str, Path]:
+                 mode: str = "cpu", app_root: Path = ROOT) -> tuple[subprocess.Popen, str, Path]:
     port = _free_port()
     log = cache / "server.log"
     env = {k: v for k, v in os.environ.items() if not k.startswith("LENS_")}
     env |= {"LENS_BENCHMARK": str(benchmark), "LENS_CACHE_DIR": str(cache / "cache")}
+    if app_root != ROOT:  # another checkout's app, imported from there (not from this tree's editable install)
+        env["PYTHONPATH"] = str(app_root)
     if profile is not None:  # the same server with each script run measured (bench/_serve_profiled.py)
         env |= {"BENCH_PROFILE_OUT": str(profile), "BENCH_PROFILE_MODE": mode}
     launcher = [str(HERE / "_serve_profiled.py")] if profile is not None else ["-m", "streamlit"]
-    cmd = [sys.executable, *launcher, "run", str(ROOT / "dashboard" / "app.py"), "--server.headless", "true",
+    cmd = [sys.executable, *launcher, "run", str(app_root / "dashboard" / "app.py"), "--server.headless", "true",
            "--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
            "--server.fileWatcherType", "none"]  # served, not developed: no hot reload (see the note in main)
     with open(log, "w") as sink:
-        proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=sink, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        proc = subprocess.Popen(cmd, cwd=app_root, env=env, stdout=sink, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
     base = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 90
     while time.monotonic() < deadline:
@@ -184,6 +202,7 @@ class Result:
     media_bytes: int = 0
     opened: int = 0  # sessions past their first page
     steady: tuple[float, int] | None = None  # (server CPU s, switches) when the last session opened
+    stalls: int = 0  # switches (or first opens) that did not finish within SWITCH_TIMEOUT
 
 
 @dataclass
@@ -256,21 +275,27 @@ def _fetch(base: str, paths: list[str]) -> int:
 
 
 async def session(k: int, base: str, page: str, qids: list[str], runs: list[str], seconds: float, think: float,
-                  res: Result, sessions: int = 0, server_pid: int = 0) -> None:
+                  res: Result, sessions: int = 0, server_pid: int = 0, cycle: list[str] | None = None) -> None:
+    """One session; with `cycle`, it opens cycle[0] and then switches through the cycle in order."""
     rnd = random.Random(k)
-    mine = qids[k % len(qids)]
+    mine = cycle[0] if cycle else qids[k % len(qids)]
     query = urlencode([("sel", mine), *(("run", r) for r in runs)])
     url = base.replace("http", "ws", 1) + "/_stcore/stream"
     try:
         async with websockets.connect(url, subprotocols=["streamlit"], max_size=None, open_timeout=60,
                                       ping_interval=None) as ws:
             t0 = time.perf_counter()
-            first = await _rerun(ws, query)  # the default page, with this session's question in the URL
-            hash_ = first.pages.get(page, "")
-            if not hash_:
-                res.errors.append(f"session {k}: no page {page!r} in the navigation ({sorted(first.pages)})")
+            try:
+                first = await _rerun(ws, query)  # the default page, with this session's question in the URL
+                hash_ = first.pages.get(page, "")
+                if not hash_:
+                    res.errors.append(f"session {k}: no page {page!r} in the navigation ({sorted(first.pages)})")
+                    return
+                run = await _rerun(ws, query, hash_)
+            except TimeoutError:
+                res.stalls += 1
+                res.errors.append(f"session {k}: its first page did not finish within {SWITCH_TIMEOUT:.0f} s")
                 return
-            run = await _rerun(ws, query, hash_)
             res.first_loads.append(time.perf_counter() - t0)
             if run.exceptions:
                 res.errors.append(f"session {k}: exception on opening: {run.exceptions[0]}")
@@ -282,8 +307,10 @@ async def session(k: int, base: str, page: str, qids: list[str], runs: list[str]
                 res.steady = (_cpu_s(server_pid), res.switches)
             label = PAGES[page]
             until = time.monotonic() + seconds  # the bounded time counts from this session's first page
+            step = 0
             while time.monotonic() < until:
-                want = rnd.choice([q for q in qids if q != mine] or qids)
+                step += 1
+                want = cycle[step % len(cycle)] if cycle else rnd.choice([q for q in qids if q != mine] or qids)
                 widget = None
                 if label is not None:
                     if label not in run.selectbox:
@@ -297,6 +324,7 @@ async def session(k: int, base: str, page: str, qids: list[str], runs: list[str]
                 try:
                     run = await _rerun(ws, urlencode([("sel", want), *(("run", r) for r in runs)]), *sent)
                 except TimeoutError:
+                    res.stalls += 1
                     res.errors.append(f"session {k}: no script_finished within {SWITCH_TIMEOUT:.0f} s")
                     return
                 res.media_bytes += await asyncio.to_thread(_fetch, base, run.media)
@@ -312,6 +340,165 @@ async def session(k: int, base: str, page: str, qids: list[str], runs: list[str]
                 await asyncio.sleep(rnd.uniform(0.0, think))  # the pause before the next click
     except Exception as exc:  # a broken connection is an error of the run, not of this script
         res.errors.append(f"session {k}: {type(exc).__name__}: {exc}"[:300])
+
+
+# ----------------------------------------------------------------------------- the hostile scenario
+
+BOMB_MIB = 300  # a 300 KB Flate stream inflating to 300 MiB (above the heavy-page threshold, as in the tests)
+HUGE_LETTERS = 1_000_000
+HUGE_RUN = "huge-answer"
+
+
+def _damaged_kit():
+    """tests/damaged_kit.py: the byte-writing of the damaged PDFs and the bomb, shared with the tests."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    import damaged_kit  # noqa: PLC0415
+
+    return damaged_kit
+
+
+def build_hostile(benchmark: Path, out: Path) -> tuple[Path, list[str], list[str], str]:
+    """A copy of `benchmark` in `out` with the bomb, the damaged PDFs, a question on each and the run
+    `huge-answer`. Returns the folder, the bomb session's cycle of questions, the 1 MB session's
+    cycle and the first run (whose predictions `huge-answer` copies)."""
+    kit = _damaged_kit()
+    dst = out / benchmark.name
+    shutil.copytree(benchmark, dst)
+    gold_file = dst / "qa_single_doc.jsonl"
+    template = json.loads(gold_file.read_text().splitlines()[0])
+    doc_template = json.loads((dst / "documents.jsonl").read_text().splitlines()[0])
+    pdfs = {"bomb": kit.bomb_bytes(BOMB_MIB), **kit.DAMAGED}
+    questions, documents = [], []
+    for n, (name, data) in enumerate(pdfs.items(), 1):
+        doc_id = f"doc_{name}"
+        kit.write(dst / "docs", doc_id, data)
+        documents.append(doc_template | {"document_id": doc_id, "title": f"hostile: {name}", "page_count": 1,
+                                         "file_size_bytes": len(data)})
+        q = json.loads(json.dumps(template))
+        q["question_id"] = f"hostile_{n:06d}_{name}"
+        q["document"] = q["document"] | {"document_id": doc_id, "evidence_pages": [1]}
+        for item in q["document"].get("evidence_items", []):
+            item["pages"] = [1]
+        questions.append(q)
+    with open(gold_file, "a") as fh:
+        fh.writelines(json.dumps(q) + "\n" for q in questions)
+    with open(dst / "documents.jsonl", "a") as fh:
+        fh.writelines(json.dumps(d) + "\n" for d in documents)
+    # the 1 MB answer: the first run's predictions, one answer (on a real PDF) replaced by a million letters
+    first = sorted(p for p in (benchmark / "runs").glob("*.json*"))[0]
+    from scoring.loaders import load_predictions  # noqa: PLC0415
+
+    preds = {pred.qid: pred for pred in load_predictions(first).items}
+    target = template["question_id"]
+    rnd = random.Random(17)
+    huge = "".join(rnd.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(HUGE_LETTERS))
+    with open(dst / "runs" / f"{HUGE_RUN}.jsonl", "w") as fh:
+        for qid, pred in preds.items():
+            fh.write(json.dumps({"question_id": qid, "prediction": huge if qid == target else pred.text}) + "\n")
+    other = next(qid for qid in preds if qid != target)
+    return dst, [q["question_id"] for q in questions], [target, other], first.stem
+
+
+class HealthPoller(threading.Thread):
+    """GET /_stcore/health every `every` s, one request at a time; the latency of each."""
+
+    def __init__(self, base: str, every: float = 0.25, timeout: float = 600.0) -> None:
+        super().__init__(daemon=True)
+        self.base, self.every, self.timeout = base, every, timeout
+        self.latencies: list[float] = []
+        self.failures: list[str] = []
+        self.stop = threading.Event()
+        self.inflight: float | None = None  # when the request still waiting started
+
+    def run(self) -> None:
+        while not self.stop.is_set():
+            t = self.inflight = time.perf_counter()
+            try:
+                with urllib.request.urlopen(self.base + "/_stcore/health", timeout=self.timeout) as r:
+                    r.read()
+            except OSError as exc:
+                self.failures.append(f"{type(exc).__name__}: {exc}"[:200])
+            self.latencies.append(time.perf_counter() - t)
+            self.inflight = None
+            self.stop.wait(self.every)
+
+    def worst(self) -> float:
+        """The slowest request, counting one still waiting as its time so far."""
+        waiting = [time.perf_counter() - self.inflight] if self.inflight is not None else []
+        return max(self.latencies + waiting, default=float("nan"))
+
+
+async def drive_hostile(base: str, sessions: int, seconds: float, qids: list[str], runs: list[str], think: float,
+                        bomb: list[str], huge: list[str], server_pid: int,
+                        cap: float) -> tuple[Result, Result, Result, bool]:
+    """Session 0 on the bomb and the damaged PDFs, session 1 on the 1 MB answer, the rest browsing;
+    all of it cancelled after `cap` s. Returns the three results and whether it finished in time."""
+    others, bomb_res, huge_res = Result(), Result(), Result()
+    browse = [q for q in qids if q not in bomb]
+    tasks = [session(0, base, "evidence", qids, runs, seconds, think, bomb_res, cycle=bomb),
+             session(1, base, "evidence", qids, [HUGE_RUN], seconds, think, huge_res, cycle=huge),
+             *(session(k, base, "evidence", browse, runs, seconds, think, others, sessions - 2, server_pid)
+               for k in range(2, sessions))]
+    try:
+        await asyncio.wait_for(asyncio.gather(*tasks), timeout=cap)
+        return others, bomb_res, huge_res, True
+    except TimeoutError:
+        return others, bomb_res, huge_res, False
+
+
+def hostile(args) -> None:
+    app_root = (args.app_root or ROOT).resolve()
+    with tempfile.TemporaryDirectory(prefix="bench-hostile-") as tmp:
+        tmp = Path(tmp)
+        bench, bomb, huge, first_run = build_hostile(args.benchmark, tmp)
+        gold_files = [p for p in sorted(bench.glob("*.jsonl")) if p.name != "documents.jsonl"]
+        qids = [q.qid for q in load_gold(gold_files).items if q.documents]
+        runs = args.runs if args.runs is not None else sorted(
+            p.stem for p in (args.benchmark / "runs").glob("*.json*"))[:2]
+        proc, base, log = start_server(bench, tmp, app_root=app_root)
+        sampler, health = Sampler(proc.pid), HealthPoller(base)
+        sampler.start()
+        health.start()
+        t0 = time.perf_counter()
+        try:
+            others, bomb_res, huge_res, finished = asyncio.run(drive_hostile(
+                base, args.sessions, args.seconds, qids, runs, args.think, bomb, huge, proc.pid, args.cap))
+        finally:
+            wall, health_worst, hl = time.perf_counter() - t0, health.worst(), list(health.latencies)
+            health.stop.set()
+            health.join(timeout=5)
+            sampler.stop.set()
+            sampler.join()
+            proc.terminate()
+            try:
+                proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+        server_log = log.read_text(errors="replace")
+    label = "this checkout" if app_root == ROOT else str(app_root)
+    try:
+        commit = subprocess.run(["git", "-C", str(app_root), "rev-parse", "--short", "HEAD"], capture_output=True,
+                                text=True, timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        commit = "?"
+    lat = others.latencies
+    print(f"bench_load --scenario hostile: the app of {label} ({commit}); 1 session on the bomb "
+          f"({BOMB_MIB} MiB) and damaged PDFs, 1 on a {HUGE_LETTERS:,}-letter answer, {args.sessions - 2} browsing "
+          f"the Evidence page for {args.seconds:.0f} s, pauses 0-{args.think:g} s, runs {runs}")
+    print(f"  wall time                  {wall:8.1f} s   (load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)"
+          + ("" if finished else f"  -- did not finish within the cap of {args.cap:.0f} s"))
+    print(f"  others: switches           {others.switches:8d}  (sessions opened {others.opened} of {args.sessions - 2})")
+    print(f"  others: switch p50 / p95   {_pct(lat, .5):8.2f} / {_pct(lat, .95):.2f} s  (max {max(lat, default=float('nan')):.2f} s)")
+    print(f"  others: first load p50/max {_pct(others.first_loads, .5):8.2f} / {max(others.first_loads, default=float('nan')):.2f} s")
+    print(f"  others: stalls > {SWITCH_TIMEOUT:.0f} s      {others.stalls:8d}   errors {len(others.errors)}")
+    print(f"  health: requests / worst   {len(hl):8d} / {health_worst:.2f} s  (p50 {_pct(hl, .5) * 1000:.0f} ms,"
+          f" p99 {_pct(hl, .99):.2f} s, failures {len(health.failures)})")
+    for name, r in (("bomb session", bomb_res), ("1 MB session", huge_res)):
+        print(f"  {name}: first load {max(r.first_loads, default=float('nan')):.2f} s, switches {r.switches}, "
+              f"max {max(r.latencies, default=float('nan')):.2f} s, stalls {r.stalls}, errors {len(r.errors)}")
+    print(f"  server RSS peak            {sampler.peak / 1024:8.0f} MB;  tracebacks in server log {server_log.count('Traceback')}")
+    for e in (others.errors + bomb_res.errors + huge_res.errors)[:12]:
+        print("  error:", e)
 
 
 # ----------------------------------------------------------------------------- main
@@ -345,7 +532,17 @@ def main() -> None:
                     help="run the server under bench/_serve_profiled.py: the CPU time of every script run, "
                          "written to FILE at the end (with --cprofile: and where it went)")
     ap.add_argument("--cprofile", action="store_true", help="with --profile: cProfile every script run (slower)")
+    ap.add_argument("--scenario", choices=["browse", "hostile"], default="browse",
+                    help="hostile: one session on a decompression bomb, one on a 1 MB answer, the rest browsing")
+    ap.add_argument("--app-root", type=Path, default=None, help="serve the app of this checkout (default: this one)")
+    ap.add_argument("--switch-timeout", type=float, default=60.0, help="a switch slower than this is a stall")
+    ap.add_argument("--cap", type=float, default=300.0, help="hostile: cancel everything after this many seconds")
     args = ap.parse_args()
+    global SWITCH_TIMEOUT  # noqa: PLW0603  (read by _rerun and the reports)
+    SWITCH_TIMEOUT = args.switch_timeout
+    if args.scenario == "hostile":
+        hostile(args)
+        return
 
     gold_files = [p for p in sorted(args.benchmark.glob("*.jsonl")) if p.name != "documents.jsonl"]
     gold = load_gold(gold_files).items
@@ -403,9 +600,9 @@ def main() -> None:
 
 
 def _cache_sizes() -> str:
-    """The max_entries of every st.cache_* in dashboard/cache.py and its store capacities (read from
+    """The max_entries of every st.cache_* in dashboard/shell/cache.py and its store capacities (read from
     the source: importing it outside a Streamlit runtime only logs warnings)."""
-    src = (ROOT / "dashboard" / "cache.py").read_text()
+    src = (ROOT / "dashboard" / "shell" / "cache.py").read_text()
     found = re.findall(r"@st\.cache_(?:data|resource)\(([^)]*)\)\s*\ndef (\w+)", src)
     entries = re.compile(r"max_entries=(\d+)")
     parts = [f"{name} {entries.search(a).group(1) if entries.search(a) else 'unbounded'}" for a, name in found]
