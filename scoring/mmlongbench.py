@@ -53,6 +53,7 @@ from .text import to_str
 __all__ = [
     "FORMATS",
     "NOT_ANSWERABLE",
+    "NOT_EVALUATED",
     "LITERAL_MAX_CHARS",
     "LITERAL_MAX_DEPTH",
     "FALLBACK_RULES",
@@ -424,6 +425,7 @@ def _key(value: Any) -> Any:
 
 
 SEPARATOR = "-" * 23
+NOT_EVALUATED = "rows not evaluated yet"  # the problem kind of a result row without `pred` (skipped)
 
 
 def evidence_categories(evidence_pages: Any, answer: Any) -> tuple[str, ...]:
@@ -779,7 +781,7 @@ def load_results(path: str | Path, gold: Sequence[GoldQuestion] | LoadResult[Gol
         if "pred" not in row:
             res.skipped += 1
             res.problems.append(Problem.warning(name, None, f"{where}.pred", "the scored answer", "no such field (not evaluated yet)",
-                                                skipped=True, kind="rows not evaluated yet"))
+                                                skipped=True, kind=NOT_EVALUATED))
             continue
         text = to_str(row["pred"])
         res.items.append(Prediction(qid=q.qid, text=text, status="success", file=name, line=None))

@@ -14,7 +14,9 @@ import pandas as pd
 from dashboard.core.escape import COPY_CHARS, TABLE_CHARS, clip_where
 from dashboard.core.links import FIELDS, META
 from scoring.evaluate import RunResult
+from scoring.mmlongbench import acc_and_f1, gold_rows
 from scoring.model import GoldQuestion, ScoreRow
+from scoring.profiles import MMLONGBENCH_PROFILE
 from scoring.registry import METRIC_LABELS, METRICS, is_success_status
 from scoring.runner import columns_of, overall_of
 from scoring.text import to_str
@@ -98,6 +100,7 @@ def question_frame(gold: list[GoldQuestion], page_counts: dict[str, int | None])
             "difficulty": q.meta("difficulty"),
             "doc_type": q.meta("doc_type"),
             "evidence_source": tuple(q.labels("evidence_source")),
+            **({PAGE_CATEGORY: tuple(q.metadata[PAGE_CATEGORY])} if PAGE_CATEGORY in q.metadata else {}),
             "length": length_bucket(pages),
             "position": _position(q, page_counts),
             "document": ", ".join(q.document_ids),
@@ -107,6 +110,8 @@ def question_frame(gold: list[GoldQuestion], page_counts: dict[str, int | None])
     frame = pd.DataFrame(rows)
     if frame.empty:
         frame = pd.DataFrame(columns=QUESTION_COLUMNS)
+    elif PAGE_CATEGORY in frame.columns:  # a question without categories is in none (not "unknown")
+        frame[PAGE_CATEGORY] = frame[PAGE_CATEGORY].map(lambda v: v if isinstance(v, tuple) else ())
     return frame.set_index("question_id", drop=False).rename_axis(None)
 
 
@@ -115,6 +120,9 @@ def _extra_metadata(q: GoldQuestion) -> dict[str, str]:
             if k not in STANDARD_METADATA and not isinstance(v, (list, dict))}
 
 
+PAGE_CATEGORY = "page_category"  # MMLongBench-Doc: single-page / cross-page / unanswerable, overlaps included
+MULTI_LABEL = frozenset({"evidence_source", PAGE_CATEGORY})  # fields whose value is a tuple of labels: a question
+# is counted once per label (scoring.aggregate counts evidence sources so; the MMLongBench-Doc report its categories)
 QUESTION_COLUMNS = ["question_id", "question", "gold", "answer_format", "rule", "split", "domain", "reasoning_type",
                     "difficulty", "doc_type", "evidence_source", "length", "position", "document", "pages", "page_count"]
 
@@ -161,8 +169,37 @@ def coverage(run: Run, gold_ids: set[str]) -> dict[str, int]:
     return {"answered": len(present) - failed, "missing": missing, "failed": failed}
 
 
-def leaderboard(runs: list[Run], scores: pd.DataFrame, gold_ids: set[str]) -> pd.DataFrame:
-    """One row per run: the three metrics in % over the questions it is scored on, coverage, signature."""
+BENCH_ACC, BENCH_F1 = "Acc (benchmark, %)", "F1 (benchmark, %)"  # MMLongBench-Doc's own Acc and F1
+
+
+def _benchmark_profile(run: Run) -> bool:
+    return run.result is not None and run.result.profile.name == MMLONGBENCH_PROFILE
+
+
+def benchmark_acc_f1(run: Run, gold: dict[str, GoldQuestion]) -> tuple[float, float] | None:
+    """MMLongBench-Doc's Acc and F1 of a run (`scoring.mmlongbench.acc_and_f1` over the questions it
+    answered: its per-question scores, the gold `answer`, its `pred`), in 0..1; None for a run
+    recomputed under another profile. Official scores (the result files' own `score`) are read as
+    that benchmark's scores."""
+    if run.result is not None:
+        if not _benchmark_profile(run):
+            return None
+        done = [r for r in run.result.results if r.prediction is not None]
+        questions = [r.question for r in done]
+        preds = {r.question.qid: r.prediction.text for r in done}
+        scored = {r.question.qid: r.accuracy for r in done}
+    else:
+        questions = [gold[s.qid] for s in run.official if s.qid in gold]
+        preds = {s.qid: s.prediction or "" for s in run.official}
+        scored = {s.qid: s.accuracy for s in run.official}
+    return acc_and_f1(gold_rows(questions, preds, scored))
+
+
+def leaderboard(runs: list[Run], scores: pd.DataFrame, gold_ids: set[str],
+                gold: dict[str, GoldQuestion] | None = None) -> pd.DataFrame:
+    """One row per run: the three metrics in % over the questions it is scored on, coverage, signature.
+    When a run is scored under the mmlongbench-doc profile, every run also gets the benchmark's own
+    Acc and F1 in % (BENCH_ACC, BENCH_F1: `benchmark_acc_f1`; empty for a run under another profile)."""
     rows = []
     for run in runs:
         if run.result is not None:
@@ -176,11 +213,17 @@ def leaderboard(runs: list[Run], scores: pd.DataFrame, gold_ids: set[str]) -> pd
                      "Signature": run.signature})
     frame = pd.DataFrame(rows, columns=["Run", "Source", "Questions", "Accuracy (%)", "Token F1 (%)", "ANLS (%)",
                                         "Answered", "Missing", "Failed", "Signature"])
+    if any(_benchmark_profile(r) for r in runs):
+        pairs = [benchmark_acc_f1(r, gold or {}) for r in runs]
+        at = frame.columns.get_loc("Accuracy (%)")
+        frame.insert(at, BENCH_F1, [100 * p[1] if p else float("nan") for p in pairs])
+        frame.insert(at, BENCH_ACC, [100 * p[0] if p else float("nan") for p in pairs])
     return frame.sort_values("Accuracy (%)", ascending=False, kind="stable").reset_index(drop=True)
 
 
 def breakdown(scores: pd.DataFrame, questions: pd.DataFrame, field_name: str, positions=None) -> pd.DataFrame:
-    """Mean of each metric per (run, label of field_name); evidence_source counts a question once per source.
+    """Mean of each metric per (run, label of field_name); a MULTI_LABEL field (evidence_source,
+    page_category) counts a question once per label.
     `positions`: each score row's position in `questions` (-1 for an id that is not there), when the
     caller keeps it (Analysis does): joining a million rows on their string ids took most of an
     overview's time at 50 runs x 20,000 questions; here the join is by position."""
@@ -191,8 +234,10 @@ def breakdown(scores: pd.DataFrame, questions: pd.DataFrame, field_name: str, po
     base = {"run": scores["run"][keep].reset_index(drop=True),
             **{m: scores[m][keep].reset_index(drop=True) for m in METRICS}}
     col = questions[field_name]
-    if field_name == "evidence_source":
+    if field_name in MULTI_LABEL:
         ex = col.reset_index(drop=True).explode()  # index: the question's position
+        if field_name == PAGE_CATEGORY:  # in no category: counted in none, as the benchmark's report does
+            ex = ex.dropna()
         labels = pd.DataFrame({"q": ex.index.to_numpy(), "label": ex.to_numpy(dtype=object)})
         merged = pd.DataFrame({"q": pos, **base}).merge(labels, on="q", how="inner").drop(columns="q")
     else:
@@ -271,7 +316,7 @@ def field_options(questions: pd.DataFrame) -> dict[str, list[str]]:
     out = {}
     for name in filter_fields(questions):
         col = questions[name]
-        values = (col.explode() if name == "evidence_source" else col).dropna()
+        values = (col.explode() if name in MULTI_LABEL else col).dropna()
         # str() of each value, as the filter compares them; unique first, so each distinct value is converted once
         out[name] = sorted({str(v) for v in (values.unique() if pd.api.types.is_string_dtype(values) else values)})
     return out
@@ -291,11 +336,12 @@ class Analysis:
     _breakdowns: dict[str, pd.DataFrame] = field(default_factory=dict)
     _leaderboard: pd.DataFrame | None = None
     _positions: object = None  # each score row's position in `questions` (numpy), for breakdowns
+    gold: dict[str, GoldQuestion] = field(default_factory=dict)  # question id -> its gold (benchmark_acc_f1)
 
     @classmethod
     def build(cls, runs: list[Run], gold: list[GoldQuestion], page_counts: dict[str, int | None]) -> Analysis:
         questions = question_frame(gold, page_counts)
-        return cls(runs, questions, score_frame(runs, set(questions.index)))
+        return cls(runs, questions, score_frame(runs, set(questions.index)), gold={q.qid: q for q in gold})
 
     @property
     def gold_ids(self) -> set[str]:
@@ -311,7 +357,7 @@ class Analysis:
     def leaderboard(self) -> pd.DataFrame:
         """Computed once (a page asks for it several times per rerun); a copy, which callers may change."""
         if self._leaderboard is None:
-            self._leaderboard = leaderboard(self.runs, self.scores, self.gold_ids)
+            self._leaderboard = leaderboard(self.runs, self.scores, self.gold_ids, self.gold)
         return self._leaderboard.copy()
 
     def display_scores(self) -> pd.DataFrame:

@@ -409,7 +409,8 @@ def load_workspace(src: Sources) -> Workspace:
 def _load_mmlongbench(disc: Discovery, src: Sources) -> Workspace:
     """A clone of MMLongBench-Doc read as it is (scoring/mmlongbench.py): gold from samples.json (the
     question's `split` is its page category -- single-page, cross-page, unanswerable, joined by " + "
-    where the evaluator counts it twice), one document per PDF named, each result file a run (named
+    where the evaluator counts it twice; `metadata["page_category"]` lists them, for the breakdown
+    that counts a question in each as the evaluator does), one document per PDF named, each result file a run (named
     as the benchmark names it: res_gpt-4o.json -> gpt-4o) whose `score` values are its official
     scores. Rows the evaluator cannot score without raising or executing text, and the PDFs not in
     data/documents/, are listed once each as problems."""
@@ -427,7 +428,9 @@ def _load_mmlongbench(disc: Discovery, src: Sources) -> Workspace:
     for extra in disc.gold[1:]:
         problems.append(Problem.warning(str(extra), None, None, "one samples.json", "another gold file (not read)"))
     for q in gold.items:
-        q.split = " + ".join(evidence_categories(q.metadata.get("evidence_pages"), q.metadata.get("answer"))) or "unknown"
+        categories = evidence_categories(q.metadata.get("evidence_pages"), q.metadata.get("answer"))
+        q.split = " + ".join(categories) or "unknown"
+        q.metadata["page_category"] = list(categories)  # the breakdown counts a question in each (analysis.MULTI_LABEL)
     documents: LoadResult[DocumentRecord] = LoadResult(items=document_records(gold.items))
     by_id = {q.qid: q for q in gold.items}
     predictions: list[PredictionFile] = []

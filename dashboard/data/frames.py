@@ -7,6 +7,7 @@ import pandas as pd
 from dashboard.core.analysis import Run, is_success
 from dashboard.core.workspace import Workspace
 from scoring.evaluate import RunResult
+from scoring.mmlongbench import NOT_EVALUATED
 from scoring.model import ScoreRow
 from scoring.problems import LoadResult, Problem
 from scoring.registry import METRIC_LABELS, METRICS
@@ -18,7 +19,11 @@ def skipped_rows(ws: Workspace) -> dict[str, str]:
     out: dict[str, str] = {}
     for pf in ws.predictions:
         if pf.loaded.skipped:
-            out[pf.run] = f"{pf.loaded.skipped} row{'s' if pf.loaded.skipped != 1 else ''} skipped, ids unknown"
+            unevaluated = sum(1 for p in pf.loaded.problems if p.kind == NOT_EVALUATED)  # MMLongBench-Doc: no `pred`
+            rest = pf.loaded.skipped - unevaluated
+            parts = [f"{unevaluated} row{'s' if unevaluated != 1 else ''} not evaluated (no `pred`)"] if unevaluated else []
+            parts += [f"{rest} row{'s' if rest != 1 else ''} skipped, ids unknown"] if rest > 0 else []
+            out[pf.run] = "; ".join(parts)
     by_file = {str(path): res for path, res in zip(ws.discovery.scores, ws.scores)}
     for system, rows in ws.official().items():
         res = by_file.get(rows[0].file)

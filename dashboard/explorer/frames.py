@@ -10,7 +10,7 @@ from scoring.registry import METRIC_LABELS, METRIC_SHORT_LABELS, METRICS
 
 
 def _matches(series: pd.Series, wanted: list[str]) -> pd.Series:
-    if series.name == "evidence_source":
+    if series.name in ("evidence_source", "page_category"):  # tuples of labels (analysis.MULTI_LABEL): any of them
         return series.map(lambda values: any(v in wanted for v in values))
     return series.astype(str).isin(wanted)
 

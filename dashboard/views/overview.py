@@ -4,7 +4,7 @@ the runs picked (by default the ten best and any baseline); a click opens the ex
 import streamlit as st
 
 from dashboard.annotations import panel as annotations
-from dashboard.core.analysis import OFFICIAL, top_runs
+from dashboard.core.analysis import BENCH_ACC, BENCH_F1, OFFICIAL, PAGE_CATEGORY, top_runs
 from dashboard.core.escape import md_escape
 from dashboard.core.links import LOCATION_FIELD, field_label
 from dashboard.data.frames import compared_count, repro_frame, skipped_rows
@@ -47,6 +47,15 @@ RATE_COLUMNS = {  # run_rates column -> (header, help)
 
 ctx = ui.context()
 an = ctx.analysis
+if PAGE_CATEGORY in an.questions.columns:  # MMLongBench-Doc: its page categories, a question in each that applies
+    BREAKDOWNS = tuple(PAGE_CATEGORY if n == "split" else n for n in BREAKDOWNS)
+BENCH_COLUMNS = {  # MMLongBench-Doc's own Acc and F1 (the leaderboard has them under that profile only)
+    BENCH_ACC: st.column_config.NumberColumn("Bench Acc %", format="%.2f", width=84, help="MMLongBench-Doc's Acc: "
+                                             "the mean of its per-question scores over the questions the run answered"),
+    BENCH_F1: st.column_config.NumberColumn("Bench F1 %", format="%.2f", width=80, help="MMLongBench-Doc's F1: recall "
+                                            "over the answerable questions, precision over the answers that are not "
+                                            "'Not answerable' (its eval_acc_and_f1)"),
+}
 st.title("Overview")
 st.caption(f"Profile {ctx.profile} · {len(an.questions)} gold questions · {len(an.runs)} runs")
 
@@ -78,6 +87,7 @@ def leaderboard(v, loaded: list[str]) -> None:
     pct = st.column_config.NumberColumn(format="%.2f")
     st.dataframe(board, hide_index=True, width="stretch", height=ROW_PX * (min(len(board), BOARD_ROWS) + 1) + 3, column_config={
         "Accuracy (%)": pct, "Token F1 (%)": pct, "ANLS (%)": pct,
+        **BENCH_COLUMNS,
         "Signature": st.column_config.TextColumn(width="large"),
         "Source": st.column_config.TextColumn(help="recomputed from predictions with the sidebar's profile, or "
                                               "per-question scores as loaded from a file (profile unknown)"),

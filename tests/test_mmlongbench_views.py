@@ -1,0 +1,112 @@
+"""MMLongBench-Doc in the dashboard's tables (issue 19 leftovers), on sample_runs/mmlongbench: the
+leaderboard's Acc and F1 as the benchmark defines them (equal to its own text report, written by
+`python -m scoring --output-txt`), the page categories counted as its report counts them (a question
+in each category that applies), and the not-yet-evaluated row named as such."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from dashboard.core.analysis import BENCH_ACC, BENCH_F1, PAGE_CATEGORY, RECOMPUTED, Analysis, Run
+from dashboard.core.links import View
+from dashboard.core.paths import Sources
+from dashboard.core.workspace import load_workspace
+from dashboard.explorer.frames import filter_questions
+from scoring.evaluate import evaluate
+
+ROOT = Path(__file__).resolve().parent.parent
+MM = ROOT / "sample_runs" / "mmlongbench"
+SAMPLES = MM / "data" / "samples.json"
+RESULTS = sorted((MM / "results").glob("res_*.json"))
+CATEGORY_LINE = re.compile(r"^(Single-page|Cross-page|Unanswerable) \| Accuracy: \S+ \| Question Number: (\d+)$", re.M)
+
+
+@pytest.fixture(scope="module")
+def reports(tmp_path_factory) -> dict[str, str]:
+    """Run name -> the text report the benchmark's show_results writes (our CLI, byte for byte)."""
+    out = tmp_path_factory.mktemp("mm_txt")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    texts = {}
+    for path in RESULTS:
+        name = path.stem.removeprefix("res_")
+        txt = out / f"res_{name}.txt"
+        subprocess.run([sys.executable, "-m", "scoring", "--profile", "mmlongbench-doc", "--gold-files", str(SAMPLES),
+                        "--predictions", str(path), "--output-txt", str(txt)], cwd=out, env=env, capture_output=True,
+                       timeout=120, check=True)
+        texts[name] = txt.read_text()
+    return texts
+
+
+def _overall(text: str, what: str) -> float:
+    return float(re.search(rf"^Overall {what}: (\S+) \|", text, re.M).group(1))
+
+
+@pytest.fixture(scope="module")
+def analysis() -> Analysis:
+    ws = load_workspace(Sources(benchmark=MM))
+    runs = [Run(pf.run, RECOMPUTED, "", evaluate(ws.gold.items, pf.loaded.items, profile="mmlongbench-doc"))
+            for pf in ws.predictions]
+    return Analysis.build(runs, ws.gold.items, ws.page_counts)
+
+
+def test_leaderboard_has_the_benchmarks_acc_and_f1_equal_to_its_report(analysis, reports):
+    board = analysis.leaderboard().set_index("Run")
+    assert list(board.columns[:4]) == ["Source", "Questions", BENCH_ACC, BENCH_F1]
+    for name, text in reports.items():
+        assert board.loc[name, BENCH_ACC] == pytest.approx(100 * _overall(text, "Acc"), abs=1e-9)
+        assert board.loc[name, BENCH_F1] == pytest.approx(100 * _overall(text, "F1-score"), abs=1e-9)
+    # the benchmark's Acc leaves out the row not evaluated yet; Accuracy (%) counts it as 0
+    assert board.loc["docowl-8b", BENCH_ACC] > board.loc["docowl-8b", "Accuracy (%)"]
+
+
+def test_page_categories_are_counted_as_the_report_counts_them(analysis, reports):
+    assert PAGE_CATEGORY in analysis.questions.columns
+    both = analysis.questions[analysis.questions[PAGE_CATEGORY].map(len) > 1]
+    assert len(both) >= 1  # the sample has a single-page unanswerable question: counted in both categories
+    table = analysis.breakdown(PAGE_CATEGORY)
+    for name, text in reports.items():
+        expected = {label.lower(): int(n) for label, n in CATEGORY_LINE.findall(text)}
+        assert expected and sum(expected.values()) > len(analysis.questions)  # the overlap is in the report too
+        got = table[table["run"] == name].set_index("label")["count"].to_dict()
+        assert got == expected, name
+
+
+def test_a_page_category_slice_opens_its_questions_in_the_explorer(analysis):
+    wanted = analysis.questions[analysis.questions[PAGE_CATEGORY].map(lambda c: "unanswerable" in c)]
+    view = View(runs=list(analysis.run_names), filters={PAGE_CATEGORY: ["unanswerable"]})
+    got = filter_questions(analysis.questions, analysis.scores, view)
+    assert list(got.index) == list(wanted.index) and len(got) == 4
+
+
+def test_other_benchmarks_have_neither_column():
+    ws = load_workspace(Sources(benchmark=ROOT / "sample_runs"))
+    pf = ws.predictions[0]
+    an = Analysis.build([Run(pf.run, RECOMPUTED, "", evaluate(ws.gold.items, pf.loaded.items))], ws.gold.items,
+                        ws.page_counts)
+    assert PAGE_CATEGORY not in an.questions.columns
+    assert BENCH_ACC not in an.leaderboard().columns and BENCH_F1 not in an.leaderboard().columns
+
+
+@pytest.fixture
+def mm_app(monkeypatch, tmp_path):
+    from app_kit import app_on
+
+    monkeypatch.setenv("LENS_CACHE_DIR", str(tmp_path / "cache"))
+    return lambda params=None: app_on(monkeypatch, MM, params, timeout=60)
+
+
+def test_overview_shows_the_columns_the_categories_and_why_a_row_is_missing(mm_app, reports):
+    at = mm_app()
+    assert not at.exception, [e.value for e in at.exception]
+    board = at.dataframe[0].value.set_index("Run")
+    for name, text in reports.items():
+        assert board.loc[name, BENCH_F1] == pytest.approx(100 * _overall(text, "F1-score"), abs=1e-9)
+    assert board.loc["docowl-8b", "Problems"] == "1 row not evaluated (no `pred`)"
+    assert "ids unknown" not in " ".join(str(m.value) for m in at.warning)
+    assert "Page category" in [t.label for t in at.tabs] and "Split" not in [t.label for t in at.tabs]
