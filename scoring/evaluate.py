@@ -23,7 +23,7 @@ from .model import BREAKDOWNS, GoldQuestion, Prediction
 from .problems import Problem
 from .profiles import Profile, get_profile, signature
 from .registry import MISSING_STATUS, is_success_status
-from .workers import die_with_parent, usable_cores
+from .workers import bare_main, discard_shared_pool, shared_pool, usable_cores
 from .writers import CSV_COLUMNS, csv_text, open_for_writing, row_dicts, rows_json
 
 __all__ = ["QuestionResult", "RunResult", "evaluate", "extra_prediction_problems"]
@@ -329,27 +329,23 @@ def evaluate(
     total = len(items)
     n_workers = workers if workers is not None else usable_cores()
     scores: list[Decision] = []
-    if n_workers > 1 and total >= PARALLEL_MIN:
-        # imported here: the CLI scores small runs in one process and need not load them
-        from concurrent.futures import ProcessPoolExecutor
+    pool = shared_pool() if n_workers > 1 and total >= PARALLEL_MIN else None
+    if pool is not None:
         from concurrent.futures.process import BrokenProcessPool
-        from multiprocessing import get_context
 
         size = max(2_000, total // (n_workers * 8))
         chunks = [(p, items[i : i + size]) for i in range(0, total, size)]
         try:
-            # forkserver: workers start from a clean interpreter, so they neither copy the
-            # caller's heap nor inherit its threads' locks (Streamlit serves sessions from threads)
-            with ProcessPoolExecutor(max_workers=n_workers, mp_context=get_context("forkserver"),
-                                     initializer=die_with_parent) as pool:
-                for part in pool.map(_score_chunk, chunks):
-                    scores.extend(part)
-                    if progress:
-                        progress(len(scores), total)
+            with bare_main():
+                futures = [pool.submit(_score_chunk, c) for c in chunks]
+            for f in futures:
+                scores.extend(f.result())
+                if progress:
+                    progress(len(scores), total)
         except (BrokenProcessPool, OSError):
-            # workers could not start (e.g. a script without an `if __name__ == "__main__":`
-            # guard, or no processes allowed): the loop below scores what is left in this process
-            pass
+            # workers could not start or died (no processes allowed): the loop below scores what
+            # is left in this process, and the next call starts a new pool
+            discard_shared_pool()
         del chunks
     for i in range(len(scores), total, step := max(1, min(500, total // 50 or 1))):
         scores.extend(_score_chunk((p, items[i : i + step])))

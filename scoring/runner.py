@@ -21,16 +21,11 @@ scored in this process.
 
 from __future__ import annotations
 
-import atexit
-import multiprocessing
-import multiprocessing.forkserver
 import sys
 import threading
-import types
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from contextlib import contextmanager
 
 from ._gc import paused_gc
 from .aggregate import bucket, run_groups
@@ -39,7 +34,7 @@ from .metrics import Judgement, decide
 from .model import GoldQuestion, Prediction
 from .profiles import Profile, get_profile, signature
 from .registry import MISSING_STATUS, OVERFLOW_STATUSES, OVERFLOW_TEXT, is_success_status
-from .workers import die_with_parent, usable_cores
+from .workers import bare_main, discard_shared_pool, shared_pool
 
 __all__ = ["Plan", "plan", "assemble", "assemble_lazily", "columns_of", "overall_of", "decisions_of", "score_runs", "shutdown",
            "StoredRunResult", "CHUNK"]
@@ -269,57 +264,18 @@ def _imported_streamlit() -> bool:
     return "streamlit" in sys.modules
 
 
-_LOCK = threading.Lock()
-_POOL: ProcessPoolExecutor | None = None
-_MAIN_LOCK = threading.Lock()
-
-
-@contextmanager
-def bare_main() -> Iterator[None]:
-    """While worker processes start: a `__main__` with no file and no spec, so multiprocessing
-    records no main script for them to import (Streamlit's `__main__` is its CLI or the app script)."""
-    with _MAIN_LOCK:
-        main = sys.modules.get("__main__")
-        sys.modules["__main__"] = types.ModuleType("__main__")
-        try:
-            yield
-        finally:
-            if main is not None:
-                sys.modules["__main__"] = main
-
-
-_workers = usable_cores  # one way of counting cores for every pool (scoring/workers.py)
-
-
 def _pool() -> ProcessPoolExecutor | None:
-    """The shared pool, started on first use; None on a single core or when processes cannot start."""
-    global _POOL
-    with _LOCK:
-        if _POOL is None and _workers() > 1:
-            try:
-                ctx = multiprocessing.get_context("forkserver")
-                # the forkserver preloads scoring (not __main__): workers fork from it ready to score
-                multiprocessing.forkserver.set_forkserver_preload(["scoring.runner"])
-                _POOL = ProcessPoolExecutor(max_workers=_workers(), mp_context=ctx, initializer=die_with_parent)
-            except (OSError, ValueError, ImportError):
-                _POOL = None
-        return _POOL
+    """The shared pool (scoring/workers.py); a name of its own so that tests can take it away."""
+    return shared_pool()
 
 
 def _discard_pool() -> None:
-    global _POOL
-    with _LOCK:
-        pool, _POOL = _POOL, None
-    if pool is not None:
-        pool.shutdown(wait=False, cancel_futures=True)
+    discard_shared_pool()
 
 
 def shutdown() -> None:
     """Stop the shared pool's workers (they are started again on the next use)."""
-    _discard_pool()
-
-
-atexit.register(shutdown)
+    discard_shared_pool()
 
 
 def workers_import_streamlit() -> bool | None:

@@ -9,17 +9,32 @@ reader, the pools of evaluate.py and runner.py): on Linux it asks the kernel for
 parent exits (prctl PR_SET_PDEATHSIG), so that killing the CLI (SIGTERM, SIGINT, SIGKILL) leaves
 no worker using CPU; elsewhere a daemon thread watches the parent's pid and ends the worker when
 it changes (issue 18 item 8).
+
+`shared_pool()` is the one pool of worker processes for work that finishes (scoring runs, reading
+long documents' text): forkserver (workers start from a clean interpreter, so they neither copy a
+threaded server's heap nor inherit its threads' locks), one worker per usable core, started on
+first use, None on one core. Work with a time budget that may have to be killed (a heavy PDF page,
+OCR: dashboard/evidence/pdf.py, ocr.py) runs in processes of its own instead. Submit inside
+`bare_main()`, so that the workers do not import the caller's `__main__` (Streamlit's CLI or an app
+script).
 """
 
 from __future__ import annotations
 
+import atexit
+import multiprocessing
+import multiprocessing.forkserver
 import os
 import signal
 import sys
 import threading
 import time
+import types
+from collections.abc import Iterator
+from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
 
-__all__ = ["usable_cores", "die_with_parent"]
+__all__ = ["usable_cores", "die_with_parent", "shared_pool", "discard_shared_pool", "bare_main"]
 
 PR_SET_PDEATHSIG = 1  # linux/prctl.h
 WATCH_INTERVAL = 0.5  # seconds between looks at the parent pid, where prctl is unavailable
@@ -54,3 +69,49 @@ def _watch(parent: int) -> None:
     while os.getppid() == parent:
         time.sleep(WATCH_INTERVAL)
     os._exit(1)
+
+
+_POOL_LOCK = threading.Lock()
+_POOL: ProcessPoolExecutor | None = None
+_MAIN_LOCK = threading.Lock()
+
+
+@contextmanager
+def bare_main() -> Iterator[None]:
+    """While worker processes start: a `__main__` with no file and no spec, so multiprocessing
+    records no main script for them to import (Streamlit's `__main__` is its CLI or the app script)."""
+    with _MAIN_LOCK:
+        main = sys.modules.get("__main__")
+        sys.modules["__main__"] = types.ModuleType("__main__")
+        try:
+            yield
+        finally:
+            if main is not None:
+                sys.modules["__main__"] = main
+
+
+def shared_pool() -> ProcessPoolExecutor | None:
+    """The one pool, started on first use; None on a single core or when processes cannot start."""
+    global _POOL
+    with _POOL_LOCK:
+        if _POOL is None and usable_cores() > 1:
+            try:
+                ctx = multiprocessing.get_context("forkserver")
+                # the forkserver preloads scoring (not __main__): workers fork from it ready to score
+                multiprocessing.forkserver.set_forkserver_preload(["scoring.runner"])
+                _POOL = ProcessPoolExecutor(max_workers=usable_cores(), mp_context=ctx, initializer=die_with_parent)
+            except (OSError, ValueError, ImportError):
+                _POOL = None
+        return _POOL
+
+
+def discard_shared_pool() -> None:
+    """Stop the pool's workers (a broken pool; or at exit); a new one starts on the next use."""
+    global _POOL
+    with _POOL_LOCK:
+        pool, _POOL = _POOL, None
+    if pool is not None:
+        pool.shutdown(wait=False, cancel_futures=True)
+
+
+atexit.register(discard_shared_pool)

@@ -40,6 +40,7 @@ from dashboard.core import settings
 from dashboard.core.bounded import Bounded
 from dashboard.evidence.guard import PDF_LOCK, heavy_page
 from dashboard.evidence.pagetext import PageText, Rect, norm_text, numbers_in, page_text_from_rawdict
+from scoring.workers import bare_main, usable_cores
 
 DPI = 150  # the stated OCR resolution: about 0.3-0.6 s a page on this machine
 LANGUAGE = "eng"
@@ -385,11 +386,7 @@ _POOL = None
 _POOL_LOCK = threading.Lock()
 
 
-def _workers() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
+_workers = usable_cores  # one way of counting cores (scoring/workers.py)
 
 
 def _pool():
@@ -448,7 +445,6 @@ def read_pages_by_ocr(path: Path, pages: list[int], dpi: int, language: str, che
     if pool is not None:
         from concurrent.futures import TimeoutError as FutureTimeout
 
-        from scoring.runner import bare_main
 
         try:
             with bare_main():

@@ -13,7 +13,7 @@ from dashboard.core.bounded import Bounded
 from dashboard.evidence import ocr
 from dashboard.evidence.guard import PDF_LOCK, heavy_page
 from dashboard.evidence.pagetext import DocText, PageText, norm_text, numbers_in, page_text_from_rawdict
-from scoring.runner import bare_main
+from scoring.workers import bare_main, shared_pool
 
 pass
 
@@ -306,34 +306,11 @@ def _read_here(path: Path, n: int) -> list[tuple[str, frozenset[float]]]:
     return pages
 
 
-_POOL_LOCK = threading.Lock()
-
-
-_POOL = None
-
-
 def _pool():
-    """Worker processes for reading long documents (forkserver: no copy of a threaded server), started
-    on first use; None on one core or when processes cannot start."""
-    global _POOL
-    import os
-
-    with _POOL_LOCK:
-        if _POOL is None:
-            try:
-                cores = len(os.sched_getaffinity(0))
-            except (AttributeError, OSError):
-                cores = os.cpu_count() or 1
-            if cores < 2:
-                return None
-            try:
-                import multiprocessing
-                from concurrent.futures import ProcessPoolExecutor
-
-                _POOL = ProcessPoolExecutor(max_workers=min(cores, 4), mp_context=multiprocessing.get_context("forkserver"))
-            except (OSError, ValueError, ImportError):
-                return None
-        return _POOL
+    """The shared pool of worker processes (scoring/workers.py) for reading long documents; None on
+    one core or when processes cannot start. Budgeted work on heavy pages runs in `run_limited`'s
+    processes instead, which can be killed."""
+    return shared_pool()
 
 
 def warm_up() -> None:
