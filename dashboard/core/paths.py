@@ -254,10 +254,11 @@ def stage_upload(name: str, data: bytes | BinaryIO, root: Path | None = None) ->
 
 
 def sweep_uploads(keep: str = "", alive: Callable[[str], bool] | None = None, root: Path | None = None,
-                  now: float | None = None) -> int:
+                  now: float | None = None, removed_names: list[str] | None = None) -> int:
     """Remove staged uploads no longer used: a session folder (other than `keep`) untouched for
     UPLOAD_IDLE_HOURS, or for UPLOAD_CLOSED_MINUTES when `alive(its name)` says its session has
-    closed; stray partial files too. Returns the number of folders removed; never raises."""
+    closed; stray partial files too. Returns the number of folders removed (their names appended
+    to `removed_names`, so the caller can drop what it cached from them); never raises."""
     root = upload_root() if root is None else root
     now = time.time() if now is None else now
     removed = 0
@@ -275,11 +276,30 @@ def sweep_uploads(keep: str = "", alive: Callable[[str], bool] | None = None, ro
                 if age > UPLOAD_IDLE_HOURS * 3600 or (closed and age > UPLOAD_CLOSED_MINUTES * 60):
                     shutil.rmtree(entry.path, ignore_errors=True)
                     removed += 1
+                    if removed_names is not None:
+                        removed_names.append(entry.name)
             elif entry.name.startswith(".part-") and age > UPLOAD_IDLE_HOURS * 3600:
                 os.unlink(entry.path)
         except OSError:
             continue
     return removed
+
+
+def upload_folders_of(sources: Sources, root: Path | None = None) -> frozenset[str]:
+    """The names of the session upload folders (under `root`, default upload_root()) that `sources`
+    reads a file from."""
+    root = (upload_root() if root is None else root).expanduser().resolve()
+    names = set()
+    for p in (sources.benchmark, sources.documents, *sources.runs, *sources.scores, *sources.gold):
+        if p is None:
+            continue
+        try:
+            rel = Path(p).expanduser().resolve().relative_to(root)
+        except (ValueError, OSError, RuntimeError):
+            continue
+        if rel.parts:
+            names.add(rel.parts[0])
+    return frozenset(names)
 
 
 def prune_session_uploads(folder: Path, used: Sequence[Path]) -> None:

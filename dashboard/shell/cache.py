@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import streamlit as st
 
 from dashboard.core.analysis import Analysis
-from dashboard.core.paths import Sources
+from dashboard.core.paths import Sources, upload_folders_of
 from dashboard.core.workspace import Workspace, load_workspace
 from scoring.evaluate import RunResult
 
@@ -31,10 +31,37 @@ if TYPE_CHECKING:
 RUN_CAPACITY = 256  # scored (run, profile) pairs kept
 
 
+_UPLOADED: dict[tuple, frozenset[str]] = {}  # workspace key -> the session upload folders its sources read
+_ANALYSES: dict[tuple, set[tuple]] = {}  # such a workspace key -> the analysis keys built on it
+_UPLOADED_LOCK = threading.Lock()
+
+
 @st.cache_resource(show_spinner="Reading the benchmark files…", max_entries=8)
 def workspace(key: tuple, _sources: Sources) -> Workspace:
-    """`key` = (the sources, the (path, size, mtime_ns) of every file they name)."""
+    """`key` = (the sources, the (path, size, mtime_ns) of every file they name). A workspace read
+    from a session's uploads is remembered by that folder, so `evict_uploads` can drop it."""
+    folders = upload_folders_of(_sources)
+    if folders:
+        with _UPLOADED_LOCK:
+            _UPLOADED[key] = folders
     return load_workspace(_sources)
+
+
+def evict_uploads(names: list[str]) -> int:
+    """Drop the workspaces, and the analyses built on them, that read from these (swept) session
+    upload folders: without this an uploaded benchmark stayed in memory, in one of the 8 workspace
+    slots, long after its session and its files were gone. Returns the workspaces dropped."""
+    gone = set(names)
+    with _UPLOADED_LOCK:
+        keys = [k for k, folders in _UPLOADED.items() if folders & gone]
+        dropped = [(k, _ANALYSES.pop(k, set())) for k in keys]
+        for k in keys:
+            del _UPLOADED[k]
+    for k, analyses in dropped:
+        workspace.clear(k, None)
+        for a in analyses:
+            analysis.clear(a, None)
+    return len(dropped)  # freed by reference counting (the records make no cycles: see analysis)
 
 
 @st.cache_resource(show_spinner=False, max_entries=16)
@@ -46,6 +73,9 @@ def analysis(key: tuple, _build: Callable[[], Analysis]) -> Analysis:
     freed by reference counting anyway. A cycle among them would outlive its cache entry; the
     records make none."""
     built = _build()
+    with _UPLOADED_LOCK:
+        if key and key[0] in _UPLOADED:  # key[0]: the workspace key (shell/ui.load)
+            _ANALYSES.setdefault(key[0], set()).add(key)
     gc.freeze()
     return built
 

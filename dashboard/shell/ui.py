@@ -154,7 +154,9 @@ def _upload_folder() -> Path:
     token = st.session_state.get(UPLOADS)
     if token is None:
         token = st.session_state[UPLOADS] = new_session_folder()
-        sweep_uploads(keep=token, alive=lambda t: not _closed(t))
+        swept: list[str] = []
+        sweep_uploads(keep=token, alive=lambda t: not _closed(t), removed_names=swept)
+        cache.evict_uploads(swept)  # what was read from them leaves memory with them
     folder = session_uploads(token)
     try:
         folder.mkdir(parents=True, exist_ok=True)
