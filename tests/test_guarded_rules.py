@@ -89,7 +89,8 @@ def _extra_fields():
         yield f, value
 
 
-EXTRA_VALUES: dict[str, object] = {"tags": ["reasoning_error", "(untagged)"], "noted": True, "corrected": True}
+EXTRA_VALUES: dict[str, object] = {"tags": ["reasoning_error", "(untagged)"], "noted": True, "corrected": True,
+                                   "page": 55, "zoom": 200, "layers": ["Gold boxes", "a: answer"]}
 
 
 def test_every_field_of_a_view_survives_its_link():
@@ -106,3 +107,21 @@ def test_each_field_alone_survives_its_link(name):
     if name == "match":  # "any" only means something with a score range; alone it reads back as "every"
         view = dataclasses.replace(view, ranges={"accuracy": (0, 50)})
     assert from_params(to_params(view)) == view
+
+
+# ----------------------------------------------------------------------------- the two grounding rules
+
+
+def test_the_papers_and_the_released_grounding_rules_differ_where_they_should():
+    from dashboard.evidence.grounding import box_matches, box_matches_released
+
+    gold = (0.0, 0.0, 10.0, 10.0)
+    small_inside = (0.0, 0.0, 4.0, 4.0)  # covers 16 % of the gold, is 100 % inside it
+    assert not box_matches(small_inside, gold) and box_matches_released(small_inside, gold)
+    huge_around = (0.0, 0.0, 30.0, 30.0)  # covers all of the gold, but the gold is 11 % of it
+    assert not box_matches(huge_around, gold) and box_matches_released(huge_around, gold)
+    half = (0.0, 0.0, 10.0, 5.0)  # 50 % of the gold, all of it inside: both accept
+    assert box_matches(half, gold) and box_matches_released(half, gold)
+    apart = (20.0, 20.0, 30.0, 30.0)
+    assert not box_matches(apart, gold) and not box_matches_released(apart, gold)
+    assert not box_matches_released((0.0, 0.0, 0.0, 5.0), gold)  # an empty box matches nothing

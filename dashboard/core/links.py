@@ -6,6 +6,7 @@ query-string form. No streamlit here: `to_params` gives what `st.query_params.fr
     ?run=a&loc=other_page&loc=not_in_document   (answer location, any chosen run: the explorer's evidence filter)
     ?metric=anls&tab=domain&loaded=hide        (the overview's metric, open breakdown tab, loaded-score runs hidden)
     ?tag=reasoning_error&tag=(untagged)&note=1&gold=corrected   (annotation filter; scores with gold corrections)
+    ?sel=q1&page=55&zoom=200&layer=Gold%20boxes&layer=a:%20answer   (the evidence viewer: page, zoom in %, layers)
 """
 
 from __future__ import annotations
@@ -69,6 +70,17 @@ class View:
     tags: list[str] = field(default_factory=list)  # annotation tags (any chosen run or the question), query key `tag`
     noted: bool = False  # only questions with a note, query `note=1`
     corrected: bool = False  # every run scored with the gold corrections, query `gold=corrected`
+    # The evidence viewer (dashboard/evidence/panel.py) of the selected question: the page shown (0: its
+    # first evidence page), the zoom in % (0: the default) and the layers drawn (None: the default ones;
+    # []: none, query `layer=`), query keys `page`, `zoom`, `layer` (repeatable).
+    page: int = 0
+    zoom: int = 0
+    layers: list[str] | None = None
+
+    def with_question(self, question: str) -> View:
+        """The view on another question: the evidence viewer's page belongs to the question it was
+        set on, so it goes back to that question's first evidence page (zoom and layers stay)."""
+        return self if question == self.question else replace(self, question=question, page=0)
 
     def with_slice(self, run: str | None, field_name: str, label: str) -> View:
         """The explorer view of one chart slice: that run (if any) and that label, nothing else. A
@@ -77,7 +89,7 @@ class View:
         return replace(self, runs=[run] if run else list(self.runs),
                        filters={} if located or tagged else {field_name: [label]},
                        location=[label] if located else [], tags=[label] if tagged else [], noted=False,
-                       ranges={}, status=[], search="", question="", match="every")
+                       ranges={}, status=[], search="", question="", match="every", page=0)
 
 
 def field_label(name: str) -> str:
@@ -131,6 +143,12 @@ def to_params(view: View) -> dict[str, str | list[str]]:
         out["note"] = "1"
     if view.corrected:
         out["gold"] = "corrected"
+    if view.page > 0:
+        out["page"] = str(view.page)
+    if view.zoom > 0:
+        out["zoom"] = str(view.zoom)
+    if view.layers is not None:
+        out["layer"] = list(view.layers) or [""]  # `layer=`: every layer hidden
     out.update({k: view.compare[k] for k in COMPARE_KEYS if view.compare.get(k)})
     out.update({k: view.disagree[k] for k in DISAGREE_KEYS if view.disagree.get(k)})
     return out
@@ -147,6 +165,12 @@ def _values(params: Mapping[str, str | list[str]], key: str) -> list[str]:
 def _first(params: Mapping[str, str | list[str]], key: str) -> str:
     values = _values(params, key)
     return values[0] if values else ""
+
+
+def _count(text: str) -> int:
+    """A positive whole number of a link (page, zoom), else 0 (the default)."""
+    text = text.strip()
+    return int(text) if text.isdecimal() and text.isascii() and len(text) <= 9 else 0
 
 
 def from_params(params: Mapping[str, str | list[str]]) -> View:
@@ -177,6 +201,9 @@ def from_params(params: Mapping[str, str | list[str]]) -> View:
         tags=list(dict.fromkeys(_values(params, "tag"))),
         noted=_first(params, "note") == "1",
         corrected=_first(params, "gold") == "corrected",
+        page=_count(_first(params, "page")),
+        zoom=_count(_first(params, "zoom")),
+        layers=list(dict.fromkeys(_values(params, "layer"))) if "layer" in params else None,
         compare={k: _first(params, k) for k in COMPARE_KEYS if _first(params, k)},
         disagree={k: _first(params, k) for k in DISAGREE_KEYS if _first(params, k)},
     )

@@ -98,13 +98,19 @@ def pair_scatter(points: pd.DataFrame, x: str, y: str, listed: set[tuple[str, st
         fig.add_vline(x=v, line=dict(color="#9CA3AF", dash="dot", width=1))
         fig.add_hline(y=v, line=dict(color="#9CA3AF", dash="dot", width=1))
     fig.update_layout(
-        title=dict(text=f"{SCORE_LABELS[y]} against {SCORE_LABELS[x]}, coloured by Accuracy", x=0, xanchor="left"),
+        # the names alone in the title (it does not wrap at 800 px); the axes say what each measures
+        title=dict(text=f"{_name(y)} against {_name(x)}, coloured by Accuracy", x=0, xanchor="left"),
         xaxis=dict(title=f"{SCORE_LABELS[x]} (0–1, jittered)", range=[-0.05, 1.05], zeroline=False),
         yaxis=dict(title=f"{SCORE_LABELS[y]} (0–1, jittered)", range=[-0.05, 1.05], zeroline=False),
         legend=dict(orientation="h", yanchor="bottom", y=1.0, x=1, xanchor="right"),
         height=460, margin=dict(l=10, r=10, t=70, b=10), font=FONT, dragmode="select",
     )
     return fig
+
+
+def _name(metric: str) -> str:
+    """A score's label without its explanation in brackets ("Fuzzy match (string similarity)" -> "Fuzzy match")."""
+    return SCORE_LABELS[metric].split(" (")[0]
 
 
 def points_of(event: Any) -> list[list[str]]:

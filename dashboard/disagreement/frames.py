@@ -32,7 +32,14 @@ PAIRS = {  # scatter axes: (x, y)
     "anls / fuzzy": ("anls", "fuzzy"),
     "token_f1 / fuzzy": ("token_f1", "fuzzy"),
 }
-SCORE_LABELS = {"accuracy": "Accuracy", "token_f1": "Token F1", "anls": "ANLS", "fuzzy": "Fuzzy (seed 001)"}
+# scoring.extra.fuzzy, named by what it measures (it is the score of the project's seed 001, which
+# says nothing to a user): the best of three string similarities of the normalised texts.
+FUZZY_LABEL = "Fuzzy match (string similarity)"
+FUZZY_DEFINITION = ("Fuzzy match: how alike the answer and the gold read as strings, 0–1 — the best of rapidfuzz's "
+                    "token-sort, token-set and partial-ratio similarities of the two normalised texts (lower case, "
+                    "brackets and quotes dropped); a text of over 20 characters found inside the other scores "
+                    "0.85 + 0.15 × their length ratio.")
+SCORE_LABELS = {"accuracy": "Accuracy", "token_f1": "Token F1", "anls": "ANLS", "fuzzy": FUZZY_LABEL}
 
 
 def run_categories(run: RunResult, responses: dict | None = None) -> pd.DataFrame:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import streamlit as st
 
 from dashboard.core.escape import clipped, md_escape
-from dashboard.disagreement.frames import token_overlap, trace_frame, why_diffs
+from dashboard.disagreement.frames import FUZZY_DEFINITION, FUZZY_LABEL, token_overlap, trace_frame, why_diffs
 from scoring.categories import CATEGORIES, classify
 from scoring.metrics import Judgement, judge
 
@@ -47,7 +47,8 @@ def _draw(judgement: Judgement, key: str, trace: bool, response: object = None) 
     c = classify(judgement, with_fuzzy=True, response=response)
     st.markdown(f"**Category: `{c.primary}`**" + (f" · also {', '.join(f'`{x}`' for x in c.categories[1:])}"
                                                   if len(c.categories) > 1 else ""))
-    st.caption("  \n".join(f"{x}: {CATEGORIES[x]}" for x in c.categories) + f"  \nFuzzy (seed 001): {c.fuzzy:.3f}")
+    st.caption("  \n".join(f"{x}: {CATEGORIES[x]}" for x in c.categories) + f"  \n{FUZZY_LABEL}: {c.fuzzy:.3f}",
+               help=FUZZY_DEFINITION)
     j, cut = _explained(judgement)
     if cut:
         st.caption(f"The diff and the token overlap below use the first {EXPLAIN_CHARS:,} of "

@@ -4,9 +4,20 @@ from __future__ import annotations
 
 import pandas as pd
 
-from dashboard.core.analysis import META_GROUP, QUESTION_GROUP
+from dashboard.core.analysis import META_GROUP, QUESTION_GROUP, top_runs
 from dashboard.core.links import View
 from scoring.registry import METRIC_LABELS, METRIC_SHORT_LABELS, METRICS
+
+DEFAULT_RUNS = 4  # runs the explorer and the Evidence page open on when the link names none
+
+
+def default_runs(analysis, metric: str = "accuracy", n: int = DEFAULT_RUNS) -> list[str]:
+    """The runs a page opens on when the link names none: the n best on the leaderboard by `metric`
+    (of fifty runs, the first four files say nothing), those with answers to read first (a run of
+    loaded scores has none), in leaderboard order. `analysis`: a dashboard.core.analysis.Analysis."""
+    board = analysis.leaderboard()
+    answered = board[board["Run"].isin([r.name for r in analysis.runs if r.result is not None])]
+    return top_runs(answered if len(answered) else board, metric or "accuracy", n)
 
 
 def _matches(series: pd.Series, wanted: list[str]) -> pd.Series:
@@ -80,7 +91,9 @@ SHORT = METRIC_SHORT_LABELS | {"prediction": "Prediction", "status": "Status"}
 EVIDENCE_SHORT = {"Page precision": "Pages P", "Page recall": "Pages R", "Grounding": "Ground.", "Answer location": "Location"}
 
 
-HEADERS = {"question_id": "Id", "question": "Question", "gold": "Gold", "answer_format": "Format",
+# Under the group header "Question" (QUESTION_GROUP): its id, its wording and the gold answer -- no
+# header cell repeats its group's name.
+HEADERS = {"question_id": "Id", "question": "Text", "gold": "Gold answer", "answer_format": "Format",
            "reasoning_type": "Reasoning type", "evidence_source": "Evidence sources", "document": "Document",
            "pages": "Evidence pages"}
 

@@ -79,9 +79,8 @@ def definitions() -> None:
         st.dataframe({"Category": list(CATEGORY_IDS), "Definition": list(CATEGORIES.values())}, hide_index=True,
                      width="stretch", row_height=48,
                      column_config={"Definition": st.column_config.TextColumn(width="large")})
-        st.caption("A metric passes when Accuracy = 1, token F1 ≥ 0.5, ANLS ≥ 0.5. Fuzzy is the seed-001 score "
-                   "(rapidfuzz token-sort, token-set and partial ratios). The exact reading of each rule: "
-                   "scoring/categories.py.")
+        st.caption("A metric passes when Accuracy = 1, token F1 ≥ 0.5, ANLS ≥ 0.5. " + dg.FUZZY_DEFINITION +
+                   " The exact reading of each rule: scoring/categories.py.")
 
 
 def per_run(frame, runs, mode, d) -> None:
@@ -189,8 +188,10 @@ def question_list(frame, rows, what, runs, d) -> None:
                       on_select="rerun", selection_mode="single-row",
                       column_config={"question_id": st.column_config.TextColumn("Question id", pinned=True),
                                      "prediction": st.column_config.TextColumn(width="medium"),
-                                     **{m: st.column_config.NumberColumn(format="%.3f") for m in
-                                        ("accuracy", "token_f1", "anls", "fuzzy")}})
+                                     **{m: st.column_config.NumberColumn(dg.SCORE_LABELS[m], format="%.3f") for m in
+                                        ("accuracy", "token_f1", "anls")},
+                                     "fuzzy": st.column_config.NumberColumn(dg.FUZZY_LABEL, format="%.3f",
+                                                                            help=dg.FUZZY_DEFINITION)})
     c1, c2 = st.columns(2)
     c1.download_button("Download this table as CSV", table.to_csv(index=False).encode("utf-8"),
                        file_name="disagreement.csv", mime="text/csv", icon=":material/download:", key="dis_dl_csv")

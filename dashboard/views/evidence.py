@@ -7,6 +7,7 @@ from dashboard.annotations import panel as annotations
 from dashboard.core.escape import md_escape
 from dashboard.evidence.grounding import AUTO_PAIRS
 from dashboard.evidence.panel import evidence_summary, show_evidence
+from dashboard.explorer.frames import default_runs
 from dashboard.shell import ui
 
 ctx = ui.context()
@@ -24,7 +25,8 @@ else:
     cols = st.columns([2, 3])
     qid = cols[0].selectbox("Question", ids, key="ev_question",
                             help="The question explorer's selected question opens here too.")
-    ui.seed("ev_runs", [r for r in view.runs if r in an.run_names] or an.run_names[:2])
+    # by default the runs the question explorer opens on: the best by the overview's metric
+    ui.seed("ev_runs", [r for r in view.runs if r in an.run_names] or default_runs(an, view.metric))
     runs = cols[1].multiselect("Runs", an.run_names, key="ev_runs", placeholder="Choose runs to show their answers")
     view.question = qid
     q = next(x for x in questions if x.qid == qid)
