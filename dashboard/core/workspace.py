@@ -44,7 +44,8 @@ def _gold_order(path: Path) -> tuple[int, str]:
     return (DEFAULT_GOLD.index(path.name) if path.name in DEFAULT_GOLD else len(DEFAULT_GOLD), path.name)
 
 
-def _prediction_files(target: Path) -> list[Path]:
+def prediction_files(target: Path) -> list[Path]:
+    """The prediction files a --runs path names: the file itself, or a folder's *.json and *.jsonl."""
     if target.is_dir():
         return sorted(p for p in target.iterdir() if p.is_file() and p.suffix.lower() in (".json", ".jsonl"))
     return [target]
@@ -89,7 +90,7 @@ def _discover_mmlongbench(bench: Path | None, src: Sources, disc: Discovery) -> 
     if src.gold:
         disc.gold = list(src.gold)
     for target in src.runs:
-        disc.predictions.extend(_prediction_files(target))
+        disc.predictions.extend(prediction_files(target))
     disc.predictions = _unique(disc.predictions)
     return disc
 
@@ -118,13 +119,13 @@ def discover(src: Sources) -> Discovery:
                                                      "none in its first rows: not read as gold", skipped=True,
                                                      kind="files that are not gold"))
         if (bench / "runs").is_dir():
-            disc.predictions.extend(_prediction_files(bench / "runs"))
+            disc.predictions.extend(prediction_files(bench / "runs"))
         if (bench / "results").is_dir():
             _classify_scores(bench / "results", disc)
     if src.gold:
         disc.gold = list(src.gold)
     for target in src.runs:
-        disc.predictions.extend(_prediction_files(target))
+        disc.predictions.extend(prediction_files(target))
     for target in src.scores:
         _classify_scores(target, disc)
     disc.predictions = _unique(disc.predictions)

@@ -6,42 +6,29 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
-from dashboard.core.paths import locate_document
+from dashboard.core.paths import DocLocation, Sources
+from dashboard.core.workspace import load_workspace, prediction_files
 from dashboard.evidence import ocr, pdf
 from dashboard.evidence.locate import answer_row, gold_rows, missing_message, question_paths
 from scoring.model import GoldQuestion
 
 
-def _benchmark_paths(bench: Path) -> tuple[list[GoldQuestion], dict[str, Path | None], Path, list[str]]:
-    from dashboard.core.paths import Sources
-    from dashboard.core.workspace import discover
-    from scoring.loaders import load_documents, load_gold
-
-    disc = discover(Sources(benchmark=bench))
-    if disc.layout == "mmlongbench":  # a clone of MMLongBench-Doc: samples.json, data/documents/ (workspace.py)
-        from dashboard.core.workspace import load_workspace
-
-        ws = load_workspace(Sources(benchmark=bench))
-        notes = [f"{p.file}: {p.message}" for p in (*ws.problems, *ws.gold.problems) if p.kind != "missing PDFs"]
-        return ws.gold.items, dict(ws.locations), ws.discovery.docs_dir or bench, notes
-    notes = [p.message for p in disc.problems]
-    gold = load_gold(disc.gold) if disc.gold else None
-    questions = gold.items if gold else []
-    if gold:
-        notes += [f"{p.file}:{p.line or ''} {p.message}" for p in gold.problems]
-    records = {d.document_id: d for d in load_documents(disc.documents).items} if disc.documents else {}
-    docs_dir = disc.docs_dir or bench / "docs"
-    locations = {}
-    for q in questions:
-        for ref in q.documents:
-            if ref.document_id and ref.document_id not in locations:
-                rec = records.get(ref.document_id)
-                locations[ref.document_id] = locate_document(ref.document_id, rec.file if rec else "",
-                                                             (rec.url if rec else "") or ref.url, docs_dir)
-    ocr.register_scanned(ocr.scanned_paths(records.values(), locations))  # pdf_type "scanned": OCR every page
-    return questions, locations, docs_dir, notes
+def _benchmark_paths(bench: Path) -> tuple[list[GoldQuestion], dict[str, DocLocation], Path, list[str]]:
+    """The benchmark as the app reads it (dashboard.core.workspace: any layout it knows, documents
+    located and checked, `pdf_type: scanned` documents registered for OCR), and its problems as lines.
+    A document the load check found unusable is still read here, so that each of its rows says why
+    (this PDF is damaged: ...) instead of "document not found"."""
+    ws = load_workspace(Sources(benchmark=bench))
+    located = {doc_id: replace(loc, path=loc.file) if loc.path is None and loc.unusable and loc.file else loc
+               for doc_id, loc in ws.locations.items()}
+    notes = [f"{p.file}:{p.line or ''} {p.message}" if p.line else f"{p.file}: {p.message}"
+             for p in (*ws.discovery.problems, *ws.problems, *ws.gold.problems, *ws.documents.problems)
+             if p.kind != "missing PDFs"]
+    ocr.register_scanned(ocr.scanned_paths(ws.documents.items, ws.locations))
+    return ws.gold.items, located, ws.discovery.docs_dir or bench / "docs", notes
 
 
 def _gold_rows(q: GoldQuestion, paths: dict[str, Path | None]) -> list[dict]:
@@ -63,16 +50,6 @@ def _answer_row(q: GoldQuestion, run: str, pred, paths: dict[str, Path | None]) 
         return {"question_id": q.qid, "run": run, "answer": pred.text if pred is not None else "",
                 "answer_pages_evidence": [], "answer_pages_elsewhere": [], "in_document": None, "location": "error",
                 "documents": {}, "message": f"{type(exc).__name__}: {str(exc)[:200]}"}
-
-
-def _prediction_files(targets: Sequence[Path]) -> list[Path]:
-    out: list[Path] = []
-    for t in targets:
-        if t.is_dir():
-            out += sorted(p for p in t.iterdir() if p.is_file() and p.suffix.lower() in (".json", ".jsonl"))
-        else:
-            out.append(t)
-    return out
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -120,7 +97,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 fh.write(json.dumps(row, ensure_ascii=False) + "\n")
     print(f"{out}: {sum(counts.values())} rows ({', '.join(f'{k} {v}' for k, v in sorted(counts.items())) or 'none'})")
     if args.answers_output:
-        files = _prediction_files([Path(p) for p in args.runs])
+        files = [f for p in args.runs for f in prediction_files(Path(p))]
         where = Path(args.answers_output)
         where.parent.mkdir(parents=True, exist_ok=True)
         tally: dict[str, int] = {}
