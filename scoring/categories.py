@@ -184,8 +184,19 @@ def _boolean_fragile(p_norm: str, g_norm: str) -> bool:
     return False
 
 
+def _exact(j: Judgement, g_norm: str, p_norm: str) -> bool:
+    """An exact match: equal after normalisation (when that leaves any text), or equal texts
+    ignoring case and surrounding blanks (a gold `A` normalises to nothing, as an article)."""
+    if p_norm:
+        return p_norm == g_norm
+    gold = j.gold.strip().casefold()
+    return bool(gold) and j.scored_text.strip().casefold() == gold
+
+
 def _fragile(j: Judgement, g_norm: str, p_norm: str) -> bool:
     rule = j.decided_by
+    if _exact(j, g_norm, p_norm):  # `B` = `B`, `A` = `A`: never fragile, whatever the rule
+        return False
     if rule == "containment":
         return len(g_norm) <= FRAGILE_CONTAINMENT_CHARS
     if rule in ("similarity", "both_empty"):

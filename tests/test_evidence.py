@@ -294,7 +294,7 @@ def test_answer_on_another_page_nowhere_or_without_document(fx):
     assert loc.message == "appears on page 2, not on the evidence pages"
     loc = ev.locate_answer("Project Falcon", q, paths)
     assert loc.location == ev.EVIDENCE_PAGE and loc.flat("evidence") == [1] and loc.in_document
-    loc = ev.locate_answer("Zanzibar lighthouse keeper", q, paths)
+    loc = ev.locate_answer("Zanzibar lighthouse keeper", q, paths, right=False)  # a wrong answer found nowhere
     assert loc.location == ev.NOT_IN_DOCUMENT and loc.in_document is False and "appears nowhere in the document" in loc.message
     loc = ev.locate_answer("Project Falcon", q, {"d1": None})
     assert loc.location == ev.NO_DOCUMENT and loc.in_document is None
@@ -319,7 +319,8 @@ def test_answer_candidates_strip_wrappers():
     assert ev.answer_candidates("- **Answer:** 33.9\n- **Evidence:** page 10") == ["33.9"]
     assert ev.answer_candidates("Based on the document, the answer is **EUR 27,600**.") == ["EUR 27,600"]
     assert ev.answer_candidates("A) The paraffin had run out") == ["The paraffin had run out"]
-    assert ev.answer_candidates("N/A") == [] and ev.answer_candidates("7") == []
+    assert ev.answer_candidates("N/A") == [] and ev.answer_candidates("B") == []
+    assert ev.answer_candidates("7") == ["7"]  # a digit is a number, searched as one (issue 18 item 7)
 
 
 # ----------------------------------------------------------------------------- layers

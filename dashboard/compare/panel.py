@@ -34,9 +34,10 @@ PRESENT_PAGE = "views/present.py"
 
 
 def runs_by_accuracy(an) -> list[str]:
-    """Run names, best mean Accuracy first (ties keep the loading order)."""
+    """Run names, best mean Accuracy first (ties keep the loading order); a run that matches no gold
+    question is never offered (Analysis.ranked_names)."""
     means = an.scores.groupby("run", sort=False)["accuracy"].mean()
-    names = an.run_names
+    names = an.ranked_names
     return sorted(names, key=lambda r: (-float(means.get(r, -1.0)), names.index(r)))
 
 

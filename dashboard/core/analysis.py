@@ -258,6 +258,72 @@ def question_positions(scores: pd.DataFrame, questions: pd.DataFrame):
 
 
 
+# ----------------------------------------------------------------------------- joins: what may be ranked
+
+JOIN_WARN_SHARE = 0.5  # a run matching fewer than this share of the gold questions is warned about
+
+
+@dataclass(frozen=True)
+class Join:
+    """How one run joins the gold: questions matched of the gold's, and one id of the run's that
+    matches no gold question (empty when every id matches)."""
+
+    run: str
+    matched: int
+    total: int
+    unmatched_example: str = ""
+
+    @property
+    def ranked(self) -> bool:
+        """A run that matches no gold question is listed, never ranked, charted or compared."""
+        return self.matched > 0 or self.total == 0
+
+    @property
+    def short(self) -> bool:
+        return self.total > 0 and self.matched < JOIN_WARN_SHARE * self.total
+
+    def message(self) -> str:
+        """`run X matched N of M gold questions (e.g. unmatched id 'foo')`."""
+        text = f"run {self.run} matched {self.matched:,} of {self.total:,} gold questions"
+        if self.unmatched_example:
+            text += f" (e.g. unmatched id {self.unmatched_example[:60]!r})"
+        return text
+
+
+JOIN_LISTED = 5  # runs named in the join warning before the rest are counted
+
+
+def join_warning(short: list[Join]) -> str:
+    """The warning for runs matching fewer than half of the gold: each run's `Join.message`, those
+    matching none said to be left out of the ranking; "" when there is none."""
+    if not short:
+        return ""
+    parts = [j.message() + ("" if j.ranked else ": not ranked, charted or compared") for j in short[:JOIN_LISTED]]
+    if len(short) > JOIN_LISTED:
+        parts.append(f"and {len(short) - JOIN_LISTED} more run{'s' if len(short) - JOIN_LISTED > 1 else ''}")
+    return ("; ".join(parts) + ". A run matching few gold questions is likely from another benchmark or "
+            "keyed by other ids; the Data page shows each run's join.")
+
+
+def run_join(run: Run, gold_ids: set[str]) -> Join:
+    if run.result is not None:
+        matched = sum(columns_of(run.result)["answered"])
+        extra = next(iter(run.result.extra_ids), "")
+    else:
+        ids = {s.qid for s in run.official}
+        matched = len(ids & gold_ids)
+        extra = next((s.qid for s in run.official if s.qid not in gold_ids), "")
+    return Join(run.name, matched, len(gold_ids), extra)
+
+
+def right_runs(scores: pd.DataFrame, qid: str) -> set[str]:
+    """The runs whose answer to question `qid` scores Accuracy 1."""
+    if not len(scores):
+        return set()
+    mine = scores[scores["question_id"] == qid]
+    return set(mine.loc[mine["accuracy"] >= 1.0 - 1e-9, "run"])
+
+
 def top_runs(board: pd.DataFrame, metric: str, n: int = 10, keep: tuple[str, ...] = ()) -> list[str]:
     """The n best runs of a leaderboard by `metric` (a METRICS name), plus the runs in `keep`
     (baselines), in leaderboard order."""
@@ -354,10 +420,34 @@ class Analysis:
     def run(self, name: str) -> Run | None:
         return next((r for r in self.runs if r.name == name), None)
 
+    def joins(self) -> dict[str, Join]:
+        """Run name -> how it joins the gold (computed once)."""
+        if "joins" not in self._breakdowns:
+            gold = self.gold_ids
+            self._breakdowns["joins"] = {r.name: run_join(r, gold) for r in self.runs}  # type: ignore[assignment]
+        return self._breakdowns["joins"]  # type: ignore[return-value]
+
+    @property
+    def ranked_names(self) -> list[str]:
+        """The runs that may be ranked, charted and compared: all but those matching no gold question."""
+        joins = self.joins()
+        return [r.name for r in self.runs if joins[r.name].ranked]
+
+    def not_ranked(self) -> list[Join]:
+        """The runs matching no gold question: listed apart, never ranked."""
+        return [j for j in self.joins().values() if not j.ranked]
+
+    def short_joins(self) -> list[Join]:
+        """The runs matching fewer than half of the gold questions (those matching none included)."""
+        return [j for j in self.joins().values() if j.short]
+
     def leaderboard(self) -> pd.DataFrame:
-        """Computed once (a page asks for it several times per rerun); a copy, which callers may change."""
+        """Computed once (a page asks for it several times per rerun); a copy, which callers may change.
+        Runs that match no gold question are left out (`not_ranked`)."""
         if self._leaderboard is None:
-            self._leaderboard = leaderboard(self.runs, self.scores, self.gold_ids, self.gold)
+            ranked = set(self.ranked_names)
+            self._leaderboard = leaderboard([r for r in self.runs if r.name in ranked], self.scores, self.gold_ids,
+                                            self.gold)
         return self._leaderboard.copy()
 
     def display_scores(self) -> pd.DataFrame:

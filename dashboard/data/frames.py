@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 import pandas as pd
 
 from dashboard.core.analysis import Run, is_success
@@ -10,27 +12,171 @@ from scoring.evaluate import RunResult
 from scoring.mmlongbench import NOT_EVALUATED
 from scoring.model import ScoreRow
 from scoring.problems import LoadResult, Problem
+from scoring.profiles import PROFILES, get_profile
 from scoring.registry import METRIC_LABELS, METRICS
 
+REPEATED_PREDICTION = "repeated prediction ids"  # scoring.loaders: a later row replaced an earlier one (its skipped count)
+REPEATED_GOLD = "repeated question ids"
+REPEATED_SCORE = "one row per question and system"  # scoring.loaders.load_scores: a repeat dropped, the first kept
 
-def skipped_rows(ws: Workspace) -> dict[str, str]:
-    """Run name -> what went wrong reading its file, for runs whose prediction or score file had rows
-    that could not be read (their question ids are unknown, so the run may look complete)."""
-    out: dict[str, str] = {}
+
+def _n(count: int, noun: str = "row") -> str:
+    return f"{count:,} {noun}{'s' if count != 1 else ''}"
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """Why rows of one run's file are not in its scores: rows that could not be read (their
+    question ids are unknown, so the run may look complete), rows replaced by a later row with the
+    same id (the later one is scored), rows dropped as repeats of an earlier row (the first kept)."""
+
+    unreadable: int = 0
+    replaced: int = 0
+    repeated: int = 0
+    file: str = ""  # a score file's label, when the run's rows came from one
+    unevaluated: int = 0  # MMLongBench-Doc result rows without `pred`: not evaluated yet (their ids are known)
+
+    def text(self) -> str:
+        """The leaderboard's Problems cell, e.g. `3 rows skipped, ids unknown; 1 row replaced by a later one`."""
+        parts = []
+        if self.unevaluated:
+            parts.append(f"{_n(self.unevaluated)} not evaluated (no `pred`)")
+        if self.unreadable:
+            parts.append(f"{_n(self.unreadable)}{' of ' + self.file if self.file else ''} skipped, ids unknown")
+        if self.replaced:
+            parts.append(f"{_n(self.replaced)} replaced by a later row with the same id")
+        if self.repeated:
+            parts.append(f"{_n(self.repeated)} dropped as repeats of an earlier row")
+        return "; ".join(parts)
+
+    def reasons(self) -> str:
+        """The overview warning's sentence part: each reason that applied, with what it means."""
+        parts = []
+        if self.unevaluated:
+            parts.append(f"{_n(self.unevaluated)} had no `pred` (not evaluated yet: the benchmark's run_api.py "
+                         "writes the file after every sample), so the question counts as missing")
+        if self.unreadable:
+            parts.append(f"{_n(self.unreadable)} could not be read (their question ids are unknown, so the scores "
+                         "may leave questions out)")
+        if self.replaced:
+            parts.append(f"{_n(self.replaced)} repeated an id and {'were' if self.replaced != 1 else 'was'} replaced "
+                         "by the later row with that id (the later answer is scored)")
+        if self.repeated:
+            parts.append(f"{_n(self.repeated)} repeated a question and {'were' if self.repeated != 1 else 'was'} "
+                         "dropped (the first row is kept)")
+        return "; ".join(parts)
+
+
+def _skipped(res: LoadResult, file: str = "") -> Skipped | None:
+    if not res.skipped:
+        return None
+    replaced = sum(1 for p in res.problems if p.kind == REPEATED_PREDICTION)
+    repeated = sum(1 for p in res.problems if p.field == "question_id" and p.expected == REPEATED_SCORE)
+    unevaluated = sum(1 for p in res.problems if p.kind == NOT_EVALUATED)
+    return Skipped(max(0, res.skipped - replaced - repeated - unevaluated), replaced, repeated, file, unevaluated)
+
+
+def skipped_reasons(ws: Workspace) -> dict[str, Skipped]:
+    """Run name -> why rows of its prediction or score file are not in its scores."""
+    out: dict[str, Skipped] = {}
     for pf in ws.predictions:
-        if pf.loaded.skipped:
-            unevaluated = sum(1 for p in pf.loaded.problems if p.kind == NOT_EVALUATED)  # MMLongBench-Doc: no `pred`
-            rest = pf.loaded.skipped - unevaluated
-            parts = [f"{unevaluated} row{'s' if unevaluated != 1 else ''} not evaluated (no `pred`)"] if unevaluated else []
-            parts += [f"{rest} row{'s' if rest != 1 else ''} skipped, ids unknown"] if rest > 0 else []
-            out[pf.run] = "; ".join(parts)
+        got = _skipped(pf.loaded)
+        if got is not None:
+            out[pf.run] = got
     by_file = {str(path): res for path, res in zip(ws.discovery.scores, ws.scores)}
     for system, rows in ws.official().items():
         res = by_file.get(rows[0].file)
-        if system not in out and res is not None and res.skipped:
-            out[system] = (f"{res.skipped} row{'s' if res.skipped != 1 else ''} of {ws.label(rows[0].file)} skipped, "
-                           "ids unknown")
+        got = _skipped(res, ws.label(rows[0].file)) if system not in out and res is not None else None
+        if got is not None:
+            out[system] = got
     return out
+
+
+def skipped_rows(ws: Workspace) -> dict[str, str]:
+    """Run name -> what went wrong reading its file (`Skipped.text`), for runs whose prediction or
+    score file had rows that are not in its scores."""
+    return {run: s.text() for run, s in skipped_reasons(ws).items()}
+
+
+def skipped_warning(reasons: dict[str, Skipped], runs: list[str]) -> str:
+    """The overview's warning for the runs shown: per run, each reason that applied; "" for none."""
+    shown = [(r, reasons[r]) for r in runs if r in reasons]
+    return " ".join(f"{run}: of the file's rows, {s.reasons()}." for run, s in shown)
+
+
+@dataclass(frozen=True)
+class GoldTrouble:
+    """What of the gold is not as the leaderboard counts it: rows dropped (unreadable, or repeating
+    an id: the first kept) and questions kept with a gold no right answer can match, by reason."""
+
+    unreadable: int = 0
+    repeated: int = 0
+    marked: dict[str, int] = field(default_factory=dict)  # GoldQuestion.gold_problem -> questions
+
+    @property
+    def dropped(self) -> int:
+        return self.unreadable + self.repeated
+
+    def messages(self, loaded: int) -> list[str]:
+        out = []
+        if self.dropped:
+            why = []
+            if self.unreadable:
+                why.append(f"{_n(self.unreadable)} could not be read")
+            if self.repeated:
+                why.append(f"{_n(self.repeated)} repeated a question id (the first row is kept)")
+            out.append(f"{_n(self.dropped, 'gold row')} {'were' if self.dropped != 1 else 'was'} dropped "
+                       f"({', '.join(why)}): the leaderboard scores the {loaded:,} questions loaded, without "
+                       f"{'them' if self.dropped != 1 else 'it'}.")
+        if self.marked:
+            n = sum(self.marked.values())
+            out.append(f"{_n(n, 'question')} {'have' if n != 1 else 'has'} a gold answer no right answer can match ("
+                       + ", ".join(f"{reason}: {k:,}" for reason, k in self.marked.items())
+                       + "): they are kept and scored as the release does, so every run's right answer scores 0 on "
+                       "them.")
+        return out
+
+
+def gold_trouble(ws: Workspace) -> GoldTrouble:
+    res = ws.gold
+    repeated = sum(1 for p in res.problems if p.kind == REPEATED_GOLD)
+    marked: dict[str, int] = {}
+    for q in res.items:
+        if q.gold_problem:
+            marked[q.gold_problem] = marked.get(q.gold_problem, 0) + 1
+    return GoldTrouble(max(0, res.skipped - repeated), repeated, marked)
+
+
+def gold_mark(q, label=str) -> str:
+    """The question detail's warning for a gold that no right answer can match (`q.gold_problem`)."""
+    where = f"{label(q.file) or q.file}{f':{q.line}' if q.line is not None else ''}"
+    return (f"This question's gold cannot be matched by a right answer: {q.gold_problem} ({where}). It is kept and "
+            "scored as the release does, against the gold text shown, so a right answer scores 0 on it.")
+
+
+def failed_zeroed(runs: list[Run], profile: str) -> dict[str, int]:
+    """Run name -> answers with a failed status that the profile scored 0 whatever their text
+    (failed:zero, e.g. the default profile), for recomputed runs that have any; {} under a profile
+    that scores the text of failed answers (the release, xldocbench-1519)."""
+    if not get_profile(profile).failed_status_zero:
+        return {}
+    out = {}
+    for run in runs:
+        if run.result is not None:
+            n = run.result.failed_count
+            if n:
+                out[run.name] = n
+    return out
+
+
+def failed_zeroed_text(zeroed: dict[str, int], profile: str) -> str:
+    total = sum(zeroed.values())
+    runs = ", ".join(f"{run} ({n:,})" for run, n in zeroed.items())
+    release = next((p.name for p in PROFILES.values() if not p.failed_status_zero), "")
+    return (f"Profile {profile} scored {_n(total, 'answer')} 0 because their status is not a success "
+            f"(failed:zero in the signature), whatever their text: {runs}."
+            + (f" Profile {release}, the public release's evaluator, scores their text instead, so its numbers for "
+               "these runs differ." if release else ""))
 
 
 def join_frame(runs: list[Run], gold_ids: set[str]) -> pd.DataFrame:

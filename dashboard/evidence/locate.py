@@ -39,6 +39,7 @@ from scoring.numbers import read_number
 
 EXACT, FUZZY, NOT_FOUND, NO_DOCUMENT = "exact", "fuzzy", "not_found", "no_document"
 EVIDENCE_PAGE, OTHER_PAGE, NOT_IN_DOCUMENT = "evidence_page", "other_page", "not_in_document"
+IN_DOCUMENT = "in_document"  # found, in a question whose gold names no evidence page (DocVQA): neither right nor wrong page
 FUZZY_MIN, FUZZY_MIN_SHORT, SHORT_QUOTE = 0.80, 0.90, 12
 # fuzzy alignment costs about (quote length x page length): beyond this many character pairs (about
 # 0.2 s) a quote is located exactly or not at all, and its message says so
@@ -222,8 +223,8 @@ _LABELS = frozenset({"answer", "evidence", "final answer", "answer is"})
 def answer_candidates(answer: str) -> list[str]:
     """What to look for in the document for one answer: its text without wrappers ("The answer
     is", "Answer:", Markdown emphasis, a final period), and its bold parts. Empty for refusals,
-    empty answers and single characters (a choice letter names an option, not a text; a single
-    digit is on every page)."""
+    empty answers and single characters other than a digit (a choice letter names an option, not a
+    text; a digit is a number, searched as one)."""
     text = (answer or "").strip()
     if not text:
         return []
@@ -244,8 +245,26 @@ def answer_candidates(answer: str) -> list[str]:
         b = _OPTION.sub("", _PREFIX.sub("", b.strip()).rstrip(".:").strip())
         if b and b not in out and norm_text(b) not in _LABELS:
             out.append(b)
-    out = [c for c in out if not REFUSALS.match(norm_text(c)) and len(c) > 1]
+    out = [c for c in out if not REFUSALS.match(norm_text(c)) and (len(c) > 1 or c.isdigit())]
     return out
+
+
+_CHOICE = re.compile(r"^\(?([A-Da-d])[).]?$")
+
+
+def not_searched_reason(answer: str) -> str:
+    """Why `answer_candidates(answer)` is empty, in words: the reason that applied."""
+    text = (answer or "").strip()
+    if not text:
+        return "an empty answer"
+    bare = _PREFIX.sub("", text.replace("**", "").replace("__", "")).strip().rstrip(".").strip().strip('"\'').strip()
+    if _CHOICE.match(bare):
+        return f"a choice letter ({bare})"
+    if REFUSALS.match(norm_text(bare)) or norm_text(bare).startswith(("not answerable", "unanswerable")):
+        return "a refusal"
+    if len(bare) <= 1:
+        return "a single character, not a text to look for"
+    return "nothing left to look for once its wrappers are removed"
 
 
 # a letter (not after a digit or a point) followed by a digit, perhaps after a hyphen: the same
@@ -257,8 +276,8 @@ _IDENTIFIER = re.compile(r"(?<![\d.])[^\W\d_]-?\d")
 def _answer_number(candidate: str) -> tuple[float, tuple[str, ...]] | None:
     """The number an answer stands for, when the answer is essentially a number (with a unit, a
     currency, a percent sign: `1,250`, `EUR 6,228.0 million`, `26.9%`), and its other words, which
-    must then stand near the number on the page (`5 months` is not any 5). A bare one-digit integer
-    is no evidence of anything (page numbers, list items) and is not searched as a number."""
+    must then stand near the number on the page (`5 months` is not any 5). A bare integer is never
+    matched by the page's own number (`_number_hits`)."""
     if len(candidate) > NUMBER_ANSWER_CHARS:  # a sentence, not a number with its unit
         return None
     text = norm_text(candidate)
@@ -269,8 +288,6 @@ def _answer_number(candidate: str) -> tuple[float, tuple[str, ...]] | None:
         return None
     words = tuple(w for w in re.findall(r"[^\W\d_]+", text.replace(got[1], " ", 1)) if len(w) > 1)
     if len(words) > 3:
-        return None
-    if not words and re.fullmatch(r"[-+]?\d", got[1].strip()):
         return None
     return got[0], words
 
@@ -347,7 +364,7 @@ class AnswerLocation:
 
     @property
     def in_document(self) -> bool | None:
-        if self.location in (EVIDENCE_PAGE, OTHER_PAGE):
+        if self.location in (EVIDENCE_PAGE, OTHER_PAGE, IN_DOCUMENT):
             return True
         if self.location == NOT_IN_DOCUMENT:
             return False
@@ -371,15 +388,23 @@ def _pages_text(pages: dict[str, list[int]], several: bool) -> str:
     return "; ".join(parts)
 
 
+NOT_FOUND_RIGHT = "not found verbatim in the document{s} (the answer may be computed from it)"
+NOT_FOUND_WRONG = "appears nowhere in the document{s} (likely invented)"
+NOT_FOUND_UNKNOWN = "not found verbatim in the document{s} (computed from it, or invented)"
+
+
 def locate_answer(answer: str, q: GoldQuestion, paths: dict[str, Path | None],
-                  progress: Callable[[int, int], None] | None = None) -> AnswerLocation:
+                  progress: Callable[[int, int], None] | None = None, *, right: bool | None = None) -> AnswerLocation:
     """Where an answer appears in the question's documents: on an evidence page, only on other
-    pages (a wrong-page answer), nowhere (likely invented), or unknown (no document)."""
+    pages (a wrong-page answer), on some page of a question whose gold names no evidence page
+    (IN_DOCUMENT), nowhere, or unknown (no document). `right`: whether the answer scored Accuracy 1
+    (None: unknown); a right answer found nowhere is never called invented."""
     out = AnswerLocation(answer, False, None)
     if not answer_candidates(answer):
-        out.message = "not searched: an empty answer, a refusal or a choice letter"
+        out.message = f"not searched: {not_searched_reason(answer)}"
         return out
     refs = [d for d in q.documents if d.document_id]
+    named = any(d.evidence_pages or any(it.pages for it in d.evidence_items) for d in refs)
     searched_any = False
     for ref in refs:
         path = paths.get(ref.document_id)
@@ -410,12 +435,16 @@ def locate_answer(answer: str, q: GoldQuestion, paths: dict[str, Path | None],
                       f"{_pages_text(out.evidence_pages, several)}"
         if out.other_pages:
             out.message += f" (and on page{_s(out.flat('other'))} {_pages_text(out.other_pages, several)})"
+    elif out.other_pages and not named:  # the gold names no evidence page: found is all that can be said
+        out.location = IN_DOCUMENT
+        out.message = f"appears on page{_s(out.flat('other'))} {_pages_text(out.other_pages, several)}"
     elif out.other_pages:
         out.location = OTHER_PAGE
         out.message = f"appears on page{_s(out.flat('other'))} {_pages_text(out.other_pages, several)}, not on the evidence pages"
     elif searched_any:
         out.location = NOT_IN_DOCUMENT
-        out.message = "appears nowhere in the document" + ("s" if several else "") + " (likely invented)"
+        text = NOT_FOUND_RIGHT if right else NOT_FOUND_WRONG if right is False else NOT_FOUND_UNKNOWN
+        out.message = text.format(s="s" if several else "")
         if out.missing:
             out.message += f"; not searched: {', '.join(out.missing)} (missing)"
     elif out.missing:

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import streamlit as st
 
+from dashboard.core.analysis import right_runs
 from dashboard.core.escape import md_escape
 from dashboard.core.workspace import fingerprint
 from dashboard.evidence import ocr
@@ -30,7 +31,7 @@ from dashboard.evidence.locate import (
 )
 from dashboard.evidence.pdf import PARALLEL_MIN_PAGES, DocumentError, page_count, warm_up
 from dashboard.evidence.render import SWATCHES, ZOOMS, draw_overlay, page_figure
-from dashboard.shell import cache
+from dashboard.shell import cache, ui
 from dashboard.shell.flight import SingleFlight
 from scoring.model import DocRef, GoldQuestion, Prediction
 
@@ -234,7 +235,9 @@ def _answer_notes(q: GoldQuestion, runs: list[str], preds: dict, paths: dict, re
         bar.progress(done / max(total, 1), text=f"Reading the document: {done} / {total} pages")
 
     with st.spinner("Searching the whole document for each answer…", show_time=True):
-        located = {run: locate_answer(answered(preds.get(run)), q, paths, progress=tick) for run in runs}
+        right = right_runs(ui.context().analysis.scores, q.qid) if ui.CONTEXT in st.session_state else None
+        located = {run: locate_answer(answered(preds.get(run)), q, paths, progress=tick,
+                                      right=None if right is None else run in right) for run in runs}
     bar.empty()
     unread = [ocr.status(p).message for p in dict.fromkeys(v for v in paths.values() if v is not None)
               if ocr.status(p).unread or ocr.status(p).problems]

@@ -19,7 +19,7 @@ import streamlit as st
 
 from dashboard.annotations.rescore import corrected_workspace, salted
 from dashboard.core import store
-from dashboard.core.analysis import OFFICIAL, RECOMPUTED, Analysis, Run
+from dashboard.core.analysis import OFFICIAL, RECOMPUTED, Analysis, Run, join_warning
 from dashboard.core.escape import DISPLAY_CHARS, md_escape
 from dashboard.core.links import View, from_params, to_params
 from dashboard.core.paths import (
@@ -389,7 +389,16 @@ def load(sources: Sources, profile: str) -> Context:
     ctx = Context(sources, ws, analysis, profile, gold_key, benchmark, plain if fixes else None, fixes)
     st.session_state[CONTEXT] = ctx
     _announce_upload_problems(ws)
+    warn_joins(analysis)
     return ctx
+
+
+def warn_joins(an: Analysis) -> None:
+    """At the top of every page: the runs that match fewer than half of the gold questions (with an
+    unmatched id), those matching none said to be left out of the ranking and comparisons."""
+    text = join_warning(an.short_joins())
+    if text:
+        st.warning(md_escape(text), icon=":material/join_inner:")
 
 
 def _announce_upload_problems(ws: Workspace) -> None:

@@ -13,7 +13,7 @@ an = ctx.analysis
 state = ui.view().compare
 st.title("Compare runs")
 
-if an.questions.empty or len(an.runs) < 2:
+if an.questions.empty or len(an.ranked_names) < 2:
     st.info("Comparing needs gold questions and at least two runs. Put prediction files in the benchmark's runs/ folder, "
             "or upload them in the sidebar's Data panel; the Data page lists what was found.")
 else:

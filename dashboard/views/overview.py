@@ -7,11 +7,20 @@ from dashboard.annotations import panel as annotations
 from dashboard.core.analysis import BENCH_ACC, BENCH_F1, OFFICIAL, PAGE_CATEGORY, top_runs
 from dashboard.core.escape import md_escape
 from dashboard.core.links import LOCATION_FIELD, field_label
-from dashboard.data.frames import compared_count, repro_frame, skipped_rows
+from dashboard.data.frames import (
+    compared_count,
+    failed_zeroed,
+    failed_zeroed_text,
+    gold_trouble,
+    repro_frame,
+    skipped_reasons,
+    skipped_warning,
+)
 from dashboard.evidence.grounding import AUTO_PAIRS, LOCATION_ORDER, location_breakdown, location_label, run_rates
 from dashboard.evidence.panel import evidence_metrics
 from dashboard.overview import charts
 from dashboard.shell import ui
+from scoring.profiles import PROFILES
 from scoring.registry import METRIC_LABELS, METRICS
 
 HEATMAPS = ("reasoning_type", "evidence_source")
@@ -41,8 +50,10 @@ RATE_COLUMNS = {  # run_rates column -> (header, help)
     "answer_on_evidence_page": ("On an evidence page", "Share of the searched answers found on a gold evidence page"),
     "answer_only_on_other_page": ("Wrong page", "Share of the searched answers found only on pages that are not "
                                   "evidence pages"),
-    "answer_not_in_document": ("Not in the document", "Share of the searched answers found nowhere in the "
-                               "document: invented, or computed"),
+    "answer_not_in_document": ("Not in the document", "Share of the searched answers not found verbatim in the "
+                               "document: invented, or computed from it"),
+    "answer_found_no_evidence_page": ("Found (no evidence page named)", "Share of the searched answers found in a "
+                                      "document whose gold names no evidence page (as DocVQA's)"),
 }
 
 ctx = ui.context()
@@ -81,7 +92,8 @@ def leaderboard(v, loaded: list[str]) -> None:
     board = an.leaderboard()
     if v.hide_loaded:
         board = board[board["Source"] != OFFICIAL].reset_index(drop=True)
-    problems = skipped_rows(ctx.workspace)
+    reasons = skipped_reasons(ctx.workspace)
+    problems = {run: s.text() for run, s in reasons.items()}
     if any(r in problems for r in board["Run"]):
         board.insert(2, "Problems", [problems.get(r, "") for r in board["Run"]])
     pct = st.column_config.NumberColumn(format="%.2f")
@@ -91,14 +103,15 @@ def leaderboard(v, loaded: list[str]) -> None:
         "Signature": st.column_config.TextColumn(width="large"),
         "Source": st.column_config.TextColumn(help="recomputed from predictions with the sidebar's profile, or "
                                               "per-question scores as loaded from a file (profile unknown)"),
-        "Problems": st.column_config.TextColumn(help="rows of the run's file that could not be read: the run may "
-                                                "look complete while it is not. The Data page lists them."),
+        "Problems": st.column_config.TextColumn(help="rows of the run's file that are not in its scores: unreadable "
+                                                "(the run may look complete while it is not), or replaced by a "
+                                                "repeat of their id. The Data page lists them."),
     })
-    shown_problems = [r for r in board["Run"] if r in problems]
-    if shown_problems:
-        st.warning(md_escape(f"{', '.join(shown_problems)}: rows of the file could not be read (their question ids "
-                             "are unknown), so the scores may leave questions out."), icon=":material/warning:")
+    text = skipped_warning(reasons, list(board["Run"]))
+    if text:
+        st.warning(md_escape(text), icon=":material/warning:")
         st.page_link(DATA_PAGE, label="See the problems on the Data page", icon=":material/dataset:")
+    trust_notes()
     if loaded:
         cols = st.columns([3, 1], vertical_alignment="center")
         badges = " ".join(f":orange-badge[{md_escape(r)} · loaded]" for r in loaded)
@@ -119,6 +132,28 @@ def leaderboard(v, loaded: list[str]) -> None:
                     ", ".join(f"{name} ({n} of {total} questions)" for name, n, total in differ) +
                     ": the score files were probably made with another profile (the Data page names it).")
             st.warning(text + " Rank the loaded runs with care, or hide them.", icon=":material/info:")
+
+
+def trust_notes() -> None:
+    """Under the leaderboard: the runs not ranked, gold rows dropped or unmatchable, answers the profile zeroed."""
+    if an.not_ranked():
+        st.markdown("**Not ranked** — these runs match no gold question: they are not ranked, charted or compared.")
+        st.dataframe([{"Run": j.run, "Matched": j.matched, "Gold questions": j.total,
+                       "Example id": j.unmatched_example} for j in an.not_ranked()], hide_index=True, width="stretch")
+    gold = gold_trouble(ctx.workspace).messages(len(an.questions))
+    for text in gold:
+        st.warning(md_escape(text), icon=":material/rule:")
+    if gold:
+        st.page_link(DATA_PAGE, label="The gold rows and questions, with file:line, on the Data page",
+                     icon=":material/dataset:")
+    zeroed = failed_zeroed(an.runs, ctx.profile)
+    if zeroed:
+        cols = st.columns([4, 1], vertical_alignment="center")
+        cols[0].info(md_escape(failed_zeroed_text(zeroed, ctx.profile)), icon=":material/exposure_zero:")
+        with cols[1].popover("Why: the profiles", icon=":material/help:"):
+            st.markdown(f"The profiles are explained in the README's **Profiles** table and in `{CONTRACT}`.")
+            for p in PROFILES.values():
+                st.markdown(md_escape(f"{p.name}: {p.description}"))
 
 
 def chart_runs(v, board_runs: list[str], metric: str) -> list[str]:
@@ -226,6 +261,8 @@ def answer_locations(runs: list[str], marked: set[str]) -> None:
     show(charts.locations(breakdown, runs, marked), "ov_locations")
     rates = rates.set_index("run").reindex([r for r in runs if r in set(rates["run"])]).reset_index()
     shown = rates[["run", "answers_searched", *RATE_COLUMNS]]
+    if not shown["answer_found_no_evidence_page"].fillna(0).any():
+        shown = shown.drop(columns="answer_found_no_evidence_page")
     config = {"run": st.column_config.TextColumn("Run", pinned=True),
               "answers_searched": st.column_config.NumberColumn("Answers searched", help="Answers looked for in "
                                                                 "their documents (not refusals, empty or failed answers, "

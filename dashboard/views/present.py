@@ -34,7 +34,7 @@ def slide(number: int, message: str, fig=None) -> None:
     st.divider()
 
 
-if an.questions.empty or len(an.runs) < 2:
+if an.questions.empty or len(an.ranked_names) < 2:
     st.title("Presentation")
     st.info("Presenting needs gold questions and at least two runs: open a benchmark with two or more runs.")
 else:

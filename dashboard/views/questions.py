@@ -12,6 +12,7 @@ from dashboard.annotations import panel as annotations
 from dashboard.core.analysis import top_runs
 from dashboard.core.escape import clipped, md_escape
 from dashboard.core.links import View, field_label, to_params
+from dashboard.data.frames import gold_mark
 from dashboard.disagreement.frames import trace_frame
 from dashboard.disagreement.why_panel import show_why
 from dashboard.evidence.grounding import AUTO_PAIRS, LOCATION_ORDER, explorer_columns, located_ids, location_label
@@ -316,6 +317,8 @@ def detail(q: GoldQuestion, runs: list[str]) -> None:
                          f"documents {', '.join(q.document_ids) or 'none'}"))
     ui.plain(q.question, name="question", key="dl_question")
     st.markdown("**Gold answer**")
+    if q.gold_problem:  # null or NaN in the gold file: kept and scored, but no right answer can match it
+        st.warning(md_escape(gold_mark(q, ctx.workspace.label)), icon=":material/rule:")
     ui.plain(q.gold_answer, name="gold", key="dl_gold")
     st.caption(md_escape(f"format {q.answer_format} · rule {q.verification_rule or 'none'} · "
                          f"scored as {answer_type(q.answer_format, q.verification_rule)}"))
