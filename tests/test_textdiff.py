@@ -58,3 +58,9 @@ def test_long_inputs_compare_prefixes_and_say_so():
 def test_similarity():
     assert similarity("abcd", "abcd") == 1.0
     assert similarity("abcd", "wxyz") == 0.0
+
+
+def test_changes_read_as_whole_words_not_scattered_letters():
+    """A character-level LCS alone aligns the 'n' of 'on' and the 'o' of 'document' with 'no'."""
+    assert diff_text(char_diff("based on the document, the answer is no.", "no")) == "[-based on the document, the answer is -]no[-.-]"
+    assert diff_text(char_diff("total 1,250 units", "total 1,205 units")) == "total 1,2{+0+}5[-0-] units"  # one number, letters inside it

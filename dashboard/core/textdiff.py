@@ -3,19 +3,27 @@
     char_diff("the cat", "the bat")  ->  [("equal", "the "), ("delete", "c"), ("insert", "b"), ("equal", "at")]
     diff_text(...)                   ->  "the [-c-]{+b+}at"
 
-Bounded: the segments come from a longest common subsequence (rapidfuzz's bit-parallel Indel
-distance, O(len(a) * len(b) / 64) whatever the text: 5,000 characters against 5,000 take about 10 ms).
+Readable: the texts are first aligned word by word (words, runs of white space and single marks as
+tokens), and only the words that differ are then aligned character by character, so a change reads
+as whole words ("[-based on the document, the answer is -]no") and not as scattered letters that a
+character-level longest common subsequence would pick ("[-based o-]n[- the d-]o[-cument…").
+
+Bounded: both alignments are longest common subsequences (rapidfuzz's bit-parallel Indel distance,
+O(len(a) * len(b) / 64) whatever the text: 5,000 characters against 5,000 take about 10 ms).
 difflib's SequenceMatcher was far worse than quadratic on periodic text (1,000 characters of
 "the the the …" against their reverse took 13.5 s, 2,000 took 149 s). Each input longer than `LIMIT`
 characters (5,000) is compared by its first `LIMIT` characters only, and the segments then end with
-one `("truncated", note)` segment saying how many characters of each side were left out. Callers
-that only want a boolean use `is_truncated(segments)`. Text in the segments is the caller's
+one `("truncated", note)` segment saying how many characters of each side were left out. Text in the segments is the caller's
 untrusted text, unchanged: render it with `st.text`/`st.code` or escape it, never as HTML.
 """
 
 from __future__ import annotations
 
+import re
+
 from rapidfuzz.distance import Indel
+
+_TOKEN = re.compile(r"\w+|\s+|[^\w\s]")  # linear: each position is consumed by exactly one token
 
 LIMIT = 5_000
 EQUAL, DELETE, INSERT, TRUNCATED = "equal", "delete", "insert", "truncated"
@@ -42,19 +50,45 @@ def char_diff(a: str, b: str, *, limit: int = LIMIT) -> list[tuple[str, str]]:
                 out.append((kind, "".join(pending[kind])))
                 pending[kind] = []
 
-    for op in Indel.opcodes(a_part, b_part):
-        for kind, side in _OPS[op.tag]:
-            text = a_part[op.src_start:op.src_end] if side == "a" else b_part[op.dest_start:op.dest_end]
-            if not text:
-                continue
-            if kind == EQUAL:
-                flush()
-                if out and out[-1][0] == EQUAL:
-                    out[-1] = (EQUAL, out[-1][1] + text)
-                else:
-                    out.append((EQUAL, text))
+    def add(kind: str, text: str) -> None:
+        if not text:
+            return
+        if kind == EQUAL:
+            flush()
+            if out and out[-1][0] == EQUAL:
+                out[-1] = (EQUAL, out[-1][1] + text)
             else:
-                pending[kind].append(text)
+                out.append((EQUAL, text))
+        else:
+            pending[kind].append(text)
+
+    def chars(x: str, y: str) -> None:
+        for op in Indel.opcodes(x, y):
+            for kind, side in _OPS[op.tag]:
+                add(kind, x[op.src_start:op.src_end] if side == "a" else y[op.dest_start:op.dest_end])
+
+    ta, tb = _TOKEN.findall(a_part), _TOKEN.findall(b_part)
+    gone: list[str] = []  # a run of changed words: what left a, what came in b
+    came: list[str] = []
+
+    def changed() -> None:
+        x, y = "".join(gone), "".join(came)
+        if x and y:  # words that differ: aligned letter by letter, as one run of changes
+            chars(x, y)
+        else:
+            add(DELETE, x)
+            add(INSERT, y)
+        gone.clear()
+        came.clear()
+
+    for op in Indel.opcodes(ta, tb):
+        if op.tag == "equal":
+            changed()
+            add(EQUAL, "".join(ta[op.src_start:op.src_end]))
+        else:
+            gone += ta[op.src_start:op.src_end]
+            came += tb[op.dest_start:op.dest_end]
+    changed()
     flush()
     if cut_a or cut_b:
         out.append((TRUNCATED, f"compared the first {limit:,} characters only; "
