@@ -38,10 +38,15 @@ import tempfile
 import threading
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
+
+# orjson reads and writes the `details` column several times faster; json gives the same values
+from orjson import dumps as _dumps
+from orjson import loads as _loads
 
 import scoring
 from dashboard.core.settings import cache_root
@@ -50,15 +55,6 @@ from scoring.evaluate import RunResult
 from scoring.model import GoldQuestion, Prediction
 from scoring.profiles import signature
 from scoring.runner import assemble_lazily, decisions_of, plan
-
-try:  # orjson reads and writes the `details` column several times faster; json gives the same values
-    from orjson import dumps as _dumps
-    from orjson import loads as _loads
-except ImportError:  # pragma: no cover
-    _loads = json.loads
-
-    def _dumps(value) -> bytes:
-        return json.dumps(value, ensure_ascii=True, allow_nan=True).encode()
 
 FORMAT = 2  # 2: the score columns' checksum in the metadata
 _KEY = re.compile(r"[0-9a-f]{64}")
@@ -221,6 +217,7 @@ class ScoredRows:
     def decisions(self) -> list[tuple]:
         """(accuracy, token_f1, anls, decided_by, threshold, details) per question."""
         if self._decisions is None:
+            assert self._raw is not None  # an entry read without its decisions keeps their columns
             rules, thresholds, texts = self._raw
             self._decisions = list(zip(self.accuracy, self.token_f1, self.anls, _interned(rules.to_pylist()),
                                        thresholds.to_pylist(), _details_values(texts.to_pylist())))
@@ -248,13 +245,15 @@ def _tupled(value):
     return value
 
 
-class ScoreStore:
-    """The Parquet entries under `root`/scored. Safe to share between threads and processes:
-    writes are atomic renames; a reader sees a whole entry or none."""
+class EntryFolder:
+    """A folder of Parquet entries named by their key under the cache root: atomic writes (a reader
+    sees a whole entry or none), and bad entries removed. ScoreStore and PredictionStore are two."""
+
+    SUBFOLDER = ""
 
     def __init__(self, root: Path | None = None) -> None:
         self.root = Path(root) if root is not None else cache_root()
-        self.folder = self.root / "scored"
+        self.folder = self.root / self.SUBFOLDER
         self.hits = self.misses = self.rejected = 0  # counters, for the app and the benchmarks
 
     def path(self, key: str) -> Path:
@@ -262,6 +261,40 @@ class ScoreStore:
         if not isinstance(key, str) or not _KEY.fullmatch(key):
             raise ValueError(f"not a cache key: {key!r}")
         return self.folder / f"{key}.parquet"
+
+    def _write(self, target: Path, table: pa.Table) -> Path | None:
+        tmp = None
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=self.folder, prefix=".tmp-", suffix=".parquet")
+            with os.fdopen(fd, "wb") as fh:
+                # no fsync: a torn file after a crash fails the checks on read and is recomputed
+                pq.write_table(table, fh, compression="zstd", write_page_checksum=True)
+            os.replace(tmp, target)
+            tmp = None
+            return target
+        except OSError:
+            return None
+        finally:
+            if tmp is not None:
+                try:
+                    os.unlink(tmp)
+                except OSError:
+                    pass
+
+    def _reject(self, path: Path, exc: BaseException | None) -> None:
+        self.rejected += 1
+        try:
+            path.unlink()
+        except OSError:
+            pass
+
+
+class ScoreStore(EntryFolder):
+    """The Parquet entries under `root`/scored. Safe to share between threads and processes:
+    writes are atomic renames; a reader sees a whole entry or none."""
+
+    SUBFOLDER = "scored"
 
     # ------------------------------------------------------------------ write
 
@@ -297,26 +330,6 @@ class ScoreStore:
         return table.replace_schema_metadata({"lens.format": str(FORMAT), "lens.key": key, "lens.rows": str(n),
                                               "lens.scores": checksum})
 
-    def _write(self, target: Path, table: pa.Table) -> Path | None:
-        tmp = None
-        try:
-            self.folder.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=self.folder, prefix=".tmp-", suffix=".parquet")
-            with os.fdopen(fd, "wb") as fh:
-                # no fsync: a torn file after a crash fails the checks on read and is recomputed
-                pq.write_table(table, fh, compression="zstd", write_page_checksum=True)
-            os.replace(tmp, target)
-            tmp = None
-            return target
-        except OSError:
-            return None
-        finally:
-            if tmp is not None:
-                try:
-                    os.unlink(tmp)
-                except OSError:
-                    pass
-
     # ------------------------------------------------------------------ read
 
     def get(self, key: str) -> ScoredRows | None:
@@ -340,13 +353,6 @@ class ScoreStore:
         """Remove an entry read but found not to fit (the caller rescores and writes it again)."""
         self.hits, self.misses = self.hits - 1, self.misses + 1
         self._reject(self.path(key), None)
-
-    def _reject(self, path: Path, exc: BaseException | None) -> None:
-        self.rejected += 1
-        try:
-            path.unlink()
-        except OSError:
-            pass
 
     def _read(self, path: Path, key: str) -> ScoredRows:
         table = _checked_table(path, key, SCHEMA, FORMAT)
@@ -533,7 +539,7 @@ def _evidence_json(evidence) -> str | None:
 def _parse_memo(texts: list, convert) -> list:
     """Each distinct JSON text parsed once (equal values share one read-only tuple); None stays ()."""
     memo: dict[str, object] = {}
-    out = []
+    out: list[object] = []
     for s in texts:
         if s is None:
             out.append(())
@@ -579,18 +585,10 @@ def _evidence_back(parsed) -> tuple:
     return tuple(out)
 
 
-class PredictionStore:
+class PredictionStore(EntryFolder):
     """The parsed prediction files under `root`/predictions (same rules as ScoreStore)."""
 
-    def __init__(self, root: Path | None = None) -> None:
-        self.root = Path(root) if root is not None else cache_root()
-        self.folder = self.root / "predictions"
-        self.hits = self.misses = self.rejected = 0
-
-    def path(self, key: str) -> Path:
-        if not isinstance(key, str) or not _KEY.fullmatch(key):
-            raise ValueError(f"not a cache key: {key!r}")
-        return self.folder / f"{key}.parquet"
+    SUBFOLDER = "predictions"
 
     def put(self, key: str, res) -> Path | None:
         """Write one file's LoadResult[Prediction]; None when it cannot be cached (read again next time)."""
@@ -610,7 +608,7 @@ class PredictionStore:
                 "lens.load": _load_meta(res)})
         except (pa.ArrowException, UnicodeError, ValueError, TypeError, OverflowError):
             return None  # e.g. a lone surrogate in a text, a page number beyond 64 bits
-        return ScoreStore._write(self, self.path(key), table)  # same atomic write
+        return self._write(self.path(key), table)  # same atomic write
 
     def get(self, key: str, file: str):
         """The LoadResult as the loader returned it for `file`, or None (no entry, or a bad one: removed)."""
@@ -623,7 +621,7 @@ class PredictionStore:
                 res = self._read(path, key, file)
         except (OSError, ValueError, TypeError, KeyError, pa.ArrowException):
             res = None
-            ScoreStore._reject(self, path, None)
+            self._reject(path, None)
         if res is None:
             self.misses += 1
         else:
@@ -641,13 +639,14 @@ class PredictionStore:
                 raise ValueError(f"nulls in {name}")
         if n and pc.count_distinct(table.column("question_id")).as_py() != n:
             raise ValueError("an id twice")
-        load = json.loads((table.schema.metadata or {})[b"lens.load"])
+        load: Any = json.loads((table.schema.metadata or {})[b"lens.load"])  # its shape is checked here
         if type(load) is not dict:
             raise ValueError("load metadata is not an object")
-        counts = [load.get(k) for k in ("rows_read", "skipped", "blank_lines")]
+        counts: list[Any] = [load.get(k) for k in ("rows_read", "skipped", "blank_lines")]  # checked below
         if any(type(c) is not int or c < 0 for c in counts):
             raise ValueError("counts that are not numbers")
-        files, unreadable = load.get("files"), load.get("unreadable")
+        files: Any = load.get("files")  # checked below
+        unreadable: Any = load.get("unreadable")
         if any(type(v) is not list or any(not isinstance(s, str) for s in v) for v in (files, unreadable)):
             raise ValueError("file lists of another shape")
         problems = _problems_back(load.get("problems"))

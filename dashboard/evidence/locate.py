@@ -169,6 +169,8 @@ def _locate_part(pt: PageText, part: str) -> Location:
         score = fuzz.ratio(qp, pt.packed) / 100
         return Location([], NOT_FOUND, round(score, 3))
     al = fuzz.partial_ratio_alignment(qp, pt.packed)
+    if al is None:  # rapidfuzz gives None only below a score_cutoff, which is not set here
+        return Location([], NOT_FOUND, 0.0)
     score = round(al.score / 100, 3)
     if score >= (FUZZY_MIN_SHORT if len(qp) < SHORT_QUOTE else FUZZY_MIN):
         return Location(pt.span_rects(al.dest_start, al.dest_end, packed=True), FUZZY, score)
@@ -471,7 +473,8 @@ def gold_rows(q: GoldQuestion, paths: dict[str, Path | None]) -> list[dict]:
         for k, it in enumerate(ref.evidence_items):
             if not it.quote.strip():
                 continue
-            for page in item_pages(ref, k) or [None]:
+            pages: list[int | None] = list(item_pages(ref, k)) or [None]
+            for page in pages:
                 if page is None:
                     loc = Location([], NOT_FOUND, 0.0, "the evidence item lists no page")
                 else:

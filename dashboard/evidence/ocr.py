@@ -231,8 +231,8 @@ def clear() -> None:
 # ----------------------------------------------------------------------------- the cache
 
 
-_MEM = Bounded(2048)  # (sha, page, dpi, language) -> payload
-_SHA = Bounded(1024)  # (path, mtime_ns, size) -> sha256
+_MEM: Bounded[dict] = Bounded(2048)  # (sha, page, dpi, language) -> payload
+_SHA: Bounded[str] = Bounded(1024)  # (path, mtime_ns, size) -> sha256
 
 
 def file_sha256(path: Path) -> str:
@@ -585,7 +585,7 @@ def fill_doc_pages(path: Path, pages: list[tuple[str, frozenset[float]]], forced
     return out, complete
 
 
-_CHECKED = Bounded(256)  # (path, mtime_ns, pages) -> the pages among them without a usable text layer
+_CHECKED: Bounded[list[int]] = Bounded(256)  # (path, mtime_ns, pages) -> the pages among them without a usable text layer
 
 
 def _without_text(path: Path, pages: list[int]) -> list[int]:

@@ -21,13 +21,13 @@ pass
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".tif", ".tiff", ".bmp", ".gif", ".webp")
 
 
-_PAGES = Bounded(512)
+_PAGES: Bounded[PageText] = Bounded(512)
 
 
-_DOCS = Bounded(16)
+_DOCS: Bounded[DocText] = Bounded(16)
 
 
-_COUNTS = Bounded(1024)  # (path, mtime) -> number of pages
+_COUNTS: Bounded[int] = Bounded(1024)  # (path, mtime) -> number of pages
 
 
 def mtime(path: Path) -> int:
@@ -167,7 +167,7 @@ WORKERS = 2  # heavy pages in work at once; a third waits for one within the bud
 
 
 
-REFUSED = Bounded(1024)  # (path, mtime, page[, zoom]) -> why a heavy page was refused
+REFUSED: Bounded[str] = Bounded(1024)  # (path, mtime, page[, zoom]) -> why a heavy page was refused
 _REFUSED = REFUSED
 
 
@@ -356,6 +356,7 @@ def doc_text(path: Path, progress: Callable[[int, int], None] | None = None) -> 
     if hit is not None:
         return hit
     n = page_count(path)
+    pages: list[tuple[str, frozenset[float]]] | None
     if is_image(path):
         pages = [("", frozenset())] * n
     else:
