@@ -20,7 +20,7 @@ from typing import IO, Any
 
 from ._gc import paused_gc
 from .model import DocRef, DocumentRecord, EvidenceItem, GoldQuestion, PredictedEvidence, Prediction, ScoreRow
-from .problems import LoadResult, Problem
+from .problems import LoadResult, Problem, kind_of, short_value
 from .profiles import Profile, get_profile
 from .text import MAX_EDIT_CHARS, id_text_release, to_str, to_str_release
 
@@ -56,28 +56,6 @@ def reads_as_release(profile: str | Profile | None) -> bool:
 
 HUGE_LINE = 1 << 20  # a line this long loads, with a warning
 MAX_LINE = 64 << 20  # a line longer than this is skipped
-
-
-def _short(value: Any, limit: int = 60) -> str:
-    text = value if isinstance(value, str) else to_str(value)
-    text = text.replace("\n", "\\n")
-    return repr(text if len(text) <= limit else text[:limit] + "…")
-
-
-def _kind(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return f"boolean {value}"
-    if isinstance(value, (int, float)):
-        return f"number {value}"
-    if isinstance(value, str):
-        return f"string {_short(value)}"
-    if isinstance(value, list):
-        return f"a list of {len(value)}"
-    if isinstance(value, dict):
-        return "an object"
-    return type(value).__name__
 
 
 # ----------------------------------------------------------------------------- raw reading
@@ -409,7 +387,7 @@ def _object_rows(rows: Iterator[tuple[int | None, Any]], name: str, res: LoadRes
     for k, (line, row) in enumerate(rows):
         if not isinstance(row, dict):
             res.skipped += 1
-            res.problems.append(Problem.error(name, line, None if line is not None else f"[{k}]", "a JSON object", _kind(row),
+            res.problems.append(Problem.error(name, line, None if line is not None else f"[{k}]", "a JSON object", kind_of(row),
                                               kind="rows that are not JSON objects"))
             continue
         qid = row.get("question_id")  # the usual id field, a string: no other field looked at
@@ -448,21 +426,21 @@ def _bbox(value: Any) -> tuple[float, float, float, float] | None:
 
 def _doc_ref(obj: Any, name: str, line: int | None, where: str, res: LoadResult) -> DocRef | None:
     if not isinstance(obj, dict):
-        res.problems.append(Problem.warning(name, line, where, "an object", _kind(obj)))
+        res.problems.append(Problem.warning(name, line, where, "an object", kind_of(obj)))
         return None
     items = []
     raw_items = obj.get("evidence_items") or []
     if not isinstance(raw_items, list):
-        res.problems.append(Problem.warning(name, line, f"{where}.evidence_items", "a list", _kind(raw_items)))
+        res.problems.append(Problem.warning(name, line, f"{where}.evidence_items", "a list", kind_of(raw_items)))
         raw_items = []
     for k, it in enumerate(raw_items):
         if not isinstance(it, dict):
-            res.problems.append(Problem.warning(name, line, f"{where}.evidence_items[{k}]", "an object", _kind(it)))
+            res.problems.append(Problem.warning(name, line, f"{where}.evidence_items[{k}]", "an object", kind_of(it)))
             continue
         bbox = _bbox(it.get("bbox"))
         if it.get("bbox") is not None and bbox is None:
             res.problems.append(
-                Problem.warning(name, line, f"{where}.evidence_items[{k}].bbox", "[x0, y0, x1, y1] in points with x1>x0, y1>y0", _short(it.get("bbox")))
+                Problem.warning(name, line, f"{where}.evidence_items[{k}].bbox", "[x0, y0, x1, y1] in points with x1>x0, y1>y0", short_value(it.get("bbox")))
             )
         items.append(
             EvidenceItem(
@@ -475,10 +453,10 @@ def _doc_ref(obj: Any, name: str, line: int | None, where: str, res: LoadResult)
         )
     pages = obj.get("evidence_pages")
     if pages is not None and not isinstance(pages, list):
-        res.problems.append(Problem.warning(name, line, f"{where}.evidence_pages", "a list of page numbers", _kind(pages)))
+        res.problems.append(Problem.warning(name, line, f"{where}.evidence_pages", "a list of page numbers", kind_of(pages)))
     elif isinstance(pages, list) and any(not isinstance(p, int) or isinstance(p, bool) or p < 1 for p in pages):
         res.problems.append(
-            Problem.warning(name, line, f"{where}.evidence_pages", "1-based page numbers", _short(pages))
+            Problem.warning(name, line, f"{where}.evidence_pages", "1-based page numbers", short_value(pages))
         )
     return DocRef(
         document_id=to_str(obj.get("document_id")).strip(),
@@ -519,10 +497,10 @@ def _checked_format(answer: dict, raw_fmt: Any, name: str, line: int | None, res
     rule = to_str(answer.get("verification_rule"))
     if fmt not in KNOWN_FORMATS:
         res.problems.append(
-            Problem.warning(name, line, "answer.format", f"one of {', '.join(KNOWN_FORMATS[:4])}", f"{_short(fmt)} (scored by the fallback rule)")
+            Problem.warning(name, line, "answer.format", f"one of {', '.join(KNOWN_FORMATS[:4])}", f"{short_value(fmt)} (scored by the fallback rule)")
         )
     if rule and rule not in KNOWN_RULES:
-        res.problems.append(Problem.warning(name, line, "answer.verification_rule", f"one of {', '.join(KNOWN_RULES)}", _short(rule)))
+        res.problems.append(Problem.warning(name, line, "answer.verification_rule", f"one of {', '.join(KNOWN_RULES)}", short_value(rule)))
     return fmt, rule
 
 
@@ -563,7 +541,7 @@ def _gold_record(row: dict, name: str, line: int | None, res: LoadResult, shared
     elif isinstance(metadata, dict):
         metadata = _shared_metadata(metadata, shared)
     else:
-        res.problems.append(Problem.warning(name, line, "metadata", "an object", _kind(metadata)))
+        res.problems.append(Problem.warning(name, line, "metadata", "an object", kind_of(metadata)))
         metadata = {}
     docs: list[DocRef] = []
     if "document" in row:
@@ -578,7 +556,7 @@ def _gold_record(row: dict, name: str, line: int | None, res: LoadResult, shared
                 if ref:
                     docs.append(ref)
         else:
-            res.problems.append(Problem.warning(name, line, "documents", "a list of document objects", _kind(value)))
+            res.problems.append(Problem.warning(name, line, "documents", "a list of document objects", kind_of(value)))
     value = answer.get("value")
     unusable = "" if type(value) is str else _unusable_gold(row, answer, value, name, line, res)
     if type(value) is str and len(value) > MAX_EDIT_CHARS:
@@ -642,7 +620,7 @@ def _unusable_gold(row: dict, answer: dict, value: Any, name: str, line: int | N
 def _docvqa_record(row: dict, name: str, line: int | None, res: LoadResult) -> GoldQuestion | None:
     qid = to_str(row.get("questionId")).strip()
     if not qid:
-        res.problems.append(Problem.error(name, line, "questionId", "a question id", _kind(row.get("questionId"))))
+        res.problems.append(Problem.error(name, line, "questionId", "a question id", kind_of(row.get("questionId"))))
         return None
     answers = row.get("answers")
     if isinstance(answers, str):
@@ -652,7 +630,7 @@ def _docvqa_record(row: dict, name: str, line: int | None, res: LoadResult) -> G
         except json.JSONDecodeError:
             answers = [answers]
     if not isinstance(answers, list) or not answers:
-        res.problems.append(Problem.error(name, line, "answers", "a non-empty list of acceptable answers", _kind(answers)))
+        res.problems.append(Problem.error(name, line, "answers", "a non-empty list of acceptable answers", kind_of(answers)))
         return None
     qtypes = row.get("question_types") or []
     if not isinstance(qtypes, list):
@@ -728,7 +706,7 @@ def load_gold(paths: Sequence[str | Path] | str | Path, *,
         for line, row in rows:
             if not isinstance(row, dict):
                 res.skipped += 1
-                res.problems.append(Problem.error(name, line, None, "a JSON object", _kind(row), kind="rows that are not JSON objects"))
+                res.problems.append(Problem.error(name, line, None, "a JSON object", kind_of(row), kind="rows that are not JSON objects"))
                 continue
             q = _gold_record(row, name, line, res, shared, release)
             if q is None:
@@ -736,7 +714,7 @@ def load_gold(paths: Sequence[str | Path] | str | Path, *,
                 continue
             if q.qid in seen:
                 res.skipped += 1
-                res.problems.append(Problem.error(name, line, "question_id", "an id not used before", f"{_short(q.qid)}, first at {seen[q.qid][0]}:{seen[q.qid][1]}",
+                res.problems.append(Problem.error(name, line, "question_id", "an id not used before", f"{short_value(q.qid)}, first at {seen[q.qid][0]}:{seen[q.qid][1]}",
                                                   kind="repeated question ids"))
                 continue
             seen[q.qid] = (name, line)  # formatted only for a repeated id
@@ -759,23 +737,23 @@ def load_documents(path: str | Path) -> LoadResult[DocumentRecord]:
     for line, row in _jsonl_rows(path, res):
         if not isinstance(row, dict):
             res.skipped += 1
-            res.problems.append(Problem.error(name, line, None, "a JSON object", _kind(row), kind="rows that are not JSON objects"))
+            res.problems.append(Problem.error(name, line, None, "a JSON object", kind_of(row), kind="rows that are not JSON objects"))
             continue
         doc_id = to_str(row.get("document_id")).strip()
         if not doc_id:
             res.skipped += 1
-            res.problems.append(Problem.error(name, line, "document_id", "a document id", _kind(row.get("document_id"))))
+            res.problems.append(Problem.error(name, line, "document_id", "a document id", kind_of(row.get("document_id"))))
             continue
         if doc_id in seen:
             res.skipped += 1
-            res.problems.append(Problem.error(name, line, "document_id", "an id not used before", _short(doc_id)))
+            res.problems.append(Problem.error(name, line, "document_id", "an id not used before", short_value(doc_id)))
             continue
         seen.add(doc_id)
         meta = row.get("public_metadata")
         public: dict = meta if isinstance(meta, dict) else {}
         pc = row.get("page_count")
         if pc is not None and (not isinstance(pc, int) or isinstance(pc, bool) or pc < 1):
-            res.problems.append(Problem.warning(name, line, "page_count", "a positive integer", _kind(pc)))
+            res.problems.append(Problem.warning(name, line, "page_count", "a positive integer", kind_of(pc)))
             pc = None
         res.items.append(
             DocumentRecord(
@@ -817,7 +795,7 @@ def _predicted_evidence(row: dict, name: str, line: int | None, res: LoadResult)
                 ev.append(PredictedEvidence(page=e["page"], document_id=to_str(e.get("document_id")), bbox=_bbox(e.get("bbox"))))
             else:
                 res.problems.append(
-                    Problem.warning(name, line, f"evidence[{k}]", "{page: 1-based int, document_id?, bbox?}", _kind(e))
+                    Problem.warning(name, line, f"evidence[{k}]", "{page: 1-based int, document_id?, bbox?}", kind_of(e))
                 )
     return tuple(p for p in pages if p >= 1), tuple(ev)
 
@@ -866,7 +844,7 @@ def load_predictions(path: str | Path, *, prediction_field: str | None = None, r
         if pred.qid in by_id:
             first = by_id[pred.qid]
             res.problems.append(
-                Problem.warning(name, pred.line, "question_id", "each id once", f"{_short(pred.qid)} again (replaces "
+                Problem.warning(name, pred.line, "question_id", "each id once", f"{short_value(pred.qid)} again (replaces "
                                 + (f"line {first.line})" if first.line is not None else "the earlier row)"),
                                 kind="repeated prediction ids")
             )
@@ -897,7 +875,7 @@ def load_predictions(path: str | Path, *, prediction_field: str | None = None, r
             for key, row in mapping.items():
                 add(_prediction(key, row, name, None, prediction_field, res, release))
         elif doc is not None:
-            res.problems.append(Problem.error(name, None, None, "a list of objects, {\"items\": {...}} or an id -> answer mapping", _kind(doc)))
+            res.problems.append(Problem.error(name, None, None, "a list of objects, {\"items\": {...}} or an id -> answer mapping", kind_of(doc)))
             res.unreadable.append(name)
     res.items = list(by_id.values())
     return res
@@ -916,7 +894,7 @@ def _score_value(row: dict, key: str, name: str, line: int | None, where: str, r
         except ValueError:
             pass
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or not 0.0 <= value <= 1.0:
-        res.problems.append(Problem.error(name, line, f"{where}{key}", "a number in 0..1", _kind(row.get(key))))
+        res.problems.append(Problem.error(name, line, f"{where}{key}", "a number in 0..1", kind_of(row.get(key))))
         return None
     return float(value)
 
@@ -1003,7 +981,7 @@ def _csv_records(text: str, name: str, res: LoadResult) -> tuple[list[str], Iter
                 column = header[len(cells) - 1] if 0 < len(cells) <= len(header) else None
                 res.problems.append(Problem.error(
                     name, start + 1, column, "a quote that closes on its line",
-                    f"a quoted field opened and never closed ({_short(line.rstrip(chr(13) + chr(10)))})",
+                    f"a quoted field opened and never closed ({short_value(line.rstrip(chr(13) + chr(10)))})",
                     kind="CSV lines with an unclosed quote"))
             else:
                 res.problems.append(Problem.error(name, start + 1, None, "a CSV record", why or "a malformed record"))
@@ -1029,7 +1007,7 @@ def load_scores(path: str | Path) -> LoadResult[ScoreRow]:
         key = (row.system, row.qid)
         if key in seen:
             res.skipped += 1
-            res.problems.append(Problem.error(name, line, "question_id", "one row per question and system", f"{_short(row.qid)} for {_short(row.system)} again"))
+            res.problems.append(Problem.error(name, line, "question_id", "one row per question and system", f"{short_value(row.qid)} for {short_value(row.system)} again"))
             return
         seen.add(key)
         res.items.append(row)
@@ -1066,11 +1044,11 @@ def load_scores(path: str | Path) -> LoadResult[ScoreRow]:
             for k, row in enumerate(doc["per_question"]):
                 if not isinstance(row, dict) or not to_str(row.get("question_id")).strip():
                     res.skipped += 1
-                    res.problems.append(Problem.error(name, None, f"per_question[{k}]", "an object with question_id", _kind(row)))
+                    res.problems.append(Problem.error(name, None, f"per_question[{k}]", "an object with question_id", kind_of(row)))
                     continue
                 keep(_score_row(to_str(row["question_id"]).strip(), system, row, name, None, f"per_question[{k}].", res), None)
         elif doc is not None:
-            res.problems.append(Problem.error(name, None, None, "a report with a per_question list", _kind(doc) + " without per_question"))
+            res.problems.append(Problem.error(name, None, None, "a report with a per_question list", kind_of(doc) + " without per_question"))
         return res
 
     for row_line, row, qid in _object_rows(_jsonl_rows(path, res), name, res):
@@ -1081,14 +1059,14 @@ def load_scores(path: str | Path) -> LoadResult[ScoreRow]:
                 res.problems.append(Problem.warning(name, line, "scores", "at least one system", "an empty object"))
             for system, sub in nested.items():
                 if not isinstance(sub, dict):
-                    res.problems.append(Problem.error(name, line, f"scores.{system}", "an object with accuracy, token_f1, anls", _kind(sub)))
+                    res.problems.append(Problem.error(name, line, f"scores.{system}", "an object with accuracy, token_f1, anls", kind_of(sub)))
                     continue
                 keep(_score_row(qid, str(system), sub, name, line, f"scores.{system}.", res), line)
         elif "system" in row and all(k in row for k in _SCORE_KEYS):
             system = to_str(row.get("system")).strip()
             if not system:
                 res.skipped += 1
-                res.problems.append(Problem.error(name, line, "system", "a system name", _kind(row.get("system"))))
+                res.problems.append(Problem.error(name, line, "system", "a system name", kind_of(row.get("system"))))
                 continue
             keep(_score_row(qid, system, row, name, line, "", res), line)
         elif all(k in row for k in _SCORE_KEYS):  # one system per file: named after the file
@@ -1116,13 +1094,13 @@ def load_summary(path: str | Path) -> LoadResult[dict]:
     elif isinstance(systems, list):
         entries = systems
     else:
-        res.problems.append(Problem.error(name, None, "systems", "an object or list of systems", _kind(systems)))
+        res.problems.append(Problem.error(name, None, "systems", "an object or list of systems", kind_of(systems)))
         return res
     for k, e in enumerate(entries):
         res.rows_read += 1
         if not isinstance(e, dict) or not to_str(e.get("system")).strip():
             res.skipped += 1
-            res.problems.append(Problem.error(name, None, f"systems[{k}]", "an object with a system name", _kind(e)))
+            res.problems.append(Problem.error(name, None, f"systems[{k}]", "an object with a system name", kind_of(e)))
             continue
         vals = [_score_value(e, key, name, None, f"systems.{e['system']}.", res) for key in _SCORE_KEYS]
         if any(v is None for v in vals):

@@ -47,7 +47,7 @@ from typing import Any
 from rapidfuzz.distance import Levenshtein
 
 from .model import DocRef, DocumentRecord, GoldQuestion, Prediction, ScoreRow
-from .problems import LoadResult, Problem
+from .problems import LoadResult, Problem, kind_of, short_value
 from .text import to_str
 
 __all__ = [
@@ -525,28 +525,6 @@ def extract_pred(extracted_res: Any) -> str | None:
     return head[marker + len("Extracted answer:"):].split("Extracted answer:")[0].strip()
 
 
-def _short(value: Any, limit: int = 60) -> str:
-    text = value if isinstance(value, str) else to_str(value)
-    text = text.replace("\n", "\\n")
-    return repr(text if len(text) <= limit else text[:limit] + "…")
-
-
-def _kind(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return f"boolean {value}"
-    if isinstance(value, (int, float)):
-        return f"number {value}"
-    if isinstance(value, str):
-        return f"string {_short(value)}"
-    if isinstance(value, list):
-        return f"a list of {len(value)}"
-    if isinstance(value, dict):
-        return "an object"
-    return type(value).__name__
-
-
 def _read_list(path: Path, res: LoadResult[Any]) -> list[Any] | None:
     """The one JSON list a samples or results file holds, or None with the problem recorded."""
     name = str(path)
@@ -571,7 +549,7 @@ def _read_list(path: Path, res: LoadResult[Any]) -> list[Any] | None:
         res.unreadable.append(name)
         return None
     if not isinstance(doc, list):
-        res.problems.append(Problem.error(name, None, None, "a JSON list of samples", _kind(doc)))
+        res.problems.append(Problem.error(name, None, None, "a JSON list of samples", kind_of(doc)))
         res.unreadable.append(name)
         return None
     res.rows_read += len(doc)
@@ -589,10 +567,10 @@ def _literal_field(row: dict, key: str, where: str, name: str, res: LoadResult[A
     if isinstance(raw, str):
         ok, value = read_literal(raw)
         if not ok:
-            res.problems.append(Problem.warning(name, None, where, "a Python literal list such as \"[5]\"", _kind(raw)))
+            res.problems.append(Problem.warning(name, None, where, "a Python literal list such as \"[5]\"", kind_of(raw)))
             return []
     if not isinstance(value, list):
-        res.problems.append(Problem.warning(name, None, where, "a list", _kind(raw) + f" (read as {type(value).__name__})"))
+        res.problems.append(Problem.warning(name, None, where, "a list", kind_of(raw) + f" (read as {type(value).__name__})"))
     return value
 
 
@@ -600,7 +578,7 @@ def _pages(value: Any, raw: Any, where: str, name: str, res: LoadResult[Any]) ->
     items = value if isinstance(value, (list, tuple)) else [value] if isinstance(value, int) else []
     pages = [p for p in items if isinstance(p, int) and not isinstance(p, bool) and p >= 1]
     if len(pages) != len(items):
-        res.problems.append(Problem.warning(name, None, where, "1-based page numbers", _short(raw)))
+        res.problems.append(Problem.warning(name, None, where, "1-based page numbers", short_value(raw)))
     return tuple(pages)
 
 
@@ -630,7 +608,7 @@ def load_samples(path: str | Path) -> LoadResult[GoldQuestion]:
         where = f"[{k}]"
         if not isinstance(row, dict):
             res.skipped += 1
-            res.problems.append(Problem.error(name, None, where, "a JSON object", _kind(row), kind="samples that are not JSON objects"))
+            res.problems.append(Problem.error(name, None, where, "a JSON object", kind_of(row), kind="samples that are not JSON objects"))
             continue
         if "answer" not in row:
             res.skipped += 1
@@ -638,7 +616,7 @@ def load_samples(path: str | Path) -> LoadResult[GoldQuestion]:
             continue
         for key in ("doc_id", "question", "doc_type"):
             if not isinstance(row.get(key), str):
-                got = "no such field" if key not in row else _kind(row[key])
+                got = "no such field" if key not in row else kind_of(row[key])
                 res.problems.append(Problem.warning(name, None, f"{where}.{key}", "a string", got))
         format_given = "answer_format" in row
         raw_format = row.get("answer_format", "Str")
@@ -647,7 +625,7 @@ def load_samples(path: str | Path) -> LoadResult[GoldQuestion]:
                                                 "no such field (scored as Str)"))
         elif raw_format not in FORMATS:
             res.problems.append(Problem.warning(name, None, f"{where}.answer_format", "one of " + ", ".join(FORMATS),
-                                                _kind(raw_format) + " (scored as List, as the evaluator does)"))
+                                                kind_of(raw_format) + " (scored as List, as the evaluator does)"))
         pages_value = _literal_field(row, "evidence_pages", f"{where}.evidence_pages", name, res)
         sources_value = _literal_field(row, "evidence_sources", f"{where}.evidence_sources", name, res)
         doc_id = to_str(row.get("doc_id"))
@@ -745,7 +723,7 @@ def load_results(path: str | Path, gold: Sequence[GoldQuestion] | LoadResult[Gol
         where = f"[{k}]"
         if not isinstance(row, dict):
             res.skipped += 1
-            res.problems.append(Problem.error(name, None, where, "a JSON object", _kind(row), kind="rows that are not JSON objects"))
+            res.problems.append(Problem.error(name, None, where, "a JSON object", kind_of(row), kind="rows that are not JSON objects"))
             continue
         res.rows.append(row)
         res.row_qids.append(None)
@@ -767,7 +745,7 @@ def load_results(path: str | Path, gold: Sequence[GoldQuestion] | LoadResult[Gol
             res.problems.append(Problem.error(
                 name, None, where,
                 "a question not joined before" if taken else "a (doc_id, question) pair of samples.json",
-                f"doc_id {_short(pair[0])}, question {_short(pair[1])}" + (" again" if taken else ""),
+                f"doc_id {short_value(pair[0])}, question {short_value(pair[1])}" + (" again" if taken else ""),
                 kind="repeated rows" if taken else "rows not in samples.json"))
             continue
         joined_by = "position" if q is here else "doc_id+question"
@@ -777,7 +755,7 @@ def load_results(path: str | Path, gold: Sequence[GoldQuestion] | LoadResult[Gol
             moved += 1
         if "answer" in row and row["answer"] != q.metadata.get("answer", q.gold_answer):
             res.problems.append(Problem.warning(name, None, f"{where}.answer", f"the answer of {q.qid} in samples.json",
-                                                _kind(row["answer"]), kind="answers that differ from samples.json"))
+                                                kind_of(row["answer"]), kind="answers that differ from samples.json"))
         if "pred" not in row:
             res.skipped += 1
             res.problems.append(Problem.warning(name, None, f"{where}.pred", "the scored answer", "no such field (not evaluated yet)",
@@ -790,7 +768,7 @@ def load_results(path: str | Path, gold: Sequence[GoldQuestion] | LoadResult[Gol
         if "score" in row:
             score = row["score"]
             if isinstance(score, bool) or not isinstance(score, (int, float)) or not 0.0 <= score <= 1.0:
-                res.problems.append(Problem.error(name, None, f"{where}.score", "a number in 0..1", _kind(score),
+                res.problems.append(Problem.error(name, None, f"{where}.score", "a number in 0..1", kind_of(score),
                                                   skipped=False, kind="scores that are not numbers"))
             else:
                 res.official.append(ScoreRow(qid=q.qid, system=res.run, accuracy=float(score), token_f1=math.nan,

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
+
+from .text import to_str
 
 T = TypeVar("T")
 
@@ -149,3 +151,27 @@ class LoadResult(Generic[T]):
         self.skipped += other.skipped
         self.blank_lines += other.blank_lines
         self.unreadable.extend(other.unreadable)
+
+
+def short_value(value: Any, limit: int = 60) -> str:
+    """A value as a problem quotes it: its text, at most `limit` characters, line breaks shown as \\n."""
+    text = value if isinstance(value, str) else to_str(value)
+    text = text.replace("\n", "\\n")
+    return repr(text if len(text) <= limit else text[:limit] + "…")
+
+
+def kind_of(value: Any) -> str:
+    """What a value is, as a problem names what was found instead (`null`, `string 'junk'`, `a list of 3`)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return f"boolean {value}"
+    if isinstance(value, (int, float)):
+        return f"number {value}"
+    if isinstance(value, str):
+        return f"string {short_value(value)}"
+    if isinstance(value, list):
+        return f"a list of {len(value)}"
+    if isinstance(value, dict):
+        return "an object"
+    return type(value).__name__
