@@ -233,7 +233,7 @@ def test_grouped_explorer_columns(analysis):
     table = explorer_frame(analysis.questions, analysis.scores, ["alpha", "gamma"])
     shown = grouped(table, ["alpha", "gamma"])
     assert shown.columns.nlevels == 2
-    assert list(shown.columns[:8]) == [("Question", "Id"), ("Question", "Text"), ("Question", "Gold answer"),
+    assert list(shown.columns[:8]) == [("Question", "Id"), ("Question", "Text"), ("Question", "Gold"),
                                        ("alpha", "Acc"), ("alpha", "F1"), ("alpha", "ANLS"), ("alpha", "Prediction"),
                                        ("alpha", "Status")]
     assert ("gamma", "ANLS") in shown.columns and ("Metadata", "Format") in shown.columns

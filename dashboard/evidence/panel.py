@@ -40,6 +40,8 @@ THUMB_ZOOM = 0.3
 
 
 PREFIX = "ev_"  # session-state keys of this component
+LINKED_PAGE = PREFIX + "linked_page"  # (question, document) whose page the view (View.page) holds
+DEFAULT_ZOOM = 1.5
 _METRICS = SingleFlight()  # evidence metrics being computed, by key
 
 
@@ -149,8 +151,13 @@ def _viewer(q: GoldQuestion, ref: DocRef, path: Path, runs: list[str], preds: di
         st.warning(md_escape(f"The gold names page{'s' if len(beyond) > 1 else ''} {', '.join(map(str, beyond))} of "
                              f"{ref.document_id}, which has {n} pages: the gold and the PDF disagree."))
     key = _key("page", q.qid, ref.document_id)
+    first = evidence[0] if evidence else 1
+    v = ui.view()
+    # the link's page (View.page) is this question's when the view names it and no other question's
+    # page has been written into the view since (LINKED_PAGE)
+    linked = v.question == q.qid and st.session_state.get(LINKED_PAGE, (q.qid, ref.document_id)) == (q.qid, ref.document_id)
     if key not in st.session_state or not 1 <= st.session_state[key] <= n:
-        st.session_state[key] = evidence[0] if evidence else 1
+        st.session_state[key] = v.page if linked and 1 <= v.page <= n else first
 
     def go(page: int) -> None:
         st.session_state[key] = page
@@ -167,17 +174,26 @@ def _viewer(q: GoldQuestion, ref: DocRef, path: Path, runs: list[str], preds: di
                    args=(after[0] if after else current,), key=_key("next", q.qid, ref.document_id))
     cols[2].number_input(f"Page (of {n})", min_value=1, max_value=n, step=1, key=key,
                          help=f"Go to any page of the document (1 to {n})")
-    zoom = cols[3].select_slider("Zoom", options=list(ZOOMS), value=1.5, format_func=lambda z: f"{round(z * 100)} %",
+    zooms = {round(z * 100): z for z in ZOOMS}
+    ui.seed(_key("zoom"), zooms.get(v.zoom, DEFAULT_ZOOM))
+    zoom = cols[3].select_slider("Zoom", options=list(ZOOMS), format_func=lambda z: f"{round(z * 100)} %",
                                  key=_key("zoom"), help="Rendering resolution and size; drag on the page to zoom into a region, double-click to reset")
     all_layers = layers(runs)
     names = [la.name for la in all_layers]
     swatch = {la.name: f":{SWATCHES.get(la.colour, 'gray')}[:material/{'check_box_outline_blank' if la.dashed else 'stop'}:]"
               for la in all_layers}
-    chosen = st.pills("Layers", names, selection_mode="multi", default=[n for n in names if n != OCR_WORDS],
-                      key=_key("layers", *runs),
+    usual = [name for name in names if name != OCR_WORDS]
+    ui.seed(_key("layers", *runs), usual if v.layers is None else [name for name in names if name in v.layers])
+    chosen = st.pills("Layers", names, selection_mode="multi", key=_key("layers", *runs),
                       format_func=lambda name: f"{swatch[name]} {md_escape(name)}",
                       help="Show or hide each kind of box. The chart's legend toggles them too; hover a box for its label.")
     page = st.session_state[key]
+    if v.question == q.qid:  # the link holds what the viewer shows: page, zoom and layers
+        st.session_state[LINKED_PAGE] = (q.qid, ref.document_id)
+        v.page = 0 if page == first else page
+        v.zoom = 0 if zoom == DEFAULT_ZOOM else round(zoom * 100)
+        v.layers = None if set(chosen) == set(usual) else [name for name in names if name in chosen]
+        ui.sync_url_in_fragment()  # a page turn reruns this fragment alone: app.py's sync does not run
     where = (f"evidence page {evidence.index(page) + 1} of {len(evidence)}" if page in evidence
              else "not an evidence page" if evidence else "the gold names no evidence page")
     st.caption(md_escape(f"{ref.document_id} · page {page} of {n} · {where}"))

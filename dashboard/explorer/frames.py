@@ -91,9 +91,9 @@ SHORT = METRIC_SHORT_LABELS | {"prediction": "Prediction", "status": "Status"}
 EVIDENCE_SHORT = {"Page precision": "Pages P", "Page recall": "Pages R", "Grounding": "Ground.", "Answer location": "Location"}
 
 
-# Under the group header "Question" (QUESTION_GROUP): its id, its wording and the gold answer -- no
+# Under the group header "Question" (QUESTION_GROUP): its id, its text and the gold answer -- no
 # header cell repeats its group's name.
-HEADERS = {"question_id": "Id", "question": "Text", "gold": "Gold answer", "answer_format": "Format",
+HEADERS = {"question_id": "Id", "question": "Text", "gold": "Gold", "answer_format": "Format",
            "reasoning_type": "Reasoning type", "evidence_source": "Evidence sources", "document": "Document",
            "pages": "Evidence pages"}
 

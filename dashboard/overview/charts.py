@@ -114,6 +114,10 @@ def heatmap(frame: pd.DataFrame, field_name: str, metric: str, runs: list[str],
     return fig
 
 
+BAR_HEIGHT = 420  # px of a bar chart, plus LEGEND_ROW per two runs for the legend under it
+LEGEND_ROW = 26
+
+
 def bars(frame: pd.DataFrame, field_name: str, metric: str, runs: list[str],
          loaded: frozenset[str] | set[str] = frozenset()) -> go.Figure:
     """Grouped bars: one group per label of field_name, one bar per run (in the order given), height =
@@ -129,12 +133,16 @@ def bars(frame: pd.DataFrame, field_name: str, metric: str, runs: list[str],
         ))
     fig.update_layout(
         title=dict(text=f"{metric_axis(metric)} by {field_label(field_name).lower()}"), font=FONT, barmode="group",
-        height=420, margin=dict(l=10, r=10, t=60, b=10), clickmode="event+select", dragmode=False,
-        xaxis=dict(title=dict(text=field_label(field_name)), categoryorder="array",
+        height=BAR_HEIGHT + LEGEND_ROW * max(1, len(runs)) // 2, margin=dict(l=10, r=10, t=60, b=10),
+        clickmode="event+select", dragmode=False,
+        # tick labels (turned when they crowd) and the axis titles take the margin they need, never cut
+        xaxis=dict(title=dict(text=field_label(field_name)), categoryorder="array", automargin=True,
                    categoryarray=[plotly_text(v) for v in label_order(field_name, frame["label"].unique())]),
-        yaxis=dict(title=dict(text=metric_axis(metric)), range=[0, 100], ticksuffix=""),
-        # a vertical legend right of the plot never meets the title, however narrow the window
-        legend=dict(title=dict(text="Run"), orientation="v", yanchor="top", y=1.0, x=1.01, xanchor="left"),
+        yaxis=dict(title=dict(text=metric_axis(metric)), range=[0, 100], ticksuffix="", automargin=True),
+        # the legend below the plot, across the figure's width: beside it, it took a third of an 800 px
+        # window from the bars and their labels
+        legend=dict(title=dict(text="Run"), orientation="h", yref="container", yanchor="bottom", y=0,
+                    x=0, xanchor="left"),
     )
     return fig
 

@@ -107,6 +107,23 @@ def sync_url() -> None:
         st.query_params.from_dict(params)
 
 
+def sync_url_in_fragment() -> None:
+    """sync_url() when only a fragment reran (app.py's own call at the end of a full run does not
+    run then); nothing in a full run, where a second write would push a second history entry."""
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    run_ctx = get_script_run_ctx()
+    if run_ctx is not None and run_ctx.fragment_ids_this_run:
+        sync_url()
+
+
+def switch_to(page: Path) -> None:
+    """Open another page with the view's URL: one browser history entry. (Without `query_params`,
+    st.switch_page clears the URL, the frontend pushes the new page's path, then sync_url pushes it
+    again with the view's query: Back went to the bare page, not to the page the user came from.)"""
+    st.switch_page(page, query_params=to_params(view()))
+
+
 def seed(key: str, value: object) -> None:
     """Give a widget its value from the view, unless the user has already set it."""
     if key not in st.session_state:
@@ -118,7 +135,7 @@ def open_slice(run: str | None, field_name: str, label: str) -> None:
     set_view(view().with_slice(run, field_name, label))
     for key in [k for k in st.session_state if str(k).startswith(EXPLORER_PREFIX)]:
         del st.session_state[key]
-    st.switch_page(QUESTIONS_PAGE)
+    switch_to(QUESTIONS_PAGE)
 
 
 # ----------------------------------------------------------------------------- data panel

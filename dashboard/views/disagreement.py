@@ -236,7 +236,7 @@ def open_in_explorer(run_name: str, qid: str) -> None:
     ui.set_view(replace(v, runs=[run_name], filters={}, ranges={}, status=[], search="", question=qid, match="every"))
     for key in [k for k in st.session_state if str(k).startswith(ui.EXPLORER_PREFIX)]:
         del st.session_state[key]
-    st.switch_page(ui.QUESTIONS_PAGE)
+    ui.switch_to(ui.QUESTIONS_PAGE)  # with its URL: Back returns here in one press
 
 
 def answerability(frame, runs, by) -> None:

@@ -96,9 +96,17 @@ def leaderboard(v, loaded: list[str]) -> None:
     problems = {run: s.text() for run, s in reasons.items()}
     if any(r in problems for r in board["Run"]):
         board.insert(2, "Problems", [problems.get(r, "") for r in board["Run"]])
-    pct = st.column_config.NumberColumn(format="%.2f")
-    st.dataframe(board, hide_index=True, width="stretch", height=ROW_PX * (min(len(board), BOARD_ROWS) + 1) + 3, column_config={
-        "Accuracy (%)": pct, "Token F1 (%)": pct, "ANLS (%)": pct,
+    # Fits the main area of an 800 px window (about 460 px beside the sidebar): the ranking and what is
+    # missing; the source, question count and signature are said under it (board_notes), not in columns.
+    shown = [c for c in board.columns if c not in BOARD_NOTED]
+    pct = {c: st.column_config.NumberColumn(label, format="%.2f", width=w, help=f"{METRIC_LABELS[m]} in %")
+           for c, label, w, m in (("Accuracy (%)", "Acc %", 64, "accuracy"), ("Token F1 (%)", "F1 %", 60, "token_f1"),
+                                  ("ANLS (%)", "ANLS %", 68, "anls"))}
+    st.dataframe(board, hide_index=True, width="stretch", height=ROW_PX * (min(len(board), BOARD_ROWS) + 1) + 3,
+                 column_order=shown, column_config=pct | {
+        "Run": st.column_config.TextColumn("Run", pinned=True),
+        "Missing": st.column_config.NumberColumn(width=68, help="gold questions the run has no answer for"),
+        "Failed": st.column_config.NumberColumn(width=60, help="answers with a failed status (an error, a timeout)"),
         **BENCH_COLUMNS,
         "Signature": st.column_config.TextColumn(width="large"),
         "Source": st.column_config.TextColumn(help="recomputed from predictions with the sidebar's profile, or "
@@ -107,6 +115,7 @@ def leaderboard(v, loaded: list[str]) -> None:
                                                 "(the run may look complete while it is not), or replaced by a "
                                                 "repeat of their id. The Data page lists them."),
     })
+    board_notes(board)
     text = skipped_warning(reasons, list(board["Run"]))
     if text:
         st.warning(md_escape(text), icon=":material/warning:")
@@ -132,6 +141,24 @@ def leaderboard(v, loaded: list[str]) -> None:
                     ", ".join(f"{name} ({n} of {total} questions)" for name, n, total in differ) +
                     ": the score files were probably made with another profile (the Data page names it).")
             st.warning(text + " Rank the loaded runs with care, or hide them.", icon=":material/info:")
+
+
+BOARD_NOTED = ("Source", "Questions", "Answered", "Signature")  # leaderboard columns said under it, not shown
+
+
+def board_notes(board) -> None:
+    """Under the leaderboard, what its hidden columns hold: the questions each run is scored on, and
+    each signature (the scoring profile's rules) with the runs that carry it."""
+    if board.empty:
+        return
+    counts = board.groupby("Questions", sort=False)["Run"].apply(list)
+    st.caption(md_escape(f"Scored on {next(iter(counts.index))} questions each" if len(counts) == 1 else
+                         "Scored on " + "; ".join(f"{n} questions: {', '.join(runs)}" for n, runs in counts.items())))
+    with st.expander("Source and scoring signature of each run", icon=":material/fingerprint:"):
+        for signature, runs in board.groupby("Signature", sort=False)["Run"].apply(list).items():
+            sources = set(board[board["Run"].isin(runs)]["Source"])
+            st.caption(md_escape(f"{', '.join(runs)} — {', '.join(sorted(sources))}"))
+            st.code(signature or "(none)", language=None, wrap_lines=True)
 
 
 def trust_notes() -> None:

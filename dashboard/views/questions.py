@@ -9,7 +9,6 @@ import pandas as pd
 import streamlit as st
 
 from dashboard.annotations import panel as annotations
-from dashboard.core.analysis import top_runs
 from dashboard.core.escape import clipped, md_escape
 from dashboard.core.links import View, field_label, to_params
 from dashboard.data.frames import gold_mark
@@ -17,7 +16,17 @@ from dashboard.disagreement.frames import trace_frame
 from dashboard.disagreement.why_panel import show_why
 from dashboard.evidence.grounding import AUTO_PAIRS, LOCATION_ORDER, explorer_columns, located_ids, location_label
 from dashboard.evidence.panel import evidence_metrics, show_evidence
-from dashboard.explorer.frames import SEARCHED, SHORT, explorer_frame, filter_questions, grouped, run_column, with_run_columns
+from dashboard.explorer.frames import (
+    HEADERS,
+    SEARCHED,
+    SHORT,
+    default_runs,
+    explorer_frame,
+    filter_questions,
+    grouped,
+    run_column,
+    with_run_columns,
+)
 from dashboard.shell import ui
 from scoring.metrics import answer_type, judge
 from scoring.mmlongbench import extraction_miss
@@ -54,19 +63,12 @@ def _active(v: View) -> str:
     return " · ".join(parts)
 
 
-EXPLORER_RUNS = 4  # runs the explorer opens on when the link names none
-
-
 def filters(v: View):
     """The filter widgets, seeded from the view; returns the view they describe, and the slot for the
     count line under the search box."""
     all_runs = an.run_names
-    # by default the best runs by the chosen metric (of fifty runs, the first four files say nothing),
-    # those with answers to read first (a run of loaded scores has none)
-    board = an.leaderboard()
-    answered = board[board["Run"].isin([r.name for r in an.runs if r.result is not None])]
-    ui.seed("x_runs", [r for r in v.runs if r in all_runs]
-            or top_runs(answered if len(answered) else board, v.metric or "accuracy", EXPLORER_RUNS))
+    # by default the best runs by the chosen metric (the Evidence page opens on the same ones)
+    ui.seed("x_runs", [r for r in v.runs if r in all_runs] or default_runs(an, v.metric))
     ui.seed("x_search", v.search)
     top = st.columns([3, 2])
     runs = top[0].multiselect("Runs", all_runs, key="x_runs", placeholder="Choose runs to compare")
@@ -115,7 +117,7 @@ def _config(frame: pd.DataFrame) -> dict:
             metric = next(k for k, v in SHORT.items() if v == label)
             config[pos] = st.column_config.ProgressColumn(label, format="percent", min_value=0.0, max_value=1.0,
                                                           width="small", help=f"{METRIC_LABELS[metric]} of this run")
-        elif label in ("Prediction", "Question"):
+        elif label in ("Prediction", HEADERS["question"]):
             config[pos] = st.column_config.TextColumn(label, width="medium")
         elif label in EVIDENCE_HELP and group not in ("Question", "Metadata"):
             config[pos] = st.column_config.ProgressColumn(label, format="percent", min_value=0.0, max_value=1.0,
