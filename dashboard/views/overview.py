@@ -122,7 +122,7 @@ def leaderboard(v, loaded: list[str]) -> None:
         st.page_link(DATA_PAGE, label="See the problems on the Data page", icon=":material/dataset:")
     trust_notes()
     if loaded:
-        cols = st.columns([3, 1], vertical_alignment="center")
+        cols = st.columns([2, 1], vertical_alignment="center")  # 3:1 cut the toggle's label at 800 px
         badges = " ".join(f":orange-badge[{md_escape(r)} · loaded]" for r in loaded)
         cols[0].markdown(badges if not v.hide_loaded else f":gray-badge[{len(loaded)} loaded-score runs hidden]")
         v.hide_loaded = cols[1].toggle("Hide loaded scores", key="ov_hide_loaded",
@@ -175,9 +175,9 @@ def trust_notes() -> None:
                      icon=":material/dataset:")
     zeroed = failed_zeroed(an.runs, ctx.profile)
     if zeroed:
-        cols = st.columns([4, 1], vertical_alignment="center")
-        cols[0].info(md_escape(failed_zeroed_text(zeroed, ctx.profile)), icon=":material/exposure_zero:")
-        with cols[1].popover("Why: the profiles", icon=":material/help:"):
+        # one under the other: side by side the popover's label was cut to "W…" at 800 px
+        st.info(md_escape(failed_zeroed_text(zeroed, ctx.profile)), icon=":material/exposure_zero:")
+        with st.popover("Why: the profiles", icon=":material/help:"):
             st.markdown(f"The profiles are explained in the README's **Profiles** table and in `{CONTRACT}`.")
             for p in PROFILES.values():
                 st.markdown(md_escape(f"{p.name}: {p.description}"))
