@@ -108,8 +108,8 @@ def bootstrap_means(d: np.ndarray, resamples: int, rng: np.random.Generator, *, 
     return mean + sd / math.sqrt(n) * w
 
 
-def paired_bootstrap(a: Sequence[float], b: Sequence[float], *, resamples: int = 10_000, seed: int = 0,
-                     confidence: float = 0.95, approximate: bool = False) -> tuple[float, float, float]:
+def paired_bootstrap(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray, *, resamples: int = 10_000,
+                     seed: int = 0, confidence: float = 0.95, approximate: bool = False) -> tuple[float, float, float]:
     """(delta, low, high): delta = mean(a - b) over paired questions (a[i] and b[i] are the two runs'
     scores on question i), and the percentile interval of that mean over `resamples` resamples of the
     questions with replacement (drawn by `bootstrap_means`; linear-interpolated percentiles, as
@@ -133,8 +133,8 @@ def paired_bootstrap(a: Sequence[float], b: Sequence[float], *, resamples: int =
     return (delta, min(low, delta), max(high, delta))
 
 
-def paired_bootstrap_rows(a_rows: Sequence[Sequence[float]], b_rows: Sequence[Sequence[float]], *, resamples: int = 10_000,
-                          seed: int = 0, confidence: float = 0.95, approximate: bool = False
+def paired_bootstrap_rows(a_rows: Sequence[Sequence[float]] | np.ndarray, b_rows: Sequence[Sequence[float]] | np.ndarray,
+                          *, resamples: int = 10_000, seed: int = 0, confidence: float = 0.95, approximate: bool = False
                           ) -> list[tuple[float, float, float]]:
     """`paired_bootstrap` of each row of two k x n arrays (k metrics over the same n questions), with
     the same seed for every row (so each row equals its single call)."""

@@ -1,5 +1,5 @@
 """The repository stays clean under its own linters: ruff over everything (pyproject.toml's
-[tool.ruff]) and mypy over scoring/ ([tool.mypy]). Both come with the test extra."""
+[tool.ruff]) and mypy over scoring/ and dashboard/ ([tool.mypy]). Both come with the test extra."""
 
 import subprocess
 import sys
@@ -19,4 +19,9 @@ def test_ruff_finds_nothing():
 
 def test_scoring_is_clean_under_mypy():
     done = run("mypy", "scoring")
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_dashboard_is_clean_under_mypy():
+    done = run("mypy", "dashboard")
     assert done.returncode == 0, done.stdout + done.stderr

@@ -15,7 +15,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from dashboard.annotations import panel as annotations
+from dashboard.annotations import panel as annotations_panel
 from dashboard.compare import charts
 from dashboard.compare import frames as C
 from dashboard.core.escape import md_escape
@@ -154,7 +154,7 @@ def slices_section(an, table: pd.DataFrame, a: str, b: str, state: MutableMappin
     st.subheader("By slice")
     ui.seed("cmp_metric", state.get("cmp_metric") if state.get("cmp_metric") in C.METRICS else "accuracy")
     c1, c2 = st.columns([3, 2])
-    metric = c1.segmented_control("Metric", C.METRICS, format_func=C.METRIC_LABELS.get, key="cmp_metric") or "accuracy"
+    metric = c1.segmented_control("Metric", C.METRICS, format_func=C.METRIC_LABELS.__getitem__, key="cmp_metric") or "accuracy"
     state["cmp_metric"] = "" if metric == "accuracy" else metric
     fields = [f for f in C.BREAKDOWNS if (table["field"] == f).any()]
     field_name = c2.selectbox("Breakdown", [ALL_FIELDS, *fields], format_func=lambda f: f if f == ALL_FIELDS else field_label(f),
@@ -214,7 +214,7 @@ def flips_section(an, pairs: pd.DataFrame, a: str, b: str, state: MutableMapping
             pick = flips.iloc[int(row)]
             choose_slice(state, pick["field"], pick["label"], column if column in C.FLIPS else "")
     downloads(flips, f"flips_{file_part(a)}_vs_{file_part(b)}", "cmp_dl_flips")
-    annotations.modes_a_not_b(ctx, a, b)
+    annotations_panel.modes_a_not_b(ctx, a, b)
 
     keys = [C.slice_key(f, lab) for f, lab in zip(flips["field"], flips["label"])]
     names = dict(zip(keys, shown["Slice"]))
@@ -223,7 +223,7 @@ def flips_section(an, pairs: pd.DataFrame, a: str, b: str, state: MutableMapping
     if st.session_state["cmp_slice_pick"] not in names:  # a slice of another pair of runs
         st.session_state["cmp_slice_pick"] = keys[0]
     c1, c2 = st.columns([2, 3])
-    chosen = c1.selectbox("Slice", keys, format_func=names.get, key="cmp_slice_pick")
+    chosen = c1.selectbox("Slice", keys, format_func=names.__getitem__, key="cmp_slice_pick")
     flip = c2.segmented_control("Outcome", C.FLIPS, key="cmp_flip_pick", help="None chosen: every question of the slice")
     now = ("" if chosen == keys[0] else chosen, flip or "")
     if now != (state.get("cmp_slice", ""), state.get("cmp_flip", "")):
@@ -303,7 +303,7 @@ def detail(an, row: pd.Series, qid: str, a: str, b: str, ctx) -> None:
         return
     with st.expander("Evidence page", expanded=False, icon=":material/description:"):
         show_evidence(ctx, gold, [a, b])
-    annotations.annotate(ctx, gold, [a, b], "cmp")
+    annotations_panel.annotate(ctx, gold, [a, b], "cmp")
 
 
 # ----------------------------------------------------------------------------- many runs
@@ -319,8 +319,8 @@ def many_runs(an, order: list[str], state: MutableMapping[str, str]) -> None:
     c1, c2 = st.columns(2)
     run = c1.selectbox("Run", order, key="cmp_run")
     against = c2.selectbox("Gap to", (C.OWN, C.BEST), key="cmp_vs",
-                           format_func={C.OWN: "its own overall score", C.BEST: "the best other run on the slice"}.get)
-    metric = st.segmented_control("Metric", C.METRICS, format_func=C.METRIC_LABELS.get, key="cmp_all_metric") or "accuracy"
+                           format_func={C.OWN: "its own overall score", C.BEST: "the best other run on the slice"}.__getitem__)
+    metric = st.segmented_control("Metric", C.METRICS, format_func=C.METRIC_LABELS.__getitem__, key="cmp_all_metric") or "accuracy"
     state["cmp_run"], state["cmp_vs"] = run, "" if against == C.OWN else against
     weak = weakest(an, run, metric, against, order)
     top = weak[weak["weight"] > 0].head(WEAK_TOP)
@@ -383,14 +383,15 @@ def report_panel(ctx, order: list[str], state: MutableMapping[str, str]) -> None
         st.session_state.pop("cmp_report_baseline", None)  # the selectbox's index then picks B
     c1, c2 = st.columns([3, 2])
     runs = c1.multiselect("Runs in the report (the first is A)", order, key="cmp_report_runs")
-    baseline = c2.selectbox("Baseline", runs or [None], key="cmp_report_baseline",
+    choices: list[str | None] = list(runs) or [None]  # None: no run picked yet
+    baseline = c2.selectbox("Baseline", choices, key="cmp_report_baseline",
                             index=min(1, max(0, len(runs) - 1)) if runs else 0)
     c3, c4 = st.columns(2)
     wanted = (tuple(runs), baseline, ctx.profile, id(ctx.analysis))
     if c3.button("Build the report", icon=":material/description:", disabled=not runs, width="stretch"):
         with st.spinner("Building the report: intervals, charts, page thumbnails…"):
             page = report.build_report(ctx.analysis, list(runs), baseline, workspace=ctx.workspace, profile=ctx.profile,
-                                       settings=SETTINGS, notes=annotations.notes(ctx), changes=annotations.score_changes(ctx),
+                                       settings=SETTINGS, notes=annotations_panel.notes(ctx), changes=annotations_panel.score_changes(ctx),
                                        changes_summary=str(ctx.corrections or ""))
         st.session_state["cmp_report"] = (wanted, page.encode("utf-8"))
     built = st.session_state.get("cmp_report")

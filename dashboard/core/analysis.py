@@ -71,7 +71,8 @@ def evidence_position(first_page: int | None, page_count: int | None) -> str:
 
 def _context_pages(q: GoldQuestion, page_counts: dict[str, int | None]) -> int | None:
     counts = [page_counts.get(d.document_id) for d in q.documents]
-    return sum(counts) if counts and all(counts) else None  # type: ignore[arg-type]
+    known = [c for c in counts if c]
+    return sum(known) if counts and len(known) == len(counts) else None
 
 
 def _position(q: GoldQuestion, page_counts: dict[str, int | None]) -> str:
@@ -88,7 +89,7 @@ def question_frame(gold: list[GoldQuestion], page_counts: dict[str, int | None])
     rows = []
     for q in gold:
         pages = _context_pages(q, page_counts)
-        rows.append({
+        row: dict[str, object] = {
             "question_id": q.qid,
             "question": q.question,
             "gold": q.gold_answer,
@@ -106,7 +107,8 @@ def question_frame(gold: list[GoldQuestion], page_counts: dict[str, int | None])
             "document": ", ".join(q.document_ids),
             "pages": _pages_text(q),
             "page_count": pages,
-        } | _extra_metadata(q))
+        }
+        rows.append(row | _extra_metadata(q))
     frame = pd.DataFrame(rows)
     if frame.empty:
         frame = pd.DataFrame(columns=QUESTION_COLUMNS)
@@ -186,7 +188,7 @@ def benchmark_acc_f1(run: Run, gold: dict[str, GoldQuestion]) -> tuple[float, fl
             return None
         done = [r for r in run.result.results if r.prediction is not None]
         questions = [r.question for r in done]
-        preds = {r.question.qid: r.prediction.text for r in done}
+        preds = {r.question.qid: r.prediction.text for r in done if r.prediction is not None}  # all of done
         scored = {r.question.qid: r.accuracy for r in done}
     else:
         questions = [gold[s.qid] for s in run.official if s.qid in gold]
@@ -403,6 +405,8 @@ class Analysis:
     _leaderboard: pd.DataFrame | None = None
     _positions: object = None  # each score row's position in `questions` (numpy), for breakdowns
     gold: dict[str, GoldQuestion] = field(default_factory=dict)  # question id -> its gold (benchmark_acc_f1)
+    _joins: dict[str, Join] | None = None  # memo of `joins`
+    _field_options: dict[str, list[str]] | None = None  # memo of `field_options`
 
     @classmethod
     def build(cls, runs: list[Run], gold: list[GoldQuestion], page_counts: dict[str, int | None]) -> Analysis:
@@ -420,12 +424,27 @@ class Analysis:
     def run(self, name: str) -> Run | None:
         return next((r for r in self.runs if r.name == name), None)
 
+    def run_of(self, name: str) -> Run:
+        """The run `name`, for a page that offers only loaded runs: a KeyError naming it otherwise."""
+        run = self.run(name)
+        if run is None:
+            raise KeyError(f"no run named {name!r} is loaded (runs: {', '.join(self.run_names) or 'none'})")
+        return run
+
+    def result_of(self, name: str) -> RunResult:
+        """The recomputed result of run `name`, for a page that offers only scored runs: a KeyError
+        naming it when it is not loaded or has official scores only."""
+        run = self.run_of(name)
+        if run.result is None:
+            raise KeyError(f"run {name!r} has official scores only: it was not recomputed")
+        return run.result
+
     def joins(self) -> dict[str, Join]:
         """Run name -> how it joins the gold (computed once)."""
-        if "joins" not in self._breakdowns:
+        if self._joins is None:
             gold = self.gold_ids
-            self._breakdowns["joins"] = {r.name: run_join(r, gold) for r in self.runs}  # type: ignore[assignment]
-        return self._breakdowns["joins"]  # type: ignore[return-value]
+            self._joins = {r.name: run_join(r, gold) for r in self.runs}
+        return self._joins
 
     @property
     def ranked_names(self) -> list[str]:
@@ -467,9 +486,9 @@ class Analysis:
 
     def field_options(self) -> dict[str, list[str]]:
         """`field_options(self.questions)`, computed once."""
-        if "field_options" not in self._breakdowns:
-            self._breakdowns["field_options"] = field_options(self.questions)  # type: ignore[assignment]
-        return self._breakdowns["field_options"]  # type: ignore[return-value]
+        if self._field_options is None:
+            self._field_options = field_options(self.questions)
+        return self._field_options
 
     def breakdown(self, field_name: str) -> pd.DataFrame:
         if field_name not in self._breakdowns:

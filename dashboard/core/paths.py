@@ -226,10 +226,11 @@ def stage_upload(name: str, data: bytes | BinaryIO, root: Path | None = None) ->
                               "link (the app makes the folder itself)")
     try:
         root.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=root, prefix=".part-")
+        fd, part = tempfile.mkstemp(dir=root, prefix=".part-")
     except OSError as exc:
         raise UploadError(f"{safe}: the upload folder {root} cannot be written ({exc.strerror or exc}); set "
                           f"{settings.CACHE_DIR.name} to a writable folder") from None
+    tmp: str | None = part  # None once moved into place
     try:
         with os.fdopen(fd, "wb") as fh:
             digest = _copy_hashing(data, fh)
@@ -242,7 +243,7 @@ def stage_upload(name: str, data: bytes | BinaryIO, root: Path | None = None) ->
             os.utime(target.parent)  # last used now: kept by `sweep_uploads`
         else:
             target.parent.mkdir(parents=True, exist_ok=True)
-            os.replace(tmp, target)
+            os.replace(part, target)
             tmp = None
     except OSError as exc:
         raise UploadError(f"{safe}: could not be staged in {root} ({exc.strerror or exc}); set "

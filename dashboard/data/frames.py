@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import pandas as pd
@@ -11,7 +12,7 @@ from dashboard.core.workspace import Workspace
 from scoring.evaluate import RunResult
 from scoring.mmlongbench import NOT_EVALUATED
 from scoring.model import ScoreRow
-from scoring.problems import LoadResult, Problem
+from scoring.problems import LoadResult, Omitted, Problem
 from scoring.profiles import PROFILES, get_profile
 from scoring.registry import METRIC_LABELS, METRICS
 
@@ -262,7 +263,7 @@ def all_problems(ws: Workspace) -> list[Problem]:
     return out
 
 
-def problem_line(p: Problem, label) -> str:
+def problem_line(p: Problem | Omitted, label: Callable[[str], str]) -> str:
     """`file:line — severity: message`, with uploaded files under their own names."""
     shown = label(p.file)
     where = (p.file if shown in ("", ".") else shown) + (f":{p.line}" if p.line is not None else "")

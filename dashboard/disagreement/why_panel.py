@@ -52,7 +52,7 @@ def _draw(judgement: Judgement, key: str, trace: bool, response: object = None) 
     j, cut = _explained(judgement)
     if cut:
         st.caption(f"The diff and the token overlap below use the first {EXPLAIN_CHARS:,} of "
-                   f"{len(judgement.prediction):,} characters of the answer; the scores are from the whole answer.")
+                   f"{len(judgement.prediction or ''):,} characters of the answer; the scores are from the whole answer.")
     if trace:
         frame = clipped(trace_frame(j), 500)
         st.markdown("**Accuracy trace**")

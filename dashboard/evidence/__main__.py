@@ -118,7 +118,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if pdf.PARALLEL_READS:
         print(f"{len(pdf.PARALLEL_READS)} document{'s' if len(pdf.PARALLEL_READS) != 1 else ''} read by worker processes",
               file=sys.stderr)
-    if ocr.any_missing(p for ps in paths.values() for p in ps.values()):
+    if ocr.any_missing(p for ps in paths.values() for p in ps.values() if p is not None):
         print(f"warning: pages without a text layer were not searched: {ocr.NO_TESSERACT} ({ocr.INSTALL_HINT})",
               file=sys.stderr)
     return 0

@@ -161,7 +161,7 @@ def evidence_row(q: GoldQuestion, run: str, pred: Prediction | None, paths: Mapp
 
 def evidence_table(questions: list[GoldQuestion], runs: Mapping[str, Mapping[str, Prediction]],
                    paths: Callable[[GoldQuestion], Mapping[str, Path | None]],
-                   progress: Callable[[int, int], None] | None = None) -> pd.DataFrame:
+                   progress: Callable[[int, int], object] | None = None) -> pd.DataFrame:
     """One row per (question, run) that has a prediction: the columns of COLUMNS. `runs` maps a run
     name to its predictions by question id; `paths(q)` gives a question's document files."""
     rows = []

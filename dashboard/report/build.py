@@ -321,7 +321,7 @@ def _failure_modes(notes: list, runs: list[str], changes: pd.DataFrame | None, s
     from dashboard.annotations import frames as A
 
     table = A.tag_table(notes, runs, [])
-    examples = []
+    examples: list[dict[str, str]] = []
     for tag in table["tag"]:
         for run in [*runs, A.QUESTION_ROW]:
             for n in A.examples(notes, run, tag, per_tag):

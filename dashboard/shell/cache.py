@@ -203,7 +203,7 @@ def run_categories(key: tuple, _build: Callable[[], pd.DataFrame]) -> pd.DataFra
 
 
 @st.cache_resource(show_spinner=False, max_entries=4)
-def annotations(path: str) -> AnnotationStore:
+def annotations_db(path: str) -> AnnotationStore:
     """The annotations database (dashboard/annotations/db.py), one per server process and file: it
     holds no connection (each call opens its own), so every session shares it."""
     from dashboard.annotations.db import AnnotationStore
@@ -219,7 +219,7 @@ def annotation_store() -> AnnotationStore:
     from dashboard.annotations.db import resolve_path
     from dashboard.core.paths import annotations_from
 
-    return annotations(str(resolve_path(annotations_from(sys.argv[1:]))))
+    return annotations_db(str(resolve_path(annotations_from(sys.argv[1:]))))
 
 
 def corrections(benchmark: str) -> list:

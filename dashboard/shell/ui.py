@@ -16,6 +16,7 @@ from pathlib import Path
 # evidence overlay) met a half-initialised module (bench/bench_load.py, 20 sessions at once).
 import PIL.Image  # noqa: F401
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 from dashboard.annotations.rescore import corrected_workspace, salted
 from dashboard.core import store
@@ -186,7 +187,7 @@ def _upload_folder() -> Path:
 
 def _staged(files: Iterable, labels: list[tuple[str, str]], notes: list[str]) -> list[Path]:
     """The uploads copied (in chunks, never whole in memory again) to this session's upload folder."""
-    out = []
+    out: list[Path] = []
     files = list(files or [])
     if not files:
         return out
@@ -327,7 +328,7 @@ class _Progress:
         self.slot, self.profile, self.total, self.stale = slot, profile, max(1, total), stale
         self.base = 0  # questions of the runs already scored
         self.started = time.monotonic()
-        self.bar = None
+        self.bar: DeltaGenerator | None = None  # drawn after PROGRESS_DELAY
 
     def update(self, label: str, done: int, total: int) -> None:
         if self.bar is None:
@@ -363,7 +364,7 @@ def _runs(ws: Workspace, gold_key: tuple, profile: str, slot=None) -> list[Run]:
     # a first load has no numbers "from before" to warn about
     stale = CONTEXT in st.session_state
     bar = _Progress(slot or st.empty(), profile, len(ws.gold.items) * len(todo), stale=stale) if todo else None
-    if todo:  # every run left, on the shared worker pool (both cores); the bar moves per chunk and per run
+    if bar is not None:  # runs left (todo): every one on the shared worker pool (both cores); the bar moves per chunk and per run
         labels = [md_escape(f"{pf.run} (run {k + 1} of {len(todo)})") for k, pf in enumerate(todo)]
         batch = [(pf.run, pf.loaded.items) for pf in todo]
         for i, result in score_runs(ws.gold.items, batch, profile=profile,
@@ -462,7 +463,7 @@ def plain(text: str | None, empty: str = "(empty)", *, limit: int = DISPLAY_CHAR
 
 
 def _size(text: str) -> str:
-    n = len(text.encode("utf-8", "replace")) if len(text) < 1_000_000 else len(text)  # ~ bytes, quickly
+    n: float = len(text.encode("utf-8", "replace")) if len(text) < 1_000_000 else len(text)  # ~ bytes, quickly
     for unit in ("B", "KB", "MB", "GB"):
         if n < 1000 or unit == "GB":
             return f"{n:,.0f} {unit}" if unit == "B" else f"{n:,.1f} {unit}"

@@ -80,15 +80,15 @@ else:
     st.info("No runs. Put prediction files in runs/ or score files in results/, or upload them in the sidebar.")
 
 # ----------------------------------------------------------------------------- reproducibility
-checked = [r for r in an.runs if r.result is not None and r.official]
+checked = [(r, r.result) for r in an.runs if r.result is not None and r.official]
 st.subheader("Reproducibility: recomputed vs official scores")
 if not checked:
     st.info("No run has both a prediction file and official scores under the same name (prediction file stem = "
             "system name), so there is nothing to compare.")
 by_name = {pf.run: pf for pf in ws.predictions}
-for run in checked:
-    diff = repro_frame(run.result, run.official)
-    total = compared_count(run.result, run.official)
+for run, result in checked:
+    diff = repro_frame(result, run.official)
+    total = compared_count(result, run.official)
     name = md_escape(run.name)
     if diff.empty:
         st.success(f"{name}: all {total} questions match the official scores (profile {ctx.profile}).")

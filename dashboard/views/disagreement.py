@@ -5,7 +5,9 @@ the evaluator's sensitivity to the scoring profile. Model text is plain text onl
 
 import hashlib
 from dataclasses import replace
+from functools import partial
 
+import pandas as pd
 import streamlit as st
 
 from dashboard.core.escape import clipped, md_escape
@@ -16,6 +18,7 @@ from dashboard.disagreement.charts import category_bars, pair_scatter, points_of
 from dashboard.disagreement.why_panel import show_why
 from dashboard.shell import cache, ui
 from scoring.categories import CATEGORIES, CATEGORY_IDS
+from scoring.evaluate import RunResult
 from scoring.sensitivity import applicable_profiles, compare
 
 SLICE_FIELDS = ("reasoning_type", "evidence_source", "answer_format", "domain", "difficulty", "document")
@@ -48,17 +51,22 @@ def open_list(d: dict, **changes) -> None:
     d.pop("dis_q", None)
 
 
-def slice_field(d: dict) -> str:
-    return d.get("dis_by") if d.get("dis_by") in SLICE_FIELDS else SLICE_FIELDS[0]
+def slice_field(d: dict[str, str]) -> str:
+    by = d.get("dis_by")
+    return by if by in SLICE_FIELDS else SLICE_FIELDS[0]
+
+
+def _categories(result: RunResult, name: str) -> pd.DataFrame:
+    return dg.run_categories(result, responses(ctx.workspace, name))
 
 
 def frame_for(runs):
     parts = []
     for name in runs:
-        run = an.run(name)
+        result = an.result_of(name)
         pf = next((p for p in ctx.workspace.predictions if p.run == name), None)
         key = (ctx.gold_key, pf.sha256 if pf else name, name, ctx.profile)
-        parts.append(cache.run_categories(key, lambda r=run.result, n=name: dg.run_categories(r, responses(ctx.workspace, n))))
+        parts.append(cache.run_categories(key, partial(_categories, result, name)))
     return dg.category_frame(parts)
 
 
@@ -67,7 +75,7 @@ def pick_runs(v, scored: list[str]) -> list[str]:
     top = st.columns([3, 2])
     runs = top[0].multiselect("Runs", scored, key="dis_runs", placeholder="Choose runs")
     ui.seed("dis_mode_w", v.disagree.get("dis_mode", "primary") if v.disagree.get("dis_mode") in MODES else "primary")
-    mode = top[1].radio("Count", list(MODES), format_func=MODES.get, key="dis_mode_w")
+    mode = top[1].radio("Count", list(MODES), format_func=MODES.__getitem__, key="dis_mode_w")
     v.runs = runs
     v.disagree["dis_mode"] = "" if mode == "primary" else mode
     return runs
@@ -208,8 +216,7 @@ def question_list(frame, rows, what, runs, d) -> None:
 
 
 def why(run_name: str, qid: str) -> None:
-    run = an.run(run_name)
-    result = next((r for r in run.result.results if r.qid == qid), None)
+    result = next((r for r in an.result_of(run_name).results if r.qid == qid), None)
     if result is None:
         return
     q = result.question
@@ -257,7 +264,7 @@ def answerability(frame, runs, by) -> None:
 def board(runs, profiles) -> None:
     """The chosen runs' Accuracy and rank under each profile: how far the leaderboard would move."""
     files = {p.run: p for p in ctx.workspace.predictions}
-    scored = {r: {ctx.profile: an.run(r).result} | {p: ui.score(ctx.workspace, ctx.gold_key, files[r], p) for p in profiles}
+    scored = {r: {ctx.profile: an.result_of(r)} | {p: ui.score(ctx.workspace, ctx.gold_key, files[r], p) for p in profiles}
               for r in runs if r in files}
     frame = dg.profile_leaderboard(scored, ctx.profile)
     config = {c: st.column_config.NumberColumn(format="%.1f") for c in frame.columns if c.startswith("Accuracy")}
@@ -276,7 +283,7 @@ def sensitivity(runs, by) -> None:
         st.session_state["dis_sens_run"] = runs[0]
     name = st.selectbox("Run", runs, key="dis_sens_run")
     options = [p for p in applicable_profiles(ctx.profile, ctx.workspace.gold.items)]
-    base = an.run(name).result
+    base = an.result_of(name)
     pf = next((p for p in ctx.workspace.predictions if p.run == name), None)
     if pf is None or not options:
         st.info("No other profile applies to this run.")

@@ -24,7 +24,7 @@ from scoring.profiles import PROFILES
 from scoring.registry import METRIC_LABELS, METRICS
 
 HEATMAPS = ("reasoning_type", "evidence_source")
-BREAKDOWNS = ("domain", "difficulty", "answer_format", "doc_type", "split", "length", "position")
+BREAKDOWNS: tuple[str, ...] = ("domain", "difficulty", "answer_format", "doc_type", "split", "length", "position")
 CHART_RUNS = 10  # runs drawn by default: the best by the chosen metric, plus any baseline
 BOARD_ROWS = 25  # leaderboard rows shown before it scrolls
 ROW_PX = 35
@@ -215,7 +215,7 @@ def overview() -> None:
     metrics_explained()
 
     ui.seed("ov_metric", v.metric)
-    metric = st.segmented_control("Metric", METRICS, format_func=METRIC_LABELS.get, key="ov_metric") or "accuracy"
+    metric = st.segmented_control("Metric", METRICS, format_func=METRIC_LABELS.__getitem__, key="ov_metric") or "accuracy"
     v.metric = metric
     runs = chart_runs(v, board_runs, metric)
     if st.session_state.get("ov_show") and st.session_state.get("ov_pick_label") is not None:
@@ -238,7 +238,7 @@ def overview() -> None:
     labels = {field_label(n): n for n in BREAKDOWNS}
     ui.seed("ov_tab", field_label(v.tab) if v.tab in BREAKDOWNS else field_label(BREAKDOWNS[0]))
     tabs = st.tabs(list(labels), key="ov_tab", on_change="rerun")
-    current = labels.get(st.session_state.get("ov_tab"), BREAKDOWNS[0])
+    current = labels.get(st.session_state.get("ov_tab", ""), BREAKDOWNS[0])
     v.tab = "" if current == BREAKDOWNS[0] else current
     for tab, name in zip(tabs, BREAKDOWNS):
         with tab:

@@ -4,6 +4,7 @@ shown as plain text only."""
 
 import hashlib
 from dataclasses import replace
+from typing import cast
 
 import pandas as pd
 import streamlit as st
@@ -28,9 +29,10 @@ from dashboard.explorer.frames import (
     with_run_columns,
 )
 from dashboard.shell import ui
+from scoring.evaluate import QuestionResult
 from scoring.metrics import answer_type, judge
 from scoring.mmlongbench import extraction_miss
-from scoring.model import GoldQuestion
+from scoring.model import GoldQuestion, ScoreRow
 from scoring.registry import METRIC_LABELS, METRICS
 from scoring.text import to_str
 
@@ -86,7 +88,10 @@ def filters(v: View):
         cols = st.columns(4)
         for col, metric in zip(cols, METRICS):
             ui.seed(f"x_r.{metric}", v.ranges.get(metric, (0, 100)))
-            ranges[metric] = tuple(col.slider(f"{METRIC_LABELS[metric]} (%)", 0, 100, key=f"x_r.{metric}"))
+            # a range slider: its state was seeded with a (low, high) pair (Streamlit types a slider without
+            # `value` as one number)
+            low, high = cast("tuple[int, int]", col.slider(f"{METRIC_LABELS[metric]} (%)", 0, 100, key=f"x_r.{metric}"))
+            ranges[metric] = (low, high)
         ui.seed("x_status", [s for s in v.status if s in statuses])
         status = cols[3].multiselect("Status (any chosen run)", statuses, key="x_status", placeholder="any")
         ui.seed("x_location", [x for x in v.location if x in LOCATION_ORDER])
@@ -100,7 +105,7 @@ def filters(v: View):
         ui.seed("x_match", v.match)
         match = cols[3].segmented_control(
             "Score ranges must hold for", ["every", "any"], key="x_match",
-            format_func={"every": "every chosen run", "any": "any chosen run"}.get,
+            format_func={"every": "every chosen run", "any": "any chosen run"}.__getitem__,
             help="every: all chosen runs score inside the ranges; any: at least one does.") or "every"
     new = replace(v, runs=runs, filters={k: x for k, x in chosen.items() if x},
                   ranges={m: r for m, r in ranges.items() if r != (0, 100)}, status=status, location=location,
@@ -241,50 +246,54 @@ def evidence(q: GoldQuestion) -> None:
         st.caption("The gold names no evidence for this question.")
 
 
-def show_trace(q: GoldQuestion, result) -> None:
+def show_trace(q: GoldQuestion, result: QuestionResult) -> None:
     """Why this Accuracy: the rule that decided, with what it read. A long answer is explained on its
     first TRACE_CHARS characters (the scores above are from all of it)."""
     pred = result.prediction
     text = pred.text if pred else None
-    cut = text is not None and len(text) > TRACE_CHARS
-    ex = judge(text[:TRACE_CHARS] if cut else text, q.answers, q.answer_format, q.verification_rule,
+    length = 0 if text is None else len(text)
+    cut = length > TRACE_CHARS
+    ex = judge(None if text is None else text[:TRACE_CHARS], q.answers, q.answer_format, q.verification_rule,
                status=pred.status if pred else None, profile=ctx.profile)
     trace = clipped(trace_frame(ex), 500)
     with st.expander("Why this Accuracy", expanded=True):
         if cut:
-            st.caption(f"Explained on the first {TRACE_CHARS:,} of {len(text):,} characters of the answer; "
+            st.caption(f"Explained on the first {TRACE_CHARS:,} of {length:,} characters of the answer; "
                        "the scores above are from the whole answer.")
         st.dataframe(trace, hide_index=True, width="stretch", height=ROW_PX * (len(trace) + 1) + 3)
 
 
 def run_detail(name: str, q: GoldQuestion) -> None:
-    run = an.run(name)
+    run = an.run_of(name)
     result = next((r for r in run.result.results if r.qid == q.qid), None) if run.result else None
     official = next((s for s in run.official if s.qid == q.qid), None)
-    scored = result or official
     st.caption(md_escape(f"{name} · {run.source}"))
-    if scored is None:
+    scored: QuestionResult | ScoreRow
+    answer: str | None  # the prediction text shown
+    if result is not None:
+        scored, status, answer = result, result.status, result.effective
+    elif official is not None:
+        scored, status, answer = official, official.status or "success", official.prediction
+    else:
         st.caption("No score for this question in this run.")
         return
     with st.container(horizontal=True, gap="small"):  # tiles wrap on a narrow screen
         for metric in METRICS:
             st.metric(METRIC_LABELS[metric], f"{100 * getattr(scored, metric):.1f}%", width="content")
-        st.metric("Status", result.status if result else (official.status or "success"), width="content")
+        st.metric("Status", status, width="content")
     extras = _extras(name, q.qid)
     if extras is None:
-        ui.plain(result.effective if result else official.prediction, empty="(no prediction text)",
-                 name=f"{name}-{q.qid}", key=f"dl_answer_{name}")
+        ui.plain(answer, empty="(no prediction text)", name=f"{name}-{q.qid}", key=f"dl_answer_{name}")
     else:  # a result file with the raw response beside the extracted answer that was scored (MMLongBench-Doc)
         left, right = st.columns(2)
         with left:
             st.caption("Scored answer (`pred`, extracted from the response)")
-            ui.plain(result.effective if result else official.prediction, empty="(no prediction text)",
-                     name=f"{name}-{q.qid}", key=f"dl_answer_{name}")
+            ui.plain(answer, empty="(no prediction text)", name=f"{name}-{q.qid}", key=f"dl_answer_{name}")
         with right:
             st.caption("Raw response (`response`)")
             ui.plain(to_str(extras.response), empty="(no response)", name=f"{name}-{q.qid}-response",
                      key=f"dl_response_{name}")
-        score = result.accuracy if result else official.accuracy
+        score = scored.accuracy
         if extraction_miss(q.metadata.get("answer", q.gold_answer), q.raw_format, extras.response, score):
             st.warning("Extraction is the likely failure: the gold answer occurs in the raw response, but the "
                        "extracted answer scores 0 (category extraction_miss).", icon=":material/content_cut:")
@@ -305,7 +314,7 @@ def _extras(name: str, qid: str):
 
 
 def _tab_label(name: str, q: GoldQuestion) -> str:
-    run = an.run(name)
+    run = an.run_of(name)
     res = next((r for r in run.result.results if r.qid == q.qid), None) if run.result else None
     scored = res or next((s for s in run.official if s.qid == q.qid), None)
     mark = "–" if scored is None else f"{100 * scored.accuracy:.0f}"
