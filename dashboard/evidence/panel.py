@@ -17,7 +17,7 @@ import streamlit as st
 from dashboard.core.analysis import right_runs
 from dashboard.core.escape import md_escape
 from dashboard.core.workspace import fingerprint
-from dashboard.evidence import ocr
+from dashboard.evidence import ocr, pdf
 from dashboard.evidence.grounding import evidence_table, pages_listed, run_rates
 from dashboard.evidence.layers import OCR_WORDS, gold_pages, layers, page_layers, quote_message
 from dashboard.evidence.locate import (
@@ -323,7 +323,9 @@ def evidence_metrics(ctx):
 
     def compute():
         bar = st.progress(0.0, text="Locating every answer in its documents…")
-        table = evidence_table(ws.gold.items, all_predictions(ctx), lambda q: question_paths(q, ws.locations, bench, docs),
+        where = {q.qid: question_paths(q, ws.locations, bench, docs) for q in ws.gold.items}
+        _read_documents([p for paths in where.values() for p in paths.values() if p is not None], bar)
+        table = evidence_table(ws.gold.items, all_predictions(ctx), lambda q: where[q.qid],
                                progress=lambda d, t: bar.progress(d / t, text=f"Locating answers: {d} / {t}"))
         bar.empty()
         cache.remember_evidence_metrics(key, table)
@@ -338,6 +340,31 @@ def evidence_metrics(ctx):
     if note is not None:
         note.empty()
     return table
+
+
+def evidence_metrics_ready(ctx) -> bool:
+    """Whether evidence_metrics(ctx) is computed already (then it returns at once, without a bar)."""
+    return cache.evidence_metrics(_metrics_key(ctx)) is not None
+
+
+def _read_documents(paths: list[Path], bar) -> None:
+    """Each document's whole text read before the answers are searched (pdf.doc_text: from memory,
+    from its disk cache, or from the PDF), the bar saying which document and how many of its pages:
+    a 2,415-page manual is seconds of reading that the per-answer count would show as a stalled bar.
+    Only when memory keeps them all (pdf.DOC_SLOTS); else the search reads each as it comes."""
+    todo = list(dict.fromkeys(paths))
+    if not todo or len(todo) > pdf.DOC_SLOTS:
+        return
+    for k, path in enumerate(todo):
+        def tick(done: int, total: int, k: int = k, name: str = path.name) -> None:
+            bar.progress(min(1.0, (k + done / max(total, 1)) / len(todo)),
+                         text=md_escape(f"Reading the documents: {k + 1} / {len(todo)} ({name}: {done:,} / {total:,} pages)"))
+
+        bar.progress(k / len(todo), text=md_escape(f"Reading the documents: {k + 1} / {len(todo)} ({path.name})"))
+        try:
+            pdf.doc_text(path, tick)
+        except (pdf.DocumentError, OSError):
+            continue  # the search says what is wrong with it
 
 
 def evidence_summary(ctx):

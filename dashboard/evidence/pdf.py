@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
+import os
 import re
+import tempfile
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from dashboard.core import settings
 from dashboard.core.bounded import Bounded
-from dashboard.evidence import ocr
+from dashboard.evidence import ocr, pagetext
 from dashboard.evidence.guard import PDF_LOCK, heavy_page
 from dashboard.evidence.pagetext import DocText, PageText, norm_text, numbers_in, page_text_from_rawdict
 from scoring.workers import bare_main, shared_pool
@@ -24,7 +29,8 @@ IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".tif", ".tiff", ".bmp", ".gif", ".we
 _PAGES: Bounded[PageText] = Bounded(512)
 
 
-_DOCS: Bounded[DocText] = Bounded(16)
+DOC_SLOTS = 16  # whole documents kept in memory
+_DOCS: Bounded[DocText] = Bounded(DOC_SLOTS)
 
 
 _COUNTS: Bounded[int] = Bounded(1024)  # (path, mtime) -> number of pages
@@ -289,9 +295,9 @@ def _read_pages(path: str, start: int, stop: int, light_only: bool = False) -> l
     return out
 
 
-def _read_here(path: Path, n: int) -> list[tuple[str, frozenset[float]]]:
+def _read_here(path: Path, n: int, refused: list[int] | None = None) -> list[tuple[str, frozenset[float]]]:
     """Every page read in this process, LOCAL_CHUNK_PAGES per hold of the lock; a heavy page by a
-    worker with a time budget (refused: read as a page without text)."""
+    worker with a time budget (refused: read as a page without text, its number added to `refused`)."""
     pages: list[tuple[str, frozenset[float]]] = []
     while len(pages) < n:
         k = len(pages)
@@ -303,6 +309,8 @@ def _read_here(path: Path, n: int) -> list[tuple[str, frozenset[float]]]:
                                      f"page {k + 1} of {path.name}", "read", "a heavy page")
             except WorkRefused:
                 pages.append(("", frozenset()))
+                if refused is not None:
+                    refused.append(k + 1)
     return pages
 
 
@@ -349,26 +357,136 @@ def _read_parallel(path: Path, n: int, progress) -> list[tuple[str, frozenset[fl
 
 
 def doc_text(path: Path, progress: Callable[[int, int], None] | None = None) -> DocText:
-    """Every page's normalised plain text and numbers; cached by (path, mtime). A long PDF is read
-    by worker processes in chunks of pages; a short one here, in one open under the lock."""
+    """Every page's normalised plain text and numbers; cached by (path, mtime) in memory and, for a
+    complete document of DISK_MIN_PAGES pages or more, on disk by the file's content (stored_text):
+    a restart reads it back without opening the PDF. A long PDF is read by worker processes in
+    chunks of pages; a short one here, in one open under the lock."""
     key = (str(path), _mtime(path))
     hit = _DOCS.get(key)
     if hit is not None:
         return hit
+    hit = stored_text(path)
+    if hit is not None:
+        _DOCS.put(key, hit)
+        _COUNTS.put(key, len(hit.pages))
+        return hit
     n = page_count(path)
     pages: list[tuple[str, frozenset[float]]] | None
+    refused: list[int] = []
     if is_image(path):
         pages = [("", frozenset())] * n
     else:
         pages = _read_parallel(path, n, progress) if n >= PARALLEL_MIN_PAGES else None
         if pages is None:
-            pages = _read_here(path, n)
+            pages = _read_here(path, n, refused)
     # pages without a usable text layer read by OCR on the worker pool (capped per request)
     pages, complete = ocr.fill_doc_pages(path, pages, is_image(path) or ocr.is_scanned(path), progress)
     out = DocText([t for t, _ in pages], [nums for _, nums in pages])
     if complete:
         _DOCS.put(key, out)
+        state = ocr.status(path)
+        if not (refused or state.pages or state.problems or state.unread or state.missing):
+            store_text(path, out)
     return out
+
+
+# ----------------------------------------------------------------------------- document text on disk
+#
+# A document's text read once is kept in `settings.cache_root() / "doctext"`, one file per document
+# named by its content sha256 (ocr.file_sha256): a restart, or a copy of the file elsewhere, reads it
+# back instead of opening the PDF (a 2,415-page manual: seconds of work). Only a complete reading is
+# kept: not one with heavy pages refused, pages left to OCR or read by it (their OCR cache, ocr/,
+# keeps those pages, and ocr.status must learn of them), or Tesseract missing. An entry is a header
+# line (format, key, reader, page count, byte count and sha256 of the body) and a JSON body; one
+# that fails a check is read again, never trusted. The folder, or an entry, that is a symbolic link
+# is not used. Written atomically (a temporary file, then os.replace); a full or read-only folder
+# only means the document is read again next time.
+
+DOCTEXT_VERSION = 1
+DISK_MIN_PAGES = 20  # shorter documents are read again (milliseconds) rather than kept on disk
+_READER: list[str] = []  # a digest of pagetext.py: a change in normalisation or number reading is a new key
+
+
+def doctext_dir() -> Path:
+    return settings.cache_root() / "doctext"
+
+
+def _reader() -> str:
+    if not _READER:
+        try:
+            _READER.append(hashlib.sha256(Path(pagetext.__file__).read_bytes()).hexdigest()[:16])
+        except OSError:
+            _READER.append("unknown")
+    return _READER[0]
+
+
+def _usable_dir(folder: Path) -> bool:
+    """The folder exists, is a real folder and no symbolic link (nor is the cache folder)."""
+    try:
+        return not folder.is_symlink() and not folder.parent.is_symlink() and folder.is_dir()
+    except OSError:
+        return False
+
+
+def _entry(sha: str) -> Path:
+    return doctext_dir() / f"{sha}.json"
+
+
+def stored_text(path: Path) -> DocText | None:
+    """The document's text from the disk cache, or None (not kept, unreadable, or failing a check)."""
+    folder = doctext_dir()
+    if not _usable_dir(folder):
+        return None
+    try:
+        sha = ocr.file_sha256(path)
+        fd = os.open(_entry(sha), os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        with os.fdopen(fd, "rb") as fh:
+            data = fh.read()
+    except OSError:
+        return None
+    head, _, body = data.partition(b"\n")
+    try:
+        meta = json.loads(head)
+        if not (isinstance(meta, dict) and meta.get("v") == DOCTEXT_VERSION and meta.get("sha256") == sha
+                and meta.get("reader") == _reader() and meta.get("bytes") == len(body)
+                and meta.get("digest") == hashlib.sha256(body).hexdigest()):
+            return None
+        text, numbers = json.loads(body)
+        n = meta.get("pages")
+        if not (isinstance(n, int) and isinstance(text, list) and isinstance(numbers, list)
+                and len(text) == len(numbers) == n and all(isinstance(t, str) for t in text)):
+            return None
+        return DocText(text, [frozenset(float(x) for x in nums) for nums in numbers])
+    except (ValueError, TypeError, UnicodeDecodeError):
+        return None
+
+
+def store_text(path: Path, text: DocText) -> bool:
+    """Keep a complete document's text on disk (see above); never raises. Whether it was written."""
+    if len(text.pages) < DISK_MIN_PAGES:
+        return False
+    folder = doctext_dir()
+    try:
+        sha = ocr.file_sha256(path)
+        if not folder.exists() and not folder.parent.is_symlink():
+            folder.mkdir(parents=True, exist_ok=True)
+        if not _usable_dir(folder):
+            return False
+        body = json.dumps([text.pages, [sorted(nums) for nums in text.numbers]], ensure_ascii=False,
+                          separators=(",", ":")).encode("utf-8")
+        head = json.dumps({"v": DOCTEXT_VERSION, "sha256": sha, "reader": _reader(), "pages": len(text.pages),
+                           "bytes": len(body), "digest": hashlib.sha256(body).hexdigest()}).encode("utf-8")
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=".json")
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(head + b"\n" + body)
+            os.replace(tmp, _entry(sha))  # replaces a symbolic link at that name, never writes through it
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        return True
+    except (OSError, ValueError):
+        return False
 
 
 def clear_caches() -> None:

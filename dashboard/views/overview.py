@@ -1,6 +1,8 @@
 """Overview: what the metrics reward, the leaderboard of all runs, heatmaps and breakdown charts of
 the runs picked (by default the ten best and any baseline); a click opens the explorer."""
 
+from collections.abc import Callable
+
 import streamlit as st
 
 from dashboard.annotations import panel as annotations
@@ -17,7 +19,7 @@ from dashboard.data.frames import (
     skipped_warning,
 )
 from dashboard.evidence.grounding import AUTO_PAIRS, LOCATION_ORDER, location_breakdown, location_label, run_rates
-from dashboard.evidence.panel import evidence_metrics
+from dashboard.evidence.panel import evidence_metrics, evidence_metrics_ready
 from dashboard.overview import charts
 from dashboard.shell import ui
 from scoring.profiles import PROFILES
@@ -256,21 +258,41 @@ def overview() -> None:
                 v.runs = list(runs)
             ui.open_slice(run, field_name, label)
 
-    answer_locations(runs, marked)
+    fill = answer_locations(runs, marked)
     annotations.failure_modes(ctx, runs, HEATMAPS + BREAKDOWNS)  # tag counts per run and slice, gold corrections
+    if fill is not None:  # the whole-document answer search, last: everything above is drawn already
+        fill()
 
 
-def answer_locations(runs: list[str], marked: set[str]) -> None:
+def answer_locations(runs: list[str], marked: set[str]) -> Callable[[], None] | None:
     """Where the answers are: per run, the share of its answers on an evidence page, only on other
-    pages, nowhere in the document (a click opens those questions), and the evidence rates."""
+    pages, nowhere in the document (a click opens those questions), and the evidence rates. Drawn
+    here when the metrics are computed already; else a placeholder, and the function that fills it
+    (with the search's progress bar) is returned for the end of the page, so that nothing else
+    waits for the search (50 s on a 2,415-page manual)."""
     st.subheader("Where the answers are")
     pairs = len(ctx.workspace.gold.items) * len(an.runs)
     if pairs > AUTO_PAIRS and not st.session_state.get(EVIDENCE_ON):
         st.caption(f"Finding each answer in its documents means searching the whole documents for {pairs:,} "
                    "question × run pairs: on long documents that takes a while the first time (then it is kept).")
         if not st.button("Locate answers in the documents", icon=":material/plagiarism:", key="ov_locate"):
-            return
+            return None
         st.session_state[EVIDENCE_ON] = True
+    if evidence_metrics_ready(ctx):
+        located_answers(runs, marked)
+        return None
+    slot = st.empty()
+    slot.caption("Locating each answer in its documents once the rest of the page is drawn…")
+
+    def fill() -> None:
+        with slot.container():
+            located_answers(runs, marked)
+
+    return fill
+
+
+def located_answers(runs: list[str], marked: set[str]) -> None:
+    """The section's chart, rates and keyboard access, from evidence_metrics (computed here if need be)."""
     everything = evidence_metrics(ctx)
     memo = (id(everything), len(everything), tuple(runs))
     kept = st.session_state.get(LOCATION_MEMO)
