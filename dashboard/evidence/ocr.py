@@ -226,6 +226,9 @@ def clear() -> None:
     _MEM.clear()
     _SHA.clear()
     _TESSDATA.clear()
+    with _JOBS_LOCK:  # finished background jobs (a running one finishes on its own)
+        for k in [k for k, j in _JOBS.items() if not j.running]:
+            del _JOBS[k]
 
 
 # ----------------------------------------------------------------------------- the cache
@@ -634,3 +637,92 @@ def page_words(path: Path, page: int, dpi: int = DPI, language: str = LANGUAGE) 
 def was_ocr(path: Path, page: int) -> bool:
     """Whether this page's text came from OCR in this process."""
     return page in status(path).pages
+
+
+# ----------------------------------------------------------------------------- whole documents in the background
+
+JOBS_KEPT = 64  # finished jobs remembered (their outcome: done, or the document's problem)
+
+
+@dataclass
+class Job:
+    """A whole-document reading running in a background thread (one per document key, shared by
+    every session that asks for it meanwhile): its progress in pages, and once `finished`, its
+    `value` or the `error` that is that document's problem."""
+
+    key: tuple
+    done: int = 0
+    total: int = 0
+    error: str = ""
+    value: object = None
+    finished: threading.Event = field(default_factory=threading.Event)
+
+    def progress(self, done: int, total: int) -> None:
+        self.done, self.total = done, total
+
+    @property
+    def running(self) -> bool:
+        return not self.finished.is_set()
+
+    @property
+    def failed(self) -> bool:
+        return self.finished.is_set() and bool(self.error)
+
+
+_JOBS: dict[tuple, Job] = {}  # running jobs and the last JOBS_KEPT finished ones, oldest first
+_JOBS_LOCK = threading.Lock()
+
+
+def _run_job(job: Job, build: Callable[[Callable[[int, int], None]], object]) -> None:
+    try:
+        job.value = build(job.progress)
+    except Exception as exc:  # the document's problem, shown where its answers would be; never the server's
+        job.error = (str(exc).splitlines() or [type(exc).__name__])[0][:200] or type(exc).__name__
+    finally:
+        job.finished.set()
+
+
+def background(key: tuple, build: Callable[[Callable[[int, int], None]], object]) -> Job:
+    """The job for `key`: the one running or finished, else `build(progress)` started now in a
+    daemon thread. Single-flight: two sessions asking at once get the same job and `build` runs
+    once. `build` may call `progress(done, total)` from any thread; an exception it raises becomes
+    the job's `error`. A failed job stays failed until `forget(key)` (the page offers a retry)."""
+    with _JOBS_LOCK:
+        job = _JOBS.get(key)
+        if job is not None:
+            return job
+        job = _JOBS[key] = Job(key)
+        finished = [k for k, j in _JOBS.items() if not j.running]
+        for k in finished[:max(0, len(finished) - JOBS_KEPT)]:
+            del _JOBS[k]
+    threading.Thread(target=_run_job, args=(job, build), name=f"lens-doc-{key[0]!s:.40}", daemon=True).start()
+    return job
+
+
+def job(key: tuple) -> Job | None:
+    """The job for `key` if one was started (running or finished), else None."""
+    with _JOBS_LOCK:
+        return _JOBS.get(key)
+
+
+def forget(key: tuple) -> None:
+    """Drop a finished job, so that the next `background(key, ...)` starts it again."""
+    with _JOBS_LOCK:
+        j = _JOBS.get(key)
+        if j is not None and not j.running:
+            del _JOBS[key]
+
+
+def read_whole(read: Callable[..., object], path: Path, progress: Callable[[int, int], None] | None = None):
+    """`read(path, progress)` (pdf.doc_text) again until its result is complete: in the background a
+    whole-document search reads every page without a text layer, MAX_PAGES per round on the OCR
+    workers, instead of one round per search. Stops when a round reads nothing new."""
+    value = read(path, progress)
+    for _ in range(1 + (len(getattr(value, "pages", ())) // MAX_PAGES)):
+        left = status(path).unread
+        if not left or status(path).missing:
+            break
+        value = read(path, progress)
+        if status(path).unread == left:
+            break
+    return value

@@ -29,7 +29,7 @@ from dashboard.evidence.locate import (
     missing_message,
     question_paths,
 )
-from dashboard.evidence.pdf import PARALLEL_MIN_PAGES, DocumentError, page_count, warm_up
+from dashboard.evidence.pdf import PARALLEL_MIN_PAGES, DocumentError, doc_text, page_count, warm_up
 from dashboard.evidence.render import SWATCHES, ZOOMS, draw_overlay, page_figure
 from dashboard.shell import cache, ui
 from dashboard.shell.flight import SingleFlight
@@ -239,23 +239,105 @@ def _viewer(q: GoldQuestion, ref: DocRef, path: Path, runs: list[str], preds: di
 
 def _answer_notes(q: GoldQuestion, runs: list[str], preds: dict, paths: dict, ref: DocRef, jump) -> None:
     """Per run, where its answer is: on an evidence page, only elsewhere (with buttons to open those
-    pages), nowhere, or not searched."""
+    pages), nowhere, or not searched. Searching needs each document's whole text, long documents and
+    pages without a text layer read by worker processes: that reading runs in the background
+    (ocr.background, one job per document for every session) while the rest of the page is usable; a
+    fragment polls its progress and draws the answers when it is done."""
     if not runs:
         return
     st.markdown("**Where each answer appears**")
-    if any((_page_count(p) or 0) >= PARALLEL_MIN_PAGES for p in paths.values() if p is not None):
-        warm_up()  # long documents are read by worker processes
-    bar = st.empty()
+    jobs = _text_jobs(paths)
+    if any(j.running for j in jobs.values()):
+        _answers_when_read(q, runs, preds, paths, ref, jump, jobs)
+    else:
+        _answer_lines(q, runs, preds, paths, ref, jump, jobs)
 
-    def tick(done: int, total: int) -> None:  # pages read by worker processes (long documents, OCR)
-        bar.progress(done / max(total, 1), text=f"Reading the document: {done} / {total} pages")
 
-    with st.spinner("Searching the whole document for each answer…", show_time=True):
-        right = right_runs(ui.context().analysis.scores, q.qid) if ui.CONTEXT in st.session_state else None
-        located = {run: locate_answer(answered(preds.get(run)), q, paths, progress=tick,
-                                      right=None if right is None else run in right) for run in runs}
-    bar.empty()
-    unread = [ocr.status(p).message for p in dict.fromkeys(v for v in paths.values() if v is not None)
+SEARCH_GRACE_S = 1.0  # a search done within this long is drawn at once, without a progress bar
+
+
+def _text_key(path: Path) -> tuple:
+    return ("doc_text", str(path), _mtime(path))
+
+
+def _read_text(path: Path):
+    def build(progress):
+        if (_page_count(path) or 0) >= PARALLEL_MIN_PAGES:
+            warm_up()  # long documents are read by worker processes
+        return ocr.read_whole(doc_text, path, progress)
+    return build
+
+
+def _text_jobs(paths: dict) -> dict[Path, ocr.Job]:
+    """The background reading of each of the question's documents, started if needed; waits up to
+    SEARCH_GRACE_S for them (a short document's text is there by then)."""
+    jobs = {p: ocr.background(_text_key(p), _read_text(p)) for p in dict.fromkeys(v for v in paths.values() if v is not None)}
+    for j in jobs.values():
+        j.finished.wait(SEARCH_GRACE_S)  # the grace of one search (not a timed assertion)
+        if j.running:
+            break
+    return jobs
+
+
+@st.fragment(run_every=1)
+def _answers_when_read(q: GoldQuestion, runs: list[str], preds: dict, paths: dict, ref: DocRef, jump, jobs) -> None:
+    """While a document is read in the background: its progress, polled every second; once every
+    reading is done, the whole page reruns and draws the answers (no more polling)."""
+    running = [(p, j) for p, j in jobs.items() if j.running]
+    if not running:
+        st.rerun()
+    for p, j in running:
+        frac = j.done / j.total if j.total else 0.0
+        pages = f"{j.done} / {j.total} pages" if j.total else "starting"
+        st.progress(min(1.0, frac), text=md_escape(f"Reading {p.name} to search it for each answer: {pages} "
+                                                   "(the rest of the page is usable meanwhile)"))
+
+
+BACKGROUND_DOCS = 16  # documents read in the background for the metrics at most (pdf.py keeps 16 whole texts)
+
+
+def documents_read(ctx) -> bool:
+    """Whether every located document of the context has its whole text read, as the evidence
+    metrics need it; if not, their reading is started in the background (the answer search's jobs,
+    one per document) and a fragment shows its progress, polled every second, and reruns the page
+    when it is done. More than BACKGROUND_DOCS documents (more than memory keeps of whole texts):
+    True, the metrics read them as they come, with their own bar."""
+    ws = ctx.workspace
+    paths = list(dict.fromkeys(loc.path for loc in ws.locations.values() if getattr(loc, "path", None) is not None))
+    if not paths or len(paths) > BACKGROUND_DOCS or cache.evidence_metrics(_metrics_key(ctx)) is not None:
+        return True
+    _register_scanned(ws)
+    jobs = _text_jobs({str(p): p for p in paths})
+    if not any(j.running for j in jobs.values()):
+        return True
+    _documents_progress(jobs)
+    return False
+
+
+@st.fragment(run_every=1)
+def _documents_progress(jobs: dict) -> None:
+    running = [p for p, j in jobs.items() if j.running]
+    if not running:
+        st.rerun()
+    done = len(jobs) - len(running)
+    j = jobs[running[0]]
+    pages = f"{j.done:,} / {j.total:,} pages" if j.total else "starting"
+    st.progress(done / len(jobs), text=md_escape(f"Reading the documents for the metrics: {done} / {len(jobs)} done "
+                                                 f"({running[0].name}: {pages}); the rest of the page is usable meanwhile"))
+
+
+def _answer_lines(q: GoldQuestion, runs: list[str], preds: dict, paths: dict, ref: DocRef, jump, jobs) -> None:
+    failed = {p: j for p, j in jobs.items() if j.failed}
+    for p, j in failed.items():  # the document's problem, not the page's
+        st.warning(md_escape(f"{p.name} could not be searched for the answers: {j.error}"), icon=":material/description:")
+        if st.button("Try again", key=_key("retry", q.qid, p.name), icon=":material/refresh:"):
+            ocr.forget(j.key)
+            st.rerun()
+    usable = {d: (None if v in failed else v) for d, v in paths.items()}
+    right = right_runs(ui.context().analysis.scores, q.qid) if ui.CONTEXT in st.session_state else None
+    located = {run: locate_answer(answered(preds.get(run)), q, usable, right=None if right is None else run in right)
+               for run in runs}
+    unread = [ocr.status(p).message for p in dict.fromkeys(v for v in usable.values() if v is not None)
               if ocr.status(p).unread or ocr.status(p).problems]
     for note in unread:
         st.caption(md_escape("OCR: " + note))

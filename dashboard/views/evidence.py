@@ -6,7 +6,7 @@ import streamlit as st
 from dashboard.annotations import panel as annotations
 from dashboard.core.escape import md_escape
 from dashboard.evidence.grounding import AUTO_PAIRS
-from dashboard.evidence.panel import evidence_summary, show_evidence
+from dashboard.evidence.panel import documents_read, evidence_summary, show_evidence
 from dashboard.explorer.frames import default_runs
 from dashboard.shell import ui
 
@@ -50,6 +50,8 @@ else:
                                               key="ev_metrics", help="Searches every answer in its documents; "
                                               "the first time takes a while on long documents."):
         st.caption("Turn the switch on to compute the evidence metrics of every run.")
+    elif not documents_read(ctx):
+        pass  # its documents are read in the background: a progress bar, then the metrics
     else:
         rates, shown = evidence_summary(ctx)
         pct = {c: st.column_config.NumberColumn(format="percent") for c in rates.columns
