@@ -124,10 +124,10 @@ def leaderboard(v, loaded: list[str]) -> None:
         st.page_link(DATA_PAGE, label="See the problems on the Data page", icon=":material/dataset:")
     trust_notes()
     if loaded:
-        cols = st.columns([2, 1], vertical_alignment="center")  # 3:1 cut the toggle's label at 800 px
+        # the badges, then the toggle under them: side by side its label was cut at 800 px
         badges = " ".join(f":orange-badge[{md_escape(r)} · loaded]" for r in loaded)
-        cols[0].markdown(badges if not v.hide_loaded else f":gray-badge[{len(loaded)} loaded-score runs hidden]")
-        v.hide_loaded = cols[1].toggle("Hide loaded scores", key="ov_hide_loaded",
+        st.markdown(badges if not v.hide_loaded else f":gray-badge[{len(loaded)} loaded-score runs hidden]")
+        v.hide_loaded = st.toggle("Hide loaded scores", key="ov_hide_loaded",
                                        help="Runs whose scores were read from score files rather than recomputed "
                                        "from predictions.")
         if not v.hide_loaded:
