@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from urllib.parse import urlencode
 
-from browser_kit import check_clean, launch, open_page, serve, settle, shot, wait_idle
+from browser_kit import check_clean, open_page, serve, settle, shot, wait_idle
 from dashboard.annotations.db import FILE_NAME, AnnotationStore
 
 QID, RUN = "adubench_single_000001", "alpha"
@@ -18,12 +18,13 @@ def note_form(page, label: str):
     return page.locator('[data-testid="stForm"]').filter(has=page.get_by_label(label))
 
 
-def test_a_note_written_in_one_session_is_seen_in_another(tmp_path, mini_bench):
+def test_a_note_written_in_one_session_is_seen_in_another(tmp_path, mini_bench, browser):
     from playwright.sync_api import expect
 
     data = tmp_path / "data"
-    with serve({"LENS_BENCHMARK": str(mini_bench), "LENS_DATA_DIR": str(data)}, name="annotations") as (url, log), \
-            launch() as browser:
+    # the session's Chromium (browser_kit's `browser` fixture): a second sync Playwright in this thread
+    # would fail ("using Playwright Sync API inside the asyncio loop") once another browser test ran
+    with serve({"LENS_BENCHMARK": str(mini_bench), "LENS_DATA_DIR": str(data)}, name="annotations") as (url, log):
         link = f"{url}/questions?{urlencode({'sel': QID, 'run': RUN})}"
 
         # 1. Ana, in her own browser context: name once, a note with a tag on alpha's answer, Save.
