@@ -32,7 +32,7 @@ def params(url: str) -> dict[str, list[str]]:
 
 
 def answers_grid(page):
-    return page.locator('[data-testid="stDataFrame"]').filter(has_text="decision").first
+    return page.locator('[data-testid="stDataFrame"]').filter(has_text="Question id").first  # its pinned first column
 
 
 def answer_rows(page, count: int) -> list[list[str]]:

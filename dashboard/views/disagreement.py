@@ -198,8 +198,10 @@ def question_list(frame, rows, what, runs, d) -> None:
                                      "prediction": st.column_config.TextColumn(width="medium"),
                                      **{m: st.column_config.NumberColumn(dg.SCORE_LABELS[m], format="%.3f") for m in
                                         ("accuracy", "token_f1", "anls")},
-                                     "fuzzy": st.column_config.NumberColumn(dg.FUZZY_LABEL, format="%.3f",
-                                                                            help=dg.FUZZY_DEFINITION)})
+                                     # the short name in the header (the long one pushed columns out of view), the
+                                     # measure explained in its help
+                                     "fuzzy": st.column_config.NumberColumn("Fuzzy match", format="%.3f",
+                                                                            help=dg.FUZZY_DEFINITION.replace("Fuzzy match:", f"{dg.FUZZY_LABEL}:", 1))})
     c1, c2 = st.columns(2)
     c1.download_button("Download this table as CSV", table.to_csv(index=False).encode("utf-8"),
                        file_name="disagreement.csv", mime="text/csv", icon=":material/download:", key="dis_dl_csv")
