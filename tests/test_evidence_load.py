@@ -1,12 +1,10 @@
 """The pieces that keep the Evidence page fast with many sessions (issue 12): the page count cache
 (dashboard/evidence.py), the figure key (dashboard/evidence_panel.figure_key), the single-flight
-computation (dashboard/flight.py) and the evidence table's page lists (grounding.pages_listed)."""
+computation (now dashboard/core/bounded.py: tests/test_bounded.py) and the evidence table's page lists (grounding.pages_listed)."""
 
 from __future__ import annotations
 
 import os
-import threading
-import time
 from pathlib import Path
 
 import pandas as pd
@@ -17,7 +15,6 @@ from dashboard.evidence import pdf
 from dashboard.evidence.grounding import pages_listed
 from dashboard.evidence.panel import figure_key
 from dashboard.evidence.render import Box
-from dashboard.shell.flight import SingleFlight
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -63,53 +60,6 @@ def test_figure_key_follows_the_file_page_zoom_height_and_every_box(tmp_path):
     stamp = pdf.stat().st_mtime_ns
     os.utime(pdf, ns=(stamp + 10**9, stamp + 10**9))  # the file changed: a new figure
     assert figure_key(pdf, 1, 1.5, 840, boxes) != key
-
-
-def test_single_flight_computes_once_for_threads_asking_at_once():
-    store: dict[str, int] = {}
-    calls = []
-    started = threading.Event()
-
-    def compute():
-        calls.append(threading.get_ident())
-        started.set()
-        time.sleep(0.2)
-        store["k"] = 42
-        return 42
-
-    flight = SingleFlight()
-    results = []
-    first = threading.Thread(target=lambda: results.append(flight.get("k", lambda: store.get("k"), compute)))
-    first.start()
-    started.wait(5)
-    assert flight.busy("k") and not flight.busy("other")
-    rest = [threading.Thread(target=lambda: results.append(flight.get("k", lambda: store.get("k"), compute)))
-            for _ in range(5)]
-    for t in rest:
-        t.start()
-    for t in [first, *rest]:
-        t.join(10)
-    assert results == [42] * 6 and len(calls) == 1
-    assert not flight.busy("k") and flight._locks == {}  # nothing kept once everyone is done
-
-
-def test_single_flight_computes_again_after_a_failed_computation():
-    flight = SingleFlight()
-    store: dict[str, str] = {}
-
-    def fail():
-        raise RuntimeError("stopped")
-
-    with pytest.raises(RuntimeError):
-        flight.get("k", lambda: store.get("k"), fail)
-
-    def compute():
-        store["k"] = "done"
-        return "done"
-
-    assert flight.get("k", lambda: store.get("k"), compute) == "done"
-    assert flight.get("k", lambda: store.get("k"), fail) == "done"  # found by lookup, not computed
-    assert flight._locks == {}
 
 
 def test_pages_listed_writes_page_lists_as_text():

@@ -32,7 +32,6 @@ from dashboard.evidence.locate import (
 from dashboard.evidence.pdf import PARALLEL_MIN_PAGES, DocumentError, doc_text, page_count, warm_up
 from dashboard.evidence.render import SWATCHES, ZOOMS, draw_overlay, page_figure
 from dashboard.shell import cache, ui
-from dashboard.shell.flight import SingleFlight
 from scoring.model import DocRef, GoldQuestion, Prediction
 
 THUMBS = 2  # neighbouring pages shown on each side
@@ -42,7 +41,6 @@ THUMB_ZOOM = 0.3
 PREFIX = "ev_"  # session-state keys of this component
 LINKED_PAGE = PREFIX + "linked_page"  # (question, document) whose page the view (View.page) holds
 DEFAULT_ZOOM = 1.5
-_METRICS = SingleFlight()  # evidence metrics being computed, by key
 
 
 def run_predictions(ctx, runs: list[str], qid: str) -> dict[str, Prediction | None]:
@@ -410,15 +408,15 @@ def evidence_metrics(ctx):
         table = evidence_table(ws.gold.items, all_predictions(ctx), lambda q: where[q.qid],
                                progress=lambda d, t: bar.progress(d / t, text=f"Locating answers: {d} / {t}"))
         bar.empty()
-        cache.remember_evidence_metrics(key, table)
         return table
 
     # one session computes; the others opening the app meanwhile wait for its result
     note = None
-    if cache.evidence_metrics(key) is None and _METRICS.busy(key):
+    store = cache.evidence_tables()
+    if store.get(key) is None and store.busy(key):
         note = st.empty()
         note.caption("Another session is locating every answer in its documents; waiting for its result…")
-    table = _METRICS.get(key, lambda: cache.evidence_metrics(key), compute)
+    table = store.get_or_build(key, compute)
     if note is not None:
         note.empty()
     return table
@@ -452,10 +450,8 @@ def _read_documents(paths: list[Path], bar) -> None:
 def evidence_summary(ctx):
     """(per-run rates, the per question and run table with its page lists as text) of
     evidence_metrics(ctx): derived once per data and kept beside it, not on every rerun."""
-    key = (*_metrics_key(ctx), "summary")
-    hit = cache.evidence_metrics(key)
-    if hit is None:
+    def build():
         table = evidence_metrics(ctx)
-        hit = (run_rates(table), pages_listed(table))
-        cache.remember_evidence_metrics(key, hit)
-    return hit
+        return run_rates(table), pages_listed(table)
+
+    return cache.evidence_tables().get_or_build((*_metrics_key(ctx), "summary"), build)

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import gc
 import threading
-from collections import OrderedDict
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import streamlit as st
 
 from dashboard.core.analysis import Analysis
+from dashboard.core.bounded import Bounded
 from dashboard.core.paths import Sources, upload_folders_of
 from dashboard.core.workspace import Workspace, load_workspace
 from scoring.evaluate import RunResult
@@ -80,27 +80,9 @@ def analysis(key: tuple, _build: Callable[[], Analysis]) -> Analysis:
     return built
 
 
-class _RunStore:
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._items: OrderedDict[tuple, RunResult] = OrderedDict()
-
-    def get(self, key: tuple) -> RunResult | None:
-        with self._lock:
-            if key in self._items:
-                self._items.move_to_end(key)
-            return self._items.get(key)
-
-    def put(self, key: tuple, result: RunResult) -> None:
-        with self._lock:
-            self._items[key] = result
-            while len(self._items) > RUN_CAPACITY:
-                self._items.popitem(last=False)
-
-
 @st.cache_resource(show_spinner=False)
-def _runs() -> _RunStore:
-    return _RunStore()
+def _runs() -> Bounded[RunResult]:
+    return Bounded(RUN_CAPACITY)
 
 
 def scored(key: tuple) -> RunResult | None:
@@ -147,19 +129,17 @@ def page_figure(key: str, _build: Callable[[], object]) -> object:
 
 
 @st.cache_resource(show_spinner=False)
-def _evidence_tables() -> _RunStore:
-    return _RunStore()
+def evidence_tables() -> Bounded[Any]:  # a table, or (rates, page lists) under a summary key
+    """The evidence metrics (dashboard.evidence.grounding.evidence_table) computed before, keyed by
+    (sources, gold key, the runs' files, the documents' files): a store, not a cached function, so
+    that the computation can drive a progress bar; single-flight, so that twenty sessions opening
+    the app at once compute them once (`Bounded.get_or_build`)."""
+    return Bounded(RUN_CAPACITY)
 
 
-def evidence_metrics(key: tuple) -> pd.DataFrame | None:
-    """The evidence metrics (dashboard.grounding.evidence_table) computed before for `key` = (sources,
-    gold key, the runs' files, the documents' files). A store, not a cached function, so that the
-    computation can drive a progress bar."""
-    return _evidence_tables().get(key)  # type: ignore[return-value]
-
-
-def remember_evidence_metrics(key: tuple, table: pd.DataFrame) -> None:
-    _evidence_tables().put(key, table)  # type: ignore[arg-type]
+def evidence_metrics(key: tuple) -> Any:
+    """The evidence metrics computed before for `key`, or None."""
+    return evidence_tables().get(key)
 
 
 # ----------------------------------------------------------------------------- scored rows on disk
