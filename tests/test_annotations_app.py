@@ -136,6 +136,10 @@ def test_the_explorer_filters_by_tag_and_note_from_the_link(setup, params, expec
     view = at.session_state["lens_view"]
     assert (view.tags, view.noted) == ([params["tag"]] if isinstance(params.get("tag"), str) else params.get("tag", []),
                                        "note" in params)
+    summary = "\n".join(c.value for c in at.caption).replace("\\", "")  # the count line says every filter in force
+    for tag in view.tags:
+        assert tag in summary.split("tags:", 1)[-1], summary
+    assert ("has a note" in summary) == ("note" in params), summary
 
 
 def test_tag_columns_go_into_the_explorers_csv(setup):

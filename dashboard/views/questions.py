@@ -62,6 +62,10 @@ def _active(v: View) -> str:
         parts.append(f"status: {', '.join(v.status)}")
     if v.location:
         parts.append(f"answer location: {', '.join(map(location_label, v.location))}")
+    if v.tags:
+        parts.append(f"tags: {', '.join(v.tags)}")
+    if v.noted:
+        parts.append("has a note")
     return " · ".join(parts)
 
 
