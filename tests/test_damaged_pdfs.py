@@ -96,9 +96,10 @@ def test_a_bomb_page_is_judged_heavy_and_an_ordinary_page_is_not(bomb, tmp_path)
     assert pdf.inspect_document(bomb).problem == ""  # the load check reads no content stream
 
 
-def test_a_bomb_is_refused_in_a_worker_while_the_lock_stays_free(bomb, tmp_path, monkeypatch):
-    """The render runs in a worker whose budget (lowered to 2 s) runs out: it is killed and the page
-    says what was refused; meanwhile the PDF lock is free and another document's page is read."""
+def test_the_lock_stays_free_while_a_bomb_is_in_its_worker(bomb, tmp_path, monkeypatch):
+    """While the bomb's render runs in a worker (budget 2 s), the PDF lock is free and another
+    document's page is read; the bomb then ends rendered (a fast machine) or refused, never under
+    the lock. Whether it was refused depends on the machine's speed: the next test pins that."""
     monkeypatch.setattr(pdf, "WORK_BUDGET_S", 2.0)
     normal = _normal(tmp_path)
     outcome: dict[str, object] = {}
@@ -116,23 +117,25 @@ def test_a_bomb_is_refused_in_a_worker_while_the_lock_stays_free(bomb, tmp_path,
     assert got_lock
     pdf.PDF_LOCK.release()
     text = pdf.page_text(normal, 1)
-    still_rendering = worker.is_alive()
     worker.join(120)  # hang guard: the budget is 2 s
     assert not worker.is_alive()
     assert "ordinary page" in text.text
-    exc = outcome["bomb"]
-    if still_rendering:  # the other session read its page while the bomb was in the worker
-        assert isinstance(exc, pdf.WorkRefused), exc
-    if isinstance(exc, pdf.WorkRefused):
-        assert "page 1 of bomb.pdf was not rendered: it needs more than 2 s of work" in str(exc)
-        assert str(bomb.parent) not in str(exc)
-        # remembered: the second visit is refused at once, no worker involved
-        monkeypatch.setattr(pdf, "run_limited", lambda *a, **k: pytest.fail("worker used again"))
-        monkeypatch.setattr(render, "run_limited", lambda *a, **k: pytest.fail("worker used again"))
-        with pytest.raises(pdf.WorkRefused):
-            render.render_page(bomb, 1)
-    else:
-        assert exc == "rendered"  # a fast machine inflated 300 MiB within 2 s: still not under the lock
+    assert outcome["bomb"] == "rendered" or isinstance(outcome["bomb"], pdf.WorkRefused), outcome
+
+
+def test_a_bomb_over_its_budget_is_refused_and_remembered(bomb, monkeypatch):
+    """A budget of 10 ms cannot inflate 300 MiB on any machine: the worker is killed, the page says
+    what was refused (no server folder in it), and the second visit is refused with no worker."""
+    monkeypatch.setattr(pdf, "WORK_BUDGET_S", 0.01)
+    pdf.REFUSED.clear()
+    with pytest.raises(pdf.WorkRefused) as refused:
+        render.render_page(bomb, 1)
+    assert "page 1 of bomb.pdf was not rendered: it needs more than 0.01 s of work" in str(refused.value)
+    assert str(bomb.parent) not in str(refused.value)
+    monkeypatch.setattr(pdf, "run_limited", lambda *a, **k: pytest.fail("worker used again"))
+    monkeypatch.setattr(render, "run_limited", lambda *a, **k: pytest.fail("worker used again"))
+    with pytest.raises(pdf.WorkRefused):
+        render.render_page(bomb, 1)
 
 
 def test_heavy_work_in_a_worker_returns_the_same_values(tmp_path, monkeypatch):
