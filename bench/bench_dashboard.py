@@ -114,13 +114,13 @@ def script_seconds(since: float) -> float:
 
 
 @contextmanager
-def server(benchmark: Path | None, app: Path = Path("dashboard/app.py")):
+def server(benchmark: Path | None, app: Path = Path("dashboard/app.py"), port: int | None = None):
     """`streamlit run dashboard/app.py` on a free port, its script runs logged to SCRIPT_LOG;
     yields (url, seconds until health 200)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("LENS_")}
     if benchmark is not None:
         env["LENS_BENCHMARK"] = str(benchmark)
-    port = _free_port()
+    port = port or _free_port()
     url = f"http://localhost:{port}"
     SCRIPT_LOG.parent.mkdir(parents=True, exist_ok=True)
     SCRIPT_LOG.write_text("")
@@ -231,17 +231,25 @@ def new_page(browser):
     return page
 
 
-def first_load(browser, url: str) -> tuple[float, dict[str, float]]:
+def first_load(browser, url: str, context=None) -> tuple[float, dict[str, float]]:
     """goto -> the overview complete, in s; and its phases on the page's clock (from navigation):
-    until the script starts (HTML, JS, websocket), the script's runs, drawing after the last run."""
-    page = new_page(browser)
+    until the script starts (HTML, JS, websocket), the script's runs, drawing after the last run.
+    In a new browser context (nothing cached), or in `context` (a returning browser: its cache kept)."""
+    if context is None:
+        page = new_page(browser)
+    else:
+        page = context.new_page()
+        page.set_default_timeout(60_000)
     since = time.time()
     t0 = time.perf_counter()
     page.goto(url)
     done = wait_stable(page, OVERVIEW_DONE)
     total = done - t0
     states = page.evaluate("window.__lensStates")
-    page.context.close()
+    if context is None:
+        page.context.close()
+    else:
+        page.close()
     start = next(t for st, t in states if st == "running") / 1000
     end = max(t for st, t in states if st == "notRunning") / 1000
     return total, {"page until the script starts": start, "script runs": end - start,

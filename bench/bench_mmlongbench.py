@@ -15,6 +15,10 @@ response, extracted_res, pred and score), then measures:
     the overview complete (leaderboard and every chart drawn, the script idle); target < 5 s warm.
     Each figure is split: server start (until health answers), the browser until the script starts,
     the script's runs (of which server script time), the browser drawing after the last run.
+    Side by side, in turn: the floor (a four-line Streamlit app drawing a table and two plotly charts,
+    no dashboard code: what Streamlit, pandas, plotly and the browser cost before our code runs), and
+    both again in a returning browser (a context kept, on a fixed port, primed by one visit: the
+    cached Streamlit and plotly.js bundles of a user who opened the app before).
 
 Needs /usr/bin/chromium and the playwright package for (b) (--no-browser skips it). The machine's
 two cores are shared with Chromium and the server: run it on a quiet machine.
@@ -26,6 +30,7 @@ import argparse
 import json
 import os
 import random
+import socket
 import statistics
 import subprocess
 import sys
@@ -120,7 +125,8 @@ def cli_seconds(bench: Path, repeat: int) -> list[float]:
     return times
 
 
-def overview_seconds(bench: Path, browser, cache: Path) -> tuple[float, dict[str, float]]:
+def overview_seconds(bench: Path, browser, cache: Path, context=None, port: int | None = None
+                     ) -> tuple[float, dict[str, float]]:
     """`streamlit run` started -> the overview complete in the browser, with LENS_CACHE_DIR = cache;
     and where that time went: the server starting (until /_stcore/health answers), the browser
     loading the page until the script starts (HTML, JS, websocket), the script's runs (of which
@@ -128,9 +134,47 @@ def overview_seconds(bench: Path, browser, cache: Path) -> tuple[float, dict[str
     from bench_dashboard import first_load, server
 
     os.environ["LENS_CACHE_DIR"] = str(cache)
-    with server(bench) as (url, health):
-        total, phases = first_load(browser, url)
+    with server(bench, port=port) as (url, health):
+        total, phases = first_load(browser, url, context)
     return health + total, {"server start": health, **phases}
+
+
+FLOOR_APP = """import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+st.title("floor")
+st.dataframe(pd.DataFrame({"Run": ["a", "b", "c"], "Acc %": [50.0, 40.0, 30.0]}), hide_index=True)
+st.plotly_chart(go.Figure(go.Heatmap(z=[[1, 2], [3, 4]], x=["x", "y"], y=["a", "b"])), key="h")
+st.plotly_chart(go.Figure(go.Bar(x=[1, 2], y=["a", "b"], orientation="h")), key="b")
+"""
+
+
+def floor_seconds(browser, context=None, port: int | None = None) -> tuple[float, dict[str, float]]:
+    """The same measurement on a four-line app (a table, a heatmap, a bar chart; no dashboard code):
+    what Streamlit, pandas, plotly and the browser cost on this machine before our code does anything."""
+    from bench_dashboard import SCRIPT_LOG, first_load, server
+
+    app = SCRIPT_LOG.parent / "floor_overview.py"
+    app.parent.mkdir(parents=True, exist_ok=True)
+    app.write_text(FLOOR_APP)
+    with server(None, app, port=port) as (url, health):
+        total, phases = first_load(browser, url, context)
+    return health + total, {"server start": health, **phases}
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _report(what: str, runs: list[tuple[float, dict[str, float]]], overview: list[float]) -> None:
+    times = [t for t, _ in runs]
+    print(f"    {what}: median {statistics.median(times):.2f} s (runs {', '.join(f'{t:.2f}' for t in times)}); "
+          f"the overview in a new browser context takes {statistics.median(overview) / statistics.median(times):.2f}x this")
+    for t, phases in runs:
+        print(f"      {t:.2f} s: {_phases(phases)}")
 
 
 def _phases(phases: dict[str, float]) -> str:
@@ -151,13 +195,26 @@ def main() -> None:
           f"{'✓' if statistics.median(cli) < CLI_TARGET_S else '✗'}")
     if args.no_browser:
         return
-    from bench_dashboard import CHROMIUM, CHROMIUM_FLAGS
+    from bench_dashboard import CHROMIUM, CHROMIUM_FLAGS, STATE_LOG, VIEWPORT
     from playwright.sync_api import sync_playwright
 
     with tempfile.TemporaryDirectory() as cache, sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
         cold, cold_phases = overview_seconds(bench, browser, Path(cache))
-        warm_runs = [overview_seconds(bench, browser, Path(cache)) for _ in range(args.repeat)]
+        # side by side, in turn: the overview and the floor app, each in a new browser context (nothing
+        # cached) and in a returning browser (one context per app, on a fixed port, primed by one visit)
+        ports = {"app": free_port(), "floor": free_port()}
+        returning = {k: browser.new_context(viewport=VIEWPORT) for k in ports}
+        for ctx in returning.values():
+            ctx.add_init_script(STATE_LOG)
+        overview_seconds(bench, browser, Path(cache), returning["app"], ports["app"])
+        floor_seconds(browser, returning["floor"], ports["floor"])
+        warm_runs, floors, back_runs, back_floors = [], [], [], []
+        for _ in range(args.repeat):
+            warm_runs.append(overview_seconds(bench, browser, Path(cache)))
+            floors.append(floor_seconds(browser))
+            back_runs.append(overview_seconds(bench, browser, Path(cache), returning["app"], ports["app"]))
+            back_floors.append(floor_seconds(browser, returning["floor"], ports["floor"]))
         base, base_phases = overview_seconds(ROOT / "sample_runs", browser, Path(cache))  # the same on the default sample
         browser.close()
     warm = [t for t, _ in warm_runs]
@@ -166,6 +223,10 @@ def main() -> None:
           f"target < {OVERVIEW_TARGET_S:.0f} s {'✓' if statistics.median(warm) < OVERVIEW_TARGET_S else '✗'}")
     for t, phases in warm_runs:
         print(f"    warm {t:.2f} s: {_phases(phases)}")
+    _report("floor: a four-line Streamlit app (a table and two plotly charts, no dashboard code), the same "
+            "measurement", floors, warm)
+    _report("returning browser (its cache kept from an earlier visit), the overview", back_runs, warm)
+    _report("returning browser, the floor app", back_floors, warm)
     print(f"    for scale, measured just after on this machine: sample_runs/ (XL-DocBench sample) warm start {base:.2f} s "
           f"({_phases(base_phases)}); load average now {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
 
