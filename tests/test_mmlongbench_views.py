@@ -110,3 +110,17 @@ def test_overview_shows_the_columns_the_categories_and_why_a_row_is_missing(mm_a
     assert board.loc["docowl-8b", "Problems"] == "1 row not evaluated (no `pred`)"
     assert "ids unknown" not in " ".join(str(m.value) for m in at.warning)
     assert "Page category" in [t.label for t in at.tabs] and "Split" not in [t.label for t in at.tabs]
+
+
+def test_fields_the_gold_never_fills_get_no_chart_and_are_named(mm_app, analysis):
+    """MMLongBench-Doc has no reasoning type, domain or difficulty: no heatmap or tab of `unknown`
+    alone, and a caption names what is not charted; the evidence-source heatmap stays."""
+    assert not analysis.informative("reasoning_type") and analysis.informative("evidence_source")
+    at = mm_app()
+    assert not at.exception, [e.value for e in at.exception]
+    tabs = [t.label for t in at.tabs]
+    assert "Domain" not in tabs and "Difficulty" not in tabs and "Document type" in tabs
+    note = [c.value for c in at.caption if "Not charted" in c.value]
+    assert note and "Reasoning type" in note[0] and "Domain" in note[0], [c.value for c in at.caption]
+    keys = [str(getattr(e, "key", "")) for e in at.get("plotly_chart")]
+    assert not any("reasoning_type" in k for k in keys) and any("evidence_source" in k for k in keys), keys

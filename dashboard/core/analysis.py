@@ -490,6 +490,12 @@ class Analysis:
             self._field_options = field_options(self.questions)
         return self._field_options
 
+    def informative(self, field_name: str) -> bool:
+        """Whether the gold gives the field a value anywhere: a breakdown whose only label is
+        `unknown` (MMLongBench-Doc has no reasoning type, DocVQA no domain) says nothing."""
+        labels = self.breakdown(field_name)["label"]
+        return bool(len(labels)) and bool((labels.astype(str) != UNKNOWN).any())
+
     def breakdown(self, field_name: str) -> pd.DataFrame:
         if field_name not in self._breakdowns:
             if self._positions is None:

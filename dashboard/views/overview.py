@@ -230,26 +230,33 @@ def overview() -> None:
         st.info("Pick at least one run to draw the charts.")
         return
     marked = set(loaded)
+    # a field the gold never fills (every question `unknown`) gets no chart, and the page says so
+    heatmaps = tuple(n for n in HEATMAPS if an.informative(n))
+    breakdowns = tuple(n for n in BREAKDOWNS if an.informative(n)) or BREAKDOWNS[:1]
+    blank = [field_label(n) for n in (*HEATMAPS, *BREAKDOWNS) if n not in heatmaps + breakdowns]
     st.caption("Click a cell or a bar to open those questions in the question explorer. Rows follow the leaderboard.")
-    for name in HEATMAPS:
+    for name in heatmaps:
         show(charts.heatmap(an.breakdown(name), name, metric, runs, marked), f"ov_heat_{name}")
 
     st.subheader("Breakdowns")
     # Only the open tab's chart is built and sent (a tab switch reruns): building and drawing all
     # seven bar charts took most of every overview rerun (bench/bench_dashboard.py).
-    labels = {field_label(n): n for n in BREAKDOWNS}
-    ui.seed("ov_tab", field_label(v.tab) if v.tab in BREAKDOWNS else field_label(BREAKDOWNS[0]))
+    labels = {field_label(n): n for n in breakdowns}
+    ui.seed("ov_tab", field_label(v.tab) if v.tab in breakdowns else field_label(breakdowns[0]))
     tabs = st.tabs(list(labels), key="ov_tab", on_change="rerun")
-    current = labels.get(st.session_state.get("ov_tab", ""), BREAKDOWNS[0])
-    v.tab = "" if current == BREAKDOWNS[0] else current
-    for tab, name in zip(tabs, BREAKDOWNS):
+    current = labels.get(st.session_state.get("ov_tab", ""), breakdowns[0])
+    v.tab = "" if current == breakdowns[0] else current
+    for tab, name in zip(tabs, breakdowns):
         with tab:
             if tab.open is not False:
                 show(charts.bars(an.breakdown(name), name, metric, runs, marked), f"ov_bar_{name}")
+    if blank:
+        st.caption(md_escape(f"Not charted: {', '.join(blank)} (no question of this benchmark has a value for "
+                             f"{'it' if len(blank) == 1 else 'them'})."))
 
     with st.expander("Open a slice without the mouse", icon=":material/keyboard:"):
         c1, c2, c3 = st.columns(3)
-        field_name = c1.selectbox("Breakdown", HEATMAPS + BREAKDOWNS, format_func=field_label, key="ov_pick_field")
+        field_name = c1.selectbox("Breakdown", heatmaps + breakdowns, format_func=field_label, key="ov_pick_field")
         label = c2.selectbox("Value", sorted(an.breakdown(field_name)["label"].unique()), key="ov_pick_label")
         run = c3.selectbox("Run", [None, *runs], format_func=lambda r: "every run in the charts" if r is None else r,
                            key="ov_pick_run")
@@ -259,7 +266,7 @@ def overview() -> None:
             ui.open_slice(run, field_name, label)
 
     fill = answer_locations(runs, marked)
-    annotations.failure_modes(ctx, runs, HEATMAPS + BREAKDOWNS)  # tag counts per run and slice, gold corrections
+    annotations.failure_modes(ctx, runs, heatmaps + breakdowns)  # tag counts per run and slice, gold corrections
     if fill is not None:  # the whole-document answer search, last: everything above is drawn already
         fill()
 
