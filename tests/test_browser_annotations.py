@@ -14,6 +14,11 @@ QID, RUN = "adubench_single_000001", "alpha"
 TEXT = "Reads the 2022 column <b>not</b> 2023"
 
 
+def runs_chosen(page) -> str:
+    """The explorer's Runs picker as the user sees it (its chips)."""
+    return page.locator('[data-testid="stMultiSelect"]').filter(has=page.get_by_label("Runs", exact=True)).first.inner_text()
+
+
 def note_form(page, label: str):
     return page.locator('[data-testid="stForm"]').filter(has=page.get_by_label(label))
 
@@ -32,14 +37,18 @@ def test_a_note_written_in_one_session_is_seen_in_another(tmp_path, mini_bench, 
         ana = open_page(browser, url, errors)
         ana.goto(link)
         settle(ana, "Question explorer")
+        assert RUN in runs_chosen(ana), f"the link's run is not chosen: {runs_chosen(ana)!r} at {ana.url}"
         name = ana.get_by_label("Your name (saved with every note)")
         name.fill("Ana")
         name.press("Tab")
         wait_idle(ana)
+        shot(ana, "annotations-00-named.png")
+        assert RUN in runs_chosen(ana), f"the run was dropped when the name was typed: {runs_chosen(ana)!r} at {ana.url}"
         form = note_form(ana, "Note on this answer")
         form.get_by_label("Note on this answer").fill(TEXT)
         form.get_by_role("button", name="Save").click()
         wait_idle(ana)
+        assert RUN in runs_chosen(ana), f"the run was dropped on Save: {runs_chosen(ana)!r} at {ana.url}"
         expect(ana.get_by_text("Last saved by Ana")).to_be_visible()
         check_clean(ana, errors, log, "Ana saved")
         shot(ana, "annotations-01-saved.png")
