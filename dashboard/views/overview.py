@@ -251,8 +251,10 @@ def overview() -> None:
             if tab.open is not False:
                 show(charts.bars(an.breakdown(name), name, metric, runs, marked), f"ov_bar_{name}")
     if blank:
-        st.caption(md_escape(f"Not charted: {', '.join(blank)} (no question of this benchmark has a value for "
-                             f"{'it' if len(blank) == 1 else 'them'})."))
+        from_pdfs = [n for n in ("length", "position") if n not in heatmaps + breakdowns]
+        why = " (document length and evidence position are read from the PDFs' page counts)" if from_pdfs else ""
+        st.caption(md_escape(f"Not charted: {', '.join(blank)}: no question of this benchmark has a value for "
+                             f"{'it' if len(blank) == 1 else 'them'}{why}."))
 
     with st.expander("Open a slice without the mouse", icon=":material/keyboard:"):
         c1, c2, c3 = st.columns(3)
