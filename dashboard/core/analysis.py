@@ -493,8 +493,11 @@ class Analysis:
     def informative(self, field_name: str) -> bool:
         """Whether the gold gives the field a value anywhere: a breakdown whose only label is
         `unknown` (MMLongBench-Doc has no reasoning type, DocVQA no domain) says nothing."""
-        labels = self.breakdown(field_name)["label"]
-        return bool(len(labels)) and bool((labels.astype(str) != UNKNOWN).any())
+        if field_name not in self.questions.columns:
+            return False
+        col = self.questions[field_name]  # read from the gold, not from a breakdown: computing those of every
+        values = (col.explode() if field_name in MULTI_LABEL else col).dropna()  # tab is what the tabs avoid
+        return bool(len(values)) and bool((values.astype(str) != UNKNOWN).any())
 
     def breakdown(self, field_name: str) -> pd.DataFrame:
         if field_name not in self._breakdowns:
