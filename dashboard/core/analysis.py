@@ -379,12 +379,17 @@ QUESTION_GROUP, META_GROUP = "Question", "Metadata"
 
 
 
+def field_values(questions: pd.DataFrame, name: str) -> pd.Series:
+    """The values a field takes over the questions, nulls dropped: one per label of a MULTI_LABEL field."""
+    col = questions[name]
+    return (col.explode() if name in MULTI_LABEL else col).dropna()
+
+
 def field_options(questions: pd.DataFrame) -> dict[str, list[str]]:
     """The values each filter field takes, sorted."""
     out = {}
     for name in filter_fields(questions):
-        col = questions[name]
-        values = (col.explode() if name in MULTI_LABEL else col).dropna()
+        values = field_values(questions, name)
         # str() of each value, as the filter compares them; unique first, so each distinct value is converted once
         out[name] = sorted({str(v) for v in (values.unique() if pd.api.types.is_string_dtype(values) else values)})
     return out
@@ -495,8 +500,8 @@ class Analysis:
         `unknown` (MMLongBench-Doc has no reasoning type, DocVQA no domain) says nothing."""
         if field_name not in self.questions.columns:
             return False
-        col = self.questions[field_name]  # read from the gold, not from a breakdown: computing those of every
-        values = (col.explode() if field_name in MULTI_LABEL else col).dropna()  # tab is what the tabs avoid
+        # read from the gold, not from a breakdown: computing every tab's breakdown is what the tabs avoid
+        values = field_values(self.questions, field_name)
         return bool(len(values)) and bool((values.astype(str) != UNKNOWN).any())
 
     def breakdown(self, field_name: str) -> pd.DataFrame:

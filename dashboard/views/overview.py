@@ -233,7 +233,7 @@ def overview() -> None:
     # a field the gold never fills (every question `unknown`) gets no chart, and the page says so
     heatmaps = tuple(n for n in HEATMAPS if an.informative(n))
     breakdowns = tuple(n for n in BREAKDOWNS if an.informative(n)) or BREAKDOWNS[:1]
-    blank = [field_label(n) for n in (*HEATMAPS, *BREAKDOWNS) if n not in heatmaps + breakdowns]
+    left_out = [n for n in (*HEATMAPS, *BREAKDOWNS) if n not in heatmaps + breakdowns]
     st.caption("Click a cell or a bar to open those questions in the question explorer. Rows follow the leaderboard.")
     for name in heatmaps:
         show(charts.heatmap(an.breakdown(name), name, metric, runs, marked), f"ov_heat_{name}")
@@ -250,11 +250,11 @@ def overview() -> None:
         with tab:
             if tab.open is not False:
                 show(charts.bars(an.breakdown(name), name, metric, runs, marked), f"ov_bar_{name}")
-    if blank:
-        from_pdfs = [n for n in ("length", "position") if n not in heatmaps + breakdowns]
-        why = " (document length and evidence position are read from the PDFs' page counts)" if from_pdfs else ""
-        st.caption(md_escape(f"Not charted: {', '.join(blank)}: no question of this benchmark has a value for "
-                             f"{'it' if len(blank) == 1 else 'them'}{why}."))
+    if left_out:
+        why = (" (document length and evidence position are read from the PDFs' page counts)"
+               if {"length", "position"} & set(left_out) else "")
+        st.caption(md_escape(f"Not charted: {', '.join(map(field_label, left_out))}: no question of this benchmark "
+                             f"has a value for {'it' if len(left_out) == 1 else 'them'}{why}."))
 
     with st.expander("Open a slice without the mouse", icon=":material/keyboard:"):
         c1, c2, c3 = st.columns(3)
