@@ -67,7 +67,7 @@ ROW_PX = 35  # st.dataframe row and header height
 # ----------------------------------------------------------------------------- server and browser
 
 
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
@@ -120,7 +120,7 @@ def server(benchmark: Path | None, app: Path = Path("dashboard/app.py"), port: i
     env = {k: v for k, v in os.environ.items() if not k.startswith("LENS_")}
     if benchmark is not None:
         env["LENS_BENCHMARK"] = str(benchmark)
-    port = port or _free_port()
+    port = port or free_port()
     url = f"http://localhost:{port}"
     SCRIPT_LOG.parent.mkdir(parents=True, exist_ok=True)
     SCRIPT_LOG.write_text("")
@@ -223,9 +223,11 @@ def timed(page, action, name: str = "") -> float:
     return total / 1000
 
 
-def new_page(browser):
-    context = browser.new_context(viewport=VIEWPORT)
-    context.add_init_script(STATE_LOG)
+def new_page(browser, context=None):
+    """A page in a new browser context (nothing cached, the state log installed), or in `context`."""
+    if context is None:
+        context = browser.new_context(viewport=VIEWPORT)
+        context.add_init_script(STATE_LOG)
     page = context.new_page()
     page.set_default_timeout(60_000)
     return page
@@ -235,11 +237,7 @@ def first_load(browser, url: str, context=None) -> tuple[float, dict[str, float]
     """goto -> the overview complete, in s; and its phases on the page's clock (from navigation):
     until the script starts (HTML, JS, websocket), the script's runs, drawing after the last run.
     In a new browser context (nothing cached), or in `context` (a returning browser: its cache kept)."""
-    if context is None:
-        page = new_page(browser)
-    else:
-        page = context.new_page()
-        page.set_default_timeout(60_000)
+    page = new_page(browser, context)
     since = time.time()
     t0 = time.perf_counter()
     page.goto(url)

@@ -70,7 +70,6 @@ import os
 import random
 import re
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -93,17 +92,14 @@ from streamlit.proto.ForwardMsg_pb2 import ForwardMsg  # noqa: E402
 from dashboard.core.escape import md_escape  # noqa: E402
 from scoring.loaders import load_gold  # noqa: E402
 
+sys.path.insert(0, str(HERE))
+from bench_dashboard import free_port  # noqa: E402
+
 SWITCH_TIMEOUT = 60.0  # s: a switch slower than this counts as an error (--switch-timeout)
 PAGES = {"evidence": "Question", "questions": None}  # page -> label of its question selectbox (None: by URL only)
 
 
 # ----------------------------------------------------------------------------- the server
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _tree(pid: int) -> list[int]:
@@ -161,7 +157,7 @@ class Sampler(threading.Thread):
 
 def start_server(benchmark: Path, cache: Path, profile: Path | None = None,
                  mode: str = "cpu", app_root: Path = ROOT) -> tuple[subprocess.Popen, str, Path]:
-    port = _free_port()
+    port = free_port()
     log = cache / "server.log"
     env = {k: v for k, v in os.environ.items() if not k.startswith("LENS_")}
     env |= {"LENS_BENCHMARK": str(benchmark), "LENS_CACHE_DIR": str(cache / "cache")}

@@ -31,7 +31,6 @@ import argparse
 import json
 import os
 import random
-import socket
 import statistics
 import subprocess
 import sys
@@ -126,8 +125,8 @@ def cli_seconds(bench: Path, repeat: int) -> list[float]:
     return times
 
 
-def overview_seconds(bench: Path, browser, cache: Path, context=None, port: int | None = None
-                     ) -> tuple[float, dict[str, float]]:
+def overview_seconds(bench: Path, browser, cache: Path, context=None, port: int | None = None,
+                     second: list | None = None) -> tuple[float, dict[str, float]]:
     """`streamlit run` started -> the overview complete in the browser, with LENS_CACHE_DIR = cache;
     and where that time went: the server starting (until /_stcore/health answers), the browser
     loading the page until the script starts (HTML, JS, websocket), the script's runs (of which
@@ -137,8 +136,8 @@ def overview_seconds(bench: Path, browser, cache: Path, context=None, port: int 
     os.environ["LENS_CACHE_DIR"] = str(cache)
     with server(bench, port=port) as (url, health):
         total, phases = first_load(browser, url, context)
-        if context is None:  # a second person opening the page on the server now running
-            SECOND.append(first_load(browser, url))
+        if second is not None:  # a second person opening the page on the server now running
+            second.append(first_load(browser, url))
     return health + total, {"server start": health, **phases}
 
 
@@ -153,9 +152,6 @@ st.plotly_chart(go.Figure(go.Bar(x=[1, 2], y=["a", "b"], orientation="h")), key=
 """
 
 
-SECOND: list[tuple[float, dict[str, float]]] = []  # page opened -> overview drawn, on a server that served one session
-
-
 def floor_seconds(browser, context=None, port: int | None = None) -> tuple[float, dict[str, float]]:
     """The same measurement on a four-line app (a table, a heatmap, a bar chart; no dashboard code):
     what Streamlit, pandas, plotly and the browser cost on this machine before our code does anything."""
@@ -167,12 +163,6 @@ def floor_seconds(browser, context=None, port: int | None = None) -> tuple[float
     with server(None, app, port=port) as (url, health):
         total, phases = first_load(browser, url, context)
     return health + total, {"server start": health, **phases}
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _report(what: str, runs: list[tuple[float, dict[str, float]]], overview: list[float]) -> None:
@@ -201,7 +191,7 @@ def main() -> None:
           f"{'✓' if statistics.median(cli) < CLI_TARGET_S else '✗'}")
     if args.no_browser:
         return
-    from bench_dashboard import CHROMIUM, CHROMIUM_FLAGS, STATE_LOG, VIEWPORT
+    from bench_dashboard import CHROMIUM, CHROMIUM_FLAGS, STATE_LOG, VIEWPORT, free_port
     from playwright.sync_api import sync_playwright
 
     with tempfile.TemporaryDirectory() as cache, sync_playwright() as p:
@@ -215,9 +205,9 @@ def main() -> None:
             ctx.add_init_script(STATE_LOG)
         overview_seconds(bench, browser, Path(cache), returning["app"], ports["app"])
         floor_seconds(browser, returning["floor"], ports["floor"])
-        warm_runs, floors, back_runs, back_floors = [], [], [], []
+        warm_runs, seconds, floors, back_runs, back_floors = [], [], [], [], []
         for _ in range(args.repeat):
-            warm_runs.append(overview_seconds(bench, browser, Path(cache)))
+            warm_runs.append(overview_seconds(bench, browser, Path(cache), second=seconds))
             floors.append(floor_seconds(browser))
             back_runs.append(overview_seconds(bench, browser, Path(cache), returning["app"], ports["app"]))
             back_floors.append(floor_seconds(browser, returning["floor"], ports["floor"]))
@@ -232,7 +222,7 @@ def main() -> None:
     _report("floor: a four-line Streamlit app (a table and two plotly charts, no dashboard code), the same "
             "measurement", floors, warm)
     _report("a second session on the server just started (new browser context; page opened -> drawn)",
-            SECOND[1:1 + args.repeat], warm)
+            seconds, warm)
     _report("returning browser (its cache kept from an earlier visit), the overview", back_runs, warm)
     _report("returning browser, the floor app", back_floors, warm)
     print(f"    for scale, measured just after on this machine: sample_runs/ (XL-DocBench sample) warm start {base:.2f} s "
