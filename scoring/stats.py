@@ -6,14 +6,28 @@ Pure: numpy and scipy only (no pandas, no streamlit).
     bootstrap_means(d, B, rng)         the B resample means behind it (exact draws; moment-matched for large n on request)
     paired_bootstrap_rows(A, B)        the same for each row of two k x n arrays (k metrics)
     holm(pvalues)                      Holm-adjusted p-values (family-wise error), in the input order
+
+Documents as the unit (questions come in documents: a model that cannot read one scan misses all its
+questions together, so question-level resampling calls a handful of documents "significant"):
+
+    document_clusters(document_ids)    one cluster code per question (its first document), the unit and its count
+    paired_by_document(a, b, clusters) delta, document-bootstrap interval, sign-flip p by document, unit,
+                                       units, and the question-level numbers kept as secondary (`Paired`)
+    paired_by_document_rows(A, B, c)   the same for each row of two k x n arrays (k metrics)
+    cluster_robust_se(d, clusters)     the CR1 standard error of a mean with documents as clusters
+    detectable_gap(d, clusters)        the smallest gap detectable at 80 % power and the given confidence
+    sign_flip_p(sums)                  the document-level test behind `paired_by_document`'s p
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
+from scipy import signal as _signal
 from scipy import stats as _stats
 
 BATCH = 1_000  # resamples drawn at once: bounds memory to BATCH x questions floats
@@ -161,3 +175,300 @@ def holm(pvalues: Iterable[float]) -> list[float]:
         running = max(running, min(1.0, (m - k) * p[i]))
         out[i] = running
     return out
+
+
+# ----------------------------------------------------------------------------- documents as the unit
+
+MIN_DOCUMENTS = 20  # fewer units than this: "too few documents to tell" (no interval is shown)
+POWER = 0.80  # the power `detectable_gap` is computed for
+DOCUMENT, QUESTION = "document", "question"
+EXACT_SUM_LIMIT = 200_000  # integer document sums whose absolute total is at most this: the sign-flip p is exact
+MULTINOMIAL_LIMIT = 64  # at most this many distinct (sum, size) documents: resampled as multinomial counts
+DRAWS_PER_BATCH = 2_000_000  # random numbers drawn at once (bounds memory)
+
+
+class Clusters(NamedTuple):
+    """Per-question cluster codes 0..units-1 (in order of first appearance), the unit they stand for
+    ("document", or "question" when no question names a document) and how many units there are."""
+    codes: np.ndarray
+    unit: str
+    units: int
+
+
+def document_clusters(document_ids: Sequence[Sequence[str] | str | None]) -> Clusters:
+    """The cluster of each question, from the documents its gold names (`GoldQuestion.document_ids`,
+    whether or not the PDF is present). The rule:
+
+    - a question's cluster is the FIRST document its gold names (a question over several documents
+      is put with its first one, so every question is in exactly one cluster and a document's
+      questions stay together);
+    - a question that names no document is its own cluster (one unit of its own);
+    - only when NO question names a document does the unit become "question" (every question its own
+      cluster), and the result says so in `unit`.
+
+    A plain string is taken as one document id; None or an empty list as no document."""
+    keys: list[object] = []
+    named = False
+    for i, ids in enumerate(document_ids):
+        first = ids if isinstance(ids, str) else (next(iter(ids), None) if ids is not None else None)
+        if first is None or first == "":
+            keys.append(("question", i))  # its own cluster: a key no document id can equal
+        else:
+            keys.append(("document", str(first)))
+            named = True
+    codes_of: dict[object, int] = {}
+    codes = np.fromiter((codes_of.setdefault(k, len(codes_of)) for k in keys), dtype=np.int64, count=len(keys))
+    return Clusters(codes, DOCUMENT if named else QUESTION, len(codes_of))
+
+
+def _codes(clusters: Clusters | Sequence[object] | np.ndarray, n: int) -> tuple[np.ndarray, str, int]:
+    """(codes 0..G-1, unit, G) from a `Clusters` or from any per-question labels (unit "document")."""
+    if isinstance(clusters, Clusters):
+        codes, unit = np.asarray(clusters.codes, dtype=np.int64), clusters.unit
+    else:
+        labels = np.asarray(clusters)
+        if labels.ndim != 1:
+            raise ValueError(f"clusters must be one label per question, got shape {labels.shape}")
+        _, codes = np.unique(labels, return_inverse=True)
+        codes, unit = codes.astype(np.int64).ravel(), DOCUMENT
+    if codes.shape != (n,):
+        raise ValueError(f"clusters must hold one code per question: {codes.shape[0]} codes for {n} questions")
+    # renumber to the codes present (a slice of a benchmark holds only some of its documents)
+    _, codes = np.unique(codes, return_inverse=True)
+    codes = codes.ravel()
+    return codes, unit, int(codes.max()) + 1 if n else 0
+
+
+def _cluster_sums(d: np.ndarray, codes: np.ndarray, g: int) -> tuple[np.ndarray, np.ndarray]:
+    """(sum of d, number of questions) per cluster."""
+    return np.bincount(codes, weights=d, minlength=g), np.bincount(codes, minlength=g).astype(float)
+
+
+def cluster_robust_se(d: Sequence[float] | np.ndarray, clusters: Clusters | Sequence[object] | np.ndarray) -> float:
+    """The cluster-robust (CR1) standard error of the mean of d with one cluster per document:
+
+        SE^2 = G / (G - 1) * sum_g (sum_{i in g} (d_i - dbar))^2 / N^2
+
+    (N questions in G clusters; the sandwich variance of a mean, with the small-sample factor
+    G/(G-1)). With one question per cluster it is the usual sd/sqrt(N) (population sd, times
+    sqrt(N/(N-1))). nan with fewer than 2 clusters."""
+    x = np.asarray(d, dtype=float)
+    codes, _, g = _codes(clusters, x.size)
+    if g < 2:
+        return math.nan
+    sums, sizes = _cluster_sums(x, codes, g)
+    dbar = float(x.mean())
+    resid = sums - sizes * dbar
+    return math.sqrt(g / (g - 1) * float(np.dot(resid, resid)) / x.size ** 2)
+
+
+def detectable_gap(d: Sequence[float] | np.ndarray, clusters: Clusters | Sequence[object] | np.ndarray, *,
+                   confidence: float = 0.95, power: float = POWER) -> float:
+    """The smallest true difference (same scale as d) that a two-sided test at `confidence` would
+    find with probability `power` on this many documents and this spread:
+
+        (t_{1 - alpha/2, G-1} + t_{power, G-1}) * SE_CR1
+
+    (the usual sample-size formula with Student's t on G - 1 degrees of freedom, the CR1 standard
+    error of `cluster_robust_se` standing for the spread under the alternative). inf with fewer than
+    2 clusters; 0 when every document's differences are equal (no spread to judge from)."""
+    if not 0 < confidence < 1 or not 0 < power < 1:
+        raise ValueError(f"confidence and power must be in (0, 1), got {confidence} and {power}")
+    x = np.asarray(d, dtype=float)
+    se = cluster_robust_se(x, clusters)
+    if math.isnan(se):
+        return math.inf
+    _, _, g = _codes(clusters, x.size)
+    t = _stats.t(g - 1)
+    return float((t.ppf(1 - (1 - confidence) / 2) + t.ppf(power)) * se)
+
+
+def cluster_bootstrap_means(sums: np.ndarray, sizes: np.ndarray, resamples: int, rng: np.random.Generator) -> np.ndarray:
+    """`resamples` ratio means sum(d)/count of G clusters drawn with replacement from the G clusters
+    (each given by its sum of differences and its number of questions; both runs' questions of a
+    drawn document come together, since the sum is of the paired differences).
+
+    Drawn from per-cluster sums and counts, never from questions: a resample is fully described by
+    how often each cluster is drawn. Clusters with the same (sum, size) are interchangeable, so when
+    there are at most MULTINOMIAL_LIMIT distinct ones (Accuracy differences over documents of a few
+    sizes) the counts are drawn from multinomial(G, their frequencies) -- the same distribution, in
+    O(distinct) per resample; otherwise G cluster indices are drawn per resample (O(G), not O(N))."""
+    g = sums.size
+    B = int(resamples)
+    pairs, freq = np.unique(np.column_stack([sums, sizes]), axis=0, return_counts=True)
+    if pairs.shape[0] <= MULTINOMIAL_LIMIT:
+        w = rng.multinomial(g, freq / g, size=B).astype(float)
+        return (w @ pairs[:, 0]) / (w @ pairs[:, 1])
+    out = np.empty(B)
+    step = max(1, min(B, DRAWS_PER_BATCH // g))
+    both = np.column_stack([sums, sizes])
+    for start in range(0, B, step):
+        k = min(step, B - start)
+        # how often each cluster is drawn in each of k resamples: one bincount over (resample, cluster)
+        flat = rng.integers(0, g, size=(k, g), dtype=np.int64)
+        flat += np.arange(k, dtype=np.int64)[:, None] * g
+        w = np.bincount(flat.ravel(), minlength=k * g).reshape(k, g).astype(float)
+        drawn = w @ both
+        out[start:start + k] = drawn[:, 0] / drawn[:, 1]
+    return out
+
+
+def sign_flip_p(sums: Sequence[float] | np.ndarray, *, resamples: int = 10_000, seed: int = 0) -> tuple[float, bool]:
+    """(p, exact): the two-sided sign-flip randomization test of the per-document sums of the paired
+    differences. Under "no difference" the two runs' labels are exchangeable within a document, so
+    swapping A and B on a whole document (flipping the sign of its sum) leaves the distribution of
+    T = sum of the document sums unchanged; p = P(|T*| >= |T|) over the 2^G sign vectors.
+
+    - Integer sums (0/1 Accuracy; absolute total <= EXACT_SUM_LIMIT): exact, by convolving each
+      distinct |sum| v's contribution v * (2K - c), K ~ binomial(c, 1/2) over its c documents.
+      With one question per document this is McNemar's exact test.
+    - Otherwise: `resamples` random sign vectors, p = (1 + #{|T*| >= |T|}) / (1 + resamples)
+      (never 0; seeded)."""
+    s = np.asarray(sums, dtype=float)
+    s = s[s != 0]  # a document with sum 0 adds nothing under any sign
+    t = abs(float(s.sum()))
+    if not s.size or t == 0:
+        return 1.0, True
+    mags = np.abs(s)
+    rounded = np.rint(mags)
+    if np.all(np.abs(mags - rounded) < 1e-9) and float(rounded.sum()) <= EXACT_SUM_LIMIT:
+        values, counts = np.unique(rounded.astype(np.int64), return_counts=True)
+        pmf = np.ones(1)
+        for v, c in zip(values.tolist(), counts.tolist()):
+            kernel = np.zeros(2 * c * v + 1)
+            kernel[:: 2 * v] = _stats.binom.pmf(np.arange(c + 1), c, 0.5)
+            small = min(pmf.size, kernel.size) < 256
+            pmf = np.convolve(pmf, kernel) if small else _signal.fftconvolve(pmf, kernel)
+        pmf = np.clip(pmf, 0.0, None)
+        m = (pmf.size - 1) // 2  # pmf[j] = P(T* = j - m)
+        tt = int(round(t))
+        p = float(pmf[: m - tt + 1].sum() + pmf[m + tt:].sum())
+        return min(1.0, p / float(pmf.sum())), True
+    rng = np.random.default_rng(seed)
+    R = int(resamples)
+    hits = 0
+    step = max(1, min(R, DRAWS_PER_BATCH // s.size))
+    tol = 1e-9 * max(1.0, t)
+    for start in range(0, R, step):
+        k = min(step, R - start)
+        signs = rng.integers(0, 2, size=(k, s.size), dtype=np.int8).astype(float) * 2 - 1
+        hits += int(np.count_nonzero(np.abs(signs @ s) >= t - tol))
+    return (1 + hits) / (1 + R), False
+
+
+@dataclass(frozen=True)
+class Paired:
+    """A paired comparison of two runs with documents as the unit (the headline) and the
+    question-level numbers other tools report (secondary).
+
+    delta            mean of a - b over the questions (= sum of the document sums / questions)
+    low, high        percentile interval of the document (cluster) bootstrap: nan when too_few
+    p                two-sided sign-flip randomization test of the document sums (see `paired_by_document`)
+    unit, units      "document" (or "question" when the gold names no document) and how many
+    questions        how many paired questions
+    se               cluster-robust (CR1) standard error of delta
+    detectable       smallest gap detectable at 80 % power and `confidence` (`detectable_gap`)
+    too_few          fewer than MIN_DOCUMENTS units: say "too few documents to tell", not an interval
+    method           what was computed, in words
+    boot_low/_high   the cluster bootstrap interval even when too_few (for those who ask)
+    question_low/_high  the question-level paired bootstrap interval (questions as independent)
+    p_question       McNemar's exact p on discordant questions (0/1 scores only; else nan)
+    """
+    delta: float
+    low: float
+    high: float
+    p: float
+    unit: str
+    units: int
+    questions: int
+    se: float
+    detectable: float
+    too_few: bool
+    method: str
+    boot_low: float
+    boot_high: float
+    question_low: float
+    question_high: float
+    p_question: float
+    exact: bool
+
+    @property
+    def significant(self) -> bool:
+        """The interval (by documents) excludes 0 and there are enough documents: the only case in
+        which a page may call the difference real."""
+        return not self.too_few and not math.isnan(self.low) and (self.low > 0 or self.high < 0)
+
+
+def _nan_paired(unit: str, method: str) -> Paired:
+    nan = math.nan
+    return Paired(nan, nan, nan, nan, unit, 0, 0, nan, math.inf, True, method, nan, nan, nan, nan, nan, True)
+
+
+def paired_by_document(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray,
+                       clusters: Clusters | Sequence[object] | np.ndarray, *, resamples: int = 10_000,
+                       confidence: float = 0.95, seed: int = 0, approximate: bool = False,
+                       min_units: int = MIN_DOCUMENTS) -> Paired:
+    """Run A against run B over paired questions (a[i], b[i] the two runs' scores on question i),
+    with documents as the unit: `clusters` is a `Clusters` from `document_clusters`, or one label per
+    question (taken as document ids).
+
+    - delta: mean of a - b over the questions (the ratio estimator sum(d) / N).
+    - Interval: the paired cluster bootstrap -- documents drawn with replacement, each drawn document
+      bringing both runs' scores on all its questions; each resample's delta is sum(d)/count over the
+      drawn questions; percentile interval at `confidence` (`cluster_bootstrap_means`). With fewer
+      than `min_units` documents no interval is given (low, high nan; too_few True): a bootstrap over
+      a handful of documents is too narrow to trust.
+    - p: a sign-flip randomization test of the document sums (= permuting the run labels within
+      documents): exact for 0/1 scores, Monte Carlo otherwise (`sign_flip_p`). Chosen over a
+      cluster-robust (CR1) t test because it needs no normal approximation: its level holds at any
+      number of documents and any mix of document sizes under the null that the runs are
+      interchangeable on each document, where the CR1 t test over-rejects with few or unequal
+      clusters -- the regime of the per-slice tables; and with one question per document it is
+      McNemar's exact test, so the question-level and document-level numbers differ only by the unit.
+    - Kept, secondary: the question-level bootstrap interval and McNemar's exact p (0/1 scores).
+    The same seed gives the same result. No question: nan everywhere."""
+    x = np.asarray(a, dtype=float)
+    y = np.asarray(b, dtype=float)
+    _check(x, y, confidence)
+    codes, unit, g = _codes(clusters, x.size)
+    boot = f"{unit} bootstrap ({int(resamples):,} resamples)"
+    if x.size == 0:
+        return _nan_paired(unit, boot)
+    d = x - y
+    n = d.size
+    delta = float(d.mean())
+    sums, sizes = _cluster_sums(d, codes, g)
+    p, exact = sign_flip_p(sums, resamples=resamples, seed=seed)
+    method = f"{boot}; sign-flip test of {unit} sums ({'exact' if exact else f'{int(resamples):,} sign vectors'})"
+    alpha = (1 - confidence) / 2
+    if bool(np.all(d == d[0])):
+        blo = bhi = delta
+    elif bool(np.all(sizes == 1)):  # one question per cluster: the question bootstrap, drawn by counts
+        means = bootstrap_means(d, resamples, np.random.default_rng(seed), approximate=approximate)
+        blo, bhi = (float(v) for v in np.quantile(means, [alpha, 1 - alpha]))
+    else:
+        means = cluster_bootstrap_means(sums, sizes, resamples, np.random.default_rng(seed))
+        blo, bhi = (float(v) for v in np.quantile(means, [alpha, 1 - alpha]))
+    blo, bhi = min(blo, delta), max(bhi, delta)
+    _, qlo, qhi = paired_bootstrap(x, y, resamples=resamples, seed=seed, confidence=confidence, approximate=approximate)
+    binary = bool(np.all((x == 0) | (x == 1)) and np.all((y == 0) | (y == 1)))
+    p_question = mcnemar_exact(int(np.count_nonzero(d > 0)), int(np.count_nonzero(d < 0))) if binary else math.nan
+    se = cluster_robust_se(d, codes) if g >= 2 else math.nan
+    gap = detectable_gap(d, codes, confidence=confidence) if g >= 2 else math.inf
+    too_few = g < min_units
+    low, high = (math.nan, math.nan) if too_few else (blo, bhi)
+    return Paired(delta, low, high, p, unit, g, n, se, gap, too_few, method, blo, bhi, qlo, qhi, p_question, exact)
+
+
+def paired_by_document_rows(a_rows: Sequence[Sequence[float]] | np.ndarray, b_rows: Sequence[Sequence[float]] | np.ndarray,
+                            clusters: Clusters | Sequence[object] | np.ndarray, *, resamples: int = 10_000,
+                            confidence: float = 0.95, seed: int = 0, approximate: bool = False,
+                            min_units: int = MIN_DOCUMENTS) -> list[Paired]:
+    """`paired_by_document` of each row of two k x n arrays (k metrics over the same n questions and
+    clusters), with the same seed for every row (so each row equals its single call)."""
+    x = np.atleast_2d(np.asarray(a_rows, dtype=float))
+    y = np.atleast_2d(np.asarray(b_rows, dtype=float))
+    if x.shape != y.shape or x.ndim != 2:
+        raise ValueError(f"a_rows and b_rows must have the same k x n shape, got {x.shape} and {y.shape}")
+    return [paired_by_document(x[i], y[i], clusters, resamples=resamples, confidence=confidence, seed=seed,
+                               approximate=approximate, min_units=min_units) for i in range(x.shape[0])]
