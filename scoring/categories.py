@@ -5,7 +5,10 @@
     category_row(qid, judgement)   -> the row of `python -m scoring --categories-csv`
 
 The category ids and their order are a contract (they appear in exports). A metric *passes* when
-Accuracy = 1, token F1 >= 0.5, ANLS >= 0.5 (scoring.registry.PASS_THRESHOLDS). Each question x run
+the answer is right by Accuracy (`Profile.is_right`: Accuracy 1, or on MMLongBench-Doc, whose
+Accuracy is a partial score, at least 0.5 -- scoring.profiles.RIGHT_AT says why), token F1 >= 0.5,
+ANLS >= 0.5 (scoring.registry.PASS_THRESHOLDS). "Accuracy 1" below reads "right by Accuracy" and
+"Accuracy 0" "not right" under a profile with partial scores. Each question x run
 carries every category that applies -- at least one -- listed in the order of CATEGORIES; the
 first is its primary category. Everything is read from the `scoring.metrics.Judgement` record:
 the scores, the rule that decided Accuracy (`decided_by`) with its `threshold` and `details`, the
@@ -247,7 +250,7 @@ def classify(j: Judgement, *, with_fuzzy: bool = False, response: object = None)
 
         if extraction_miss(j.gold, j.answer_format, response, j.accuracy):
             out.append("extraction_miss")
-    acc_pass = j.accuracy >= 1.0 - _EPS
+    acc_pass = j.profile.is_right(j.accuracy)
     f1, an = j.token_f1, j.anls
     f1_pass, anls_pass = f1 >= _F1_PASS - _EPS, an >= _ANLS_PASS - _EPS
     p_norm = j.normalized_prediction
@@ -268,7 +271,7 @@ def classify(j: Judgement, *, with_fuzzy: bool = False, response: object = None)
             np_, ng = len(p_norm.split()), len(g_norm.split())
             out.append("right_but_verbose" if np_ >= 2 * ng and np_ >= ng + 3 else "right_other_format")
         return Categorized(_ordered(out), fz)
-    # Accuracy 0
+    # not right (Accuracy 0, or under a partial score below the profile's right_at)
     same = f1 >= 1.0 - _EPS
     if same:
         out.append("same_words_other_order")

@@ -4,10 +4,14 @@ records them (the way sacrebleu's signature does), so a number never travels wit
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
 
 from . import __version__
 
-__all__ = ["Profile", "PROFILES", "DEFAULT_PROFILE", "NUMBER_READERS", "get_profile", "signature"]
+__all__ = ["Profile", "PROFILES", "DEFAULT_PROFILE", "NUMBER_READERS", "RIGHT_AT", "RIGHT_EPS", "get_profile",
+           "is_right", "signature"]
 
 
 NUMBER_READERS = ("release", "hardened")
@@ -18,6 +22,36 @@ SINGLE_ANSWER_SETTINGS = ("number_reader", "numeric_tolerance", "similarity_thre
 # answer to that benchmark's module): the single-answer settings are not used, so they stay unset.
 MMLONGBENCH_PROFILE = "mmlongbench-doc"
 OWN_ACCURACY_PROFILES = frozenset({MMLONGBENCH_PROFILE})
+
+# What a "right answer" is: the one definition every count of right and wrong answers reads (the
+# categories, the flip table, the evidence page's marks, the scatter's colours), per profile.
+# An answer is right when its Accuracy is at least `right_at` (less RIGHT_EPS, for sums of floats).
+#
+# XL-DocBench (both profiles) and DocVQA: Accuracy is all or nothing (0 or 1), so right means 1.
+#
+# MMLongBench-Doc: Accuracy is the evaluator's own per-question score (scoring.mmlongbench.eval_score),
+# which is partial. Its evaluator has no notion of "correct" beside the score: its Acc is the mean of
+# the scores and its F1 sums them. But the score itself makes the decision: Int and Float answers
+# and exact-match texts score 0 or 1; other texts score their ANLS *only when strictly above 0.5*
+# (0 otherwise), and a list the least ANLS of its pairs under that same cut. So an answer the
+# evaluator accepts scores above 0.5 and one it rejects scores 0: nothing it computes lies in
+# (0, 0.5]. Right = a score of at least 0.5 is exactly "the evaluator gave it credit" on its own
+# scores (gold "Kevin", answer "Kevan": 0.8, right), and treats a score read from a
+# result file the way the token F1 and ANLS pass marks do (scoring.registry.PASS_THRESHOLDS, 0.5).
+RIGHT_EPS = 1e-9
+RIGHT_AT: dict[str, float] = {MMLONGBENCH_PROFILE: 0.5}  # profiles not named here: 1.0 (all or nothing)
+_ACCURACY_HELP_ALL_OR_NOTHING = ("One rule per answer format: numbers within a relative tolerance, yes/no, lists and "
+                                 "strings after normalisation.",
+                                 "All or nothing per question (0 or 1): it rewards the right answer.")
+_ACCURACY_HELP: dict[str, tuple[str, str]] = {
+    "docvqa": ("Exact match against any of the acceptable answers, after lower-casing and folding spaces.",
+               "All or nothing per question (0 or 1): it rewards the right answer."),
+    MMLONGBENCH_PROFILE: ("MMLongBench-Doc's own per-question score: integers, decimals (within 1 %) and exact-match "
+                          "texts 0 or 1; other texts their ANLS when above 0.5, else 0; lists the least ANLS of "
+                          "their elements.",
+                          "Partial credit, not all or nothing: a near answer earns part of it (Kevan for Kevin: "
+                          "0.8). An answer counts as right from 0.5: every answer the evaluator credits scores above it."),
+}
 
 
 @dataclass(frozen=True)
@@ -51,6 +85,41 @@ class Profile:
             value = getattr(self, key)
             if value is not None and not 0.0 <= value <= 1.0:
                 raise ValueError(f"profile {self.name!r}: {key} must lie in [0, 1], got {value!r}")
+
+    # Not fields: what counts as right decides no score (the signature records the scores' rules),
+    # it reads them. Keyed by name, like OWN_ACCURACY_PROFILES.
+    @property
+    def right_at(self) -> float:
+        """The Accuracy from which an answer counts as right under this profile (RIGHT_AT)."""
+        return RIGHT_AT.get(self.name, 1.0)
+
+    @property
+    def right_rule(self) -> str:
+        """How a right answer reads under this profile: "Accuracy 1" or "Accuracy ≥ 0.5"."""
+        return "Accuracy 1" if self.right_at >= 1.0 else f"Accuracy ≥ {self.right_at:g}"
+
+    @property
+    def wrong_rule(self) -> str:
+        """How a wrong answer reads: "Accuracy 0" or "Accuracy < 0.5"."""
+        return "Accuracy 0" if self.right_at >= 1.0 else f"Accuracy < {self.right_at:g}"
+
+    @property
+    def partial_accuracy(self) -> bool:
+        """Whether Accuracy may lie between 0 and 1 for one question (MMLongBench-Doc's score)."""
+        return self.name in OWN_ACCURACY_PROFILES
+
+    @property
+    def accuracy_help(self) -> tuple[str, str]:
+        """What Accuracy is under this profile, in two sentences (what it checks, what it rewards)."""
+        return _ACCURACY_HELP.get(self.name, _ACCURACY_HELP_ALL_OR_NOTHING)
+
+    def is_right(self, accuracy: float | None) -> bool:
+        """Whether one answer scored `accuracy` is right under this profile (None or NaN: not right)."""
+        return accuracy is not None and accuracy >= self.right_at - RIGHT_EPS  # NaN compares False
+
+    def right_mask(self, accuracy: Any) -> np.ndarray:
+        """`is_right` of every value of a sequence or array of Accuracy values, as a boolean array."""
+        return np.asarray(accuracy, dtype=float) >= self.right_at - RIGHT_EPS
 
 
 PROFILES: dict[str, Profile] = {
@@ -100,6 +169,11 @@ def get_profile(name: str | Profile | None) -> Profile:
         return PROFILES[key]
     except KeyError:
         raise ValueError(f"unknown profile {key!r}; choose one of {', '.join(PROFILES)}") from None
+
+
+def is_right(accuracy: float | None, profile: str | Profile | None = None) -> bool:
+    """Whether an answer scored `accuracy` is right under `profile` (default: DEFAULT_PROFILE)."""
+    return get_profile(profile).is_right(accuracy)
 
 
 def signature(profile: str | Profile, *, ignore_missing: bool = False, prediction_field: str | None = None) -> str:

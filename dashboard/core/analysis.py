@@ -16,7 +16,7 @@ from dashboard.core.links import FIELDS, META
 from scoring.evaluate import RunResult
 from scoring.mmlongbench import acc_and_f1, gold_rows
 from scoring.model import GoldQuestion, ScoreRow
-from scoring.profiles import MMLONGBENCH_PROFILE
+from scoring.profiles import MMLONGBENCH_PROFILE, Profile, get_profile
 from scoring.registry import METRIC_LABELS, METRICS, is_success_status
 from scoring.runner import columns_of, overall_of
 from scoring.text import to_str
@@ -105,6 +105,7 @@ def question_frame(gold: list[GoldQuestion], page_counts: dict[str, int | None])
             "length": length_bucket(pages),
             "position": _position(q, page_counts),
             "document": ", ".join(q.document_ids),
+            "cluster": q.document_ids[0] if q.document_ids else q.qid,  # the unit of compare's statistics (scoring.stats.document_clusters)
             "pages": _pages_text(q),
             "page_count": pages,
         }
@@ -126,7 +127,7 @@ PAGE_CATEGORY = "page_category"  # MMLongBench-Doc: single-page / cross-page / u
 MULTI_LABEL = frozenset({"evidence_source", PAGE_CATEGORY})  # fields whose value is a tuple of labels: a question
 # is counted once per label (scoring.aggregate counts evidence sources so; the MMLongBench-Doc report its categories)
 QUESTION_COLUMNS = ["question_id", "question", "gold", "answer_format", "rule", "split", "domain", "reasoning_type",
-                    "difficulty", "doc_type", "evidence_source", "length", "position", "document", "pages", "page_count"]
+                    "difficulty", "doc_type", "evidence_source", "length", "position", "document", "cluster", "pages", "page_count"]
 
 
 # ----------------------------------------------------------------------------- scores
@@ -136,9 +137,21 @@ def is_success(status: str) -> bool:
     return is_success_status(status)
 
 
-def score_frame(runs: list[Run], gold_ids: set[str]) -> pd.DataFrame:
-    """Long table: one row per (run, gold question that the run covers)."""
+def frame_profile(runs: list[Run], profile: str | Profile | None = None) -> Profile:
+    """The profile that says which answers are right in a score frame: `profile` when given, else
+    the one the recomputed runs were scored with (all of one frame share it), else the default."""
+    if profile is not None:
+        return get_profile(profile)
+    return next((r.result.profile for r in runs if r.result is not None), get_profile(None))
+
+
+def score_frame(runs: list[Run], gold_ids: set[str], profile: str | Profile | None = None) -> pd.DataFrame:
+    """Long table: one row per (run, gold question that the run covers). `right` (bool): the answer
+    is right by Accuracy under the run's profile (`scoring.profiles.Profile.is_right`, the one
+    definition: Accuracy 1, or at least 0.5 for MMLongBench-Doc's partial score); a run of official
+    scores only is read under `frame_profile(runs, profile)`."""
     cols = ["run", "question_id", *METRICS, "status", "prediction"]
+    fallback = frame_profile(runs, profile)
     parts = []
     for run in runs:
         if run.result is not None:  # built column by column (a run's records are not walked: see columns_of)
@@ -150,9 +163,11 @@ def score_frame(runs: list[Run], gold_ids: set[str]) -> pd.DataFrame:
                                  for s in run.official if s.qid in gold_ids], columns=cols[1:])
         if len(part):
             part.insert(0, "run", run.name)
-            parts.append(part.astype({m: "float64" for m in METRICS}))
+            part = part.astype({m: "float64" for m in METRICS})
+            part["right"] = (run.result.profile if run.result is not None else fallback).right_mask(part["accuracy"])
+            parts.append(part)
     if not parts:
-        return pd.DataFrame([], columns=cols)
+        return pd.DataFrame([], columns=[*cols, "right"]).astype({"right": bool})
     return pd.concat(parts, ignore_index=True)
 
 
@@ -319,11 +334,11 @@ def run_join(run: Run, gold_ids: set[str]) -> Join:
 
 
 def right_runs(scores: pd.DataFrame, qid: str) -> set[str]:
-    """The runs whose answer to question `qid` scores Accuracy 1."""
+    """The runs whose answer to question `qid` is right (the score frame's `right` column)."""
     if not len(scores):
         return set()
     mine = scores[scores["question_id"] == qid]
-    return set(mine.loc[mine["accuracy"] >= 1.0 - 1e-9, "run"])
+    return set(mine.loc[mine["right"].astype(bool), "run"])
 
 
 def top_runs(board: pd.DataFrame, metric: str, n: int = 10, keep: tuple[str, ...] = ()) -> list[str]:
@@ -414,9 +429,11 @@ class Analysis:
     _field_options: dict[str, list[str]] | None = None  # memo of `field_options`
 
     @classmethod
-    def build(cls, runs: list[Run], gold: list[GoldQuestion], page_counts: dict[str, int | None]) -> Analysis:
+    def build(cls, runs: list[Run], gold: list[GoldQuestion], page_counts: dict[str, int | None],
+              profile: str | Profile | None = None) -> Analysis:
+        """`profile`: the one in force, which reads the runs of official scores (`score_frame`)."""
         questions = question_frame(gold, page_counts)
-        return cls(runs, questions, score_frame(runs, set(questions.index)), gold={q.qid: q for q in gold})
+        return cls(runs, questions, score_frame(runs, set(questions.index), profile), gold={q.qid: q for q in gold})
 
     @property
     def gold_ids(self) -> set[str]:

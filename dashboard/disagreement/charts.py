@@ -14,6 +14,7 @@ import plotly.graph_objects as go
 from dashboard.core.escape import plotly_text
 from dashboard.disagreement.frames import SCORE_LABELS
 from scoring.categories import CATEGORY_IDS
+from scoring.profiles import Profile, get_profile
 
 FONT = dict(size=13)
 # One colour per category: greens for right, ambers for disputed, reds/greys for wrong. Distinct
@@ -35,7 +36,7 @@ CATEGORY_COLOURS = {
     "wrong_but_string_credit": "#F87171",
     "wrong_all_agree": "#B91C1C",
 }
-ACC_COLOURS = {1.0: "#2563EB", 0.0: "#F59E0B"}  # blue / orange: tell apart with colour-blindness too
+ACC_COLOURS = {1.0: "#2563EB", 0.0: "#F59E0B"}  # right / wrong: blue / orange, told apart with colour-blindness too
 
 
 def category_bars(counts: pd.DataFrame) -> go.Figure:
@@ -65,15 +66,21 @@ def category_bars(counts: pd.DataFrame) -> go.Figure:
     return fig
 
 
-def pair_scatter(points: pd.DataFrame, x: str, y: str, listed: set[tuple[str, str]] | None = None) -> go.Figure:
-    """Metric pair scatter, jittered, coloured by Accuracy (two traces, so the legend says which
-    is which); each point carries [run, question_id, category] and shows its raw scores on hover.
-    The points of `listed` (run, question id) -- the answers listed under the chart -- are ringed,
-    unless that is every point."""
+def pair_scatter(points: pd.DataFrame, x: str, y: str, listed: set[tuple[str, str]] | None = None,
+                 profile: str | Profile | None = None) -> go.Figure:
+    """Metric pair scatter, jittered, coloured by right and wrong answers (two traces, so the legend
+    says which is which: "Accuracy 1" / "Accuracy 0", or under MMLongBench-Doc's partial score
+    "Accuracy ≥ 0.5" / "Accuracy < 0.5"); right is the points' `right` column (scoring's one
+    definition), else `profile.is_right` of their Accuracy. Each point carries [run, question_id,
+    category] and shows its raw scores on hover. The points of `listed` (run, question id) -- the
+    answers listed under the chart -- are ringed, unless that is every point."""
     fig = go.Figure()
     many = len(points) > 2_000
-    for acc, label in ((1.0, "Accuracy 1"), (0.0, "Accuracy 0")):
-        part = points[(points["accuracy"] >= 0.5) == (acc == 1.0)]
+    rules = get_profile(profile)
+    right = (points["right"].to_numpy(dtype=bool) if "right" in points.columns
+             else rules.right_mask(points["accuracy"]))
+    for acc, label in ((1.0, rules.right_rule), (0.0, rules.wrong_rule)):
+        part = points[right == (acc == 1.0)]
         if part.empty:
             continue
         fig.add_trace(go.Scatter(

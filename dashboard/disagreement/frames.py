@@ -21,7 +21,7 @@ from scoring.metrics import Judgement
 from scoring.sensitivity import ProfileComparison
 
 FRAME_COLUMNS = ["run", "question_id", "category", "categories", "accuracy", "token_f1", "anls", "fuzzy",
-                 "decision", "status", "answerable", "prediction"]
+                 "decision", "status", "answerable", "prediction", "right"]
 EXPORT_COLUMNS = ["run", "question_id", "category", "prediction", "gold", "accuracy", "token_f1", "anls", "fuzzy",
                   "decision", "categories", "status", "answer_format", "question"]
 ALL = "all questions"
@@ -44,14 +44,15 @@ SCORE_LABELS = {"accuracy": "Accuracy", "token_f1": "Token F1", "anls": "ANLS", 
 
 def run_categories(run: RunResult, responses: dict | None = None) -> pd.DataFrame:
     """One row per question of a scored run: its categories (primary first), scores, fuzzy, the rule
-    that decided Accuracy, status, whether it is answerable, and the prediction as reported.
+    that decided Accuracy, status, whether it is answerable, the prediction as reported, and whether
+    it is right (`right`: scoring.profiles.Profile.is_right, the one definition).
     `responses`: the raw answers by question id, where the run has them (extraction_miss needs them)."""
     rows = []
     for r in run.results:
         j = r.judgement
         c = classify(j, with_fuzzy=True, response=responses.get(r.qid) if responses else None)
         rows.append((run.name, r.qid, c.categories[0], c.categories, j.accuracy, j.token_f1, j.anls, c.fuzzy or 0.0,
-                     j.decided_by, j.status, answerable(j), j.reported_prediction))
+                     j.decided_by, j.status, answerable(j), j.reported_prediction, j.profile.is_right(j.accuracy)))
     return pd.DataFrame(rows, columns=FRAME_COLUMNS)
 
 
@@ -167,8 +168,9 @@ def _jitter(keys: Iterable[str], salt: str) -> list[float]:
 def scatter_points(frame: pd.DataFrame, runs: Sequence[str], x: str, y: str,
                    cap: int = SCATTER_CAP) -> tuple[pd.DataFrame, int]:
     """The points of a metric-pair scatter: x, y (jittered, clipped to [-0.03, 1.03]), the raw
-    scores, accuracy, run, question id and category. At most `cap` points: beyond it, a sample that
-    is the same on every rerun. Returns (points, total before sampling)."""
+    scores, accuracy, `right` (from the frame, when it has it), run, question id and category. At
+    most `cap` points: beyond it, a sample that is the same on every rerun. Returns (points, total
+    before sampling)."""
     data = frame[frame["run"].isin(runs)]
     total = len(data)
     if total > cap:
@@ -177,6 +179,7 @@ def scatter_points(frame: pd.DataFrame, runs: Sequence[str], x: str, y: str,
     pts = pd.DataFrame({
         "run": data["run"].to_numpy(), "question_id": data["question_id"].to_numpy(),
         "category": data["category"].to_numpy(), "accuracy": data["accuracy"].to_numpy(),
+        **({"right": data["right"].to_numpy(dtype=bool)} if "right" in data.columns else {}),
         "x_raw": data[x].to_numpy(dtype=float), "y_raw": data[y].to_numpy(dtype=float),
     })
     pts["x"] = (pts["x_raw"] + _jitter(keys, "x")).clip(-0.03, 1.03)

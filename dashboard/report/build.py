@@ -106,7 +106,7 @@ def load(benchmark: Path, runs: Sequence[str], profile: str = DEFAULT_PROFILE,
         else:
             rows = official[name]
             chosen.append(Run(name, OFFICIAL, ws.label(rows[0].file), None, rows))
-    return ws, Analysis.build(chosen, ws.gold.items, ws.page_counts), names
+    return ws, Analysis.build(chosen, ws.gold.items, ws.page_counts, profile), names
 
 
 def pick_pair(runs: list[str], baseline: str | None) -> tuple[str | None, str | None]:

@@ -403,7 +403,7 @@ def load(sources: Sources, profile: str) -> Context:
         ws, gold_key, fixes = corrected_workspace(ws, gold_key, cache.corrections(benchmark))
     runs = _runs(ws, gold_key, profile, slot)
     key = (ws_key, gold_key, profile, tuple((r.name, r.source, r.file) for r in runs))
-    analysis = cache.analysis(key, lambda: Analysis.build(runs, ws.gold.items, ws.page_counts))
+    analysis = cache.analysis(key, lambda: Analysis.build(runs, ws.gold.items, ws.page_counts, profile))
     ctx = Context(sources, ws, analysis, profile, gold_key, benchmark, plain if fixes else None, fixes)
     st.session_state[CONTEXT] = ctx
     _announce_upload_problems(ws)

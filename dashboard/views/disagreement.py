@@ -141,7 +141,7 @@ def scatter(frame, runs, d, shown: set) -> bool:
     d["dis_pair"] = "" if pair == "token_f1 / anls" else pair
     x, y = dg.PAIRS[pair]
     pts, total = dg.scatter_points(frame, runs, x, y)
-    event = st.plotly_chart(pair_scatter(pts, x, y, shown), on_select="rerun", selection_mode=("points", "box", "lasso"),
+    event = st.plotly_chart(pair_scatter(pts, x, y, shown, ctx.profile), on_select="rerun", selection_mode=("points", "box", "lasso"),
                             key=f"dis_scatter_{pair}", width="stretch")
     note = f" (a fixed sample of {len(pts):,} of {total:,} drawn)" if total > len(pts) else ""
     st.caption(f"One point per answer{note}, jittered by up to ±{dg.JITTER:.3f} so equal scores form a cloud. "

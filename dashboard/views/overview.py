@@ -22,7 +22,7 @@ from dashboard.evidence.grounding import AUTO_PAIRS, LOCATION_ORDER, location_br
 from dashboard.evidence.panel import evidence_metrics, evidence_metrics_ready
 from dashboard.overview import charts
 from dashboard.shell import ui
-from scoring.profiles import PROFILES
+from scoring.profiles import PROFILES, get_profile
 from scoring.registry import METRIC_LABELS, METRICS
 
 HEATMAPS = ("reasoning_type", "evidence_source")
@@ -31,9 +31,7 @@ CHART_RUNS = 10  # runs drawn by default: the best by the chosen metric, plus an
 BOARD_ROWS = 25  # leaderboard rows shown before it scrolls
 ROW_PX = 35
 CONTRACT = "scoring/README.md"  # the scoring contract, a path in the repository
-EXPLAINED = {
-    "accuracy": ("One rule per answer format: numbers within a relative tolerance, yes/no, lists and "
-                 "strings after normalisation.", "All or nothing per question: it rewards the right answer."),
+EXPLAINED = {  # Accuracy's is the profile's (scoring.profiles.Profile.accuracy_help)
     "token_f1": ("Overlap of the normalised words of the answer and the gold (precision × recall).",
                  "Partial credit for partly right answers; padding the answer with extra words costs."),
     "anls": ("1 − the edit distance between answer and gold, relative to the longer one; 0 when too far off.",
@@ -60,6 +58,7 @@ RATE_COLUMNS = {  # run_rates column -> (header, help)
 
 ctx = ui.context()
 an = ctx.analysis
+ACC_HELP = get_profile(ctx.profile).accuracy_help[1]  # what Accuracy rewards under the profile in force
 if PAGE_CATEGORY in an.questions.columns:  # MMLongBench-Doc: its page categories, a question in each that applies
     BREAKDOWNS = tuple(PAGE_CATEGORY if n == "split" else n for n in BREAKDOWNS)
 BENCH_COLUMNS = {  # MMLongBench-Doc's own Acc and F1 (the leaderboard has them under that profile only)
@@ -84,8 +83,8 @@ def metrics_explained() -> None:
     st.markdown("**What the metrics reward**", help=f"The exact rules are in the scoring contract, `{CONTRACT}` in "
                 "the repository: answer formats, profiles, rules and the signature.")
     cols = st.columns(3)
-    for col, metric in zip(cols, METRICS):
-        first, second = EXPLAINED[metric]
+    for col, metric in zip(cols, METRICS):  # Accuracy: what it is under the profile in force (partial on MMLongBench-Doc)
+        first, second = get_profile(ctx.profile).accuracy_help if metric == "accuracy" else EXPLAINED[metric]
         col.caption(f"**{METRIC_LABELS[metric]}** — {first}  \n{second}")
 
 
@@ -101,7 +100,8 @@ def leaderboard(v, loaded: list[str]) -> None:
     # Fits the main area of an 800 px window (about 460 px beside the sidebar): the ranking and what is
     # missing; the source, question count and signature are said under it (board_notes), not in columns.
     shown = [c for c in board.columns if c not in BOARD_NOTED]
-    pct = {c: st.column_config.NumberColumn(label, format="%.2f", width=w, help=f"{METRIC_LABELS[m]} in %")
+    pct = {c: st.column_config.NumberColumn(label, format="%.2f", width=w, help=f"{METRIC_LABELS[m]} in %" + (
+        f" ({ACC_HELP})" if m == "accuracy" else ""))
            for c, label, w, m in (("Accuracy (%)", "Acc %", 64, "accuracy"), ("Token F1 (%)", "F1 %", 60, "token_f1"),
                                   ("ANLS (%)", "ANLS %", 68, "anls"))}
     st.dataframe(board, hide_index=True, width="stretch", height=ROW_PX * (min(len(board), BOARD_ROWS) + 1) + 3,
