@@ -1,0 +1,81 @@
+"""Time the weak-slice finder (scoring/slices.py) at the issue's size: 20,000 questions in 1,000
+documents, 8 metadata fields, conjunctions of up to 3 conditions (several thousand candidate slices),
+one run and one pair, with one planted weakness (so the folding has work to do) and without.
+
+    .venv/bin/python bench/bench_slices.py [--questions 20000] [--documents 1000] [--repeat 5]
+
+Prints, per case, the slices tested, what was found, and the CPU seconds (this process, one core:
+the finder is single-threaded numpy) and wall seconds (median and range of --repeat runs), with the
+load average before and after. Target: under 3 s on one core.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from scoring.slices import find_weak_pair_slices, find_weak_slices  # noqa: E402
+
+DOC_FIELDS = {"domain": 6, "doc_type": 5, "length": 5}
+QUESTION_FIELDS = {"reasoning_type": 7, "answer_format": 5, "difficulty": 3, "position": 3}
+SOURCES = ["Text", "Table", "Chart", "Image", "Layout"]
+
+
+def benchmark(seed: int, n: int, documents: int, planted: float) -> tuple[np.ndarray, dict[str, list], np.ndarray]:
+    rng = np.random.default_rng(seed)
+    doc = np.sort(rng.integers(0, documents, size=n))
+    fields: dict[str, list] = {}
+    for name, k in DOC_FIELDS.items():
+        fields[name] = [f"{name}{v}" for v in rng.integers(0, k, size=documents)[doc]]
+    for name, k in QUESTION_FIELDS.items():
+        fields[name] = [f"{name}{v}" for v in rng.integers(0, k, size=n)]
+    a, b = rng.integers(0, 5, size=n), rng.integers(0, 5, size=n)
+    two = rng.random(n) < 0.3
+    fields["evidence_source"] = [(SOURCES[x], SOURCES[y]) if t and x != y else (SOURCES[x],) for x, y, t in zip(a, b, two)]
+    weak = np.array([r == "reasoning_type1" and "Chart" in s for r, s in zip(fields["reasoning_type"], fields["evidence_source"])])
+    p = np.clip(0.6 + rng.normal(0, 0.15, documents)[doc] - planted * weak, 0.02, 0.98)
+    return (rng.random(n) < p).astype(float), fields, doc
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--questions", type=int, default=20_000)
+    ap.add_argument("--documents", type=int, default=1_000)
+    ap.add_argument("--repeat", type=int, default=5)
+    args = ap.parse_args()
+    print(f"load average before: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
+    y, fields, doc = benchmark(1, args.questions, args.documents, 0.3)
+    y0, _, _ = benchmark(1, args.questions, args.documents, 0.0)
+    cases = {
+        "run, one planted weakness": lambda: find_weak_slices(y, fields, doc),
+        "run, no weakness": lambda: find_weak_slices(y0, fields, doc),
+        "pair (new - old), one planted weakness": lambda: find_weak_pair_slices(y, y0, fields, doc),
+    }
+    print(f"{args.questions:,} questions, {args.documents:,} documents, {len(fields)} fields, up to 3 conditions")
+    for label, fn in cases.items():
+        cpu, wall = [], []
+        res = None
+        for _ in range(args.repeat):
+            c0, w0 = time.process_time(), time.perf_counter()
+            res = fn()
+            cpu.append(time.process_time() - c0)
+            wall.append(time.perf_counter() - w0)
+        assert res is not None
+        top = res.weak[0].name if res.weak else "nothing"
+        print(f"{label}: {res.tested:,} slices tested, {len(res.weak)} kept ({len(res.folded)} folded), top: {top}")
+        print(f"    CPU {statistics.median(cpu):.2f} s (min {min(cpu):.2f}, max {max(cpu):.2f}); "
+              f"wall {statistics.median(wall):.2f} s (min {min(wall):.2f}, max {max(wall):.2f})")
+    print(f"load average after: {os.getloadavg()[0]:.2f}")
+
+
+if __name__ == "__main__":
+    main()
