@@ -267,17 +267,20 @@ def detectable_gap(d: Sequence[float] | np.ndarray, clusters: Clusters | Sequenc
     """The smallest true difference (same scale as d) that a two-sided test at `confidence` would
     find with probability `power` on this many documents and this spread:
 
-        (t_{1 - alpha/2, G-1} + t_{power, G-1}) * SE_CR1
+        (t_{1 - alpha/2, G-1} + t_{power, G-1}) * SE
 
-    (the usual sample-size formula with Student's t on G - 1 degrees of freedom, the CR1 standard
-    error of `cluster_robust_se` standing for the spread under the alternative). inf with fewer than
-    2 clusters; 0 when every document's differences are equal (no spread to judge from)."""
+    (the usual sample-size formula with Student's t on G - 1 degrees of freedom), where SE is the
+    larger of the CR1 standard error (`cluster_robust_se`) and the question-level one (sd/sqrt(N),
+    ddof 1): a slice whose documents happen to agree with each other shows no spread between
+    documents to judge from, and a design effect below 1 is not relied on. inf with fewer than 2
+    clusters; 0 only when every difference is equal (the runs agree on every question)."""
     if not 0 < confidence < 1 or not 0 < power < 1:
         raise ValueError(f"confidence and power must be in (0, 1), got {confidence} and {power}")
     x = np.asarray(d, dtype=float)
     se = cluster_robust_se(x, clusters)
     if math.isnan(se):
         return math.inf
+    se = max(se, float(x.std(ddof=1)) / math.sqrt(x.size))
     _, _, g = _codes(clusters, x.size)
     t = _stats.t(g - 1)
     return float((t.ppf(1 - (1 - confidence) / 2) + t.ppf(power)) * se)

@@ -68,11 +68,18 @@ def test_with_one_question_per_cluster_cr1_is_the_usual_standard_error():
 
 
 def test_detectable_gap_is_the_sample_size_formula_on_g_minus_1_df():
-    d, c = [1, 0, 1, -1, 0, 0], [0, 0, 1, 1, 2, 2]  # SE = 1/6 (above), G - 1 = 2 df
-    expected = (sps.t(2).ppf(0.975) + sps.t(2).ppf(0.8)) * (1 / 6)  # (4.303 + 1.061) / 6 = 0.894
-    assert detectable_gap(d, c) == pytest.approx(expected, rel=1e-12)
+    factor = sps.t(2).ppf(0.975) + sps.t(2).ppf(0.8)  # G - 1 = 2 df: 4.303 + 1.061
+    # documents that differ: d = 1 1 | 0 0 | 0 -1; dbar = 1/6; sums 2, 0, -1; residuals 2 - 1/3 = 5/3,
+    # -1/3, -1 - 1/3 = -4/3; squares 25/9 + 1/9 + 16/9 = 42/9; SE^2 = 3/2 * 42/9 / 36 = 7/36
+    # the question-level SE: deviations 5/6 5/6 -1/6 -1/6 -1/6 -7/6, squares sum 102/36, / 5 / 6 = 17/180 < 7/36
+    d, c = [1, 1, 0, 0, 0, -1], [0, 0, 1, 1, 2, 2]
+    assert detectable_gap(d, c) == pytest.approx(factor * math.sqrt(7 / 36), rel=1e-12)
+    # documents that agree with each other (CR1 SE 1/6, above) fall back on the question-level SE:
+    # d = 1 0 | 1 -1 | 0 0: squares of the deviations again sum to 102/36 -> SE^2 = 17/180 > 1/36
+    assert detectable_gap([1, 0, 1, -1, 0, 0], c) == pytest.approx(factor * math.sqrt(17 / 180), rel=1e-12)
     assert detectable_gap(d, c, confidence=0.9) < detectable_gap(d, c)
     assert detectable_gap([1, 0], [0, 0]) == math.inf
+    assert detectable_gap([0, 0, 0, 0], [0, 0, 1, 1]) == 0.0  # the runs agree on every question
 
 
 # ----------------------------------------------------------------------------- the cluster bootstrap
