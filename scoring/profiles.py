@@ -22,6 +22,12 @@ SINGLE_ANSWER_SETTINGS = ("number_reader", "numeric_tolerance", "similarity_thre
 # answer to that benchmark's module): the single-answer settings are not used, so they stay unset.
 MMLONGBENCH_PROFILE = "mmlongbench-doc"
 OWN_ACCURACY_PROFILES = frozenset({MMLONGBENCH_PROFILE})
+# The harnesses' own scoring, reproduced per task from the answer text (scoring/harness_rules.py,
+# scoring/README.md "Harness profiles"): they score harness files only (scoring/harness_cli.py),
+# so they live in HARNESS_PROFILES, not in PROFILES (the benchmark profiles every view offers).
+LMMS_EVAL_PROFILE = "lmms-eval"
+VLMEVALKIT_PROFILE = "vlmevalkit"
+HARNESS_PROFILE_NAMES = frozenset({LMMS_EVAL_PROFILE, VLMEVALKIT_PROFILE})
 
 # What a "right answer" is: the one definition every count of right and wrong answers reads (the
 # categories, the flip table, the evidence page's marks, the scatter's colours), per profile.
@@ -72,7 +78,7 @@ class Profile:
 
     def __post_init__(self) -> None:
         unset = [k for k in SINGLE_ANSWER_SETTINGS if getattr(self, k) is None]
-        own = self.multi_answer or self.name in OWN_ACCURACY_PROFILES
+        own = self.multi_answer or self.name in OWN_ACCURACY_PROFILES or self.name in HARNESS_PROFILE_NAMES
         if own and len(unset) != len(SINGLE_ANSWER_SETTINGS):
             kind = "a multi-answer profile" if self.multi_answer else "a profile scored by its benchmark's own rule"
             raise ValueError(f"profile {self.name!r}: {kind} does not use "
@@ -160,6 +166,30 @@ PROFILES: dict[str, Profile] = {
 }
 DEFAULT_PROFILE = "xldocbench"
 
+HARNESS_PROFILES: dict[str, Profile] = {
+    p.name: p
+    for p in (
+        Profile(
+            LMMS_EVAL_PROFILE,
+            "lmms-eval's own task scoring: docvqa/infovqa anls (lower-cased, 0.5 kept, a fraction), mmlongbench_doc "
+            "acc and F1 (first number, exact 'not answerable', literal lists)",
+            failed_status_zero=False,
+            number_reader=None,
+            numeric_tolerance=None,
+            similarity_threshold=None,
+        ),
+        Profile(
+            VLMEVALKIT_PROFILE,
+            "VLMEvalKit's own dataset scoring: DocVQA/InfoVQA ANLS x100 Overall (0.5 kept), MMLongBench_DOC eval_score "
+            "of the judge's extracted pred, acc and F1 as its _score.csv",
+            failed_status_zero=False,
+            number_reader=None,
+            numeric_tolerance=None,
+            similarity_threshold=None,
+        ),
+    )
+}
+
 
 def get_profile(name: str | Profile | None) -> Profile:
     if isinstance(name, Profile):
@@ -168,6 +198,8 @@ def get_profile(name: str | Profile | None) -> Profile:
     try:
         return PROFILES[key]
     except KeyError:
+        if key in HARNESS_PROFILES:
+            return HARNESS_PROFILES[key]
         raise ValueError(f"unknown profile {key!r}; choose one of {', '.join(PROFILES)}") from None
 
 

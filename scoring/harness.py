@@ -1,0 +1,185 @@
+"""A harness run rescored under a profile: each answer scored by the profile's rule, the
+aggregates recomputed under the harness's own keys, side by side with the harness's own
+per-question scores (`official`) and aggregates (`reported`).
+
+Profiles: `lmms-eval` and `vlmevalkit` (the harnesses' rules, scoring/harness_rules.py) and the
+benchmarks' own evaluators, `docvqa` (part D of scoring/README.md) and `mmlongbench-doc`
+(scoring/mmlongbench.py). Under the harness's own profile, files the harness wrote give
+recomputed = reported and score = official on every row."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from .formats.base import ANLS_FAMILY, MMLONGBENCH_FAMILY, HarnessQuestion, HarnessRow, HarnessRun
+from .harness_rules import (
+    lmms_anls,
+    lmms_answerable,
+    lmms_mean,
+    lmms_mmlongbench_f1,
+    lmms_mmlongbench_score,
+    vlm_anls_distance,
+    vlm_answers,
+    vlm_categories,
+    vlm_docvqa_score,
+    vlm_get_f1,
+    vlm_mmlongbench_aggregate,
+    vlm_mmlongbench_score,
+    vlm_overall,
+)
+from .mmlongbench import acc_and_f1
+from .mmlongbench import eval_score as benchmark_eval_score
+from .profiles import LMMS_EVAL_PROFILE, MMLONGBENCH_PROFILE, VLMEVALKIT_PROFILE
+
+__all__ = ["RowScore", "Rescored", "rescore", "HARNESS_SCORING_PROFILES", "own_profile"]
+
+HARNESS_SCORING_PROFILES = (LMMS_EVAL_PROFILE, VLMEVALKIT_PROFILE, "docvqa", MMLONGBENCH_PROFILE)
+_OWN = {"lmms-eval": LMMS_EVAL_PROFILE, "vlmevalkit": VLMEVALKIT_PROFILE}
+
+
+def own_profile(run: HarnessRun) -> str | None:
+    """The profile that reproduces the run's harness (None: LongDocURL, no profile yet)."""
+    return _OWN.get(run.harness)
+
+
+@dataclass(slots=True)
+class RowScore:
+    qid: str
+    filter: str
+    official: float | None
+    score: float | None
+    prediction: str
+    gold: str
+    file: str
+    line: int | None
+    note: str = ""
+
+
+@dataclass(slots=True)
+class Rescored:
+    run: HarnessRun
+    profile: str
+    rows: list[RowScore] = field(default_factory=list)
+    recomputed: dict[str, Any] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def changed(self) -> list[RowScore]:
+        """Rows whose profile score differs from the harness's own (both known)."""
+        return [r for r in self.rows if r.official is not None and r.score is not None and r.score != r.official]
+
+
+def _nan_format(fmt: str) -> Any:
+    # VLMEvalKit reads MMLongBench-Doc's TSV with pandas: the format `None` arrives as NaN
+    return math.nan if fmt == "None" else fmt
+
+
+def _row_score(run: HarnessRun, q: HarnessQuestion, row: HarnessRow, profile: str) -> tuple[float | None, str]:
+    pred = row.prediction
+    if run.family == ANLS_FAMILY:
+        if run.harness == VLMEVALKIT_PROFILE:
+            answers, note = vlm_answers(row.raw.get("answer", "")) if "answer" in row.raw else (list(q.answers), "")
+        else:
+            answers, note = list(q.answers), ""
+        if not answers or run.task.lower().endswith("_test"):
+            return None, "no gold answers (a test split)"
+        if profile == LMMS_EVAL_PROFILE:
+            return float(lmms_anls(answers, pred.strip())), note
+        if profile == VLMEVALKIT_PROFILE:
+            return vlm_docvqa_score([vlm_anls_distance(a, pred) for a in answers]), note
+        if profile == "docvqa":
+            from .metrics import judge
+
+            return judge(pred, answers, profile="docvqa").anls, note
+        return None, f"profile {profile} does not score DocVQA-style answers"
+    if run.family == MMLONGBENCH_FAMILY:
+        if run.harness == VLMEVALKIT_PROFILE and "pred" not in row.raw:
+            return None, "not judged: VLMEvalKit scores the judge's extracted answer"
+        answer = q.answer_raw if q.answer_raw is not None else (q.answers[0] if q.answers else "")
+        if profile == LMMS_EVAL_PROFILE:
+            return lmms_mmlongbench_score(answer, pred.strip(), q.answer_format), ""
+        if profile == VLMEVALKIT_PROFILE:
+            if run.harness == VLMEVALKIT_PROFILE:
+                return vlm_mmlongbench_score(row.raw.get("answer"), row.raw.get("pred"), row.raw.get("answer_format"))
+            return vlm_mmlongbench_score(answer, pred, _nan_format(q.answer_format))
+        if profile == MMLONGBENCH_PROFILE:
+            gold = answer if isinstance(answer, str) else ("nan" if isinstance(answer, float) and math.isnan(answer) else answer)
+            return benchmark_eval_score(gold, pred, q.answer_format or "Str"), ""
+        return None, f"profile {profile} does not score MMLongBench-Doc answers"
+    return None, "no profile reproduces this harness's score yet"
+
+
+def rescore(run: HarnessRun, questions: dict[str, HarnessQuestion], profile: str) -> Rescored:
+    out = Rescored(run=run, profile=profile)
+    scored: list[tuple[HarnessRow, HarnessQuestion, float]] = []
+    for row in run.rows:
+        q = questions.get(row.qid)
+        filt = run.filters[row.occurrence] if row.occurrence < len(run.filters) else run.filters[-1]
+        if q is None:
+            out.rows.append(RowScore(row.qid, filt, row.official, None, row.prediction, "", row.file, row.line,
+                                     "no gold question"))
+            continue
+        score, note = _row_score(run, q, row, profile)
+        notes = [n for n in (note, *row.notes) if n]
+        out.rows.append(RowScore(row.qid, filt, row.official, score, row.prediction, " | ".join(q.answers), row.file,
+                                 row.line, "; ".join(notes)))
+        if score is not None:
+            scored.append((row, q, score))
+    out.recomputed = _aggregate(run, scored, profile)
+    return out
+
+
+def _aggregate(run: HarnessRun, scored: list[tuple[HarnessRow, HarnessQuestion, float]], profile: str) -> dict[str, Any]:
+    if not scored:
+        return {}
+    if run.harness == "lmms-eval":
+        out: dict[str, Any] = {}
+        for k, filt in enumerate(run.filters):
+            part = [(row, q, s) for row, q, s in scored if row.occurrence == k]
+            if not part:
+                continue
+            if run.family == ANLS_FAMILY:
+                out[f"anls,{filt}"] = lmms_mean([s for _, _, s in part])
+            elif run.family == MMLONGBENCH_FAMILY:
+                acc, f1 = _mm_acc_f1(part, profile, run)
+                out[f"mmlongbench_doc_acc,{filt}"] = acc
+                out[f"mmlongbench_doc_f1,{filt}"] = f1
+        return out
+    if run.harness == "vlmevalkit":
+        if run.family == ANLS_FAMILY:
+            out = {"Overall": vlm_overall([s for _, _, s in scored])}
+            for column in ("split", "category"):
+                labels = sorted({str(row.raw[column]) for row, _, _ in scored if column in row.raw})
+                for label in labels:
+                    if label in run.reported:
+                        out[label] = vlm_overall([s for row, _, s in scored if str(row.raw.get(column)) == label])
+            return out
+        if run.family == MMLONGBENCH_FAMILY:
+            rows = []
+            for row, q, s in scored:
+                cats, _ = vlm_categories(row.raw.get("evidence_sources"), row.raw.get("evidence_pages"))
+                rows.append((row.raw.get("answer", q.answer_raw), row.raw.get("pred", row.prediction), s, cats))
+            agg = vlm_mmlongbench_aggregate(rows)
+            if profile != VLMEVALKIT_PROFILE:
+                acc, f1 = _mm_acc_f1(scored, profile, run)
+                agg["overall_acc"], agg["overall_f1"] = acc, f1
+            return {k: v for k, v in agg.items() if v is not None}
+    return {}
+
+
+def _mm_acc_f1(part: list[tuple[HarnessRow, HarnessQuestion, float]], profile: str, run: HarnessRun) -> tuple[float, float | None]:
+    scores = [s for _, _, s in part]
+    if profile == MMLONGBENCH_PROFILE:
+        rows = [{"answer": q.answers[0] if q.answers else "", "pred": row.prediction, "score": s} for row, q, s in part]
+        return acc_and_f1(rows)
+    if profile == VLMEVALKIT_PROFILE:
+        total = 0.0
+        for s in scores:
+            total += s
+        triples = [(row.raw.get("answer", q.answer_raw), row.raw.get("pred", row.prediction), s) for row, q, s in part]
+        return total / len(scores), vlm_get_f1(triples)
+    items = [(s, lmms_answerable(q.answers[0] if q.answers else ""), lmms_answerable(row.prediction.strip()))
+             for row, q, s in part]
+    return sum(float(s) for s in scores) / len(scores), lmms_mmlongbench_f1(items)

@@ -1,0 +1,290 @@
+"""`python -m scoring --predictions HARNESS_FILE_OR_FOLDER [--gold-files F ...] --profile P`: a
+harness's output (lmms-eval, VLMEvalKit, LongDocURL), exactly as the harness left it, scored.
+
+    python -m scoring --predictions outputs/ --profile lmms-eval --output report.json --per-question-csv q.csv
+
+`scoring/cli.py` hands the command line here (`wants`) when the profile is `lmms-eval` or
+`vlmevalkit`, or when a --predictions path is a harness's file or folder. Without --profile each
+run is scored by its own harness's profile. --gold-files (optional) joins the runs to the
+benchmark's own gold: MMLongBench-Doc's `samples.json` by (question, answer), which gives the
+answer format lmms-eval's lines lack; DocVQA-style gold by questionId, else by (question, answers).
+
+Outputs:
+- `--output` (JSON): `harness`, `profile`, `signature`, `source`, `runs` (one object per run: its
+  name, model, task, date, files, `reported`, `recomputed`, `agree`, counts, and `per_question`
+  unless --no-per-question-json), `problems`; plus `reported` and `recomputed` at the top: the
+  run's own when there is one run, else by run name.
+- `--per-question-csv`: `run, task, question_id, filter, official_score, score, prediction, gold,
+  file, line, note` (scores on 0-1; empty when unknown).
+Exit 1 with `ERROR: …` when nothing could be read or scored."""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import math
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from . import formats
+from .formats.base import ANLS_FAMILY, MMLONGBENCH_FAMILY, HarnessQuestion, SourceLoad
+from .harness import HARNESS_SCORING_PROFILES, Rescored, own_profile, rescore
+from .problems import Problem, summarise
+from .profiles import HARNESS_PROFILE_NAMES, signature
+
+__all__ = ["wants", "main", "CSV_COLUMNS"]
+
+CSV_COLUMNS = ("run", "task", "question_id", "filter", "official_score", "score", "prediction", "gold", "file", "line", "note")
+
+
+def _values(argv: Sequence[str], option: str) -> list[str]:
+    out: list[str] = []
+    for k, arg in enumerate(argv):
+        if arg == option:
+            for value in argv[k + 1:]:
+                if value.startswith("--"):
+                    break
+                out.append(value)
+        elif arg.startswith(option + "="):
+            out.append(arg.split("=", 1)[1])
+    return out
+
+
+def wants(argv: Sequence[str]) -> bool:
+    """Whether a command line is about harness files: a harness profile, or a --predictions path a
+    harness format recognises."""
+    argv = list(argv)
+    if any(p in HARNESS_PROFILE_NAMES for p in _values(argv, "--profile")):
+        return True
+    return any(formats.detect(p) is not None for p in _values(argv, "--predictions") if Path(p).exists())
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="python -m scoring", description="Score a harness's output (lmms-eval, VLMEvalKit, LongDocURL).")
+    ap.add_argument("--predictions", nargs="+", required=True, metavar="PATH", help="harness file(s) or folder(s)")
+    ap.add_argument("--gold-files", nargs="+", metavar="F", help="the benchmark's gold (optional: the files' own gold is used)")
+    ap.add_argument("--profile", choices=list(HARNESS_SCORING_PROFILES),
+                    help="scoring profile (default: each run's own harness profile)")
+    ap.add_argument("--output", metavar="PATH", help="write the JSON report")
+    ap.add_argument("--per-question-csv", metavar="PATH", help="write the per-question CSV")
+    ap.add_argument("--no-per-question-json", action="store_true", help="leave the per_question lists out of the JSON report")
+    ap.add_argument("--all-evals", action="store_true", help="VLMEvalKit: also score older eval ids (default: the newest only)")
+    return ap
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(list(sys.argv[1:] if argv is None else argv))
+    err = sys.stderr
+    sources: list[SourceLoad] = []
+    problems: list[Problem] = []
+    for value in args.predictions:
+        path = Path(value)
+        if not path.exists() and not path.is_symlink():
+            print(f"ERROR: {value}: no such file or folder", file=err)
+            return 1
+        src = formats.open_source(path)
+        if src is None:
+            print(f"ERROR: {value}: not a harness output this reader knows (lmms-eval, VLMEvalKit, LongDocURL)", file=err)
+            return 1
+        sources.append(src)
+        problems.extend(src.problems)
+    if args.gold_files:
+        for src in sources:
+            problems.extend(_join_gold(src, [Path(f) for f in args.gold_files]))
+    for p in summarise(problems):
+        print(p, file=err)
+    results: list[Rescored] = []
+    for src in sources:
+        for run in src.runs:
+            if run.older and not args.all_evals:
+                print(f"note: {run.name}: an older eval id ({run.date}); --all-evals scores it too", file=err)
+                continue
+            profile = args.profile or own_profile(run)
+            if profile is None:
+                print(f"note: {run.name}: no profile reproduces {run.harness}'s score; its official scores are listed",
+                      file=err)
+                profile = ""
+            questions = {q.qid: q for q in src.gold.get(run.task, [])}
+            results.append(rescore(run, questions, profile))
+    if not results:
+        print("ERROR: no run could be read from " + ", ".join(args.predictions), file=err)
+        return 1
+    try:
+        if args.output:
+            _write_json(Path(args.output), args, sources, results, problems)
+        if args.per_question_csv:
+            _write_csv(Path(args.per_question_csv), results)
+    except OSError as exc:
+        print(f"ERROR: cannot write the outputs: {exc.filename or ''}{': ' if exc.filename else ''}{exc.strerror or exc}",
+              file=err)
+        return 1
+    for r in results:
+        _print_run(r)
+    return 0
+
+
+def _clean(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def _agree(reported: dict[str, Any], recomputed: dict[str, Any]) -> dict[str, bool]:
+    out = {}
+    for key, value in reported.items():
+        other = recomputed.get(key)
+        if isinstance(value, (int, float)) and isinstance(other, (int, float)):
+            out[key] = math.isclose(float(value), float(other), rel_tol=0, abs_tol=1e-9)
+    return out
+
+
+def _run_report(r: Rescored, per_question: bool) -> dict[str, Any]:
+    run = r.run
+    rep: dict[str, Any] = {
+        "name": run.name,
+        "harness": run.harness,
+        "model": run.model,
+        "task": run.task,
+        "date": run.date,
+        "version": run.version,
+        "model_args": run.model_args,
+        "older": run.older,
+        "files": run.files,
+        "profile": r.profile,
+        "signature": signature(r.profile) if r.profile else "",
+        "rows": len(r.rows),
+        "official_scored": sum(1 for x in r.rows if x.official is not None),
+        "scored": sum(1 for x in r.rows if x.score is not None),
+        "changed": len(r.changed),
+        "reported": {k: _clean(v) for k, v in run.reported.items()},
+        "recomputed": {k: _clean(v) for k, v in r.recomputed.items()},
+        "agree": _agree(run.reported, r.recomputed),
+    }
+    if run.extra:
+        rep["extra"] = {k: v for k, v in run.extra.items() if isinstance(v, (str, bool, int, float, list))}
+    if per_question:
+        rep["per_question"] = [_row_dict(r, x) for x in r.rows]
+    return rep
+
+
+def _row_dict(r: Rescored, x: Any) -> dict[str, Any]:
+    return {"run": r.run.name, "task": r.run.task, "question_id": x.qid, "filter": x.filter,
+            "official_score": x.official, "score": x.score, "prediction": x.prediction, "gold": x.gold,
+            "file": x.file, "line": x.line, "note": x.note}
+
+
+def _write_json(path: Path, args: argparse.Namespace, sources: list[SourceLoad], results: list[Rescored],
+                problems: list[Problem]) -> None:
+    runs = [_run_report(r, not args.no_per_question_json) for r in results]
+    profiles = sorted({r.profile for r in results})
+    report: dict[str, Any] = {
+        "harness": sorted({s.format for s in sources}),
+        "profile": profiles[0] if len(profiles) == 1 else profiles,
+        "signature": signature(profiles[0]) if len(profiles) == 1 and profiles[0] else "",
+        "source": [str(s.root) for s in sources],
+        "documents": sorted({d for s in sources for d in s.documents}),
+        "runs": runs,
+        "problems": [str(p) for p in problems],
+    }
+    if len(runs) == 1:
+        report["reported"], report["recomputed"] = runs[0]["reported"], runs[0]["recomputed"]
+    else:
+        report["reported"] = {r["name"]: r["reported"] for r in runs}
+        report["recomputed"] = {r["name"]: r["recomputed"] for r in runs}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", encoding="utf-8", newline="\n") as fh:
+        fh.write(json.dumps(report, ensure_ascii=False, indent=2, allow_nan=False) + "\n")
+
+
+def _cell(value: float | None) -> str:
+    return "" if value is None else repr(float(value))
+
+
+def _write_csv(path: Path, results: list[Rescored]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", encoding="utf-8", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(CSV_COLUMNS)
+        for r in results:
+            for x in r.rows:
+                w.writerow([r.run.name, r.run.task, x.qid, x.filter, _cell(x.official), _cell(x.score), x.prediction, x.gold,
+                            x.file, "" if x.line is None else x.line, x.note])
+
+
+def _print_run(r: Rescored) -> None:
+    run = r.run
+    print(f"== {run.name} ({run.harness}, {run.task}{', ' + run.date if run.date else ''})")
+    print(f"Rows: {len(r.rows)}  scored: {sum(1 for x in r.rows if x.score is not None)}  "
+          f"official: {sum(1 for x in r.rows if x.official is not None)}  score differs from official: {len(r.changed)}")
+    for key in dict.fromkeys([*run.reported, *r.recomputed]):
+        rep, rec = run.reported.get(key), r.recomputed.get(key)
+        print(f"{key}: reported {rep if rep is not None else '-'}  recomputed {rec if rec is not None else '-'}")
+    if r.profile:
+        print(f"Signature: {signature(r.profile)}")
+
+
+# ----------------------------------------------------------------------------- joining the benchmark's gold
+
+
+def _join_gold(src: SourceLoad, paths: list[Path]) -> list[Problem]:
+    """Join the runs' questions to the benchmark's gold in place (format, document, answers);
+    one problem per question that could not be joined, with the reason."""
+    problems: list[Problem] = []
+    families = {r.task: r.family for r in src.runs}
+    for task, family in families.items():
+        questions = src.gold.get(task, [])
+        if family == MMLONGBENCH_FAMILY:
+            problems += _join_mmlongbench(task, questions, paths)
+        elif family == ANLS_FAMILY:
+            problems += _join_docvqa(task, questions, paths)
+    return problems
+
+
+def _join_mmlongbench(task: str, questions: list[HarnessQuestion], paths: list[Path]) -> list[Problem]:
+    from .mmlongbench import load_samples
+
+    if len(paths) != 1:
+        return [Problem.error(", ".join(map(str, paths)), None, None, "one file: MMLongBench-Doc's data/samples.json",
+                              f"{len(paths)} files")]
+    gold = load_samples(paths[0])
+    out = list(gold.problems)
+    index: dict[tuple[str, str], Any] = {}
+    for item in gold.items:
+        index.setdefault((item.question.strip(), str(item.metadata.get("answer", item.gold_answer))), item)
+    for q in questions:
+        g = index.get((q.question.strip(), q.answers[0] if q.answers else ""))
+        if g is None:
+            out.append(Problem.warning(task, None, q.qid, "a question of samples.json with the same text and answer",
+                                       "none (a stale question text or an answer that changed since)",
+                                       kind="questions not in the benchmark's gold"))
+            continue
+        q.answer_format = str(g.raw_format) if g.format_given else "Str"
+        q.metadata.pop("answer_format_inferred", None)
+        q.metadata["benchmark_qid"] = g.qid
+        q.document = str(g.metadata.get("doc_id", "")) or q.document
+        q.evidence_pages = tuple(g.documents[0].evidence_pages) if g.documents else q.evidence_pages
+    return out
+
+
+def _join_docvqa(task: str, questions: list[HarnessQuestion], paths: list[Path]) -> list[Problem]:
+    from .loaders import load_gold
+
+    gold = load_gold(paths)
+    out = list(gold.problems)
+    by_id = {g.qid: g for g in gold.items}
+    by_text: dict[tuple[str, tuple[str, ...]], Any] = {}
+    for item in gold.items:
+        by_text.setdefault((item.question, tuple(item.answers)), item)
+    for q in questions:
+        g = by_id.get(q.qid) or by_text.get((q.question, tuple(q.answers)))
+        if g is None:
+            out.append(Problem.warning(task, None, q.qid, "a gold question with this questionId, or this question and answers",
+                                       "none", kind="questions not in the benchmark's gold"))
+            continue
+        q.metadata["benchmark_qid"] = g.qid
+        if g.image:
+            q.document = g.image
+    return out
