@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 from typing import NoReturn
 
-from . import __version__
+from . import __version__, gate
 from ._gc import paused_gc
 from .bulk import Streamed, read_predictions_aside, score_and_write
 from .evaluate import evaluate, extra_prediction_problems
@@ -47,6 +47,7 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--categories-csv", metavar="PATH",
                     help="write each question's disagreement categories as CSV (a folder when several runs)")
     ap.add_argument("--version", action="version", version=f"docbench-lens scoring {__version__}")
+    gate.add_arguments(ap)  # --weak-slices, --baseline, --compare-json, --fail-on-regression, ...
     return ap
 
 
@@ -73,6 +74,8 @@ def main(argv: list[str] | None = None, *, exit_when_done: bool = False) -> int:
     if mmlongbench_cli.wants(sys.argv[1:] if argv is None else argv):
         return mmlongbench_cli.main(argv)
     args = build_parser().parse_args(argv)
+    if gate.wants(args):  # the weak-slice finder and the regression gate (scoring/gate.py)
+        return gate.run(args)
     # no reference cycles are made between loading and writing: the collector stays off for the
     # whole run (between the paused phases it would otherwise walk millions of records)
     with paused_gc():

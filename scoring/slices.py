@@ -51,26 +51,37 @@ dependence; the slices overlap, so their tests are dependent). A slice is *signi
 
 Redundancy: which slice explains which
 --------------------------------------
-A parent of a slice is the slice with one of its conditions left out. Among significant slices:
+A parent of a slice is the slice with one of its conditions left out. "Still weak" below means: a
+one-sided p (same test, documents as clusters) at most the BAR, which is the bar the slices passed to
+be discoveries -- the largest p among the significant slices (the cut-off BH/BY applied) -- unless
+`fold_alpha` sets another. (A nominal 0.05 would keep about one redundant slice in twenty by chance:
+a remainder must carry a weakness as well supported as a discovery to count as one.) Among
+significant slices:
 
 1. Child rule (a weakness its parent already explains). Child C of a significant parent P is tested
-   against the rest of P: gap_test(y, C, P without C). If C is NOT weaker there (one-sided p >=
-   `fold_alpha`, default 0.05), P explains C: C is folded under P (under the parent with the largest
-   such p when several do).
+   against the rest of P: C against P without C. If C is not still weaker there, P explains C: C is
+   folded under P (under the parent with the largest such p when several do).
 2. Parent rule (a parent weak only because of one child). For a significant slice P, each of its
    significant children C (except one already folded under P by rule 1) is removed: the remainder
    P without C is tested against the questions in neither P nor C. The best child is the one leaving
-   the least evidence (largest p). If that p >= `fold_alpha`, P is weak only because of C: P is
-   folded under C.
-3. Folding is followed to its end (C under P under C' ...): every folded slice is listed under the
-   kept slice it leads to, which "explains k others". The edges cannot loop in practice (rule 1 goes
-   up only from a slice rule 1 folds, rule 2 never down to a slice rule 1 folded under that parent);
-   should a loop ever form, the best-ranked slice on it is kept.
+   the least evidence (largest p). If that remainder is not still weak, P is weak only because of C:
+   P is folded under C.
+3. Folding is followed to its end (C under P under C' ...). The edges cannot loop in practice (rule 1
+   goes up only from a slice rule 1 folds, rule 2 never down to a slice rule 1 folded under that
+   parent); should a loop ever form, the best-ranked slice on it is kept.
+4. Overlap rule (rules 1-2 see only parents and children, and a weakness of three conditions has
+   overlapping slices whose common child would need four). The slices still kept, taken by p
+   (smallest first), are accepted one by one; a slice S overlapping an accepted slice K is tested
+   without K's questions: S without K against the questions in neither. If that is not still weak, S
+   is weak only through K and is folded under it (under the K leaving the largest p).
+Every folded slice is listed under the kept slice it leads to, which "explains k others".
 
 So with one planted weakness (counting questions over charts), "counting" and "chart" fold under
 "counting & chart" (without it neither is weak: rule 2), "counting & chart & domain=X" folds under it
-(within counting & chart, domain X is no weaker: rule 1), and "counting & domain=X" folds under
-"counting & domain=X & chart" (rule 2) and from there under "counting & chart" (rule 1).
+(within counting & chart, domain X is no weaker: rule 1), "counting & domain=X" folds under
+"counting & domain=X & chart" (rule 2) and from there under "counting & chart" (rule 1), and
+"chart & position=first third & doc_type=paper" (whose child with counting has four conditions) folds
+under "counting & chart" by rule 4.
 
 Ranking: kept slices by the excess failures the interval still guarantees, n_S x (-ci_high)
 (largest first; a big slice with a small, uncertain gap does not outrank a sharp smaller one), then by p.
