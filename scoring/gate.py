@@ -154,7 +154,7 @@ def run(args: argparse.Namespace) -> int:
     for m in METRICS:
         ci = o[m]["ci"]
         inside = "too few documents for an interval" if ci[0] is None else f"95% CI [{ci[0] * 100:+.2f}, {ci[1] * 100:+.2f}]"
-        print(f"{m}: {o[m]['delta'] * 100:+.2f} points vs baseline ({inside}, p = {o[m]['p']:.3g}; "
+        print(f"{m}: {o[m]['delta'] * 100:+.2f} points vs baseline ({inside}, p {_p_text(o[m]['p'])}; "
               f"{o[m]['units']:,} {o[m]['unit']}s)")
     failing = regressions(comparison, min_gap=args.min_gap, level=args.fdr, metrics=args.gate_metric)
     for row in failing:
@@ -275,13 +275,13 @@ def regressions(comparison: dict, *, min_gap: float, level: float = 0.05, metric
     for m in metrics:
         o = comparison["overall"][m]
         if o["delta"] is not None and o["p"] is not None and o["delta"] < -min_gap and o["p"] < level:
-            out.append(f"overall {m} {o['delta'] * 100:+.2f} points{_ci_text(o)}, p = {o['p']:.3g} "
+            out.append(f"overall {m} {o['delta'] * 100:+.2f} points{_ci_text(o)}, p {_p_text(o['p'])} "
                        f"({o['units']:,} {o['unit']}s)")
     for r in comparison["slices"]:
         for m in metrics:
             e = r[m]
             if e["delta"] is not None and e["q"] is not None and e["delta"] < -min_gap and e["q"] < level:
-                out.append(f"{r['slice']} {m} {e['delta'] * 100:+.2f} points{_ci_text(e)}, q = {e['q']:.3g} "
+                out.append(f"{r['slice']} {m} {e['delta'] * 100:+.2f} points{_ci_text(e)}, q {_p_text(e['q'])} "
                            f"({r['questions']:,} questions, {e['units']:,} {e['unit']}s)")
     return out
 
@@ -289,3 +289,10 @@ def regressions(comparison: dict, *, min_gap: float, level: float = 0.05, metric
 def _ci_text(e: dict) -> str:
     lo, hi = e["ci"]
     return "" if lo is None else f" [{lo * 100:+.2f}, {hi * 100:+.2f}]"
+
+
+def _p_text(p: float | None) -> str:
+    """"= 0.0123", or "< 1e-300" for a p-value that underflowed to 0."""
+    if p is None:
+        return "not computed"
+    return "< 1e-300" if p <= 0 else f"= {p:.3g}"

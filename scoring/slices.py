@@ -176,6 +176,8 @@ class SliceSearch:
         head = (f"{self.tested:,} slices tested ({self.questions:,} questions in {self.units:,} {self.unit}s; "
                 f"each slice >= {self.min_questions} questions and >= {self.min_documents} {self.unit}s; "
                 f"{how} q < {self.fdr:g})")
+        if not self.tested:
+            return head + ": no slice is large enough to be tested (not enough evidence)"
         if not self.weak:
             return head + ": no slice is weaker than the rest beyond chance (not enough evidence)"
         return head + f": {len(self.weak)} weak slice(s), {len(self.folded)} more folded under them"
