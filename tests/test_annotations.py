@@ -17,6 +17,7 @@ from dashboard.annotations import exchange
 from dashboard.annotations.corrections import apply_corrections, check_answer, corrections_key
 from dashboard.annotations.db import (
     DEFAULT_TAGS,
+    HEAD_REVISION,
     MAX_TEXT,
     SCHEMA_VERSION,
     AnnotationStore,
@@ -76,12 +77,13 @@ def test_a_new_file_gets_the_current_schema_in_wal_mode(tmp_path):
     assert store.problem is None and store.readable
     con = sqlite3.connect(store.path)
     try:
-        assert con.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 2
+        assert con.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3
+        assert con.execute("SELECT version_num FROM alembic_version").fetchone()[0] == HEAD_REVISION == "r3"
         assert con.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
         tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     finally:
         con.close()
-    assert {"notes", "note_tags", "vocabulary", "corrections"} <= tables
+    assert {"notes", "note_tags", "vocabulary", "corrections", "saved_slices", "alembic_version"} == tables
     assert store.vocabulary() == list(DEFAULT_TAGS)
     assert store.notes(BENCH) == [] and store.corrections(BENCH) == []
     AnnotationStore(store.path)  # opening it again changes nothing
@@ -121,8 +123,10 @@ def test_a_version_1_file_is_migrated_with_its_data(tmp_path):
     store = AnnotationStore(path)
     assert store.problem is None
     con = sqlite3.connect(path)
-    assert con.execute("PRAGMA user_version").fetchone()[0] == 2
-    assert {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")} == {"notes", "note_tags", "vocabulary", "corrections"}
+    assert con.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    assert {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")} == {
+        "notes", "note_tags", "vocabulary", "corrections", "saved_slices", "alembic_version"}
+    assert con.execute("SELECT version_num FROM alembic_version").fetchone()[0] == HEAD_REVISION
     con.close()
     notes = store.notes(BENCH)
     assert [(n.question_id, n.run, n.text, n.tags, n.author, n.revision) for n in notes] == [
@@ -199,10 +203,11 @@ def test_an_unwritable_place_is_read_only_with_a_message(tmp_path):
         store.save_correction(BENCH, "q1", exclude=True, author="Ana", expected_revision=0)
 
 
-def test_a_file_opened_read_only_reads_and_refuses_writes(tmp_path):
-    store = store_at(tmp_path)
+def test_a_database_opened_read_only_reads_and_refuses_writes(databases):
+    where = databases.location()
+    store = AnnotationStore(where)
     store.save_note(BENCH, "q1", "run", text="kept", author="Ana", expected_revision=0)
-    ro = AnnotationStore(store.path, read_only=True)
+    ro = AnnotationStore(where, read_only=True)
     assert ro.readable and not ro.writable and ro.problem is not None and ro.problem.reason == "read_only"
     assert [n.text for n in ro.notes(BENCH)] == ["kept"]
     with pytest.raises(AnnotationsUnavailable):
@@ -294,14 +299,15 @@ def check_nothing_lost(store: AnnotationStore, writers: list[str], count: int, r
     assert store.tag_usage(BENCH) == {"reasoning_error": len(writers) * (count // 2)}
 
 
-def test_twenty_threads_writing_at_once_lose_nothing(tmp_path):
-    store = store_at(tmp_path)
+def test_twenty_threads_writing_at_once_lose_nothing(databases):
+    where = databases.location()
+    store = AnnotationStore(where)
     writers = [f"t{k}" for k in range(20)]
     errors: list[BaseException] = []
 
     def work(who):
         try:
-            write_many(str(store.path), who, 25, 5)
+            write_many(where, who, 25, 5)
         except BaseException as exc:
             errors.append(exc)
 
@@ -315,11 +321,12 @@ def test_twenty_threads_writing_at_once_lose_nothing(tmp_path):
     check_nothing_lost(store, writers, 25, 5)
 
 
-def test_four_processes_writing_at_once_lose_nothing(tmp_path):
-    store = store_at(tmp_path)
+def test_four_processes_writing_at_once_lose_nothing(databases):
+    where = databases.location()
+    store = AnnotationStore(where)
     writers = [f"p{k}" for k in range(4)]
     ctx = multiprocessing.get_context("spawn")
-    procs = [ctx.Process(target=write_many, args=(str(store.path), w, 60, 10)) for w in writers]
+    procs = [ctx.Process(target=write_many, args=(where, w, 60, 10)) for w in writers]
     for p in procs:
         p.start()
     for p in procs:
@@ -334,8 +341,8 @@ def test_four_processes_writing_at_once_lose_nothing(tmp_path):
 # ----------------------------------------------------------------------------- notes, conflicts, validation
 
 
-def test_two_editors_from_the_same_revision_the_second_sees_the_first(tmp_path):
-    store = store_at(tmp_path)
+def test_two_editors_from_the_same_revision_the_second_sees_the_first(tmp_path, databases):
+    store = databases.store()
     # both open the editor when there is no note yet
     first = store.save_note(BENCH, "q1", "run-a", text="retriever picked page 9", tags=["wrong_page_retrieved"],
                             author="Ana", expected_revision=0)
@@ -362,9 +369,9 @@ def test_two_editors_from_the_same_revision_the_second_sees_the_first(tmp_path):
     assert isinstance(info.value.current, Correction) and "Ana" in info.value.message and "21" in info.value.message
 
 
-def test_saving_notes_records_author_time_and_revision(tmp_path):
+def test_saving_notes_records_author_time_and_revision(tmp_path, databases):
     clock = Clock()
-    store = store_at(tmp_path, clock=clock)
+    store = databases.store(clock=clock)
     a = store.save_note(BENCH, "q1", "", text="  gold looks off \r\n line two ", tags=["gold_wrong", "Gold Wrong"], author=" Ana  Lee ",
                         expected_revision=0)
     assert (a.text, a.tags, a.author, a.revision, a.kind) == ("gold looks off \n line two", ("gold_wrong",), "Ana Lee", 1, "question")
@@ -382,8 +389,8 @@ def test_saving_notes_records_author_time_and_revision(tmp_path):
     assert store.benchmarks() == {BENCH: 2}
 
 
-def test_user_input_is_validated_and_capped(tmp_path):
-    store = store_at(tmp_path)
+def test_user_input_is_validated_and_capped(tmp_path, databases):
+    store = databases.store()
     bad = [
         dict(text="x" * (MAX_TEXT + 1)),
         dict(tags=["a" * 65]),
@@ -410,8 +417,8 @@ def test_user_input_is_validated_and_capped(tmp_path):
     assert store.corrections(BENCH) == []
 
 
-def test_the_vocabulary_can_be_edited_and_notes_follow(tmp_path):
-    store = store_at(tmp_path)
+def test_the_vocabulary_can_be_edited_and_notes_follow(tmp_path, databases):
+    store = databases.store()
     assert store.add_tag("Table Misread") == "table_misread" and store.add_tag("table_misread") == "table_misread"
     assert store.vocabulary() == list(DEFAULT_TAGS) + ["table_misread"]
     n = store.save_note(BENCH, "q1", "r", text="", tags=["table_misread", "format_only"], author="Ana", expected_revision=0)
@@ -500,8 +507,8 @@ def fill(store: AnnotationStore) -> None:
 
 
 @pytest.mark.parametrize("fmt", ["jsonl", "csv"])
-def test_export_then_import_into_a_fresh_database_gives_equal_rows(tmp_path, fmt):
-    source = store_at(tmp_path, "source.sqlite3")
+def test_export_then_import_into_a_fresh_database_gives_equal_rows(tmp_path, databases, fmt):
+    source = databases.store("source.sqlite3")
     fill(source)
     out = tmp_path / f"notes.{fmt}"
     assert exchange.write_export(source, BENCH, out, fmt=fmt) == 5
@@ -513,7 +520,7 @@ def test_export_then_import_into_a_fresh_database_gives_equal_rows(tmp_path, fmt
         assert set(rows[0]) == {"kind", "benchmark", "question_id", "run", "text", "tags", "author", "created", "updated", "revision"}
     else:
         assert text.splitlines()[0] == ",".join(exchange.FIELDS)
-    fresh = store_at(tmp_path, "fresh.sqlite3")
+    fresh = databases.store("fresh.sqlite3")
     result = exchange.import_file(fresh, BENCH, out)
     assert result.counts() == {"added": 5, "updated": 0, "unchanged": 0, "skipped": 0} and result.problems == []
     assert result.size == out.stat().st_size and result.lines == 5 and result.tags_added == ["table_misread"]
@@ -523,8 +530,8 @@ def test_export_then_import_into_a_fresh_database_gives_equal_rows(tmp_path, fmt
     assert fresh.notes(BENCH) == source.notes(BENCH)
 
 
-def test_import_merges_by_key_and_time(tmp_path):
-    store = store_at(tmp_path, clock=Clock())
+def test_import_merges_by_key_and_time(tmp_path, databases):
+    store = databases.store(clock=Clock())
     kept = store.save_note(BENCH, "q1", "r", text="stored", author="Ana", expected_revision=0)  # updated 12:00:01
     store.save_note(BENCH, "q2", "r", text="stored too", author="Ana", expected_revision=0)  # 12:00:02
     store.save_correction(BENCH, "q3", answer="1", author="Ana", expected_revision=0)  # 12:00:03
@@ -553,8 +560,8 @@ def test_import_merges_by_key_and_time(tmp_path):
     assert (c.action, c.answer, c.revision) == ("exclude", "", 2)
 
 
-def test_a_bad_import_line_is_named_with_file_and_line_and_skipped(tmp_path):
-    store = store_at(tmp_path)
+def test_a_bad_import_line_is_named_with_file_and_line_and_skipped(tmp_path, databases):
+    store = databases.store()
     good = {"kind": "note", "question_id": "q1", "run": "r", "text": "fine", "tags": ["gold_wrong"], "author": "Ana",
             "created": "2024-01-01T00:00:00Z", "updated": "2024-01-01T00:00:00Z"}
     lines = [
@@ -584,8 +591,8 @@ def test_a_bad_import_line_is_named_with_file_and_line_and_skipped(tmp_path):
     assert [n.question_id for n in store.notes(BENCH)] == ["q1", "q7"]
 
 
-def test_a_bad_csv_row_is_named_with_its_first_line(tmp_path):
-    store = store_at(tmp_path)
+def test_a_bad_csv_row_is_named_with_its_first_line(tmp_path, databases):
+    store = databases.store()
     header = ",".join(exchange.FIELDS)
     src = tmp_path / "in.csv"
     src.write_text(header + "\r\n"
@@ -604,8 +611,8 @@ def test_a_bad_csv_row_is_named_with_its_first_line(tmp_path):
     assert bad.unreadable and bad.problems[0].location == f"{no_header}:1"
 
 
-def test_imports_are_bounded_and_report_the_size(tmp_path, monkeypatch):
-    store = store_at(tmp_path)
+def test_imports_are_bounded_and_report_the_size(tmp_path, databases, monkeypatch):
+    store = databases.store()
     src = tmp_path / "big.jsonl"
     src.write_text("\n" * 5000)
     monkeypatch.setattr(exchange, "MAX_IMPORT_BYTES", 4096)

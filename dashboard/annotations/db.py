@@ -1,16 +1,30 @@
-"""The annotations database: one SQLite file shared by every session and process.
+"""The annotations database: one SQLite file (one user, the default) or one PostgreSQL database (a
+team's app servers), shared by every session and process. SQLAlchemy Core speaks both dialects;
+Alembic keeps the schema's versions (dashboard/annotations/migrations).
 
-Each call opens its own connection and closes it (Streamlit sessions are threads; a connection is
-never shared), in WAL mode with a busy timeout; every write is one `BEGIN IMMEDIATE` transaction.
-Saving a note or correction names the revision it was edited from (`expected_revision`, 0 for
-"there was none"): when the stored revision differs, nothing is written and `Conflict` carries the
-stored one, so the page can say who saved what in between.
+Where it lives (`resolve_location`): the app's `--annotations PATH_OR_URL`, else `LENS_DATABASE_URL`
+(`sqlite:///PATH` or `postgresql://user[:password]@host[:port]/database`, read with psycopg 3), else
+`annotations.sqlite3` in the user data folder (`LENS_DATA_DIR`). Messages name a server's URL
+without its password (`shown_url`); the password is never printed or logged.
 
-A file that cannot be used never gives a traceback: the store opens read-only, `store.problem` is an
-`AnnotationsUnavailable` whose `message` is a sentence naming the file, reads still work when the file
-can be read (and return nothing when it cannot), and every write raises that same exception.
+SQLite: each call opens its own connection and closes it (Streamlit sessions are threads), in WAL
+mode with a busy timeout; every write is one `BEGIN IMMEDIATE` transaction. PostgreSQL: a small
+pool of connections (checked before use, so a restarted server is found again), every write one
+transaction holding a transaction-level advisory lock, so that writers take turns exactly as they
+do on SQLite. Saving a note, correction or saved slice names the revision it was edited from
+(`expected_revision`, 0 for "there was none"): when the stored revision differs, nothing is
+written and `Conflict` carries the stored one, so the page can say who saved what in between --
+across app servers as well, since the check is made inside the writer's transaction.
 
-Schema (`PRAGMA user_version` = SCHEMA_VERSION = 2; older files are migrated step by step):
+A database that cannot be used never gives a traceback: `store.problem` is an
+`AnnotationsUnavailable` whose `message` is one sentence naming the file or URL, reads still work
+when it can be read (and return nothing when it cannot), and every write raises that same
+exception. A server that is away, refuses the login or lost its connection is tried again when
+`problem` is next read (at most every `retry_interval` seconds), so the app finds it again without a
+restart; `reopen()` tries at once.
+
+Schema (Alembic revisions r1 -> r2 -> r3; SQLite files also carry `PRAGMA user_version` =
+SCHEMA_VERSION = 3, as files written before Alembic did: 1 and 2 map to r1 and r2):
 
     notes(id INTEGER PRIMARY KEY, benchmark, question_id, run, text, author, created, updated,
           revision, UNIQUE(benchmark, question_id, run))     run '' = a note on the question (the gold)
@@ -18,34 +32,68 @@ Schema (`PRAGMA user_version` = SCHEMA_VERSION = 2; older files are migrated ste
     vocabulary(tag PRIMARY KEY, position)                      the tags offered, in their order
     corrections(benchmark, question_id, action 'answer'|'exclude', answer, author, created, updated,
                 revision, PRIMARY KEY(benchmark, question_id))
+    saved_slices(benchmark, name, definition, author, note, created, updated, revision,
+                 PRIMARY KEY(benchmark, name))                definition: JSON {field: [values]}
 
 Times are UTC, ISO 8601 with microseconds and a `Z` (`2024-05-01T12:00:00.000000Z`), so that they
 sort as text. Version 1 (SCHEMA_V1 below) kept tags as one comma-separated column, had no revisions
-and no vocabulary, and wrote an exclusion as a NULL answer.
+and no vocabulary, and wrote an exclusion as a NULL answer. Text is ordered byte-wise on both
+dialects (PostgreSQL: COLLATE "C"), so lists come back in the same order.
+
+Saved slices (issue 25, section 3) -- a named filter set of the explorer, or a slice the finder
+discovered, kept per benchmark beside the notes and shared by every session:
+
+    store.save_slice(benchmark, name, definition={"reasoning_type": ["counting"], "evidence_source": ["Chart"]},
+                     author="Ana", note="counting over charts", expected_revision=0) -> SavedSlice
+    store.saved_slices(benchmark) -> [SavedSlice, ...]          by name
+    store.saved_slice(benchmark, name) -> SavedSlice | None
+    store.delete_slice(benchmark, name, expected_revision=k) -> bool
+
+A definition maps a field name (`clean_field`: a-z, 0-9, `_`) to the values it keeps (a question
+is in the slice when, for every field, its value is one of them); it is stored as JSON text with
+sorted keys. `SavedSlice.questions(rows)` applies it to dicts of field values. Export and import
+carry saved slices as records of kind "slice" (dashboard/annotations/exchange.py).
 """
 
 from __future__ import annotations
 
+import functools
+import json
 import os
 import re
 import sqlite3
-from collections.abc import Callable, Iterable, Iterator, Mapping
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy import event
+from sqlalchemy.engine import URL, Connection, Engine, make_url
+from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError, SQLAlchemyError
+from sqlalchemy.pool import NullPool
 
 from dashboard.core import settings
 
 __all__ = [
-    "SCHEMA_VERSION", "SCHEMA_V1", "DEFAULT_TAGS", "FILE_NAME", "APP_DIR",
+    "SCHEMA_VERSION", "SCHEMA_V1", "HEAD_REVISION", "REVISIONS", "DEFAULT_TAGS", "FILE_NAME", "APP_DIR", "MIGRATIONS_DIR",
     "MAX_TEXT", "MAX_TAG", "MAX_TAGS", "MAX_AUTHOR", "MAX_KEY", "MAX_ANSWER", "MAX_VOCABULARY",
-    "Note", "Correction", "MergeCounts", "Conflict", "AnnotationsUnavailable", "InvalidInput",
-    "AnnotationStore", "default_path", "resolve_path", "now_iso", "parse_time",
-    "clean_text", "clean_tag", "clean_tags", "clean_author", "clean_key", "make_note", "make_correction",
+    "MAX_SLICE_NAME", "MAX_SLICE_FIELDS", "MAX_SLICE_VALUES", "MAX_SLICES",
+    "Note", "Correction", "SavedSlice", "MergeCounts", "Conflict", "AnnotationsUnavailable", "InvalidInput",
+    "ServerLocation", "AnnotationStore", "default_path", "resolve_path", "resolve_location", "location_key", "shown_url",
+    "now_iso", "parse_time", "clean_text", "clean_tag", "clean_tags", "clean_author", "clean_key", "clean_field",
+    "clean_definition", "clean_slice_name", "make_note", "make_correction", "make_slice", "metadata",
 ]
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3  # PRAGMA user_version of an SQLite file at HEAD_REVISION
+HEAD_REVISION = "r3"  # the newest Alembic revision (tests check it against migrations/versions)
+REVISIONS = ("r1", "r2", "r3")  # every revision this code knows, oldest first
+_USER_VERSION_REVISION = {1: "r1", 2: "r2", 3: "r3"}  # files written before Alembic: PRAGMA user_version -> revision
+MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
 FILE_NAME = "annotations.sqlite3"
 APP_DIR = "docbench-lens"
 DEFAULT_TAGS = (
@@ -53,6 +101,9 @@ DEFAULT_TAGS = (
     "hallucination", "refused_wrongly", "gold_wrong", "question_ambiguous",
 )
 DEFAULT_BUSY_TIMEOUT = 10.0  # seconds a write waits for another writer before giving up
+DEFAULT_RETRY_INTERVAL = 5.0  # seconds between two attempts to reach a server that was away
+CONNECT_TIMEOUT = 5  # seconds to reach a PostgreSQL server
+_LOCK_KEY = 0x4C454E53  # "LENS": the advisory lock every PostgreSQL write takes
 
 # caps on everything a user (or an imported file) can put in
 MAX_TEXT = 10_000  # note text, characters
@@ -62,13 +113,18 @@ MAX_AUTHOR = 100
 MAX_KEY = 1_000  # benchmark identity, question id, run name
 MAX_ANSWER = 2_000  # a corrected gold answer
 MAX_VOCABULARY = 200
+MAX_SLICE_NAME = 200  # a saved slice's name
+MAX_SLICE_FIELDS = 16  # fields in one definition
+MAX_SLICE_VALUES = 500  # values of one field
+MAX_SLICES = 1_000  # saved slices of one benchmark
 
 _TAG = re.compile(r"[a-z0-9][a-z0-9_\-]*")
+_FIELD = re.compile(r"[a-z][a-z0-9_]{0,63}")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")  # control characters but tab and line feed
 _TIME_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
 
 
-# ----------------------------------------------------------------------------- where the file lives
+# ----------------------------------------------------------------------------- where the database lives
 
 
 def default_path(env: Mapping[str, str] | None = None) -> Path:
@@ -84,6 +140,97 @@ def resolve_path(path: str | os.PathLike[str] | None = None, env: Mapping[str, s
     return default_path(env)
 
 
+_PASSWORD = re.compile(r"(://[^/@:]*):[^@/]*@")
+
+
+def shown_url(url: str | URL) -> str:
+    """A database URL as messages show it: without its password (and as the user spells the
+    dialect, `postgresql://`, not the driver SQLAlchemy is given)."""
+    if isinstance(url, URL):
+        bare = URL.create(url.get_backend_name(), username=url.username, host=url.host, port=url.port, database=url.database)
+        return bare.render_as_string(hide_password=False)
+    return _PASSWORD.sub(r"\1@", url)
+
+
+class ServerLocation:
+    """A database server's URL: `str()` is `shown_url` (no password); `url` is the SQLAlchemy URL
+    with the psycopg driver (password included: never print it). `exists()` is True, as for a file
+    the store may read."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.shown = shown_url(text)
+        try:
+            url = make_url(text)
+        except (ArgumentError, ValueError):
+            raise InvalidInput(f"{self.shown} is not a database URL (postgresql://user@host:port/database)") from None
+        if url.get_backend_name() != "postgresql":
+            raise InvalidInput(f"{self.shown}: only sqlite:///PATH and postgresql://user@host:port/database are supported")
+        if not url.database:
+            raise InvalidInput(f"{self.shown} names no database (postgresql://user@host:port/database)")
+        self.url = url.set(drivername="postgresql+psycopg")
+        self.shown = shown_url(self.url)
+        self.password = url.password or ""
+
+    def exists(self) -> bool:
+        return True
+
+    def scrub(self, text: str) -> str:
+        """`text` with the password (if any) replaced by ***."""
+        return text.replace(str(self.password), "***") if self.password else text
+
+    def __str__(self) -> str:
+        return self.shown
+
+    def __repr__(self) -> str:
+        return f"ServerLocation({self.shown!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ServerLocation) and other.text == self.text
+
+    def __hash__(self) -> int:
+        return hash(self.text)
+
+
+def _location(text: str) -> Path | ServerLocation:
+    """A `--annotations` value or LENS_DATABASE_URL: `sqlite:///PATH` -> that file, `postgresql://...`
+    -> the server, anything without `://` -> a file path. InvalidInput for another scheme."""
+    if "://" not in text:
+        return Path(text).expanduser()
+    scheme = text.split("://", 1)[0].lower()
+    if scheme in ("sqlite", "sqlite+pysqlite"):
+        rest = text.split("://", 1)[1]
+        if not rest.startswith("/") or rest == "/":
+            raise InvalidInput(f"{shown_url(text)}: an SQLite URL is sqlite:///PATH (sqlite:////abs/path for an absolute one)")
+        return Path(rest[1:]).expanduser()
+    if scheme in ("postgresql", "postgres", "postgresql+psycopg"):
+        return ServerLocation("postgresql" + text[len(scheme):] if scheme == "postgres" else text)
+    raise InvalidInput(f"{shown_url(text)}: only sqlite:///PATH and postgresql://user@host:port/database are supported")
+
+
+def resolve_location(path: str | os.PathLike[str] | None = None, env: Mapping[str, str] | None = None) -> Path | ServerLocation:
+    """Where the annotations live: the explicit path or URL (`--annotations`) when given, else
+    LENS_DATABASE_URL (settings.DATABASE_URL), else `default_path(env)`. InvalidInput (a sentence
+    without the password) for a URL that is neither sqlite:/// nor postgresql://."""
+    if path is not None and str(path) != "":
+        return _location(os.fspath(path))
+    url = settings.DATABASE_URL.value(env).strip()
+    if url:
+        return _location(url)
+    return default_path(env)
+
+
+def location_key(path: str | os.PathLike[str] | None = None, env: Mapping[str, str] | None = None) -> str:
+    """What `AnnotationStore(...)` is given to open the database `resolve_location` names, as text
+    (a file's path, or the server's URL with its password: a cache key, never shown). A URL that
+    cannot be used is returned as it is: the store then says why."""
+    try:
+        where = resolve_location(path, env)
+    except InvalidInput:
+        return os.fspath(path) if path is not None and str(path) != "" else settings.DATABASE_URL.value(env).strip()
+    return where.text if isinstance(where, ServerLocation) else str(where)
+
+
 # ----------------------------------------------------------------------------- errors
 
 
@@ -92,11 +239,12 @@ class InvalidInput(ValueError):
 
 
 class AnnotationsUnavailable(Exception):
-    """The annotations file cannot be used (for this write, or at all). `message` is a sentence for
-    the user naming the file; `reason` is one of corrupt, locked, unwritable, newer, read_only,
-    foreign, error."""
+    """The annotations database cannot be used (for this write, or at all). `message` is a sentence
+    for the user naming the file or the server's URL (never its password); `reason` is one of
+    corrupt, locked, unwritable, newer, read_only, foreign, error (a file) or unreachable, refused,
+    missing, denied, locked, newer, foreign, error (a server)."""
 
-    def __init__(self, path: Path, reason: str, message: str) -> None:
+    def __init__(self, path: Path | ServerLocation, reason: str, message: str) -> None:
         super().__init__(message)
         self.path = path
         self.reason = reason
@@ -117,10 +265,10 @@ class Conflict(Exception):
     the editor started from. `current` is what is stored now (None: it was deleted); `message` says
     who saved what, and when."""
 
-    def __init__(self, current: Note | Correction | None, expected_revision: int) -> None:
+    def __init__(self, current: Note | Correction | SavedSlice | None, expected_revision: int) -> None:
         self.current = current
         self.expected_revision = expected_revision
-        what = "correction" if isinstance(current, Correction) else "note"
+        what = "correction" if isinstance(current, Correction) else "saved slice" if isinstance(current, SavedSlice) else "note"
         if current is None:
             self.message = f"This {what} was deleted by someone else while you were editing it; your change was not saved."
         else:
@@ -181,6 +329,41 @@ class Correction:
 
     def describe(self) -> str:
         return "exclude this question" if self.exclude else f"the gold answer is {self.answer}"
+
+
+@dataclass(frozen=True, slots=True)
+class SavedSlice:
+    """A named slice of a benchmark's questions: `definition` maps a field to the values it keeps
+    (keys sorted, values sorted and distinct), with who saved it, a note, times and revision."""
+
+    benchmark: str
+    name: str
+    definition: dict[str, tuple[str, ...]]
+    author: str
+    note: str
+    created: str
+    updated: str
+    revision: int = 1
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.benchmark, self.name)
+
+    def describe(self) -> str:
+        return " & ".join(f"{f} in {{{', '.join(v)}}}" if len(v) > 1 else f"{f}={v[0]}" for f, v in self.definition.items())
+
+    def matches(self, row: Mapping[str, object]) -> bool:
+        """Whether a question (its field values; a list for a multi-label field) is in the slice."""
+        for name, values in self.definition.items():
+            got = row.get(name)
+            got_values = [str(g) for g in got] if isinstance(got, (list, tuple, set)) else [str(got)]
+            if not set(got_values) & set(values):
+                return False
+        return True
+
+    def questions(self, rows: Iterable[Mapping[str, object]], id_field: str = "question_id") -> list[str]:
+        """The ids of the rows in the slice, in their order."""
+        return [str(r.get(id_field)) for r in rows if self.matches(r)]
 
 
 @dataclass(slots=True)
@@ -282,6 +465,60 @@ def _revision(value: object) -> int:
     return value
 
 
+def clean_field(value: object) -> str:
+    """A field name of a slice definition: a-z, 0-9 and `_`, starting with a letter, at most 64."""
+    text = _plain(value, "a field name").strip()
+    if not _FIELD.fullmatch(text):
+        raise InvalidInput(f"the field {_excerpt(text, 40)!r} must be a name of a-z, 0-9 and '_' (such as reasoning_type)")
+    return text
+
+
+def clean_slice_name(value: object) -> str:
+    """A saved slice's name: text as a key (no control characters), 1 to MAX_SLICE_NAME characters."""
+    text = clean_key(value, "the slice's name")
+    if len(text) > MAX_SLICE_NAME:
+        raise InvalidInput(f"the slice's name is {len(text):,} characters long; at most {MAX_SLICE_NAME} are allowed")
+    return text
+
+
+def clean_definition(value: object) -> dict[str, tuple[str, ...]]:
+    """A slice definition: {field: [values]} with 1 to MAX_SLICE_FIELDS fields, each 1 to
+    MAX_SLICE_VALUES values (text, at most MAX_KEY characters); keys and values sorted."""
+    if not isinstance(value, Mapping) or not value:
+        raise InvalidInput("a slice needs at least one field and its values, such as {\"reasoning_type\": [\"counting\"]}")
+    if len(value) > MAX_SLICE_FIELDS:
+        raise InvalidInput(f"a slice has at most {MAX_SLICE_FIELDS} fields, not {len(value)}")
+    out: dict[str, tuple[str, ...]] = {}
+    for name, values in value.items():
+        key = clean_field(name)
+        if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
+            raise InvalidInput(f"the values of {key} must be a list of text")
+        kept = sorted({clean_key(v, f"a value of {key}") for v in values})
+        if not kept or len(kept) > MAX_SLICE_VALUES:
+            raise InvalidInput(f"{key} needs 1 to {MAX_SLICE_VALUES} values, not {len(kept)}")
+        out[key] = tuple(kept)
+    return dict(sorted(out.items()))
+
+
+def _definition_text(definition: Mapping[str, Sequence[str]]) -> str:
+    return json.dumps({k: list(v) for k, v in definition.items()}, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+
+
+def _definition_of(text: str) -> dict[str, tuple[str, ...]]:
+    try:
+        return clean_definition(json.loads(text))
+    except (ValueError, InvalidInput):
+        return {}
+
+
+def make_slice(benchmark: object, name: object, *, definition: object, author: object, note: object, created: object,
+               updated: object, revision: object = 1) -> SavedSlice:
+    """A validated SavedSlice (InvalidInput naming the first bad field otherwise)."""
+    return SavedSlice(clean_key(benchmark, "benchmark"), clean_slice_name(name), clean_definition(definition), clean_author(author),
+                      clean_text(note, "the slice's note"), parse_time(created, "created"), parse_time(updated, "updated"),
+                      _revision(revision))
+
+
 def make_note(benchmark: object, question_id: object, run: object, *, text: object, tags: Iterable[object], author: object,
               created: object, updated: object, revision: object = 1) -> Note:
     """A validated Note (InvalidInput naming the first bad field otherwise)."""
@@ -303,6 +540,7 @@ def make_correction(benchmark: object, question_id: object, *, action: object, a
                       parse_time(updated, "updated"), _revision(revision))
 
 
+
 # ----------------------------------------------------------------------------- schema
 
 SCHEMA_V1 = """
@@ -315,93 +553,55 @@ CREATE TABLE corrections (
     benchmark TEXT NOT NULL, question_id TEXT NOT NULL, answer TEXT,
     author TEXT NOT NULL DEFAULT '', created TEXT NOT NULL,
     PRIMARY KEY (benchmark, question_id));
-"""
+"""  # what the first version wrote (PRAGMA user_version = 1); migrations/versions/r1_schema_v1.py creates the same
 
-_NOTES_V2 = """
-CREATE TABLE notes (
-    id INTEGER PRIMARY KEY,
-    benchmark TEXT NOT NULL,
-    question_id TEXT NOT NULL,
-    run TEXT NOT NULL DEFAULT '',
-    text TEXT NOT NULL DEFAULT '',
-    author TEXT NOT NULL,
-    created TEXT NOT NULL,
-    updated TEXT NOT NULL,
-    revision INTEGER NOT NULL DEFAULT 1 CHECK (revision >= 1),
-    UNIQUE (benchmark, question_id, run));
-CREATE TABLE note_tags (
-    note_id INTEGER NOT NULL REFERENCES notes(id) ON DELETE CASCADE,
-    tag TEXT NOT NULL,
-    PRIMARY KEY (note_id, tag)) WITHOUT ROWID;
-CREATE INDEX note_tags_by_tag ON note_tags(tag);
-CREATE TABLE vocabulary (tag TEXT PRIMARY KEY, position INTEGER NOT NULL);
-CREATE TABLE corrections (
-    benchmark TEXT NOT NULL,
-    question_id TEXT NOT NULL,
-    action TEXT NOT NULL CHECK (action IN ('answer', 'exclude')),
-    answer TEXT NOT NULL DEFAULT '',
-    author TEXT NOT NULL,
-    created TEXT NOT NULL,
-    updated TEXT NOT NULL,
-    revision INTEGER NOT NULL DEFAULT 1 CHECK (revision >= 1),
-    PRIMARY KEY (benchmark, question_id));
-"""
-
-
-def _script(con: sqlite3.Connection, sql: str) -> None:
-    """Run DDL statements one by one (executescript would commit the open transaction)."""
-    for statement in sql.split(";"):
-        if statement.strip():
-            con.execute(statement)
-
-
-def _seed_vocabulary(con: sqlite3.Connection, tags: Iterable[str]) -> None:
-    con.executemany("INSERT OR IGNORE INTO vocabulary(tag, position) VALUES (?, ?)", [(t, i) for i, t in enumerate(tags)])
-
-
-def _create(con: sqlite3.Connection) -> None:
-    _script(con, _NOTES_V2)
-    _seed_vocabulary(con, DEFAULT_TAGS)
-
-
-def _stamp_or_keep(value: str) -> str:
-    try:
-        return parse_time(value)
-    except InvalidInput:
-        return value
-
-
-def _migrate_1_to_2(con: sqlite3.Connection) -> None:
-    """Tags out of the comma-separated column into note_tags (invalid names dropped), a revision
-    on every note and correction, the vocabulary (the defaults, then every other tag in use), and
-    an exclusion as action 'exclude' instead of a NULL answer."""
-    con.execute("ALTER TABLE notes RENAME TO notes_v1")
-    con.execute("ALTER TABLE corrections RENAME TO corrections_v1")
-    _script(con, _NOTES_V2)
-    used: set[str] = set()
-    rows = con.execute("SELECT benchmark, question_id, run, text, tags, author, created, updated FROM notes_v1").fetchall()
-    for benchmark, qid, run, text, tags, author, created, updated in rows:
-        cur = con.execute(
-            "INSERT INTO notes(benchmark, question_id, run, text, author, created, updated, revision) VALUES (?,?,?,?,?,?,?,1)",
-            (benchmark, qid, run or "", text or "", author or "(unknown)", _stamp_or_keep(created), _stamp_or_keep(updated)))
-        names: set[str] = set()
-        for raw in (tags or "").split(","):
-            try:
-                names.add(clean_tag(raw))
-            except InvalidInput:
-                continue
-        con.executemany("INSERT INTO note_tags(note_id, tag) VALUES (?, ?)", [(cur.lastrowid, t) for t in sorted(names)])
-        used |= names
-    con.execute("""INSERT INTO corrections(benchmark, question_id, action, answer, author, created, updated, revision)
-                   SELECT benchmark, question_id, CASE WHEN answer IS NULL THEN 'exclude' ELSE 'answer' END,
-                          COALESCE(answer, ''), CASE WHEN author = '' THEN '(unknown)' ELSE author END, created, created, 1
-                   FROM corrections_v1""")
-    con.execute("DROP TABLE notes_v1")
-    con.execute("DROP TABLE corrections_v1")
-    _seed_vocabulary(con, list(DEFAULT_TAGS) + sorted(used - set(DEFAULT_TAGS)))
-
-
-MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _migrate_1_to_2}  # from version k to k + 1
+# The schema at HEAD_REVISION, as the queries below see it (the migrations create it; tests compare both).
+metadata = sa.MetaData()
+notes_t = sa.Table(
+    "notes", metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("benchmark", sa.Text, nullable=False),
+    sa.Column("question_id", sa.Text, nullable=False),
+    sa.Column("run", sa.Text, nullable=False, server_default=""),
+    sa.Column("text", sa.Text, nullable=False, server_default=""),
+    sa.Column("author", sa.Text, nullable=False),
+    sa.Column("created", sa.Text, nullable=False),
+    sa.Column("updated", sa.Text, nullable=False),
+    sa.Column("revision", sa.Integer, nullable=False, server_default="1"),
+    sa.UniqueConstraint("benchmark", "question_id", "run"),
+)
+note_tags_t = sa.Table(
+    "note_tags", metadata,
+    sa.Column("note_id", sa.Integer, sa.ForeignKey("notes.id", ondelete="CASCADE"), primary_key=True),
+    sa.Column("tag", sa.Text, primary_key=True),
+)
+vocabulary_t = sa.Table(
+    "vocabulary", metadata,
+    sa.Column("tag", sa.Text, primary_key=True),
+    sa.Column("position", sa.Integer, nullable=False),
+)
+corrections_t = sa.Table(
+    "corrections", metadata,
+    sa.Column("benchmark", sa.Text, primary_key=True),
+    sa.Column("question_id", sa.Text, primary_key=True),
+    sa.Column("action", sa.Text, nullable=False),
+    sa.Column("answer", sa.Text, nullable=False, server_default=""),
+    sa.Column("author", sa.Text, nullable=False),
+    sa.Column("created", sa.Text, nullable=False),
+    sa.Column("updated", sa.Text, nullable=False),
+    sa.Column("revision", sa.Integer, nullable=False, server_default="1"),
+)
+slices_t = sa.Table(
+    "saved_slices", metadata,
+    sa.Column("benchmark", sa.Text, primary_key=True),
+    sa.Column("name", sa.Text, primary_key=True),
+    sa.Column("definition", sa.Text, nullable=False),
+    sa.Column("author", sa.Text, nullable=False),
+    sa.Column("note", sa.Text, nullable=False, server_default=""),
+    sa.Column("created", sa.Text, nullable=False),
+    sa.Column("updated", sa.Text, nullable=False),
+    sa.Column("revision", sa.Integer, nullable=False, server_default="1"),
+)
 
 
 class _Foreign(Exception):
@@ -409,16 +609,70 @@ class _Foreign(Exception):
 
 
 class _Newer(Exception):
-    def __init__(self, version: int) -> None:
+    def __init__(self, version: int | str) -> None:
         super().__init__(version)
         self.version = version
 
 
-# ----------------------------------------------------------------------------- the store
+def _sqlite_user_version(conn: Connection) -> int:
+    return int(conn.exec_driver_sql("PRAGMA user_version").scalar() or 0)
 
 
-def _classify(path: Path, exc: BaseException, doing: str) -> AnnotationsUnavailable:
-    text = str(exc).lower()
+def _alembic_config(conn: Connection) -> Any:
+    from alembic.config import Config
+
+    cfg = Config()
+    cfg.set_main_option("script_location", str(MIGRATIONS_DIR))
+    cfg.attributes["connection"] = conn
+    return cfg
+
+
+def _migrate(conn: Connection) -> None:
+    """Inside the open write transaction: create the schema, or bring it to HEAD_REVISION with
+    Alembic (a file written before Alembic is first stamped with the revision its user_version
+    names). _Newer for a revision this code does not know, _Foreign for someone else's tables."""
+    from alembic import command
+
+    sqlite = conn.dialect.name == "sqlite"
+    tables = set(sa.inspect(conn).get_table_names())
+    current: str | None = None
+    if "alembic_version" in tables:
+        current = conn.execute(sa.text("SELECT version_num FROM alembic_version")).scalar()
+    if sqlite:
+        version = _sqlite_user_version(conn)
+        if version > SCHEMA_VERSION:
+            raise _Newer(version)
+        if current is None and version:
+            current = _USER_VERSION_REVISION[version]
+            command.stamp(_alembic_config(conn), current)
+    if current is None and tables - {"alembic_version"}:
+        raise _Foreign()
+    if current is not None and current not in REVISIONS:
+        raise _Newer(current)
+    if current != HEAD_REVISION:
+        command.upgrade(_alembic_config(conn), HEAD_REVISION)
+    if sqlite:
+        conn.exec_driver_sql(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+
+# ----------------------------------------------------------------------------- why a database cannot be used
+
+_RETRIED = frozenset({"unreachable", "refused", "missing", "denied", "error"})  # a server's problems tried again
+
+
+def _detail(exc: BaseException) -> str:
+    """The driver's own words, first line, without SQLAlchemy's statement and parameters."""
+    orig = exc.orig if isinstance(exc, DBAPIError) and exc.orig is not None else exc
+    text = (getattr(orig, "strerror", None) if isinstance(orig, OSError) else None) or str(orig) or type(orig).__name__
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    first = lines[0] if lines else type(orig).__name__
+    first = re.sub(r"^(connection failed: )?connection to server at .*? failed: ", "", first)
+    return _excerpt(first.removeprefix("FATAL:").strip(), 160)
+
+
+def _classify_file(path: Path, exc: BaseException, doing: str) -> AnnotationsUnavailable:
+    orig = exc.orig if isinstance(exc, DBAPIError) and exc.orig is not None else exc
+    text = str(orig).lower()
     if isinstance(exc, _Newer):
         return AnnotationsUnavailable(path, "newer", (
             f"The annotations file {path} was written by a newer version of DocBench Lens (schema {exc.version}; "
@@ -433,96 +687,240 @@ def _classify(path: Path, exc: BaseException, doing: str) -> AnnotationsUnavaila
             "try again in a moment."))
     if "not a database" in text or "malformed" in text or "encrypted" in text or "corrupt" in text:
         return AnnotationsUnavailable(path, "corrupt", (
-            f"The annotations file {path} is damaged or not a database ({exc}): notes are read-only and cannot "
+            f"The annotations file {path} is damaged or not a database ({orig}): notes are read-only and cannot "
             "be saved. Move the file aside (a new one is then made) or give another with --annotations PATH."))
-    if isinstance(exc, OSError) or "readonly" in text or "read-only" in text or "unable to open" in text or "disk i/o" in text:
-        detail = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+    if isinstance(orig, OSError) or "readonly" in text or "read-only" in text or "unable to open" in text or "disk i/o" in text:
+        detail = orig.strerror if isinstance(orig, OSError) and orig.strerror else str(orig)
         return AnnotationsUnavailable(path, "unwritable", (
             f"The annotations file {path} cannot be written ({detail}): notes are read-only. "
             "Give a writable place with --annotations PATH or LENS_DATA_DIR."))
-    return AnnotationsUnavailable(path, "error", f"The annotations file {path} could not be used ({exc}), so {doing} did not happen.")
+    return AnnotationsUnavailable(path, "error", f"The annotations file {path} could not be used ({orig}), so {doing} did not happen.")
+
+
+def _classify_server(where: ServerLocation, exc: BaseException, doing: str) -> AnnotationsUnavailable:
+    """One sentence naming the server's URL (never its password) and what to do."""
+    if isinstance(exc, _Newer):
+        return AnnotationsUnavailable(where, "newer", (
+            f"The annotations database {where} was brought to a newer schema by a newer version of DocBench Lens "
+            f"(revision {exc.version}; this version knows up to {HEAD_REVISION}): notes are read-only here."))
+    if isinstance(exc, _Foreign):
+        return AnnotationsUnavailable(where, "foreign", (
+            f"The database {where} holds tables of some other program, not annotations: notes are read-only. "
+            "Give an empty database in LENS_DATABASE_URL."))
+    orig = exc.orig if isinstance(exc, DBAPIError) and exc.orig is not None else exc
+    state = str(getattr(orig, "sqlstate", "") or "")
+    detail = where.scrub(_detail(exc))
+    said = detail.lower()
+    if not state:  # a refused connection carries no SQLSTATE: read the server's words
+        if "password authentication failed" in said or "no password supplied" in said or "no pg_hba.conf entry" in said:
+            state = "28P01"
+        elif re.search(r"database \S+ does not exist", said):
+            state = "3D000"
+    if state in ("28P01", "28000"):
+        reason, says = "refused", f"refused the login ({detail}): check the user and password in LENS_DATABASE_URL"
+    elif state == "3D000":
+        reason, says = "missing", f"does not exist on that server ({detail}): create it (createdb) or fix LENS_DATABASE_URL"
+    elif state in ("42501", "25006"):
+        reason, says = "denied", f"may only be read with this login ({detail}), so {doing} did not happen: notes are read-only"
+    elif state in ("55P03", "40P01", "57014"):
+        reason, says = "locked", f"was busy with other writers, so {doing} did not happen; try again in a moment"
+    elif state.startswith(("08", "57P")) or not state and isinstance(orig, (sa.exc.OperationalError, OSError)) \
+            or type(orig).__name__ in ("OperationalError", "InterfaceError"):
+        reason, says = "unreachable", (f"cannot be reached ({detail}), so {doing} did not happen: notes are read-only "
+                                       "until it is back, and it is tried again on the next page")
+    else:
+        reason, says = "error", f"could not be used ({detail}), so {doing} did not happen"
+    return AnnotationsUnavailable(where, reason, f"The annotations database {where} {says}.")
+
+
+# ----------------------------------------------------------------------------- the store
 
 
 class AnnotationStore:
-    """Every read and write of one annotations file. Holds no connection: share it between threads
-    freely. `problem` is None when writes work, else why not (reads then work when `readable`)."""
+    """Every read and write of one annotations database (a file path, or a URL: see
+    `resolve_location`). Holds no connection between calls (PostgreSQL: a pool): share it between
+    threads freely. `problem` is None when writes work, else why not (reads then work when
+    `readable`); reading `problem` tries a server that was away again (see the module's docstring)."""
 
     def __init__(self, path: str | os.PathLike[str] | None = None, *, env: Mapping[str, str] | None = None,
                  busy_timeout: float = DEFAULT_BUSY_TIMEOUT, read_only: bool = False,
-                 clock: Callable[[], datetime] | None = None) -> None:
-        self.path = resolve_path(path, env)
+                 clock: Callable[[], datetime] | None = None, retry_interval: float = DEFAULT_RETRY_INTERVAL) -> None:
         self.busy_timeout = busy_timeout
+        self.retry_interval = retry_interval
         self._clock = clock or (lambda: datetime.now(UTC))
-        self.problem: AnnotationsUnavailable | None = None
+        self._problem: AnnotationsUnavailable | None = None
+        self._retry_at = 0.0
+        self._retry_lock = threading.Lock()
+        self._read_only = read_only
         self.readable = True
         self._read_uri: str | None = None
+        self._engine: Engine | None = None
+        self._read_engine: Engine | None = None
+        try:
+            where = resolve_location(path, env)
+        except InvalidInput as exc:
+            shown = shown_url(str(path) if path else settings.DATABASE_URL.value(env))
+            self.path: Path | ServerLocation = Path(shown)
+            self.dialect = "none"
+            self.readable = False
+            self._problem = AnnotationsUnavailable(self.path, "error", f"The annotations database cannot be used: {exc}")
+            return
+        self.path = where
+        self.dialect = "postgresql" if isinstance(where, ServerLocation) else "sqlite"
         if read_only:
-            self._fall_back(AnnotationsUnavailable(self.path, "read_only", f"The annotations file {self.path} was opened read-only: notes cannot be saved."))
+            self._fall_back(AnnotationsUnavailable(self.path, "read_only", (
+                f"The annotations {'database' if self.dialect == 'postgresql' else 'file'} {self.path} was opened read-only: "
+                "notes cannot be saved.")))
         else:
             self._open()
 
     # -- opening
 
     @property
+    def problem(self) -> AnnotationsUnavailable | None:
+        """Why writes do not work (None: they do). A server's problem (away, refusing) is tried again
+        here, at most every `retry_interval` seconds, so the app recovers without a restart."""
+        p = self._problem
+        if (p is not None and self.dialect == "postgresql" and p.reason in _RETRIED and not self._read_only
+                and time.monotonic() >= self._retry_at and self._retry_lock.acquire(blocking=False)):
+            try:
+                self._retry_at = time.monotonic() + self.retry_interval
+                self.reopen()
+            finally:
+                self._retry_lock.release()
+        return self._problem
+
+    @problem.setter
+    def problem(self, value: AnnotationsUnavailable | None) -> None:
+        self._problem = value
+
+    @property
     def writable(self) -> bool:
         return self.problem is None
 
     def reopen(self) -> None:
-        """Try again after a problem (the file was unlocked, moved aside or made writable)."""
-        self.problem, self.readable, self._read_uri = None, True, None
+        """Try again after a problem (the file was unlocked, moved aside or made writable; the
+        server is back)."""
+        if self.dialect == "none":
+            return
+        self._problem, self.readable, self._read_uri = None, True, None
         self._open()
 
-    def _connect(self) -> sqlite3.Connection:
-        con = sqlite3.connect(self.path, timeout=self.busy_timeout, isolation_level=None)
+    def dispose(self) -> None:
+        """Close a server's pooled connections (the store stays usable: they are opened again)."""
+        for engine in (self._engine, self._read_engine):
+            if engine is not None:
+                engine.dispose()
+
+    def _sqlite_engine(self, connect: Callable[[], sqlite3.Connection]) -> Engine:
+        engine = sa.create_engine("sqlite://", creator=connect, poolclass=NullPool)
+
+        @event.listens_for(engine, "begin")
+        def _begin(conn: Connection) -> None:  # pysqlite's own BEGIN is switched off (isolation_level=None)
+            conn.exec_driver_sql("BEGIN IMMEDIATE" if conn.get_execution_options().get("lens_write") else "BEGIN")
+
+        return engine
+
+    def _connect_file(self) -> sqlite3.Connection:
+        assert isinstance(self.path, Path)
+        con = sqlite3.connect(self.path, timeout=self.busy_timeout, isolation_level=None, check_same_thread=False)
         con.execute("PRAGMA foreign_keys = ON")
         return con
 
+    def _server_engine(self) -> Engine:
+        assert isinstance(self.path, ServerLocation)
+        return sa.create_engine(self.path.url, pool_pre_ping=True, pool_size=4, max_overflow=28, pool_timeout=60,
+                                connect_args={"connect_timeout": CONNECT_TIMEOUT, "application_name": "docbench-lens"})
+
     def _open(self) -> None:
+        if self.dialect == "postgresql":
+            self._open_server()
+        else:
+            self._open_file()
+
+    def _open_file(self) -> None:
+        assert isinstance(self.path, Path)
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             if self.path.exists() and not self.path.is_file():
                 raise OSError(21, "not a file", str(self.path))
-            con = self._connect()
+            con = self._connect_file()
         except (OSError, sqlite3.Error) as exc:
-            self._fall_back(_classify(self.path, exc, "opening it"))
+            self._fall_back(_classify_file(self.path, exc, "opening it"))
             return
         try:
-            self._prepare(con)
-        except (sqlite3.Error, _Newer, _Foreign) as exc:
-            self._fall_back(_classify(self.path, exc, "opening it"))
+            version = con.execute("PRAGMA user_version").fetchone()[0]
+            if con.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+                con.execute("PRAGMA journal_mode = WAL")
+            done = version == SCHEMA_VERSION and con.execute(
+                "SELECT 1 FROM sqlite_master WHERE name = 'alembic_version'").fetchone() is not None
+        except sqlite3.Error as exc:
+            self._fall_back(_classify_file(self.path, exc, "opening it"))
+            return
         finally:
             con.close()
-
-    def _prepare(self, con: sqlite3.Connection) -> None:
-        """WAL mode, then the schema created or migrated in one transaction (unless current)."""
-        version = con.execute("PRAGMA user_version").fetchone()[0]
-        if con.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
-            con.execute("PRAGMA journal_mode = WAL")
-        if version == SCHEMA_VERSION:
+        if self._engine is None:
+            self._engine = self._sqlite_engine(self._connect_file)
+        if done:
             return
-        con.execute("BEGIN IMMEDIATE")
         try:
-            version = con.execute("PRAGMA user_version").fetchone()[0]  # another process may have done it meanwhile
-            if version > SCHEMA_VERSION:
-                raise _Newer(version)
-            if version == 0:
-                names = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'")}
-                if names:
-                    raise _Foreign()
-                _create(con)
-            else:
-                for step in range(version, SCHEMA_VERSION):
-                    MIGRATIONS[step](con)
-            con.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-            con.execute("COMMIT")
-        except BaseException:
-            con.execute("ROLLBACK")
-            raise
+            with self._engine.connect() as conn:
+                conn.execution_options(lens_write=True)
+                with conn.begin():
+                    _migrate(conn)
+        except (SQLAlchemyError, sqlite3.Error, _Newer, _Foreign) as exc:
+            self._fall_back(_classify_file(self.path, exc, "opening it"))
+
+    def _open_server(self) -> None:
+        assert isinstance(self.path, ServerLocation)
+        if self._engine is None:
+            try:
+                self._engine = self._server_engine()
+            except (SQLAlchemyError, NoSuchModuleError, ImportError) as exc:
+                self.readable = False
+                self._problem = AnnotationsUnavailable(self.path, "error", (
+                    f"The annotations database {self.path} needs the PostgreSQL driver ({self.path.scrub(_detail(exc))}): "
+                    "pip install 'docbench-lens[server]'."))
+                return
+        try:
+            with self._engine.connect() as conn:
+                current = None
+                if sa.inspect(conn).has_table("alembic_version"):
+                    current = conn.execute(sa.text("SELECT version_num FROM alembic_version")).scalar()
+                conn.rollback()
+                if current != HEAD_REVISION:
+                    if current is not None and current not in REVISIONS:
+                        raise _Newer(current)
+                    with self._write_transaction(conn):
+                        _migrate(conn)
+                may = conn.execute(sa.text(
+                    "SELECT bool_and(has_table_privilege(t, 'INSERT,UPDATE,DELETE')) FROM unnest(CAST(:names AS text[])) t"),
+                    {"names": [t.name for t in metadata.sorted_tables]}).scalar()
+                conn.rollback()
+        except (SQLAlchemyError, _Newer, _Foreign) as exc:
+            problem = _classify_server(self.path, exc, "opening it")
+            self._problem = problem
+            self.readable = problem.reason in ("newer", "denied") and current is not None and current in REVISIONS
+            self._retry_at = time.monotonic() + self.retry_interval
+            if isinstance(exc, _Newer):
+                self.readable = False  # its tables may no longer be what these queries read
+            return
+        if not may:
+            self._problem = AnnotationsUnavailable(self.path, "denied", (
+                f"The annotations database {self.path} may only be read with this login ({self.path.url.username}): "
+                "notes are read-only."))
+            self._retry_at = time.monotonic() + self.retry_interval
 
     def _fall_back(self, problem: AnnotationsUnavailable) -> None:
-        """Read-only: find a way to read the file as it is, if there is one."""
-        self.problem = problem
+        """Read-only: find a way to read the database as it is, if there is one."""
+        self._problem = problem
         self.readable = False
+        if self.dialect == "postgresql":
+            if self._engine is None:
+                self._engine = self._server_engine()
+            self.readable = True  # read_only=True: read with the pool; a failing read says why
+            return
+        assert isinstance(self.path, Path)
         if not self.path.is_file():
             return
         base = self.path.resolve().as_uri()
@@ -538,144 +936,219 @@ class AnnotationStore:
             except sqlite3.Error:
                 continue
             self._read_uri, self.readable = uri, True
+            self._read_engine = self._sqlite_engine(functools.partial(
+                sqlite3.connect, uri, uri=True, timeout=self.busy_timeout, isolation_level=None, check_same_thread=False))
             return
 
     # -- connections
 
+    def _unavailable(self, exc: BaseException, doing: str) -> AnnotationsUnavailable:
+        """The sentence for a failed call; a server's connection or login failure also makes the
+        store read-only until it is reached again (see `problem`)."""
+        if isinstance(self.path, ServerLocation):
+            problem = _classify_server(self.path, exc, doing)
+            if problem.reason in ("unreachable", "refused", "missing"):
+                self._problem = problem
+                self.readable = False
+                self._retry_at = time.monotonic() + self.retry_interval
+                if self._engine is not None:
+                    self._engine.dispose()  # connections to a server that went away are not reused
+            return problem
+        assert isinstance(self.path, Path)
+        return _classify_file(self.path, exc, doing)
+
     @contextmanager
-    def _reading(self) -> Iterator[sqlite3.Connection | None]:
-        """A connection to read with (None when the file cannot be read: the read returns nothing)."""
-        if not self.readable:
+    def _write_transaction(self, conn: Connection) -> Iterator[Connection]:
+        """One write transaction on `conn`: SQLite BEGIN IMMEDIATE; PostgreSQL the writers' advisory
+        lock (waiting at most busy_timeout) -- so a revision read inside it is still current at commit."""
+        conn.execution_options(lens_write=True)
+        with conn.begin():
+            if conn.dialect.name == "postgresql":
+                conn.exec_driver_sql(f"SET LOCAL lock_timeout = {max(1, int(self.busy_timeout * 1000))}")
+                conn.execute(sa.text("SELECT pg_advisory_xact_lock(:k)"), {"k": _LOCK_KEY})
+            yield conn
+
+    @contextmanager
+    def _reading(self) -> Iterator[Connection | None]:
+        """A connection to read with (None when the database cannot be read: the read returns nothing)."""
+        self.problem  # noqa: B018 -- a server that was away is tried again here
+        engine = self._read_engine or self._engine
+        if not self.readable or engine is None:
             yield None
             return
         try:
-            if self._read_uri:
-                con = sqlite3.connect(self._read_uri, uri=True, timeout=self.busy_timeout, isolation_level=None)
-            else:
-                con = self._connect()
-        except sqlite3.Error as exc:
-            raise _classify(self.path, exc, "reading the notes") from None
+            conn = engine.connect()
+        except (SQLAlchemyError, sqlite3.Error) as exc:
+            raise self._unavailable(exc, "reading the notes") from None
         try:
-            yield con
-        except sqlite3.Error as exc:
-            raise _classify(self.path, exc, "reading the notes") from None
+            yield conn
+        except (SQLAlchemyError, sqlite3.Error) as exc:
+            raise self._unavailable(exc, "reading the notes") from None
         finally:
-            con.close()
+            try:
+                conn.close()
+            except SQLAlchemyError:
+                pass
 
     @contextmanager
-    def _writing(self, doing: str = "saving") -> Iterator[sqlite3.Connection]:
-        """One write transaction (BEGIN IMMEDIATE ... COMMIT); AnnotationsUnavailable when refused."""
-        if self.problem is not None:
-            p = self.problem
+    def _writing(self, doing: str = "saving") -> Iterator[Connection]:
+        """One write transaction; AnnotationsUnavailable when refused (a copy of `problem` when the
+        store is read-only)."""
+        p = self.problem
+        if p is not None or self._engine is None:
+            p = p or AnnotationsUnavailable(self.path, "error", f"The annotations database {self.path} is not open.")
             raise AnnotationsUnavailable(p.path, p.reason, p.message)
         try:
-            con = self._connect()
-        except sqlite3.Error as exc:
-            raise _classify(self.path, exc, doing) from None
+            conn = self._engine.connect()
+        except (SQLAlchemyError, sqlite3.Error) as exc:
+            raise self._unavailable(exc, doing) from None
         try:
-            con.execute("BEGIN IMMEDIATE")
-            try:
-                yield con
-            except BaseException:
-                con.execute("ROLLBACK")
-                raise
-            con.execute("COMMIT")
-        except sqlite3.Error as exc:
-            raise _classify(self.path, exc, doing) from None
+            with self._write_transaction(conn):
+                yield conn
+        except (SQLAlchemyError, sqlite3.Error) as exc:
+            raise self._unavailable(exc, doing) from None
         finally:
-            con.close()
+            try:
+                conn.close()
+            except SQLAlchemyError:
+                pass
 
     def _now(self, after: str | None = None) -> str:
         stamp = now_iso(self._clock())
         return _later(after) if after is not None and stamp <= after else stamp
 
+    def _text_order(self, column: Any) -> Any:
+        """`column` ordered byte-wise (SQLite's default; PostgreSQL's is the server's locale)."""
+        return column.collate("C") if self.dialect == "postgresql" else column
+
+    @staticmethod
+    def _check_revision(current: Note | Correction | SavedSlice | None, expected_revision: int | None) -> None:
+        """The optimistic revision rule, for every kind of record: Conflict when the editor started
+        from another revision than the stored one (0: there was none; None: no check)."""
+        if expected_revision is not None and expected_revision != (current.revision if current else 0):
+            raise Conflict(current, expected_revision)
+
     # -- reading
 
-    _NOTE_SQL = ("SELECT n.id, n.benchmark, n.question_id, n.run, n.text, n.author, n.created, n.updated, n.revision, "
-                 "(SELECT group_concat(tag, ',') FROM note_tags t WHERE t.note_id = n.id) FROM notes n")
+    def _select_notes(self, *where: Any) -> Any:
+        n, t = notes_t, note_tags_t
+        return (sa.select(n.c.id, n.c.benchmark, n.c.question_id, n.c.run, n.c.text, n.c.author, n.c.created, n.c.updated,
+                          n.c.revision, t.c.tag)
+                .select_from(n.outerjoin(t, t.c.note_id == n.c.id)).where(*where)
+                .order_by(self._text_order(n.c.question_id), self._text_order(n.c.run), n.c.id))
 
     @staticmethod
-    def _note(row: tuple) -> Note:
-        tags = tuple(sorted(row[9].split(","))) if row[9] else ()
-        return Note(row[1], row[2], row[3], row[4], tags, row[5], row[6], row[7], row[8])
+    def _notes_of(rows: Iterable[Sequence[Any]]) -> list[tuple[int, Note]]:
+        """Rows of `_select_notes` (one per tag, consecutive per note) as (id, Note)."""
+        out: list[tuple[int, Note]] = []
+        last: int | None = None
+        tags: list[str] = []
+        head: Sequence[Any] = ()
+        for row in [*rows, None]:
+            if row is None or row[0] != last:
+                if last is not None:
+                    out.append((last, Note(head[1], head[2], head[3], head[4], tuple(sorted(tags)), head[5], head[6], head[7], head[8])))
+                if row is None:
+                    break
+                last, head, tags = row[0], row, []
+            if row[9] is not None:
+                tags.append(row[9])
+        return out
 
     @staticmethod
-    def _correction(row: tuple) -> Correction:
+    def _correction(row: Sequence[Any]) -> Correction:
         return Correction(*row)
 
-    _CORRECTION_SQL = "SELECT benchmark, question_id, action, answer, author, created, updated, revision FROM corrections"
+    _CORRECTION_COLUMNS = (corrections_t.c.benchmark, corrections_t.c.question_id, corrections_t.c.action, corrections_t.c.answer,
+                           corrections_t.c.author, corrections_t.c.created, corrections_t.c.updated, corrections_t.c.revision)
 
     def note(self, benchmark: str, question_id: str, run: str = "") -> Note | None:
         with self._reading() as con:
             if con is None:
                 return None
-            row = con.execute(self._NOTE_SQL + " WHERE benchmark = ? AND question_id = ? AND run = ?",
-                              (benchmark, question_id, run)).fetchone()
-            return self._note(row) if row else None
+            found = self._note_in(con, (benchmark, question_id, run))
+            return found[1] if found else None
 
     def notes(self, benchmark: str, *, question_id: str | None = None, run: str | None = None) -> list[Note]:
         """The benchmark's notes (optionally of one question and/or one run; run "" = question
         notes), ordered by question id, then run."""
-        sql, args = self._NOTE_SQL + " WHERE n.benchmark = ?", [benchmark]
+        where = [notes_t.c.benchmark == benchmark]
         if question_id is not None:
-            sql, args = sql + " AND n.question_id = ?", args + [question_id]
+            where.append(notes_t.c.question_id == question_id)
         if run is not None:
-            sql, args = sql + " AND n.run = ?", args + [run]
+            where.append(notes_t.c.run == run)
         with self._reading() as con:
             if con is None:
                 return []
-            return [self._note(r) for r in con.execute(sql + " ORDER BY n.question_id, n.run", args)]
+            return [n for _, n in self._notes_of(con.execute(self._select_notes(*where)))]
+
+    def _correction_in(self, con: Connection, key: tuple[str, str]) -> Correction | None:
+        row = con.execute(sa.select(*self._CORRECTION_COLUMNS).where(
+            corrections_t.c.benchmark == key[0], corrections_t.c.question_id == key[1])).first()
+        return self._correction(row) if row else None
 
     def correction(self, benchmark: str, question_id: str) -> Correction | None:
         with self._reading() as con:
             if con is None:
                 return None
-            row = con.execute(self._CORRECTION_SQL + " WHERE benchmark = ? AND question_id = ?", (benchmark, question_id)).fetchone()
-            return self._correction(row) if row else None
+            return self._correction_in(con, (benchmark, question_id))
 
     def corrections(self, benchmark: str) -> list[Correction]:
         with self._reading() as con:
             if con is None:
                 return []
-            return [self._correction(r) for r in con.execute(self._CORRECTION_SQL + " WHERE benchmark = ? ORDER BY question_id", (benchmark,))]
+            rows = con.execute(sa.select(*self._CORRECTION_COLUMNS).where(corrections_t.c.benchmark == benchmark)
+                               .order_by(self._text_order(corrections_t.c.question_id)))
+            return [self._correction(r) for r in rows]
 
     def vocabulary(self) -> list[str]:
-        """The tags offered, in their order (the defaults when the file cannot be read)."""
+        """The tags offered, in their order (the defaults when the database cannot be read)."""
         with self._reading() as con:
             if con is None:
                 return list(DEFAULT_TAGS)
-            return [r[0] for r in con.execute("SELECT tag FROM vocabulary ORDER BY position, tag")]
+            return list(con.execute(sa.select(vocabulary_t.c.tag).order_by(
+                vocabulary_t.c.position, self._text_order(vocabulary_t.c.tag))).scalars())
 
     def tag_usage(self, benchmark: str | None = None) -> dict[str, int]:
         """How many notes carry each tag (of one benchmark, or of all)."""
-        sql = "SELECT t.tag, count(*) FROM note_tags t JOIN notes n ON n.id = t.note_id"
-        args: tuple = ()
+        t, n = note_tags_t, notes_t
+        query = sa.select(t.c.tag, sa.func.count()).select_from(t.join(n, n.c.id == t.c.note_id))
         if benchmark is not None:
-            sql, args = sql + " WHERE n.benchmark = ?", (benchmark,)
+            query = query.where(n.c.benchmark == benchmark)
         with self._reading() as con:
             if con is None:
                 return {}
-            return dict(con.execute(sql + " GROUP BY t.tag ORDER BY t.tag", args).fetchall())
+            return {tag: int(k) for tag, k in con.execute(query.group_by(t.c.tag).order_by(self._text_order(t.c.tag)))}
 
     def benchmarks(self) -> dict[str, int]:
         """Every benchmark identity with annotations, and how many (notes + corrections) it has:
         notes filed under an older identity (the gold changed) show up here."""
+        both = sa.union_all(sa.select(notes_t.c.benchmark), sa.select(corrections_t.c.benchmark)).subquery()
+        query = sa.select(both.c.benchmark, sa.func.count()).group_by(both.c.benchmark).order_by(self._text_order(both.c.benchmark))
         with self._reading() as con:
             if con is None:
                 return {}
-            rows = con.execute("SELECT benchmark, count(*) FROM (SELECT benchmark FROM notes UNION ALL "
-                               "SELECT benchmark FROM corrections) GROUP BY benchmark ORDER BY benchmark").fetchall()
-            return dict(rows)
+            return {b: int(k) for b, k in con.execute(query)}
 
     # -- notes
 
-    def _note_in(self, con: sqlite3.Connection, key: tuple[str, str, str]) -> tuple[int, Note] | None:
-        row = con.execute(self._NOTE_SQL + " WHERE n.benchmark = ? AND n.question_id = ? AND n.run = ?", key).fetchone()
-        return (row[0], self._note(row)) if row else None
+    def _note_in(self, con: Connection, key: tuple[str, str, str]) -> tuple[int, Note] | None:
+        found = self._notes_of(con.execute(self._select_notes(
+            notes_t.c.benchmark == key[0], notes_t.c.question_id == key[1], notes_t.c.run == key[2])))
+        return found[0] if found else None
 
-    def _unknown_tags(self, con: sqlite3.Connection, tags: tuple[str, ...]) -> list[str]:
-        known = {r[0] for r in con.execute("SELECT tag FROM vocabulary")}
+    @staticmethod
+    def _unknown_tags(con: Connection, tags: tuple[str, ...]) -> list[str]:
+        known = set(con.execute(sa.select(vocabulary_t.c.tag)).scalars())
         return [t for t in tags if t not in known]
+
+    @staticmethod
+    def _set_tags(con: Connection, note_id: int, tags: Iterable[str], *, replace: bool) -> None:
+        if replace:
+            con.execute(sa.delete(note_tags_t).where(note_tags_t.c.note_id == note_id))
+        rows = [{"note_id": note_id, "tag": t} for t in tags]
+        if rows:
+            con.execute(sa.insert(note_tags_t), rows)
 
     def save_note(self, benchmark: str, question_id: str, run: str = "", *, text: str, tags: Iterable[str] = (),
                   author: str, expected_revision: int | None) -> Note:
@@ -691,39 +1164,38 @@ class AnnotationStore:
                 raise InvalidInput(f"not in the tag vocabulary: {', '.join(unknown)} (add them to the vocabulary first)")
             found = self._note_in(con, key)
             current = found[1] if found else None
-            if expected_revision is not None and expected_revision != (current.revision if current else 0):
-                raise Conflict(current, expected_revision)
+            self._check_revision(current, expected_revision)
             if found and current is not None:
                 if current.text == text and current.tags == tag_set:
                     return current
                 note = Note(*key, text, tag_set, author, current.created, self._now(current.updated), current.revision + 1)
-                con.execute("UPDATE notes SET text = ?, author = ?, updated = ?, revision = ? WHERE id = ?",
-                            (note.text, note.author, note.updated, note.revision, found[0]))
-                note_id = found[0]
+                con.execute(sa.update(notes_t).where(notes_t.c.id == found[0]).values(
+                    text=note.text, author=note.author, updated=note.updated, revision=note.revision))
+                self._set_tags(con, found[0], tag_set, replace=True)
             else:
                 stamp = self._now()
                 note = Note(*key, text, tag_set, author, stamp, stamp, 1)
-                note_id = self._insert_note(con, note)
-            con.execute("DELETE FROM note_tags WHERE note_id = ?", (note_id,))
-            con.executemany("INSERT INTO note_tags(note_id, tag) VALUES (?, ?)", [(note_id, t) for t in tag_set])
+                self._set_tags(con, self._insert_note(con, note), tag_set, replace=False)
             return note
 
     @staticmethod
-    def _insert_note(con: sqlite3.Connection, note: Note) -> int:
-        cur = con.execute("INSERT INTO notes(benchmark, question_id, run, text, author, created, updated, revision) "
-                          "VALUES (?,?,?,?,?,?,?,?)", (*note.key, note.text, note.author, note.created, note.updated, note.revision))
-        assert cur.lastrowid is not None
-        return cur.lastrowid
+    def _insert_note(con: Connection, note: Note) -> int:
+        result = con.execute(sa.insert(notes_t).values(
+            benchmark=note.benchmark, question_id=note.question_id, run=note.run, text=note.text, author=note.author,
+            created=note.created, updated=note.updated, revision=note.revision))
+        key = result.inserted_primary_key
+        assert key is not None
+        return int(key[0])
 
     def delete_note(self, benchmark: str, question_id: str, run: str = "", *, expected_revision: int | None) -> bool:
         """Delete a note (Conflict when it changed since `expected_revision`); False when there was none."""
         with self._writing("deleting the note") as con:
             found = self._note_in(con, (benchmark, question_id, run))
-            if expected_revision is not None and expected_revision != (found[1].revision if found else 0):
-                raise Conflict(found[1] if found else None, expected_revision)
+            self._check_revision(found[1] if found else None, expected_revision)
             if not found:
                 return False
-            con.execute("DELETE FROM notes WHERE id = ?", (found[0],))
+            con.execute(sa.delete(note_tags_t).where(note_tags_t.c.note_id == found[0]))
+            con.execute(sa.delete(notes_t).where(notes_t.c.id == found[0]))
             return True
 
     # -- corrections
@@ -739,16 +1211,14 @@ class AnnotationStore:
             raise InvalidInput("a corrected answer cannot be empty (mark the question excluded instead)")
         author = clean_author(author)
         with self._writing("saving the correction") as con:
-            row = con.execute(self._CORRECTION_SQL + " WHERE benchmark = ? AND question_id = ?", key).fetchone()
-            current = self._correction(row) if row else None
-            if expected_revision is not None and expected_revision != (current.revision if current else 0):
-                raise Conflict(current, expected_revision)
+            current = self._correction_in(con, key)
+            self._check_revision(current, expected_revision)
             if current is not None:
                 if (current.action, current.answer) == (action, answer):
                     return current
                 fixed = Correction(*key, action, answer, author, current.created, self._now(current.updated), current.revision + 1)
-                con.execute("UPDATE corrections SET action = ?, answer = ?, author = ?, updated = ?, revision = ? "
-                            "WHERE benchmark = ? AND question_id = ?", (action, answer, author, fixed.updated, fixed.revision, *key))
+                con.execute(sa.update(corrections_t).where(corrections_t.c.benchmark == key[0], corrections_t.c.question_id == key[1])
+                            .values(action=action, answer=answer, author=author, updated=fixed.updated, revision=fixed.revision))
                 return fixed
             stamp = self._now()
             fixed = Correction(*key, action, answer, author, stamp, stamp, 1)
@@ -756,42 +1226,118 @@ class AnnotationStore:
             return fixed
 
     @staticmethod
-    def _insert_correction(con: sqlite3.Connection, c: Correction) -> None:
-        con.execute("INSERT INTO corrections(benchmark, question_id, action, answer, author, created, updated, revision) "
-                    "VALUES (?,?,?,?,?,?,?,?)", (*c.key, c.action, c.answer, c.author, c.created, c.updated, c.revision))
+    def _insert_correction(con: Connection, c: Correction) -> None:
+        con.execute(sa.insert(corrections_t).values(
+            benchmark=c.benchmark, question_id=c.question_id, action=c.action, answer=c.answer, author=c.author,
+            created=c.created, updated=c.updated, revision=c.revision))
 
     def delete_correction(self, benchmark: str, question_id: str, *, expected_revision: int | None) -> bool:
         with self._writing("deleting the correction") as con:
-            row = con.execute(self._CORRECTION_SQL + " WHERE benchmark = ? AND question_id = ?", (benchmark, question_id)).fetchone()
-            current = self._correction(row) if row else None
-            if expected_revision is not None and expected_revision != (current.revision if current else 0):
-                raise Conflict(current, expected_revision)
+            current = self._correction_in(con, (benchmark, question_id))
+            self._check_revision(current, expected_revision)
             if current is None:
                 return False
-            con.execute("DELETE FROM corrections WHERE benchmark = ? AND question_id = ?", (benchmark, question_id))
+            con.execute(sa.delete(corrections_t).where(corrections_t.c.benchmark == benchmark, corrections_t.c.question_id == question_id))
+            return True
+
+    # -- saved slices
+
+    @staticmethod
+    def _slice(row: Sequence[Any]) -> SavedSlice:
+        return SavedSlice(row[0], row[1], _definition_of(row[2]), row[3], row[4], row[5], row[6], row[7])
+
+    _SLICE_COLUMNS = (slices_t.c.benchmark, slices_t.c.name, slices_t.c.definition, slices_t.c.author, slices_t.c.note,
+                      slices_t.c.created, slices_t.c.updated, slices_t.c.revision)
+
+    def _slice_in(self, con: Connection, key: tuple[str, str]) -> SavedSlice | None:
+        row = con.execute(sa.select(*self._SLICE_COLUMNS).where(slices_t.c.benchmark == key[0], slices_t.c.name == key[1])).first()
+        return self._slice(row) if row else None
+
+    def saved_slice(self, benchmark: str, name: str) -> SavedSlice | None:
+        with self._reading() as con:
+            if con is None:
+                return None
+            return self._slice_in(con, (benchmark, name))
+
+    def saved_slices(self, benchmark: str) -> list[SavedSlice]:
+        """The benchmark's saved slices, by name."""
+        with self._reading() as con:
+            if con is None:
+                return []
+            rows = con.execute(sa.select(*self._SLICE_COLUMNS).where(slices_t.c.benchmark == benchmark)
+                               .order_by(self._text_order(slices_t.c.name)))
+            return [self._slice(r) for r in rows]
+
+    def save_slice(self, benchmark: str, name: str, *, definition: Mapping[str, Iterable[str]], author: str, note: str = "",
+                   expected_revision: int | None) -> SavedSlice:
+        """Save a slice under `name` (a new one: expected_revision 0; a change: the revision it was
+        read at). Same revision rule, and errors, as `save_note`; at most MAX_SLICES per benchmark."""
+        key = (clean_key(benchmark, "benchmark"), clean_slice_name(name))
+        spec, author, note = clean_definition(definition), clean_author(author), clean_text(note, "the slice's note")
+        with self._writing("saving the slice") as con:
+            current = self._slice_in(con, key)
+            self._check_revision(current, expected_revision)
+            if current is not None:
+                if (current.definition, current.note) == (spec, note):
+                    return current
+                saved = SavedSlice(*key, spec, author, note, current.created, self._now(current.updated), current.revision + 1)
+                con.execute(sa.update(slices_t).where(slices_t.c.benchmark == key[0], slices_t.c.name == key[1]).values(
+                    definition=_definition_text(spec), author=author, note=note, updated=saved.updated, revision=saved.revision))
+                return saved
+            count = con.execute(sa.select(sa.func.count()).select_from(slices_t).where(slices_t.c.benchmark == key[0])).scalar()
+            if int(count or 0) >= MAX_SLICES:
+                raise InvalidInput(f"a benchmark keeps at most {MAX_SLICES:,} saved slices")
+            stamp = self._now()
+            saved = SavedSlice(*key, spec, author, note, stamp, stamp, 1)
+            self._insert_slice(con, saved)
+            return saved
+
+    @staticmethod
+    def _insert_slice(con: Connection, s: SavedSlice) -> None:
+        con.execute(sa.insert(slices_t).values(benchmark=s.benchmark, name=s.name, definition=_definition_text(s.definition),
+                                               author=s.author, note=s.note, created=s.created, updated=s.updated, revision=s.revision))
+
+    def delete_slice(self, benchmark: str, name: str, *, expected_revision: int | None) -> bool:
+        """Delete a saved slice (Conflict when it changed since `expected_revision`); False when there was none."""
+        with self._writing("deleting the slice") as con:
+            current = self._slice_in(con, (benchmark, name))
+            self._check_revision(current, expected_revision)
+            if current is None:
+                return False
+            con.execute(sa.delete(slices_t).where(slices_t.c.benchmark == benchmark, slices_t.c.name == name))
             return True
 
     # -- the vocabulary
+
+    @staticmethod
+    def _vocabulary_end(con: Connection) -> tuple[int, int]:
+        """(how many tags, the next free position)."""
+        count, last = con.execute(sa.select(sa.func.count(), sa.func.max(vocabulary_t.c.position))).one()
+        return int(count), (last if last is not None else -1) + 1
+
+    @staticmethod
+    def _has_tag(con: Connection, tag: str) -> bool:
+        return con.execute(sa.select(vocabulary_t.c.tag).where(vocabulary_t.c.tag == tag)).first() is not None
 
     def add_tag(self, tag: str) -> str:
         """Add a tag at the end of the vocabulary (no change when it is there); returns its clean name."""
         name = clean_tag(tag)
         with self._writing("adding the tag") as con:
-            count, last = con.execute("SELECT count(*), max(position) FROM vocabulary").fetchone()
-            if con.execute("SELECT 1 FROM vocabulary WHERE tag = ?", (name,)).fetchone():
+            count, position = self._vocabulary_end(con)
+            if self._has_tag(con, name):
                 return name
             if count >= MAX_VOCABULARY:
                 raise InvalidInput(f"the vocabulary holds at most {MAX_VOCABULARY} tags")
-            con.execute("INSERT INTO vocabulary(tag, position) VALUES (?, ?)", (name, (last if last is not None else -1) + 1))
+            con.execute(sa.insert(vocabulary_t).values(tag=name, position=position))
         return name
 
-    def _touch_tagged(self, con: sqlite3.Connection, tag: str) -> list[int]:
+    def _touch_tagged(self, con: Connection, tag: str) -> list[int]:
         """The ids of the notes carrying `tag`, each given a new revision and time (their tags change)."""
-        ids = [r[0] for r in con.execute("SELECT note_id FROM note_tags WHERE tag = ?", (tag,))]
-        for note_id in ids:
-            updated = con.execute("SELECT updated FROM notes WHERE id = ?", (note_id,)).fetchone()[0]
-            con.execute("UPDATE notes SET revision = revision + 1, updated = ? WHERE id = ?", (self._now(updated), note_id))
-        return ids
+        rows = con.execute(sa.select(notes_t.c.id, notes_t.c.updated).select_from(
+            notes_t.join(note_tags_t, note_tags_t.c.note_id == notes_t.c.id)).where(note_tags_t.c.tag == tag)).all()
+        for note_id, updated in rows:
+            con.execute(sa.update(notes_t).where(notes_t.c.id == note_id).values(revision=notes_t.c.revision + 1, updated=self._now(updated)))
+        return [r[0] for r in rows]
 
     def rename_tag(self, old: str, new: str) -> int:
         """Rename a tag in the vocabulary (keeping its place) and on every note; returns how many
@@ -800,13 +1346,13 @@ class AnnotationStore:
         if old == new:
             return 0
         with self._writing("renaming the tag") as con:
-            if not con.execute("SELECT 1 FROM vocabulary WHERE tag = ?", (old,)).fetchone():
+            if not self._has_tag(con, old):
                 raise InvalidInput(f"there is no tag {old!r} to rename")
-            if con.execute("SELECT 1 FROM vocabulary WHERE tag = ?", (new,)).fetchone():
+            if self._has_tag(con, new):
                 raise InvalidInput(f"the tag {new!r} exists already")
-            con.execute("UPDATE vocabulary SET tag = ? WHERE tag = ?", (new, old))
+            con.execute(sa.update(vocabulary_t).where(vocabulary_t.c.tag == old).values(tag=new))
             ids = self._touch_tagged(con, old)
-            con.execute("UPDATE note_tags SET tag = ? WHERE tag = ?", (new, old))
+            con.execute(sa.update(note_tags_t).where(note_tags_t.c.tag == old).values(tag=new))
             return len(ids)
 
     def remove_tag(self, tag: str) -> int:
@@ -814,16 +1360,16 @@ class AnnotationStore:
         `tag_usage`); returns how many notes changed."""
         name = clean_tag(tag)
         with self._writing("removing the tag") as con:
-            if not con.execute("SELECT 1 FROM vocabulary WHERE tag = ?", (name,)).fetchone():
+            if not self._has_tag(con, name):
                 raise InvalidInput(f"there is no tag {name!r} to remove")
-            con.execute("DELETE FROM vocabulary WHERE tag = ?", (name,))
+            con.execute(sa.delete(vocabulary_t).where(vocabulary_t.c.tag == name))
             ids = self._touch_tagged(con, name)
-            con.execute("DELETE FROM note_tags WHERE tag = ?", (name,))
+            con.execute(sa.delete(note_tags_t).where(note_tags_t.c.tag == name))
             return len(ids)
 
     # -- merging (import)
 
-    def merge(self, notes: Iterable[Note], corrections: Iterable[Correction] = ()) -> MergeCounts:
+    def merge(self, notes: Iterable[Note], corrections: Iterable[Correction] = (), slices: Iterable[SavedSlice] = ()) -> MergeCounts:
         """Merge records (of an import) in one transaction: a record not stored is added (with its
         revision), one whose `updated` is later than the stored one replaces it (revision = stored
         + 1, `created` the earlier of both), any other leaves the stored one as it is. Tags not in
@@ -833,40 +1379,52 @@ class AnnotationStore:
                            created=n.created, updated=n.updated, revision=n.revision) for n in notes]
         corrections = [make_correction(c.benchmark, c.question_id, action=c.action, answer=c.answer, author=c.author,
                                        created=c.created, updated=c.updated, revision=c.revision) for c in corrections]
+        slices = [make_slice(s.benchmark, s.name, definition=s.definition, author=s.author, note=s.note,
+                             created=s.created, updated=s.updated, revision=s.revision) for s in slices]
         with self._writing("importing") as con:
             needed = sorted({t for n in notes for t in n.tags})
             new_tags = self._unknown_tags(con, tuple(needed))
             if new_tags:
-                count, last = con.execute("SELECT count(*), max(position) FROM vocabulary").fetchone()
+                count, start = self._vocabulary_end(con)
                 if count + len(new_tags) > MAX_VOCABULARY:
                     raise InvalidInput(f"the import needs {len(new_tags)} new tags; the vocabulary holds at most {MAX_VOCABULARY}")
-                start = (last if last is not None else -1) + 1
-                con.executemany("INSERT INTO vocabulary(tag, position) VALUES (?, ?)", [(t, start + i) for i, t in enumerate(new_tags)])
+                con.execute(sa.insert(vocabulary_t), [{"tag": t, "position": start + i} for i, t in enumerate(new_tags)])
                 counts.tags_added = new_tags
             for n in notes:
                 found = self._note_in(con, n.key)
                 if found is None:
-                    note_id = self._insert_note(con, n)
+                    self._set_tags(con, self._insert_note(con, n), n.tags, replace=False)
                     counts.added += 1
                 elif n.updated > found[1].updated:
-                    note_id = found[0]
-                    con.execute("UPDATE notes SET text = ?, author = ?, created = ?, updated = ?, revision = ? WHERE id = ?",
-                                (n.text, n.author, min(n.created, found[1].created), n.updated, found[1].revision + 1, note_id))
-                    con.execute("DELETE FROM note_tags WHERE note_id = ?", (note_id,))
+                    con.execute(sa.update(notes_t).where(notes_t.c.id == found[0]).values(
+                        text=n.text, author=n.author, created=min(n.created, found[1].created), updated=n.updated,
+                        revision=found[1].revision + 1))
+                    self._set_tags(con, found[0], n.tags, replace=True)
                     counts.updated += 1
                 else:
                     counts.unchanged += 1
-                    continue
-                con.executemany("INSERT INTO note_tags(note_id, tag) VALUES (?, ?)", [(note_id, t) for t in n.tags])
             for c in corrections:
-                row = con.execute(self._CORRECTION_SQL + " WHERE benchmark = ? AND question_id = ?", c.key).fetchone()
-                if row is None:
+                current = self._correction_in(con, c.key)
+                if current is None:
                     self._insert_correction(con, c)
                     counts.added += 1
-                elif c.updated > row[6]:
-                    con.execute("UPDATE corrections SET action = ?, answer = ?, author = ?, created = ?, updated = ?, revision = ? "
-                                "WHERE benchmark = ? AND question_id = ?",
-                                (c.action, c.answer, c.author, min(c.created, row[5]), c.updated, row[7] + 1, *c.key))
+                elif c.updated > current.updated:
+                    con.execute(sa.update(corrections_t).where(corrections_t.c.benchmark == c.benchmark,
+                                                               corrections_t.c.question_id == c.question_id).values(
+                        action=c.action, answer=c.answer, author=c.author, created=min(c.created, current.created),
+                        updated=c.updated, revision=current.revision + 1))
+                    counts.updated += 1
+                else:
+                    counts.unchanged += 1
+            for s in slices:
+                had = self._slice_in(con, s.key)
+                if had is None:
+                    self._insert_slice(con, s)
+                    counts.added += 1
+                elif s.updated > had.updated:
+                    con.execute(sa.update(slices_t).where(slices_t.c.benchmark == s.benchmark, slices_t.c.name == s.name).values(
+                        definition=_definition_text(s.definition), author=s.author, note=s.note,
+                        created=min(s.created, had.created), updated=s.updated, revision=had.revision + 1))
                     counts.updated += 1
                 else:
                     counts.unchanged += 1

@@ -2,7 +2,7 @@
 
 One record per line (JSONL) or row (CSV), in the order kind, question id, run. Fields:
 
-    kind         "note" or "correction"
+    kind         "note", "correction" or "slice" (a saved slice)
     benchmark    the benchmark identity (`identity.benchmark_identity`) the record is filed under
     question_id  the gold question's id
     run          the run's name for a note on an answer; "" for a note on the question (and corrections)
@@ -10,14 +10,19 @@ One record per line (JSONL) or row (CSV), in the order kind, question id, run. F
     tags         note: the tags, a JSON list (CSV: one cell, names separated by ";")
     action       correction: "answer" (the gold answer is `answer`) or "exclude"
     answer       correction: the corrected gold answer ("" when excluded)
+    name         slice: its name
+    definition   slice: the fields and the values each keeps, a JSON object {"field": ["value", ...]}
+                 (CSV: that JSON text in one cell)
+    note         slice: the note saved with it
     author       who wrote it
     created      when it was first written (ISO 8601, UTC)
     updated      when it was last changed (ISO 8601, UTC)
     revision     how many times it was saved (optional on import: 1)
 
-JSONL lines of a note carry no action/answer and of a correction no text/tags; CSV has every column.
+JSONL lines carry their kind's fields only; CSV has every column.
 A record without `benchmark` (or with it empty) is taken as this benchmark's; one of another
-benchmark is skipped. Importing merges by key (benchmark, question id, run, kind) and time: a record
+benchmark is skipped. Importing merges by key (benchmark, question id, run, kind; a slice: benchmark,
+name) and time: a record
 not stored is added, one whose `updated` is later than the stored one's replaces it, any other
 (equal or older) leaves the stored one. A bad line is reported as a `scoring.problems.Problem`
 (file:line) and skipped; the file is bounded (MAX_IMPORT_BYTES, lines of MAX_LINE_BYTES, CSV cells
@@ -49,8 +54,11 @@ from .db import (
     Correction,
     InvalidInput,
     Note,
+    SavedSlice,
     clean_author,
+    clean_definition,
     clean_key,
+    clean_slice_name,
     clean_tags,
     clean_text,
     parse_time,
@@ -62,13 +70,14 @@ __all__ = [
     "parse", "import_bytes", "import_file", "format_of",
 ]
 
-FIELDS = ("kind", "benchmark", "question_id", "run", "text", "tags", "action", "answer", "author", "created", "updated", "revision")
+FIELDS = ("kind", "benchmark", "question_id", "run", "text", "tags", "action", "answer", "author", "created", "updated", "revision",
+          "name", "definition", "note")  # a slice's columns last: a CSV of notes and corrections reads as before
 MAX_IMPORT_BYTES = 64 * 1024 * 1024
 MAX_LINE_BYTES = 256 * 1024  # a note of 10,000 characters, every one \\u-escaped, is ~60 KB
 TAG_SEPARATOR = ";"
 
 _EXPECTED = {
-    "kind": "note or correction",
+    "kind": "note, correction or slice",
     "benchmark": "this benchmark's identity",
     "question_id": f"a question id (text, at most {MAX_KEY:,} characters)",
     "run": f"a run name (text, at most {MAX_KEY:,} characters; empty for a question)",
@@ -76,6 +85,9 @@ _EXPECTED = {
     "tags": f"a list of at most {MAX_TAGS} tags (a-z, 0-9, _ and -, at most {MAX_TAG} characters each)",
     "action": "answer or exclude",
     "answer": f"a corrected answer of 1 to {MAX_ANSWER:,} characters",
+    "name": "a slice's name (text, at most 200 characters)",
+    "definition": 'a JSON object of fields and their values, such as {"reasoning_type": ["counting"]}',
+    "note": f"text of at most {MAX_TEXT:,} characters",
     "author": f"an author's name of 1 to {MAX_AUTHOR} characters",
     "created": "an ISO 8601 time",
     "updated": "an ISO 8601 time",
@@ -87,7 +99,8 @@ _EXPECTED = {
 
 
 def records(store: AnnotationStore, benchmark: str) -> list[dict[str, Any]]:
-    """Every annotation of `benchmark` as export records: notes, then corrections, each by question id and run."""
+    """Every annotation of `benchmark` as export records: notes, then corrections, each by question id
+    and run, then saved slices by name."""
     out: list[dict[str, Any]] = []
     for n in store.notes(benchmark):
         out.append({"kind": "note", "benchmark": n.benchmark, "question_id": n.question_id, "run": n.run, "text": n.text,
@@ -95,6 +108,10 @@ def records(store: AnnotationStore, benchmark: str) -> list[dict[str, Any]]:
     for c in store.corrections(benchmark):
         out.append({"kind": "correction", "benchmark": c.benchmark, "question_id": c.question_id, "run": "", "action": c.action,
                     "answer": c.answer, "author": c.author, "created": c.created, "updated": c.updated, "revision": c.revision})
+    for s in store.saved_slices(benchmark):
+        out.append({"kind": "slice", "benchmark": s.benchmark, "question_id": "", "run": "", "name": s.name,
+                    "definition": {k: list(v) for k, v in s.definition.items()}, "note": s.note, "author": s.author,
+                    "created": s.created, "updated": s.updated, "revision": s.revision})
     return out
 
 
@@ -108,6 +125,8 @@ def to_csv(rows: Iterable[dict[str, Any]]) -> str:
     writer.writerow(FIELDS)
     for r in rows:
         cells = {**r, "tags": TAG_SEPARATOR.join(r.get("tags", ()))}
+        if "definition" in r:
+            cells["definition"] = json.dumps(r["definition"], ensure_ascii=False, sort_keys=True)
         writer.writerow(["" if cells.get(f) is None else cells.get(f, "") for f in FIELDS])
     return buf.getvalue()
 
@@ -143,6 +162,7 @@ class Parsed:
 
     notes: list[Note] = field(default_factory=list)
     corrections: list[Correction] = field(default_factory=list)
+    slices: list[SavedSlice] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
     lines: int = 0  # records read (blank lines not counted)
     skipped: int = 0
@@ -207,28 +227,26 @@ def _check(name: str, fn: Callable[..., Any], value: Any, *args: Any, **kw: Any)
         raise _Bad(name, _got(value)) from None
 
 
-def _record(obj: dict[str, Any], benchmark: str, csv_row: bool) -> Note | Correction:
+def _record(obj: dict[str, Any], benchmark: str, csv_row: bool) -> Note | Correction | SavedSlice:
     """A validated record of `benchmark`; _Bad naming the first bad field otherwise."""
     def get(name: str, default: Any = "") -> Any:
         value = obj.get(name)
         return default if value is None or (csv_row and value == "") else value
 
     kind = get("kind")
-    if kind not in ("note", "correction"):
+    if kind not in ("note", "correction", "slice"):
         raise _Bad("kind", _got(obj.get("kind")))
     own = _check("benchmark", clean_key, get("benchmark"), "benchmark", empty=True) or benchmark
     if own != benchmark:
         raise _Bad("benchmark", f"{_got(own)}, another benchmark's (this one is {benchmark})")
+    if kind == "slice":
+        return _slice_record(benchmark, get, csv_row)
     qid = _check("question_id", clean_key, get("question_id"), "question_id")
     run = _check("run", clean_key, get("run"), "run", empty=True)
     author = _check("author", clean_author, get("author"))
     created = _check("created", parse_time, get("created"))
     updated = _check("updated", parse_time, get("updated"))
-    revision = get("revision", 1)
-    if csv_row and isinstance(revision, str) and revision.strip().isdigit():
-        revision = int(revision)
-    if isinstance(revision, bool) or not isinstance(revision, int) or not 1 <= revision <= 2**62:
-        raise _Bad("revision", _got(revision))
+    revision = _revision_of(get("revision", 1), csv_row)
     if kind == "note":
         tags = get("tags", [])
         if csv_row and isinstance(tags, str):
@@ -246,6 +264,30 @@ def _record(obj: dict[str, Any], benchmark: str, csv_row: bool) -> Note | Correc
     if action == "answer" and not answer:
         raise _Bad("answer", "nothing")
     return Correction(benchmark, qid, action, "" if action == "exclude" else answer, author, created, updated, revision)
+
+
+def _revision_of(revision: Any, csv_row: bool) -> int:
+    if csv_row and isinstance(revision, str) and revision.strip().isdigit():
+        revision = int(revision)
+    if isinstance(revision, bool) or not isinstance(revision, int) or not 1 <= revision <= 2**62:
+        raise _Bad("revision", _got(revision))
+    return revision
+
+
+def _slice_record(benchmark: str, get: Callable[..., Any], csv_row: bool) -> SavedSlice:
+    name = _check("name", clean_slice_name, get("name"))
+    definition = get("definition", None)
+    if csv_row and isinstance(definition, str):
+        try:
+            definition = json.loads(definition)
+        except ValueError:
+            raise _Bad("definition", _got(definition)) from None
+    spec = _check("definition", clean_definition, definition)
+    note = _check("note", clean_text, get("note"), "the slice's note")
+    author = _check("author", clean_author, get("author"))
+    created = _check("created", parse_time, get("created"))
+    updated = _check("updated", parse_time, get("updated"))
+    return SavedSlice(benchmark, name, spec, author, note, created, updated, _revision_of(get("revision", 1), csv_row))
 
 
 def format_of(name: str, head: bytes = b"") -> str:
@@ -349,6 +391,9 @@ def parse(fh: IO[bytes], name: str, benchmark: str, *, fmt: str = "jsonl", size:
             out.skipped += 1
             out.problems.append(Problem.error(name, line, bad.field, _EXPECTED[bad.field], bad.got))
             continue
+        if isinstance(rec, SavedSlice):
+            out.slices.append(rec)
+            continue
         if known is not None and rec.question_id not in known:
             out.problems.append(Problem.warning(name, line, "question_id", "a question of this benchmark's gold",
                                                 f"{_got(rec.question_id)}, not in it (kept)", kind="annotations of unknown questions"))
@@ -362,9 +407,9 @@ def parse(fh: IO[bytes], name: str, benchmark: str, *, fmt: str = "jsonl", size:
 def _merged(store: AnnotationStore, name: str, parsed: Parsed) -> ImportResult:
     result = ImportResult(file=name, size=parsed.size, lines=parsed.lines, skipped=parsed.skipped,
                           problems=list(parsed.problems), unreadable=parsed.unreadable)
-    if parsed.unreadable or not (parsed.notes or parsed.corrections):
+    if parsed.unreadable or not (parsed.notes or parsed.corrections or parsed.slices):
         return result
-    counts = store.merge(parsed.notes, parsed.corrections)
+    counts = store.merge(parsed.notes, parsed.corrections, parsed.slices)
     result.added, result.updated, result.unchanged, result.tags_added = counts.added, counts.updated, counts.unchanged, counts.tags_added
     return result
 

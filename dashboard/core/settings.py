@@ -41,8 +41,11 @@ CACHE_DIR = Setting("LENS_CACHE_DIR", "$XDG_CACHE_HOME/docbench-lens, else ~/.ca
                     "the app's cache folder: scored rows, predictions, uploads, page text")
 DATA_DIR = Setting("LENS_DATA_DIR", "$XDG_DATA_HOME/docbench-lens, else ~/.local/share/docbench-lens",
                    "the user data folder that holds the annotations database")
+DATABASE_URL = Setting("LENS_DATABASE_URL", "annotations.sqlite3 in LENS_DATA_DIR",
+                       "the annotations database: `sqlite:///PATH` or `postgresql://user:password@host:port/database` "
+                       "(a team's shared server; `pip install 'docbench-lens[server]'`)")
 
-SETTINGS = (BENCHMARK, RUNS, SCORES, DATA_ROOTS, CACHE_DIR, DATA_DIR)
+SETTINGS = (BENCHMARK, RUNS, SCORES, DATA_ROOTS, CACHE_DIR, DATA_DIR, DATABASE_URL)
 
 
 def cache_root(environ: Mapping[str, str] | None = None) -> Path:

@@ -192,14 +192,14 @@ def annotations_db(path: str) -> AnnotationStore:
 
 
 def annotation_store() -> AnnotationStore:
-    """This server's annotations database: the app's `--annotations PATH`, else annotations.sqlite3
-    in the user data folder ($LENS_DATA_DIR, ...; dashboard.annotations.db.resolve_path)."""
+    """This server's annotations database: the app's `--annotations PATH`, else LENS_DATABASE_URL, else
+    annotations.sqlite3 in the user data folder ($LENS_DATA_DIR, ...; dashboard.annotations.db.resolve_location)."""
     import sys
 
-    from dashboard.annotations.db import resolve_path
+    from dashboard.annotations.db import location_key
     from dashboard.core.paths import annotations_from
 
-    return annotations_db(str(resolve_path(annotations_from(sys.argv[1:]))))
+    return annotations_db(location_key(annotations_from(sys.argv[1:])))
 
 
 def corrections(benchmark: str) -> list:
