@@ -33,7 +33,7 @@ def _looks_like(path: Path) -> bool:
                     return True  # an empty results file (the release ships one)
                 if line.strip():
                     obj = json.loads(line)
-                    return isinstance(obj, dict) and "question_id" in obj and ("score_v3" in obj or "pred" in obj)
+                    return isinstance(obj, dict) and "question_id" in obj and ("score_v3" in obj or "detailed_response" in obj)
     except (OSError, ValueError):
         return False
     return False
@@ -43,7 +43,7 @@ def recognise(path: Path) -> bool:
     if path.is_file():
         return _looks_like(path)
     if path.is_dir():
-        return any(_looks_like(r) for p, r in walk(path, max_depth=3).files.items())
+        return any(_looks_like(r) for r in walk(path, max_depth=3).files.values())
     return False
 
 
