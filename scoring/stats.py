@@ -183,7 +183,8 @@ MIN_DOCUMENTS = 20  # fewer units than this: "too few documents to tell" (no int
 POWER = 0.80  # the power `detectable_gap` is computed for
 DOCUMENT, QUESTION = "document", "question"
 EXACT_SUM_LIMIT = 200_000  # integer document sums whose absolute total is at most this: the sign-flip p is exact
-MULTINOMIAL_LIMIT = 64  # at most this many distinct (sum, size) documents: resampled as multinomial counts
+MULTINOMIAL_LIMIT = 64  # at most this many distinct (sum, size) documents: resampled as multinomial counts ...
+MULTINOMIAL_COST = 25  # ... when cheaper: a multinomial count costs about as much as 25 index draws
 DRAWS_PER_BATCH = 2_000_000  # random numbers drawn at once (bounds memory)
 
 
@@ -282,11 +283,11 @@ def detectable_gap(d: Sequence[float] | np.ndarray, clusters: Clusters | Sequenc
         return math.inf
     se = max(se, float(x.std(ddof=1)) / math.sqrt(x.size))
     _, _, g = _codes(clusters, x.size)
-    t = _stats.t(g - 1)
-    return float((t.ppf(1 - (1 - confidence) / 2) + t.ppf(power)) * se)
+    return float((_stats.t.ppf(1 - (1 - confidence) / 2, g - 1) + _stats.t.ppf(power, g - 1)) * se)
 
 
-def cluster_bootstrap_means(sums: np.ndarray, sizes: np.ndarray, resamples: int, rng: np.random.Generator) -> np.ndarray:
+def cluster_bootstrap_means(sums: np.ndarray, sizes: np.ndarray, resamples: int, rng: np.random.Generator, *,
+                            approximate: bool = False) -> np.ndarray:
     """`resamples` ratio means sum(d)/count of G clusters drawn with replacement from the G clusters
     (each given by its sum of differences and its number of questions; both runs' questions of a
     drawn document come together, since the sum is of the paired differences).
@@ -294,14 +295,27 @@ def cluster_bootstrap_means(sums: np.ndarray, sizes: np.ndarray, resamples: int,
     Drawn from per-cluster sums and counts, never from questions: a resample is fully described by
     how often each cluster is drawn. Clusters with the same (sum, size) are interchangeable, so when
     there are at most MULTINOMIAL_LIMIT distinct ones (Accuracy differences over documents of a few
-    sizes) the counts are drawn from multinomial(G, their frequencies) -- the same distribution, in
-    O(distinct) per resample; otherwise G cluster indices are drawn per resample (O(G), not O(N))."""
+    sizes), and fewer than G / MULTINOMIAL_COST, the counts are drawn from multinomial(G, their
+    frequencies) -- the same distribution, in O(distinct) per resample; otherwise G cluster indices
+    are drawn per resample and counted (O(G), not O(N)).
+
+    Only with `approximate=True` (the dashboard's per-slice tables) and more than EXACT_LIMIT
+    clusters: the ratio is linearised around the sample's, R* - R = sum_g w_g z_g / N with
+    z_g = S_g - R n_g (w_g: how often cluster g is drawn; exact for equal sizes, error O(1/G)
+    otherwise), and the mean of G draws of z is drawn by `bootstrap_means(z, approximate=True)`
+    (moment-matched where that is near-normal, exact draws otherwise): O(B) instead of O(B x G)."""
     g = sums.size
     B = int(resamples)
     pairs, freq = np.unique(np.column_stack([sums, sizes]), axis=0, return_counts=True)
-    if pairs.shape[0] <= MULTINOMIAL_LIMIT:
+    distinct = pairs.shape[0]
+    if distinct <= MULTINOMIAL_LIMIT and MULTINOMIAL_COST * distinct <= max(g, 2 * MULTINOMIAL_COST):
         w = rng.multinomial(g, freq / g, size=B).astype(float)
         return (w @ pairs[:, 0]) / (w @ pairs[:, 1])
+    if approximate and g > EXACT_LIMIT:
+        n = float(sizes.sum())
+        ratio = float(sums.sum()) / n
+        z = sums - ratio * sizes
+        return ratio + g / n * bootstrap_means(z, B, rng, approximate=True)
     out = np.empty(B)
     step = max(1, min(B, DRAWS_PER_BATCH // g))
     both = np.column_stack([sums, sizes])
@@ -316,7 +330,8 @@ def cluster_bootstrap_means(sums: np.ndarray, sizes: np.ndarray, resamples: int,
     return out
 
 
-def sign_flip_p(sums: Sequence[float] | np.ndarray, *, resamples: int = 10_000, seed: int = 0) -> tuple[float, bool]:
+def sign_flip_p(sums: Sequence[float] | np.ndarray, *, resamples: int = 10_000, seed: int = 0,
+                approximate: bool = False) -> tuple[float, bool]:
     """(p, exact): the two-sided sign-flip randomization test of the per-document sums of the paired
     differences. Under "no difference" the two runs' labels are exchangeable within a document, so
     swapping A and B on a whole document (flipping the sign of its sum) leaves the distribution of
@@ -326,7 +341,11 @@ def sign_flip_p(sums: Sequence[float] | np.ndarray, *, resamples: int = 10_000, 
       distinct |sum| v's contribution v * (2K - c), K ~ binomial(c, 1/2) over its c documents.
       With one question per document this is McNemar's exact test.
     - Otherwise: `resamples` random sign vectors, p = (1 + #{|T*| >= |T|}) / (1 + resamples)
-      (never 0; seeded)."""
+      (never 0; seeded).
+    - Only with `approximate=True` and more than EXACT_LIMIT non-zero sums that are not integers:
+      T* is a sum of many independent symmetric terms (mean 0, variance sum S^2, excess kurtosis
+      -2 sum S^4 / (sum S^2)^2), so its tail is the normal one with the Edgeworth kurtosis term:
+      P(T* >= t) = 1 - Phi(z) + phi(z) k (z^3 - 3z) / 24, z = t / sqrt(sum S^2); O(G), not O(R x G)."""
     s = np.asarray(sums, dtype=float)
     s = s[s != 0]  # a document with sum 0 adds nothing under any sign
     t = abs(float(s.sum()))
@@ -347,6 +366,13 @@ def sign_flip_p(sums: Sequence[float] | np.ndarray, *, resamples: int = 10_000, 
         tt = int(round(t))
         p = float(pmf[: m - tt + 1].sum() + pmf[m + tt:].sum())
         return min(1.0, p / float(pmf.sum())), True
+    if approximate and s.size > EXACT_LIMIT:
+        s2 = s * s
+        var = float(s2.sum())
+        z = t / math.sqrt(var)
+        kurt = -2.0 * float(np.dot(s2, s2)) / var ** 2
+        tail = float(_stats.norm.sf(z) + _stats.norm.pdf(z) * kurt * (z ** 3 - 3 * z) / 24)
+        return min(1.0, max(0.0, 2 * tail)), False
     rng = np.random.default_rng(seed)
     R = int(resamples)
     hits = 0
@@ -429,7 +455,10 @@ def paired_by_document(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.
       clusters -- the regime of the per-slice tables; and with one question per document it is
       McNemar's exact test, so the question-level and document-level numbers differ only by the unit.
     - Kept, secondary: the question-level bootstrap interval and McNemar's exact p (0/1 scores).
-    The same seed gives the same result. No question: nan everywhere."""
+    `approximate=True` (the dashboard's tables): beyond EXACT_LIMIT documents the bootstrap is
+    linearised and moment-matched and the Monte Carlo sign flips become their normal tail
+    (`cluster_bootstrap_means`, `sign_flip_p`; exact sums stay exact), as `bootstrap_means` does for
+    questions. The same seed gives the same result. No question: nan everywhere."""
     x = np.asarray(a, dtype=float)
     y = np.asarray(b, dtype=float)
     _check(x, y, confidence)
@@ -441,8 +470,10 @@ def paired_by_document(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.
     n = d.size
     delta = float(d.mean())
     sums, sizes = _cluster_sums(d, codes, g)
-    p, exact = sign_flip_p(sums, resamples=resamples, seed=seed)
-    method = f"{boot}; sign-flip test of {unit} sums ({'exact' if exact else f'{int(resamples):,} sign vectors'})"
+    p, exact = sign_flip_p(sums, resamples=resamples, seed=seed, approximate=approximate)
+    how = "exact" if exact else "normal approximation" if approximate and np.count_nonzero(sums) > EXACT_LIMIT else \
+        f"{int(resamples):,} sign vectors"
+    method = f"{boot}; sign-flip test of {unit} sums ({how})"
     alpha = (1 - confidence) / 2
     if bool(np.all(d == d[0])):
         blo = bhi = delta
@@ -450,7 +481,7 @@ def paired_by_document(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.
         means = bootstrap_means(d, resamples, np.random.default_rng(seed), approximate=approximate)
         blo, bhi = (float(v) for v in np.quantile(means, [alpha, 1 - alpha]))
     else:
-        means = cluster_bootstrap_means(sums, sizes, resamples, np.random.default_rng(seed))
+        means = cluster_bootstrap_means(sums, sizes, resamples, np.random.default_rng(seed), approximate=approximate)
         blo, bhi = (float(v) for v in np.quantile(means, [alpha, 1 - alpha]))
     blo, bhi = min(blo, delta), max(bhi, delta)
     _, qlo, qhi = paired_bootstrap(x, y, resamples=resamples, seed=seed, confidence=confidence, approximate=approximate)

@@ -219,3 +219,20 @@ def test_a_real_per_question_effect_is_still_found():
         found += r.p < 0.05 and r.significant
     assert 0.035 < np.mean(deltas) < 0.065
     assert found >= 0.7 * seeds, found  # measured about 82 %
+
+
+def test_the_approximate_draws_agree_with_the_exact_ones_on_many_documents():
+    # 400 documents of 1..10 questions, token-F1-like continuous differences with a document effect:
+    # the linearised, moment-matched bootstrap and the normal tail of the sign flips (approximate=True,
+    # the dashboard's tables) against exact index draws and Monte Carlo sign vectors
+    rng = np.random.default_rng(11)
+    sizes = rng.integers(1, 11, 400)
+    docs = np.repeat(np.arange(400), sizes)
+    d = rng.normal(0.02, 0.3, docs.size) + rng.normal(0, 0.1, 400)[docs]
+    exact = paired_by_document(d, np.zeros_like(d), docs, resamples=20_000, seed=1)
+    approx = paired_by_document(d, np.zeros_like(d), docs, resamples=20_000, seed=1, approximate=True)
+    assert exact.delta == approx.delta
+    assert not exact.exact and "sign vectors" in exact.method and "normal approximation" in approx.method
+    for e, a in ((exact.low, approx.low), (exact.high, approx.high)):
+        assert a == pytest.approx(e, abs=0.08 * exact.se)  # well inside the Monte Carlo error of a 2.5 % point
+    assert approx.p == pytest.approx(exact.p, abs=0.01)
