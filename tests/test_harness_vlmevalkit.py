@@ -326,3 +326,25 @@ def test_no_pickle_is_opened(work, monkeypatch):
     monkeypatch.setattr(pickle, "loads", refuse)
     assert open_source(work).runs
     assert os.path.exists(work / "ModelA" / "T20260410-101010" / "ModelA_DocVQA_VAL_tmp.pkl")
+
+
+def test_eval_format_json_and_a_tsv_judge_sheet(tmp_path):
+    """EVAL_FORMAT=json writes `_acc.json` (a list of one record); PRED_FORMAT=tsv writes the judge's
+    sheet as `_<judge>.tsv` (quoted, read back with read_csv's missing strings); `_score.csv` stays csv."""
+    d = tmp_path / "o" / "M" / "T20260410-101010"
+    d.mkdir(parents=True)
+    pd.DataFrame(docvqa_rows()).to_csv(d / "M_DocVQA_VAL.tsv", sep="\t", index=False, quoting=csv.QUOTE_ALL)
+    (d / "M_DocVQA_VAL_acc.json").write_text(json.dumps([{"Overall": OVERALL}], indent=4), "utf-8")
+    pd.DataFrame(mmlb_rows()).to_csv(d / "M_MMLongBench_DOC.tsv", sep="\t", index=False, quoting=csv.QUOTE_ALL)
+    judged = [{**r, "res": "", "log": "Succeed", "pred": c[2], "score": c[5]} for r, c in zip(mmlb_rows(), MMLB)]
+    pd.DataFrame(judged).to_csv(d / "M_MMLongBench_DOC_gpt-4o-mini.tsv", sep="\t", index=False, quoting=csv.QUOTE_ALL)
+    exp = mmlb_expected()
+    dump_csv({"category": list(exp), "num": [5] * 10, "avg_score": list(exp.values())}, d / "M_MMLongBench_DOC_gpt-4o-mini_score.csv")
+    src = open_source(tmp_path / "o")
+    runs = {r.task: r for r in src.runs}
+    assert runs["DocVQA_VAL"].reported == {"Overall": 53.125}
+    mm = runs["MMLongBench_DOC"]
+    assert mm.extra["judge"] == "gpt-4o-mini" and mm.reported == pytest.approx(exp)
+    r = rescore(mm, {q.qid: q for q in src.gold["MMLongBench_DOC"]}, "vlmevalkit")
+    assert [x.score for x in r.rows] == [x.official for x in r.rows] == [c[5] for c in MMLB]
+    assert r.recomputed == pytest.approx(mm.reported)

@@ -40,6 +40,8 @@ OTHER_DATASETS = ("SLIDEVQA", "SLIDEVQA_MINI", "DUDE", "DUDE_MINI", "LongDocURL"
                   "MMLongBench_256K", "MMLongBench_512K", "ChartQA_TEST", "TextVQA_VAL", "OCRVQA_TEST")
 PRED_EXT = (".xlsx", ".tsv", ".json")
 EVAL_ID = re.compile(r"^T\d{8}(?:_G[0-9a-fA-F]+|-\d{6})$")
+_NOT_JUDGE = ("_score", "results", "_acc", "_fine", "_metrics", "_rating", "_config", "_meta", "_tmp", "_response",
+              "_processed")
 DERIVED = re.compile(r"_(?:acc|fine|metrics|results|detailed_results|score|tmp|response|processed|rating|config|meta|"
                      r"extract|longdocurl_eval|[A-Za-z0-9.\-]+_score)$")
 
@@ -241,7 +243,7 @@ def _question(qid: str, row: dict[str, Any], family: str) -> HarnessQuestion:
 
 def _docvqa_outputs(run: HarnessRun, stem: str, beside: dict[str, Path], root: Path, out: SourceLoad) -> None:
     acc = next((beside[n] for n in (f"{stem}_acc.csv", f"{stem}_acc.json") if n in beside), None)
-    if acc is not None and acc.suffix == ".csv":
+    if acc is not None:  # EVAL_FORMAT: csv (default) or json (a list of one record)
         shown = display(acc, root)
         table = _scalar_csv(acc, shown, out)
         if table is not None and table.rows:
@@ -273,8 +275,9 @@ def _docvqa_outputs(run: HarnessRun, stem: str, beside: dict[str, Path], root: P
 
 
 def _mmlongbench_outputs(run: HarnessRun, stem: str, beside: dict[str, Path], root: Path, out: SourceLoad) -> None:
-    judges = sorted(n for n in beside if n.startswith(stem + "_") and n.endswith(".xlsx")
-                    and not n[len(stem) + 1:-5].endswith(("_score", "results")))
+    # the judge's sheet is written in PRED_FORMAT (xlsx by default, tsv or json when set)
+    judges = sorted(n for n in beside if n.startswith(stem + "_") and n.endswith(PRED_EXT)
+                    and not n[len(stem) + 1:].rsplit(".", 1)[0].endswith(_NOT_JUDGE))
     if not judges:
         out.problems.append(Problem.warning(
             display(beside.get(stem + ".xlsx", Path(stem)), root), None, None,
@@ -284,7 +287,10 @@ def _mmlongbench_outputs(run: HarnessRun, stem: str, beside: dict[str, Path], ro
         run.extra["judged"] = False
         return
     name = judges[0]
-    judge = name[len(stem) + 1:-5]
+    judge = name[len(stem) + 1:].rsplit(".", 1)[0]
+    if len(judges) > 1:
+        out.problems.append(Problem.warning(display(beside[name], root), None, None, "one judge's sheet",
+                                            f"{len(judges)}: {', '.join(judges)}; {name} is read"))
     run.extra["judge"] = judge
     shown = display(beside[name], root)
     table = _table(beside[name], shown, out, ("index", "answer", "answer_format", "pred"))
