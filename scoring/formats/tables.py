@@ -185,8 +185,32 @@ def read_xlsx(path: Path) -> Table:
     return out
 
 
+def _has_formulas(path: Path) -> bool:
+    """Whether any worksheet part of the workbook holds a formula element (`<f>`), read in chunks:
+    a workbook without one (VLMEvalKit since 2026-07) is parsed once, not twice."""
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(path) as z:
+            for name in z.namelist():
+                if not (name.startswith("xl/worksheets/") and name.endswith(".xml")):
+                    continue
+                tail = b""
+                with z.open(name) as fh:
+                    while chunk := fh.read(1 << 20):
+                        data = tail + chunk
+                        if b"<f>" in data or b"<f " in data or b"<x:f" in data:
+                            return True
+                        tail = data[-8:]
+    except (OSError, zipfile.BadZipFile, RuntimeError, ValueError):
+        return True  # let openpyxl say what is wrong
+    return False
+
+
 def _formula_cells(path: Path, openpyxl: Any) -> dict[tuple[int, int], str]:
     """(sheet row, column index) -> formula text of the first sheet's formula cells."""
+    if not _has_formulas(path):
+        return {}
     wb = openpyxl.load_workbook(path, read_only=True, data_only=False, keep_links=False)
     found: dict[tuple[int, int], str] = {}
     try:
