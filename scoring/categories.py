@@ -22,6 +22,10 @@ How the issue's words are read here (tests/test_categories.py pins each one):
   "failed_status"), no text was scored, so `failed_or_missing` is the only category and `fuzzy`
   is 0. Under `xldocbench-1519`, which scores a failed prediction's text, the text's categories
   follow `failed_or_missing`.
+- *failure marker*: an answer that is `scoring.registry.FAILURE_MARKERS` (`Fail to answer`, which
+  MMLongBench-Doc writes when its extractor gave nothing) and is not right is `failed_or_missing`
+  (with `extraction_miss` when the gold is in the raw response) and nothing else: it is neither a
+  refusal nor an invented answer.
 - *answerable*: the gold's answer format does not map to "unanswerable"
   (`scoring.metrics.answer_type(format, rule)`; this is the Judgement's `answer_type` except under
   DocVQA, where that says "anls" for every question).
@@ -63,7 +67,7 @@ from rapidfuzz import fuzz
 
 from .extra import normalize_fuzzy
 from .metrics import FALSE_WORDS, REFUSAL_PHRASES, TRUE_WORDS, Judgement, answer_type
-from .registry import PASS_THRESHOLDS, is_success_status
+from .registry import PASS_THRESHOLDS, is_failure_marker, is_success_status
 from .text import normalize_answer
 
 __all__ = [
@@ -74,7 +78,8 @@ __all__ = [
 
 # id -> one sentence; the order is the contract's (the primary category is the first that applies)
 CATEGORIES: dict[str, str] = {
-    "failed_or_missing": "No prediction for the question, or the run reported a failed status.",
+    "failed_or_missing": "No prediction for the question, the run reported a failed status, or the answer is a "
+                         "benchmark's failure marker (MMLongBench-Doc's `Fail to answer`: nothing was extracted).",
     "extraction_miss": "The extracted answer scored 0, yet the gold (read as its format reads it) occurs in the "
                        "model's raw response: the answer extraction, not the model, likely failed (only where a "
                        "response exists, as in MMLongBench-Doc result files).",
@@ -244,13 +249,16 @@ def classify(j: Judgement, *, with_fuzzy: bool = False, response: object = None)
     failed = j.prediction is None or not is_success_status(j.status)
     if not j.scored:  # the status decided: nothing else was looked at
         return Categorized(("failed_or_missing",), 0.0 if with_fuzzy else None)
-    out: list[str] = ["failed_or_missing"] if failed else []
+    acc_pass = j.profile.is_right(j.accuracy)
+    marker = not acc_pass and is_failure_marker(j.prediction)  # `Fail to answer`: nothing was extracted
+    out: list[str] = ["failed_or_missing"] if failed or marker else []
     if response is not None and j.accuracy == 0:
         from .mmlongbench import extraction_miss
 
         if extraction_miss(j.gold, j.answer_format, response, j.accuracy):
             out.append("extraction_miss")
-    acc_pass = j.profile.is_right(j.accuracy)
+    if marker:  # not a refusal, not an invented answer, not a wrong one: no answer
+        return Categorized(_ordered(out), fz)
     f1, an = j.token_f1, j.anls
     f1_pass, anls_pass = f1 >= _F1_PASS - _EPS, an >= _ANLS_PASS - _EPS
     p_norm = j.normalized_prediction

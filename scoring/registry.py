@@ -7,7 +7,7 @@ from __future__ import annotations
 __all__ = [
     "METRICS", "METRIC_LABELS", "METRIC_SHORT_LABELS", "PASS_THRESHOLDS",
     "DEFAULT_STATUS", "MISSING_STATUS", "SUCCESS_STATUSES", "OVERFLOW_STATUSES", "OVERFLOW_TEXT",
-    "is_success_status",
+    "FAILURE_MARKERS", "is_success_status", "is_failure_marker",
 ]
 
 # The three headline metrics, in report order.
@@ -26,6 +26,12 @@ SUCCESS_STATUSES = frozenset({"success", "ok", "completed"})  # compared trimmed
 # The release replaces the prediction of these statuses (compared as written) by OVERFLOW_TEXT.
 OVERFLOW_STATUSES = frozenset({"context_overflow", "vision_unsupported"})
 OVERFLOW_TEXT = "CONTEXT_OVERFLOW"
+# Answers that are not an answer but a benchmark's mark of a failed extraction: MMLongBench-Doc's
+# run_api.py writes `Fail to answer` as `pred` when its extractor gave nothing (58-149 answers a
+# run in its release). Compared trimmed and case-insensitively, a final period ignored. Such an
+# answer is neither a refusal nor an invented answer: the categories file it under
+# failed_or_missing and the answer locator under its own outcome.
+FAILURE_MARKERS = frozenset({"fail to answer"})
 
 
 def is_success_status(status: str | None) -> bool:
@@ -33,3 +39,8 @@ def is_success_status(status: str | None) -> bool:
     SUCCESS_STATUSES after trimming, in any case."""
     s = (status or "").strip()
     return not s or s.lower() in SUCCESS_STATUSES
+
+
+def is_failure_marker(text: object) -> bool:
+    """True for an answer that is a FAILURE_MARKERS phrase (`Fail to answer`, ` fail to answer. `)."""
+    return isinstance(text, str) and len(text) < 40 and text.strip().rstrip(".").strip().casefold() in FAILURE_MARKERS

@@ -298,8 +298,11 @@ def test_answer_on_another_page_nowhere_or_without_document(fx):
     assert loc.location == ev.NOT_IN_DOCUMENT and loc.in_document is False and "appears nowhere in the document" in loc.message
     loc = ev.locate_answer("Project Falcon", q, {"d1": None})
     assert loc.location == ev.NO_DOCUMENT and loc.in_document is None
-    for refusal in ("Not answerable", "", "**Not answerable** - the document does not contain this information.", "B"):
-        assert ev.locate_answer(refusal, q, paths).location is None
+    for refusal in ("Not answerable", "**Not answerable** - the document does not contain this information."):
+        got = ev.locate_answer(refusal, q, paths)  # a refusal is its own outcome (issue 29), never "not in the document"
+        assert got.location == ev.REFUSED and got.in_document is None and not got.searched
+    for other in ("", "B"):  # nothing to look for: not searched
+        assert ev.locate_answer(other, q, paths).location is None
 
 
 def test_wrong_page_and_invented_answers_of_the_sample(sample_gold):

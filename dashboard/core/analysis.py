@@ -513,13 +513,20 @@ class Analysis:
         return self._field_options
 
     def informative(self, field_name: str) -> bool:
-        """Whether the gold gives the field a value anywhere: a breakdown whose only label is
-        `unknown` (MMLongBench-Doc has no reasoning type, DocVQA no domain) says nothing."""
+        """Whether the field tells questions apart: the gold gives it a value somewhere and it takes
+        at least two labels (a null counted as `unknown`, as a breakdown counts it). A breakdown whose
+        only label is `unknown` (MMLongBench-Doc has no reasoning type, DocVQA no domain), or any one
+        label, says nothing: such a field is no slice, no chart, no default and no part of a header."""
         if field_name not in self.questions.columns:
             return False
         # read from the gold, not from a breakdown: computing every tab's breakdown is what the tabs avoid
         values = field_values(self.questions, field_name)
-        return bool(len(values)) and bool((values.astype(str) != UNKNOWN).any())
+        if not len(values):
+            return False
+        labels = set(values.astype(str).unique())
+        if len(values) < len(self.questions) and field_name not in MULTI_LABEL:
+            labels.add(UNKNOWN)  # a null is `unknown` in a breakdown
+        return len(labels) >= 2 and bool(labels - {UNKNOWN})
 
     def breakdown(self, field_name: str) -> pd.DataFrame:
         if field_name not in self._breakdowns:

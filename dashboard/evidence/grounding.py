@@ -15,9 +15,12 @@
 * answer_location: evidence_page, other_page (the answer is in the document, only on pages that are
   not evidence pages: a wrong-page answer), in_document (found, in a question whose gold names no
   evidence page, as DocVQA's: counted as found, never as wrong-page), not_in_document (not found
-  verbatim: invented, or computed from the document), no_document (the document is missing); None
-  when the answer was not searched (a refusal, an empty or failed answer, a choice letter A-D, a
-  page image without text).
+  verbatim: invented, or computed from the document), no_document (the document is missing);
+  refused (a refusal: not searched) and extraction_failed (the benchmark's failure marker `Fail to
+  answer`, or -- where the raw responses and the right answers are given -- a wrong answer not in
+  the document while the gold occurs in the raw response), each its own outcome, never "not in the
+  document"; None when the answer was not searched for another reason (an empty or failed answer,
+  a choice letter A-D, a page image without text).
 """
 
 from __future__ import annotations
@@ -38,7 +41,8 @@ GOLD_COVERED, CITED_INSIDE = 0.5, 0.2  # the paper's thresholds, as our seed art
 RELEASED_MAX_IOA = 0.3  # ParseBench's released code: max of the two intersection-over-area ratios
 COLUMNS = ["question_id", "run", "evidence_precision", "evidence_recall", "grounding", "answer_location",
            "answer_pages_evidence", "answer_pages_elsewhere"]
-LOCATIONS = ("evidence_page", "in_document", "other_page", "not_in_document", "no_document")
+LOCATIONS = ("evidence_page", "in_document", "other_page", "not_in_document", "no_document", "refused",
+             "extraction_failed")
 SEARCHED = ("evidence_page", "in_document", "other_page", "not_in_document")  # the answers a rate is over
 
 
@@ -149,21 +153,29 @@ class EvidenceRow:
     location: AnswerLocation | None = None
 
 
-def evidence_row(q: GoldQuestion, run: str, pred: Prediction | None, paths: Mapping[str, Path | None]) -> EvidenceRow:
+def evidence_row(q: GoldQuestion, run: str, pred: Prediction | None, paths: Mapping[str, Path | None], *,
+                 right: bool | None = None, response: object = None) -> EvidenceRow:
+    """`right` and `response`: as locate_answer takes them (whether the answer is right; the raw
+    response beside it)."""
     cited = cited_pages(q, pred)
     # a run that cites no page at all does not report evidence: neither precision nor recall
     p, r = precision_recall(cited, gold_pages(q)) if cited else (None, None)
     boxes = cited_boxes(q, pred, paths)
     g = grounding(boxes, gold_boxes(q, paths)) if boxes else None
-    loc = locate_answer(answered(pred), q, dict(paths))
+    loc = locate_answer(answered(pred), q, dict(paths), right=right, response=response)
     return EvidenceRow(q.qid, run, p, r, g, loc.location, loc.flat("evidence"), loc.flat("other"), loc)
 
 
 def evidence_table(questions: list[GoldQuestion], runs: Mapping[str, Mapping[str, Prediction]],
                    paths: Callable[[GoldQuestion], Mapping[str, Path | None]],
-                   progress: Callable[[int, int], object] | None = None) -> pd.DataFrame:
+                   progress: Callable[[int, int], object] | None = None, *,
+                   right: Mapping[str, set[str]] | None = None,
+                   responses: Mapping[str, Mapping[str, object] | None] | None = None) -> pd.DataFrame:
     """One row per (question, run) that has a prediction: the columns of COLUMNS. `runs` maps a run
-    name to its predictions by question id; `paths(q)` gives a question's document files."""
+    name to its predictions by question id; `paths(q)` gives a question's document files. Optional:
+    `right` maps a run to the ids of its right answers (the score frame's `right` column) and
+    `responses` a run to its raw responses by id (MMLongBench-Doc): with both, a wrong answer whose
+    gold is in its response is located as extraction_failed, not as not_in_document."""
     rows = []
     total = len(questions) * max(1, len(runs))
     done = 0
@@ -174,7 +186,9 @@ def evidence_table(questions: list[GoldQuestion], runs: Mapping[str, Mapping[str
             pred = preds.get(q.qid)
             if pred is None:
                 continue
-            row = evidence_row(q, run, pred, where)
+            mine = (responses or {}).get(run)
+            row = evidence_row(q, run, pred, where, right=None if right is None or run not in right else q.qid in right[run],
+                               response=mine.get(q.qid) if mine else None)
             rows.append({c: getattr(row, c) for c in COLUMNS})
             if progress and done % 20 == 0:
                 progress(done, total)
@@ -223,7 +237,8 @@ EXPLORER_LABELS = {"evidence_precision": "Page precision", "evidence_recall": "P
 NOT_SEARCHED = "not_searched"  # the location key of an answer that was not searched (answer_location None)
 LOCATION_LABELS = {"evidence_page": "on an evidence page", "in_document": "in the document (no evidence page named)",
                    "other_page": "only on other pages",
-                   "not_in_document": "not in the document", "no_document": "document missing"}
+                   "not_in_document": "not in the document", "no_document": "document missing",
+                   "refused": "a refusal (not searched)", "extraction_failed": "extraction failed"}
 LOCATION_ORDER = (*LOCATIONS, NOT_SEARCHED)  # the explorer filter's options and the overview's segments, in order
 AUTO_PAIRS = 2_000  # more (question, run) pairs than this: the pages compute the metrics on request only
 

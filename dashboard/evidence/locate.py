@@ -34,12 +34,19 @@ from rapidfuzz import fuzz
 from dashboard.core.paths import inside
 from dashboard.evidence.pagetext import NUMBER_TOKEN, DocText, PageText, Rect, norm_text, number_key, tight, token_value
 from dashboard.evidence.pdf import DocumentError, doc_text, is_image, page_text
+from scoring.mmlongbench import extraction_miss
 from scoring.model import DocRef, GoldQuestion, Prediction
 from scoring.numbers import read_number
+from scoring.registry import is_failure_marker
 
 EXACT, FUZZY, NOT_FOUND, NO_DOCUMENT = "exact", "fuzzy", "not_found", "no_document"
 EVIDENCE_PAGE, OTHER_PAGE, NOT_IN_DOCUMENT = "evidence_page", "other_page", "not_in_document"
 IN_DOCUMENT = "in_document"  # found, in a question whose gold names no evidence page (DocVQA): neither right nor wrong page
+# Answers that are not looked for, each its own outcome (never "not in the document", never "invented"):
+# a refusal ("Not answerable", "N/A"), and a failed extraction -- the benchmark's marker (MMLongBench-Doc's
+# `Fail to answer`, scoring.registry.FAILURE_MARKERS), or an extracted answer not in the document while the
+# gold occurs in the model's raw response (scoring.mmlongbench.extraction_miss).
+REFUSED, EXTRACTION_FAILED = "refused", "extraction_failed"
 FUZZY_MIN, FUZZY_MIN_SHORT, SHORT_QUOTE = 0.80, 0.90, 12
 # fuzzy alignment costs about (quote length x page length): beyond this many character pairs (about
 # 0.2 s) a quote is located exactly or not at all, and its message says so
@@ -323,6 +330,67 @@ def _text_hits(hay: str, needle: str) -> list[int]:
     return [i for i in _all(hay, needle) if _bounded(hay, i, i + len(needle))]
 
 
+def _word_spans(hay: str, needle: str) -> list[tuple[int, int]]:
+    """Where `needle` (normalised) stands in `hay` (normalised) as whole words: exactly, else with
+    hyphens, spaces and line breaks between its letters taken as one: "less well-off" finds "less
+    well off", "less well-off" broken at its hyphen (joined to "less welloff" when the page is read)
+    and the other way round. Both forms are found with str.find, no regular expression: linear in
+    the text per hit; positions are mapped only on a page where the packed needle occurs."""
+    exact = [(i, i + len(needle)) for i in _text_hits(hay, needle)]
+    if exact:
+        return exact
+    packed_needle = tight(needle)
+    if not packed_needle:
+        return []
+    packed = tight(hay)
+    if packed_needle not in packed:
+        return []
+    src = [i for i, c in enumerate(hay) if c != " " and c != "-"]  # packed position -> position in hay
+    out = []
+    for k in _all(packed, packed_needle):
+        start, end = src[k], src[k + len(packed_needle) - 1] + 1
+        if _bounded(hay, start, end):
+            out.append((start, end))
+    return out
+
+
+def _greek_names() -> dict[str, str]:
+    import unicodedata
+
+    out = {}
+    for code in range(0x391, 0x3CA):
+        name = unicodedata.name(chr(code), "")
+        if name.startswith(("GREEK SMALL LETTER ", "GREEK CAPITAL LETTER ")):
+            out[chr(code)] = name.rsplit(" ", 1)[-1].lower()
+    return out
+
+
+_GREEK = str.maketrans(_greek_names())
+RENDERING_CHARS = 200  # longer answers are not compared as renderings of the gold
+
+
+def spelled(text: str) -> str:
+    """A text with its symbols spelled out, for comparing renderings: NFKC (`χ²` -> `χ2`), case
+    folded, Greek letters by name (`β` -> `beta`), every character but letters and digits dropped
+    (`chi^2` -> `chi2`)."""
+    import unicodedata
+
+    t = unicodedata.normalize("NFKC", text).casefold().translate(_GREEK)
+    return "".join(c for c in t if c.isalnum())
+
+
+def renders_gold(answer: str, gold: str) -> bool:
+    """Whether an answer is the gold written in other characters: `β` for `beta`, `χ²` for `chi^2`,
+    `beta` for `β` -- equal once symbols are spelled out (`spelled`), not equal as written, and
+    one side not plain ASCII. Such an answer is not invented, whatever it scored."""
+    if not answer or not gold or len(answer) > RENDERING_CHARS or len(gold) > RENDERING_CHARS:
+        return False
+    if answer.isascii() and gold.isascii():
+        return False
+    a = spelled(answer)
+    return bool(a) and a == spelled(gold) and norm_text(answer) != norm_text(gold)
+
+
 def answer_rects(pt: PageText, answer: str) -> list[Rect]:
     """Every occurrence of the answer on this page: its text (word-bounded), and a numeric
     answer's value written in any form (`1,250` finds `1250`)."""
@@ -331,23 +399,25 @@ def answer_rects(pt: PageText, answer: str) -> list[Rect]:
         q = norm_text(cand)
         num = _answer_number(cand)
         if num is None:
-            for h in _text_hits(pt.text, q):
-                rects += pt.span_rects(h, h + len(q))
+            for a, b in _word_spans(pt.text, q):
+                rects += pt.span_rects(a, b)
         else:
             for a, b in _number_hits(pt.text, *num, page=pt.page):
                 rects += pt.span_rects(a, b)
     return list(dict.fromkeys(rects))
 
 
-def answer_pages(doc: DocText, answer: str) -> list[int]:
-    """1-based pages whose text holds the answer (text or number)."""
-    cands = answer_candidates(answer)
+def answer_pages(doc: DocText, answer: str, also: list[str] | None = None) -> list[int]:
+    """1-based pages whose text holds the answer (text or number), or one of the texts `also`
+    (the gold, for an answer that renders it in other characters). A text is found as whole words,
+    hyphen, space and line-break variants alike (`_word_spans`)."""
+    cands = answer_candidates(answer) + [c for c in also or [] if c]
     nums = [n for n in (_answer_number(c) for c in cands) if n is not None]
     texts = [norm_text(c) for c in cands if _answer_number(c) is None]
     keys = {number_key(v) for v, _ in nums}
     out = []
     for k, page in enumerate(doc.pages):
-        if any(t and _text_hits(page, t) for t in texts):
+        if any(t and _word_spans(page, t) for t in texts):
             out.append(k + 1)
         elif keys & doc.numbers[k] and any(_number_hits(page, v, w, k + 1) for v, w in nums):
             out.append(k + 1)
@@ -357,12 +427,23 @@ def answer_pages(doc: DocText, answer: str) -> list[int]:
 @dataclass
 class AnswerLocation:
     answer: str
-    searched: bool  # False: a refusal, an empty answer or a choice letter, or no text layer
-    location: str | None  # evidence_page, other_page, not_in_document, no_document; None when not searched
+    searched: bool  # False: a refusal, a failure marker, an empty answer or a choice letter, or no text layer
+    # evidence_page, in_document, other_page, not_in_document, no_document, refused, extraction_failed;
+    # None when not searched for another reason
+    location: str | None
     evidence_pages: dict[str, list[int]] = field(default_factory=dict)  # document -> evidence pages holding it
     other_pages: dict[str, list[int]] = field(default_factory=dict)  # document -> other pages holding it
     missing: list[str] = field(default_factory=list)  # documents that could not be searched
     message: str = ""
+    right: bool | None = None  # whether the answer is right (scoring's definition); None: unknown
+
+    @property
+    def mark(self) -> str:
+        """The mark of this outcome on the Evidence page (Streamlit's coloured icon syntax): a green
+        check only for an answer on an evidence page that is not known to be wrong."""
+        if self.location == EVIDENCE_PAGE:
+            return ":orange[:material/error:]" if self.right is False else ":green[:material/check_circle:]"
+        return LOCATION_MARKS.get(self.location or "", ":gray[:material/remove:]")
 
     @property
     def in_document(self) -> bool | None:
@@ -375,6 +456,10 @@ class AnswerLocation:
     def flat(self, which: str) -> list[int]:
         pages = self.evidence_pages if which == "evidence" else self.other_pages
         return sorted({p for ps in pages.values() for p in ps})
+
+
+LOCATION_MARKS = {OTHER_PAGE: ":orange[:material/warning:]", NOT_IN_DOCUMENT: ":red[:material/help:]",
+                  REFUSED: ":violet[:material/block:]", EXTRACTION_FAILED: ":gray[:material/content_cut:]"}
 
 
 def _s(items) -> str:
@@ -393,17 +478,50 @@ def _pages_text(pages: dict[str, list[int]], several: bool) -> str:
 NOT_FOUND_RIGHT = "not found verbatim in the document{s} (the answer may be computed from it)"
 NOT_FOUND_WRONG = "appears nowhere in the document{s} (likely invented)"
 NOT_FOUND_UNKNOWN = "not found verbatim in the document{s} (computed from it, or invented)"
+NOT_FOUND_RENDERED = "not found verbatim in the document{s}: the gold answer written in other characters, not invented"
+FAILURE_MARKED = "no answer: the benchmark's extraction failed (its marker “{answer}”); not searched"
+EXTRACTION_MISSED = ("the extraction likely failed: the gold answer occurs in the model's raw response, the "
+                     "extracted answer {where}")
+WRONG_ON_EVIDENCE = " (scored wrong: the page holds it, the question asked for another answer)"
+
+
+def _extraction_missed(q: GoldQuestion, response: object, right: bool | None) -> bool:
+    """The gold occurs in the raw response (scoring.mmlongbench.extraction_miss) of an answer known
+    to be wrong: the extraction, not the model, likely failed."""
+    if right is not False or not isinstance(response, str) or not response:
+        return False
+    return extraction_miss(q.metadata.get("answer", q.gold_answer), q.raw_format or q.answer_format, response, 0.0)
 
 
 def locate_answer(answer: str, q: GoldQuestion, paths: dict[str, Path | None],
-                  progress: Callable[[int, int], None] | None = None, *, right: bool | None = None) -> AnswerLocation:
+                  progress: Callable[[int, int], None] | None = None, *, right: bool | None = None,
+                  response: object = None) -> AnswerLocation:
     """Where an answer appears in the question's documents: on an evidence page, only on other
     pages (a wrong-page answer), on some page of a question whose gold names no evidence page
-    (IN_DOCUMENT), nowhere, or unknown (no document). `right`: whether the answer scored Accuracy 1
-    (None: unknown); a right answer found nowhere is never called invented."""
-    out = AnswerLocation(answer, False, None)
-    if not answer_candidates(answer):
-        out.message = f"not searched: {not_searched_reason(answer)}"
+    (IN_DOCUMENT), nowhere, or unknown (no document). `right`: whether the answer is right
+    (scoring.profiles.Profile.is_right; None: unknown); a right answer found nowhere is never called
+    invented, nor is an answer that writes the gold in other characters (`renders_gold`: it is
+    also looked for as the gold is written). Not searched, each its own outcome: a failure marker
+    (`Fail to answer`: EXTRACTION_FAILED) and a refusal (REFUSED). `response`: the model's raw answer
+    where the run has one (MMLongBench-Doc): a wrong answer (`right` False) that is a refusal or is
+    not found while the gold occurs in the response is EXTRACTION_FAILED too."""
+    out = AnswerLocation(answer, False, None, right=right)
+    missed = _extraction_missed(q, response, right)
+    if is_failure_marker(answer):
+        out.location, out.message = EXTRACTION_FAILED, FAILURE_MARKED.format(answer=" ".join(answer.split()))
+        if missed:
+            out.message += "; the gold answer occurs in the model's raw response"
+        return out
+    rendered = right is not True and renders_gold(answer, q.gold_answer)
+    # the gold as written, and a one-character rendering (`β`), are looked for too: whole words
+    also = [t for t in dict.fromkeys((answer.strip(), q.gold_answer.strip())) if t] if rendered else []
+    if not answer_candidates(answer) and not also:
+        reason = not_searched_reason(answer)
+        out.message = f"not searched: {reason}"
+        if missed:
+            out.location, out.message = EXTRACTION_FAILED, EXTRACTION_MISSED.format(where=f"is {reason}")
+        elif reason == "a refusal":
+            out.location = REFUSED
         return out
     refs = [d for d in q.documents if d.document_id]
     named = any(d.evidence_pages or any(it.pages for it in d.evidence_items) for d in refs)
@@ -421,7 +539,7 @@ def locate_answer(answer: str, q: GoldQuestion, paths: dict[str, Path | None],
         if is_image(path) and not any(dt.pages):
             continue  # a page image not read by OCR (dashboard/evidence/ocr.py): not searched
         searched_any = True
-        hits = answer_pages(dt, answer)
+        hits = answer_pages(dt, answer, also)
         gold = set(ref.evidence_pages) | {p for it in ref.evidence_items for p in it.pages}
         ev = [p for p in hits if p in gold]
         other = [p for p in hits if p not in gold]
@@ -437,15 +555,21 @@ def locate_answer(answer: str, q: GoldQuestion, paths: dict[str, Path | None],
                       f"{_pages_text(out.evidence_pages, several)}"
         if out.other_pages:
             out.message += f" (and on page{_s(out.flat('other'))} {_pages_text(out.other_pages, several)})"
+        if right is False:
+            out.message += WRONG_ON_EVIDENCE
     elif out.other_pages and not named:  # the gold names no evidence page: found is all that can be said
         out.location = IN_DOCUMENT
         out.message = f"appears on page{_s(out.flat('other'))} {_pages_text(out.other_pages, several)}"
     elif out.other_pages:
         out.location = OTHER_PAGE
         out.message = f"appears on page{_s(out.flat('other'))} {_pages_text(out.other_pages, several)}, not on the evidence pages"
+    elif searched_any and missed:
+        out.location = EXTRACTION_FAILED
+        out.message = EXTRACTION_MISSED.format(where=f"is not in the document{'s' if several else ''}")
     elif searched_any:
         out.location = NOT_IN_DOCUMENT
-        text = NOT_FOUND_RIGHT if right else NOT_FOUND_WRONG if right is False else NOT_FOUND_UNKNOWN
+        text = (NOT_FOUND_RIGHT if right else NOT_FOUND_RENDERED if rendered else NOT_FOUND_WRONG if right is False
+                else NOT_FOUND_UNKNOWN)
         out.message = text.format(s="s" if several else "")
         if out.missing:
             out.message += f"; not searched: {', '.join(out.missing)} (missing)"

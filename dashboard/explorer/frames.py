@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 import pandas as pd
 
 from dashboard.core.analysis import META_GROUP, QUESTION_GROUP, top_runs
@@ -67,17 +69,55 @@ def _search(questions: pd.DataFrame, scores: pd.DataFrame, text: str) -> pd.Seri
     return hit | questions.index.isin(set(by_pred))
 
 
-def explorer_frame(questions: pd.DataFrame, scores: pd.DataFrame, runs: list[str]) -> pd.DataFrame:
+META_COLUMNS = ("answer_format", "reasoning_type", "evidence_source", "document", "pages")
+SLICE_COLUMNS = ("answer_format", "reasoning_type", "evidence_source")  # left out when they tell no question apart
+
+
+def explorer_frame(questions: pd.DataFrame, scores: pd.DataFrame, runs: list[str],
+                   hidden: Collection[str] = ()) -> pd.DataFrame:
     """questions × runs: id, question and gold, then per run its three scores, prediction and status,
-    then the metadata. A run with no score for a question leaves its cells empty."""
+    then the metadata (META_COLUMNS but those in `hidden`: the fields that tell no question apart,
+    `hidden_columns`). A run with no score for a question leaves its cells empty."""
     base = questions[["question_id", "question", "gold"]].copy()
     for run in runs:
         part = scores[scores["run"] == run].set_index("question_id")
         for col in (*METRICS, "prediction", "status"):
             base[run_column(run, col)] = part[col].reindex(base.index)
-    meta = questions[["answer_format", "reasoning_type", "evidence_source", "document", "pages"]].copy()
-    meta["evidence_source"] = meta["evidence_source"].map(", ".join)
+    meta = questions[[c for c in META_COLUMNS if c not in hidden]].copy()
+    if "evidence_source" in meta.columns:
+        meta["evidence_source"] = meta["evidence_source"].map(", ".join)
     return pd.concat([base, meta], axis=1).reset_index(drop=True)
+
+
+def hidden_columns(analysis) -> frozenset[str]:
+    """The metadata columns of the explorer left out: fields of SLICE_COLUMNS that take one value
+    over the whole gold (every question `unknown`: MMLongBench-Doc's reasoning type).
+    `analysis`: a dashboard.core.analysis.Analysis (its `informative`)."""
+    return frozenset(c for c in SLICE_COLUMNS if not analysis.informative(c))
+
+
+def filter_options(analysis, view: View) -> dict[str, list[str]]:
+    """The explorer's filter fields and their values: every field that tells questions apart (two
+    values or more, `Analysis.informative`; a one-valued field offers nothing to choose), and any
+    field the view filters on already (a link's filter is shown, never dropped silently)."""
+    return {name: values for name, values in analysis.field_options().items()
+            if (len(values) >= 2 and analysis.informative(name)) or view.filters.get(name)}
+
+
+HEADER_FIELDS = ("split", "domain", "reasoning_type")  # a question header's fields, in this order
+
+
+def question_header(q, analysis) -> str:
+    """A question's header line: its id, then its split, domain and reasoning type -- each only when
+    the field tells questions apart (`Analysis.informative`), so MMLongBench-Doc's never reads
+    "unknown · unknown" -- then its documents. `q`: a scoring.model.GoldQuestion. Plain text (the
+    caller escapes it)."""
+    parts = [q.qid]
+    for name in HEADER_FIELDS:
+        if analysis.informative(name):
+            parts.append(q.labels("split")[0] if name == "split" else q.meta(name))
+    parts.append(f"documents {', '.join(q.document_ids) or 'none'}")
+    return " · ".join(parts)
 
 
 def run_column(run: str, col: str) -> str:

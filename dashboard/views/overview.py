@@ -232,12 +232,37 @@ def overview() -> None:
     marked = set(loaded)
     # a field the gold never fills (every question `unknown`) gets no chart, and the page says so
     heatmaps = tuple(n for n in HEATMAPS if an.informative(n))
-    breakdowns = tuple(n for n in BREAKDOWNS if an.informative(n)) or BREAKDOWNS[:1]
+    breakdowns = tuple(n for n in BREAKDOWNS if an.informative(n))  # none: no tabs (never a default of one value)
     left_out = [n for n in (*HEATMAPS, *BREAKDOWNS) if n not in heatmaps + breakdowns]
     st.caption("Click a cell or a bar to open those questions in the question explorer. Rows follow the leaderboard.")
     for name in heatmaps:
         show(charts.heatmap(an.breakdown(name), name, metric, runs, marked), f"ov_heat_{name}")
 
+    if breakdowns:
+        breakdown_tabs(v, breakdowns, metric, runs, marked)
+    if left_out:
+        why = (" (document length and evidence position are read from the PDFs' page counts)"
+               if {"length", "position"} & set(left_out) else "")
+        st.caption(md_escape(f"Not charted: {', '.join(map(field_label, left_out))}: "
+                             f"{'it tells' if len(left_out) == 1 else 'they tell'} no question of this benchmark apart "
+                             f"(every question has the same value, or none){why}."))
+
+    if heatmaps + breakdowns:  # (else no field tells questions apart: no slice to open)
+        with st.expander("Open a slice without the mouse", icon=":material/keyboard:"):
+            c1, c2, c3 = st.columns(3)
+            field_name = c1.selectbox("Breakdown", heatmaps + breakdowns, format_func=field_label, key="ov_pick_field")
+            label = c2.selectbox("Value", sorted(an.breakdown(field_name)["label"].unique()), key="ov_pick_label")
+            run = c3.selectbox("Run", [None, *runs], format_func=lambda r: "every run in the charts" if r is None else r,
+                               key="ov_pick_run")
+            if st.button("Show these questions", icon=":material/arrow_forward:", key="ov_show"):  # opened above, early
+                if run is None:
+                    v.runs = list(runs)
+                ui.open_slice(run, field_name, label)
+    _after_charts(runs, marked, heatmaps + breakdowns)
+
+
+def breakdown_tabs(v, breakdowns: tuple[str, ...], metric: str, runs: list[str], marked: set[str]) -> None:
+    """One tab per field that tells questions apart; the view's tab open, else the first."""
     st.subheader("Breakdowns")
     # Only the open tab's chart is built and sent (a tab switch reruns): building and drawing all
     # seven bar charts took most of every overview rerun (bench/bench_dashboard.py).
@@ -250,25 +275,12 @@ def overview() -> None:
         with tab:
             if tab.open is not False:
                 show(charts.bars(an.breakdown(name), name, metric, runs, marked), f"ov_bar_{name}")
-    if left_out:
-        why = (" (document length and evidence position are read from the PDFs' page counts)"
-               if {"length", "position"} & set(left_out) else "")
-        st.caption(md_escape(f"Not charted: {', '.join(map(field_label, left_out))}: no question of this benchmark "
-                             f"has a value for {'it' if len(left_out) == 1 else 'them'}{why}."))
 
-    with st.expander("Open a slice without the mouse", icon=":material/keyboard:"):
-        c1, c2, c3 = st.columns(3)
-        field_name = c1.selectbox("Breakdown", heatmaps + breakdowns, format_func=field_label, key="ov_pick_field")
-        label = c2.selectbox("Value", sorted(an.breakdown(field_name)["label"].unique()), key="ov_pick_label")
-        run = c3.selectbox("Run", [None, *runs], format_func=lambda r: "every run in the charts" if r is None else r,
-                           key="ov_pick_run")
-        if st.button("Show these questions", icon=":material/arrow_forward:", key="ov_show"):  # opened above, early
-            if run is None:
-                v.runs = list(runs)
-            ui.open_slice(run, field_name, label)
 
+def _after_charts(runs: list[str], marked: set[str], fields: tuple[str, ...]) -> None:
     fill = answer_locations(runs, marked)
-    annotations.failure_modes(ctx, runs, heatmaps + breakdowns)  # tag counts per run and slice, gold corrections
+    # tag counts per run and slice, gold corrections (per document when no field tells questions apart)
+    annotations.failure_modes(ctx, runs, fields or ("document",))
     if fill is not None:  # the whole-document answer search, last: everything above is drawn already
         fill()
 
@@ -314,8 +326,10 @@ def located_answers(runs: list[str], marked: set[str]) -> None:
         st.info("None of these runs answers a gold question: nothing to locate.")
         return
     st.caption("Per run, where its answer appears in the question's documents: on a gold evidence page, only on other "
-               "pages (a wrong-page answer), nowhere (invented, or computed), or not searched (refusals, empty or "
-               "failed answers, choice letters, pages without text). Click a segment to open those questions.")
+               "pages (a wrong-page answer), nowhere (invented, or computed), a refusal, a failed extraction (the "
+               "benchmark's `Fail to answer`, or the gold only in the raw response: never counted as not in the "
+               "document), or not searched (empty or failed answers, choice letters, pages without text). Click a "
+               "segment to open those questions.")
     show(charts.locations(breakdown, runs, marked), "ov_locations")
     rates = rates.set_index("run").reindex([r for r in runs if r in set(rates["run"])]).reset_index()
     shown = rates[["run", "answers_searched", *RATE_COLUMNS]]
@@ -323,8 +337,8 @@ def located_answers(runs: list[str], marked: set[str]) -> None:
         shown = shown.drop(columns="answer_found_no_evidence_page")
     config = {"run": st.column_config.TextColumn("Run", pinned=True),
               "answers_searched": st.column_config.NumberColumn("Answers searched", help="Answers looked for in "
-                                                                "their documents (not refusals, empty or failed answers, "
-                                                                "choice letters, image-only pages)")}
+                                                                "their documents (not refusals, failed extractions, empty "
+                                                                "or failed answers, choice letters, image-only pages)")}
     config |= {c: st.column_config.NumberColumn(h, format=PCT, help=t) for c, (h, t) in RATE_COLUMNS.items()}
     st.dataframe(shown, hide_index=True, width="stretch", column_config=config,
                  height=ROW_PX * (min(len(shown), BOARD_ROWS) + 1) + 3)

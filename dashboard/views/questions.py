@@ -23,8 +23,11 @@ from dashboard.explorer.frames import (
     SHORT,
     default_runs,
     explorer_frame,
+    filter_options,
     filter_questions,
     grouped,
+    hidden_columns,
+    question_header,
     run_column,
     with_run_columns,
 )
@@ -86,7 +89,7 @@ def filters(v: View):
     ranges: dict[str, tuple[int, int]] = {}
     with st.expander("Filters", expanded=False, icon=":material/filter_list:"):
         cols = st.columns(4)
-        for k, (name, values) in enumerate(an.field_options().items()):
+        for k, (name, values) in enumerate(filter_options(an, v).items()):  # one-valued fields offer nothing
             ui.seed(f"x_f.{name}", [x for x in v.filters.get(name, []) if x in values])
             chosen[name] = cols[k % 4].multiselect(field_label(name), values, key=f"x_f.{name}", placeholder="any")
         cols = st.columns(4)
@@ -103,8 +106,9 @@ def filters(v: View):
             "Answer location (any chosen run)", list(LOCATION_ORDER), key="x_location", placeholder="any",
             format_func=location_label,
             help="Where a chosen run's answer appears in the question's documents: on a gold evidence page, only on "
-                 "other pages (a wrong-page answer), nowhere in the document, the document missing, or not searched "
-                 "(a refusal, an empty answer, a choice letter, a page image without text). Searches the documents.")
+                 "other pages (a wrong-page answer), nowhere in the document, the document missing, a refusal, the "
+                 "extraction failed (Fail to answer), or not searched (an empty answer, a choice letter, a page image "
+                 "without text). Searches the documents.")
         annotations.explorer_filter(ctx, v)  # tags, untagged, has a note (the view's `tag` and `note`)
         ui.seed("x_match", v.match)
         match = cols[3].segmented_control(
@@ -182,7 +186,7 @@ def table(v: View, count, ev: pd.DataFrame | None, show_evidence_columns: bool) 
             st.session_state[COLUMNS_MEMO] = kept
         return with_run_columns(frame, kept[1], v.runs)
 
-    frame = extend(explorer_frame(questions, scores, v.runs))
+    frame = extend(explorer_frame(questions, scores, v.runs, hidden_columns(an)))
     line = f"**{len(frame)} of {len(an.questions)} questions** · profile {ctx.profile}"
     if v.search:
         line += f" · search {md_escape(repr(v.search))} in the {SEARCHED}"
@@ -218,7 +222,7 @@ def _csv(questions: pd.DataFrame, frame: pd.DataFrame, runs: list[str], key, ext
     it took a third of an explorer rerun); with long answers or a big table, written only when the
     button is pressed."""
     if an.display_scores() is not an.scores:
-        return lambda: extend(explorer_frame(questions, an.scores, runs)).to_csv(index=False).encode("utf-8")
+        return lambda: extend(explorer_frame(questions, an.scores, runs, hidden_columns(an))).to_csv(index=False).encode("utf-8")
     memo = (id(an), key)
     kept = st.session_state.get(CSV_MEMO)
     if kept and kept[0] == memo:
@@ -328,8 +332,7 @@ def _tab_label(name: str, q: GoldQuestion) -> str:
 def detail(q: GoldQuestion, runs: list[str]) -> None:
     st.divider()
     st.subheader("Question detail")
-    st.caption(md_escape(f"{q.qid} · {q.labels('split')[0]} · {q.meta('domain')} · {q.meta('reasoning_type')} · "
-                         f"documents {', '.join(q.document_ids) or 'none'}"))
+    st.caption(md_escape(question_header(q, an)))  # fields that tell no question apart are left out
     ui.plain(q.question, name="question", key="dl_question")
     st.markdown("**Gold answer**")
     if q.gold_problem:  # null or NaN in the gold file: kept and scored, but no right answer can match it
