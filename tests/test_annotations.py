@@ -705,3 +705,64 @@ def test_no_annotations_module_imports_a_ui_framework():
             names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""] if isinstance(node, ast.ImportFrom) else []
             assert not [n for n in names if n.split(".")[0] in ("streamlit", "pandas", "plotly", "numpy")
                         and n.split(".")[0] not in allowed], path
+
+
+# ----------------------------------------------------------------------------- a file of today's version 2 (before Alembic)
+
+V2_DDL = """
+CREATE TABLE notes (id INTEGER PRIMARY KEY, benchmark TEXT NOT NULL, question_id TEXT NOT NULL, run TEXT NOT NULL DEFAULT '',
+    text TEXT NOT NULL DEFAULT '', author TEXT NOT NULL, created TEXT NOT NULL, updated TEXT NOT NULL,
+    revision INTEGER NOT NULL DEFAULT 1 CHECK (revision >= 1), UNIQUE (benchmark, question_id, run));
+CREATE TABLE note_tags (note_id INTEGER NOT NULL REFERENCES notes(id) ON DELETE CASCADE, tag TEXT NOT NULL,
+    PRIMARY KEY (note_id, tag)) WITHOUT ROWID;
+CREATE INDEX note_tags_by_tag ON note_tags(tag);
+CREATE TABLE vocabulary (tag TEXT PRIMARY KEY, position INTEGER NOT NULL);
+CREATE TABLE corrections (benchmark TEXT NOT NULL, question_id TEXT NOT NULL,
+    action TEXT NOT NULL CHECK (action IN ('answer', 'exclude')), answer TEXT NOT NULL DEFAULT '', author TEXT NOT NULL,
+    created TEXT NOT NULL, updated TEXT NOT NULL, revision INTEGER NOT NULL DEFAULT 1 CHECK (revision >= 1),
+    PRIMARY KEY (benchmark, question_id));
+PRAGMA user_version = 2;
+"""  # what dashboard/annotations/db.py wrote before Alembic (commit 0fde644), in WAL mode
+
+
+def test_a_version_2_file_written_before_alembic_opens_and_gains_saved_slices(tmp_path):
+    path = tmp_path / "v2.sqlite3"
+    con = sqlite3.connect(path)
+    con.execute("PRAGMA journal_mode = WAL")
+    con.executescript(V2_DDL)
+    con.executemany("INSERT INTO vocabulary VALUES (?, ?)", [(t, i) for i, t in enumerate([*DEFAULT_TAGS, "table_misread"])])
+    con.execute("INSERT INTO notes VALUES (7, ?, 'q1', 'run-a', 'page 3', 'Ana', '2024-01-02T03:04:05.000000Z', "
+                "'2024-01-03T03:04:05.000000Z', 4)", (BENCH,))
+    con.executemany("INSERT INTO note_tags VALUES (7, ?)", [("table_misread",), ("gold_wrong",)])
+    con.execute("INSERT INTO corrections VALUES (?, 'q2', 'exclude', '', 'Bo', '2024-01-04T00:00:00.000000Z', "
+                "'2024-01-05T00:00:00.000000Z', 2)", (BENCH,))
+    con.commit()
+    con.close()
+    store = AnnotationStore(path)
+    assert store.problem is None
+    (note,) = store.notes(BENCH)
+    assert (note.question_id, note.run, note.text, note.tags, note.author, note.revision) == (
+        "q1", "run-a", "page 3", ("gold_wrong", "table_misread"), "Ana", 4)
+    assert [(c.question_id, c.action, c.revision) for c in store.corrections(BENCH)] == [("q2", "exclude", 2)]
+    assert store.vocabulary() == [*DEFAULT_TAGS, "table_misread"]
+    con = sqlite3.connect(path)
+    assert con.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    assert con.execute("SELECT version_num FROM alembic_version").fetchone()[0] == HEAD_REVISION
+    con.close()
+    store.save_slice(BENCH, "charts", definition={"evidence_source": ["Chart"]}, author="Cy", expected_revision=0)
+    assert store.save_note(BENCH, "q1", "run-a", text="page 3, table 2", tags=["gold_wrong"], author="Cy",
+                           expected_revision=4).revision == 5
+    assert [s.name for s in AnnotationStore(path).saved_slices(BENCH)] == ["charts"]  # opening it again changes nothing
+
+
+def test_the_schema_constants_name_the_newest_migration():
+    from alembic.config import Config
+    from alembic.script import ScriptDirectory
+
+    from dashboard.annotations.db import MIGRATIONS_DIR, REVISIONS
+
+    cfg = Config()
+    cfg.set_main_option("script_location", str(MIGRATIONS_DIR))
+    script = ScriptDirectory.from_config(cfg)
+    assert script.get_heads() == [HEAD_REVISION]
+    assert [r.revision for r in script.walk_revisions()][::-1] == list(REVISIONS)

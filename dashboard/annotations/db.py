@@ -86,7 +86,7 @@ __all__ = [
     "Note", "Correction", "SavedSlice", "MergeCounts", "Conflict", "AnnotationsUnavailable", "InvalidInput",
     "ServerLocation", "AnnotationStore", "default_path", "resolve_path", "resolve_location", "location_key", "shown_url",
     "now_iso", "parse_time", "clean_text", "clean_tag", "clean_tags", "clean_author", "clean_key", "clean_field",
-    "clean_definition", "clean_slice_name", "make_note", "make_correction", "make_slice", "metadata",
+    "clean_definition", "clean_slice_name", "alembic_config", "make_note", "make_correction", "make_slice", "metadata",
 ]
 
 SCHEMA_VERSION = 3  # PRAGMA user_version of an SQLite file at HEAD_REVISION
@@ -618,7 +618,7 @@ def _sqlite_user_version(conn: Connection) -> int:
     return int(conn.exec_driver_sql("PRAGMA user_version").scalar() or 0)
 
 
-def _alembic_config(conn: Connection) -> Any:
+def alembic_config(conn: Connection) -> Any:
     from alembic.config import Config
 
     cfg = Config()
@@ -644,13 +644,13 @@ def _migrate(conn: Connection) -> None:
             raise _Newer(version)
         if current is None and version:
             current = _USER_VERSION_REVISION[version]
-            command.stamp(_alembic_config(conn), current)
+            command.stamp(alembic_config(conn), current)
     if current is None and tables - {"alembic_version"}:
         raise _Foreign()
     if current is not None and current not in REVISIONS:
         raise _Newer(current)
     if current != HEAD_REVISION:
-        command.upgrade(_alembic_config(conn), HEAD_REVISION)
+        command.upgrade(alembic_config(conn), HEAD_REVISION)
     if sqlite:
         conn.exec_driver_sql(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
