@@ -27,6 +27,7 @@ page = st.navigation([
     st.Page(VIEWS / "disagreement.py", title="Metric disagreement", icon=":material/rule:"),
     st.Page(VIEWS / "evidence.py", title="Evidence", icon=":material/plagiarism:"),
     st.Page(VIEWS / "compare.py", title="Compare runs", icon=":material/compare_arrows:"),
+    st.Page(VIEWS / "weak.py", title="Weak slices", icon=":material/troubleshoot:"),
     st.Page(VIEWS / "present.py", title="Presentation", icon=":material/slideshow:"),
     st.Page(VIEWS / "data.py", title="Data", icon=":material/dataset:"),
 ])

@@ -90,7 +90,7 @@ Ranking: kept slices by the excess failures the interval still guarantees, n_S x
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -425,14 +425,16 @@ def _scan(y: np.ndarray, doc: np.ndarray, g: int, members: list[np.ndarray], con
 def find_weak_slices(outcome: Sequence[float] | np.ndarray, fields: Mapping[str, Sequence[Value]], clusters: Any, *,
                      fdr: float = FDR, method: str = "bh", min_questions: int | None = None,
                      min_documents: int = MIN_DOCUMENTS, max_conditions: int = 3, confidence: float = 0.95,
-                     fold_alpha: float | None = None, unit: str | None = None, mode: str = "run") -> SliceSearch:
+                     fold_alpha: float | None = None, unit: str | None = None, mode: str = "run",
+                     progress: Callable[[float, str], object] | None = None) -> SliceSearch:
     """Search the slices of one run whose outcome (per-question score) is below the rest's; see the
     module docstring for the search, the test, the multiplicity control and the folding rules.
 
     `fields`: field name -> one value per question (a label, None for no value, or a list/tuple of
     labels for a multi-valued field). `clusters`: a `scoring.stats.Clusters`, or one document label or
     code per question. `unit` names the cluster unit in the summary (default: the Clusters' unit or
-    "document")."""
+    "document"). `progress(fraction, what)`, when given, is called as the search goes (conditions
+    read, slices enumerated, tested, folded)."""
     y0 = np.asarray(outcome, dtype=float)
     if y0.ndim != 1:
         raise ValueError(f"outcome must be one value per question, got shape {y0.shape}")
@@ -452,9 +454,16 @@ def find_weak_slices(outcome: Sequence[float] | np.ndarray, fields: Mapping[str,
     order = np.argsort(codes, kind="stable")
     doc = codes[order]
     y = y0[order]
+    def say(fraction: float, what: str) -> None:
+        if progress is not None:
+            progress(fraction, what)
+
+    say(0.0, "reading the conditions")
     conds, kept_fields, skipped = _condition_masks(fields, order)
     field_rank = {f: i for i, f in enumerate(kept_fields)}
+    say(0.15, f"enumerating conjunctions of {len(conds)} conditions")
     keys, members = _enumerate(conds, field_rank, doc, min_q, int(min_documents), max_conditions)
+    say(0.5, f"testing {len(keys):,} slices")
     r = _scan(y, doc, g, members, confidence)
     k = len(keys)
     if k:
@@ -471,6 +480,7 @@ def find_weak_slices(outcome: Sequence[float] | np.ndarray, fields: Mapping[str,
                      float(r["score_slice"][i]), float(r["score_rest"][i]), explains, under)
 
     sig = [i for i in range(k) if q[i] < fdr]
+    say(0.8, f"folding {len(sig):,} significant slices")
     # the bar a remainder must pass to stay a weakness of its own: the same as a discovery's (the
     # largest p that the false-discovery control let through), unless told otherwise
     bar = fold_alpha if fold_alpha is not None else max((float(r["p"][i]) for i in sig), default=0.0)
@@ -485,6 +495,7 @@ def find_weak_slices(outcome: Sequence[float] | np.ndarray, fields: Mapping[str,
     weak.sort(key=lambda s: (-s.guaranteed_excess, s.p, s.name))
     folded = sorted((make(i, under=names[rep[i]]) for i in sig if rep[i] != i), key=lambda s: (s.p, s.name))
     all_slices = [make(i) for i in range(k)]
+    say(1.0, "done")
     return SliceSearch(weak=weak, folded=folded, all_slices=all_slices, **base)  # type: ignore[arg-type]
 
 

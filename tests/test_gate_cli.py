@@ -23,7 +23,7 @@ SOURCES = ["Chart", "Text", "Table"]
 METRIC_KEYS = {"delta", "ci", "p", "unit", "units"}
 
 
-def _gold(tmp: Path, documents: int = 160, per_doc: int = 20, seed: int = 5) -> tuple[Path, list[dict]]:
+def write_gold(tmp: Path, documents: int = 160, per_doc: int = 20, seed: int = 5) -> tuple[Path, list[dict]]:
     rnd = random.Random(seed)
     rows = []
     for d in range(documents):
@@ -40,7 +40,7 @@ def _gold(tmp: Path, documents: int = 160, per_doc: int = 20, seed: int = 5) -> 
     return path, rows
 
 
-def _run(tmp: Path, name: str, rows: list[dict], seed: int, weak=lambda r: False, drop: float = 0.0) -> Path:
+def write_run(tmp: Path, name: str, rows: list[dict], seed: int, weak=lambda r: False, drop: float = 0.0) -> Path:
     """Right with chance 0.7 (shifted per document), except where `weak` holds: there a right answer
     is made wrong with chance `drop`. The same seed gives the same answers elsewhere."""
     rnd = random.Random(seed)
@@ -67,12 +67,12 @@ def counting_over_charts(r: dict) -> bool:
 @pytest.fixture(scope="module")
 def files(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("gate")
-    gold, rows = _gold(tmp)
+    gold, rows = write_gold(tmp)
     return {"tmp": tmp, "gold": gold,
-            "old": _run(tmp, "old", rows, seed=1),
-            "same": _run(tmp, "same", rows, seed=1),  # the same answers: no difference at all
-            "noisy": _run(tmp, "noisy", rows, seed=2),  # fresh draws at the same skill: no real difference
-            "worse": _run(tmp, "worse", rows, seed=1, weak=counting_over_charts, drop=0.8)}
+            "old": write_run(tmp, "old", rows, seed=1),
+            "same": write_run(tmp, "same", rows, seed=1),  # the same answers: no difference at all
+            "noisy": write_run(tmp, "noisy", rows, seed=2),  # fresh draws at the same skill: no real difference
+            "worse": write_run(tmp, "worse", rows, seed=1, weak=counting_over_charts, drop=0.8)}
 
 
 def _gate(files, new: str, out: Path, *extra: str) -> int:

@@ -1,0 +1,127 @@
+"""The Weak slices page's frames (dashboard/views/weak.py): the finder's inputs read from the analysis,
+and its answer as a ranked table with links into the question explorer. No streamlit here; the
+search itself is scoring.slices (documents as the unit, false-discovery control, folding).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlencode
+
+import numpy as np
+import pandas as pd
+
+from dashboard.core.analysis import MULTI_LABEL
+from dashboard.core.links import META, View, to_params
+from scoring.slices import SliceSearch, find_weak_slices
+from scoring.stats import Clusters, document_clusters
+
+# the question frame's breakdown columns, by the product's field names (links.FIELDS, analysis.question_frame)
+FIELD_COLUMNS = ("split", "reasoning_type", "evidence_source", "answer_format", "domain", "difficulty", "doc_type",
+                 "length", "position", "page_category")
+MAX_META_VALUES = 20  # another gold metadata key is a field only with 2..20 distinct values (not ids, not free text)
+EXPLORER = "questions"  # the explorer page's URL path (views/questions.py)
+TABLE_COLUMNS = ["Rank", "Conditions", "Questions", "Documents", "Gap (pp)", "Gap with 95% interval",
+                 "Excess failures", "p (one-sided)", "q", "Explains", "Open in explorer"]
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The finder's settings the page offers (defaults as the command line's)."""
+
+    fdr: float = 0.05
+    method: str = "bh"
+    min_questions: int = 0  # 0: max(30, 0.5 % of the questions)
+    min_documents: int = 20
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """One run's per-question outcome, the questions' fields and their document clusters."""
+
+    run: str
+    metric: str
+    outcome: np.ndarray
+    fields: dict[str, list]
+    clusters: Clusters
+    question_ids: list[str]
+
+
+def inputs(questions: pd.DataFrame, scores: pd.DataFrame, gold: Mapping[str, Any], run: str, metric: str) -> Inputs:
+    """The finder's inputs for `run`: its scored questions (in the question frame's order), the
+    breakdown fields of FIELD_COLUMNS present there (multi-valued ones as tuples), the other metadata
+    keys with 2..MAX_META_VALUES values, and each question's cluster: the first document its gold
+    names (scoring.stats.document_clusters)."""
+    mine = scores.loc[scores["run"] == run, ["question_id", metric]].dropna()
+    mine = mine[mine["question_id"].isin(questions.index)].drop_duplicates("question_id")
+    order = questions.index.get_indexer(mine["question_id"])
+    mine = mine.iloc[np.argsort(order, kind="stable")]
+    ids = mine["question_id"].astype(str).tolist()
+    q = questions.loc[ids]
+    fields: dict[str, list] = {}
+    for col in FIELD_COLUMNS:
+        if col in q.columns:
+            values = q[col].tolist()
+            fields[col] = [tuple(v) if isinstance(v, (list, tuple)) else v for v in values] if col in MULTI_LABEL else values
+    for col in q.columns:
+        if col.startswith(META) and 2 <= q[col].nunique(dropna=True) <= MAX_META_VALUES:
+            fields[col] = [None if v is None or v == "" else str(v) for v in q[col].tolist()]
+    docs = [gold[i].document_ids if i in gold else [] for i in ids]
+    return Inputs(run, metric, mine[metric].to_numpy(dtype=float), fields, document_clusters(docs), ids)
+
+
+def scores_key(scores: pd.DataFrame, questions: pd.DataFrame, run: str, metric: str) -> tuple[int, int]:
+    """A cache key part for one run's scores of `metric` and the questions' fields (content hashes)."""
+    part = scores.loc[scores["run"] == run, ["question_id", metric]]
+    cols = [c for c in questions.columns if c in FIELD_COLUMNS or c.startswith(META)] + (
+        ["document"] if "document" in questions.columns else [])
+    fields = questions[cols].astype(str) if cols else questions.iloc[:, :0]
+    return (int(pd.util.hash_pandas_object(part, index=False).sum()) if len(part) else 0,
+            int(pd.util.hash_pandas_object(fields, index=True).sum()) if len(fields) else 0)
+
+
+def search(data: Inputs, settings: Settings, progress: Callable[[float, str], object] | None = None) -> SliceSearch:
+    return find_weak_slices(data.outcome, data.fields, data.clusters, fdr=settings.fdr, method=settings.method,
+                            min_questions=settings.min_questions or None, min_documents=settings.min_documents,
+                            progress=progress)
+
+
+def explorer_link(run: str, conditions: tuple[tuple[str, str], ...]) -> str:
+    """The explorer's URL (relative to the app) showing this slice's questions for this run: the view
+    of dashboard.core.links with one filter per condition (a multi-valued field matches any value)."""
+    view = View(runs=[run], filters={f: [v] for f, v in conditions})
+    return f"{EXPLORER}?{urlencode(to_params(view), doseq=True)}"
+
+
+def _pp(x: float) -> str:
+    return f"{x * 100:+.1f}"
+
+
+def table(found: SliceSearch, run: str) -> pd.DataFrame:
+    """The kept weak slices, ranked: conditions (as a list: chips), questions, documents, the gap to
+    the rest in percentage points with its 95 % interval by document, excess failures, p, q, how many
+    significant slices each explains, and its explorer link."""
+    rows = [{"Rank": k, "Conditions": [f"{f}={v}" for f, v in s.conditions], "Questions": s.n, "Documents": s.documents,
+             "Gap (pp)": s.gap * 100,
+             "Gap with 95% interval": f"{_pp(s.gap)} pp [{_pp(s.ci_low)}, {_pp(s.ci_high)}] ({s.documents:,} {found.unit}s)",
+             "Excess failures": s.excess_failures, "p (one-sided)": s.p, "q": s.q, "Explains": len(s.explains),
+             "Open in explorer": explorer_link(run, s.conditions)} for k, s in enumerate(found.weak, 1)]
+    return pd.DataFrame(rows, columns=TABLE_COLUMNS)
+
+
+def folded_table(found: SliceSearch) -> pd.DataFrame:
+    """The significant slices folded under a kept one: what explains each."""
+    return pd.DataFrame([{"Slice": s.name, "Folded under": s.folded_under, "Questions": s.n, "Documents": s.documents,
+                          "Gap (pp)": s.gap * 100, "q": s.q} for s in found.folded],
+                        columns=["Slice", "Folded under", "Questions", "Documents", "Gap (pp)", "q"])
+
+
+def settings_text(found: SliceSearch) -> str:
+    """The thresholds and the multiplicity control in force, in words (no user text)."""
+    how = "Benjamini–Hochberg" if found.method == "bh" else "Benjamini–Yekutieli"
+    return (f"{found.tested:,} slices tested: conjunctions of 1–3 conditions over {len(found.fields)} fields, each with at "
+            f"least {found.min_questions:,} questions and {found.min_documents:,} {found.unit}s; gap = slice − rest of "
+            f"the run, cluster-robust by {found.unit} ({found.questions:,} questions in {found.units:,} {found.unit}s); "
+            f"{how} q < {found.fdr:g}.")

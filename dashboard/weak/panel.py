@@ -1,0 +1,89 @@
+"""Streamlit pieces of the Weak slices page (views/weak.py): the run and settings pickers, the search
+on request with a progress bar, the ranked table, the forest plot and the folded slices.
+
+Searches are kept in a small LRU store shared by the sessions (`core.bounded.Bounded`), keyed by the
+run's scores and the questions' fields (content hashes) and the settings: a search is computed once,
+and not inside a cached function, so the progress bar drawn while it runs is not replayed.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from dashboard.core.bounded import Bounded
+from dashboard.core.escape import md_escape
+from dashboard.weak import charts
+from dashboard.weak import frames as W
+from scoring.registry import METRIC_LABELS, METRICS
+from scoring.slices import SliceSearch
+
+SEARCHES: Bounded[SliceSearch] = Bounded(32)
+METHODS = {"bh": "Benjamini–Hochberg", "by": "Benjamini–Yekutieli (stricter, any dependence)"}
+
+
+def pickers(runs: list[str]) -> tuple[str, str, W.Settings]:
+    """Run, metric and the finder's settings (thresholds shown, as the issue asks)."""
+    c1, c2 = st.columns([3, 2])
+    run = c1.selectbox("Run", runs, key="weak_run")
+    metric = c2.selectbox("Metric", list(METRICS), format_func=METRIC_LABELS.__getitem__, key="weak_metric")
+    with st.expander("Thresholds and false-discovery control"):
+        d1, d2, d3, d4 = st.columns(4)
+        fdr = d1.number_input("False-discovery rate q", min_value=0.001, max_value=0.5, value=0.05, step=0.01,
+                              format="%.3f", key="weak_fdr")
+        method = d2.selectbox("Control", list(METHODS), format_func=METHODS.__getitem__, key="weak_method")
+        min_q = d3.number_input("Min questions per slice (0: max(30, 0.5 %))", min_value=0, value=0, step=10,
+                                key="weak_min_q")
+        min_d = d4.number_input("Min documents per slice", min_value=1, value=20, step=5, key="weak_min_d")
+    return run, metric, W.Settings(float(fdr), str(method), int(min_q), int(min_d))
+
+
+def found(an, run: str, metric: str, settings: W.Settings) -> SliceSearch | None:
+    """The search for this run, metric and settings: from the store, or computed when the button is
+    pressed (with a progress bar); None until then."""
+    key = ("weak", run, metric, W.scores_key(an.scores, an.questions, run, metric), settings)
+    hit = SEARCHES.get(key)
+    if hit is not None:
+        return hit
+    if not st.button("Find weak slices", type="primary", icon=":material/search:", key="weak_go"):
+        st.info("The search runs on request: every conjunction of up to three conditions is tested against the rest "
+                "of the run, with documents as the unit. Press **Find weak slices**.")
+        return None
+    bar = st.progress(0.0, text="Reading the questions…")
+
+    def build() -> SliceSearch:
+        data = W.inputs(an.questions, an.scores, an.gold, run, metric)
+        return W.search(data, settings, progress=lambda f, what: bar.progress(min(1.0, f), text=what.capitalize() + "…"))
+
+    result = SEARCHES.get_or_build(key, build)
+    bar.empty()
+    return result
+
+
+def show(result: SliceSearch, run: str, metric: str) -> None:
+    """The count of slices tested, then the ranked table and the forest plot, or 'not enough evidence'."""
+    c1, c2, c3 = st.columns(3)
+    c1.metric("Slices tested", f"{result.tested:,}")
+    c2.metric("Weak slices", f"{len(result.weak):,}", help="kept after folding the slices another one explains")
+    c3.metric("Folded under them", f"{len(result.folded):,}")
+    st.caption(md_escape(W.settings_text(result)))
+    if result.skipped_fields:
+        st.caption(md_escape("Not fields here (one value for every question): " + ", ".join(result.skipped_fields)))
+    if not result.weak:
+        st.info(f"Not enough evidence: no slice of this run is weaker than the rest beyond chance "
+                f"({result.tested:,} slices tested, {result.units:,} {result.unit}s as the unit).")
+        return
+    st.dataframe(W.table(result, run), hide_index=True, key="weak_table", column_config={
+        "Conditions": st.column_config.ListColumn("Conditions", help="field=value; a question is in the slice when all hold"),
+        "Gap (pp)": st.column_config.NumberColumn(format="%+.1f", help="slice − rest of the run, percentage points"),
+        "Excess failures": st.column_config.NumberColumn(format="%.1f", help="questions × (rest − slice)"),
+        "p (one-sided)": st.column_config.NumberColumn(format="%.2g"),
+        "q": st.column_config.NumberColumn(format="%.2g", help="false-discovery-adjusted across every slice tested"),
+        "Explains": st.column_config.NumberColumn(help="significant slices folded under this one (listed below)"),
+        "Open in explorer": st.column_config.LinkColumn(display_text="questions ↗"),
+    })
+    st.plotly_chart(charts.forest(result, METRIC_LABELS[metric]), key="weak_forest")
+    if result.folded:
+        with st.expander(f"Folded slices ({len(result.folded):,}): what explains each"):
+            st.dataframe(W.folded_table(result), hide_index=True, key="weak_folded", column_config={
+                "Gap (pp)": st.column_config.NumberColumn(format="%+.1f"),
+                "q": st.column_config.NumberColumn(format="%.2g")})

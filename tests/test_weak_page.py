@@ -1,0 +1,97 @@
+"""The Weak slices page through AppTest: on a generated benchmark with one planted weakness the search,
+run on request, ranks that slice first with its interval, documents and q, draws the forest plot,
+folds the slices it explains, and links to exactly its questions in the explorer; on the mini
+benchmark (ten questions) nothing can be tested and the page says there is not enough evidence."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from app_kit import app_on
+from dashboard.core.links import from_params
+from dashboard.weak import panel as weak_panel
+from test_gate_cli import counting_over_charts, write_gold, write_run
+
+
+@pytest.fixture(scope="module")
+def bench(tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("weakbench")
+    gold, rows = write_gold(folder, documents=80)
+    gold.rename(folder / "qa_single_doc.jsonl")
+    (folder / "qa_cross_doc.jsonl").write_text("", encoding="utf-8")
+    (folder / "runs").mkdir()
+    write_run(folder / "runs", "worse", rows, seed=1, weak=counting_over_charts, drop=0.8)
+    return folder
+
+
+def assert_clean(at: AppTest) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+
+
+def open_page(monkeypatch, folder: Path, params: dict | None = None, page: str = "views/weak.py") -> AppTest:
+    at = app_on(monkeypatch, folder, params, timeout=90)
+    at.switch_page(page).run()
+    assert_clean(at)
+    return at
+
+
+def metrics(at: AppTest) -> dict[str, str]:
+    return {m.label: m.value for m in at.metric}
+
+
+def test_planted_weakness_ranked_first_and_linked(monkeypatch, bench):
+    weak_panel.SEARCHES.discard_where(lambda key: True)
+    at = open_page(monkeypatch, bench)
+    assert at.title[0].value == "Weak slices"
+    assert not at.dataframe and "on request" in at.info[0].value  # nothing is computed before the button
+    at.button(key="weak_go").click().run()
+    assert_clean(at)
+    shown = metrics(at)
+    tested = int(shown["Slices tested"].replace(",", ""))
+    assert tested > 50 and shown["Weak slices"] == "1"
+    assert any(f"{tested:,} slices tested" in c.value and "20 documents" in c.value for c in at.caption)
+    table = next(d.value for d in at.dataframe if "Conditions" in d.value.columns)
+    top = table.iloc[0]
+    assert list(top["Conditions"]) == ["reasoning_type=counting", "evidence_source=Chart"]
+    assert top["Rank"] == 1 and top["Documents"] >= 20 and top["q"] < 0.05 and top["Gap (pp)"] < -20
+    assert top["Excess failures"] == pytest.approx(-top["Questions"] * top["Gap (pp)"] / 100)
+    assert "pp [" in top["Gap with 95% interval"] and "documents)" in top["Gap with 95% interval"]
+    assert top["Explains"] >= 2
+    assert at.get("plotly_chart")  # the forest plot
+
+    # the row's link opens the explorer on that run and exactly these conditions
+    link = urlsplit(top["Open in explorer"])
+    assert link.path == "questions"
+    view = from_params(parse_qs(link.query))
+    assert view.runs == ["worse"] and view.filters == {"reasoning_type": ["counting"], "evidence_source": ["Chart"]}
+    explorer = open_page(monkeypatch, bench, {k: v for k, v in parse_qs(link.query).items()}, "views/questions.py")
+    assert any(c.value.startswith(f"**{top['Questions']} of 1600 questions**") for c in explorer.caption)
+
+
+def test_the_search_is_kept_for_the_same_scores_and_settings(monkeypatch, bench):
+    weak_panel.SEARCHES.discard_where(lambda key: True)
+    at = open_page(monkeypatch, bench)
+    at.button(key="weak_go").click().run()
+    assert len(weak_panel.SEARCHES) == 1
+    again = open_page(monkeypatch, bench)  # a new session: shown at once, no button
+    assert metrics(again)["Weak slices"] == "1" and len(weak_panel.SEARCHES) == 1
+    # other settings are another search: stricter thresholds, asked for again
+    again.number_input(key="weak_min_d").set_value(70).run()
+    assert_clean(again)
+    assert not again.metric and again.button(key="weak_go")
+    again.button(key="weak_go").click().run()
+    assert_clean(again)
+    assert len(weak_panel.SEARCHES) == 2 and any("70 documents" in c.value for c in again.caption)
+
+
+def test_too_few_questions_is_not_enough_evidence(monkeypatch, mini_bench):
+    at = open_page(monkeypatch, mini_bench)
+    at.button(key="weak_go").click().run()
+    assert_clean(at)
+    assert metrics(at)["Slices tested"] == "0"
+    assert any(i.value.startswith("Not enough evidence") for i in at.info)
+    assert not any("Conditions" in d.value.columns for d in at.dataframe)
