@@ -9,10 +9,10 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-import pg_kit
 import pytest
 import sqlalchemy as sa
 
+import pg_kit
 from dashboard.annotations.db import (
     DEFAULT_TAGS,
     HEAD_REVISION,

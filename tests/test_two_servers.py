@@ -12,9 +12,9 @@ import multiprocessing
 import threading
 from pathlib import Path
 
-import pg_kit
 import pytest
 
+import pg_kit
 from dashboard.annotations.db import AnnotationStore, AnnotationsUnavailable, Conflict
 
 BENCH = "0123456789abcdef"
@@ -52,6 +52,24 @@ def accuracy_with_corrections(store: AnnotationStore, gold_path: str) -> float:
     return sum(r.accuracy for r in result.results) / len(result.results)
 
 
+def writers(store: AnnotationStore, names: list[str], count: int, rounds: int) -> list[str]:
+    """`write_many` in one thread per name; the errors (and hung threads), none expected."""
+    errors: list[str] = []
+
+    def work(who: str) -> None:
+        try:
+            write_many(store, who, count, rounds)
+        except BaseException as exc:  # handed to the test
+            errors.append(f"{who}: {exc!r}")
+
+    threads = [threading.Thread(target=work, args=(w,), daemon=True) for w in names]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(HANG_GUARD)
+    return errors + [f"{t.name} hung" for t in threads if t.is_alive()]
+
+
 def server(url: str, conn) -> None:
     """One 'app server': its own store; runs the commands the test sends until None."""
     store = AnnotationStore(url, retry_interval=0)
@@ -62,20 +80,7 @@ def server(url: str, conn) -> None:
         name, args, kw = command
         try:
             if name == "writers":
-                errors: list[str] = []
-
-                def work(who: str) -> None:
-                    try:
-                        write_many(store, who, *args)
-                    except BaseException as exc:  # handed to the test
-                        errors.append(f"{who}: {exc!r}")
-
-                threads = [threading.Thread(target=work, args=(w,), daemon=True) for w in kw["who"]]
-                for t in threads:
-                    t.start()
-                for t in threads:
-                    t.join(HANG_GUARD)
-                conn.send(("ok", errors + [t.name for t in threads if t.is_alive()]))
+                conn.send(("ok", writers(store, kw["who"], *args)))
             elif name == "accuracy":
                 conn.send(("ok", accuracy_with_corrections(store, *args)))
             elif name == "problem":
