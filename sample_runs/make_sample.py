@@ -16,6 +16,8 @@ Parts (--only, comma-separated): docs, gold, runs, scores, readme.
   readme  rewrites the generated counts block of README.md (only when README.md exists there)
   docvqa  docvqa/: a DocVQA-style benchmark of its own (page images, 15 questions, one run)
   mmlongbench  mmlongbench/: MMLongBench-Doc's own files (samples.json, PDFs, two result files)
+  harness harness/: an lmms-eval and a VLMEvalKit run over mmlongbench/'s questions, as the harnesses
+          write them (needs pandas and xlsxwriter)
 
 No network, no clock, no unseeded randomness: PDFs are saved with fixed metadata dates and
 `no_new_id=True`, randomness comes from `random.Random(<fixed string>)`.
@@ -42,7 +44,7 @@ from _documents import DOCS  # noqa: E402
 from _gold import build_gold  # noqa: E402
 from _runs import EXTRA_NAMES, RUN_NAMES, SYSTEMS, render, simulate  # noqa: E402
 
-PARTS = ("docs", "gold", "runs", "scores", "readme", "docvqa", "mmlongbench")
+PARTS = ("docs", "gold", "runs", "scores", "readme", "docvqa", "mmlongbench", "harness")
 GOLD_FILES = ("qa_single_doc.jsonl", "qa_cross_doc.jsonl")
 PROFILE = "xldocbench"
 OFFICIAL_PROFILE = "xldocbench-1519"
@@ -215,6 +217,8 @@ def main(argv=None):
         _docvqa.build(out, write)
     if "mmlongbench" in only:  # mmlongbench/: MMLongBench-Doc's own layout (sample_runs/_mmlongbench.py)
         __import__("_mmlongbench").build(out)
+    if "harness" in only:  # harness/: lmms-eval's and VLMEvalKit's outputs (sample_runs/_harness.py)
+        __import__("_harness").build(out)
     if "readme" in only and (out / "README.md").exists():
         update_readme(out / "README.md", records)
     print(f"wrote {sorted(only)} to {out}: {len(single)} single-doc + {len(cross)} cross-doc questions, "

@@ -341,3 +341,34 @@ def test_cli_says_what_it_cannot_read(tmp_path, capsys):
     (tmp_path / "empty").mkdir()
     assert cli.main(["--predictions", str(tmp_path / "empty"), "--profile", "lmms-eval"]) == 1
     assert "ERROR:" in capsys.readouterr().err
+
+
+# ----------------------------------------------------------------------------- the sample's harness folder
+
+SAMPLE = Path(__file__).resolve().parent.parent / "sample_runs"
+
+
+def test_sample_harness_folder_is_regenerated_byte_identical_and_reproduced(tmp_path):
+    import sys
+
+    sys.path.insert(0, str(SAMPLE))
+    try:
+        import _harness
+    finally:
+        sys.path.remove(str(SAMPLE))
+    fresh = _harness.build(tmp_path)
+    committed = sorted(p.relative_to(SAMPLE / "harness") for p in (SAMPLE / "harness").rglob("*") if p.is_file())
+    assert committed == sorted(p.relative_to(fresh) for p in fresh.rglob("*") if p.is_file())
+    assert [str(p) for p in committed if (SAMPLE / "harness" / p).read_bytes() != (fresh / p).read_bytes()] == []
+    src = open_source(SAMPLE / "harness" / "lmms-eval")
+    (run,) = src.runs
+    qs = {q.qid: q for q in src.gold["mmlongbench_doc"]}
+    r = rescore(run, qs, "lmms-eval")
+    assert len(r.rows) == 41 and r.recomputed == run.reported and not r.changed
+    # the benchmark's evaluator with samples.json: `7,310` (Int) and `96.4` for `96.4 million` (Float) lose
+    report = tmp_path / "r.json"
+    assert cli.main(["--predictions", str(SAMPLE / "harness" / "lmms-eval"), "--profile", "mmlongbench-doc",
+                     "--gold-files", str(SAMPLE / "mmlongbench" / "data" / "samples.json"), "--output", str(report)]) == 0
+    rows = json.loads(report.read_text())["runs"][0]["per_question"]
+    assert [(x["question_id"], x["prediction"], x["official_score"], x["score"]) for x in rows
+            if x["score"] != x["official_score"]] == [("0", "7,310", 1.0, 0.0), ("13", "96.4", 1.0, 0.0)]

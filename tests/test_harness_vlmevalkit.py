@@ -348,3 +348,17 @@ def test_eval_format_json_and_a_tsv_judge_sheet(tmp_path):
     r = rescore(mm, {q.qid: q for q in src.gold["MMLongBench_DOC"]}, "vlmevalkit")
     assert [x.score for x in r.rows] == [x.official for x in r.rows] == [c[5] for c in MMLB]
     assert r.recomputed == pytest.approx(mm.reported)
+
+
+def test_sample_harness_vlmevalkit_run_reproduced():
+    sample = Path(__file__).resolve().parent.parent / "sample_runs" / "harness" / "vlmevalkit"
+    src = open_source(sample)
+    (run,) = src.runs
+    assert run.model == "MiniCPM-Llama3-V-2_5" and run.extra["judge"] == "gpt-4o" and len(run.rows) == 41
+    qs = {q.qid: q for q in src.gold["MMLongBench_DOC"]}
+    r = rescore(run, qs, "vlmevalkit")
+    assert r.recomputed == run.reported and not r.changed
+    assert run.rows[8].prediction == "nan" and "blank cell" in r.rows[8].note  # the judge gave up
+    b = rescore(run, qs, "mmlongbench-doc")
+    # where VLMEvalKit's eval_score raises (Float gold `96.4 million`, the empty gold list): 0; the benchmark's rules: 1
+    assert [(x.qid, x.official, x.score) for x in b.changed] == [("13", 0.0, 1.0), ("14", 0.0, 1.0)]
