@@ -79,14 +79,21 @@ def test_deltas_hand_computed():
     assert top["questions"] == 6 and top["small"]
     assert top["accuracy_delta"] == pytest.approx((4 - 2) / 6)
     assert top["token_f1_delta"] == pytest.approx(np.mean([0, .4, .4, .4, -.7, -.1]))
-    assert top["accuracy_low"] <= top["accuracy_delta"] <= top["accuracy_high"]
+    # three documents: too few to tell -- no interval, but the smallest detectable gap
+    assert (top["documents"], top["unit"], top["too_few"]) == (3, "document", True)
+    assert np.isnan(top["accuracy_low"]) and np.isnan(top["accuracy_high"])
+    assert top["accuracy_detectable"] > abs(top["accuracy_delta"])
+    assert top["accuracy_qlow"] <= top["accuracy_delta"] <= top["accuracy_qhigh"]  # question level, kept
+    # Accuracy d = 0 1 | 1 1 | -1 0 by document (d1: q1 q2, d2: q3 q4, d3: q5 q6): sums 1, 2, -1, T = 2;
+    # T* = +-1 +-2 +-1 in {4, 2, 0, -2, 2, 0, -2, -4}: |T*| >= 2 in 6 of 8 -> p = 0.75
+    assert top["p"] == top["accuracy_p"] == pytest.approx(0.75)
     assert (top["only_a"], top["only_b"]) == (3, 1)
     assert top["p_mcnemar"] == pytest.approx(mcnemar_exact(3, 1)) == pytest.approx(0.625)
-    assert top["p_holm"] == top["p_mcnemar"]
+    assert top["p_holm"] == top["p"]
     law = d.loc[("domain", "law")]
     assert law["accuracy_a"] == 1.0 and law["accuracy_b"] == pytest.approx(1 / 3) and law["only_a"] == 2
     slices = d.drop(index=("overall", "all questions"))
-    assert slices["p_holm"].tolist() == pytest.approx(holm(slices["p_mcnemar"].tolist()))
+    assert slices["too_few"].all() and slices["p_holm"].isna().all()  # no slice has 20 documents: none is tested
     again = C.deltas(pairs, questions, ["domain"], C.Settings(resamples=2000, seed=1))
     pd.testing.assert_frame_equal(again.set_index(["field", "label"]), d)
 
@@ -111,7 +118,7 @@ def test_weakest_slices_against_own_overall_and_best_run():
     # A overall 4/6; law 1.0 (gap -1/3), med 0.5 (gap 1/6, weight 2/6), unknown 0 (gap 2/3, weight 2/3)
     assert own["label"].tolist() == ["unknown", "med", "law"]
     assert own["weight"].tolist() == pytest.approx([2 / 3, 2 / 6, -1.0])
-    assert own.loc[0, "gap_low"] <= own.loc[0, "gap"] <= own.loc[0, "gap_high"]
+    assert np.isnan(own.loc[0, "gap_low"]) and own.loc[0, "too_few"] and not own["enough"].any()  # 1 document: no interval
     best = C.weakest(scores, questions, "A", "accuracy", against=C.BEST, fields=["domain"], settings=s).set_index("label")
     assert best.loc["unknown", "reference_run"] == "C" and best.loc["unknown", "gap"] == pytest.approx(1.0)
     assert best.loc["med", "reference_run"] == "B" and best.loc["med", "gap"] == pytest.approx(0.0)
@@ -137,4 +144,101 @@ def test_run_intervals_hold_the_mean():
     _, scores = tiny()
     iv = C.run_intervals(scores, ["A", "B"], C.Settings(resamples=500)).set_index("run")
     assert iv.loc["A", "accuracy"] == pytest.approx(4 / 6)
-    assert iv.loc["A", "accuracy_low"] <= 4 / 6 <= iv.loc["A", "accuracy_high"]
+    assert (iv.loc["A", "documents"], iv.loc["A", "unit"]) == (6, "question")  # no question frame: questions
+    assert np.isnan(iv.loc["A", "accuracy_low"])  # 6 < 20 units: no interval
+    questions, scores = many()
+    iv = C.run_intervals(scores, ["A", "B"], C.Settings(resamples=500), questions).set_index("run")
+    assert (iv.loc["A", "documents"], iv.loc["A", "unit"]) == (30, "document")
+    assert iv.loc["A", "accuracy_low"] <= iv.loc["A", "accuracy"] <= iv.loc["A", "accuracy_high"]
+
+
+# ----------------------------------------------------------------------------- documents as the unit
+
+
+def many(docs: int = 30, per: int = 4):
+    """`docs` documents of `per` questions; `domain` splits them by document, `split` has one value
+    (no slice), `doc_type` two. A is right on every question of the first 10 documents and on the even
+    questions elsewhere; B on the even questions everywhere."""
+    ids = [f"q{d:02d}_{k}" for d in range(docs) for k in range(per)]
+    questions = pd.DataFrame({
+        "question_id": ids,
+        "domain": ["law" if int(q[1:3]) % 2 else "med" for q in ids],
+        "split": ["test"] * len(ids),
+        "doc_type": ["report" if int(q[1:3]) < 20 else "slides" for q in ids],
+        "document": [f"doc{q[1:3]}" for q in ids],
+        "cluster": [f"doc{q[1:3]}" for q in ids],
+    }, index=ids)
+    a = [1.0 if int(q[1:3]) < 10 or int(q[-1]) % 2 == 0 else 0.0 for q in ids]
+    b = [1.0 if int(q[-1]) % 2 == 0 else 0.0 for q in ids]
+    rows = [{"run": r, "question_id": q, "accuracy": v, "token_f1": v, "anls": v, "status": "success", "prediction": ""}
+            for r, vals in (("A", a), ("B", b)) for q, v in zip(ids, vals)]
+    return questions, pd.DataFrame(rows)
+
+
+def test_deltas_by_document_on_enough_documents():
+    questions, scores = many()
+    pairs = C.paired(scores, "A", "B")
+    d = C.deltas(pairs, questions, ["domain", "split", "doc_type"], C.Settings(resamples=2000)).set_index(["field", "label"])
+    assert "split" not in d.index.get_level_values("field")  # one value: no slice
+    top = d.loc[("overall", "all questions")]
+    # d = 1 on the 2 odd questions of the first 10 documents: 20 of 120 -> delta 1/6; document sums 2 (x10), 0 (x20)
+    assert top["accuracy_delta"] == pytest.approx(20 / 120)
+    assert (top["documents"], top["too_few"]) == (30, False)
+    assert top["accuracy_low"] > 0 and top["accuracy_low"] <= top["accuracy_delta"] <= top["accuracy_high"]
+    assert top["p"] == pytest.approx(2 / 2 ** 10)  # ten documents all +2: only all-+ and all-- as extreme
+    assert top["p_mcnemar"] == pytest.approx(mcnemar_exact(20, 0))  # 2 / 2^20: questions taken as independent
+    report = d.loc[("doc_type", "report")]  # 20 documents: tested
+    slides = d.loc[("doc_type", "slides")]  # 10 documents: too few
+    assert not report["too_few"] and slides["too_few"] and np.isnan(slides["p_holm"])
+    tested = d[(d.index.get_level_values("field") != "overall") & ~d["too_few"]]
+    assert len(tested) == C.tested_count(d.reset_index()) == 1 + 0  # report only (law, med: 15 documents each)
+    assert tested["p_holm"].tolist() == pytest.approx(holm(tested["p"].tolist()))
+    assert C.verdict(top) == "real" and C.verdict(slides) == "too few"
+
+
+def test_flip_table_tests_flips_by_document():
+    questions, scores = many()
+    flips = C.flip_table(C.paired(scores, "A", "B"), questions, ["domain"]).set_index(["field", "label"])
+    top = flips.loc[("overall", "all questions")]
+    assert (top["documents"], top["unit"]) == (30, "document")
+    assert top["p"] == pytest.approx(2 / 2 ** 10) and top["p_mcnemar"] == pytest.approx(mcnemar_exact(20, 0))
+
+
+def test_weakest_says_when_there_is_not_enough_evidence():
+    questions, scores = many()
+    weak = C.weakest(scores, questions, "B", fields=["domain", "doc_type"], settings=C.Settings(resamples=1000)).set_index("label")
+    # B is right on half of every document: no slice differs from its overall 0.5
+    assert not weak["enough"].any()
+    weak = C.weakest(scores, questions, "A", fields=["doc_type"], settings=C.Settings(resamples=1000)).set_index("label")
+    # A: 'slides' documents 10..29 at 0.5 against 100/120 overall; slides has 10 documents -> too few
+    assert weak.loc["slides", "too_few"] and not weak.loc["slides", "enough"] and np.isnan(weak.loc["slides", "gap_low"])
+    assert weak.loc["slides", "documents"] == 10 and weak.loc["slides", "detectable"] > 0
+
+
+# ----------------------------------------------------------------------------- issue 29.2: flips
+
+
+def test_a_question_run_b_lacks_is_in_no_pair():
+    ids = ["q1", "q2", "q3", "q4"]
+    questions = pd.DataFrame({"question_id": ids, "domain": ["x", "x", "y", "y"], "document": ["d"] * 4}, index=ids)
+    rows = [{"run": "A", "question_id": q, "accuracy": v, "token_f1": v, "anls": v, "status": "success", "prediction": "a"}
+            for q, v in zip(ids, [1.0, 1.0, 0.0, 1.0])]
+    rows += [{"run": "B", "question_id": q, "accuracy": v, "token_f1": v, "anls": v, "status": st, "prediction": ""}
+             for q, v, st in zip(ids, [1.0, 0.0, 0.0, 0.0], ["success", "success", "success", "missing"])]
+    pairs = C.paired(pd.DataFrame(rows), "A", "B")
+    assert list(pairs.index) == ["q1", "q2", "q3"]  # B has no answer to q4
+    top = C.flip_table(pairs, questions, ["domain"]).iloc[0]
+    assert (top["questions"], top["only A"], top["both right"], top["both wrong"]) == (3, 1, 1, 1)  # was 4 and 2
+
+
+def test_flips_read_the_right_column_when_the_frame_has_one():
+    ids = ["q1", "q2", "q3"]
+    acc_a, acc_b = [0.8, 0.6, 0.3], [0.4, 0.6, 1.0]
+    rows = [{"run": r, "question_id": q, "accuracy": v, "token_f1": v, "anls": v, "status": "success", "prediction": ""}
+            for r, vals in (("A", acc_a), ("B", acc_b)) for q, v in zip(ids, vals)]
+    scores = pd.DataFrame(rows)
+    # without `right`: Accuracy >= 0.5 is right (fractional Accuracy: 0.8 and 0.6 right, 0.4 and 0.3 wrong)
+    assert C.paired(scores, "A", "B")["flip"].tolist() == ["only A", "both right", "only B"]
+    # with it (a profile whose right answer is Accuracy 1): 0.8 and 0.6 are wrong
+    scores["right"] = scores["accuracy"] >= 1.0
+    assert C.paired(scores, "A", "B")["flip"].tolist() == ["both wrong", "both wrong", "only B"]

@@ -3,6 +3,7 @@ numbers, a slice selection, a flip cell, a question side by side, deep links, th
 
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -46,13 +47,21 @@ def test_headline_slice_flip_and_question(open_app, mini_bench):
     at = open_app({"a": "alpha", "b": "beta"})
     assert at.title[0].value == "Compare runs"
     alpha, beta = scored(mini_bench, "alpha"), scored(mini_bench, "beta")
-    shared = [q for q in alpha if q in beta]
+    # the questions both runs answered: alpha has no answer to one of them (issue 29: it is in no pair)
+    shared = [q for q in alpha if q in beta and alpha[q].prediction is not None and beta[q].prediction is not None]
+    assert len(shared) == len(alpha) - 1
     for metric, shown in zip(C.METRICS, at.metric):
         delta = sum(getattr(alpha[q], metric) - getattr(beta[q], metric) for q in shared) / len(shared)
         assert shown.value == f"{100 * delta:+.1f} pp"
     only_a = sum(alpha[q].accuracy >= 0.5 > beta[q].accuracy for q in shared)
     only_b = sum(beta[q].accuracy >= 0.5 > alpha[q].accuracy for q in shared)
     assert f"only **alpha** is right on **{only_a}**, only **beta** on **{only_b}**" in at.markdown[0].value
+    # documents are the unit (a question's first document): too few to tell, said instead of an interval
+    docs = len({alpha[q].question.document_ids[0] for q in shared})
+    assert docs == 3
+    assert f"in {docs} documents" in at.markdown[0].value and "too few documents to tell" in at.markdown[0].value
+    assert all(f"too few documents to tell ({docs} documents" in c.value for c in at.caption[:3])
+    assert any(c.value.startswith("Question-level McNemar p") for c in at.caption)
 
     # slice selection: the questions of one domain, then one flip cell of it
     at.selectbox(key="cmp_slice_pick").set_value("domain:legal_regulation").run()
@@ -83,7 +92,9 @@ def test_headline_slice_flip_and_question(open_app, mini_bench):
     at.selectbox(key="cmp_field").set_value("domain").run()
     deltas = frame(at, column="Δ (pp)").set_index("Slice")
     legal = deltas.loc["Domain: legal_regulation"]
-    assert legal["Questions"] == 2 and legal["Few"].startswith("⚠")
+    assert legal["Questions"] == 2 and legal["Few"] == "⚠ too few documents to tell"
+    assert 1 <= legal["Documents"] <= 2 and pd.isna(legal["Low (pp)"]) and pd.isna(legal["p (Holm)"])
+    assert {"Detectable (pp)", "McNemar p (questions)"} <= set(deltas.columns)
     assert legal["Δ (pp)"] == pytest.approx(100 * sum(alpha[q].accuracy - beta[q].accuracy for q in (Q(3), Q(4))) / 2)
 
 
@@ -132,6 +143,7 @@ def test_a_flip_table_cell_opens_its_questions(open_app, mini_bench):
     at = open_app({"a": "alpha", "b": "beta"})
     alpha, beta = scored(mini_bench, "alpha"), scored(mini_bench, "beta")
     flips = frame(at, "cmp_flip_table")
+    assert {"Documents", "p (documents)", "McNemar p (questions)"} <= set(flips.columns)
     row = list(flips["Slice"]).index("Domain: legal_regulation")
     outcome = C.flip_of(alpha[Q(3)].accuracy, beta[Q(3)].accuracy)
     assert flips.loc[row, outcome] >= 1

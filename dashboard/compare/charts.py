@@ -1,7 +1,8 @@
 """Plotly figures of run comparison (dashboard/compare.py frames). No streamlit here.
 
 Deltas and gaps are drawn in percentage points, scores in percent, every estimate with its 95 %
-interval as an error bar. Labels go through `tables.plotly_text` (user data never becomes markup).
+interval from resampling documents as an error bar -- none where there are fewer than 20 documents
+(too few to tell: hollow or pale marks, the hover says so and gives the smallest detectable gap). Labels go through `tables.plotly_text` (user data never becomes markup).
 Clickable marks carry `customdata = [field, label, ...]`.
 """
 
@@ -10,7 +11,7 @@ from __future__ import annotations
 import pandas as pd
 import plotly.graph_objects as go
 
-from dashboard.compare.frames import FLIPS, METRIC_LABELS, OVERALL_FIELD, SMALL
+from dashboard.compare.frames import FLIPS, METRIC_LABELS, MIN_DOCUMENTS, OVERALL_FIELD
 from dashboard.core.escape import plotly_text
 from dashboard.core.links import field_label
 
@@ -35,24 +36,33 @@ def _layout(fig: go.Figure, title: str, height: int, **kw) -> go.Figure:
 
 def delta_chart(table: pd.DataFrame, metric: str, a: str, b: str, *, title_size: int | None = None,
                 include_overall: bool = True) -> go.Figure:
-    """Per-slice delta A - B of `metric` in percentage points with the 95 % interval, sorted; the
-    overall delta as a dashed line. Slices under 20 questions are hollow markers."""
+    """Per-slice delta A - B of `metric` in percentage points with the 95 % interval by documents,
+    sorted; the overall delta as a dashed line. Slices under 20 documents are hollow markers with no
+    error bar (too few documents to tell)."""
     data = table if include_overall else table[table["field"] != OVERALL_FIELD]
     data = data.sort_values(f"{metric}_delta", kind="stable")
     d, lo, hi = (data[f"{metric}_{k}"] * 100 for k in ("delta", "low", "high"))
     names = [slice_name(f, lab, n) for f, lab, n in zip(data["field"], data["label"], data["questions"])]
-    small = data["questions"] < SMALL
+    few = data["too_few"].astype(bool)
     colours = [A_COLOUR if v > 0 else B_COLOUR if v < 0 else NEUTRAL for v in d]
+    p_holm = data[f"{metric}_p_holm"] if f"{metric}_p_holm" in data.columns else data["p_holm"]
+
+    def said(too_few: bool, lo_: float, hi_: float, p: float, docs: int, gap: float) -> str:
+        if too_few:
+            gap_words = "" if pd.isna(gap) or gap == float("inf") else f"; smallest detectable gap ±{100 * gap:.1f} pp"
+            return f"too few documents to tell ({docs} documents{gap_words})"
+        return f"95 % interval {lo_:+.1f} to {hi_:+.1f} pp over {docs} documents<br>p by document (Holm) {p:.3g}"
+
     fig = go.Figure(go.Scatter(
         x=d, y=names, mode="markers",
-        marker=dict(size=10, color=["rgba(0,0,0,0)" if s else c for s, c in zip(small, colours)],
+        marker=dict(size=10, color=["rgba(0,0,0,0)" if s else c for s, c in zip(few, colours)],
                     line=dict(color=colours, width=2), symbol="diamond"),
         error_x=dict(type="data", symmetric=False, array=(hi - d).clip(lower=0), arrayminus=(d - lo).clip(lower=0),
                      color="#94A3B8", thickness=2, width=4),
-        customdata=[[f, lab, n, p, f"{lo_:+.1f} to {hi_:+.1f} pp"] for f, lab, n, p, lo_, hi_ in
-                    zip(data["field"], data["label"], data["questions"], data["p_holm"], lo, hi)],
-        hovertemplate=("%{y}<br>Δ %{x:+.1f} pp<br>95 % interval %{customdata[4]}<br>Holm-adjusted p (Accuracy flips) "
-                       "%{customdata[3]:.3g}<extra></extra>"),
+        customdata=[[f, lab, n, said(s, lo_, hi_, p, docs, gap)] for f, lab, n, s, lo_, hi_, p, docs, gap in
+                    zip(data["field"], data["label"], data["questions"], few, lo, hi, p_holm, data["documents"],
+                        data[f"{metric}_detectable"])],
+        hovertemplate="%{y}<br>Δ %{x:+.1f} pp<br>%{customdata[3]}<extra></extra>",
     ))
     fig.add_vline(x=0, line=dict(color="#475569", width=1))
     overall = table[table["field"] == OVERALL_FIELD]
@@ -60,8 +70,8 @@ def delta_chart(table: pd.DataFrame, metric: str, a: str, b: str, *, title_size:
         fig.add_vline(x=float(overall[f"{metric}_delta"].iloc[0]) * 100, line=dict(color=A_COLOUR, width=1, dash="dash"),
                       annotation_text="overall", annotation_position="bottom right")
     title = (f"Δ {METRIC_LABELS[metric]} by slice: {plotly_text(a)} − {plotly_text(b)}"
-             "<br><sup>percentage points, 95 % bootstrap intervals; right of 0: A better;<br>"
-             "hollow: fewer than 20 questions</sup>")
+             "<br><sup>percentage points, 95 % intervals from resampling documents; right of 0: A better;<br>"
+             f"hollow, no interval: fewer than {MIN_DOCUMENTS} documents (too few to tell)</sup>")
     _layout(fig, title, 140 + ROW * max(3, len(data)), showlegend=False, clickmode="event+select")
     fig.update_xaxes(title=dict(text=f"Δ {METRIC_LABELS[metric]} (percentage points)"), zeroline=False, ticksuffix="")
     # every slice keeps its label (Plotly drops every other category label when rows are tight)
@@ -72,13 +82,14 @@ def delta_chart(table: pd.DataFrame, metric: str, a: str, b: str, *, title_size:
 
 
 def weakest_chart(weak: pd.DataFrame, metric: str, run: str, against: str) -> go.Figure:
-    """A run's weakest slices as bars of the gap in percentage points with 95 % intervals, the
-    weakest (largest size x gap) on top."""
+    """A run's weakest slices as bars of the gap in percentage points with 95 % intervals by
+    documents, the largest size x gap on top; pale: not enough evidence to call the slice weak
+    (under 20 documents or questions, or an interval that includes 0)."""
     data = weak.iloc[::-1]
     names = [slice_name(f, lab, n) for f, lab, n in zip(data["field"], data["label"], data["questions"])]
     gap, lo, hi = data["gap"] * 100, data["gap_low"] * 100, data["gap_high"] * 100
     fig = go.Figure(go.Bar(
-        x=gap, y=names, orientation="h", marker_color=["#FCA5A5" if s else "#DC2626" for s in data["small"]],
+        x=gap, y=names, orientation="h", marker_color=["#DC2626" if s else "#FCA5A5" for s in data["enough"]],
         error_x=dict(type="data", symmetric=False, array=(hi - gap).clip(lower=0), arrayminus=(gap - lo).clip(lower=0),
                      color="#334155", thickness=1.5, width=4),
         customdata=[[f, lab, n, 100 * s, 100 * r, plotly_text(rr)] for f, lab, n, s, r, rr in
@@ -88,8 +99,8 @@ def weakest_chart(weak: pd.DataFrame, metric: str, run: str, against: str) -> go
     ))
     ref = "its own overall score" if against == "own overall" else "the best other run on the slice"
     title = (f"Weakest slices of {plotly_text(run)}"
-             f"<br><sup>{METRIC_LABELS[metric]} gap to {ref}, percentage points, 95 % intervals;<br>"
-             "ranked by questions × gap; pale: fewer than 20 questions</sup>")
+             f"<br><sup>{METRIC_LABELS[metric]} gap to {ref}, percentage points, 95 % intervals by documents;<br>"
+             f"ranked by questions × gap; pale: not enough evidence (under {MIN_DOCUMENTS} documents, or the interval includes 0)</sup>")
     _layout(fig, title, 140 + ROW * max(3, len(data)), showlegend=False, clickmode="event+select")
     fig.update_xaxes(title=dict(text=f"Gap in {METRIC_LABELS[metric]} (percentage points)"))
     fig.update_yaxes(automargin=True, categoryorder="array", categoryarray=names)
@@ -97,7 +108,8 @@ def weakest_chart(weak: pd.DataFrame, metric: str, run: str, against: str) -> go
 
 
 def runs_chart(intervals: pd.DataFrame, metric: str) -> go.Figure:
-    """Every run's score in percent with its 95 % interval, best first."""
+    """Every run's score in percent with its 95 % interval from resampling documents, best first
+    (no interval for a run scored on fewer than 20 documents)."""
     data = intervals.sort_values(metric, ascending=False, kind="stable")
     m, lo, hi = data[metric] * 100, data[f"{metric}_low"] * 100, data[f"{metric}_high"] * 100
     fig = go.Figure(go.Bar(
@@ -107,7 +119,9 @@ def runs_chart(intervals: pd.DataFrame, metric: str) -> go.Figure:
         text=[f"{v:.1f}" for v in m], textposition="inside", insidetextanchor="start",
         hovertemplate="%{x}: %{y:.1f} %<extra></extra>",
     ))
-    title = f"{METRIC_LABELS[metric]} per run (%)<br><sup>95 % bootstrap intervals over questions</sup>"
+    few = "documents" in data.columns and bool((data["documents"] < MIN_DOCUMENTS).any())
+    title = (f"{METRIC_LABELS[metric]} per run (%)<br><sup>95 % intervals from resampling documents"
+             + (f"; none under {MIN_DOCUMENTS} documents (too few to tell)" if few else "") + "</sup>")
     _layout(fig, title, 420, showlegend=False)
     fig.update_yaxes(title=dict(text=f"{METRIC_LABELS[metric]} (%)"), range=[0, 100])
     fig.update_xaxes(title=dict(text="Run"))

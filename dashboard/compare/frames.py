@@ -1,7 +1,16 @@
 """Run comparison, pure (pandas + scoring.stats; no streamlit, no plotly): run A against baseline B
-over the questions both are scored on -- Accuracy flips, per-slice deltas with bootstrap intervals,
-McNemar p-values with Holm's adjustment across slices -- and, over many runs, each run's rank per
-slice and a run's weakest slices.
+over the questions both are scored on -- Accuracy flips, per-slice deltas with intervals and p-values
+with DOCUMENTS AS THE UNIT (`scoring.stats.paired_by_document`: a document bootstrap and a sign-flip
+test of document sums; Holm's adjustment across slices), McNemar's question-level p kept as a
+secondary column -- and, over many runs, each run's rank per slice and a run's weakest slices.
+
+Documents as the unit: questions come in documents, and a model that cannot read one document misses
+its questions together, so every interval and p-value here resamples or tests documents. A question's
+document is the `cluster` column of the question frame (its first document, or the question itself
+when it names none; `scoring.stats.document_clusters` states the rule); only when no question names
+a document is the unit the question, and the tables say so (`unit`). A slice with fewer than
+MIN_DOCUMENTS (20) documents gets no interval ("too few documents to tell", `too_few`) but the
+smallest gap it could detect (`<metric>_detectable`), and is not counted in Holm's family.
 
 Inputs are the frames of `dashboard.tables.Analysis`: `questions` (one row per gold question,
 indexed by question id, metadata columns) and `scores` (long: run, question_id, accuracy, token_f1,
@@ -9,10 +18,15 @@ anls, status, prediction). Scores and deltas stay fractions (0..1); pages and ch
 percent / percentage points.
 
 Slices: every label of every field in `BREAKDOWNS` (reasoning type, evidence source, domain,
-difficulty, answer format, document type, split). A question with several evidence sources is in
-each of their slices, as in the overview's breakdowns. A missing label is "unknown".
+difficulty, answer format, document type, split) that has at least two labels: a field with one value
+(MMLongBench-Doc's reasoning type, domain, difficulty: all "unknown") is no slice and is not counted in
+Holm's correction. A question with several evidence sources is in each of their slices, as in the
+overview's breakdowns. A missing label is "unknown".
 
-An Accuracy at or above 0.5 counts as right (the release's Accuracy is 0 or 1 per question).
+Right or wrong (the flips): the score frame's `right` column (the profile's one definition of a right
+answer) where the frame has it; a frame without it (built by hand) reads an Accuracy of at least
+RIGHT = 0.5 as right. A question a run has no prediction for (status "missing") is not scored by that
+run, so it is in no pair: the comparison is over the questions both runs answered.
 """
 
 from __future__ import annotations
@@ -24,8 +38,19 @@ import numpy as np
 import pandas as pd
 
 from scoring import model
-from scoring.registry import METRIC_LABELS, METRICS  # noqa: F401  (METRIC_LABELS: the comparison pages read it here)
-from scoring.stats import holm, mcnemar_exact, paired_bootstrap, paired_bootstrap_rows
+from scoring.registry import METRIC_LABELS, METRICS, MISSING_STATUS  # noqa: F401  (METRIC_LABELS: the pages read it here)
+from scoring.stats import (
+    DOCUMENT,
+    MIN_DOCUMENTS,  # noqa: F401  (the pages read it here)
+    QUESTION,
+    Clusters,
+    Paired,
+    holm,
+    mcnemar_exact,
+    paired_by_document,
+    paired_by_document_rows,
+    sign_flip_p,
+)
 
 # the scoring report's breakdowns, in the order the comparison shows them
 SHOWN_FIRST = ("reasoning_type", "evidence_source", "domain", "difficulty", "answer_format", "doc_type")
@@ -40,6 +65,7 @@ RIGHT = 0.5
 
 
 def is_right(accuracy: pd.Series | np.ndarray) -> np.ndarray:
+    """Accuracy read as right or wrong where no `right` column says it (RIGHT = 0.5)."""
     return np.asarray(accuracy, dtype=float) >= RIGHT
 
 
@@ -52,15 +78,61 @@ def flip_of(acc_a: float, acc_b: float) -> str:
 
 
 def paired(scores: pd.DataFrame, a: str, b: str) -> pd.DataFrame:
-    """One row per question both runs are scored on (in A's order), indexed by question id:
-    `<metric>_a`, `<metric>_b`, `prediction_a/_b`, `status_a/_b` and `flip`."""
+    """One row per question both runs answered (in A's order), indexed by question id:
+    `<metric>_a`, `<metric>_b`, `prediction_a/_b`, `status_a/_b`, `right_a/_b` and `flip`. A question
+    a run has no prediction for (status "missing": the score frame keeps it, scored 0, for the
+    leaderboard) is left out: it is not a question that run got wrong against the other."""
     cols = [*METRICS, "prediction", "status"]
-    left = scores.loc[scores["run"] == a, ["question_id", *cols]].drop_duplicates("question_id").set_index("question_id")
-    right = scores.loc[scores["run"] == b, ["question_id", *cols]].drop_duplicates("question_id").set_index("question_id")
-    out = left.add_suffix("_a").join(right.add_suffix("_b"), how="inner")
-    ra, rb = is_right(out["accuracy_a"]), is_right(out["accuracy_b"])
+    has_right = "right" in scores.columns
+
+    def side(run: str) -> pd.DataFrame:
+        part = scores.loc[scores["run"] == run, ["question_id", *cols, *(["right"] if has_right else [])]]
+        part = part[part["status"].astype(str) != MISSING_STATUS].drop_duplicates("question_id").set_index("question_id")
+        if not has_right:
+            part = part.assign(right=is_right(part["accuracy"]))
+        return part.astype({"right": bool})
+
+    out = side(a).add_suffix("_a").join(side(b).add_suffix("_b"), how="inner")
+    ra, rb = out["right_a"].to_numpy(bool), out["right_b"].to_numpy(bool)
     out["flip"] = np.select([ra & rb, ra & ~rb, ~ra & rb], [BOTH_RIGHT, ONLY_A, ONLY_B], BOTH_WRONG)
     return out.rename_axis("question_id")
+
+
+def unit_of(questions: pd.DataFrame) -> str:
+    """"document" when any question names a document, else "question" (`scoring.stats.document_clusters`)."""
+    if "document" not in questions.columns or questions.empty:
+        return QUESTION
+    return DOCUMENT if bool((questions["document"].fillna("").astype(str) != "").any()) else QUESTION
+
+
+def cluster_keys(questions: pd.DataFrame) -> pd.Series:
+    """(question id -> its cluster): the question frame's `cluster` column (its first document, or
+    the question id when it names none), else the first of its `document` ids, else the question."""
+    ids = pd.Series(questions.index.astype(str), index=questions.index)
+    if "cluster" in questions.columns:
+        keys = questions["cluster"]
+    elif "document" in questions.columns:
+        keys = questions["document"].fillna("").astype(str).str.split(", ").str[0]
+    else:
+        return ids
+    keys = keys.where(keys.notna() & (keys.astype(str) != ""), ids)
+    # a question naming no document is its own cluster: keep it apart from any document of the same name
+    named = questions["document"].fillna("").astype(str) != "" if "document" in questions.columns else pd.Series(True, index=ids.index)
+    return ("d:" + keys.astype(str)).where(named, "q:" + ids)
+
+
+def cluster_codes(questions: pd.DataFrame, index: pd.Index) -> tuple[np.ndarray, str]:
+    """(integer cluster code per question of `index`, unit); a question not in the frame is its own."""
+    keys = cluster_keys(questions).reindex(index)
+    keys = keys.where(keys.notna(), "q:" + pd.Series(index.astype(str), index=index))
+    codes, _ = pd.factorize(keys)
+    return codes.astype(np.int64), unit_of(questions)
+
+
+def clusters_at(codes: np.ndarray, unit: str, pos: np.ndarray) -> Clusters:
+    """The clusters of the questions at positions `pos` (renumbered by scoring.stats)."""
+    part = codes[pos]
+    return Clusters(part, unit, int(np.unique(part).size))
 
 
 def labels_of(questions: pd.DataFrame, field_name: str) -> pd.Series:
@@ -76,12 +148,13 @@ def labels_of(questions: pd.DataFrame, field_name: str) -> pd.Series:
 
 def slices(questions: pd.DataFrame, fields: Iterable[str] = BREAKDOWNS, *,
            overall: bool = True) -> Iterator[tuple[str, str, pd.Index]]:
-    """(field, label, question ids): first every question, then each label of each field, sorted."""
+    """(field, label, question ids): first every question, then each label of each field, sorted.
+    A field with fewer than two labels (every question "unknown", or all one value) gives no slice."""
     if overall:
         yield OVERALL_FIELD, OVERALL_LABEL, questions.index
     for name in fields:
         lab = labels_of(questions, name)
-        if lab.empty:
+        if lab.nunique() < 2:
             continue
         for label, ids in lab.groupby(lab.values, sort=True).groups.items():
             yield name, str(label), pd.Index(ids).unique()
@@ -107,17 +180,30 @@ def slice_key(field_name: str, label: str) -> str:
 # ----------------------------------------------------------------------------- flips
 
 
+FLIP_COLUMNS = ["field", "label", "questions", *FLIPS, "documents", "unit", "p", "p_mcnemar"]
+
+
 def flip_table(pairs: pd.DataFrame, questions: pd.DataFrame, fields: Iterable[str] = BREAKDOWNS) -> pd.DataFrame:
-    """Accuracy flips overall and per slice: field, label, questions, both right, only A, only B, both wrong."""
+    """Accuracy flips overall and per slice: field, label, questions, both right, only A, only B, both
+    wrong; then the test of the flips with documents as the unit -- `documents` (units), `unit`, `p`
+    (the sign-flip test of the per-document sums of right_A - right_B: exact) -- and McNemar's exact
+    p on the discordant questions (`p_mcnemar`, question-level, secondary)."""
     code = pd.Categorical(pairs["flip"], categories=FLIPS).codes  # by position: no index join per slice
+    d = pairs["right_a"].to_numpy(float) - pairs["right_b"].to_numpy(float) if len(pairs) else np.zeros(0)
+    clusters, unit = cluster_codes(questions, pairs.index)
     rows = []
     for name, label, ids in slices(questions, fields):
         pos = pairs.index.get_indexer(ids)
-        part = code[pos[pos >= 0]]
+        pos = np.sort(pos[pos >= 0])
+        part = code[pos]
         counts = np.bincount(part[part >= 0], minlength=len(FLIPS))
+        sums = np.bincount(clusters[pos], weights=d[pos]) if pos.size else np.zeros(0)
         rows.append({"field": name, "label": label, "questions": int(part.size),
-                     **{f: int(c) for f, c in zip(FLIPS, counts)}})
-    return pd.DataFrame(rows, columns=["field", "label", "questions", *FLIPS])
+                     **{f: int(c) for f, c in zip(FLIPS, counts)},
+                     "documents": int(np.unique(clusters[pos]).size), "unit": unit,
+                     "p": sign_flip_p(sums)[0] if pos.size else np.nan,
+                     "p_mcnemar": mcnemar_exact(int(counts[1]), int(counts[2])) if pos.size else np.nan})
+    return pd.DataFrame(rows, columns=FLIP_COLUMNS)
 
 
 def flip_questions(pairs: pd.DataFrame, questions: pd.DataFrame, field_name: str, label: str, flip: str | None) -> pd.DataFrame:
@@ -137,48 +223,81 @@ class Settings:
     confidence: float = 0.95
 
 
-def _delta_row(a: np.ndarray, b: np.ndarray, flips: np.ndarray, s: Settings) -> dict:
-    """One slice: `a`, `b` the 3 x n metric arrays of its paired questions, `flips` their flip labels."""
+def _delta_row(a: np.ndarray, b: np.ndarray, flips: np.ndarray, clusters: Clusters, s: Settings) -> dict:
+    """One slice: `a`, `b` the 3 x n metric arrays of its paired questions, `flips` their flip labels,
+    `clusters` their documents."""
     n = a.shape[1]
     row: dict = {"questions": int(n)}
-    intervals = paired_bootstrap_rows(a, b, resamples=s.resamples, seed=s.seed, confidence=s.confidence, approximate=True)
-    for i, (m, (delta, low, high)) in enumerate(zip(METRICS, intervals)):
+    results = paired_by_document_rows(a, b, clusters, resamples=s.resamples, seed=s.seed, confidence=s.confidence,
+                                      approximate=True)
+    for i, (m, r) in enumerate(zip(METRICS, results)):
         row |= {f"{m}_a": float(a[i].mean()) if n else np.nan, f"{m}_b": float(b[i].mean()) if n else np.nan,
-                f"{m}_delta": delta, f"{m}_low": low, f"{m}_high": high}
+                f"{m}_delta": r.delta, f"{m}_low": r.low, f"{m}_high": r.high, f"{m}_p": r.p,
+                f"{m}_detectable": r.detectable, f"{m}_qlow": r.question_low, f"{m}_qhigh": r.question_high}
+    first = results[0]
     only_a, only_b = int(np.count_nonzero(flips == ONLY_A)), int(np.count_nonzero(flips == ONLY_B))
-    row |= {"only_a": only_a, "only_b": only_b, "p_mcnemar": mcnemar_exact(only_a, only_b)}
+    row |= {"documents": first.units, "unit": first.unit, "too_few": first.too_few, "p": first.p,
+            "only_a": only_a, "only_b": only_b, "p_mcnemar": mcnemar_exact(only_a, only_b)}
     return row
 
 
-DELTA_COLUMNS = ["field", "label", "questions", "small",
-                 *(f"{m}_{k}" for m in METRICS for k in ("a", "b", "delta", "low", "high")),
-                 "only_a", "only_b", "p_mcnemar", "p_holm"]
+DELTA_COLUMNS = ["field", "label", "questions", "documents", "unit", "small", "too_few",
+                 *(f"{m}_{k}" for m in METRICS
+                   for k in ("a", "b", "delta", "low", "high", "p", "p_holm", "detectable", "qlow", "qhigh")),
+                 "p", "p_holm", "only_a", "only_b", "p_mcnemar"]
 
 
 def deltas(pairs: pd.DataFrame, questions: pd.DataFrame, fields: Iterable[str] = BREAKDOWNS,
            settings: Settings = Settings()) -> pd.DataFrame:
-    """Per slice (the first row: all questions): questions paired, `small` (< 20), per metric the
-    means of A and B, delta = A - B with its bootstrap interval (`_low`, `_high`), the Accuracy flips
-    only A / only B, McNemar's exact p on them, and `p_holm`: Holm-adjusted across all the slices
-    of all fields (the family of slice tests; the overall row is its own single test, p_holm = p)."""
+    """Per slice (the first row: all questions), with documents as the unit:
+    - questions paired, `documents` (how many units: documents, or questions when the gold names no
+      document, `unit`), `small` (< 20 questions), `too_few` (< MIN_DOCUMENTS documents);
+    - per metric the means of A and B, delta = A - B, its document-bootstrap interval (`_low`,
+      `_high`; nan when too_few), its sign-flip p by document (`_p`), the smallest gap detectable at
+      80 % power (`_detectable`) and, secondary, the question-level bootstrap interval (`_qlow`, `_qhigh`);
+    - `<metric>_p_holm`: that p Holm-adjusted across the slices of all fields that have at least
+      MIN_DOCUMENTS documents (the family of slice tests; the overall row is its own single test,
+      p_holm = p; a slice with too few documents is not tested, p_holm nan);
+    - `p`, `p_holm`: the Accuracy ones (= `accuracy_p`, `accuracy_p_holm`);
+    - the Accuracy flips only A / only B and McNemar's exact p on them (`p_mcnemar`: question-level,
+      what other tools report; secondary)."""
     a = pairs[[f"{m}_a" for m in METRICS]].to_numpy(float).T
     b = pairs[[f"{m}_b" for m in METRICS]].to_numpy(float).T
     flips = pairs["flip"].to_numpy(object)
+    codes, unit = cluster_codes(questions, pairs.index)
     rows = []
     for name, label, ids in slices(questions, fields):
         pos = pairs.index.get_indexer(ids)
         pos = np.sort(pos[pos >= 0])  # the slice's paired questions, in the pairs' order
         if name != OVERALL_FIELD and not pos.size:
             continue
-        rows.append({"field": name, "label": label} | _delta_row(a[:, pos], b[:, pos], flips[pos], settings))
+        rows.append({"field": name, "label": label}
+                    | _delta_row(a[:, pos], b[:, pos], flips[pos], clusters_at(codes, unit, pos), settings))
     out = pd.DataFrame(rows)
     if out.empty:
         return pd.DataFrame(columns=DELTA_COLUMNS)
     out["small"] = out["questions"] < SMALL
-    is_slice = out["field"] != OVERALL_FIELD
-    out["p_holm"] = out["p_mcnemar"]
-    out.loc[is_slice, "p_holm"] = holm(out.loc[is_slice, "p_mcnemar"].tolist())
+    tested = (out["field"] != OVERALL_FIELD) & ~out["too_few"].astype(bool)
+    for m in METRICS:
+        out[f"{m}_p_holm"] = np.where(out["field"] == OVERALL_FIELD, out[f"{m}_p"], np.nan)
+        out.loc[tested, f"{m}_p_holm"] = holm(out.loc[tested, f"{m}_p"].tolist())
+    out["p_holm"] = out["accuracy_p_holm"]
     return out[DELTA_COLUMNS]
+
+
+def tested_count(table: pd.DataFrame) -> int:
+    """How many slices of a `deltas` table are in Holm's family (enough documents)."""
+    return int(((table["field"] != OVERALL_FIELD) & ~table["too_few"].astype(bool)).sum()) if len(table) else 0
+
+
+def verdict(row: dict | pd.Series, metric: str = "accuracy", alpha: float = 0.05) -> str:
+    """What a page may say about one row of `deltas`: "real" (enough documents, the interval by
+    documents excludes 0 and p < alpha), "too few" (fewer than MIN_DOCUMENTS documents), or "chance"."""
+    if bool(row["too_few"]):
+        return "too few"
+    lo, hi = row[f"{metric}_low"], row[f"{metric}_high"]
+    p = row[f"{metric}_p"]
+    return "real" if p < alpha and (lo > 0 or hi < 0) else "chance"
 
 
 def headline(table: pd.DataFrame) -> dict:
@@ -191,11 +310,12 @@ def headline(table: pd.DataFrame) -> dict:
 
 
 def _membership(questions: pd.DataFrame, fields: Iterable[str]) -> pd.DataFrame:
-    """Long: field, label, question_id -- one row per (slice, question), overall first."""
+    """Long: field, label, question_id -- one row per (slice, question), overall first (fields of one
+    label left out, as in `slices`)."""
     parts = [pd.DataFrame({"field": OVERALL_FIELD, "label": OVERALL_LABEL, "question_id": questions.index})]
     for name in fields:
         lab = labels_of(questions, name)
-        if not lab.empty:
+        if lab.nunique() >= 2:
             parts.append(pd.DataFrame({"field": name, "label": lab.values, "question_id": lab.index}))
     return pd.concat(parts, ignore_index=True).drop_duplicates()
 
@@ -228,8 +348,8 @@ def rank_table(long: pd.DataFrame) -> pd.DataFrame:
 
 
 OWN, BEST = "own overall", "best run"
-WEAK_COLUMNS = ["field", "label", "questions", "score", "reference", "reference_run", "gap", "gap_low", "gap_high",
-                "weight", "small"]
+WEAK_COLUMNS = ["field", "label", "questions", "documents", "unit", "score", "reference", "reference_run", "gap", "gap_low",
+                "gap_high", "detectable", "weight", "small", "too_few", "enough"]
 
 
 def weakest(scores: pd.DataFrame, questions: pd.DataFrame, run: str, metric: str = "accuracy", *,
@@ -237,11 +357,14 @@ def weakest(scores: pd.DataFrame, questions: pd.DataFrame, run: str, metric: str
             settings: Settings = Settings(), top: int | None = None) -> pd.DataFrame:
     """A run's weakest slices, ranked by weight = slice size x gap, where the gap is
     - against OWN: the run's overall score minus its score on the slice; the interval is the
-      bootstrap interval of the slice mean, turned into a gap (the overall score taken as fixed);
+      document-bootstrap interval of the slice mean, turned into a gap (the overall score taken as fixed);
     - against BEST: the best other run's score on the slice minus this run's, over the questions
-      both are scored on; the interval is the paired bootstrap interval of that difference.
-    Columns: field, label, questions, score, reference, reference_run, gap, gap_low, gap_high,
-    weight, small. Slices are only those of `fields` (not the overall row)."""
+      both are scored on; the interval is the paired document-bootstrap interval of that difference.
+    Columns: field, label, questions, documents, unit, score, reference, reference_run, gap, gap_low,
+    gap_high (nan with fewer than MIN_DOCUMENTS documents), detectable (the smallest gap the slice
+    could detect), weight, small (< 20 questions), too_few (< MIN_DOCUMENTS documents) and `enough`:
+    the slice may be called weak (enough questions and documents, and its gap interval above 0);
+    otherwise a page says "not enough evidence". Slices are only those of `fields` (not the overall row)."""
     mine = scores[scores["run"] == run].drop_duplicates("question_id").set_index("question_id")[metric]
     if mine.empty:
         return pd.DataFrame(columns=WEAK_COLUMNS)
@@ -259,6 +382,7 @@ def weakest(scores: pd.DataFrame, questions: pd.DataFrame, run: str, metric: str
         return values, present
 
     my_values, my_present = aligned(mine)
+    codes, unit = cluster_codes(questions, qidx)
     by_run = {r: aligned(scores[scores["run"] == r].drop_duplicates("question_id").set_index("question_id")[metric])
               for r in others}
     rows = []
@@ -281,34 +405,48 @@ def weakest(scores: pd.DataFrame, questions: pd.DataFrame, run: str, metric: str
             ref, ref_run = max(cands, key=lambda c: c[0])
             values, present = by_run[ref_run]
             common = here[present[here]]
-            gap, low, high = paired_bootstrap(values[common], my_values[common],
-                                              resamples=settings.resamples, seed=settings.seed, confidence=settings.confidence, approximate=True)
+            res = _paired(values[common], my_values[common], clusters_at(codes, unit, common), settings)
+            gap, low, high = res.delta, res.low, res.high
         else:
             ref, ref_run = overall, run
-            _, lo, hi = paired_bootstrap(x, np.zeros(len(x)), resamples=settings.resamples,
-                                         seed=settings.seed, confidence=settings.confidence, approximate=True)
-            gap, low, high = overall - score, overall - hi, overall - lo
-        rows.append({"field": name, "label": label, "questions": int(len(x)), "score": score, "reference": ref,
-                     "reference_run": ref_run, "gap": gap, "gap_low": low, "gap_high": high,
-                     "weight": len(x) * gap, "small": len(x) < SMALL})
+            res = _paired(x, np.zeros(len(x)), clusters_at(codes, unit, here), settings)
+            gap, low, high = overall - score, overall - res.high, overall - res.low
+        small = len(x) < SMALL
+        rows.append({"field": name, "label": label, "questions": int(len(x)), "documents": res.units, "unit": res.unit,
+                     "score": score, "reference": ref, "reference_run": ref_run, "gap": gap, "gap_low": low,
+                     "gap_high": high, "detectable": res.detectable, "weight": len(x) * gap, "small": small,
+                     "too_few": res.too_few, "enough": bool(not small and not res.too_few and low > 0)})
     out = pd.DataFrame(rows, columns=WEAK_COLUMNS)
     out = out.sort_values(["weight", "questions"], ascending=[False, False], kind="stable").reset_index(drop=True)
     return out.head(top) if top else out
 
 
-def run_intervals(scores: pd.DataFrame, runs: list[str], settings: Settings = Settings()) -> pd.DataFrame:
-    """Per run and metric: questions, mean, low, high (fractions)."""
+def _paired(a: np.ndarray, b: np.ndarray, clusters: Clusters, s: Settings) -> Paired:
+    return paired_by_document(a, b, clusters, resamples=s.resamples, seed=s.seed, confidence=s.confidence, approximate=True)
+
+
+def run_intervals(scores: pd.DataFrame, runs: list[str], settings: Settings = Settings(),
+                  questions: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Per run and metric: questions, documents, unit, mean, low, high (fractions): the interval
+    resamples documents (`questions` gives them; without it, or when no question names a document,
+    questions) and is nan with fewer than MIN_DOCUMENTS of them."""
     rows = []
+    frame = questions if questions is not None else pd.DataFrame(index=pd.Index([], dtype=object))
     for r in runs:
         part = scores[scores["run"] == r]
-        row: dict = {"run": r, "questions": int(len(part))}
+        ids = pd.Index(part["question_id"].astype(str))
+        codes, unit = cluster_codes(frame, ids)
+        clusters = Clusters(codes, unit, int(np.unique(codes).size))
         values = part[list(METRICS)].to_numpy(float).T
-        for m, (mean, low, high) in zip(METRICS, paired_bootstrap_rows(values, np.zeros_like(values), resamples=settings.resamples,
-                                                                       seed=settings.seed, confidence=settings.confidence,
-                                                                       approximate=True)):
-            row |= {m: mean, f"{m}_low": low, f"{m}_high": high}
+        results = paired_by_document_rows(values, np.zeros_like(values), clusters, resamples=settings.resamples,
+                                          seed=settings.seed, confidence=settings.confidence, approximate=True)
+        row: dict = {"run": r, "questions": int(len(part)), "documents": results[0].units if len(part) else 0,
+                     "unit": results[0].unit}
+        for m, res in zip(METRICS, results):
+            row |= {m: res.delta, f"{m}_low": res.low, f"{m}_high": res.high}
         rows.append(row)
-    return pd.DataFrame(rows, columns=["run", "questions", *(f"{m}{k}" for m in METRICS for k in ("", "_low", "_high"))])
+    return pd.DataFrame(rows, columns=["run", "questions", "documents", "unit",
+                                       *(f"{m}{k}" for m in METRICS for k in ("", "_low", "_high"))])
 
 
 # ----------------------------------------------------------------------------- telling failures

@@ -1,6 +1,10 @@
 """Streamlit pieces of the comparison page (views/compare.py) and the presentation page
 (views/present.py): widgets, tables with downloads, the question side by side. The numbers come
-from dashboard/compare.py (pure), the figures from dashboard/compare_charts.py.
+from dashboard/compare/frames.py (pure), the figures from dashboard/compare/charts.py.
+
+Every interval and p-value shown has documents as the unit (frames.py's docstring): each says how
+many documents it rests on, a slice under 20 documents reads "too few documents to tell" with the
+smallest gap it could detect, and McNemar's question-level p is a secondary column.
 
 `state` is the view's comparison part (`View.compare`, see dashboard/links.py): what a link restores.
 """
@@ -51,7 +55,7 @@ def _digest(frame: pd.DataFrame) -> int:
 
 
 def _questions_digest(an) -> int:
-    cols = [c for c in C.BREAKDOWNS if c in an.questions.columns]
+    cols = [c for c in (*C.BREAKDOWNS, "document", "cluster") if c in an.questions.columns]
     return _digest(an.questions[cols])
 
 
@@ -72,8 +76,9 @@ def weakest(an, run: str, metric: str, against: str, runs: list[str]) -> pd.Data
 
 
 def intervals(an, runs: list[str]) -> pd.DataFrame:
-    key = ("intervals", tuple(runs), _digest(an.scores.loc[an.scores["run"].isin(runs), ["run", "question_id", *C.METRICS]]), SETTINGS)
-    return cache.comparison(key, lambda: C.run_intervals(an.scores, runs, SETTINGS))  # type: ignore[return-value]
+    key = ("intervals", tuple(runs), _digest(an.scores.loc[an.scores["run"].isin(runs), ["run", "question_id", *C.METRICS]]),
+           _questions_digest(an), SETTINGS)
+    return cache.comparison(key, lambda: C.run_intervals(an.scores, runs, SETTINGS, an.questions))  # type: ignore[return-value]
 
 
 # ----------------------------------------------------------------------------- small pieces
@@ -107,6 +112,31 @@ def p_text(p: float) -> str:
     return text if text.startswith("<") else f"= {text}"
 
 
+def units_text(n: int, unit: str) -> str:
+    """"12 documents", or "12 questions (the gold names no documents)"."""
+    if unit == "document":
+        return f"{n} document{'s' * (n != 1)}"
+    return f"{n} question{'s' * (n != 1)} (the gold names no documents)"
+
+
+def gap_text(gap: float) -> str:
+    """The smallest detectable gap in percentage points, as words."""
+    if pd.isna(gap) or gap == float("inf"):
+        return "no gap could be detected"
+    if gap == 0:
+        return "the runs agree on every question here"
+    return f"the smallest gap it could detect is about ±{100 * gap:.1f} pp"
+
+
+def interval_text(row, metric: str) -> str:
+    """The interval by documents, or why there is none (a `deltas` row)."""
+    if bool(row["too_few"]):
+        return (f"too few documents to tell ({units_text(int(row['documents']), row['unit'])}; "
+                f"{gap_text(row[f'{metric}_detectable'])})")
+    lo, hi = 100 * row[f"{metric}_low"], 100 * row[f"{metric}_high"]
+    return f"95 % interval {lo:+.1f} to {hi:+.1f} pp over {units_text(int(row['documents']), row['unit'])}"
+
+
 def rank_colour(rank: object, last: int) -> str:
     """CSS for a rank cell: the best rank green, the last red (both readable in light and dark themes)."""
     if rank is None or pd.isna(rank):
@@ -137,17 +167,27 @@ def headline(table: pd.DataFrame, a: str, b: str) -> None:
     st.subheader("Headline")
     row = st.container(horizontal=True, wrap=True, gap="medium")  # wraps below ~3 x 230 px instead of cutting numbers
     for m in C.METRICS:
-        d, lo, hi = (100 * top[f"{m}_{k}"] for k in ("delta", "low", "high"))
+        d = 100 * top[f"{m}_delta"]
         col = row.container(width=230)
         col.metric(f"Δ {C.METRIC_LABELS[m]} (A − B)", f"{d:+.1f} pp", border=True,
-                   help="A minus B in percentage points over the questions both runs are scored on; "
-                        "95 % percentile bootstrap interval from resampling questions in pairs.")
-        col.caption(f"95 % interval {lo:+.1f} to {hi:+.1f} pp · A {100 * top[f'{m}_a']:.1f} % · B {100 * top[f'{m}_b']:.1f} %")
-    real = top["p_mcnemar"] < 0.05
+                   help="A minus B in percentage points over the questions both runs answered; 95 % percentile interval "
+                        "from resampling documents (a drawn document brings both runs' answers to all its questions), "
+                        f"none under {C.MIN_DOCUMENTS} documents.")
+        col.caption(f"{interval_text(top, m)} · A {100 * top[f'{m}_a']:.1f} % · B {100 * top[f'{m}_b']:.1f} %")
+    units = units_text(int(top["documents"]), top["unit"])
+    said = C.verdict(top)
+    if said == "too few":
+        verdict = (f"with {units}, there are **too few documents to tell** whether the Accuracy difference is real "
+                   f"({gap_text(top['accuracy_detectable'])}).")
+    else:
+        verdict = (f"by document, p {p_text(top['p'])} (sign flips of whole documents): "
+                   + ("**the Accuracy difference is unlikely to be chance.**" if said == "real"
+                      else "the Accuracy difference could be chance."))
     st.markdown(
-        f"On **{top['questions']}** shared questions, only **{md_escape(a)}** is right on **{top['only_a']}**, only "
-        f"**{md_escape(b)}** on **{top['only_b']}**; McNemar's exact p {p_text(top['p_mcnemar'])}: "
-        + ("**the Accuracy difference is unlikely to be chance.**" if real else "the Accuracy difference could be chance."))
+        f"On **{top['questions']}** shared questions in {units}, only **{md_escape(a)}** is right on **{top['only_a']}**, only "
+        f"**{md_escape(b)}** on **{top['only_b']}**; " + verdict)
+    st.caption(f"Question-level McNemar p {p_text(top['p_mcnemar'])} (what other tools report: it counts questions as "
+               "independent, and a document one run cannot read moves all its questions together).")
 
 
 def slices_section(an, table: pd.DataFrame, a: str, b: str, state: MutableMapping[str, str]) -> None:
@@ -166,26 +206,40 @@ def slices_section(an, table: pd.DataFrame, a: str, b: str, state: MutableMappin
     if hit and C.slice_key(str(hit[0]), str(hit[1])) != state.get("cmp_slice") and hit != st.session_state.get("cmp_delta_seen"):
         st.session_state["cmp_delta_seen"] = hit
         choose_slice(state, str(hit[0]), str(hit[1]))
-    few = int((shown["small"] & (shown["field"] != C.OVERALL_FIELD)).sum())
-    tested = int((table["field"] != C.OVERALL_FIELD).sum())
+    few = int((shown["too_few"].astype(bool) & (shown["field"] != C.OVERALL_FIELD)).sum())
+    tested = C.tested_count(table)
     if few:
-        st.warning(f"{few} of these slices have fewer than {C.SMALL} questions (hollow markers): their intervals are wide "
-                   "and their differences rarely mean much.", icon=":material/warning:")
-    st.caption(f"p (Holm): McNemar's exact p on the slice's Accuracy flips, Holm-adjusted across all {tested} slices tested. "
-               "Click a marker to open that slice's flips below.")
+        st.warning(f"{few} of these slices have fewer than {C.MIN_DOCUMENTS} documents (hollow markers): too few documents "
+                   "to tell, so they get no interval and no test; the table gives the smallest gap each could detect.",
+                   icon=":material/warning:")
+    unit = "documents" if C.unit_of(an.questions) == "document" else "questions (the gold names no documents)"
+    st.caption(f"Intervals and p resample and test {unit}: a drawn document brings both runs' answers to all its questions, "
+               "and p is the sign-flip test of whole documents. p (Holm): that p Holm-adjusted across the "
+               f"{tested} slice{'s' * (tested != 1)} with at least {C.MIN_DOCUMENTS} documents. McNemar p (questions): the "
+               "question-level test other tools report, which treats questions as independent. Click a marker to open "
+               "that slice's flips below.")
     rows = shown.assign(Slice=[slice_text(f, lab) for f, lab in zip(shown["field"], shown["label"])])
+    too_few = rows["too_few"].astype(bool)
     frame = pd.DataFrame({
-        "Slice": rows["Slice"], "Questions": rows["questions"],
-        "Few": rows["small"].map(lambda s: f"⚠ under {C.SMALL}" if s else ""),
+        "Slice": rows["Slice"], "Questions": rows["questions"], "Documents": rows["documents"],
+        "Few": too_few.map(lambda s: "⚠ too few documents to tell" if s else ""),
         "A (%)": rows[f"{metric}_a"] * 100, "B (%)": rows[f"{metric}_b"] * 100,
         "Δ (pp)": rows[f"{metric}_delta"] * 100, "Low (pp)": rows[f"{metric}_low"] * 100, "High (pp)": rows[f"{metric}_high"] * 100,
-        "Only A": rows["only_a"], "Only B": rows["only_b"], "p": rows["p_mcnemar"], "p (Holm)": rows["p_holm"],
+        "Detectable (pp)": rows[f"{metric}_detectable"].where(rows[f"{metric}_detectable"] < float("inf")) * 100,
+        "p": rows[f"{metric}_p"].where(~too_few), "p (Holm)": rows[f"{metric}_p_holm"],
+        "Only A": rows["only_a"], "Only B": rows["only_b"], "McNemar p (questions)": rows["p_mcnemar"],
     })
     num = st.column_config.NumberColumn(format="%.1f")
     st.dataframe(frame, hide_index=True, width="stretch", key="cmp_delta_table", column_config={
         "A (%)": num, "B (%)": num, "Δ (pp)": st.column_config.NumberColumn(format="%+.1f"),
-        "Low (pp)": st.column_config.NumberColumn(format="%+.1f"), "High (pp)": st.column_config.NumberColumn(format="%+.1f"),
-        "p": st.column_config.NumberColumn(format="%.3g"), "p (Holm)": st.column_config.NumberColumn(format="%.3g")})
+        "Low (pp)": st.column_config.NumberColumn(format="%+.1f", help="95 % interval by documents (none under 20)"),
+        "High (pp)": st.column_config.NumberColumn(format="%+.1f", help="95 % interval by documents (none under 20)"),
+        "Detectable (pp)": st.column_config.NumberColumn(
+            format="±%.1f", help="the smallest gap this slice could detect at 80 % power and 95 % confidence"),
+        "p": st.column_config.NumberColumn(format="%.3g", help="sign-flip test of whole documents"),
+        "p (Holm)": st.column_config.NumberColumn(format="%.3g"),
+        "McNemar p (questions)": st.column_config.NumberColumn(
+            format="%.3g", help="question-level: treats questions as independent (secondary)")})
     downloads(table, f"deltas_{file_part(a)}_vs_{file_part(b)}", "cmp_dl_deltas")
 
 
@@ -202,10 +256,16 @@ def choose_slice(state: MutableMapping[str, str], field_name: str, label: str, f
 def flips_section(an, pairs: pd.DataFrame, a: str, b: str, state: MutableMapping[str, str], ctx) -> None:
     st.subheader("What flipped (Accuracy)")
     flips = C.flip_table(pairs, an.questions)
-    st.caption(f"A = {md_escape(a)}, B = {md_escape(b)}. Click a count to list those questions.")
+    st.caption(f"A = {md_escape(a)}, B = {md_escape(b)}. Click a count to list those questions. p (documents): is one run "
+               "right more often than the other, tested by flipping whole documents between the runs (exact); McNemar p "
+               "(questions): the question-level test, which treats questions as independent.")
     shown = flips.assign(Slice=[slice_text(f, lab) for f, lab in zip(flips["field"], flips["label"])])
-    event = st.dataframe(shown[["Slice", "questions", *C.FLIPS]].rename(columns={"questions": "Questions"}), hide_index=True,
-                         width="stretch", height=320, key="cmp_flip_table", on_select="rerun", selection_mode="single-cell")
+    table = shown[["Slice", "questions", *C.FLIPS, "documents", "p", "p_mcnemar"]].rename(
+        columns={"questions": "Questions", "documents": "Documents", "p": "p (documents)", "p_mcnemar": "McNemar p (questions)"})
+    event = st.dataframe(table, hide_index=True, width="stretch", height=320, key="cmp_flip_table", on_select="rerun",
+                         selection_mode="single-cell", column_config={
+                             "p (documents)": st.column_config.NumberColumn(format="%.3g"),
+                             "McNemar p (questions)": st.column_config.NumberColumn(format="%.3g")})
     cells = list(getattr(getattr(event, "selection", None), "cells", None) or [])
     if cells and tuple(cells[0]) != st.session_state.get("cmp_flip_seen"):
         st.session_state["cmp_flip_seen"] = tuple(cells[0])
@@ -309,10 +369,43 @@ def detail(an, row: pd.Series, qid: str, a: str, b: str, ctx) -> None:
 # ----------------------------------------------------------------------------- many runs
 
 
+def evidence_word(row) -> str:
+    """A weakest-slices row: "weak" (its gap interval by documents lies above 0), or why it is not called so."""
+    if bool(row["enough"]):
+        return "weak"
+    if bool(row["too_few"]) or bool(row["small"]):
+        return f"⚠ too few documents to tell ({int(row['documents'])})"
+    return "not enough evidence (interval includes 0)" if row["gap"] > 0 else "not weaker"
+
+
+def weakest_sentence(top: pd.DataFrame, run: str, metric: str, against: str) -> str:
+    """The sentence over a run's weakest slices (Markdown, user text escaped): the first slice with
+    enough evidence (interval by documents above 0, at least 20 documents and 20 questions), or
+    "not enough evidence" -- never "weakest" for a slice whose interval includes 0."""
+    found = top[top["enough"].astype(bool)]
+    label = C.METRIC_LABELS[metric]
+    if found.empty:
+        first = top.iloc[0]
+        return (f"**Not enough evidence** to call any slice of **{md_escape(run)}** weak: the largest gap, "
+                f"**{md_escape(slice_text(first['field'], first['label']))}** ({100 * first['gap']:.1f} pp {label} on "
+                f"{first['questions']} questions in {units_text(int(first['documents']), first['unit'])}), "
+                + ("rests on too few documents to tell." if bool(first["too_few"]) or bool(first["small"])
+                   else f"has a 95 % interval by documents of {100 * first['gap_low']:+.1f} to {100 * first['gap_high']:+.1f} pp, "
+                        "which includes 0."))
+    first = found.iloc[0]
+    ref_run = md_escape(str(first["reference_run"]))
+    return (f"**{md_escape(run)}** is weakest on **{md_escape(slice_text(first['field'], first['label']))}**: "
+            f"{100 * first['score']:.1f} % {label} on {first['questions']} questions in "
+            f"{units_text(int(first['documents']), first['unit'])} against {100 * first['reference']:.1f} % "
+            f"({ref_run}{' overall' if against == C.OWN else ''}); gap {100 * first['gap']:.1f} pp "
+            f"(95 % interval by documents {100 * first['gap_low']:+.1f} to {100 * first['gap_high']:+.1f}).")
+
+
 def many_runs(an, order: list[str], state: MutableMapping[str, str]) -> None:
     st.subheader("Where a run is weakest")
-    st.caption("Slices ranked by questions × gap: a large slice with a large gap comes first. Intervals are 95 % bootstrap "
-               "intervals; slices under 20 questions are pale.")
+    st.caption(f"Slices ranked by questions × gap: a large slice with a large gap comes first. Intervals are 95 % intervals "
+               f"from resampling documents; a slice under {C.MIN_DOCUMENTS} documents or {C.SMALL} questions gets none "
+               "(pale), and a slice is called weak only when its interval lies above 0.")
     ui.seed("cmp_run", state.get("cmp_run") if state.get("cmp_run") in order else order[0])
     ui.seed("cmp_vs", state.get("cmp_vs") if state.get("cmp_vs") in (C.OWN, C.BEST) else C.OWN)
     ui.seed("cmp_all_metric", state.get("cmp_metric") if state.get("cmp_metric") in C.METRICS else "accuracy")
@@ -327,12 +420,7 @@ def many_runs(an, order: list[str], state: MutableMapping[str, str]) -> None:
     if top.empty:
         st.success(f"{md_escape(run)} scores at least its reference on every slice.")
     else:
-        first = top.iloc[0]
-        st.markdown(f"**{md_escape(run)}** is weakest on **{md_escape(slice_text(first['field'], first['label']))}**: "
-                    f"{100 * first['score']:.1f} % {C.METRIC_LABELS[metric]} on {first['questions']} questions against "
-                    f"{100 * first['reference']:.1f} % ({md_escape(str(first['reference_run']))}"
-                    f"{' overall' if against == C.OWN else ''}); gap {100 * first['gap']:.1f} pp "
-                    f"(95 % interval {100 * first['gap_low']:+.1f} to {100 * first['gap_high']:+.1f}).")
+        st.markdown(weakest_sentence(top, run, metric, against))
         event = st.plotly_chart(charts.weakest_chart(top, metric, run, against), width="stretch", key=f"cmp_weak_{metric}_{against}",
                                 on_select="rerun", selection_mode="points")
         st.caption(f"Click a bar to open those questions of {md_escape(run)} in the question explorer.")
@@ -341,9 +429,10 @@ def many_runs(an, order: list[str], state: MutableMapping[str, str]) -> None:
             ui.open_slice(run, str(hit[0]), str(hit[1]))
     frame = pd.DataFrame({
         "Slice": [slice_text(f, lab) for f, lab in zip(weak["field"], weak["label"])], "Questions": weak["questions"],
-        "Few": weak["small"].map(lambda s: f"⚠ under {C.SMALL}" if s else ""),
+        "Documents": weak["documents"], "Evidence": [evidence_word(r) for _, r in weak.iterrows()],
         "Score (%)": weak["score"] * 100, "Reference (%)": weak["reference"] * 100, "Reference run": weak["reference_run"],
         "Gap (pp)": weak["gap"] * 100, "Gap low (pp)": weak["gap_low"] * 100, "Gap high (pp)": weak["gap_high"] * 100,
+        "Detectable (pp)": weak["detectable"].where(weak["detectable"] < float("inf")) * 100,
         "Questions × gap": weak["weight"] * 100,
     })
     num = st.column_config.NumberColumn(format="%.1f")
