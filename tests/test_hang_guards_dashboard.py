@@ -86,6 +86,10 @@ FUNCTIONS = {
         "[{'c': c, 'bbox': (0, 0, 1, 1)} for c in s]}]}]}]}, 1, 600, 800, 0)",
         "p = page(s); locate_quote(p, 'a quote of about sixty characters that is not on the page at all'); "
         "locate_quote(p, 'x' * 2000)"),
+    "_word_spans": ("from dashboard.evidence.locate import _word_spans",
+                    "_word_spans(s, 'a a'); _word_spans(s, 'a-1'); _word_spans(s, s[:2000]); _word_spans(s[:2000], s)"),
+    "renders_gold": ("from dashboard.evidence.locate import renders_gold, spelled",
+                     "renders_gold(s, s); renders_gold(s[:150] + '\u03b2', s[:150] + 'beta'); spelled(s)"),
     "md_escape": ("from dashboard.core.escape import md_escape", "md_escape(s)"),
     "clip_text": ("from dashboard.core.escape import clip_text", "clip_text(s)"),
     "char_diff": ("from dashboard.core.textdiff import char_diff, diff_text",

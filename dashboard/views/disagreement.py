@@ -19,6 +19,7 @@ from dashboard.disagreement.why_panel import show_why
 from dashboard.shell import cache, ui
 from scoring.categories import CATEGORIES, CATEGORY_IDS
 from scoring.evaluate import RunResult
+from scoring.profiles import get_profile
 from scoring.sensitivity import applicable_profiles, compare
 
 SLICE_FIELDS = ("reasoning_type", "evidence_source", "answer_format", "domain", "difficulty", "document")
@@ -87,7 +88,8 @@ def definitions() -> None:
         st.dataframe({"Category": list(CATEGORY_IDS), "Definition": list(CATEGORIES.values())}, hide_index=True,
                      width="stretch", row_height=48,
                      column_config={"Definition": st.column_config.TextColumn(width="large")})
-        st.caption("A metric passes when Accuracy = 1, token F1 ≥ 0.5, ANLS ≥ 0.5. " + dg.FUZZY_DEFINITION +
+        st.caption(f"A metric passes when the answer is right ({get_profile(ctx.profile).right_rule}), token F1 ≥ 0.5, "
+                   "ANLS ≥ 0.5. " + dg.FUZZY_DEFINITION +
                    " The exact reading of each rule: scoring/categories.py.")
 
 
