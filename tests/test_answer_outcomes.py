@@ -285,3 +285,12 @@ def test_the_explorers_header_on_mmlongbench(monkeypatch, tmp_path):
     assert header == "mmlongbench_0000 · single-page · documents acme_annual_report_2023.pdf", header
     labels = [m.label for m in at.multiselect]
     assert "Domain" not in labels and "Reasoning type" not in labels and "Document type" in labels, labels
+
+
+def test_the_evidence_pages_header_fields(mm):
+    from dashboard.explorer.frames import question_header
+
+    ws, an = mm
+    q = ws.gold.items[0]
+    got = question_header(q, an, ("domain", "reasoning_type"), "evidence Table")
+    assert got == f"{q.qid} · evidence Table"  # neither field tells MMLongBench-Doc's questions apart

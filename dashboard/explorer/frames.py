@@ -107,16 +107,16 @@ def filter_options(analysis, view: View) -> dict[str, list[str]]:
 HEADER_FIELDS = ("split", "domain", "reasoning_type")  # a question header's fields, in this order
 
 
-def question_header(q, analysis) -> str:
-    """A question's header line: its id, then its split, domain and reasoning type -- each only when
-    the field tells questions apart (`Analysis.informative`), so MMLongBench-Doc's never reads
-    "unknown · unknown" -- then its documents. `q`: a scoring.model.GoldQuestion. Plain text (the
-    caller escapes it)."""
+def question_header(q, analysis, fields: tuple[str, ...] = HEADER_FIELDS, tail: str | None = None) -> str:
+    """A question's header line: its id, then its `fields` (split, domain, reasoning type) -- each
+    only when the field tells questions apart (`Analysis.informative`), so MMLongBench-Doc's never
+    reads "unknown · unknown" -- then `tail` (default: its documents). `q`: a scoring.model.GoldQuestion.
+    Plain text (the caller escapes it)."""
     parts = [q.qid]
-    for name in HEADER_FIELDS:
+    for name in fields:
         if analysis.informative(name):
             parts.append(q.labels("split")[0] if name == "split" else q.meta(name))
-    parts.append(f"documents {', '.join(q.document_ids) or 'none'}")
+    parts.append(f"documents {', '.join(q.document_ids) or 'none'}" if tail is None else tail)
     return " · ".join(parts)
 
 
