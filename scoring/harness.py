@@ -17,6 +17,7 @@ from .formats.base import ANLS_FAMILY, MMLONGBENCH_FAMILY, HarnessQuestion, Harn
 from .harness_rules import (
     lmms_anls,
     lmms_answerable,
+    lmms_first_number,
     lmms_mean,
     lmms_mmlongbench_f1,
     lmms_mmlongbench_score,
@@ -33,7 +34,7 @@ from .mmlongbench import acc_and_f1
 from .mmlongbench import eval_score as benchmark_eval_score
 from .profiles import LMMS_EVAL_PROFILE, MMLONGBENCH_PROFILE, VLMEVALKIT_PROFILE
 
-__all__ = ["RowScore", "Rescored", "rescore", "HARNESS_SCORING_PROFILES", "own_profile"]
+__all__ = ["RowScore", "Rescored", "rescore", "why", "sensitivity", "HARNESS_SCORING_PROFILES", "own_profile"]
 
 HARNESS_SCORING_PROFILES = (LMMS_EVAL_PROFILE, VLMEVALKIT_PROFILE, "docvqa", MMLONGBENCH_PROFILE)
 _OWN = {"lmms-eval": LMMS_EVAL_PROFILE, "vlmevalkit": VLMEVALKIT_PROFILE}
@@ -55,6 +56,8 @@ class RowScore:
     file: str
     line: int | None
     note: str = ""
+    reason: str = ""  # why the profile's score differs from the harness's own, in words ("" when equal)
+    slice: str = ""  # the answer format (MMLongBench-Doc) or the task, for the per-slice counts
 
 
 @dataclass(slots=True)
@@ -123,12 +126,70 @@ def rescore(run: HarnessRun, questions: dict[str, HarnessQuestion], profile: str
             continue
         score, note = _row_score(run, q, row, profile)
         notes = [n for n in (note, *row.notes) if n]
+        reason = why(run, q, row, score, profile, note) if score is not None and row.official is not None \
+            and score != row.official else ""
         out.rows.append(RowScore(row.qid, filt, row.official, score, row.prediction, " | ".join(q.answers), row.file,
-                                 row.line, "; ".join(notes)))
+                                 row.line, "; ".join(notes), reason,
+                                 q.answer_format if run.family == MMLONGBENCH_FAMILY else run.task))
         if score is not None:
             scored.append((row, q, score))
     out.recomputed = _aggregate(run, scored, profile)
     return out
+
+
+def why(run: HarnessRun, q: HarnessQuestion, row: HarnessRow, score: float, profile: str, note: str = "") -> str:
+    """The reason, in words, that the profile's score of a row differs from the harness's own."""
+    harness = "lmms-eval" if run.harness == "lmms-eval" else "VLMEvalKit" if run.harness == VLMEVALKIT_PROFILE else run.harness
+    pred = row.prediction
+    official = row.official if row.official is not None else 0.0
+    blank = any("blank cell" in n or "read as missing" in n for n in row.notes if n.startswith(("pred:", "prediction:")))
+    if run.family == ANLS_FAMILY:
+        if blank:
+            return f"{harness} scored the text `nan` for a blank cell"
+        if official == 0.5 and score == 0.0:
+            return f"a distance of exactly half the length: {harness} keeps 0.5, the benchmark's rule gives 0"
+        if pred != pred.strip():
+            return f"spaces around the answer: {harness} {'counts them in the length' if run.harness == VLMEVALKIT_PROFILE else 'strips them'}"
+        return f"{harness} gives {official:g}, profile {profile} {score:g}"
+    if run.family == MMLONGBENCH_FAMILY:
+        fmt = q.answer_format
+        if run.harness == VLMEVALKIT_PROFILE:
+            if blank:
+                return "the judge gave no answer: VLMEvalKit scored the text `nan` for a blank cell"
+            if note.startswith("VLMEvalKit's eval_score raises") or (official == 0.0 and profile != VLMEVALKIT_PROFILE
+                                                                     and _vlm_raises(row)):
+                return "VLMEvalKit's eval_score raises on this row and scores 0"
+            if fmt == "None":
+                return "the format None reached VLMEvalKit as a blank cell: its list branch scored the answer by ANLS"
+            if row.response and pred.strip() and pred.strip().lower() not in row.response.lower():
+                return f"the judge extracted a different answer (`{pred[:60]}`) than the response holds"
+        if run.harness == "lmms-eval":
+            if fmt in ("Int", "Float"):
+                n = lmms_first_number(pred)
+                if n is not None:
+                    return f"lmms-eval reads the first number: `{pred[:60]}` → {n:g}"
+            if fmt == "None":
+                return f"lmms-eval needs exactly `not answerable` after cleaning: `{pred[:60]}`"
+        return f"{harness} gives {official:g}, profile {profile} {score:g}"
+    return ""
+
+
+def _vlm_raises(row: HarnessRow) -> bool:
+    _, note = vlm_mmlongbench_score(row.raw.get("answer"), row.raw.get("pred"), row.raw.get("answer_format"))
+    return bool(note)
+
+
+def sensitivity(r: Rescored) -> dict[str, Any]:
+    """How many rows the profile scores differently from the harness, in which direction, per slice."""
+    def counts(rows: list[RowScore]) -> dict[str, int]:
+        pairs = [(x.official, x.score) for x in rows if x.official is not None and x.score is not None]
+        return {"count": len(pairs), "changed": sum(1 for o, s in pairs if s != o),
+                "up": sum(1 for o, s in pairs if s > o), "down": sum(1 for o, s in pairs if s < o)}
+
+    slices: dict[str, list[RowScore]] = {}
+    for x in r.rows:
+        slices.setdefault(x.slice or "unknown", []).append(x)
+    return {**counts(r.rows), "by_slice": {k: counts(v) for k, v in sorted(slices.items())}}
 
 
 def _aggregate(run: HarnessRun, scored: list[tuple[HarnessRow, HarnessQuestion, float]], profile: str) -> dict[str, Any]:

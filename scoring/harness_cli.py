@@ -31,13 +31,14 @@ from typing import Any
 
 from . import formats
 from .formats.base import ANLS_FAMILY, MMLONGBENCH_FAMILY, HarnessQuestion, SourceLoad
-from .harness import HARNESS_SCORING_PROFILES, Rescored, own_profile, rescore
+from .harness import HARNESS_SCORING_PROFILES, Rescored, own_profile, rescore, sensitivity
 from .problems import Problem, summarise
 from .profiles import HARNESS_PROFILE_NAMES, signature
 
 __all__ = ["wants", "main", "CSV_COLUMNS"]
 
-CSV_COLUMNS = ("run", "task", "question_id", "filter", "official_score", "score", "prediction", "gold", "file", "line", "note")
+CSV_COLUMNS = ("run", "task", "question_id", "filter", "official_score", "score", "prediction", "gold", "file", "line", "note",
+               "reason")
 
 
 def _values(argv: Sequence[str], option: str) -> list[str]:
@@ -162,6 +163,7 @@ def _run_report(r: Rescored, per_question: bool) -> dict[str, Any]:
         "reported": {k: _clean(v) for k, v in run.reported.items()},
         "recomputed": {k: _clean(v) for k, v in r.recomputed.items()},
         "agree": _agree(run.reported, r.recomputed),
+        "sensitivity": sensitivity(r),
     }
     if run.extra:
         rep["extra"] = {k: v for k, v in run.extra.items() if isinstance(v, (str, bool, int, float, list))}
@@ -173,7 +175,7 @@ def _run_report(r: Rescored, per_question: bool) -> dict[str, Any]:
 def _row_dict(r: Rescored, x: Any) -> dict[str, Any]:
     return {"run": r.run.name, "task": r.run.task, "question_id": x.qid, "filter": x.filter,
             "official_score": x.official, "score": x.score, "prediction": x.prediction, "gold": x.gold,
-            "file": x.file, "line": x.line, "note": x.note}
+            "file": x.file, "line": x.line, "note": x.note, "reason": x.reason}
 
 
 def _write_json(path: Path, args: argparse.Namespace, sources: list[SourceLoad], results: list[Rescored],
@@ -211,7 +213,7 @@ def _write_csv(path: Path, results: list[Rescored]) -> None:
         for r in results:
             for x in r.rows:
                 w.writerow([r.run.name, r.run.task, x.qid, x.filter, _cell(x.official), _cell(x.score), x.prediction, x.gold,
-                            x.file, "" if x.line is None else x.line, x.note])
+                            x.file, "" if x.line is None else x.line, x.note, x.reason])
 
 
 def _print_run(r: Rescored) -> None:
@@ -222,6 +224,14 @@ def _print_run(r: Rescored) -> None:
     for key in dict.fromkeys([*run.reported, *r.recomputed]):
         rep, rec = run.reported.get(key), r.recomputed.get(key)
         print(f"{key}: reported {rep if rep is not None else '-'}  recomputed {rec if rec is not None else '-'}")
+    changed = r.changed
+    if changed and r.profile != own_profile(run):
+        s = sensitivity(r)
+        print(f"Changed under {r.profile}: {s['changed']} of {s['count']} ({s['up']} up, {s['down']} down)")
+        for x in changed[:20]:
+            print(f"  {x.qid}: {x.official:g} -> {x.score:g}: {x.reason}")
+        if len(changed) > 20:
+            print(f"  ... and {len(changed) - 20} more (--per-question-csv lists them all)")
     if r.profile:
         print(f"Signature: {signature(r.profile)}")
 

@@ -21,7 +21,7 @@ import numpy as np
 from rapidfuzz.distance import Levenshtein
 
 __all__ = [
-    "lmms_anls", "lmms_mmlongbench_score", "lmms_answerable", "lmms_mean", "lmms_mmlongbench_f1",
+    "lmms_anls", "lmms_first_number", "lmms_mmlongbench_score", "lmms_answerable", "lmms_mean", "lmms_mmlongbench_f1",
     "vlm_answers", "vlm_anls_distance", "vlm_docvqa_score", "vlm_overall", "vlm_mmlongbench_score",
     "vlm_get_f1", "vlm_categories", "VLM_CATEGORIES", "infer_mmlongbench_format",
 ]
@@ -97,7 +97,7 @@ def _lmms_anls_text(gt: str, pred: str, threshold: float = 0.5) -> float:
 _FIRST_NUMBER = re.compile(r"[-+]?\d*\.?\d+")
 
 
-def _lmms_first_number(value: Any) -> float | None:
+def lmms_first_number(value: Any) -> float | None:
     m = _FIRST_NUMBER.search(str(value or "").replace(",", ""))
     if m is None:
         return None
@@ -144,7 +144,7 @@ def lmms_mmlongbench_score(answer: Any, prediction: str, answer_format: Any) -> 
     smallest ANLS; Str exact for URL/number/date/e-mail-like gold, else ANLS above 0.5."""
     fmt = _LMMS_FORMATS.get(str(answer_format or "Str").strip().lower(), "str")
     if fmt in ("int", "float"):
-        g, p = _lmms_first_number(answer), _lmms_first_number(prediction)
+        g, p = lmms_first_number(answer), lmms_first_number(prediction)
         if g is None or p is None:
             return 0.0
         if fmt == "int":
@@ -159,7 +159,7 @@ def lmms_mmlongbench_score(answer: Any, prediction: str, answer_format: Any) -> 
             return 0.0
         if not gold_items:
             return 1.0
-        if _lmms_first_number(gold_items[0]) is not None or _lmms_exact_candidate(gold_items[0]):
+        if lmms_first_number(gold_items[0]) is not None or _lmms_exact_candidate(gold_items[0]):
             return float(gold_items == pred_items)
         return min(_lmms_anls_text(g, p) for g, p in zip(gold_items, pred_items))
     g_text, p_text = _lmms_clean(answer), _lmms_clean(prediction)

@@ -205,6 +205,14 @@ def test_mmlongbench_doc_lines_and_aggregates(tmp_path):
     # the benchmark's F1: recall 3/4 over answerable gold; precision 3/5 over "not exactly Not answerable" preds
     assert b.recomputed["mmlongbench_doc_f1,none"] == pytest.approx(2 * 0.75 * 0.6 / 1.35)
     assert len(b.changed) == 2
+    assert [x.reason for x in b.changed] == ["lmms-eval reads the first number: `63 million` → 63",
+                                             "lmms-eval needs exactly `not answerable` after cleaning: `Not answerable.`"]
+    from scoring.harness import sensitivity
+
+    sens = sensitivity(b)
+    assert (sens["count"], sens["changed"], sens["up"], sens["down"]) == (5, 2, 1, 1)
+    assert sens["by_slice"]["Int"] == {"count": 1, "changed": 1, "up": 0, "down": 1}
+    assert sens["by_slice"]["None"] == {"count": 1, "changed": 1, "up": 1, "down": 0}
 
 
 def test_gold_files_give_the_real_format(tmp_path):
@@ -335,6 +343,9 @@ def test_cli_round_trip_own_profile_and_the_benchmarks(tmp_path, capsys):
     assert rep["runs"][0]["changed"] == 2
     rows = list(csv.DictReader(table.open(encoding="utf-8")))
     assert [r["score"] for r in rows] == ["1.0", "0.0", "0.0", "0.0"]
+    assert rep["runs"][0]["sensitivity"]["down"] == 2 and [r["reason"] for r in rows][:3] == [
+        "", "a distance of exactly half the length: lmms-eval keeps 0.5, the benchmark's rule gives 0",
+        "a distance of exactly half the length: lmms-eval keeps 0.5, the benchmark's rule gives 0"]
 
 
 def test_cli_says_what_it_cannot_read(tmp_path, capsys):

@@ -223,7 +223,11 @@ def test_docvqa_reproduced_and_under_the_benchmarks_rule(work):
     r = rescore(run, qs, "vlmevalkit")
     assert r.recomputed == run.reported == {"Overall": 53.125}
     assert [x.score for x in r.rows] == [x.official for x in r.rows] == [1.0, 0.5, 0.625, 0.0]
-    assert rescore(run, qs, "docvqa").recomputed == {"Overall": OVERALL_DOCVQA_PROFILE}
+    b = rescore(run, qs, "docvqa")
+    assert b.recomputed == {"Overall": OVERALL_DOCVQA_PROFILE}
+    assert [(x.qid, x.reason) for x in b.changed] == [
+        ("1", "a distance of exactly half the length: VLMEvalKit keeps 0.5, the benchmark's rule gives 0"),
+        ("2", "spaces around the answer: VLMEvalKit counts them in the length")]
     # lmms-eval's rule on the same answers: it strips first, so " abcxyz " gives 0.5, and scores "nan" 0
     assert rescore(run, qs, "lmms-eval").recomputed == {"Overall": (1.0 + 0.5 + 0.5 + 0.0) / 4 * 100}
     assert "blank cell" in r.rows[3].note
@@ -362,3 +366,4 @@ def test_sample_harness_vlmevalkit_run_reproduced():
     b = rescore(run, qs, "mmlongbench-doc")
     # where VLMEvalKit's eval_score raises (Float gold `96.4 million`, the empty gold list): 0; the benchmark's rules: 1
     assert [(x.qid, x.official, x.score) for x in b.changed] == [("13", 0.0, 1.0), ("14", 0.0, 1.0)]
+    assert {x.reason for x in b.changed} == {"VLMEvalKit's eval_score raises on this row and scores 0"}
