@@ -135,9 +135,12 @@ def _page_count(path: Path) -> int | None:
         return None
 
 
+VIEWER = PREFIX + "viewer"  # the viewer fragment's key: a callback inside its answer poller reruns it by name
+
+
 # A fragment: turning a page, zooming, toggling a layer or opening a thumbnail reruns the viewer
 # alone, not the page around it (the question picker, the metrics tables, the sidebar).
-@st.fragment
+@st.fragment(key=VIEWER)
 def _viewer(q: GoldQuestion, ref: DocRef, path: Path, runs: list[str], preds: dict, paths: dict) -> None:
     n = _page_count(path)
     if n is None:
@@ -246,9 +249,19 @@ def _answer_notes(q: GoldQuestion, runs: list[str], preds: dict, paths: dict, re
     st.markdown("**Where each answer appears**")
     jobs = _text_jobs(paths)
     if any(j.running for j in jobs.values()):
-        _answers_when_read(q, runs, preds, paths, ref, jump, jobs)
+        # the poller is a fragment of its own: a page button pressed in it must redraw the viewer around it
+        _answers_when_read(q, runs, preds, paths, ref, None if jump is None else _redrawing(jump), jobs)
     else:
         _answer_lines(q, runs, preds, paths, ref, jump, jobs)
+
+
+def _redrawing(jump):
+    """`jump` (the viewer's page setter) as a callback that also reruns the viewer fragment by its key:
+    pressed inside the answer poller, a button would otherwise rerun the poller alone."""
+    def go(page: int) -> None:
+        jump(page)
+        st.rerun(scope=VIEWER)
+    return go
 
 
 SEARCH_GRACE_S = 1.0  # a search done within this long is drawn at once, without a progress bar
@@ -277,13 +290,21 @@ def _text_jobs(paths: dict) -> dict[Path, ocr.Job]:
     return jobs
 
 
-@st.fragment(run_every=1)
+POLL_S = 1.0  # how often a running reading's progress is polled (seconds)
+
+
+@st.fragment(run_every=POLL_S)
 def _answers_when_read(q: GoldQuestion, runs: list[str], preds: dict, paths: dict, ref: DocRef, jump, jobs) -> None:
-    """While a document is read in the background: its progress, polled every second; once every
-    reading is done, the whole page reruns and draws the answers (no more polling)."""
+    """Declared only while a document is read in the background (the caller decides, so a page drawn
+    after the reading declares no poller at all): the reading's progress, polled every POLL_S, and
+    once every reading is done the answer lines, drawn here, in this fragment alone. It never reruns
+    the page: a full rerun from a poller re-created the page's widgets while the user was typing in
+    them and lost what was typed (issue 29). Until the viewer or the page reruns, the poll goes on
+    drawing the same lines from a memo (`_located`), which costs a dictionary look-up."""
     running = [(p, j) for p, j in jobs.items() if j.running]
     if not running:
-        st.rerun()
+        _answer_lines(q, runs, preds, paths, ref, jump, jobs)
+        return
     for p, j in running:
         frac = j.done / j.total if j.total else 0.0
         pages = f"{j.done} / {j.total} pages" if j.total else "starting"
@@ -297,26 +318,39 @@ BACKGROUND_DOCS = 16  # documents read in the background for the metrics at most
 def documents_read(ctx) -> bool:
     """Whether every located document of the context has its whole text read, as the evidence
     metrics need it; if not, their reading is started in the background (the answer search's jobs,
-    one per document) and a fragment shows its progress, polled every second, and reruns the page
-    when it is done. More than BACKGROUND_DOCS documents (more than memory keeps of whole texts):
+    one per document). More than BACKGROUND_DOCS documents (more than memory keeps of whole texts):
     True, the metrics read them as they come, with their own bar."""
+    jobs = _metric_jobs(ctx)
+    return jobs is None or not any(j.running for j in jobs.values())
+
+
+def _metric_jobs(ctx) -> dict[Path, ocr.Job] | None:
     ws = ctx.workspace
     paths = list(dict.fromkeys(loc.path for loc in ws.locations.values() if getattr(loc, "path", None) is not None))
     if not paths or len(paths) > BACKGROUND_DOCS or cache.evidence_metrics(_metrics_key(ctx)) is not None:
-        return True
+        return None
     _register_scanned(ws)
-    jobs = _text_jobs({str(p): p for p in paths})
-    if not any(j.running for j in jobs.values()):
-        return True
-    _documents_progress(jobs)
-    return False
+    return _text_jobs({str(p): p for p in paths})
 
 
-@st.fragment(run_every=1)
-def _documents_progress(jobs: dict) -> None:
+def metrics_when_read(ctx, draw) -> None:
+    """`draw()` (the Evidence page's metrics tables) once the context's documents are read: at once
+    when they are; else a fragment polls the reading every POLL_S with a progress bar and calls
+    `draw()` inside itself when it is done -- the page around it is never rerun (see
+    `_answers_when_read`)."""
+    jobs = _metric_jobs(ctx)
+    if jobs is None or not any(j.running for j in jobs.values()):
+        draw()
+    else:
+        _metrics_progress(jobs, draw)
+
+
+@st.fragment(run_every=POLL_S)
+def _metrics_progress(jobs: dict, draw) -> None:
     running = [p for p, j in jobs.items() if j.running]
     if not running:
-        st.rerun()
+        draw()
+        return
     done = len(jobs) - len(running)
     j = jobs[running[0]]
     pages = f"{j.done:,} / {j.total:,} pages" if j.total else "starting"
@@ -332,11 +366,7 @@ def _answer_lines(q: GoldQuestion, runs: list[str], preds: dict, paths: dict, re
             ocr.forget(j.key)
             st.rerun()
     usable = {d: (None if v in failed else v) for d, v in paths.items()}
-    right = right_runs(ui.context().analysis.scores, q.qid) if ui.CONTEXT in st.session_state else None
-    located = {run: locate_answer(answered(preds.get(run)), q, usable, right=None if right is None else run in right)
-               for run in runs}
-    unread = [ocr.status(p).message for p in dict.fromkeys(v for v in usable.values() if v is not None)
-              if ocr.status(p).unread or ocr.status(p).problems]
+    located, unread = _located(q, runs, preds, usable, jobs)
     for note in unread:
         st.caption(md_escape("OCR: " + note))
     for run in runs:
@@ -352,6 +382,28 @@ def _answer_lines(q: GoldQuestion, runs: list[str], preds: dict, paths: dict, re
             cols = st.columns(min(6, len(other)) + 1)
             for col, p in zip(cols, other[:6]):
                 col.button(f"Open p. {p}", key=_key("jump", q.qid, run, ref.document_id, p), on_click=jump, args=(p,))
+
+
+LOCATED = PREFIX + "located"  # the last answer search drawn: (what it depends on, its result), for the poller's reruns
+
+
+def _located(q: GoldQuestion, runs: list[str], preds: dict, usable: dict, jobs: dict) -> tuple[dict, list[str]]:
+    """Each run's answer located in the question's documents, and the OCR notes of those documents;
+    the last one kept in the session, so the answer poller redrawing the same lines every second
+    (`_answers_when_read`) does not search again."""
+    an = ui.context().analysis if ui.CONTEXT in st.session_state else None
+    memo = (q.qid, tuple(runs), tuple(answered(preds.get(r)) for r in runs), tuple(sorted(map(str, usable.items()))),
+            tuple((repr(j.key), j.running, j.failed) for j in jobs.values()), id(an))
+    kept = st.session_state.get(LOCATED)
+    if kept is not None and kept[0] == memo:
+        return kept[1]
+    right = right_runs(an.scores, q.qid) if an is not None else None
+    located = {run: locate_answer(answered(preds.get(run)), q, usable, right=None if right is None else run in right)
+               for run in runs}
+    unread = [ocr.status(p).message for p in dict.fromkeys(v for v in usable.values() if v is not None)
+              if ocr.status(p).unread or ocr.status(p).problems]
+    st.session_state[LOCATED] = (memo, (located, unread))
+    return located, unread
 
 
 def _thumbnails(path: Path, page: int, n: int, evidence: list[int], go, key: str) -> None:

@@ -6,13 +6,34 @@ import streamlit as st
 from dashboard.annotations import panel as annotations
 from dashboard.core.escape import md_escape
 from dashboard.evidence.grounding import AUTO_PAIRS
-from dashboard.evidence.panel import documents_read, evidence_summary, show_evidence
+from dashboard.evidence.panel import evidence_summary, metrics_when_read, show_evidence
 from dashboard.explorer.frames import default_runs
 from dashboard.shell import ui
 
 ctx = ui.context()
 ws, an = ctx.workspace, ctx.analysis
 st.title("Evidence")
+
+
+def metrics_tables() -> None:
+    rates, shown = evidence_summary(ctx)
+    pct = {c: st.column_config.NumberColumn(format="percent") for c in rates.columns
+           if c not in ("run", "questions", "grounded_questions", "answers_searched")}
+    st.dataframe(rates, hide_index=True, width="stretch", column_config=pct | {
+        "run": "Run", "questions": "Questions", "evidence_precision": st.column_config.NumberColumn("Page precision", format="percent"),
+        "evidence_recall": st.column_config.NumberColumn("Page recall", format="percent"),
+        "grounding": st.column_config.NumberColumn("Grounding", format="percent"),
+        "grounded_questions": "Questions with gold and cited boxes", "answers_searched": "Answers searched",
+        "answer_on_evidence_page": st.column_config.NumberColumn("On an evidence page", format="percent"),
+        "answer_only_on_other_page": st.column_config.NumberColumn("Only on other pages", format="percent"),
+        "answer_not_in_document": st.column_config.NumberColumn("Not in the document", format="percent")})
+    with st.expander("Per question and run", icon=":material/table:"):
+        st.dataframe(shown, hide_index=True, width="stretch", height=360)
+        # encoded on click only, not on every question switch
+        st.download_button("Download as CSV", lambda: shown.to_csv(index=False).encode("utf-8"),
+                           file_name="evidence_metrics.csv", mime="text/csv", icon=":material/download:",
+                           on_click="ignore")
+
 
 
 questions = ws.gold.items
@@ -26,8 +47,9 @@ else:
     qid = cols[0].selectbox("Question", ids, key="ev_question",
                             help="The question explorer's selected question opens here too.")
     # by default the runs the question explorer opens on: the best by the overview's metric
-    ui.seed("ev_runs", [r for r in view.runs if r in an.run_names] or default_runs(an, view.metric))
-    runs = cols[1].multiselect("Runs", an.run_names, key="ev_runs", placeholder="Choose runs to show their answers")
+    # in the call, not only in session state: a re-created picker comes back with the link's runs, never empty
+    runs = cols[1].multiselect("Runs", an.run_names, default=[r for r in view.runs if r in an.run_names] or default_runs(an, view.metric),
+                               key="ev_runs", placeholder="Choose runs to show their answers")
     view.question = qid
     q = next(x for x in questions if x.qid == qid)
     st.caption(md_escape(f"{q.qid} · {q.meta('domain')} · {q.meta('reasoning_type')} · evidence "
@@ -50,23 +72,7 @@ else:
                                               key="ev_metrics", help="Searches every answer in its documents; "
                                               "the first time takes a while on long documents."):
         st.caption("Turn the switch on to compute the evidence metrics of every run.")
-    elif not documents_read(ctx):
-        pass  # its documents are read in the background: a progress bar, then the metrics
     else:
-        rates, shown = evidence_summary(ctx)
-        pct = {c: st.column_config.NumberColumn(format="percent") for c in rates.columns
-               if c not in ("run", "questions", "grounded_questions", "answers_searched")}
-        st.dataframe(rates, hide_index=True, width="stretch", column_config=pct | {
-            "run": "Run", "questions": "Questions", "evidence_precision": st.column_config.NumberColumn("Page precision", format="percent"),
-            "evidence_recall": st.column_config.NumberColumn("Page recall", format="percent"),
-            "grounding": st.column_config.NumberColumn("Grounding", format="percent"),
-            "grounded_questions": "Questions with gold and cited boxes", "answers_searched": "Answers searched",
-            "answer_on_evidence_page": st.column_config.NumberColumn("On an evidence page", format="percent"),
-            "answer_only_on_other_page": st.column_config.NumberColumn("Only on other pages", format="percent"),
-            "answer_not_in_document": st.column_config.NumberColumn("Not in the document", format="percent")})
-        with st.expander("Per question and run", icon=":material/table:"):
-            st.dataframe(shown, hide_index=True, width="stretch", height=360)
-            # encoded on click only, not on every question switch
-            st.download_button("Download as CSV", lambda: shown.to_csv(index=False).encode("utf-8"),
-                               file_name="evidence_metrics.csv", mime="text/csv", icon=":material/download:",
-                               on_click="ignore")
+        # drawn at once when the documents are read; else a fragment polls their reading and draws them
+        # in place when it is done (the page around it is not rerun: what the user types stays)
+        metrics_when_read(ctx, metrics_tables)
