@@ -87,14 +87,15 @@ def _read_only(where: str = "") -> bool:
 def _author(key: str) -> str:
     """The session's name: one text box, its value kept for the session across pages."""
     wkey = f"ann_name_{key}"
-    ui.seed(wkey, st.session_state.get(NAME, ""))
 
     def keep() -> None:
         st.session_state[NAME] = st.session_state[wkey].strip()
 
-    st.text_input("Your name (saved with every note)", key=wkey, on_change=keep, max_chars=100,
-                  placeholder="type it once for this browser session")
-    st.session_state[NAME] = st.session_state[wkey].strip()
+    # the session's name in the call (not only in the widget's state): a box re-created after Streamlit
+    # dropped its state comes back with the name, never empty
+    typed = st.text_input("Your name (saved with every note)", value=st.session_state.get(NAME, ""), key=wkey,
+                          on_change=keep, max_chars=100, placeholder="type it once for this browser session")
+    st.session_state[NAME] = typed.strip()
     return st.session_state[NAME]
 
 

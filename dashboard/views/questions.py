@@ -77,11 +77,12 @@ def filters(v: View):
     count line under the search box."""
     all_runs = an.run_names
     # by default the best runs by the chosen metric (the Evidence page opens on the same ones)
-    ui.seed("x_runs", [r for r in v.runs if r in all_runs] or default_runs(an, v.metric))
-    ui.seed("x_search", v.search)
+    # the view's values in the widgets' calls (not only in session state): a widget re-created after
+    # Streamlit dropped its state comes back as the link says, never empty
     top = st.columns([3, 2])
-    runs = top[0].multiselect("Runs", all_runs, key="x_runs", placeholder="Choose runs to compare")
-    search = top[1].text_input("Search", key="x_search", placeholder="question id, words of a question or an answer",
+    runs = top[0].multiselect("Runs", all_runs, default=[r for r in v.runs if r in all_runs] or default_runs(an, v.metric),
+                              key="x_runs", placeholder="Choose runs to compare")
+    search = top[1].text_input("Search", value=v.search, key="x_search", placeholder="question id, words of a question or an answer",
                                help=f"Finds text (ignoring case) in the {SEARCHED}.")
     count = st.empty()  # the count line, right under the search it counts
     statuses = sorted(an.scores[an.scores["run"].isin(runs)]["status"].unique())
