@@ -212,19 +212,22 @@ def server_env(env_extra: dict[str, str] | None = None) -> dict[str, str]:
 
 
 @contextmanager
-def serve(env_extra: dict[str, str] | None = None, name: str = "server"):
+def serve(env_extra: dict[str, str] | None = None, name: str = "server", launcher: Path | None = None):
     """`streamlit run dashboard/app.py` on a free port, from the repo root. Without `env_extra` it
     opens sample_runs/ (the default: LENS_* variables are removed); `env_extra` sets LENS_BENCHMARK
     and friends. Yields (base URL, log path); the server is always terminated. While it runs its
     sockets are watched (`Watch`): a connection off the machine, or the log line of Streamlit
-    looking up its external address, fails the test that used it once the server stops."""
+    looking up its external address, fails the test that used it once the server stops. `launcher`: a
+    script run instead of `python -m streamlit` (with the same arguments), e.g. one that patches the app
+    in-process before starting Streamlit (tests/held_reading.py)."""
     _chromium()
     _playwright()
     OUT.mkdir(parents=True, exist_ok=True)
     log = OUT / f"{name}.log"
     port = _free_port()
     env = server_env(env_extra)
-    cmd = [sys.executable, "-m", "streamlit", "run", "dashboard/app.py", "--server.headless", "true",
+    starter = [sys.executable, str(launcher)] if launcher is not None else [sys.executable, "-m", "streamlit"]
+    cmd = [*starter, "run", "dashboard/app.py", "--server.headless", "true",
            "--server.port", str(port), "--browser.gatherUsageStats", "false",
            # no "File change. Rerun?" widget when a source file changes during a run (a shared working tree)
            "--server.fileWatcherType", "none"]
