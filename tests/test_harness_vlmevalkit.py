@@ -367,3 +367,16 @@ def test_sample_harness_vlmevalkit_run_reproduced():
     # where VLMEvalKit's eval_score raises (Float gold `96.4 million`, the empty gold list): 0; the benchmark's rules: 1
     assert [(x.qid, x.official, x.score) for x in b.changed] == [("13", 0.0, 1.0), ("14", 0.0, 1.0)]
     assert {x.reason for x in b.changed} == {"VLMEvalKit's eval_score raises on this row and scores 0"}
+
+
+def test_results_sheet_written_with_numpy_floats(tmp_path):
+    """A list of numpy floats in a cell is written as its repr: `[np.float64(0.375)]` under numpy 2."""
+    import numpy as np
+
+    d = tmp_path / "M"
+    dump_xlsx(docvqa_rows(), d / "M_DocVQA_VAL.xlsx")
+    rows = [{**r, "eval_match": [np.float64(x) for x in c[4]]} for r, c in zip(docvqa_rows(), DOCVQA)]
+    dump_xlsx(rows, d / "M_DocVQA_VAL_results.xlsx")
+    assert "np.float64(0.375)" in str(pd.read_excel(d / "M_DocVQA_VAL_results.xlsx")["eval_match"][2])
+    (run,) = open_source(d).runs
+    assert [x.official for x in run.rows] == [1.0, 0.5, 0.625, 0.0]

@@ -40,6 +40,7 @@ OTHER_DATASETS = ("SLIDEVQA", "SLIDEVQA_MINI", "DUDE", "DUDE_MINI", "LongDocURL"
                   "MMLongBench_256K", "MMLongBench_512K", "ChartQA_TEST", "TextVQA_VAL", "OCRVQA_TEST")
 PRED_EXT = (".xlsx", ".tsv", ".json")
 EVAL_ID = re.compile(r"^T\d{8}(?:_G[0-9a-fA-F]+|-\d{6})$")
+_NP_FLOAT = re.compile(r"np\.float(?:16|32|64)\(([^()]*)\)")
 _NOT_JUDGE = ("_score", "results", "_acc", "_fine", "_metrics", "_rating", "_config", "_meta", "_tmp", "_response",
               "_processed")
 DERIVED = re.compile(r"_(?:acc|fine|metrics|results|detailed_results|score|tmp|response|processed|rating|config|meta|"
@@ -265,7 +266,8 @@ def _docvqa_outputs(run: HarnessRun, stem: str, beside: dict[str, Path], root: P
             continue
         r, line = found
         try:
-            match = ast.literal_eval(harness_text(r.get("eval_match")))
+            # numpy 2 writes a numpy float inside a list as `np.float64(0.5)`: read the number
+            match = ast.literal_eval(_NP_FLOAT.sub(r"\1", harness_text(r.get("eval_match"))))
             distances = [float(x) for x in match]
         except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
             out.problems.append(Problem.warning(shown, line, "eval_match", "a list of distances",
