@@ -77,6 +77,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap = build_parser()
     args = ap.parse_args(argv)
     if args.benchmark and not Path(args.benchmark).expanduser().is_dir():
+        given = Path(args.benchmark).expanduser()
+        if given.exists():  # a gold or run file given where its folder was meant
+            ap.error(f"--benchmark {args.benchmark}: is a file, not a folder; give the folder that holds the gold "
+                     f"files (here perhaps {given.parent}), or pass a run file with --runs")
         ap.error(f"--benchmark {args.benchmark}: no such folder")
     cmd = build_command(args)
     if os.name == "posix":  # become the server: signals (Ctrl+C, a service manager's TERM) reach it directly

@@ -65,6 +65,16 @@ def test_launch_refuses_bad_arguments(argv, message, capsys):
     assert message in capsys.readouterr().err
 
 
+def test_launch_says_a_benchmark_file_is_a_file(tmp_path, capsys):
+    gold = tmp_path / "qa_single_doc.jsonl"
+    gold.write_text("{}\n")
+    with pytest.raises(SystemExit) as exit_:
+        launch.main(["--benchmark", str(gold)])
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2
+    assert f"--benchmark {gold}: is a file, not a folder" in err and str(tmp_path) in err and "no such folder" not in err
+
+
 def test_the_app_argument_parser_reads_what_the_launcher_writes(tmp_path):
     from dashboard.core.paths import sources_from
 
