@@ -182,6 +182,7 @@ def holm(pvalues: Iterable[float]) -> list[float]:
 MIN_DOCUMENTS = 20  # fewer units than this: "too few documents to tell" (no interval is shown)
 POWER = 0.80  # the power `detectable_gap` is computed for
 DOCUMENT, QUESTION = "document", "question"
+EXACT_FLIPS = 16  # at most this many documents with a non-zero sum: every sign vector is enumerated
 EXACT_SUM_LIMIT = 200_000  # integer document sums whose absolute total is at most this: the sign-flip p is exact
 MULTINOMIAL_LIMIT = 64  # at most this many distinct (sum, size) documents: resampled as multinomial counts ...
 MULTINOMIAL_COST = 25  # ... when cheaper: a multinomial count costs about as much as 25 index draws
@@ -340,6 +341,7 @@ def sign_flip_p(sums: Sequence[float] | np.ndarray, *, resamples: int = 10_000, 
     - Integer sums (0/1 Accuracy; absolute total <= EXACT_SUM_LIMIT): exact, by convolving each
       distinct |sum| v's contribution v * (2K - c), K ~ binomial(c, 1/2) over its c documents.
       With one question per document this is McNemar's exact test.
+    - At most EXACT_FLIPS documents with a non-zero sum: exact, over all 2^G sign vectors.
     - Otherwise: `resamples` random sign vectors, p = (1 + #{|T*| >= |T|}) / (1 + resamples)
       (never 0; seeded).
     - Only with `approximate=True` and more than EXACT_LIMIT non-zero sums that are not integers:
@@ -366,6 +368,11 @@ def sign_flip_p(sums: Sequence[float] | np.ndarray, *, resamples: int = 10_000, 
         tt = int(round(t))
         p = float(pmf[: m - tt + 1].sum() + pmf[m + tt:].sum())
         return min(1.0, p / float(pmf.sum())), True
+    if s.size <= EXACT_FLIPS:
+        k = s.size
+        signs = ((np.arange(2 ** k)[:, None] >> np.arange(k)) & 1) * 2.0 - 1.0
+        tol = 1e-9 * max(1.0, t)
+        return float(np.count_nonzero(np.abs(signs @ s) >= t - tol)) / 2 ** k, True
     if approximate and s.size > EXACT_LIMIT:
         s2 = s * s
         var = float(s2.sum())

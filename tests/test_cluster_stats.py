@@ -161,11 +161,20 @@ def test_one_question_per_document_is_mcnemar():
         assert exact and p == pytest.approx(mcnemar_exact(only_a, only_b), rel=1e-9, abs=1e-15), (only_a, only_b)
 
 
-def test_sign_flip_monte_carlo_for_fractional_sums():
+def test_sign_flip_of_fractional_sums_enumerated_then_monte_carlo():
     # 0.5, 1.5, 2.5, 1.0: T = 5.5 is reached only by all + or all - -> exact p = 2/16 = 0.125
-    p, exact = sign_flip_p([0.5, 1.5, 2.5, 1.0], resamples=20_000, seed=1)
-    assert not exact and p == pytest.approx(0.125, abs=0.008)  # Monte Carlo sd 0.0023
-    assert sign_flip_p([0.5, 1.5, 2.5, 1.0], resamples=500, seed=4) == sign_flip_p([0.5, 1.5, 2.5, 1.0], resamples=500, seed=4)
+    assert sign_flip_p([0.5, 1.5, 2.5, 1.0]) == (0.125, True)  # 4 documents: all 16 sign vectors
+    # 1.5, 0.5, -0.25: T = 1.75; |T*| over the 8 vectors: 2.25, 1.75, 1.25, 0.75 (each twice) -> 4/8 >= 1.75
+    assert sign_flip_p([1.5, 0.5, -0.25]) == (0.5, True)
+    # 20 documents (beyond EXACT_FLIPS = 16): Monte Carlo; 0.5 on every one: T = 10 only when all agree -> p = 2^-19
+    p, exact = sign_flip_p([0.5] * 19 + [0.75], resamples=20_000, seed=1)
+    assert not exact and p == pytest.approx(1 / 20_001)  # no random sign vector reaches |T|: (1 + 0) / (1 + R)
+    many = [0.5, 1.5, 2.5, 1.0] * 5  # T = 27.5; P(|T*| >= 27.5) estimated from 20,000 vectors
+    p, exact = sign_flip_p(many, resamples=20_000, seed=1)
+    signs = np.random.default_rng(7).choice([-1.0, 1.0], size=(200_000, 20))
+    reference = float(np.mean(np.abs(signs @ np.array(many)) >= 27.5 - 1e-9))
+    assert not exact and p == pytest.approx(reference, abs=0.0015)
+    assert sign_flip_p(many, resamples=500, seed=4) == sign_flip_p(many, resamples=500, seed=4)
 
 
 # ----------------------------------------------------------------------------- simulation
