@@ -39,3 +39,20 @@ def test_the_data_page_names_the_benchmark_folder_by_its_path(monkeypatch, tmp_p
     assert not any(line.startswith(". ") or line.startswith(".:") for line in lines), lines
     errors = [plain(e.value) for e in at.error]
     assert all(not e.startswith(".:") for e in errors) and any(e.startswith(f"{bench}:") for e in errors), errors
+
+
+def test_a_run_file_of_which_nothing_loaded_gets_one_true_sentence(monkeypatch, tmp_path, mini_bench):
+    """Issue 29.4: '1,082 errors … the rest was loaded' beside 'no prediction could be loaded' said two
+    contradictory things of one file; now a file of which nothing loaded says so, once."""
+    import shutil
+
+    bench = tmp_path / "bench"
+    shutil.copytree(mini_bench, bench, ignore=shutil.ignore_patterns("malformed"))
+    (bench / "runs" / "broken.jsonl").write_text("not json\n{also not\n")
+    at = app_on(monkeypatch, bench)
+    at.switch_page("views/data.py").run()
+    assert not at.exception
+    said = [plain(e.value) for e in at.error] + [plain(w.value) for w in at.warning]
+    about = [s for s in said if "broken.jsonl" in s]
+    assert len(about) == 1, about
+    assert "nothing in it could be loaded" in about[0] and "the rest was loaded" not in about[0], about

@@ -36,13 +36,16 @@ cols[3].metric("Score files", len(ws.scores))
 # ----------------------------------------------------------------------------- problems
 problems = all_problems(ws)
 errors = [p for p in problems if p.severity == ERROR]
+unscored = [pf for pf in ws.predictions if not pf.loaded.items]
+nothing = {str(pf.path) for pf in unscored}  # files of which nothing loaded: one sentence each, the true one
 for file in dict.fromkeys(p.file for p in errors):
     n = sum(1 for p in errors if p.file == file)
-    st.error(md_escape(f"{ws.label(file)}: {n} error{'s' if n > 1 else ''} (rows skipped or values refused); "
-                       "the rest was loaded. See the problem list below."), icon=":material/error:")
-unscored = [pf for pf in ws.predictions if not pf.loaded.items]
+    rest = "nothing in it could be loaded" if file in nothing else "the rest was loaded"
+    st.error(md_escape(f"{ws.label(file)}: {n:,} error{'s' if n > 1 else ''} (rows skipped or values refused); "
+                       f"{rest}. See the problem list below."), icon=":material/error:")
 for pf in unscored:
-    st.warning(md_escape(f"{ws.label(str(pf.path))}: no prediction could be loaded, so this run is not scored."))
+    if not any(p.file == str(pf.path) for p in errors):
+        st.warning(md_escape(f"{ws.label(str(pf.path))}: no prediction could be loaded, so this run is not scored."))
 if not problems:
     st.success("Every file loaded without a problem.")
 for note in cache_problems():  # a cache folder that is a symlink is not used (dashboard/core/store.py)
