@@ -20,6 +20,8 @@ from typing import Any
 import numpy as np
 from rapidfuzz.distance import Levenshtein
 
+from .text import MAX_EDIT_CHARS
+
 __all__ = [
     "lmms_anls", "lmms_first_number", "lmms_mmlongbench_score", "lmms_answerable", "lmms_mean", "lmms_mmlongbench_f1",
     "vlm_answers", "vlm_anls_distance", "vlm_docvqa_score", "vlm_overall", "vlm_mmlongbench_score",
@@ -27,6 +29,35 @@ __all__ = [
 ]
 
 LITERAL_MAX_CHARS = 100_000
+
+
+def _distance(a: str, b: str) -> int:
+    """Levenshtein distance, with the project's bound on work (scoring/README.md section 6): two
+    texts both longer than MAX_EDIT_CHARS are 0 apart when equal, else as far as the longer is long."""
+    if len(a) > MAX_EDIT_CHARS and len(b) > MAX_EDIT_CHARS:
+        return 0 if a == b else max(len(a), len(b))
+    return Levenshtein.distance(a, b)
+
+
+def _drop_parenthesised(text: str) -> str:
+    r"""`re.sub(r"\s*\([^)]*\)", "", text)` in one pass (the regex is quadratic on many `(` without
+    a `)`): each `(` with a later `)` is removed up to that `)`, with the white space before it."""
+    out: list[str] = []
+    i = 0
+    while True:
+        j = text.find("(", i)
+        if j < 0:
+            break
+        k = text.find(")", j + 1)
+        if k < 0:
+            break
+        start = j
+        while start > i and text[start - 1].isspace() and re.match(r"\s", text[start - 1]):
+            start -= 1
+        out.append(text[i:start])
+        i = k + 1
+    out.append(text[i:])
+    return "".join(out)
 
 
 def _literal(text: str) -> tuple[bool, Any]:
@@ -52,7 +83,7 @@ def lmms_anls(answers: Sequence[Any], prediction: str, threshold: float = 0.5) -
     for answer in answers:
         answer = str(answer)
         gt = " ".join(answer.strip().lower().split())
-        dist = Levenshtein.distance(gt, det)
+        dist = _distance(gt, det)
         length = max(len(answer.upper()), len(prediction.upper()))
         values.append(0.0 if length == 0 else float(dist) / float(length))
     if not values:
@@ -63,7 +94,7 @@ def lmms_anls(answers: Sequence[Any], prediction: str, threshold: float = 0.5) -
 
 def _lmms_clean(value: Any) -> str:
     text = str(value or "").lower().strip()
-    text = re.sub(r"\s*\([^)]*\)", "", text).strip()
+    text = _drop_parenthesised(text).strip()
     text = re.sub(r"^['\"]|['\"]$", "", text).strip()
     text = text.lstrip("$").strip()
     text = text.rstrip("%").strip()
@@ -90,7 +121,7 @@ def _lmms_anls_text(gt: str, pred: str, threshold: float = 0.5) -> float:
         return 1.0
     if not gt or not pred:
         return 0.0
-    value = 1.0 - float(Levenshtein.distance(gt, pred)) / float(max(len(gt), len(pred)))
+    value = 1.0 - float(_distance(gt, pred)) / float(max(len(gt), len(pred)))
     return 0.0 if value <= threshold else value
 
 
@@ -141,7 +172,15 @@ def lmms_mmlongbench_score(answer: Any, prediction: str, answer_format: Any) -> 
     """lmms-eval's mmlongbench_doc score of a stripped response: Int and Float read the first
     number of each side (`63 million` -> 63); None needs exactly `not answerable` after cleaning;
     lists via literal_eval, sorted, exact when the first gold item holds a number, else the
-    smallest ANLS; Str exact for URL/number/date/e-mail-like gold, else ANLS above 0.5."""
+    smallest ANLS; Str exact for URL/number/date/e-mail-like gold, else ANLS above 0.5. A number
+    too large for a float (where the harness itself would raise) scores 0."""
+    try:
+        return _lmms_mm_score(answer, prediction, answer_format)
+    except (OverflowError, ValueError):
+        return 0.0
+
+
+def _lmms_mm_score(answer: Any, prediction: str, answer_format: Any) -> float:
     fmt = _LMMS_FORMATS.get(str(answer_format or "Str").strip().lower(), "str")
     if fmt in ("int", "float"):
         g, p = lmms_first_number(answer), lmms_first_number(prediction)
@@ -231,7 +270,7 @@ def vlm_anls_distance(gt: str, prediction: str) -> float:
     a = " ".join(gt.strip().lower().split())
     b = " ".join(prediction.strip().lower().split())
     length = max(len(gt.upper()), len(prediction.upper()))
-    return 0.0 if length == 0 else float(Levenshtein.distance(a, b)) / float(length)
+    return 0.0 if length == 0 else float(_distance(a, b)) / float(length)
 
 
 def vlm_docvqa_score(distances: Sequence[float]) -> float:
@@ -252,7 +291,7 @@ def vlm_overall(scores: Sequence[float]) -> float:
 def _vlm_clean(s: Any) -> str:
     # the harness's three `rstrip('mile')` lines discard their result: `63 million` stays as it is
     s = str(s).lower().strip()
-    s = re.sub(r"\s*\([^)]*\)", "", s).strip()
+    s = _drop_parenthesised(s).strip()
     s = re.sub(r"^['\"]|['\"]$", "", s).strip()
     s = s.strip().lstrip("$").strip()
     return s.strip().rstrip("%").strip()
@@ -268,7 +307,7 @@ def _vlm_exact(s: str) -> bool:
 
 def _vlm_anls(gt: str, pred: str) -> float:
     length = max(len(gt.upper()), len(pred.upper()))
-    value = 0.0 if length == 0 else float(Levenshtein.distance(gt, pred)) / float(length)
+    value = 0.0 if length == 0 else float(_distance(gt, pred)) / float(length)
     anls = 1.0 - value
     return 0.0 if anls <= 0.5 else anls
 

@@ -14,6 +14,8 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from scoring import cli
 from scoring.formats import detect, lmms_eval, open_source
@@ -383,3 +385,27 @@ def test_sample_harness_folder_is_regenerated_byte_identical_and_reproduced(tmp_
     rows = json.loads(report.read_text())["runs"][0]["per_question"]
     assert [(x["question_id"], x["prediction"], x["official_score"], x["score"]) for x in rows
             if x["score"] != x["official_score"]] == [("0", "7,310", 1.0, 0.0), ("13", "96.4", 1.0, 0.0)]
+
+
+# ----------------------------------------------------------------------------- hostile text never raises
+
+TEXT = st.text(alphabet=st.sampled_from(list("0123456789.,-+%$()[]'\" aZ\t\nßnotanswerable")), max_size=40)
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(answer=TEXT, pred=TEXT, fmt=st.sampled_from(["Int", "Float", "Str", "List", "None", "", "weird"]))
+def test_the_rules_never_raise_on_any_text(answer, pred, fmt):
+    from scoring.harness_rules import vlm_mmlongbench_score
+
+    assert 0.0 <= lmms_mmlongbench_score(answer, pred, fmt) <= 1.0
+    assert 0.0 <= vlm_mmlongbench_score(answer, pred, fmt)[0] <= 1.0
+    assert 0.0 <= lmms_anls([answer], pred) <= 1.0
+
+
+def test_huge_numbers_and_parentheses_are_bounded():
+    # a 400-digit number is no float: lmms-eval's int() would raise; here it scores 0
+    assert lmms_mmlongbench_score("1" * 400, "1" * 400, "Int") == 0.0
+    # the parenthesis rule is one pass: 200,000 unmatched "(" is read, not backtracked over
+    assert lmms_mmlongbench_score("a", "(" * 200_000, "Str") == 0.0
+    # two long different texts: no edit distance computed (the project's 20,000-character bound)
+    assert lmms_anls(["x" * 30_000], "y" * 30_000) == 0 and lmms_anls(["x" * 30_000], "x" * 30_000) == 1.0
