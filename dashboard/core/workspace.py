@@ -83,16 +83,44 @@ def _discover_mmlongbench(bench: Path | None, src: Sources, disc: Discovery) -> 
     disc.layout = MMLONGBENCH
     if bench is not None:
         disc.docs_dir = bench / "data" / "documents"
-        if not src.gold:
-            disc.gold = [bench / "data" / "samples.json"]
+        disc.gold = [bench / "data" / "samples.json"]  # unless gold files are given (_take_gold)
         if (bench / "results").is_dir():
             disc.predictions.extend(sorted(p for p in (bench / "results").glob("res_*.json") if p.is_file()))
-    if src.gold:
-        disc.gold = list(src.gold)
+    _take_gold(src, disc)
     for target in src.runs:
         disc.predictions.extend(prediction_files(target))
     disc.predictions = _unique(disc.predictions)
     return disc
+
+
+def _blank(path: Path) -> bool:
+    """Whether a file holds nothing but white space (an empty upload). Never raises."""
+    try:
+        with open(path, "rb") as fh:
+            while chunk := fh.read(1 << 16):
+                if chunk.strip():
+                    return False
+    except OSError:
+        return False  # unreadable: the loader says so
+    return True
+
+
+def _take_gold(src: Sources, disc: Discovery) -> None:
+    """The gold files given (uploaded, or --gold) replace the benchmark's -- except empty ones: an empty
+    upload never replaces the benchmark's gold with nothing. Each empty file is named, and when every
+    file given is empty the benchmark's gold is kept and the problem says so."""
+    if not src.gold:
+        return
+    given = [p for p in src.gold if not _blank(p)]
+    kept = bool(disc.gold) and not given
+    for p in src.gold:
+        if p not in given:
+            disc.problems.append(Problem.warning(str(p), None, None, "gold question records",
+                                                 "the file is empty: " + ("the benchmark's gold is kept" if kept
+                                                                          else "not read"), skipped=True,
+                                                 kind="empty gold files"))
+    if not kept:
+        disc.gold = given
 
 
 def discover(src: Sources) -> Discovery:
@@ -122,8 +150,7 @@ def discover(src: Sources) -> Discovery:
             disc.predictions.extend(prediction_files(bench / "runs"))
         if (bench / "results").is_dir():
             _classify_scores(bench / "results", disc)
-    if src.gold:
-        disc.gold = list(src.gold)
+    _take_gold(src, disc)
     for target in src.runs:
         disc.predictions.extend(prediction_files(target))
     for target in src.scores:
