@@ -823,8 +823,10 @@ def _prediction(qid: str, row: Any, name: str, line: int | None, field: str | No
             status = as_text(s)
         if used is None:
             wanted = field or " / ".join(PREDICTION_FIELDS)
+            found = ", ".join(short_value(k, 40) for k in list(row)[:12]) + (", …" if len(row) > 12 else "")
             res.problems.append(Problem.warning(name, line, field or "prediction", f"a prediction field ({wanted})",
-                                                "none (scored as an empty answer)", kind="rows without a prediction field"))
+                                                f"none, the row has {found or 'no field'} (scored as an empty answer)",
+                                                kind="rows without a prediction field"))
         if "evidence_pages" in row or "evidence" in row:
             pages, ev = _predicted_evidence(row, name, line, res)
     return Prediction(qid=qid, text=text, status=status, file=name, line=line, evidence_pages=pages, evidence=ev)

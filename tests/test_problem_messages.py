@@ -51,7 +51,7 @@ PREDICTIONS = {
     ],
     "preds_no_field.jsonl": [
         "{f}:1: warning: prediction: expected a prediction field (prediction / model_answer / answer / response / output), "
-        "got none (scored as an empty answer) (loaded anyway)",
+        "got none, the row has 'question_id', 'text' (scored as an empty answer) (loaded anyway)",
     ],
     "preds_bare_string.json": [
         "{f}: error: expected a list of objects, {{\"items\": {{...}}}} or an id -> answer mapping, "
