@@ -1022,7 +1022,9 @@ def load_scores(path: str | Path) -> LoadResult[ScoreRow]:
         header, records = _csv_records(_decode(data, name, None, res), name, res)
         missing = [c for c in ("question_id", *_SCORE_KEYS) if c not in header]
         if missing:
-            res.problems.append(Problem.error(name, 1, "header", "columns question_id, accuracy, token_f1, anls", f"missing {', '.join(missing)}"))
+            found = ", ".join(short_value(c, 40) for c in list(header)[:12]) + (", …" if len(header) > 12 else "")
+            res.problems.append(Problem.error(name, 1, "header", "columns question_id, accuracy, token_f1, anls",
+                                              f"missing {', '.join(missing)} (the header has {found or 'no column'})"))
             return res
         system = _system_name(path)
         for line, row in records:

@@ -81,3 +81,14 @@ def test_data_page_line_names_the_file_as_shown():
     assert problem_line(problem, lambda f: "qa/" + Path(f).name) == (
         "qa/gold_missing_id.jsonl:2 — error: question_id: expected one of question_id, global_qa_id, global_id, id, "
         "got none of them (skipped)")
+
+
+def test_a_score_file_with_other_columns_names_what_it_has(tmp_path):
+    """Issue 29.4: a wrong-column file names the columns it found beside the ones expected."""
+    from scoring.loaders import load_scores
+
+    path = tmp_path / "scores.csv"
+    path.write_text("id,answer_text,acc\nq1,x,1\n")
+    assert [str(p) for p in load_scores(path).problems] == [
+        f"{path}:1: error: header: expected columns question_id, accuracy, token_f1, anls, got missing question_id, "
+        "accuracy, token_f1, anls (the header has 'id', 'answer_text', 'acc') (skipped)"]
