@@ -25,9 +25,12 @@ LRUs keyed by (path, mtime_ns, page), never Document objects.
 from __future__ import annotations
 
 import re
+import threading
 from bisect import bisect_right
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 from rapidfuzz import fuzz
@@ -331,12 +334,13 @@ def _text_hits(hay: str, needle: str) -> list[int]:
     return [i for i in _all(hay, needle) if _bounded(hay, i, i + len(needle))]
 
 
-def _word_spans(hay: str, needle: str) -> list[tuple[int, int]]:
+def _word_spans(hay: str, needle: str, packed_hay: Callable[[], str] | None = None) -> list[tuple[int, int]]:
     """Where `needle` (normalised) stands in `hay` (normalised) as whole words: exactly, else with
     hyphens, spaces and line breaks between its letters taken as one: "less well-off" finds "less
     well off", "less well-off" broken at its hyphen (joined to "less welloff" when the page is read)
     and the other way round. Both forms are found with str.find, no regular expression: linear in
-    the text per hit; positions are mapped only on a page where the packed needle occurs."""
+    the text per hit; positions are mapped only on a page where the packed needle occurs.
+    `packed_hay`: gives `tight(hay)` (answer_pages keeps a document's packed pages between answers)."""
     exact = [(i, i + len(needle)) for i in _text_hits(hay, needle)]
     if exact:
         return exact
@@ -346,7 +350,7 @@ def _word_spans(hay: str, needle: str) -> list[tuple[int, int]]:
     if len(pieces) < 2 or not all(p in hay for p in pieces):
         return []
     packed_needle = "".join(pieces)
-    packed = tight(hay)
+    packed = packed_hay() if packed_hay is not None else tight(hay)  # `tight(hay)`, perhaps kept from before
     if packed_needle not in packed:
         return []
     # packed position k -> position in hay: k plus the separators before it, those j with s_j - j <= k
@@ -426,11 +430,34 @@ def answer_pages(doc: DocText, answer: str, also: list[str] | None = None) -> li
     keys = {number_key(v) for v, _ in nums}
     out = []
     for k, page in enumerate(doc.pages):
-        if any(t and _word_spans(page, t) for t in texts):
+        if any(t and _word_spans(page, t, partial(_packed_page, doc, k)) for t in texts):
             out.append(k + 1)
         elif keys & doc.numbers[k] and any(_number_hits(page, v, w, k + 1) for v, w in nums):
             out.append(k + 1)
     return out
+
+
+PACKED_DOCS = 4  # documents whose packed pages (`tight`) are kept between answers
+_PACKED: OrderedDict[int, tuple[DocText, dict[int, str]]] = OrderedDict()
+_PACKED_LOCK = threading.Lock()
+
+
+def _packed_page(doc: DocText, k: int) -> str:
+    """`tight(doc.pages[k])`, kept for the last PACKED_DOCS documents searched: every answer of a long
+    document would pack the same pages again (a few tens of microseconds a page)."""
+    with _PACKED_LOCK:
+        entry = _PACKED.get(id(doc))
+        if entry is None or entry[0] is not doc:  # a new document (or a new object under a reused id)
+            entry = _PACKED[id(doc)] = (doc, {})
+            while len(_PACKED) > PACKED_DOCS:
+                _PACKED.popitem(last=False)
+        _PACKED.move_to_end(id(doc))
+        got = entry[1].get(k)
+    if got is None:
+        got = tight(doc.pages[k])
+        with _PACKED_LOCK:
+            entry[1][k] = got
+    return got
 
 
 @dataclass
