@@ -8,12 +8,16 @@ from __future__ import annotations
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
+import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from app_kit import app_on
 from dashboard.core.links import from_params
 from dashboard.weak import panel as weak_panel
+from scoring.evaluate import evaluate
+from scoring.loaders import load_gold, load_predictions
+from scoring.slices import gap_test
 from test_gate_cli import counting_over_charts, write_gold, write_run
 
 
@@ -26,6 +30,16 @@ def bench(tmp_path_factory) -> Path:
     (folder / "runs").mkdir()
     write_run(folder / "runs", "worse", rows, seed=1, weak=counting_over_charts, drop=0.8)
     return folder
+
+
+def planted_scores(folder: Path) -> tuple[np.ndarray, list[str], np.ndarray]:
+    """The run's Accuracy per question, each question's document and the planted slice's mask."""
+    gold = load_gold([folder / "qa_single_doc.jsonl"]).items
+    run = evaluate(gold, load_predictions(folder / "runs" / "worse.jsonl").items, profile="xldocbench", workers=1)
+    rows = run.results
+    mask = np.array([r.question.meta("reasoning_type") == "counting" and r.question.labels("evidence_source") == ["Chart"]
+                     for r in rows])
+    return np.array([r.accuracy for r in rows]), [r.question.document_ids[0] for r in rows], mask
 
 
 def assert_clean(at: AppTest) -> None:
@@ -59,7 +73,10 @@ def test_planted_weakness_ranked_first_and_linked(monkeypatch, bench):
     assert list(top["Conditions"]) == ["reasoning_type=counting", "evidence_source=Chart"]
     assert top["Rank"] == 1 and top["Documents"] >= 20 and top["q"] < 0.05 and top["Gap (pp)"] < -20
     assert top["Excess failures"] == pytest.approx(-top["Questions"] * top["Gap (pp)"] / 100)
-    assert "pp [" in top["Gap with 95% interval"] and "documents)" in top["Gap with 95% interval"]
+    # the same numbers as the finder's test on the scored run, by hand: slice against the rest, documents as clusters
+    t = gap_test(*planted_scores(bench))
+    assert top["Gap (pp)"] == pytest.approx(100 * t.gap) and top["Questions"] == t.n_a
+    assert top["Gap, 95% CI by document (pp)"] == f"{100 * t.gap:+.1f} [{100 * t.ci_low:+.1f}, {100 * t.ci_high:+.1f}]"
     assert top["Explains"] >= 2
     assert at.get("plotly_chart")  # the forest plot
 

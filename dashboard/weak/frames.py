@@ -23,7 +23,8 @@ FIELD_COLUMNS = ("split", "reasoning_type", "evidence_source", "answer_format", 
                  "length", "position", "page_category")
 MAX_META_VALUES = 20  # another gold metadata key is a field only with 2..20 distinct values (not ids, not free text)
 EXPLORER = "questions"  # the explorer page's URL path (views/questions.py)
-TABLE_COLUMNS = ["Rank", "Conditions", "Questions", "Documents", "Gap (pp)", "Gap with 95% interval",
+INTERVAL = "Gap, 95% CI by document (pp)"
+TABLE_COLUMNS = ["Rank", "Conditions", "Questions", "Documents", "Gap (pp)", INTERVAL,
                  "Excess failures", "p (one-sided)", "q", "Explains", "Open in explorer"]
 
 
@@ -105,7 +106,7 @@ def table(found: SliceSearch, run: str) -> pd.DataFrame:
     significant slices each explains, and its explorer link."""
     rows = [{"Rank": k, "Conditions": [f"{f}={v}" for f, v in s.conditions], "Questions": s.n, "Documents": s.documents,
              "Gap (pp)": s.gap * 100,
-             "Gap with 95% interval": f"{_pp(s.gap)} pp [{_pp(s.ci_low)}, {_pp(s.ci_high)}] ({s.documents:,} {found.unit}s)",
+             INTERVAL: f"{_pp(s.gap)} [{_pp(s.ci_low)}, {_pp(s.ci_high)}]",
              "Excess failures": s.excess_failures, "p (one-sided)": s.p, "q": s.q, "Explains": len(s.explains),
              "Open in explorer": explorer_link(run, s.conditions)} for k, s in enumerate(found.weak, 1)]
     return pd.DataFrame(rows, columns=TABLE_COLUMNS)

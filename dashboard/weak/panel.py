@@ -72,9 +72,13 @@ def show(result: SliceSearch, run: str, metric: str) -> None:
         st.info(f"Not enough evidence: no slice of this run is weaker than the rest beyond chance "
                 f"({result.tested:,} slices tested, {result.units:,} {result.unit}s as the unit).")
         return
-    st.dataframe(W.table(result, run), hide_index=True, key="weak_table", column_config={
-        "Conditions": st.column_config.ListColumn("Conditions", help="field=value; a question is in the slice when all hold"),
-        "Gap (pp)": st.column_config.NumberColumn(format="%+.1f", help="slice − rest of the run, percentage points"),
+    shown = [c for c in W.TABLE_COLUMNS if c != "Gap (pp)"]  # the interval's text leads with it
+    st.dataframe(W.table(result, run), hide_index=True, key="weak_table", column_order=shown, column_config={
+        "Rank": st.column_config.NumberColumn(width="small"),
+        "Conditions": st.column_config.ListColumn("Conditions", width="large",
+                                                  help="field=value; a question is in the slice when all hold"),
+        W.INTERVAL: st.column_config.TextColumn(help="slice − rest of the run, percentage points, with its 95 % interval "
+                                                     "(cluster-robust, documents as the unit)"),
         "Excess failures": st.column_config.NumberColumn(format="%.1f", help="questions × (rest − slice)"),
         "p (one-sided)": st.column_config.NumberColumn(format="%.2g"),
         "q": st.column_config.NumberColumn(format="%.2g", help="false-discovery-adjusted across every slice tested"),
