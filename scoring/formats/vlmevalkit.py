@@ -16,6 +16,7 @@ from __future__ import annotations
 import ast
 import math
 import re
+import threading
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -136,6 +137,18 @@ def load(path: Path) -> SourceLoad:
             continue
         eval_id = real.parent.name if EVAL_ID.match(real.parent.name) else _model_folder(p)[1]
         groups[(model, dataset)].append((eval_id, p, real))
+    with _LOAD_LOCK:  # one load at a time uses the table cache
+        _CACHE.clear()
+        _prefetch([_main_sheet(real, DATASETS[dataset], _beside(w, real))
+                   for (_, dataset), found in groups.items() for _, _, real in found])
+        try:
+            _read_groups(groups, root, w, out)
+        finally:
+            _CACHE.clear()
+    return out
+
+
+def _read_groups(groups: dict[tuple[str, str], list[tuple[str, Path, Path]]], root: Path, w: Walk, out: SourceLoad) -> None:
     for (model, dataset), found in sorted(groups.items()):
         found.sort(key=lambda t: _eval_key(t[0]), reverse=True)
         for k, (eval_id, p, real) in enumerate(found):
@@ -146,7 +159,6 @@ def load(path: Path) -> SourceLoad:
             run.name = f"{model}/{dataset}" + (f"@{eval_id}" if len(found) > 1 and eval_id else "") + (
                 f"@{k}" if len(found) > 1 and not eval_id else "")
             out.runs.append(run)
-    return out
 
 
 def _beside(w: Walk, real: Path) -> dict[str, Path]:
@@ -158,8 +170,13 @@ def _beside(w: Walk, real: Path) -> dict[str, Path]:
     return found
 
 
+_LOAD_LOCK = threading.Lock()
+_CACHE: dict[Path, Table] = {}  # the tables of the load in progress (prefetched in parallel; emptied after it)
+
+
 def _table(path: Path, shown: str, out: SourceLoad, need: tuple[str, ...]) -> Table | None:
-    table = read_table(path)
+    table = _CACHE.get(path) or read_table(path)
+    _CACHE[path] = table
     if table.error:
         out.problems.append(Problem.error(shown, None, None, "a readable table", table.error))
         return None
@@ -196,11 +213,19 @@ def _read_run(p: Path, real: Path, root: Path, model: str, dataset: str, eval_id
     need: tuple[str, ...] = ("index", "question", "answer", "prediction")
     if family == MMLONGBENCH_FAMILY:
         need = need + ("answer_format", "evidence_sources", "evidence_pages")
-    table = _table(real, shown, out, need)
+    beside = _beside(w, real)
+    main = _main_sheet(real, family, beside)
+    table = None
+    if main != real:  # the evaluation sheet holds the prediction table's columns too: read once
+        probe = _CACHE.get(main) or read_table(main)
+        _CACHE[main] = probe
+        if not probe.error and all(c in probe.columns for c in need):
+            table = probe
+    if table is None:
+        table = _table(real, shown, out, need)
     if table is None:
         return None
     run = HarnessRun(name="", harness=NAME, task=dataset, family=family, model=model, date=eval_id, files=[shown])
-    beside = _beside(w, real)
     questions: dict[str, HarnessQuestion] = {q.qid: q for q in out.gold.get(dataset, [])}
     seen: set[str] = set()
     for row, line, notes in zip(table.rows, table.lines, table.notes):
@@ -220,6 +245,51 @@ def _read_run(p: Path, real: Path, root: Path, model: str, dataset: str, eval_id
     else:
         _mmlongbench_outputs(run, stem, beside, root, out)
     return run
+
+
+def _judges(stem: str, beside: dict[str, Path]) -> list[str]:
+    # the judge's sheet is written in PRED_FORMAT (xlsx by default, tsv or json when set)
+    return sorted(n for n in beside if n.startswith(stem + "_") and n.endswith(PRED_EXT)
+                  and not n[len(stem) + 1:].rsplit(".", 1)[0].endswith(_NOT_JUDGE))
+
+
+def _main_sheet(real: Path, family: str, beside: dict[str, Path]) -> Path:
+    """The sheet a run's rows are read from: the evaluation sheet when there is one (DocVQA's
+    `_results.xlsx`, MMLongBench's judge sheet: the prediction table plus the evaluation's columns),
+    else the prediction table."""
+    stem = real.stem
+    if family == ANLS_FAMILY and f"{stem}_results.xlsx" in beside:
+        return beside[f"{stem}_results.xlsx"]
+    if family == MMLONGBENCH_FAMILY:
+        judges = _judges(stem, beside)
+        if judges:
+            return beside[judges[0]]
+    return real
+
+
+PARALLEL_MIN_BYTES = 2_000_000  # below this the tables are read in this process
+
+
+def _prefetch(paths: list[Path]) -> None:
+    """Read the tables into _CACHE, on every core when there are several large ones."""
+    from ..workers import bare_main, discard_shared_pool, shared_pool
+
+    try:
+        size = sum(p.stat().st_size for p in paths)
+    except OSError:
+        return
+    pool = shared_pool() if len(paths) > 1 and size >= PARALLEL_MIN_BYTES else None
+    if pool is None:
+        return
+    from concurrent.futures.process import BrokenProcessPool
+
+    try:
+        with bare_main():
+            futures = {p: pool.submit(read_table, p) for p in paths}
+        for p, f in futures.items():
+            _CACHE[p] = f.result()
+    except (BrokenProcessPool, OSError):
+        discard_shared_pool()  # read in this process instead, as they come
 
 
 def _question(qid: str, row: dict[str, Any], family: str) -> HarnessQuestion:
@@ -277,9 +347,7 @@ def _docvqa_outputs(run: HarnessRun, stem: str, beside: dict[str, Path], root: P
 
 
 def _mmlongbench_outputs(run: HarnessRun, stem: str, beside: dict[str, Path], root: Path, out: SourceLoad) -> None:
-    # the judge's sheet is written in PRED_FORMAT (xlsx by default, tsv or json when set)
-    judges = sorted(n for n in beside if n.startswith(stem + "_") and n.endswith(PRED_EXT)
-                    and not n[len(stem) + 1:].rsplit(".", 1)[0].endswith(_NOT_JUDGE))
+    judges = _judges(stem, beside)
     if not judges:
         out.problems.append(Problem.warning(
             display(beside.get(stem + ".xlsx", Path(stem)), root), None, None,
