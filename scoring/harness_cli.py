@@ -244,13 +244,29 @@ def _join_gold(src: SourceLoad, paths: list[Path]) -> list[Problem]:
     one problem per question that could not be joined, with the reason."""
     problems: list[Problem] = []
     families = {r.task: r.family for r in src.runs}
+    gold_kind = MMLONGBENCH_FAMILY if all(_is_samples_json(p) for p in paths) else ANLS_FAMILY
     for task, family in families.items():
         questions = src.gold.get(task, [])
-        if family == MMLONGBENCH_FAMILY:
+        if family != gold_kind:
+            problems.append(Problem.warning(task, None, None, f"a task of the benchmark of {', '.join(p.name for p in paths)}",
+                                            f"{task}: not this benchmark (its own gold is used)", kind="tasks of another benchmark"))
+        elif family == MMLONGBENCH_FAMILY:
             problems += _join_mmlongbench(task, questions, paths)
         elif family == ANLS_FAMILY:
             problems += _join_docvqa(task, questions, paths)
     return problems
+
+
+def _is_samples_json(path: Path) -> bool:
+    """MMLongBench-Doc's samples.json: a JSON list whose first 4 kB name `doc_id` and `answer_format`."""
+    if path.suffix.lower() != ".json":
+        return False
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(4096).decode("utf-8-sig", "replace").lstrip()
+    except OSError:
+        return False
+    return head.startswith("[") and '"doc_id"' in head and '"answer_format"' in head
 
 
 def _join_mmlongbench(task: str, questions: list[HarnessQuestion], paths: list[Path]) -> list[Problem]:

@@ -409,3 +409,26 @@ def test_huge_numbers_and_parentheses_are_bounded():
     assert lmms_mmlongbench_score("a", "(" * 200_000, "Str") == 0.0
     # two long different texts: no edit distance computed (the project's 20,000-character bound)
     assert lmms_anls(["x" * 30_000], "y" * 30_000) == 0 and lmms_anls(["x" * 30_000], "x" * 30_000) == 1.0
+
+
+def test_gold_files_join_docvqa_and_name_a_task_of_another_benchmark(tmp_path):
+    """v0.4 lines carry no questionId: joined to a DocVQA-style gold by (question, answers); a
+    mmlongbench_doc run beside it is named as not this benchmark and keeps its own gold."""
+    lines = [docvqa_line("0.4", k, c) for k, c in enumerate(DOCVQA)]
+    write_run(tmp_path / "o" / "m", "20260801_101500", "docvqa_val", lines, {"anls,none": 0.5})
+    mm_line = {"doc_id": 0, "target": "Paris", "filtered_resps": "Paris", "mmlongbench_doc_acc": {"score": 1.0},
+               "mmlongbench_doc_f1": {"score": 1.0, "gt_answerable": True, "pred_answerable": True},
+               "input": "Where?" + MMLB_POST}
+    write_run(tmp_path / "o" / "m", "20260802_101500", "mmlongbench_doc", [mm_line],
+              {"mmlongbench_doc_acc,none": 1.0, "mmlongbench_doc_f1,none": 1.0})
+    gold = tmp_path / "val.jsonl"
+    gold.write_text("".join(json.dumps({"questionId": qid, "question": q, "answers": a, "docId": 7,
+                                        "image": f"documents/page{qid}.png"}) + "\n"
+                            for qid, q, a, *_ in DOCVQA[:3]), "utf-8")
+    report = tmp_path / "r.json"
+    assert cli.main(["--predictions", str(tmp_path / "o"), "--gold-files", str(gold), "--output", str(report)]) == 0
+    rep = json.loads(report.read_text())
+    assert any("mmlongbench_doc: not this benchmark" in p for p in rep["problems"])
+    assert sum("questions not in the benchmark's gold" in p or "3: expected a gold question" in p for p in rep["problems"]) == 1
+    assert {r["task"]: r["recomputed"] == r["reported"] for r in rep["runs"]} == {"docvqa_val": True, "mmlongbench_doc": True}
+    assert rep["documents"] == ["documents/page24580.png", "documents/page49153.png", "documents/page57349.png"]
