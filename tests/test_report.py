@@ -45,6 +45,13 @@ def test_report_on_sample_runs(tmp_path, capsys):
             f"only small-9b on {cell['only B']}, both wrong on {cell['both wrong']}") in page
     assert "<b>longctx-ocr</b> is 42.9 percentage points ahead of <b>small-9b</b>" in page
     assert "Where longctx-ocr is weakest" in page
+    # documents are the unit: the sample's 77 questions come from 6 documents (their first ones), too few to tell
+    assert "77 questions in 6 documents" in page
+    assert "over 77 shared questions in 6 documents" in page
+    assert "too few documents to tell whether the difference is real" in page
+    assert "Question-level McNemar p &lt; 0.001" in page  # kept, secondary
+    assert "Not enough evidence to call any slice weak" in page and "Weakest: <b>" not in page
+    assert "None of the 38 slices has the 20 documents a test needs" in page
     thumbs = re.findall(r'src="data:image/png;base64,', body)
     assert 5 <= len(thumbs) <= 10  # failures with their evidence pages
     assert page.count("<article class='failure'>") == len(thumbs)
@@ -142,3 +149,63 @@ def test_the_report_follows_swap(monkeypatch):
     # a run the user adds is kept while the pair stays
     at.multiselect(key="cmp_report_runs").select("gamma").run()
     assert at.multiselect(key="cmp_report_runs").value == ["beta", "alpha", "gamma"]
+
+
+# ----------------------------------------------------------------------------- issues 25 and 29.3
+
+
+def test_mmlongbench_report_shows_the_benchmarks_acc_and_f1_and_no_one_valued_field():
+    ws, an, names = report.load(SAMPLE / "mmlongbench", ["gpt-4o", "docowl-8b"], "mmlongbench-doc")
+    page = report.build_report(an, names, workspace=ws, profile="mmlongbench-doc", settings=report.C.Settings(resamples=300),
+                               changes_summary="2 gold answers corrected, 1 question excluded")
+    header = page.split("</header>", 1)[0]
+    own = report.C.benchmark_scores(an, names)
+    assert set(own) == {"gpt-4o", "docowl-8b"}
+    assert (f"The benchmark's own Acc / F1: gpt-4o {100 * own['gpt-4o'][0]:.1f} % / {100 * own['gpt-4o'][1]:.1f} %; "
+            f"docowl-8b {100 * own['docowl-8b'][0]:.1f} % / {100 * own['docowl-8b'][1]:.1f} %") in header
+    assert "Scored with gold corrections: 2 gold answers corrected, 1 question excluded." in header
+    assert "<th>Acc, benchmark (%)</th><th>F1, benchmark (%)</th>" in page
+    # reasoning type, domain, difficulty: every question 'unknown' -> no slice anywhere (nor in Holm's count)
+    body = page.split("</header>", 1)[1]
+    for name in ("Reasoning type", "Domain:", "Difficulty:"):
+        assert name not in body, name
+    assert "Scored with gold corrections" not in report.build_report(an, names, workspace=ws, settings=report.C.Settings(resamples=200))
+
+
+def _documents_bench(docs: int = 40, per: int = 3):
+    """`docs` documents of `per` questions; A right everywhere on the first half of the documents and on
+    the first question of the others, B on the first question of every document; `domain` splits the
+    documents in two halves (first half: 'easy')."""
+    import types
+
+    import pandas as pd
+
+    ids = [f"q{d:03d}_{k}" for d in range(docs) for k in range(per)]
+    doc = {q: int(q[1:4]) for q in ids}
+    questions = pd.DataFrame({"question_id": ids, "domain": ["easy" if doc[q] < docs // 2 else "hard" for q in ids],
+                              "document": [f"d{doc[q]}" for q in ids], "cluster": [f"d{doc[q]}" for q in ids],
+                              "question": "", "gold": ""}, index=ids)
+    a = [1.0 if doc[q] < docs // 2 or q.endswith("_0") else 0.0 for q in ids]
+    b = [1.0 if q.endswith("_0") else 0.0 for q in ids]
+    scores = pd.DataFrame([{"run": r, "question_id": q, "accuracy": v, "token_f1": v, "anls": v, "status": "success",
+                            "prediction": ""} for r, vals in (("A", a), ("B", b)) for q, v in zip(ids, vals)])
+    return types.SimpleNamespace(questions=questions, scores=scores)
+
+
+def test_a_real_difference_and_a_real_weakness_are_called_so_with_their_documents():
+    an = _documents_bench()
+    settings = report.C.Settings(resamples=2000)
+    iv = report.C.run_intervals(an.scores, ["A", "B"], settings, an.questions)
+    head = report._headline(an, iv, "A", "B", settings, report._Charts())  # type: ignore[arg-type]
+    # d = 1 on questions 1 and 2 of the first 20 documents: 40 / 120; all 20 such documents one way -> p = 2 / 2^20
+    assert head["top"]["verdict"] == "a real difference" and head["top"]["units"] == "40 documents"
+    assert "pp by documents, p by document &lt; 0.001" in report.ENV.from_string("{{ e }}").render(e=head["top"]["evidence"])
+    weak = report.C.weakest(an.scores, an.questions, "A", fields=["domain"], settings=settings)
+    section = report._weakest(weak, "A", report._Charts())
+    # A: 'hard' at 1/3 against 80/120 overall, 20 documents, its interval above 0 -> called weakest
+    assert section["first"]["slice"] == "Domain: hard" and section["first"]["units"] == "20 documents" and section["none"] is None
+    # one document fewer in 'hard' (19): too few documents to tell -> not enough evidence, never "weakest"
+    small = _documents_bench(docs=38)
+    weak = report.C.weakest(small.scores, small.questions, "A", fields=["domain"], settings=settings)
+    section = report._weakest(weak, "A", report._Charts())
+    assert section["first"] is None and section["none"]["why"].startswith("too few documents to tell (19 documents")

@@ -81,8 +81,8 @@ def write_bench(root: Path) -> Path:
                 "answer": {"value": gold(i), "format": "Str", "verification_rule": "exact_match"},
                 "document": {"document_id": DOCS[i % 3], "evidence_pages": [1], "evidence_page_numbering": "pdf_index",
                              "evidence_items": [{"locator": "Page 1", "pages": [1], "quote": QUOTE, "source_type": "Text"}]},
-                "metadata": {"domain": DOMAINS[i % 2], "reasoning_type": REASONING[i % 2], "difficulty": f"diff{ATTACK}",
-                             "evidence_sources": [f"src{ATTACK}"]},
+                "metadata": {"domain": DOMAINS[i % 2], "reasoning_type": REASONING[i % 2], "difficulty": f"diff{ATTACK}" if i % 2 else "plain",
+                             "evidence_sources": [f"src{ATTACK}"] if i % 2 else ["Text"]},  # a field of one value is no slice
             }) + "\n")
     for run, right in ((RUN_A, a_right), (RUN_B, b_right)):
         with open(root / "runs" / f"{run}.jsonl", "w", encoding="utf-8") as f:

@@ -449,6 +449,29 @@ def run_intervals(scores: pd.DataFrame, runs: list[str], settings: Settings = Se
                                        *(f"{m}{k}" for m in METRICS for k in ("", "_low", "_high"))])
 
 
+def benchmark_scores(an, runs: list[str]) -> dict[str, tuple[float, float]]:
+    """The benchmark's own Acc and F1 (0..1) of each run that has them (`core.analysis.benchmark_acc_f1`:
+    MMLongBench-Doc's), when any run is scored under that benchmark's profile; else {}."""
+    from dashboard.core.analysis import benchmark_acc_f1
+    from scoring.profiles import MMLONGBENCH_PROFILE
+
+    chosen = [r for r in (an.run(name) for name in runs) if r is not None]
+    if not any(r.result is not None and r.result.profile.name == MMLONGBENCH_PROFILE for r in chosen):
+        return {}
+    out = {}
+    for r in chosen:
+        got = benchmark_acc_f1(r, an.gold)
+        if got is not None:
+            out[r.name] = (float(got[0]), float(got[1]))
+    return out
+
+
+def shown_fields(table: pd.DataFrame, k: int = 3) -> list[str]:
+    """The first `k` breakdowns (in BREAKDOWNS order) that a `deltas` table has slices of."""
+    present = set(table["field"])
+    return [f for f in BREAKDOWNS if f in present][:k]
+
+
 # ----------------------------------------------------------------------------- telling failures
 
 

@@ -159,6 +159,19 @@ def swap(session: MutableMapping[str, Any]) -> None:
     session["cmp_a"], session["cmp_b"] = session.get("cmp_b"), session.get("cmp_a")
 
 
+def header_lines(an, runs: list[str], corrections: object = None) -> list[str]:
+    """Markdown lines (user text escaped) for a comparison's header: the benchmark's own Acc and F1
+    of the runs that have them (MMLongBench-Doc), and whether gold corrections were applied and how many."""
+    lines = []
+    own = C.benchmark_scores(an, runs)
+    if own:
+        lines.append("The benchmark's own Acc / F1: " + "; ".join(
+            f"{md_escape(r)} {100 * acc:.1f} % / {100 * f1:.1f} %" for r, (acc, f1) in own.items()))
+    if corrections is not None:
+        lines.append("Scored **with gold corrections**: " + md_escape(str(corrections)) + ".")
+    return lines
+
+
 # ----------------------------------------------------------------------------- A against B
 
 

@@ -17,6 +17,13 @@ through `dashboard.core.escape.plotly_text`. No streamlit here: the app calls `b
 
 Thumbnails: the evidence page of each failure, rendered by `dashboard.evidence.render` (capped at
 `THUMB_WIDTH` pixels wide), with the gold quotes' boxes from `dashboard.evidence.locate`.
+
+Statistics: documents are the unit of every interval and p-value (dashboard/compare/frames.py,
+`scoring.stats.paired_by_document`); each says how many documents it rests on, under 20 documents
+the report says "too few documents to tell" with the smallest detectable gap, a slice is called
+weakest only when its interval by documents lies above 0 (else "not enough evidence"), and
+McNemar's question-level p is secondary. The header gives the benchmark's own Acc and F1 where the
+runs have them (MMLongBench-Doc) and says when gold corrections were applied, and how many.
 """
 
 from __future__ import annotations
@@ -279,15 +286,20 @@ def build_report(analysis: Analysis, runs: list[str], baseline: str | None = Non
     bench = workspace.discovery.benchmark if workspace is not None else None
     signature = next((run.signature for run in map(an.run, runs) if run is not None and run.result), "")
     name = title or f"DocBench Lens report: {bench.name if bench else 'benchmark'}"
+    own = C.benchmark_scores(an, runs)
     page = {"name": name, "questions": len(an.questions), "runs": runs, "profile": profile, "signature": signature,
-            "stamp": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"), "plotlyjs": "", "sections": []}
+            "stamp": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"), "plotlyjs": "", "sections": [],
+            "documents": int(an.questions["cluster"].nunique()) if "cluster" in an.questions.columns else 0,
+            "unit": C.unit_of(an.questions),
+            "own": [{"run": r, "acc": pct(acc), "f1": pct(f1)} for r, (acc, f1) in own.items()],
+            "corrections": changes_summary}
     if not runs or a is None:
         return render(page)
 
     sections: list[dict] = []
     say("intervals per run")
-    iv = C.run_intervals(an.scores, runs, settings)
-    sections.append(_headline(an, iv, a, b, settings, chart))
+    iv = C.run_intervals(an.scores, runs, settings, an.questions)
+    sections.append(_headline(an, iv, a, b, settings, chart, own))
     say(f"weakest slices of {a}")
     weak = C.weakest(an.scores, an.questions, a, "accuracy", runs=runs, settings=settings)
     sections.append(_weakest(weak, a, chart))
@@ -304,7 +316,8 @@ def build_report(analysis: Analysis, runs: list[str], baseline: str | None = Non
         sections.append(_failure_modes(list(notes or ()), runs, changes, changes_summary))
     for number, section in enumerate(sections, 1):
         section["number"] = number
-    sections.append({"template": "method.html", "resamples": f"{settings.resamples:,}", "seed": settings.seed})
+    sections.append({"template": "method.html", "resamples": f"{settings.resamples:,}", "seed": settings.seed,
+                     "min_documents": C.MIN_DOCUMENTS, "unit": C.unit_of(an.questions)})
     page["sections"] = sections
     page["plotlyjs"] = Markup(plotly.offline.get_plotlyjs())  # the Plotly bundle itself
     return render(page)
@@ -346,56 +359,103 @@ def _runs_chart(iv: pd.DataFrame):
     return fig
 
 
-def _headline(an: Analysis, iv: pd.DataFrame, a: str, b: str | None, settings: C.Settings, chart: _Charts) -> dict:
+def units_text(n: int, unit: str) -> str:
+    """"12 documents", or "12 questions (the gold names no documents)"."""
+    if unit == "document":
+        return f"{n} document{'s' * (n != 1)}"
+    return f"{n} question{'s' * (n != 1)} (the gold names no documents)"
+
+
+def detectable_text(gap: float) -> str:
+    if pd.isna(gap) or gap == float("inf"):
+        return "no gap could be detected"
+    if gap == 0:
+        return "the runs agree on every question"
+    return f"the smallest gap detectable is about ±{100 * gap:.1f} pp"
+
+
+def too_few_text(documents: int, unit: str, gap: float) -> str:
+    return f"too few documents to tell ({units_text(documents, unit)}; {detectable_text(gap)})"
+
+
+def _headline(an: Analysis, iv: pd.DataFrame, a: str, b: str | None, settings: C.Settings, chart: _Charts,
+              own: dict[str, tuple[float, float]] | None = None) -> dict:
     section: dict = {"template": "headline.html", "a": a, "b": b, "top": None}
     if b:
         pairs = C.paired(an.scores, a, b)
         top = C.headline(C.deltas(pairs, an.questions, [], settings))
         if top:
-            d, lo, hi = top["accuracy_delta"], top["accuracy_low"], top["accuracy_high"]
-            real = top["p_mcnemar"] < 0.05 and (lo > 0 or hi < 0)
+            d = top["accuracy_delta"]
+            said = C.verdict(top)
+            docs, unit = int(top["documents"]), str(top["unit"])
             section["top"] = {
                 "size": f"{abs(100 * d):.1f}", "better": "ahead of" if d > 0 else "behind" if d < 0 else "level with",
-                "questions": top["questions"], "interval": interval(lo, hi), "only_a": top["only_a"], "only_b": top["only_b"],
-                "p": pvalue(top["p_mcnemar"]),
-                "verdict": "a real difference" if real else "not distinguishable from chance on these questions",
+                "questions": top["questions"], "units": units_text(docs, unit), "only_a": top["only_a"], "only_b": top["only_b"],
+                "too_few": said == "too few",
+                "evidence": (detectable_text(top["accuracy_detectable"]) if said == "too few" else
+                             f"95 % interval {interval(top['accuracy_low'], top['accuracy_high'])} pp by documents, "
+                             f"p by document {pvalue(top['p'])}"),
+                "p_mcnemar": pvalue(top["p_mcnemar"]),
+                "verdict": ("too few documents to tell whether the difference is real" if said == "too few" else
+                            "a real difference" if said == "real" else "not distinguishable from chance on these documents"),
                 "cards": [{"metric": C.METRIC_LABELS[m], "delta": pp(top[f"{m}_delta"]),
-                           "cls": "pos" if top[f"{m}_low"] > 0 else "neg" if top[f"{m}_high"] < 0 else "",
-                           "interval": interval(top[f"{m}_low"], top[f"{m}_high"]),
+                           "cls": "" if said == "too few" else "pos" if top[f"{m}_low"] > 0 else "neg" if top[f"{m}_high"] < 0 else "",
+                           "interval": (too_few_text(docs, unit, top[f"{m}_detectable"]) if bool(top["too_few"]) else
+                                        f"95 % interval {interval(top[f'{m}_low'], top[f'{m}_high'])} pp by documents"),
                            "score_a": pct(top[f"{m}_a"]), "score_b": pct(top[f"{m}_b"])} for m in C.METRICS],
             }
+    own = own or {}
     rows = []
     for r in iv.itertuples(index=False):
-        row = {"Run": r.run, "Questions": r.questions}
+        row = {"Run": r.run, "Questions": r.questions, "Documents": r.documents}
+        if own:
+            acc_f1 = own.get(r.run)
+            row["Acc, benchmark (%)"] = pct(acc_f1[0]) if acc_f1 else "—"
+            row["F1, benchmark (%)"] = pct(acc_f1[1]) if acc_f1 else "—"
         for m in C.METRICS:
             row[f"{C.METRIC_LABELS[m]} (%)"] = pct(getattr(r, m))
-            row[f"{C.METRIC_LABELS[m]} 95 % interval"] = interval(getattr(r, f"{m}_low"), getattr(r, f"{m}_high"), signed=False)
+            low, high = getattr(r, f"{m}_low"), getattr(r, f"{m}_high")
+            row[f"{C.METRIC_LABELS[m]} 95 % interval"] = (interval(low, high, signed=False) if not pd.isna(low)
+                                                           else "too few documents to tell")
         rows.append(row)
     frame = pd.DataFrame(rows).sort_values("Accuracy (%)", key=lambda s: s.map(lambda v: -float(v) if v != "—" else 0), kind="stable")
-    section["table"] = table_data(frame, numeric=[c for c in frame.columns if c != "Run"])
+    section["table"] = table_data(frame, numeric=[c for c in frame.columns if c != "Run" and "interval" not in c])
     section["chart"] = chart(_runs_chart(iv))
     return section
 
 
 def _weakest(weak: pd.DataFrame, a: str, chart: _Charts) -> dict:
-    section: dict = {"template": "weakest.html", "a": a, "first": None}
+    section: dict = {"template": "weakest.html", "a": a, "first": None, "none": None, "min_documents": C.MIN_DOCUMENTS}
     top = weak[weak["weight"] > 0].head(WEAK_ROWS)
     if top.empty:
         return section
-    first = top.iloc[0]
-    section["first"] = {"slice": slice_text(first["field"], first["label"]), "score": pct(first["score"]),
-                        "questions": first["questions"], "reference": pct(first["reference"]),
-                        "gap": f"{100 * first['gap']:.1f}", "interval": interval(first["gap_low"], first["gap_high"])}
+    found = top[top["enough"].astype(bool)]
+    if len(found):
+        first = found.iloc[0]
+        section["first"] = {"slice": slice_text(first["field"], first["label"]), "score": pct(first["score"]),
+                            "questions": first["questions"], "units": units_text(int(first["documents"]), first["unit"]),
+                            "reference": pct(first["reference"]), "gap": f"{100 * first['gap']:.1f}",
+                            "interval": interval(first["gap_low"], first["gap_high"])}
+    else:
+        first = top.iloc[0]
+        few = bool(first["too_few"]) or bool(first["small"])
+        section["none"] = {"slice": slice_text(first["field"], first["label"]), "gap": f"{100 * first['gap']:.1f}",
+                           "questions": first["questions"], "units": units_text(int(first["documents"]), first["unit"]),
+                           "why": (too_few_text(int(first["documents"]), first["unit"], first["detectable"]) if few else
+                                   f"its 95 % interval by documents, {interval(first['gap_low'], first['gap_high'])} pp, includes 0")}
     section["chart"] = chart(charts.weakest_chart(top, "accuracy", a, C.OWN))
     frame = pd.DataFrame({
         "Slice": [slice_text(f, lab) for f, lab in zip(top["field"], top["label"])],
         "Questions": [f"{n}{' (few)' if s else ''}" for n, s in zip(top["questions"], top["small"])],
+        "Documents": [str(n) for n in top["documents"]],
         "Accuracy (%)": [pct(v) for v in top["score"]],
         "Gap (pp)": [f"{100 * v:.1f}" for v in top["gap"]],
-        "Gap 95 % interval (pp)": [interval(lo, hi) for lo, hi in zip(top["gap_low"], top["gap_high"])],
+        "Gap 95 % interval (pp)": [interval(lo, hi) if not tf else "too few documents to tell"
+                                   for lo, hi, tf in zip(top["gap_low"], top["gap_high"], top["too_few"])],
+        "Evidence": ["weak" if e else "not enough evidence" for e in top["enough"]],
         "Questions × gap": [f"{v:.1f}" for v in top["weight"]],
     })
-    section["table"] = table_data(frame, numeric=["Questions", "Accuracy (%)", "Gap (pp)", "Gap 95 % interval (pp)", "Questions × gap"])
+    section["table"] = table_data(frame, numeric=["Questions", "Documents", "Accuracy (%)", "Gap (pp)", "Questions × gap"])
     return section
 
 
@@ -404,24 +464,34 @@ def _flips(an: Analysis, pairs: pd.DataFrame, a: str, b: str, settings: C.Settin
     table = C.deltas(pairs, an.questions, C.BREAKDOWNS, settings)
     top = flips.iloc[0]
     slices = flips.iloc[1:].assign(_d=flips.iloc[1:][["only A", "only B"]].sum(axis=1)).sort_values("_d", ascending=False, kind="stable")
-    sig = table[(table["field"] != C.OVERALL_FIELD) & (table["p_holm"] < 0.05)]
+    sig = table[(table["field"] != C.OVERALL_FIELD) & (table["p_holm"] < 0.05)
+                & ((table["accuracy_low"] > 0) | (table["accuracy_high"] < 0))]
+    few = table["too_few"].astype(bool)
     frame = pd.DataFrame({
         "Slice": [slice_text(f, lab) for f, lab in zip(table["field"], table["label"])],
         "Questions": [f"{n}{' (few)' if s else ''}" for n, s in zip(table["questions"], table["small"])],
-        **{f"Δ {C.METRIC_LABELS[m]} (pp)": [f"{pp(d)} [{interval(lo, hi)}]" for d, lo, hi in
-                                             zip(table[f"{m}_delta"], table[f"{m}_low"], table[f"{m}_high"])] for m in C.METRICS},
+        "Documents": [str(n) for n in table["documents"]],
+        **{f"Δ {C.METRIC_LABELS[m]} (pp)": [f"{pp(d)} [{'too few documents to tell' if tf else interval(lo, hi)}]"
+                                             for d, lo, hi, tf in zip(table[f"{m}_delta"], table[f"{m}_low"], table[f"{m}_high"], few)]
+           for m in C.METRICS},
         "Only A / only B": [f"{x} / {y}" for x, y in zip(table["only_a"], table["only_b"])],
-        "p (Holm)": [pvalue(p) for p in table["p_holm"]],
+        "p by document (Holm)": ["—" if tf and f != C.OVERALL_FIELD else pvalue(p)
+                                 for p, tf, f in zip(table["p_holm"], few, table["field"])],
+        "McNemar p (questions)": [pvalue(p) for p in table["p_mcnemar"]],
     })
     return {
         "template": "flips.html", "a": a, "b": b,
         "top": {"questions": top["questions"], "both_right": top["both right"], "only_a": top["only A"],
-                "only_b": top["only B"], "both_wrong": top["both wrong"]},
+                "only_b": top["only B"], "both_wrong": top["both wrong"], "p": pvalue(top["p"]),
+                "too_few": int(top["documents"]) < C.MIN_DOCUMENTS,
+                "units": units_text(int(top["documents"]), str(top["unit"])), "p_mcnemar": pvalue(top["p_mcnemar"])},
         "flips_chart": chart(charts.flips_chart(pd.concat([flips.iloc[:1], slices.drop(columns="_d").head(12)]), a, b)),
         "delta_chart": chart(charts.delta_chart(table, "accuracy", a, b)),
-        "tested": int((table["field"] != C.OVERALL_FIELD).sum()),
+        "tested": C.tested_count(table), "slices": int((table["field"] != C.OVERALL_FIELD).sum()),
+        "min_documents": C.MIN_DOCUMENTS,
         "significant": [(slice_text(f, lab), pp(d)) for f, lab, d in zip(sig["field"], sig["label"], sig["accuracy_delta"])],
-        "table": table_data(frame, numeric=[c for c in frame.columns if c != "Slice"]),
+        "table": table_data(frame, numeric=["Questions", "Documents", "Only A / only B", "p by document (Holm)",
+                                            "McNemar p (questions)"]),
     }
 
 

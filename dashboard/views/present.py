@@ -43,32 +43,48 @@ else:
     b: str = state["b"] if state.get("b") in runs and state.get("b") != a else next(r for r in runs if r != a)
     pairs = C.paired(an.scores, a, b)
     st.title(f"{a} against {b}")
+    header = P.header_lines(an, [a, b], ctx.corrections)
+    if header:
+        st.markdown("  \n".join(header))
     table = P.deltas(an, pairs, a, b)
     top = C.headline(table)
-    d, lo, hi = (100 * top[f"accuracy_{k}"] for k in ("delta", "low", "high"))
+    d = 100 * top["accuracy_delta"]
     side = "ahead of" if d > 0 else "behind" if d < 0 else "level with"
-    real = "unlikely to be chance" if top["p_mcnemar"] < 0.05 else "could be chance"
-    slide(1, f"**{md_escape(a)}** is **{abs(d):.1f} percentage points {side}** **{md_escape(b)}** on Accuracy "
-             f"(95 % interval {lo:+.1f} to {hi:+.1f} pp, {top['questions']} questions): {real}.",
+    said = C.verdict(top)
+    units = P.units_text(int(top["documents"]), top["unit"])
+    if said == "too few":
+        evidence = (f"on {top['questions']} questions in {units}: too few documents to tell; "
+                    f"{P.gap_text(top['accuracy_detectable'])}")
+    else:
+        evidence = (f"95 % interval {100 * top['accuracy_low']:+.1f} to {100 * top['accuracy_high']:+.1f} pp over {units}, "
+                    f"p by document {P.p_text(top['p'])}: "
+                    + ("unlikely to be chance" if said == "real" else "could be chance"))
+    slide(1, f"**{md_escape(a)}** is **{abs(d):.1f} percentage points {side}** **{md_escape(b)}** on Accuracy ({evidence}).",
           charts.runs_chart(P.intervals(an, runs), "accuracy"))
     weak = P.weakest(an, a, "accuracy", C.OWN, runs)
     weak = weak[weak["weight"] > 0].head(8)
     if len(weak):
-        w = weak.iloc[0]
-        slide(2, f"**{md_escape(a)}** is weakest on **{md_escape(P.slice_text(w['field'], w['label']))}**: "
-                 f"{100 * w['score']:.0f} % against {100 * w['reference']:.0f} % overall, on {w['questions']} questions.",
-              charts.weakest_chart(weak, "accuracy", a, C.OWN))
+        slide(2, P.weakest_sentence(weak, a, "accuracy", C.OWN), charts.weakest_chart(weak, "accuracy", a, C.OWN))
     else:
         slide(2, f"**{md_escape(a)}** does no worse than its overall Accuracy on any slice.")
     flips = C.flip_table(pairs, an.questions)
     f = flips.iloc[0]
     slide(3, f"**{f['only A']}** questions only {md_escape(a)} gets right, **{f['only B']}** only {md_escape(b)}; "
-             f"both right on {f['both right']}, both wrong on {f['both wrong']}.",
+             f"both right on {f['both right']}, both wrong on {f['both wrong']} "
+             f"(flipping whole documents between the runs: p {P.p_text(f['p'])} over {P.units_text(int(f['documents']), f['unit'])}).",
           charts.flips_chart(P.most_flipped(flips, 6), a, b))
-    sig = table[(table["field"] != C.OVERALL_FIELD) & (table["p_holm"] < 0.05)]
-    msg = (f"The difference holds on **{len(sig)}** slices after Holm's correction; the largest: "
-           + ", ".join(md_escape(P.slice_text(x, y)) for x, y in sig.sort_values("accuracy_delta", ascending=False)[["field", "label"]].head(3).values)
-           if len(sig) else "No single slice's difference holds after Holm's correction across the slices tested.")
-    slide(4, msg, charts.delta_chart(table[table["field"].isin([C.OVERALL_FIELD, "reasoning_type", "domain", "difficulty"])],
-                                     "accuracy", a, b))
+    tested = C.tested_count(table)
+    sig = table[(table["field"] != C.OVERALL_FIELD) & (table["p_holm"] < 0.05)
+                & ((table["accuracy_low"] > 0) | (table["accuracy_high"] < 0))]
+    if len(sig):
+        msg = (f"The difference holds on **{len(sig)}** of the {tested} slices with at least {C.MIN_DOCUMENTS} documents after "
+               "Holm's correction; the largest: "
+               + ", ".join(md_escape(P.slice_text(x, y)) for x, y in
+                           sig.sort_values("accuracy_delta", ascending=False)[["field", "label"]].head(3).values))
+    elif tested:
+        msg = f"No single slice's difference holds after Holm's correction across the {tested} slices with enough documents."
+    else:
+        msg = f"No slice has the {C.MIN_DOCUMENTS} documents a test needs: too few documents to tell, slice by slice."
+    fields = C.shown_fields(table)
+    slide(4, msg, charts.delta_chart(table[table["field"].isin([C.OVERALL_FIELD, *fields])], "accuracy", a, b))
     st.page_link("views/compare.py", label="Leave the presentation", icon=":material/close:")
