@@ -1,6 +1,7 @@
 """Time the weak-slice finder (scoring/slices.py) at the issue's size: 20,000 questions in 1,000
 documents, 8 metadata fields, conjunctions of up to 3 conditions (several thousand candidate slices),
-one run and one pair, with one planted weakness (so the folding has work to do) and without.
+one run and one pair, with one planted weakness (so the folding has work to do) and without, and the
+run again with more values per field (about 9,000 candidate conjunctions) and the size threshold at its floor.
 
     .venv/bin/python bench/bench_slices.py [--questions 20000] [--documents 1000] [--repeat 5]
 
@@ -30,13 +31,33 @@ QUESTION_FIELDS = {"reasoning_type": 7, "answer_format": 5, "difficulty": 3, "po
 SOURCES = ["Text", "Table", "Chart", "Image", "Layout"]
 
 
-def benchmark(seed: int, n: int, documents: int, planted: float) -> tuple[np.ndarray, dict[str, list], np.ndarray]:
+WIDER = {"domain": 8, "doc_type": 6, "reasoning_type": 8}  # more values: about 9,000 candidate conjunctions
+
+
+def candidates(fields: dict[str, list]) -> int:
+    """Conjunctions of 1-3 conditions on different fields, before any threshold."""
+    sizes = []
+    for column in fields.values():
+        values = {x for v in column for x in (v if isinstance(v, tuple) else (v,))}
+        sizes.append(len(values))
+    e = [1, 0, 0, 0]  # elementary symmetric sums of the value counts
+    for a in sizes:
+        for k in (3, 2, 1):
+            e[k] += e[k - 1] * a
+    return e[1] + e[2] + e[3]
+
+
+def benchmark(seed: int, n: int, documents: int, planted: float, wider: bool = False
+              ) -> tuple[np.ndarray, dict[str, list], np.ndarray]:
     rng = np.random.default_rng(seed)
     doc = np.sort(rng.integers(0, documents, size=n))
     fields: dict[str, list] = {}
-    for name, k in DOC_FIELDS.items():
+    sizes = {**DOC_FIELDS, **QUESTION_FIELDS, **(WIDER if wider else {})}
+    for name in DOC_FIELDS:
+        k = sizes[name]
         fields[name] = [f"{name}{v}" for v in rng.integers(0, k, size=documents)[doc]]
-    for name, k in QUESTION_FIELDS.items():
+    for name in QUESTION_FIELDS:
+        k = sizes[name]
         fields[name] = [f"{name}{v}" for v in rng.integers(0, k, size=n)]
     a, b = rng.integers(0, 5, size=n), rng.integers(0, 5, size=n)
     two = rng.random(n) < 0.3
@@ -55,10 +76,13 @@ def main() -> None:
     print(f"load average before: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
     y, fields, doc = benchmark(1, args.questions, args.documents, 0.3)
     y0, _, _ = benchmark(1, args.questions, args.documents, 0.0)
+    yw, wide, docw = benchmark(1, args.questions, args.documents, 0.3, wider=True)
     cases = {
         "run, one planted weakness": lambda: find_weak_slices(y, fields, doc),
         "run, no weakness": lambda: find_weak_slices(y0, fields, doc),
         "pair (new - old), one planted weakness": lambda: find_weak_pair_slices(y, y0, fields, doc),
+        "run, one planted weakness, more values per field and --min-questions 30":
+            lambda: find_weak_slices(yw, wide, docw, min_questions=30),
     }
     print(f"{args.questions:,} questions, {args.documents:,} documents, {len(fields)} fields, up to 3 conditions")
     for label, fn in cases.items():
@@ -71,7 +95,9 @@ def main() -> None:
             wall.append(time.perf_counter() - w0)
         assert res is not None
         top = res.weak[0].name if res.weak else "nothing"
-        print(f"{label}: {res.tested:,} slices tested, {len(res.weak)} kept ({len(res.folded)} folded), top: {top}")
+        total = candidates(wide if "more values" in label else fields)
+        print(f"{label}: {total:,} candidate conjunctions, {res.tested:,} tested (the rest under a threshold), "
+              f"{len(res.weak)} kept ({len(res.folded)} folded), top: {top}")
         print(f"    CPU {statistics.median(cpu):.2f} s (min {min(cpu):.2f}, max {max(cpu):.2f}); "
               f"wall {statistics.median(wall):.2f} s (min {min(wall):.2f}, max {max(wall):.2f})")
     print(f"load average after: {os.getloadavg()[0]:.2f}")
