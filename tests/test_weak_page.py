@@ -29,13 +29,14 @@ def bench(tmp_path_factory) -> Path:
     (folder / "qa_cross_doc.jsonl").write_text("", encoding="utf-8")
     (folder / "runs").mkdir()
     write_run(folder / "runs", "worse", rows, seed=1, weak=counting_over_charts, drop=0.8)
+    write_run(folder / "runs", "old", rows, seed=1)  # the same answers but for the planted drop
     return folder
 
 
-def planted_scores(folder: Path) -> tuple[np.ndarray, list[str], np.ndarray]:
+def planted_scores(folder: Path, name: str = "worse") -> tuple[np.ndarray, list[str], np.ndarray]:
     """The run's Accuracy per question, each question's document and the planted slice's mask."""
     gold = load_gold([folder / "qa_single_doc.jsonl"]).items
-    run = evaluate(gold, load_predictions(folder / "runs" / "worse.jsonl").items, profile="xldocbench", workers=1)
+    run = evaluate(gold, load_predictions(folder / "runs" / f"{name}.jsonl").items, profile="xldocbench", workers=1)
     rows = run.results
     mask = np.array([r.question.meta("reasoning_type") == "counting" and r.question.labels("evidence_source") == ["Chart"]
                      for r in rows])
@@ -61,7 +62,9 @@ def test_planted_weakness_ranked_first_and_linked(monkeypatch, bench):
     weak_panel.SEARCHES.discard_where(lambda key: True)
     at = open_page(monkeypatch, bench)
     assert at.title[0].value == "Weak slices"
+    assert at.selectbox(key="weak_run").value == "old"  # the best run first
     assert not at.dataframe and "on request" in at.info[0].value  # nothing is computed before the button
+    at.selectbox(key="weak_run").set_value("worse").run()
     at.button(key="weak_go").click().run()
     assert_clean(at)
     shown = metrics(at)
@@ -92,9 +95,11 @@ def test_planted_weakness_ranked_first_and_linked(monkeypatch, bench):
 def test_the_search_is_kept_for_the_same_scores_and_settings(monkeypatch, bench):
     weak_panel.SEARCHES.discard_where(lambda key: True)
     at = open_page(monkeypatch, bench)
+    at.selectbox(key="weak_run").set_value("worse").run()
     at.button(key="weak_go").click().run()
     assert len(weak_panel.SEARCHES) == 1
     again = open_page(monkeypatch, bench)  # a new session: shown at once, no button
+    again.selectbox(key="weak_run").set_value("worse").run()
     assert metrics(again)["Weak slices"] == "1" and len(weak_panel.SEARCHES) == 1
     # other settings are another search: stricter thresholds, asked for again
     again.number_input(key="weak_min_d").set_value(70).run()
@@ -103,6 +108,23 @@ def test_the_search_is_kept_for_the_same_scores_and_settings(monkeypatch, bench)
     again.button(key="weak_go").click().run()
     assert_clean(again)
     assert len(weak_panel.SEARCHES) == 2 and any("70 documents" in c.value for c in again.caption)
+
+
+def test_pair_mode_where_the_run_got_worse(monkeypatch, bench):
+    at = open_page(monkeypatch, bench)
+    at.selectbox(key="weak_run").set_value("worse").run()
+    at.selectbox(key="weak_base").set_value("old").run()
+    at.button(key="weak_go").click().run()
+    assert_clean(at)
+    assert any("paired difference run − baseline" in c.value for c in at.caption)
+    top = next(d.value for d in at.dataframe if "Conditions" in d.value.columns).iloc[0]
+    assert list(top["Conditions"]) == ["reasoning_type=counting", "evidence_source=Chart"]
+    new, _, mask = planted_scores(bench)
+    old, _, _ = planted_scores(bench, "old")
+    d = new - old  # 0 outside the planted slice: the gap is the slice's mean difference
+    assert top["Gap (pp)"] == pytest.approx(100 * (d[mask].mean() - d[~mask].mean())) and d[~mask].max() == 0
+    view = from_params(parse_qs(urlsplit(top["Open in explorer"]).query))
+    assert view.runs == ["worse", "old"]  # both runs side by side in the explorer
 
 
 def test_too_few_questions_is_not_enough_evidence(monkeypatch, mini_bench):

@@ -21,7 +21,7 @@ else:
     ui.seed("weak_run", runs[0])
     if st.session_state.get("weak_run") not in runs:
         st.session_state["weak_run"] = runs[0]
-    run, metric, settings = P.pickers(runs)
-    result = P.found(an, run, metric, settings)
+    run, baseline, metric, settings = P.pickers(runs)
+    result = P.found(an, run, baseline, metric, settings)
     if result is not None:
-        P.show(result, run, metric)
+        P.show(result, run, baseline, metric)

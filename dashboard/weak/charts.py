@@ -13,8 +13,8 @@ COLOUR = "#DC2626"
 
 
 def forest(found: SliceSearch, metric_label: str) -> go.Figure:
-    """Each kept weak slice's gap to the rest of the run (percentage points) with its 95 % interval by
-    document, the first-ranked on top; a line at 0."""
+    """Each kept weak slice's gap to the rest of the run (percentage points; in pair mode, of the paired
+    difference run − baseline) with its 95 % interval by document, the first-ranked on top; a line at 0."""
     rows = list(reversed(found.weak))
     names = [plotly_text(f"#{len(rows) - k} {s.name}") for k, s in enumerate(rows)]
     gap = [s.gap * 100 for s in rows]
@@ -27,8 +27,10 @@ def forest(found: SliceSearch, metric_label: str) -> go.Figure:
                        + found.unit + "s<br>q %{customdata[2]:.2g}<br>excess failures %{customdata[3]:.0f}<extra></extra>"),
     ))
     fig.add_vline(x=0, line=dict(color="#475569", width=1))
+    what = ("weak slices against the rest of the run" if found.mode == "run"
+            else "where the run lost more to the baseline than elsewhere")
     fig.update_layout(
-        title=dict(text=(f"{plotly_text(metric_label)}: weak slices against the rest of the run"
+        title=dict(text=(f"{plotly_text(metric_label)}: {what}"
                          f"<br><sup>percentage points, 95 % intervals with {found.unit}s as the unit</sup>"), x=0, xanchor="left"),
         height=140 + ROW * max(3, len(rows)), margin=dict(l=10, r=20, t=80, b=50), showlegend=False, dragmode=False)
     fig.update_xaxes(title=dict(text="gap to the rest (percentage points)"), zeroline=False)

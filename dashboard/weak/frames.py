@@ -44,19 +44,29 @@ class Inputs:
 
     run: str
     metric: str
-    outcome: np.ndarray
+    outcome: np.ndarray  # the run's score, or (pair mode) the run's score minus the baseline's
     fields: dict[str, list]
     clusters: Clusters
     question_ids: list[str]
+    baseline: str = ""  # pair mode: the run compared against ("" for one run against the rest of itself)
 
 
-def inputs(questions: pd.DataFrame, scores: pd.DataFrame, gold: Mapping[str, Any], run: str, metric: str) -> Inputs:
+def _scored(scores: pd.DataFrame, run: str, metric: str) -> pd.DataFrame:
+    return scores.loc[scores["run"] == run, ["question_id", metric]].dropna().drop_duplicates("question_id")
+
+
+def inputs(questions: pd.DataFrame, scores: pd.DataFrame, gold: Mapping[str, Any], run: str, metric: str,
+           baseline: str = "") -> Inputs:
     """The finder's inputs for `run`: its scored questions (in the question frame's order), the
     breakdown fields of FIELD_COLUMNS present there (multi-valued ones as tuples), the other metadata
     keys with 2..MAX_META_VALUES values, and each question's cluster: the first document its gold
-    names (scoring.stats.document_clusters)."""
-    mine = scores.loc[scores["run"] == run, ["question_id", metric]].dropna()
-    mine = mine[mine["question_id"].isin(questions.index)].drop_duplicates("question_id")
+    names (scoring.stats.document_clusters). With a `baseline` (pair mode), the questions both runs
+    were scored on, and the outcome is the run's score minus the baseline's."""
+    mine = _scored(scores, run, metric)
+    if baseline:
+        mine = mine.merge(_scored(scores, baseline, metric), on="question_id", suffixes=("", "_base"))
+        mine[metric] = mine[metric] - mine[metric + "_base"]
+    mine = mine[mine["question_id"].isin(questions.index)]
     order = questions.index.get_indexer(mine["question_id"])
     mine = mine.iloc[np.argsort(order, kind="stable")]
     ids = mine["question_id"].astype(str).tolist()
@@ -70,12 +80,13 @@ def inputs(questions: pd.DataFrame, scores: pd.DataFrame, gold: Mapping[str, Any
         if col.startswith(META) and 2 <= q[col].nunique(dropna=True) <= MAX_META_VALUES:
             fields[col] = [None if v is None or v == "" else str(v) for v in q[col].tolist()]
     docs = [gold[i].document_ids if i in gold else [] for i in ids]
-    return Inputs(run, metric, mine[metric].to_numpy(dtype=float), fields, document_clusters(docs), ids)
+    return Inputs(run, metric, mine[metric].to_numpy(dtype=float), fields, document_clusters(docs), ids, baseline)
 
 
-def scores_key(scores: pd.DataFrame, questions: pd.DataFrame, run: str, metric: str) -> tuple[int, int]:
-    """A cache key part for one run's scores of `metric` and the questions' fields (content hashes)."""
-    part = scores.loc[scores["run"] == run, ["question_id", metric]]
+def scores_key(scores: pd.DataFrame, questions: pd.DataFrame, run: str, metric: str, baseline: str = "") -> tuple[int, int]:
+    """A cache key part for one run's (and the baseline's) scores of `metric` and the questions'
+    fields (content hashes)."""
+    part = scores.loc[scores["run"].isin([run, baseline] if baseline else [run]), ["run", "question_id", metric]]
     cols = [c for c in questions.columns if c in FIELD_COLUMNS or c.startswith(META)] + (
         ["document"] if "document" in questions.columns else [])
     fields = questions[cols].astype(str) if cols else questions.iloc[:, :0]
@@ -84,15 +95,18 @@ def scores_key(scores: pd.DataFrame, questions: pd.DataFrame, run: str, metric: 
 
 
 def search(data: Inputs, settings: Settings, progress: Callable[[float, str], object] | None = None) -> SliceSearch:
+    """scoring.slices.find_weak_slices on the inputs (pair mode when they have a baseline: the outcome
+    is already the paired difference, as find_weak_pair_slices makes it)."""
     return find_weak_slices(data.outcome, data.fields, data.clusters, fdr=settings.fdr, method=settings.method,
                             min_questions=settings.min_questions or None, min_documents=settings.min_documents,
-                            progress=progress)
+                            progress=progress, mode="pair" if data.baseline else "run")
 
 
-def explorer_link(run: str, conditions: tuple[tuple[str, str], ...]) -> str:
-    """The explorer's URL (relative to the app) showing this slice's questions for this run: the view
-    of dashboard.core.links with one filter per condition (a multi-valued field matches any value)."""
-    view = View(runs=[run], filters={f: [v] for f, v in conditions})
+def explorer_link(run: str, conditions: tuple[tuple[str, str], ...], baseline: str = "") -> str:
+    """The explorer's URL (relative to the app) showing this slice's questions for this run (and the
+    baseline, side by side): the view of dashboard.core.links with one filter per condition (a
+    multi-valued field matches any value)."""
+    view = View(runs=[run, baseline] if baseline else [run], filters={f: [v] for f, v in conditions})
     return f"{EXPLORER}?{urlencode(to_params(view), doseq=True)}"
 
 
@@ -100,7 +114,7 @@ def _pp(x: float) -> str:
     return f"{x * 100:+.1f}"
 
 
-def table(found: SliceSearch, run: str) -> pd.DataFrame:
+def table(found: SliceSearch, run: str, baseline: str = "") -> pd.DataFrame:
     """The kept weak slices, ranked: conditions (as a list: chips), questions, documents, the gap to
     the rest in percentage points with its 95 % interval by document, excess failures, p, q, how many
     significant slices each explains, and its explorer link."""
@@ -108,7 +122,7 @@ def table(found: SliceSearch, run: str) -> pd.DataFrame:
              "Gap (pp)": s.gap * 100,
              INTERVAL: f"{_pp(s.gap)} [{_pp(s.ci_low)}, {_pp(s.ci_high)}]",
              "Excess failures": s.excess_failures, "p (one-sided)": s.p, "q": s.q, "Explains": len(s.explains),
-             "Open in explorer": explorer_link(run, s.conditions)} for k, s in enumerate(found.weak, 1)]
+             "Open in explorer": explorer_link(run, s.conditions, baseline)} for k, s in enumerate(found.weak, 1)]
     return pd.DataFrame(rows, columns=TABLE_COLUMNS)
 
 
@@ -122,7 +136,8 @@ def folded_table(found: SliceSearch) -> pd.DataFrame:
 def settings_text(found: SliceSearch) -> str:
     """The thresholds and the multiplicity control in force, in words (no user text)."""
     how = "Benjamini–Hochberg" if found.method == "bh" else "Benjamini–Yekutieli"
+    what = "the run's score" if found.mode == "run" else "the paired difference run − baseline"
     return (f"{found.tested:,} slices tested: conjunctions of 1–3 conditions over {len(found.fields)} fields, each with at "
-            f"least {found.min_questions:,} questions and {found.min_documents:,} {found.unit}s; gap = slice − rest of "
-            f"the run, cluster-robust by {found.unit} ({found.questions:,} questions in {found.units:,} {found.unit}s); "
+            f"least {found.min_questions:,} questions and {found.min_documents:,} {found.unit}s; gap = slice − rest in "
+            f"{what}, cluster-robust by {found.unit} ({found.questions:,} questions in {found.units:,} {found.unit}s); "
             f"{how} q < {found.fdr:g}.")

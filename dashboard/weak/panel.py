@@ -21,11 +21,20 @@ SEARCHES: Bounded[SliceSearch] = Bounded(32)
 METHODS = {"bh": "Benjamini–Hochberg", "by": "Benjamini–Yekutieli (stricter, any dependence)"}
 
 
-def pickers(runs: list[str]) -> tuple[str, str, W.Settings]:
-    """Run, metric and the finder's settings (thresholds shown, as the issue asks)."""
-    c1, c2 = st.columns([3, 2])
+ALONE = "(none: the run against the rest of itself)"
+
+
+def pickers(runs: list[str]) -> tuple[str, str, str, W.Settings]:
+    """Run, baseline ("" for none), metric and the finder's settings (thresholds shown)."""
+    c1, c2, c3 = st.columns([3, 3, 2])
     run = c1.selectbox("Run", runs, key="weak_run")
-    metric = c2.selectbox("Metric", list(METRICS), format_func=METRIC_LABELS.__getitem__, key="weak_metric")
+    others = [ALONE] + [r for r in runs if r != run]
+    if st.session_state.get("weak_base") not in others:
+        st.session_state["weak_base"] = ALONE
+    base = c2.selectbox("Baseline (pair mode: where did the run get worse?)", others, key="weak_base",
+                        help="With a baseline, each question's outcome is the run's score minus the baseline's, and a "
+                             "slice is weak where the run lost more (or gained less) than on the other questions.")
+    metric = c3.selectbox("Metric", list(METRICS), format_func=METRIC_LABELS.__getitem__, key="weak_metric")
     with st.expander("Thresholds and false-discovery control"):
         d1, d2, d3, d4 = st.columns(4)
         fdr = d1.number_input("False-discovery rate q", min_value=0.001, max_value=0.5, value=0.05, step=0.01,
@@ -34,13 +43,13 @@ def pickers(runs: list[str]) -> tuple[str, str, W.Settings]:
         min_q = d3.number_input("Min questions per slice (0: max(30, 0.5 %))", min_value=0, value=0, step=10,
                                 key="weak_min_q")
         min_d = d4.number_input("Min documents per slice", min_value=1, value=20, step=5, key="weak_min_d")
-    return run, metric, W.Settings(float(fdr), str(method), int(min_q), int(min_d))
+    return run, "" if base == ALONE else str(base), metric, W.Settings(float(fdr), str(method), int(min_q), int(min_d))
 
 
-def found(an, run: str, metric: str, settings: W.Settings) -> SliceSearch | None:
+def found(an, run: str, baseline: str, metric: str, settings: W.Settings) -> SliceSearch | None:
     """The search for this run, metric and settings: from the store, or computed when the button is
     pressed (with a progress bar); None until then."""
-    key = ("weak", run, metric, W.scores_key(an.scores, an.questions, run, metric), settings)
+    key = ("weak", run, baseline, metric, W.scores_key(an.scores, an.questions, run, metric, baseline), settings)
     hit = SEARCHES.get(key)
     if hit is not None:
         return hit
@@ -51,7 +60,7 @@ def found(an, run: str, metric: str, settings: W.Settings) -> SliceSearch | None
     bar = st.progress(0.0, text="Reading the questions…")
 
     def build() -> SliceSearch:
-        data = W.inputs(an.questions, an.scores, an.gold, run, metric)
+        data = W.inputs(an.questions, an.scores, an.gold, run, metric, baseline)
         return W.search(data, settings, progress=lambda f, what: bar.progress(min(1.0, f), text=what.capitalize() + "…"))
 
     result = SEARCHES.get_or_build(key, build)
@@ -59,7 +68,7 @@ def found(an, run: str, metric: str, settings: W.Settings) -> SliceSearch | None
     return result
 
 
-def show(result: SliceSearch, run: str, metric: str) -> None:
+def show(result: SliceSearch, run: str, baseline: str, metric: str) -> None:
     """The count of slices tested, then the ranked table and the forest plot, or 'not enough evidence'."""
     c1, c2, c3 = st.columns(3)
     c1.metric("Slices tested", f"{result.tested:,}")
@@ -69,11 +78,12 @@ def show(result: SliceSearch, run: str, metric: str) -> None:
     if result.skipped_fields:
         st.caption(md_escape("Not fields here (one value for every question): " + ", ".join(result.skipped_fields)))
     if not result.weak:
-        st.info(f"Not enough evidence: no slice of this run is weaker than the rest beyond chance "
+        where = "this run is weaker than the rest" if not baseline else "this run lost more to the baseline than elsewhere"
+        st.info(f"Not enough evidence: no slice where {where} beyond chance "
                 f"({result.tested:,} slices tested, {result.units:,} {result.unit}s as the unit).")
         return
     shown = [c for c in W.TABLE_COLUMNS if c != "Gap (pp)"]  # the interval's text leads with it
-    st.dataframe(W.table(result, run), hide_index=True, key="weak_table", column_order=shown, column_config={
+    st.dataframe(W.table(result, run, baseline), hide_index=True, key="weak_table", column_order=shown, column_config={
         "Rank": st.column_config.NumberColumn(width="small"),
         "Conditions": st.column_config.ListColumn("Conditions", width="large",
                                                   help="field=value; a question is in the slice when all hold"),
