@@ -1,6 +1,7 @@
 """The Compare runs and Presentation pages through AppTest on tests/fixtures/mini_bench: headline
 numbers, a slice selection, a flip cell, a question side by side, deep links, the many-runs view."""
 
+import json
 from pathlib import Path
 
 import pandas as pd
@@ -176,3 +177,43 @@ def test_a_question_row_opens_it_and_another_slice_starts_unselected(open_app):
     assert_clean(at)
     assert at.selectbox(key="cmp_q_pick").value is None and "cmp_q" not in at.query_params
     assert not any(s.value == "Question detail" for s in at.subheader)
+
+
+def write_documents_bench(root: Path, docs: int = 30) -> Path:
+    """`docs` documents (no PDFs: the gold's document ids are the unit whether or not the file is there)
+    of two questions; A right on every question, B on the first question of every document and on
+    both of the first five: A is ahead on 25 documents, by one question each. Difficulty: 24 documents
+    'hard' (a slice that is tested), 6 'easy' (too few)."""
+    (root / "runs").mkdir(parents=True)
+    qids = [(d, k) for d in range(docs) for k in range(2)]
+    with open(root / "qa_single_doc.jsonl", "w", encoding="utf-8") as f:
+        for d, k in qids:
+            f.write(json.dumps({
+                "question_id": f"q{d:02d}_{k}", "task_type": "single_doc", "question": f"question {d} {k}",
+                "answer": {"value": f"answer{d}x{k}", "format": "Str", "verification_rule": "exact_match"},
+                "document": {"document_id": f"doc{d:02d}", "evidence_pages": [1], "evidence_page_numbering": "pdf_index"},
+                "metadata": {"domain": "law" if d % 2 else "med", "difficulty": "hard" if d < 24 else "easy"},
+            }) + "\n")
+    for run, right in (("ahead", lambda d, k: True), ("behind", lambda d, k: k == 0 or d < 5)):
+        with open(root / "runs" / f"{run}.jsonl", "w", encoding="utf-8") as f:
+            for d, k in qids:
+                f.write(json.dumps({"question_id": f"q{d:02d}_{k}", "prediction": f"answer{d}x{k}" if right(d, k) else "no"}) + "\n")
+    return root
+
+
+def test_enough_documents_give_an_interval_and_a_test_by_document(monkeypatch, tmp_path):
+    bench = write_documents_bench(tmp_path / "bench")
+    at = app_on(monkeypatch, bench, {"a": "ahead", "b": "behind"}, timeout=60)
+    at.switch_page("views/compare.py").run()
+    assert_clean(at)
+    assert at.metric[0].value == "+41.7 pp"  # 25 of 60 questions
+    # 25 documents one way, 5 tied: the sign-flip p = 2 / 2^25 (exact)
+    assert "On **60** shared questions in 30 documents" in at.markdown[0].value
+    assert "by document, p < 0.001" in at.markdown[0].value and "**the Accuracy difference is unlikely to be chance.**" in at.markdown[0].value
+    assert at.caption[0].value.startswith("95 % interval +") and "pp over 30 documents" in at.caption[0].value
+    at.selectbox(key="cmp_field").set_value("difficulty").run()
+    table = frame(at, column="Δ (pp)").set_index("Slice")
+    hard, easy = table.loc["Difficulty: hard"], table.loc["Difficulty: easy"]
+    assert hard["Documents"] == 24 and hard["Few"] == "" and hard["Low (pp)"] > 0 and hard["p (Holm)"] < 0.05
+    assert easy["Documents"] == 6 and easy["Few"] == "⚠ too few documents to tell" and pd.isna(easy["Low (pp)"])
+    assert any("Holm-adjusted across the 1 slice with at least 20 documents" in c.value for c in at.caption)

@@ -70,6 +70,7 @@ def is_right(accuracy: pd.Series | np.ndarray) -> np.ndarray:
 
 
 def flip_of(acc_a: float, acc_b: float) -> str:
+    """The flip of two Accuracies read by RIGHT (a frame without the `right` column)."""
     a, b = acc_a >= RIGHT, acc_b >= RIGHT
     return BOTH_RIGHT if a and b else ONLY_A if a else ONLY_B if b else BOTH_WRONG
 
@@ -480,7 +481,7 @@ def telling_failures(pairs: pd.DataFrame, questions: pd.DataFrame, weak: pd.Data
     then both wrong; within each, questions in more of A's weakest slices (by weight), then the larger
     token-F1 gap B - A; one question per document before any second one. Returns the paired rows with
     `why` (the weak slices they fall in)."""
-    wrong = pairs[~is_right(pairs["accuracy_a"])].copy()
+    wrong = pairs[~pairs["right_a"].astype(bool)].copy()
     if wrong.empty:
         return wrong.assign(why=pd.Series(dtype=object))
     weight = pd.Series(0.0, index=wrong.index)

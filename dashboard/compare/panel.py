@@ -226,9 +226,10 @@ def slices_section(an, table: pd.DataFrame, a: str, b: str, state: MutableMappin
                    "to tell, so they get no interval and no test; the table gives the smallest gap each could detect.",
                    icon=":material/warning:")
     unit = "documents" if C.unit_of(an.questions) == "document" else "questions (the gold names no documents)"
+    family = (f"that p Holm-adjusted across the {tested} slice{'s' * (tested != 1)} with at least {C.MIN_DOCUMENTS} documents"
+              if tested else f"none here: no slice has the {C.MIN_DOCUMENTS} documents a test needs")
     st.caption(f"Intervals and p resample and test {unit}: a drawn document brings both runs' answers to all its questions, "
-               "and p is the sign-flip test of whole documents. p (Holm): that p Holm-adjusted across the "
-               f"{tested} slice{'s' * (tested != 1)} with at least {C.MIN_DOCUMENTS} documents. McNemar p (questions): the "
+               f"and p is the sign-flip test of whole documents. p (Holm): {family}. McNemar p (questions): the "
                "question-level test other tools report, which treats questions as independent. Click a marker to open "
                "that slice's flips below.")
     rows = shown.assign(Slice=[slice_text(f, lab) for f, lab in zip(shown["field"], shown["label"])])
