@@ -67,7 +67,9 @@ class Server:
             raise RuntimeError(f"{' '.join(args)} failed ({proc.returncode}): {proc.stdout}{proc.stderr}")
         return proc
 
-    def init(self) -> None:
+    def init(self, durable: bool = False) -> None:
+        """initdb; `durable` False (the tests) turns fsync and synchronous commit off, True keeps a
+        real server's settings (the benchmark)."""
         pwfile = self.root / "pw"
         pwfile.write_text(ADMIN_PASSWORD + "\n")
         if self.user is not None:
@@ -78,8 +80,9 @@ class Server:
         pwfile.unlink()
         with open(self.data / "postgresql.conf", "a", encoding="utf-8") as fh:
             fh.write(f"\nport = {self.port}\nlisten_addresses = '127.0.0.1'\nunix_socket_directories = '{self.root}'\n"
-                     "fsync = off\nsynchronous_commit = off\nfull_page_writes = off\nmax_connections = 200\n"
-                     "shared_buffers = 32MB\nlog_min_messages = warning\n")
+                     "max_connections = 200\nshared_buffers = 32MB\nlog_min_messages = warning\n")
+            if not durable:
+                fh.write("fsync = off\nsynchronous_commit = off\nfull_page_writes = off\n")
 
     def start(self) -> None:
         self._run(str(self.bin / "pg_ctl"), "-D", str(self.data), "-l", str(self.root / "log"), "-w", "-t", str(START_TIMEOUT), "start")
@@ -126,14 +129,14 @@ def _has_user(name: str) -> bool:
 
 
 @contextlib.contextmanager
-def running() -> Iterator[Server]:
+def running(durable: bool = False) -> Iterator[Server]:
     """A started server with its roles; stopped and removed afterwards. RuntimeError without binaries."""
     bin_dir = binaries()
     if bin_dir is None:
         raise RuntimeError("PostgreSQL's server binaries (initdb, pg_ctl) were not found: apt-get install postgresql")
     server = Server(bin_dir)
     try:
-        server.init()
+        server.init(durable)
         server.start()
         server.setup_roles()
         yield server

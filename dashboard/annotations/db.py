@@ -10,8 +10,8 @@ without its password (`shown_url`); the password is never printed or logged.
 SQLite: each call opens its own connection and closes it (Streamlit sessions are threads), in WAL
 mode with a busy timeout; every write is one `BEGIN IMMEDIATE` transaction. PostgreSQL: a small
 pool of connections (checked before use, so a restarted server is found again), every write one
-transaction holding a transaction-level advisory lock, so that writers take turns exactly as they
-do on SQLite. Saving a note, correction or saved slice names the revision it was edited from
+transaction holding transaction-level advisory locks: the one record it writes (a note, correction
+or slice: writes of different records run side by side), or everything (the vocabulary, an import). Saving a note, correction or saved slice names the revision it was edited from
 (`expected_revision`, 0 for "there was none"): when the stored revision differs, nothing is
 written and `Conflict` carries the stored one, so the page can say who saved what in between --
 across app servers as well, since the check is made inside the writer's transaction.
@@ -66,7 +66,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -103,7 +103,8 @@ DEFAULT_TAGS = (
 DEFAULT_BUSY_TIMEOUT = 10.0  # seconds a write waits for another writer before giving up
 DEFAULT_RETRY_INTERVAL = 5.0  # seconds between two attempts to reach a server that was away
 CONNECT_TIMEOUT = 5  # seconds to reach a PostgreSQL server
-_LOCK_KEY = 0x4C454E53  # "LENS": the advisory lock every PostgreSQL write takes
+_LOCK_KEY = 0x4C454E53  # "LENS": the writers' advisory lock (PostgreSQL), shared by one record's write, alone otherwise
+_RECORD_LOCK_SPACE = 0x4C45  # the first half of one record's advisory lock (the second: a hash of its key)
 
 # caps on everything a user (or an imported file) can put in
 MAX_TEXT = 10_000  # note text, characters
@@ -958,14 +959,23 @@ class AnnotationStore:
         return _classify_file(self.path, exc, doing)
 
     @contextmanager
-    def _write_transaction(self, conn: Connection) -> Iterator[Connection]:
-        """One write transaction on `conn`: SQLite BEGIN IMMEDIATE; PostgreSQL the writers' advisory
-        lock (waiting at most busy_timeout) -- so a revision read inside it is still current at commit."""
+    def _write_transaction(self, conn: Connection, record: str | None = None) -> Iterator[Connection]:
+        """One write transaction on `conn`, during which nobody else changes what it reads, so that a
+        revision read inside it is still the stored one at commit. SQLite: BEGIN IMMEDIATE (one
+        writer at a time). PostgreSQL: transaction-level advisory locks, waited for at most
+        busy_timeout -- a write of one `record` (a note, correction or slice, named by its key) takes
+        the writers' lock shared and that record's lock alone, so writes of different records run
+        side by side; a write of many (the vocabulary, an import, a migration) takes the writers'
+        lock alone."""
         conn.execution_options(lens_write=True)
         with conn.begin():
             if conn.dialect.name == "postgresql":
                 conn.exec_driver_sql(f"SET LOCAL lock_timeout = {max(1, int(self.busy_timeout * 1000))}")
-                conn.execute(sa.text("SELECT pg_advisory_xact_lock(:k)"), {"k": _LOCK_KEY})
+                if record is None:
+                    conn.execute(sa.text("SELECT pg_advisory_xact_lock(:k)"), {"k": _LOCK_KEY})
+                else:
+                    conn.execute(sa.text("SELECT pg_advisory_xact_lock_shared(:k), pg_advisory_xact_lock(:space, hashtext(:record))"),
+                                 {"k": _LOCK_KEY, "space": _RECORD_LOCK_SPACE, "record": record})
             yield conn
 
     @contextmanager
@@ -991,7 +1001,7 @@ class AnnotationStore:
                 pass
 
     @contextmanager
-    def _writing(self, doing: str = "saving") -> Iterator[Connection]:
+    def _writing(self, doing: str = "saving", record: tuple[str, ...] | None = None) -> Iterator[Connection]:
         """One write transaction; AnnotationsUnavailable when refused (a copy of `problem` when the
         store is read-only)."""
         p = self.problem
@@ -1003,7 +1013,7 @@ class AnnotationStore:
         except (SQLAlchemyError, sqlite3.Error) as exc:
             raise self._unavailable(exc, doing) from None
         try:
-            with self._write_transaction(conn):
+            with self._write_transaction(conn, None if record is None else "\x1f".join(record)):
                 yield conn
         except (SQLAlchemyError, sqlite3.Error) as exc:
             raise self._unavailable(exc, doing) from None
@@ -1031,29 +1041,19 @@ class AnnotationStore:
     # -- reading
 
     def _select_notes(self, *where: Any) -> Any:
+        """Notes with their tags as one comma-separated text (a tag holds no comma): SQLite's
+        group_concat, PostgreSQL's string_agg."""
         n, t = notes_t, note_tags_t
+        tags = sa.select(sa.func.aggregate_strings(t.c.tag, ",")).where(t.c.note_id == n.c.id).scalar_subquery()
         return (sa.select(n.c.id, n.c.benchmark, n.c.question_id, n.c.run, n.c.text, n.c.author, n.c.created, n.c.updated,
-                          n.c.revision, t.c.tag)
-                .select_from(n.outerjoin(t, t.c.note_id == n.c.id)).where(*where)
-                .order_by(self._text_order(n.c.question_id), self._text_order(n.c.run), n.c.id))
+                          n.c.revision, tags)
+                .where(*where).order_by(self._text_order(n.c.question_id), self._text_order(n.c.run)))
 
     @staticmethod
     def _notes_of(rows: Iterable[Sequence[Any]]) -> list[tuple[int, Note]]:
-        """Rows of `_select_notes` (one per tag, consecutive per note) as (id, Note)."""
-        out: list[tuple[int, Note]] = []
-        last: int | None = None
-        tags: list[str] = []
-        head: Sequence[Any] = ()
-        for row in [*rows, None]:
-            if row is None or row[0] != last:
-                if last is not None:
-                    out.append((last, Note(head[1], head[2], head[3], head[4], tuple(sorted(tags)), head[5], head[6], head[7], head[8])))
-                if row is None:
-                    break
-                last, head, tags = row[0], row, []
-            if row[9] is not None:
-                tags.append(row[9])
-        return out
+        """Rows of `_select_notes` as (id, Note)."""
+        return [(r[0], Note(r[1], r[2], r[3], r[4], tuple(sorted(r[9].split(","))) if r[9] else (), r[5], r[6], r[7], r[8]))
+                for r in rows]
 
     @staticmethod
     def _correction(row: Sequence[Any]) -> Correction:
@@ -1080,7 +1080,7 @@ class AnnotationStore:
         with self._reading() as con:
             if con is None:
                 return []
-            return [n for _, n in self._notes_of(con.execute(self._select_notes(*where)))]
+            return [n for _, n in self._notes_of(con.execute(self._select_notes(*where)).all())]
 
     def _correction_in(self, con: Connection, key: tuple[str, str]) -> Correction | None:
         row = con.execute(sa.select(*self._CORRECTION_COLUMNS).where(
@@ -1134,7 +1134,7 @@ class AnnotationStore:
 
     def _note_in(self, con: Connection, key: tuple[str, str, str]) -> tuple[int, Note] | None:
         found = self._notes_of(con.execute(self._select_notes(
-            notes_t.c.benchmark == key[0], notes_t.c.question_id == key[1], notes_t.c.run == key[2])))
+            notes_t.c.benchmark == key[0], notes_t.c.question_id == key[1], notes_t.c.run == key[2])).all())
         return found[0] if found else None
 
     @staticmethod
@@ -1158,7 +1158,7 @@ class AnnotationStore:
         author, text too long, a tag not in the vocabulary) or AnnotationsUnavailable."""
         key = (clean_key(benchmark, "benchmark"), clean_key(question_id, "question_id"), clean_key(run, "run", empty=True))
         text, tag_set, author = clean_text(text), clean_tags(tags), clean_author(author)
-        with self._writing("saving the note") as con:
+        with self._writing("saving the note", ("note", *key)) as con:
             unknown = self._unknown_tags(con, tag_set)
             if unknown:
                 raise InvalidInput(f"not in the tag vocabulary: {', '.join(unknown)} (add them to the vocabulary first)")
@@ -1189,7 +1189,7 @@ class AnnotationStore:
 
     def delete_note(self, benchmark: str, question_id: str, run: str = "", *, expected_revision: int | None) -> bool:
         """Delete a note (Conflict when it changed since `expected_revision`); False when there was none."""
-        with self._writing("deleting the note") as con:
+        with self._writing("deleting the note", ("note", benchmark, question_id, run)) as con:
             found = self._note_in(con, (benchmark, question_id, run))
             self._check_revision(found[1] if found else None, expected_revision)
             if not found:
@@ -1210,7 +1210,7 @@ class AnnotationStore:
         if not exclude and not answer:
             raise InvalidInput("a corrected answer cannot be empty (mark the question excluded instead)")
         author = clean_author(author)
-        with self._writing("saving the correction") as con:
+        with self._writing("saving the correction", ("correction", *key)) as con:
             current = self._correction_in(con, key)
             self._check_revision(current, expected_revision)
             if current is not None:
@@ -1232,7 +1232,7 @@ class AnnotationStore:
             created=c.created, updated=c.updated, revision=c.revision))
 
     def delete_correction(self, benchmark: str, question_id: str, *, expected_revision: int | None) -> bool:
-        with self._writing("deleting the correction") as con:
+        with self._writing("deleting the correction", ("correction", benchmark, question_id)) as con:
             current = self._correction_in(con, (benchmark, question_id))
             self._check_revision(current, expected_revision)
             if current is None:
@@ -1274,7 +1274,7 @@ class AnnotationStore:
         read at). Same revision rule, and errors, as `save_note`; at most MAX_SLICES per benchmark."""
         key = (clean_key(benchmark, "benchmark"), clean_slice_name(name))
         spec, author, note = clean_definition(definition), clean_author(author), clean_text(note, "the slice's note")
-        with self._writing("saving the slice") as con:
+        with self._writing("saving the slice", ("slice", *key)) as con:
             current = self._slice_in(con, key)
             self._check_revision(current, expected_revision)
             if current is not None:
@@ -1299,7 +1299,7 @@ class AnnotationStore:
 
     def delete_slice(self, benchmark: str, name: str, *, expected_revision: int | None) -> bool:
         """Delete a saved slice (Conflict when it changed since `expected_revision`); False when there was none."""
-        with self._writing("deleting the slice") as con:
+        with self._writing("deleting the slice", ("slice", benchmark, name)) as con:
             current = self._slice_in(con, (benchmark, name))
             self._check_revision(current, expected_revision)
             if current is None:
@@ -1369,6 +1369,93 @@ class AnnotationStore:
 
     # -- merging (import)
 
+    @staticmethod
+    def _merged(record: Any, stored: Any) -> Any:
+        """What a merge keeps of `record` (an import's) over `stored`: None when the stored one stays
+        (its `updated` is as late or later), else the record with created = the earlier of both and
+        revision = stored + 1."""
+        if stored is None:
+            return record
+        if record.updated <= stored.updated:
+            return None
+        return replace(record, created=min(record.created, stored.created), revision=stored.revision + 1)
+
+    def _merge_notes(self, con: Connection, notes: list[Note], counts: MergeCounts) -> None:
+        """Every stored note of the import's benchmarks read once; then one bulk insert, one bulk
+        update and the tags of both (a record seen twice in one import merges with the first)."""
+        state: dict[tuple[str, str, str], tuple[int | None, Note]] = {}
+        for benchmark in sorted({n.benchmark for n in notes}):
+            for stored_id, note in self._notes_of(con.execute(self._select_notes(notes_t.c.benchmark == benchmark)).all()):
+                state[note.key] = (stored_id, note)
+        inserts: dict[tuple[str, str, str], Note] = {}
+        updates: dict[int, Note] = {}
+        for n in notes:
+            found = state.get(n.key)
+            note_id, stored = (found[0], found[1]) if found else (None, None)
+            kept = self._merged(n, stored)
+            if kept is None:
+                counts.unchanged += 1
+                continue
+            state[n.key] = (note_id, kept)
+            if note_id is None:
+                inserts[n.key] = kept
+            else:
+                updates[note_id] = kept
+            if stored is None:
+                counts.added += 1
+            else:
+                counts.updated += 1
+        if updates:
+            con.execute(sa.update(notes_t).where(notes_t.c.id == sa.bindparam("note_id")).values(
+                text=sa.bindparam("new_text"), author=sa.bindparam("new_author"), created=sa.bindparam("new_created"),
+                updated=sa.bindparam("new_updated"), revision=sa.bindparam("new_revision")),
+                [{"note_id": k, "new_text": n.text, "new_author": n.author, "new_created": n.created, "new_updated": n.updated,
+                  "new_revision": n.revision} for k, n in updates.items()])
+            ids = list(updates)
+            for start in range(0, len(ids), 500):
+                con.execute(sa.delete(note_tags_t).where(note_tags_t.c.note_id.in_(ids[start:start + 500])))
+        tag_rows = [{"note_id": k, "tag": t} for k, n in updates.items() for t in n.tags]
+        if inserts:
+            fresh = list(inserts.values())
+            result = con.execute(sa.insert(notes_t).returning(notes_t.c.id, sort_by_parameter_order=True), [
+                {"benchmark": n.benchmark, "question_id": n.question_id, "run": n.run, "text": n.text, "author": n.author,
+                 "created": n.created, "updated": n.updated, "revision": n.revision} for n in fresh])
+            tag_rows += [{"note_id": note_id, "tag": t} for note_id, n in zip(result.scalars().all(), fresh, strict=True) for t in n.tags]
+        if tag_rows:
+            con.execute(sa.insert(note_tags_t), tag_rows)
+
+    def _merge_rows(self, con: Connection, records: list[Any], counts: MergeCounts, table: sa.Table, columns: tuple,
+                    make: Callable[[Sequence[Any]], Any], values: Callable[[Any], dict[str, Any]]) -> None:
+        """Corrections or saved slices (keyed by benchmark and their second key column), merged as notes are."""
+        second = columns[1]
+        state: dict[tuple[str, str], tuple[bool, Any]] = {}
+        for benchmark in sorted({r.key[0] for r in records}):
+            for row in con.execute(sa.select(*columns).where(table.c.benchmark == benchmark)):
+                record = make(row)
+                state[record.key] = (True, record)
+        inserts: dict[tuple[str, str], Any] = {}
+        updates: dict[tuple[str, str], Any] = {}
+        for r in records:
+            was_stored, stored = state.get(r.key, (False, None))
+            kept = self._merged(r, stored)
+            if kept is None:
+                counts.unchanged += 1
+                continue
+            state[r.key] = (was_stored, kept)
+            (updates if was_stored else inserts)[r.key] = kept
+            if stored is None:
+                counts.added += 1
+            else:
+                counts.updated += 1
+        common = lambda r: {**values(r), "author": r.author, "created": r.created, "updated": r.updated, "revision": r.revision}
+        if inserts:
+            con.execute(sa.insert(table), [{"benchmark": r.key[0], second.name: r.key[1], **common(r)} for r in inserts.values()])
+        if updates:
+            names = list(common(next(iter(updates.values()))))
+            con.execute(sa.update(table).where(table.c.benchmark == sa.bindparam("key_0"), second == sa.bindparam("key_1"))
+                        .values({n: sa.bindparam(f"new_{n}") for n in names}),
+                        [{"key_0": r.key[0], "key_1": r.key[1], **{f"new_{n}": v for n, v in common(r).items()}} for r in updates.values()])
+
     def merge(self, notes: Iterable[Note], corrections: Iterable[Correction] = (), slices: Iterable[SavedSlice] = ()) -> MergeCounts:
         """Merge records (of an import) in one transaction: a record not stored is added (with its
         revision), one whose `updated` is later than the stored one replaces it (revision = stored
@@ -1390,42 +1477,9 @@ class AnnotationStore:
                     raise InvalidInput(f"the import needs {len(new_tags)} new tags; the vocabulary holds at most {MAX_VOCABULARY}")
                 con.execute(sa.insert(vocabulary_t), [{"tag": t, "position": start + i} for i, t in enumerate(new_tags)])
                 counts.tags_added = new_tags
-            for n in notes:
-                found = self._note_in(con, n.key)
-                if found is None:
-                    self._set_tags(con, self._insert_note(con, n), n.tags, replace=False)
-                    counts.added += 1
-                elif n.updated > found[1].updated:
-                    con.execute(sa.update(notes_t).where(notes_t.c.id == found[0]).values(
-                        text=n.text, author=n.author, created=min(n.created, found[1].created), updated=n.updated,
-                        revision=found[1].revision + 1))
-                    self._set_tags(con, found[0], n.tags, replace=True)
-                    counts.updated += 1
-                else:
-                    counts.unchanged += 1
-            for c in corrections:
-                current = self._correction_in(con, c.key)
-                if current is None:
-                    self._insert_correction(con, c)
-                    counts.added += 1
-                elif c.updated > current.updated:
-                    con.execute(sa.update(corrections_t).where(corrections_t.c.benchmark == c.benchmark,
-                                                               corrections_t.c.question_id == c.question_id).values(
-                        action=c.action, answer=c.answer, author=c.author, created=min(c.created, current.created),
-                        updated=c.updated, revision=current.revision + 1))
-                    counts.updated += 1
-                else:
-                    counts.unchanged += 1
-            for s in slices:
-                had = self._slice_in(con, s.key)
-                if had is None:
-                    self._insert_slice(con, s)
-                    counts.added += 1
-                elif s.updated > had.updated:
-                    con.execute(sa.update(slices_t).where(slices_t.c.benchmark == s.benchmark, slices_t.c.name == s.name).values(
-                        definition=_definition_text(s.definition), author=s.author, note=s.note,
-                        created=min(s.created, had.created), updated=s.updated, revision=had.revision + 1))
-                    counts.updated += 1
-                else:
-                    counts.unchanged += 1
+            self._merge_notes(con, notes, counts)
+            self._merge_rows(con, corrections, counts, corrections_t, self._CORRECTION_COLUMNS, self._correction,
+                             lambda c: {"action": c.action, "answer": c.answer})
+            self._merge_rows(con, slices, counts, slices_t, self._SLICE_COLUMNS, self._slice,
+                             lambda s: {"definition": _definition_text(s.definition), "note": s.note})
         return counts
