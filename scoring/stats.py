@@ -385,10 +385,12 @@ def sign_flip_p(sums: Sequence[float] | np.ndarray, *, resamples: int = 10_000, 
     hits = 0
     step = max(1, min(R, DRAWS_PER_BATCH // s.size))
     tol = 1e-9 * max(1.0, t)
+    total = float(s.sum())
     for start in range(0, R, step):
         k = min(step, R - start)
-        signs = rng.integers(0, 2, size=(k, s.size), dtype=np.int8).astype(float) * 2 - 1
-        hits += int(np.count_nonzero(np.abs(signs @ s) >= t - tol))
+        # one random bit per (vector, document): T* = sum(+s) - sum(-s) = 2 * bits @ s - sum(s)
+        bits = np.unpackbits(rng.integers(0, 256, size=(k, (s.size + 7) // 8), dtype=np.uint8), axis=1, count=s.size)
+        hits += int(np.count_nonzero(np.abs(2 * (bits.astype(np.float64) @ s) - total) >= t - tol))
     return (1 + hits) / (1 + R), False
 
 
@@ -461,7 +463,8 @@ def paired_by_document(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.
       interchangeable on each document, where the CR1 t test over-rejects with few or unequal
       clusters -- the regime of the per-slice tables; and with one question per document it is
       McNemar's exact test, so the question-level and document-level numbers differ only by the unit.
-    - Kept, secondary: the question-level bootstrap interval and McNemar's exact p (0/1 scores).
+    - Kept, secondary: the question-level bootstrap interval (`paired_bootstrap(approximate=True)`) and
+      McNemar's exact p (0/1 scores).
     `approximate=True` (the dashboard's tables): beyond EXACT_LIMIT documents the bootstrap is
     linearised and moment-matched and the Monte Carlo sign flips become their normal tail
     (`cluster_bootstrap_means`, `sign_flip_p`; exact sums stay exact), as `bootstrap_means` does for
@@ -491,7 +494,9 @@ def paired_by_document(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.
         means = cluster_bootstrap_means(sums, sizes, resamples, np.random.default_rng(seed), approximate=approximate)
         blo, bhi = (float(v) for v in np.quantile(means, [alpha, 1 - alpha]))
     blo, bhi = min(blo, delta), max(bhi, delta)
-    _, qlo, qhi = paired_bootstrap(x, y, resamples=resamples, seed=seed, confidence=confidence, approximate=approximate)
+    # secondary: drawn the cheap way where that keeps it (moment-matched for a large continuous slice, see
+    # bootstrap_means), so that the question-level interval never costs more than the headline
+    _, qlo, qhi = paired_bootstrap(x, y, resamples=resamples, seed=seed, confidence=confidence, approximate=True)
     binary = bool(np.all((x == 0) | (x == 1)) and np.all((y == 0) | (y == 1)))
     p_question = mcnemar_exact(int(np.count_nonzero(d > 0)), int(np.count_nonzero(d < 0))) if binary else math.nan
     se = cluster_robust_se(d, codes) if g >= 2 else math.nan
