@@ -16,6 +16,7 @@ from typing import Any
 from .formats.base import ANLS_FAMILY, MMLONGBENCH_FAMILY, HarnessQuestion, HarnessRow, HarnessRun
 from .harness_rules import (
     lmms_anls,
+    lmms_anls_any,
     lmms_answerable,
     lmms_first_number,
     lmms_mean,
@@ -89,6 +90,8 @@ def _row_score(run: HarnessRun, q: HarnessQuestion, row: HarnessRow, profile: st
         if not answers or run.task.lower().endswith("_test"):
             return None, "no gold answers (a test split)"
         if profile == LMMS_EVAL_PROFILE:
+            if run.harness == "lmms-eval" and run.extra.get("anls_rule") == "any":
+                return lmms_anls_any(answers, pred.strip()), note
             return float(lmms_anls(answers, pred.strip())), note
         if profile == VLMEVALKIT_PROFILE:
             return vlm_docvqa_score([vlm_anls_distance(a, pred) for a in answers]), note

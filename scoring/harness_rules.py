@@ -23,7 +23,7 @@ from rapidfuzz.distance import Levenshtein
 from .text import MAX_EDIT_CHARS
 
 __all__ = [
-    "lmms_anls", "lmms_first_number", "lmms_mmlongbench_score", "lmms_answerable", "lmms_mean", "lmms_mmlongbench_f1",
+    "lmms_anls", "lmms_anls_any", "lmms_first_number", "lmms_mmlongbench_score", "lmms_answerable", "lmms_mean", "lmms_mmlongbench_f1",
     "vlm_answers", "vlm_anls_distance", "vlm_docvqa_score", "vlm_overall", "vlm_mmlongbench_score",
     "vlm_get_f1", "vlm_categories", "VLM_CATEGORIES", "infer_mmlongbench_format",
 ]
@@ -90,6 +90,12 @@ def lmms_anls(answers: Sequence[Any], prediction: str, threshold: float = 0.5) -
         return 0
     result = 1 - min(values)
     return 0 if result < threshold else result
+
+
+def lmms_anls_any(answers: Sequence[Any], prediction: str) -> float:
+    """lmms-eval up to v0.2.4 (before v0.3.0): a list target took the "multiple targets" path, which
+    scores each answer alone and keeps 1.0 when any scores (ANLS at least 0.5), else 0.0."""
+    return 1.0 if any(lmms_anls([a], prediction) for a in answers) else 0.0
 
 
 def _lmms_clean(value: Any) -> str:

@@ -46,11 +46,14 @@ def _repr_list(values):
 def docvqa_line(version: str, doc_id: int, case) -> dict:
     qid, question, answers, response, anls, _ = case
     prompt = question + DOCVQA_POST
+    if version in ("0.2.3", "0.2.4"):
+        # up to v0.2.4 a list target took the "multiple targets" path: 1.0 when any answer scores
+        anls = 1.0 if anls else 0.0
     if version == "0.2.3":
         return {"doc_id": doc_id, "target": _repr_list(answers),
                 "arguments": {"gen_args_0": {"arg_0": prompt, "arg_1": {"max_new_tokens": 32}}},
                 "resps": [[response]], "filtered_resps": [response], "doc_hash": DOC_HASH, "anls": anls}
-    if version == "0.3.5":
+    if version in ("0.3.5", "0.2.4"):
         doc = {"questionId": qid, "question": question, "question_types": ["layout"], "docId": 14281,
                "ucsf_document_id": "fnbx0223", "ucsf_document_page_no": "2", "answers": answers, "data_split": "val"}
         return {"doc_id": doc_id, "doc": doc, "target": _repr_list(answers),
@@ -110,6 +113,13 @@ def test_lmms_anls_denominator_is_the_raw_length():
     assert lmms_anls(["ab"], "a  bc") == pytest.approx(1 - 2 / 5)
 
 
+def test_lmms_anls_up_to_v024_is_any_answer():
+    from scoring.harness_rules import lmms_anls_any
+
+    assert lmms_anls_any(["abcd"], "abxy") == 1.0  # 0.5 counts as "true"
+    assert lmms_anls_any(["zzzz", "abcd"], "abcx") == 1.0 and lmms_anls_any(["zzzz"], "abcx") == 0.0
+
+
 # (answer, format, response, lmms-eval score, MMLongBench-Doc's own eval_score)
 MMLB = [
     ("63", "Int", "63 million", 1.0, 0.0),  # lmms-eval reads the first number; the benchmark int(float()) fails
@@ -137,28 +147,32 @@ def test_lmms_mmlongbench_f1_by_hand():
 # ----------------------------------------------------------------------------- every line format
 
 
-@pytest.mark.parametrize("version", ["0.2.3", "0.3.5", "0.4", "0.7"])
+@pytest.mark.parametrize("version", ["0.2.3", "0.2.4", "0.3.5", "0.4", "0.7"])
 def test_every_line_format_reproduces_the_reported_anls(tmp_path, version):
+    old = version in ("0.2.3", "0.2.4")  # per line: 1 when any answer's ANLS is at least 0.5
+    reported = 0.75 if old else 0.5  # (1 + 1 + 1 + 0) / 4 against (1 + 0.5 + 0.5 + 0) / 4
     out = tmp_path / "out" / "Qwen__Qwen3-VL-8B"
     lines = [docvqa_line(version, k, c) for k, c in enumerate(DOCVQA)]
     lines = [lines[k] for k in (0, 2, 1, 3)]  # two processes: doc_ids 0,2 then 1,3
     if version == "0.2.3":
         date = "2024-09-01T12-00-00.123456"
         write_jsonl(out / f"samples_docvqa_val_{date}.jsonl", lines)
-        (out / f"results_{date}.json").write_text(json.dumps(results_json("docvqa_val", {"anls,none": 0.5})), "utf-8")
+        (out / f"results_{date}.json").write_text(json.dumps(results_json("docvqa_val", {"anls,none": reported})), "utf-8")
     else:
-        write_run(out, "20260801_101500", "docvqa_val", lines, {"anls,none": 0.5})
+        write_run(out, "20260801_101500", "docvqa_val", lines, {"anls,none": reported})
     src = open_source(tmp_path / "out")
-    assert src is not None and src.format == "lmms-eval" and src.problems == []
+    assert src is not None and src.format == "lmms-eval"
+    assert [p.kind for p in src.problems] == (["runs of old lmms-eval versions"] if old else [])
     (run,) = src.runs
-    assert run.task == "docvqa_val" and run.model == "Qwen/Qwen3-VL-8B" and run.reported == {"anls,none": 0.5}
+    assert run.task == "docvqa_val" and run.model == "Qwen/Qwen3-VL-8B" and run.reported == {"anls,none": reported}
+    assert run.extra["anls_rule"] == ("any" if old else "min")
     questions = {q.qid: q for q in src.gold["docvqa_val"]}
     r = rescore(run, questions, "lmms-eval")
-    assert r.recomputed == {"anls,none": 0.5}
-    assert [x.score for x in r.rows] == [x.official for x in r.rows] == [1.0, 0.5, 0.5, 0.0]
+    assert r.recomputed == {"anls,none": reported}
+    assert [x.score for x in r.rows] == [x.official for x in r.rows] == ([1.0, 1.0, 1.0, 0.0] if old else [1.0, 0.5, 0.5, 0.0])
     b = rescore(run, questions, "docvqa")
     assert b.recomputed == {"anls,none": 0.25}
-    if version == "0.3.5":  # the doc kept: the ids and the page image are known
+    if version in ("0.3.5", "0.2.4"):  # the doc kept: the ids and the page image are known
         assert sorted(questions) == ["24580", "49153", "57349", "57350"]
         assert src.documents == ["fnbx0223_2.png"]
     else:  # only doc_id

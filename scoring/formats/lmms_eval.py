@@ -19,7 +19,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from ..harness_rules import infer_mmlongbench_format
+from ..harness_rules import infer_mmlongbench_format, lmms_anls, lmms_anls_any
 from ..problems import Problem, kind_of, short_value
 from .base import (
     ANLS_FAMILY,
@@ -282,6 +282,22 @@ def _gold_question(qid: str, doc_id: int, obj: dict[str, Any], doc: dict[str, An
                            metadata=meta)
 
 
+def _anls_rule(run: HarnessRun, gold: dict[str, HarnessQuestion], *, v023: bool) -> str:
+    """"any" for runs of lmms-eval up to v0.2.4, whose list targets took the multiple-target path
+    (1.0 when any answer's ANLS is at least 0.5); "min" (the ANLS of the best answer) after. v0.2.3
+    is known by its file names; v0.2.4's files look like v0.3's, so it is known by its per-line
+    scores: all 0 or 1, at least one that the later rule would not give, and every one the old rule
+    gives."""
+    if v023:
+        return "any"
+    pairs = [(r, gold[r.qid]) for r in run.rows if r.official is not None and r.qid in gold and gold[r.qid].answers]
+    if not pairs or any(r.official not in (0.0, 1.0) for r, _ in pairs):
+        return "min"
+    later = any(float(lmms_anls(q.answers, r.prediction)) != r.official for r, q in pairs)
+    old = all(lmms_anls_any(q.answers, r.prediction) == r.official for r, q in pairs)
+    return "any" if later and old else "min"
+
+
 def _filters(results: dict[str, Any] | None, task: str, key: str) -> tuple[str, ...]:
     entry = (results or {}).get("results", {}).get(task) if results else None
     if not isinstance(entry, dict):
@@ -350,6 +366,13 @@ def load(path: Path) -> SourceLoad:
             gold = {q.qid: q for q in out.gold.get(task, [])}
             _read_samples(w.files[sample_path], shown, task, family, key, run, gold, out.problems)
             out.gold[task] = list(gold.values())
+            if family == ANLS_FAMILY:
+                run.extra["anls_rule"] = _anls_rule(run, gold, v023=SAMPLES_V023.match(sample_path.name) is not None)
+                if run.extra["anls_rule"] == "any":
+                    out.problems.append(Problem.warning(
+                        shown, None, key, "lmms-eval v0.3.0 or later (ANLS per line)",
+                        "per-line scores of lmms-eval up to v0.2.4 (1 when any answer's ANLS is at least 0.5, else 0): "
+                        "scored by that rule", kind="runs of old lmms-eval versions"))
             if results is not None and task not in (results.get("results") or {}):
                 out.problems.append(Problem.warning(display(g["results"], root), None, "results",
                                                     f"an entry for task {task}", "none: no reported numbers"))
