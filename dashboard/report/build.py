@@ -374,6 +374,13 @@ def detectable_text(gap: float) -> str:
     return f"the smallest gap detectable is about ±{100 * gap:.1f} pp"
 
 
+def few_cell(gap: float) -> str:
+    """A table cell instead of an interval: too few documents, and the smallest gap detectable."""
+    if pd.isna(gap) or gap == float("inf") or gap == 0:
+        return "too few documents to tell"
+    return f"too few documents to tell; ±{100 * gap:.1f} detectable"
+
+
 def too_few_text(documents: int, unit: str, gap: float) -> str:
     return f"too few documents to tell ({units_text(documents, unit)}; {detectable_text(gap)})"
 
@@ -450,8 +457,8 @@ def _weakest(weak: pd.DataFrame, a: str, chart: _Charts) -> dict:
         "Documents": [str(n) for n in top["documents"]],
         "Accuracy (%)": [pct(v) for v in top["score"]],
         "Gap (pp)": [f"{100 * v:.1f}" for v in top["gap"]],
-        "Gap 95 % interval (pp)": [interval(lo, hi) if not tf else "too few documents to tell"
-                                   for lo, hi, tf in zip(top["gap_low"], top["gap_high"], top["too_few"])],
+        "Gap 95 % interval (pp)": [interval(lo, hi) if not tf else few_cell(gap)
+                                   for lo, hi, tf, gap in zip(top["gap_low"], top["gap_high"], top["too_few"], top["detectable"])],
         "Evidence": ["weak" if e else "not enough evidence" for e in top["enough"]],
         "Questions × gap": [f"{v:.1f}" for v in top["weight"]],
     })
@@ -471,8 +478,9 @@ def _flips(an: Analysis, pairs: pd.DataFrame, a: str, b: str, settings: C.Settin
         "Slice": [slice_text(f, lab) for f, lab in zip(table["field"], table["label"])],
         "Questions": [f"{n}{' (few)' if s else ''}" for n, s in zip(table["questions"], table["small"])],
         "Documents": [str(n) for n in table["documents"]],
-        **{f"Δ {C.METRIC_LABELS[m]} (pp)": [f"{pp(d)} [{'too few documents to tell' if tf else interval(lo, hi)}]"
-                                             for d, lo, hi, tf in zip(table[f"{m}_delta"], table[f"{m}_low"], table[f"{m}_high"], few)]
+        **{f"Δ {C.METRIC_LABELS[m]} (pp)": [f"{pp(d)} [{few_cell(gap) if tf else interval(lo, hi)}]"
+                                             for d, lo, hi, tf, gap in zip(table[f"{m}_delta"], table[f"{m}_low"], table[f"{m}_high"],
+                                                                           few, table[f"{m}_detectable"])]
            for m in C.METRICS},
         "Only A / only B": [f"{x} / {y}" for x, y in zip(table["only_a"], table["only_b"])],
         "p by document (Holm)": ["—" if tf and f != C.OVERALL_FIELD else pvalue(p)
