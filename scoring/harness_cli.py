@@ -174,7 +174,7 @@ def _run_report(r: Rescored, per_question: bool) -> dict[str, Any]:
 
 def _row_dict(r: Rescored, x: Any) -> dict[str, Any]:
     return {"run": r.run.name, "task": r.run.task, "question_id": x.qid, "filter": x.filter,
-            "official_score": x.official, "score": x.score, "prediction": x.prediction, "gold": x.gold,
+            "official_score": _clean(x.official), "score": _clean(x.score), "prediction": x.prediction, "gold": x.gold,
             "file": x.file, "line": x.line, "note": x.note, "reason": x.reason}
 
 

@@ -66,3 +66,11 @@ def test_cli_lists_official_scores(tmp_path, capsys):
     assert [r["official_score"] for r in rows] == ["1.0", "0.5", "0.0"] and [r["score"] for r in rows] == ["", "", ""]
     assert json.loads(report.read_text())["reported"] == {}
     assert "no profile reproduces longdocurl" in capsys.readouterr().err
+
+
+def test_nan_scores_are_no_scores_and_the_report_stays_json(tmp_path):
+    f = tmp_path / "results_m.jsonl"
+    f.write_text(json.dumps(LINES[0]).replace('"score_v3": 1.0', '"score_v3": NaN') + "\n", encoding="utf-8")
+    report = tmp_path / "r.json"
+    assert cli.main(["--predictions", str(f), "--output", str(report)]) == 0
+    assert json.loads(report.read_text())["runs"][0]["per_question"][0]["official_score"] is None

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import json
+import math
 import re
 from collections import Counter
 from pathlib import Path
@@ -164,10 +165,11 @@ def _question(obj: dict[str, Any], doc: dict[str, Any] | None) -> str:
 def _official(obj: dict[str, Any], family: str, key: str) -> tuple[float | None, Any]:
     value = obj.get(key)
     if family == MMLONGBENCH_FAMILY:
-        if isinstance(value, dict) and isinstance(value.get("score"), (int, float)) and not isinstance(value.get("score"), bool):
-            return float(value["score"]), value
+        score = value.get("score") if isinstance(value, dict) else None
+        if isinstance(score, (int, float)) and not isinstance(score, bool) and math.isfinite(score):
+            return float(score), value
         return None, value
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
         return float(value), value
     return None, value  # test splits: a dict for the submission, no score
 
