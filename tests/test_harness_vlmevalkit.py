@@ -380,3 +380,17 @@ def test_results_sheet_written_with_numpy_floats(tmp_path):
     assert "np.float64(0.375)" in str(pd.read_excel(d / "M_DocVQA_VAL_results.xlsx")["eval_match"][2])
     (run,) = open_source(d).runs
     assert [x.official for x in run.rows] == [1.0, 0.5, 0.625, 0.0]
+
+
+def test_split_columns_of_acc_csv_are_recomputed(tmp_path):
+    """A TSV with a `split` column: `_acc.csv` holds each split's ANLS x100 and Overall."""
+    d = tmp_path / "M"
+    rows = [{**r, "split": "a" if k < 2 else "b"} for k, r in enumerate(docvqa_rows())]
+    dump_xlsx(rows, d / "M_DocVQA_VAL.xlsx")
+    results = [{**r, "eval_match": str(c[4])} for r, c in zip(rows, DOCVQA)]
+    dump_xlsx(results, d / "M_DocVQA_VAL_results.xlsx")
+    dump_csv({"b": [(0.625 + 0.0) / 2 * 100], "a": [(1.0 + 0.5) / 2 * 100], "Overall": [OVERALL]}, d / "M_DocVQA_VAL_acc.csv")
+    src = open_source(d)
+    (run,) = src.runs
+    assert run.reported == {"b": 31.25, "a": 75.0, "Overall": 53.125}
+    assert rescore(run, {q.qid: q for q in src.gold["DocVQA_VAL"]}, "vlmevalkit").recomputed == run.reported
