@@ -529,8 +529,9 @@ def _failures(an: Analysis, ws: Workspace | None, pairs: pd.DataFrame, weak: pd.
         shown.append({
             "qid": text(qid),
             "outcome": text({C.ONLY_B: f"only {b} right", C.BOTH_WRONG: "both wrong"}.get(row["flip"], row["flip"]) if b else "wrong"),
-            "answer_format": text(q.get("answer_format", "")), "reasoning_type": text(q.get("reasoning_type", "")),
-            "document": text(q.get("document", "")), "why": ", ".join(row["why"]) if row["why"] else "—",
+            "meta": " · ".join(v for v in (text(q.get(k, "")) for k in ("answer_format", "reasoning_type", "document"))
+                               if v and v != C.UNKNOWN),  # a field the gold leaves "unknown" says nothing
+            "why": ", ".join(row["why"]) if row["why"] else "—",
             "question": text(q.get("question", "")), "gold": text(q.get("gold", "")), "answers": answers,
             "diff": char_diff(str(row["prediction_a"]) or "", str(row["prediction_b"]) or "") if b else None,
             "thumb": thumb_data(thumb),
