@@ -197,8 +197,14 @@ def _write_json(path: Path, args: argparse.Namespace, sources: list[SourceLoad],
         report["reported"] = {r["name"]: r["reported"] for r in runs}
         report["recomputed"] = {r["name"]: r["recomputed"] for r in runs}
     path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w", encoding="utf-8", newline="\n") as fh:
-        fh.write(json.dumps(report, ensure_ascii=False, indent=2, allow_nan=False) + "\n")
+    import orjson  # C speed: a work dir's per-question lists run to hundreds of thousands of rows
+
+    try:
+        data = orjson.dumps(report, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS)
+    except TypeError:  # a value orjson does not take (an integer beyond 64 bits in a harness file): the slow path
+        data = json.dumps(report, ensure_ascii=False, indent=2, default=str).encode("utf-8")
+    with open(path, "wb") as fh:
+        fh.write(data + b"\n")
 
 
 def _cell(value: float | None) -> str:

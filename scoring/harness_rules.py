@@ -12,6 +12,7 @@ vqa_eval.py` `anls_compute`/`hit_calculate`; `vlmeval/dataset/mmlongbenchdoc.py`
 from __future__ import annotations
 
 import ast
+import functools
 import math
 import re
 from collections.abc import Sequence
@@ -260,13 +261,18 @@ def infer_mmlongbench_format(answer: str) -> str:
 def vlm_answers(answer: Any) -> tuple[list[str], str]:
     """The answers VLMEvalKit's `process_line` scores: the cell's text `eval`'d when that gives a
     list (read here with literal_eval), else the text itself as the one answer. (answers, note)."""
-    text = str(answer)
+    answers, note = _vlm_answers(str(answer))
+    return list(answers), note
+
+
+@functools.lru_cache(maxsize=65_536)
+def _vlm_answers(text: str) -> tuple[tuple[str, ...], str]:
     ok, value = _literal(text)
     if ok and isinstance(value, list):
-        return [str(v) for v in value], ""
+        return tuple(str(v) for v in value), ""
     if not ok and text.lstrip().startswith("["):
-        return [text], "the answer cell is not a Python literal; VLMEvalKit would run it through eval"
-    return [text], ""
+        return (text,), "the answer cell is not a Python literal; VLMEvalKit would run it through eval"
+    return (text,), ""
 
 
 def vlm_anls_distance(gt: str, prediction: str) -> float:

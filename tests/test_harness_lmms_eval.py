@@ -446,3 +446,13 @@ def test_gold_files_join_docvqa_and_name_a_task_of_another_benchmark(tmp_path):
     assert sum("questions not in the benchmark's gold" in p or "3: expected a gold question" in p for p in rep["problems"]) == 1
     assert {r["task"]: r["recomputed"] == r["reported"] for r in rep["runs"]} == {"docvqa_val": True, "mmlongbench_doc": True}
     assert rep["documents"] == ["documents/page24580.png", "documents/page49153.png", "documents/page57349.png"]
+
+
+def test_report_survives_a_value_beyond_64_bits(tmp_path):
+    lines = [docvqa_line("0.4", k, c) for k, c in enumerate(DOCVQA)]
+    write_run(tmp_path / "o" / "m", "20260801_101500", "docvqa_val", lines, {"anls,none": 10**30})
+    report = tmp_path / "r.json"
+    assert cli.main(["--predictions", str(tmp_path / "o"), "--output", str(report)]) == 0
+    rep = json.loads(report.read_text())
+    assert rep["reported"] == {"anls,none": 10**30} and rep["recomputed"] == {"anls,none": 0.5}
+    assert rep["runs"][0]["agree"] == {"anls,none": False}

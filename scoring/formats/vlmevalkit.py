@@ -14,6 +14,7 @@ never opened."""
 from __future__ import annotations
 
 import ast
+import json
 import math
 import re
 import threading
@@ -337,13 +338,24 @@ def _docvqa_outputs(run: HarnessRun, stem: str, beside: dict[str, Path], root: P
         r, line = found
         try:
             # numpy 2 writes a numpy float inside a list as `np.float64(0.5)`: read the number
-            match = ast.literal_eval(_NP_FLOAT.sub(r"\1", harness_text(r.get("eval_match"))))
-            distances = [float(x) for x in match]
+            distances = _distances(harness_text(r.get("eval_match")))
         except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
             out.problems.append(Problem.warning(shown, line, "eval_match", "a list of distances",
                                                 harness_text(r.get("eval_match"))[:60]))
             continue
         row.official = vlm_docvqa_score(distances)
+
+
+def _distances(text: str) -> list[float]:
+    """An `eval_match` cell: a list of floats, JSON-readable as the harness writes it (fast), else a
+    Python literal (numpy 2 writes a numpy float inside a list as `np.float64(0.5)`)."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        value = ast.literal_eval(_NP_FLOAT.sub(r"\1", text))
+    if not isinstance(value, list):
+        raise TypeError("not a list")
+    return [float(x) for x in value]
 
 
 def _mmlongbench_outputs(run: HarnessRun, stem: str, beside: dict[str, Path], root: Path, out: SourceLoad) -> None:
