@@ -217,3 +217,17 @@ def test_enough_documents_give_an_interval_and_a_test_by_document(monkeypatch, t
     assert hard["Documents"] == 24 and hard["Few"] == "" and hard["Low (pp)"] > 0 and hard["p (Holm)"] < 0.05
     assert easy["Documents"] == 6 and easy["Few"] == "⚠ too few documents to tell" and pd.isna(easy["Low (pp)"])
     assert any("Holm-adjusted across the 1 slice with at least 20 documents" in c.value for c in at.caption)
+
+
+def test_mmlongbench_question_header_leaves_out_unknown_fields(monkeypatch):
+    """Issue 29.3: MMLongBench-Doc leaves reasoning type, domain and difficulty 'unknown': the question
+    header does not read '· unknown ·', and no Compare slice is one of those fields."""
+    root = Path(__file__).resolve().parent.parent / "sample_runs" / "mmlongbench"
+    at = app_on(monkeypatch, root, {"a": "gpt-4o", "b": "docowl-8b", "cmp_q": "mmlongbench_0001"}, timeout=120)
+    at.switch_page("views/compare.py").run()
+    assert_clean(at)
+    assert any(s.value == "Question detail" for s in at.subheader)
+    header = next(c.value for c in at.caption if c.value.startswith("mmlongbench\\_0001"))
+    assert "unknown" not in header and header.count(" · ") == 2  # id · answer format · document
+    slices = set(frame(at, column="Δ (pp)")["Slice"])
+    assert not any(s.startswith(("Reasoning type", "Domain", "Difficulty")) for s in slices)

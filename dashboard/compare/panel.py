@@ -353,7 +353,8 @@ def detail(an, row: pd.Series, qid: str, a: str, b: str, ctx) -> None:
     the evidence page (dashboard/evidence_panel.py)."""
     q = an.questions.loc[qid]
     st.subheader("Question detail")
-    st.caption(md_escape(f"{qid} · {q.get('answer_format', '')} · {q.get('reasoning_type', '')} · {q.get('document', '')}"))
+    parts = [str(q.get(k, "") or "") for k in ("answer_format", "reasoning_type", "document")]
+    st.caption(md_escape(" · ".join([qid, *(v for v in parts if v and v != C.UNKNOWN)])))  # no "unknown · unknown"
     ui.plain(q.get("question"), key=f"cmp_qtext_{qid}", name="question")
     st.markdown("**Gold answer**")
     ui.plain(q.get("gold"), key=f"cmp_gold_{qid}", name="gold")
