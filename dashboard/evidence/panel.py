@@ -166,7 +166,7 @@ def _viewer(q: GoldQuestion, ref: DocRef, path: Path, runs: list[str], preds: di
     current = st.session_state[key]
     before = [p for p in evidence if p < current]
     after = [p for p in evidence if p > current]
-    cols = st.columns([1, 1, 1.2, 1.6], vertical_alignment="bottom")
+    cols = st.columns([1.35, 1.1, 1.1, 1.45], vertical_alignment="bottom")  # "Previous" whole at 800 px
     cols[0].button("Previous", icon=":material/arrow_back:", disabled=not before, width="stretch",
                    help="The previous gold evidence page", on_click=go, args=(before[-1] if before else current,),
                    key=_key("prev", q.qid, ref.document_id))
@@ -178,7 +178,9 @@ def _viewer(q: GoldQuestion, ref: DocRef, path: Path, runs: list[str], preds: di
     zooms = {round(z * 100): z for z in ZOOMS}
     ui.seed(_key("zoom"), zooms.get(v.zoom, DEFAULT_ZOOM))
     zoom = cols[3].select_slider("Zoom", options=list(ZOOMS), format_func=lambda z: f"{round(z * 100)} %",
-                                 key=_key("zoom"), help="Rendering resolution and size; drag on the page to zoom into a region, double-click to reset")
+                                 key=_key("zoom"), help=f"Rendering resolution and size. Above {round(DEFAULT_ZOOM * 100)} % the page is magnified inside the "
+                                      "chart: drag it to move around, double-click to go back. At "
+                                      f"{round(DEFAULT_ZOOM * 100)} % and below, drag on the page to zoom into a region.")
     all_layers = layers(runs)
     names = [la.name for la in all_layers]
     swatch = {la.name: f":{SWATCHES.get(la.colour, 'gray')}[:material/{'check_box_outline_blank' if la.dashed else 'stop'}:]"
@@ -206,12 +208,15 @@ def _viewer(q: GoldQuestion, ref: DocRef, path: Path, runs: list[str], preds: di
         return
     if rendered.capped:
         st.caption(f"Rendered at {round(rendered.zoom * 100)} % to stay under the pixel limit.")
-    # the zoom sets the chart's height (the page keeps its aspect ratio): 840 px for A4 at 150 %
-    height = round(max(320, min(1800, 560 * zoom * rendered.height / max(rendered.width, 1) / 1.414)))
+    # the zoom sets the chart's height (the page keeps its aspect ratio): 840 px for A4 at 150 %;
+    # up to the default zoom the chart grows with it; beyond, it keeps the default's size and magnifies the
+    # page inside it (a taller chart was capped at the column's width: blank space to scroll through)
+    height = round(max(320, min(1800, 560 * min(zoom, DEFAULT_ZOOM) * rendered.height / max(rendered.width, 1) / 1.414)))
+    magnify = max(1.0, zoom / DEFAULT_ZOOM)
     # built once per page, zoom and boxes and shared read-only: building and validating it cost a
     # fifth of a question switch (bench/profile_page.py)
     fig = cache.page_figure(figure_key(path, page, zoom, height, drawn.boxes),
-                            lambda: page_figure(rendered, drawn.boxes, height=height))
+                            lambda: page_figure(rendered, drawn.boxes, height=height, magnify=magnify))
     st.plotly_chart(fig, width="stretch", key=_key("fig", q.qid, ref.document_id),
                     config={"displaylogo": False, "scrollZoom": False})
     state = ocr.status(path)

@@ -198,11 +198,32 @@ def _rgba(colour: str, alpha: float) -> str:
     return f"rgba({r},{g},{b},{alpha})"
 
 
-def page_figure(rendered: Rendered, boxes: Sequence[Box], title: str = "", height: int | None = None):
+def _window(boxes: Sequence[Box], rendered: Rendered, m: float) -> tuple[float, float]:
+    """The top-left corner (pixels) of the magnified view: centred on the first gold box of the page
+    (evidence, then boxes, then answer), else the page's top-left corner; kept inside the page."""
+    if m <= 1:
+        return 0.0, 0.0
+    w, h = rendered.width, rendered.height
+    gold = [b for colour in (GOLD_EVIDENCE, GOLD_BOX, GOLD_ANSWER) for b in boxes if b.colour == colour]
+    if not gold:
+        return 0.0, 0.0
+    x0, y0, x1, y1 = to_pixels(gold[0].rect, rendered.matrix)
+    cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
+    return min(max(0.0, cx - w / m / 2), w - w / m), min(max(0.0, cy - h / m / 2), h - h / m)
+
+
+def page_figure(rendered: Rendered, boxes: Sequence[Box], title: str = "", height: int | None = None,
+                magnify: float = 1.0):
     """A Plotly figure: the page image with one outlined, translucent box per Box. Boxes of one
     layer share a legend entry (click it to hide the layer); hovering a box shows its label.
     Labels are escaped for Plotly (they may hold model output). Built in one go from plain dicts
-    (a figure grown trace by trace and by update_* calls took several times longer to build)."""
+    (a figure grown trace by trace and by update_* calls took several times longer to build).
+
+    `magnify` > 1 shows 1/magnify of the page's width and height (around its first gold box, else its
+    top-left corner) in the same box, so the
+    page is magnified inside the chart whatever the column's width, and is moved by dragging (pan);
+    a double click returns to that view. (A chart made taller instead was capped at the column's
+    width by the browser and centred the page in blank space the page had to be scrolled through.)"""
     import base64
 
     import plotly.graph_objects as go
@@ -226,12 +247,14 @@ def page_figure(rendered: Rendered, boxes: Sequence[Box], title: str = "", heigh
     image = dict(source="data:image/png;base64," + base64.b64encode(rendered.png).decode("ascii"),
                  xref="x", yref="y", x=0, y=0, sizex=w, sizey=h, xanchor="left", yanchor="top",
                  sizing="stretch", layer="below")
+    m = max(1.0, float(magnify))
+    x0, y0 = _window(boxes, rendered, m)
     layout = dict(
-        images=[image], xaxis=dict(range=[0, w], visible=False, constrain="domain"),
-        yaxis=dict(range=[h, 0], visible=False, scaleanchor="x", constrain="domain"),
+        images=[image], xaxis=dict(range=[x0, x0 + w / m], visible=False, constrain="domain"),
+        yaxis=dict(range=[y0 + h / m, y0], visible=False, scaleanchor="x", constrain="domain"),
         height=height or max(420, min(1100, round(760 * h / max(w, 1)))), margin=dict(l=0, r=0, t=30 if title else 4, b=0),
         legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="left", x=0, title_text=""),
-        plot_bgcolor="white", dragmode="zoom", hoverlabel=dict(namelength=-1))
+        plot_bgcolor="white", dragmode="pan" if m > 1 else "zoom", hoverlabel=dict(namelength=-1))
     if title:
         layout["title"] = dict(text=plotly_text(title), font=dict(size=13))
     return go.Figure(data=traces, layout=layout)
