@@ -1,7 +1,8 @@
 """Time the weak-slice finder (scoring/slices.py) at the issue's size: 20,000 questions in 1,000
 documents, 8 metadata fields, conjunctions of up to 3 conditions (several thousand candidate slices),
 one run and one pair, with one planted weakness (so the folding has work to do) and without, and the
-run again with more values per field (about 9,000 candidate conjunctions) and the size threshold at its floor.
+run again with more values per field (about 9,000 candidate conjunctions) and the size threshold at its floor,
+and a run with two broad weaknesses (hundreds of significant slices: the folding's worst case here).
 
     .venv/bin/python bench/bench_slices.py [--questions 20000] [--documents 1000] [--repeat 5]
 
@@ -77,12 +78,16 @@ def main() -> None:
     y, fields, doc = benchmark(1, args.questions, args.documents, 0.3)
     y0, _, _ = benchmark(1, args.questions, args.documents, 0.0)
     yw, wide, docw = benchmark(1, args.questions, args.documents, 0.3, wider=True)
+    # two broad weaknesses (a document type, a difficulty): hundreds of significant slices to fold
+    broad = np.array([t == "doc_type0" or h == "difficulty2" for t, h in zip(fields["doc_type"], fields["difficulty"])])
+    yb = np.where(broad & (y0 == 1) & (np.random.default_rng(2).random(y0.size) < 0.5), 0.0, y0)
     cases = {
         "run, one planted weakness": lambda: find_weak_slices(y, fields, doc),
         "run, no weakness": lambda: find_weak_slices(y0, fields, doc),
         "pair (new - old), one planted weakness": lambda: find_weak_pair_slices(y, y0, fields, doc),
         "run, one planted weakness, more values per field and --min-questions 30":
             lambda: find_weak_slices(yw, wide, docw, min_questions=30),
+        "run, two broad weaknesses": lambda: find_weak_slices(yb, fields, doc),
     }
     print(f"{args.questions:,} questions, {args.documents:,} documents, {len(fields)} fields, up to 3 conditions")
     for label, fn in cases.items():
@@ -94,10 +99,10 @@ def main() -> None:
             cpu.append(time.process_time() - c0)
             wall.append(time.perf_counter() - w0)
         assert res is not None
-        top = res.weak[0].name if res.weak else "nothing"
+        top = ", ".join(w.name for w in res.weak[:2]) if res.weak else "nothing"
         total = candidates(wide if "more values" in label else fields)
         print(f"{label}: {total:,} candidate conjunctions, {res.tested:,} tested (the rest under a threshold), "
-              f"{len(res.weak)} kept ({len(res.folded)} folded), top: {top}")
+              f"{len(res.weak)} kept ({len(res.folded)} folded), first: {top}")
         print(f"    CPU {statistics.median(cpu):.2f} s (min {min(cpu):.2f}, max {max(cpu):.2f}); "
               f"wall {statistics.median(wall):.2f} s (min {min(wall):.2f}, max {max(wall):.2f})")
     print(f"load average after: {os.getloadavg()[0]:.2f}")

@@ -51,12 +51,20 @@ dependence; the slices overlap, so their tests are dependent). A slice is *signi
 
 Redundancy: which slice explains which
 --------------------------------------
-A parent of a slice is the slice with one of its conditions left out. "Still weak" below means: a
-one-sided p (same test, documents as clusters) at most the BAR, which is the bar the slices passed to
-be discoveries -- the largest p among the significant slices (the cut-off BH/BY applied) -- unless
-`fold_alpha` sets another. (A nominal 0.05 would keep about one redundant slice in twenty by chance:
-a remainder must carry a weakness as well supported as a discovery to count as one.) Among
-significant slices:
+A parent of a slice is the slice with one of its conditions left out. "Still weak" below means a
+one-sided p (same kind of test, documents as clusters) at most a bar (both bars are `fold_alpha`
+when it is given):
+
+- for a slice against a slice that contains it or that it contains (rules 1 and 2, and rule 4 for a
+  slice inside an accepted one), the NESTED bar: the smaller of the discoveries' cut-off (the largest
+  p among the significant slices: what BH/BY let through) and fdr / (number of significant slices).
+  A broad weakness makes hundreds of significant slices inside it, so hundreds of such decisions; a
+  nominal 0.05 -- or the discoveries' cut-off, which grows with them -- would keep some of them by
+  chance as "weaker still";
+- for a slice that merely overlaps accepted ones (rule 4 otherwise), the discoveries' cut-off: a
+  slice whose own effect, beyond those it overlaps, would still be a discovery stays one.
+
+Among significant slices:
 
 1. Child rule (a weakness its parent already explains). Child C of a significant parent P is tested
    against the rest of P: C against P without C. If C is not still weaker there, P explains C: C is
@@ -71,9 +79,13 @@ significant slices:
    parent); should a loop ever form, the best-ranked slice on it is kept.
 4. Overlap rule (rules 1-2 see only parents and children, and a weakness of three conditions has
    overlapping slices whose common child would need four). The slices still kept, taken by p
-   (smallest first), are accepted one by one; a slice S overlapping an accepted slice K is tested
-   without K's questions: S without K against the questions in neither. If that is not still weak, S
-   is weak only through K and is folded under it (under the K leaving the largest p).
+   (smallest first), are accepted one by one. A slice S overlapping accepted slices K1..Km is tested
+   for a weakness of its own beyond them: OLS of y on an intercept and the indicators of K1..Km and
+   S (CR1 by document, S's coefficient, one-sided). If S is not still weak there, it is explained by
+   the accepted slices it overlaps and is folded under the one it shares most questions with. (For S
+   inside one K this is rule 1's test, S against the rest of K: a weakness nested in a broader one --
+   counting weak, counting over charts weaker still -- keeps both; for S partly in K it asks whether S
+   without K is weak, and several weaknesses S straddles are accounted for together.)
 Every folded slice is listed under the kept slice it leads to, which "explains k others".
 
 So with one planted weakness (counting questions over charts), "counting" and "chart" fold under
@@ -481,10 +493,11 @@ def find_weak_slices(outcome: Sequence[float] | np.ndarray, fields: Mapping[str,
 
     sig = [i for i in range(k) if q[i] < fdr]
     say(0.8, f"folding {len(sig):,} significant slices")
-    # the bar a remainder must pass to stay a weakness of its own: the same as a discovery's (the
-    # largest p that the false-discovery control let through), unless told otherwise
-    bar = fold_alpha if fold_alpha is not None else max((float(r["p"][i]) for i in sig), default=0.0)
-    rep = _fold(sig, keys, members, y, doc, g, r, confidence, bar)
+    # the bars a slice must pass to stay a weakness of its own (module docstring, "Redundancy")
+    cut = max((float(r["p"][i]) for i in sig), default=0.0)  # the discoveries' own: what BH/BY let through
+    nested = fold_alpha if fold_alpha is not None else min(cut, fdr / max(1, len(sig)))
+    overlap = fold_alpha if fold_alpha is not None else cut
+    rep = _fold(sig, keys, members, y, doc, g, r, confidence, nested, overlap)
     kept = [i for i in sig if rep[i] == i]
     under: dict[int, list[int]] = {i: [] for i in kept}
     for i in sig:
@@ -500,7 +513,7 @@ def find_weak_slices(outcome: Sequence[float] | np.ndarray, fields: Mapping[str,
 
 
 def _fold(sig: list[int], keys: list[tuple[int, ...]], members: list[np.ndarray], y: np.ndarray, doc: np.ndarray,
-          g: int, r: dict[str, np.ndarray], confidence: float, alpha: float) -> dict[int, int]:
+          g: int, r: dict[str, np.ndarray], confidence: float, alpha: float, overlap_alpha: float) -> dict[int, int]:
     """The kept slice each significant slice leads to (itself when kept): rules 1-3 of the module docstring."""
     index = {keys[i]: i for i in sig}
     n = y.size
@@ -551,26 +564,46 @@ def _fold(sig: list[int], keys: list[tuple[int, ...]], members: list[np.ndarray]
         if j in edge and walked.get(j) == start:
             edge.pop(min(path[path.index(j):], key=lambda x: rank_key[x]))
     rep = _follow(sig, edge)
-    # rule 4: a kept slice weak only through its overlap with a better-supported kept slice
+    # rule 4: a kept slice weak only through the accepted slices it overlaps (jointly)
     accepted: list[int] = []
     for i in sorted((i for i in sig if rep[i] == i), key=lambda x: (float(r["p"][x]), x)):
-        best, best_p = -1, -1.0
-        for k in accepted:
-            shared = np.intersect1d(members[i], members[k], assume_unique=True)
-            if not shared.size:
-                continue
-            outside = everyone.copy()
-            outside[members[i]] = False
-            outside[members[k]] = False
-            remainder = np.setdiff1d(members[i], shared, assume_unique=True)
-            t = _two_group(y, doc, g, remainder, np.flatnonzero(outside), confidence)
-            if t.p > alpha and t.p > best_p:
-                best, best_p = k, t.p
-        if best >= 0:
-            edge[i] = best
+        shared = {k: np.intersect1d(members[i], members[k], assume_unique=True).size for k in accepted}
+        overlapping = [k for k in accepted if shared[k]]
+        inside = any(shared[k] == members[i].size for k in overlapping)  # a nested decision, as rule 1's
+        if overlapping and _partial_p(y, doc, g, [members[k] for k in overlapping], members[i]) > (
+                alpha if inside else overlap_alpha):
+            edge[i] = max(overlapping, key=lambda k: (shared[k], -float(r["p"][k])))
         else:
             accepted.append(i)
     return _follow(sig, edge)
+
+
+def _partial_p(y: np.ndarray, doc: np.ndarray, g: int, covariates: list[np.ndarray], target: np.ndarray) -> float:
+    """One-sided p that slice `target` is weaker once the slices `covariates` are accounted for: OLS of
+    y on an intercept, the covariates' indicators and the target's, CR1 variance by document (Stata's
+    factor G/(G-1) (N-1)/(N-k)), the target's coefficient referred to t with min(G_target, G_other) - 1
+    df. 1.0 when the target is a combination of the covariates (nothing of its own to test)."""
+    n = y.size
+    X = np.zeros((n, len(covariates) + 2))
+    X[:, 0] = 1.0
+    for j, idx in enumerate([*covariates, target], start=1):
+        X[idx, j] = 1.0
+    xtx = X.T @ X
+    if np.linalg.matrix_rank(xtx) < X.shape[1]:
+        return 1.0
+    bread = np.linalg.inv(xtx)
+    beta = bread @ (X.T @ y)
+    e = y - X @ beta
+    scores = np.column_stack([np.bincount(doc, weights=X[:, j] * e, minlength=g) for j in range(X.shape[1])])
+    k = X.shape[1]
+    factor = g / (g - 1) * (n - 1) / (n - k) if g > 1 and n > k else math.nan
+    var = factor * float((bread @ (scores.T @ scores) @ bread)[-1, -1])
+    in_target = np.bincount(doc[target], minlength=g) > 0
+    outside = np.bincount(doc, minlength=g) - np.bincount(doc[target], minlength=g) > 0
+    df = min(int(in_target.sum()), int(outside.sum())) - 1
+    if not (var > 0) or df < 1:
+        return 1.0 if not beta[-1] < 0 or df < 1 else 0.0
+    return float(_stats.t.cdf(beta[-1] / math.sqrt(var), df))
 
 
 def _follow(sig: list[int], edge: dict[int, int]) -> dict[int, int]:

@@ -99,6 +99,23 @@ def test_one_planted_weakness_is_one_slice_on_top(seed):
     assert len(res.weak) <= 3
 
 
+@pytest.mark.parametrize("seed", [0, 3])
+def test_a_weakness_nested_in_a_broader_one_keeps_both(seed):
+    """Counting questions weak everywhere, counting over charts weaker still: two findings, neither
+    folded under the other (the narrower one is weaker than the rest of the broader one)."""
+    y, fields, docs, mask = synthetic(seed, n=20_000, documents=1_000, planted=0.3)
+    counting = np.array([r == "counting" for r in fields["reasoning_type"]])
+    rng = np.random.default_rng(100 + seed)
+    y = np.where(counting & (y == 1) & (rng.random(y.size) < 0.25), 0.0, y)
+    res = find_weak_slices(y, fields, docs)
+    names = [s.name for s in res.weak]
+    assert names[:2] == ["reasoning_type=counting", "reasoning_type=counting & evidence_source=chart"]
+    inner = res.weak[1]
+    assert gap_test(y, docs, mask, counting & ~mask).p < 1e-10  # weaker than the rest of counting
+    assert inner.ci_high < res.weak[0].ci_low  # and its gap to the rest of the run is larger
+    assert len(res.weak[0].explains) >= 30 and len(inner.explains) >= 20
+
+
 def test_no_weakness_finds_nothing_in_most_seeds():
     found = 0
     for seed in range(20):
