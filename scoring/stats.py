@@ -298,7 +298,7 @@ def cluster_bootstrap_means(sums: np.ndarray, sizes: np.ndarray, resamples: int,
     there are at most MULTINOMIAL_LIMIT distinct ones (Accuracy differences over documents of a few
     sizes), and fewer than G / MULTINOMIAL_COST, the counts are drawn from multinomial(G, their
     frequencies) -- the same distribution, in O(distinct) per resample; otherwise G cluster indices
-    are drawn per resample and counted (O(G), not O(N)).
+    are drawn per resample and their sums and sizes gathered (O(G), not O(N)).
 
     Only with `approximate=True` (the dashboard's per-slice tables) and more than EXACT_LIMIT
     clusters: the ratio is linearised around the sample's, R* - R = sum_g w_g z_g / N with
@@ -319,15 +319,11 @@ def cluster_bootstrap_means(sums: np.ndarray, sizes: np.ndarray, resamples: int,
         return ratio + g / n * bootstrap_means(z, B, rng, approximate=True)
     out = np.empty(B)
     step = max(1, min(B, DRAWS_PER_BATCH // g))
-    both = np.column_stack([sums, sizes])
+    both = sums + 1j * sizes  # one gather brings a drawn cluster's sum (real part) and size (imaginary part)
     for start in range(0, B, step):
         k = min(step, B - start)
-        # how often each cluster is drawn in each of k resamples: one bincount over (resample, cluster)
-        flat = rng.integers(0, g, size=(k, g), dtype=np.int64)
-        flat += np.arange(k, dtype=np.int64)[:, None] * g
-        w = np.bincount(flat.ravel(), minlength=k * g).reshape(k, g).astype(float)
-        drawn = w @ both
-        out[start:start + k] = drawn[:, 0] / drawn[:, 1]
+        drawn = both[rng.integers(0, g, size=(k, g), dtype=np.int64)].sum(axis=1)
+        out[start:start + k] = drawn.real / drawn.imag
     return out
 
 
