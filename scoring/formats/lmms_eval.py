@@ -58,7 +58,8 @@ POST_PROMPTS = (
     "\nAnswer the question using a single word or phrase.",
     " Answer:",
 )
-MAX_LINE_CHARS = 5_000_000
+MAX_LINE_CHARS = 50_000_000  # a line may carry data-URI images (`input_media`, v0.7.1 on)
+META_MAX_CHARS = 2_000  # longer doc fields (InfoVQA's `ocr`) are not kept with the question
 
 
 def _match(name: str) -> tuple[str, str, str] | None:
@@ -248,7 +249,7 @@ def _gold_question(qid: str, doc_id: int, obj: dict[str, Any], doc: dict[str, An
     question = _question(obj, doc).strip() if family == MMLONGBENCH_FAMILY else _question(obj, doc)
     meta: dict[str, Any] = {"doc_id": doc_id}
     if doc:
-        meta.update({k: v for k, v in doc.items() if k not in ("question",)})
+        meta.update({k: v for k, v in doc.items() if k != "question" and not (isinstance(v, str) and len(v) > META_MAX_CHARS)})
     if family == MMLONGBENCH_FAMILY:
         answer = doc.get("answer") if doc and "answer" in doc else target
         answer_text = "" if answer is None else str(answer)
