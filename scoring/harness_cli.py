@@ -77,8 +77,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(list(sys.argv[1:] if argv is None else argv))
+    args, unknown = build_parser().parse_known_args(list(sys.argv[1:] if argv is None else argv))
     err = sys.stderr
+    if unknown:  # the benchmark CLI's other options (--data-dir, --ignore-missing, ...) mean nothing here
+        print(f"note: ignored for harness files: {' '.join(unknown)}", file=err)
     sources: list[SourceLoad] = []
     problems: list[Problem] = []
     for value in args.predictions:

@@ -74,3 +74,9 @@ def test_nan_scores_are_no_scores_and_the_report_stays_json(tmp_path):
     report = tmp_path / "r.json"
     assert cli.main(["--predictions", str(f), "--output", str(report)]) == 0
     assert json.loads(report.read_text())["runs"][0]["per_question"][0]["official_score"] is None
+
+
+def test_other_options_of_the_benchmark_cli_are_named_and_ignored(tmp_path, capsys):
+    f = write(tmp_path / "results_m.jsonl", LINES)
+    assert cli.main(["--predictions", str(f), "--ignore-missing", "--data-dir", "x"]) == 0
+    assert "note: ignored for harness files: --ignore-missing --data-dir x" in capsys.readouterr().err
