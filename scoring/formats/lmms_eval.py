@@ -110,7 +110,7 @@ def _read_results(path: Path, shown: str, problems: list[Problem]) -> dict[str, 
     return data
 
 
-def _model_name(results: dict[str, Any] | None, folder: Path, root: Path) -> str:
+def _model_name(results: dict[str, Any] | None, folder: Path) -> str:
     if results:
         name = results.get("model_name")
         if isinstance(name, str) and name:
@@ -121,7 +121,7 @@ def _model_name(results: dict[str, Any] | None, folder: Path, root: Path) -> str
                 m = re.search(rf"(?:^|,)\s*{key}=([^,]+)", args)
                 if m:
                     return m.group(1).strip()
-    return folder.name if folder != root or not folder.name.endswith(".json") else folder.name
+    return folder.name  # the model folder; files straight in --output_path: that folder's name
 
 
 def _prediction(obj: dict[str, Any]) -> tuple[str, str]:
@@ -345,7 +345,7 @@ def load(path: Path) -> SourceLoad:
                     shown_r, None, None, f"{date}_samples_<task>.jsonl beside it (run with --log_samples)",
                     "a results file without samples: its numbers are listed, nothing is scored", skipped=True,
                     kind="results without samples"))
-        model = _model_name(results, folder, root)
+        model = _model_name(results, folder)
         config = (results or {}).get("config") if isinstance((results or {}).get("config"), dict) else {}
         for task, sample_path in g["samples"]:
             shown = display(sample_path, root)
