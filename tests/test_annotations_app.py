@@ -4,7 +4,9 @@ with the other person's note, a damaged database (read-only, said once, every pa
 corrections moving the leaderboard exactly as computed by hand, the sample's notes imported from
 the Data page, and the stakeholder report's failure-mode section.
 
-Each test has its own benchmark folder and LENS_DATA_DIR (so its own database file)."""
+Each test has its own benchmark folder and LENS_DATA_DIR (so its own database file) -- and runs
+twice: on that SQLite file, and on a PostgreSQL database of its own (LENS_DATABASE_URL, a throwaway
+server: tests/conftest.py `postgres`)."""
 
 from __future__ import annotations
 
@@ -44,21 +46,27 @@ def tiny_bench(root: Path) -> Path:
     return bench
 
 
-@pytest.fixture
-def setup(tmp_path, monkeypatch):
-    """(bench, data dir, store, identity) -- and `open(params, page)` giving the app there."""
+@pytest.fixture(params=["sqlite", "postgresql"])
+def setup(request, tmp_path, monkeypatch):
+    """(bench, data dir, store, identity, dialect, where) -- and `open(params, page)` giving the app there."""
     bench = tiny_bench(tmp_path)
     data = tmp_path / "data"
     data.mkdir()
     monkeypatch.setenv("LENS_DATA_DIR", str(data))
+    if request.param == "postgresql":
+        where = request.getfixturevalue("postgres").fresh_database("app")
+        monkeypatch.setenv("LENS_DATABASE_URL", where)
+    else:
+        where = str(data / FILE_NAME)
+        monkeypatch.delenv("LENS_DATABASE_URL", raising=False)
     identity = benchmark_identity(load_gold([bench / "qa_single_doc.jsonl"]).items)
 
     class S:
         pass
 
     s = S()
-    s.bench, s.data, s.identity = bench, data, identity
-    s.store = lambda: AnnotationStore(data / FILE_NAME)
+    s.bench, s.data, s.identity, s.dialect, s.where = bench, data, identity, request.param, where
+    s.store = lambda: AnnotationStore(where)
 
     def open_(params: dict | None = None, page: str | None = None) -> AppTest:
         at = app_on(monkeypatch, bench, params, timeout=60)
@@ -207,10 +215,25 @@ def test_a_save_over_someone_elses_newer_note_is_refused_and_shows_theirs(setup)
 
 
 def test_a_damaged_database_is_read_only_said_once_and_every_page_works(setup):
-    (setup.data / FILE_NAME).write_bytes(b"this is not a database\x00" * 100)
+    """SQLite: a file that is not a database; PostgreSQL: a database a newer version has migrated."""
+    if setup.dialect == "postgresql":
+        import sqlalchemy as sa
+
+        from dashboard.annotations.db import ServerLocation
+
+        setup.store()  # the schema made
+        engine = sa.create_engine(ServerLocation(setup.where).url)
+        with engine.begin() as conn:
+            conn.execute(sa.text("UPDATE alembic_version SET version_num = 'r99'"))
+        engine.dispose()
+        said, named = "newer schema", str(ServerLocation(setup.where))
+    else:
+        (setup.data / FILE_NAME).write_bytes(b"this is not a database\x00" * 100)
+        said, named = "damaged or not a database", str(setup.data / FILE_NAME)
     at = setup.open({"sel": "q1", "run": "a"}, "views/questions.py")
-    warnings = [w.value for w in at.warning if "damaged or not a database" in w.value]
-    assert len(warnings) == 1 and str(setup.data / FILE_NAME) in warnings[0].replace("\\", "")  # md_escape'd
+    warnings = [w.value for w in at.warning if said in w.value]
+    assert len(warnings) == 1 and named in warnings[0].replace("\\", "").replace("\u200b", "")  # md_escape'd
+    assert "S3cret" not in " ".join(w.value for w in at.warning)  # the URL's password is never shown
     save = next(b for b in at.button if b.label == "Save")
     assert save.disabled
     for page in ("views/overview.py", "views/evidence.py", "views/compare.py", "views/data.py", "views/questions.py"):
@@ -218,7 +241,8 @@ def test_a_damaged_database_is_read_only_said_once_and_every_page_works(setup):
         assert not at.exception, (page, [e.value for e in at.exception])
     at.switch_page("views/overview.py").run()
     assert list(frame_with(at, "Accuracy (%)")["Run"]) == ["a", "b"]  # the pages still work
-    assert (setup.data / FILE_NAME).read_bytes().startswith(b"this is not a database")  # never overwritten
+    if setup.dialect == "sqlite":
+        assert (setup.data / FILE_NAME).read_bytes().startswith(b"this is not a database")  # never overwritten
 
 
 # ----------------------------------------------------------------------------- gold corrections

@@ -144,3 +144,26 @@ def test_export_of_no_database_yet_writes_an_empty_file_and_creates_nothing(tmp_
     done = run("export", "--benchmark", str(SAMPLE), "--output", str(out), data_dir=data)
     assert done.returncode == 0 and "wrote 0 annotations" in done.stdout and out.read_text() == ""
     assert not (data / "annotations.sqlite3").exists()
+
+
+def test_the_command_line_exports_from_and_imports_into_postgresql_without_showing_the_password(tmp_path, sample_identity, postgres):
+    """LENS_DATABASE_URL (export) and --annotations URL (import): the URL is named without its password."""
+    import pg_kit
+
+    source = postgres.fresh_database("cli_source")
+    store = seed(source, sample_identity)
+    out = tmp_path / "notes.jsonl"
+    env = {**os.environ, "LENS_DATABASE_URL": source, "LENS_DATA_DIR": str(tmp_path / "data"), "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-m", "dashboard.annotations", "export", "--benchmark", str(SAMPLE), "--output", str(out)],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=HANG_GUARD)
+    assert done.returncode == 0, done.stderr
+    assert f"wrote 3 annotations (2 notes, 1 correction) of benchmark {sample_identity}" in done.stdout
+    assert done.stdout.rstrip().endswith(f"from {store.path}") and str(store.path).startswith("postgresql://lens@127.0.0.1:")
+    target = postgres.fresh_database("cli_target")
+    done = run("import", "--benchmark", str(SAMPLE), str(out), "--annotations", target, data_dir=tmp_path / "data")
+    assert done.returncode == 0 and "3 added, 0 updated, 0 unchanged, 0 skipped" in done.stdout
+    assert pg_kit.PASSWORD not in done.stdout + done.stderr and str(AnnotationStore(target).path) in done.stdout
+    copy = AnnotationStore(target)
+    assert copy.notes(sample_identity) == store.notes(sample_identity)
+    assert copy.corrections(sample_identity) == store.corrections(sample_identity)
+    assert not (tmp_path / "data" / "annotations.sqlite3").exists()  # the URL, not the default file, was used
