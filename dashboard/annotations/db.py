@@ -102,7 +102,7 @@ DEFAULT_TAGS = (
 )
 DEFAULT_BUSY_TIMEOUT = 10.0  # seconds a write waits for another writer before giving up
 DEFAULT_RETRY_INTERVAL = 5.0  # seconds between two attempts to reach a server that was away
-CONNECT_TIMEOUT = 5  # seconds to reach a PostgreSQL server
+CONNECT_TIMEOUT = 3  # seconds to reach a PostgreSQL server (a page waits this long when it is away)
 _LOCK_KEY = 0x4C454E53  # "LENS": the writers' advisory lock (PostgreSQL), shared by one record's write, alone otherwise
 _RECORD_LOCK_SPACE = 0x4C45  # the first half of one record's advisory lock (the second: a hash of its key)
 
