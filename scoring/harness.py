@@ -98,7 +98,9 @@ def _row_score(run: HarnessRun, q: HarnessQuestion, row: HarnessRow, profile: st
         if profile == "docvqa":
             from .metrics import judge
 
-            return judge(pred, answers, profile="docvqa").anls, note
+            # the benchmark's own answers when its gold was joined (--gold-files), else the harness's
+            own = q.metadata.get("benchmark_answers") or answers
+            return judge(pred, list(own), profile="docvqa").anls, note
         return None, f"profile {profile} does not score DocVQA-style answers"
     if run.family == MMLONGBENCH_FAMILY:
         if run.harness == VLMEVALKIT_PROFILE and "pred" not in row.raw:

@@ -319,6 +319,7 @@ def _join_docvqa(task: str, questions: list[HarnessQuestion], paths: list[Path])
                                        "none", kind="questions not in the benchmark's gold"))
             continue
         q.metadata["benchmark_qid"] = g.qid
+        q.metadata["benchmark_answers"] = tuple(g.answers)
         if g.image:
             q.document = g.image
     return out

@@ -446,6 +446,15 @@ def test_gold_files_join_docvqa_and_name_a_task_of_another_benchmark(tmp_path):
     assert sum("questions not in the benchmark's gold" in p or "3: expected a gold question" in p for p in rep["problems"]) == 1
     assert {r["task"]: r["recomputed"] == r["reported"] for r in rep["runs"]} == {"docvqa_val": True, "mmlongbench_doc": True}
     assert rep["documents"] == ["documents/page24580.png", "documents/page49153.png", "documents/page57349.png"]
+    # v0.3.5 lines carry questionId: joined by it even where the answers differ, and the benchmark's
+    # rule scores the benchmark's own answers (the gold says "abxy" where lmms-lab's copy says "abcd")
+    write_run(tmp_path / "o2" / "m", "20260801_101500", "docvqa_val",
+              [docvqa_line("0.3.5", k, c) for k, c in enumerate(DOCVQA)], {"anls,none": 0.5})
+    gold.write_text(gold.read_text().replace('["abcd"]', '["abxy"]'), "utf-8")
+    assert cli.main(["--predictions", str(tmp_path / "o2"), "--gold-files", str(gold), "--profile", "docvqa",
+                     "--output", str(report)]) == 0
+    rows = json.loads(report.read_text())["runs"][0]["per_question"]
+    assert [x["score"] for x in rows] == [1.0, 1.0, 0.0, 0.0]
 
 
 def test_report_survives_a_value_beyond_64_bits(tmp_path):
