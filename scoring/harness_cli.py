@@ -126,6 +126,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     for r in results:
         _print_run(r)
+    for move in ranks(results):
+        if move["reported"] and move["reported"] != move["recomputed"]:
+            before = {name: k + 1 for k, name in enumerate(move["reported"])}
+            print(f"Ranks on {move['task']} by {move['key']} move: " + ", ".join(
+                f"{name} {before[name]} -> {k + 1}" for k, name in enumerate(move["recomputed"]) if before[name] != k + 1))
     return 0
 
 
@@ -193,6 +198,7 @@ def _write_json(path: Path, args: argparse.Namespace, sources: list[SourceLoad],
         "runs": runs,
         "problems": [str(p) for p in problems],
     }
+    report["ranks"] = ranks(results)
     if len(runs) == 1:
         report["reported"], report["recomputed"] = runs[0]["reported"], runs[0]["recomputed"]
     else:
@@ -207,6 +213,34 @@ def _write_json(path: Path, args: argparse.Namespace, sources: list[SourceLoad],
         data = json.dumps(report, ensure_ascii=False, indent=2, default=str).encode("utf-8")
     with open(path, "wb") as fh:
         fh.write(data + b"\n")
+
+
+PRIMARY = ("anls,none", "Overall", "mmlongbench_doc_acc,none", "overall_acc")
+
+
+def ranks(results: list[Rescored]) -> list[dict[str, Any]]:
+    """Per task with several runs: the runs ordered by the harness's primary number as reported and
+    as recomputed by the profile (how the leaderboard's ranks move), best first."""
+    by_task: dict[tuple[str, str], list[Rescored]] = {}
+    for r in results:
+        by_task.setdefault((r.run.harness, r.run.task), []).append(r)
+    out = []
+    for (harness, task), group in sorted(by_task.items()):
+        if len(group) < 2:
+            continue
+        key = next((k for k in PRIMARY if all(k in g.recomputed for g in group)), None)
+        if key is None:
+            continue
+
+        def order(values: dict[str, float]) -> list[str]:
+            return sorted(values, key=lambda name: (-values[name], name))
+
+        rep = {g.run.name: float(g.run.reported[key]) for g in group
+               if isinstance(g.run.reported.get(key), (int, float)) and not isinstance(g.run.reported.get(key), bool)}
+        rec = {g.run.name: float(g.recomputed[key]) for g in group}
+        out.append({"harness": harness, "task": task, "key": key, "reported": order(rep) if len(rep) == len(group) else [],
+                    "recomputed": order(rec)})
+    return out
 
 
 def _cell(value: float | None) -> str:

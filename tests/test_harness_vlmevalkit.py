@@ -394,3 +394,21 @@ def test_split_columns_of_acc_csv_are_recomputed(tmp_path):
     (run,) = src.runs
     assert run.reported == {"b": 31.25, "a": 75.0, "Overall": 53.125}
     assert rescore(run, {q.qid: q for q in src.gold["DocVQA_VAL"]}, "vlmevalkit").recomputed == run.reported
+
+
+def test_ranks_move_under_the_benchmarks_rule(tmp_path, capsys):
+    """ModelA 53.125 and ModelB 50 by VLMEvalKit's rule; by DocVQA's own (0.5 scores 0, the spaces
+    stripped) ModelA 25 and ModelB 50: the ranks swap."""
+    w = tmp_path / "outputs"
+    write_docvqa_eval(w / "ModelA", "ModelA")
+    b_cases = [(i, q, a, p, [vlm_anls_distance(x, p or "nan") for x in a], 0.0)
+               for (i, q, a, _, _, _), p in zip(DOCVQA, ["January 8, 1993", "abcd", "zzzzzz", "zz"])]
+    b_cases = [c[:5] + (vlm_docvqa_score(c[4]),) for c in b_cases]
+    assert [c[5] for c in b_cases] == [1.0, 1.0, 0.0, 0.0]
+    write_docvqa_eval(w / "ModelB", "ModelB", b_cases, overall=50.0)
+    report = tmp_path / "r.json"
+    assert cli.main(["--predictions", str(w), "--profile", "docvqa", "--output", str(report)]) == 0
+    (move,) = json.loads(report.read_text())["ranks"]
+    assert move["key"] == "Overall" and move["reported"] == ["ModelA/DocVQA_VAL", "ModelB/DocVQA_VAL"]
+    assert move["recomputed"] == ["ModelB/DocVQA_VAL", "ModelA/DocVQA_VAL"]
+    assert "ModelB/DocVQA_VAL 2 -> 1, ModelA/DocVQA_VAL 1 -> 2" in capsys.readouterr().out
