@@ -174,3 +174,13 @@ def test_a_server_stopped_and_started_again_is_found_without_a_new_store():
         assert store.problem is None and store.writable  # reading `problem` tried again and found it
         assert store.save_note(BENCH, "q1", text="after", author="Ana", expected_revision=1).revision == 2
         assert [n.text for n in store.notes(BENCH)] == ["after"]
+
+
+def test_a_login_the_database_does_not_let_in_is_denied_without_a_traceback(postgres, caplog, capsys):
+    url = postgres.fresh_database("noconnect")
+    name = url.rsplit("/", 1)[1]
+    postgres.psql(f"REVOKE CONNECT ON DATABASE {name} FROM PUBLIC; REVOKE CONNECT ON DATABASE {name} FROM lens_reader;")
+    store = AnnotationStore(postgres.url(name, "lens_reader", pg_kit.READER_PASSWORD))
+    assert store.problem is not None and store.problem.reason == "denied" and "permission denied" in store.problem.message
+    assert store.notes(BENCH) == [] and str(store.path) in store.problem.message
+    no_password_anywhere(pg_kit.READER_PASSWORD, store, caplog, capsys)

@@ -717,12 +717,14 @@ def _classify_server(where: ServerLocation, exc: BaseException, doing: str) -> A
             state = "28P01"
         elif re.search(r"database \S+ does not exist", said):
             state = "3D000"
+        elif "permission denied" in said:
+            state = "42501"
     if state in ("28P01", "28000"):
         reason, says = "refused", f"refused the login ({detail}): check the user and password in LENS_DATABASE_URL"
     elif state == "3D000":
         reason, says = "missing", f"does not exist on that server ({detail}): create it (createdb) or fix LENS_DATABASE_URL"
     elif state in ("42501", "25006"):
-        reason, says = "denied", f"may only be read with this login ({detail}), so {doing} did not happen: notes are read-only"
+        reason, says = "denied", f"does not let this login do that ({detail}), so {doing} did not happen: notes are read-only"
     elif state in ("55P03", "40P01", "57014"):
         reason, says = "locked", f"was busy with other writers, so {doing} did not happen; try again in a moment"
     elif state.startswith(("08", "57P")) or not state and isinstance(orig, (sa.exc.OperationalError, OSError)) \
@@ -883,9 +885,9 @@ class AnnotationStore:
                     f"The annotations database {self.path} needs the PostgreSQL driver ({self.path.scrub(_detail(exc))}): "
                     "pip install 'docbench-lens[server]'."))
                 return
+        current: str | None = None
         try:
             with self._engine.connect() as conn:
-                current = None
                 if sa.inspect(conn).has_table("alembic_version"):
                     current = conn.execute(sa.text("SELECT version_num FROM alembic_version")).scalar()
                 conn.rollback()
@@ -918,7 +920,10 @@ class AnnotationStore:
         self.readable = False
         if self.dialect == "postgresql":
             if self._engine is None:
-                self._engine = self._server_engine()
+                try:
+                    self._engine = self._server_engine()
+                except (SQLAlchemyError, ImportError):
+                    return  # no driver: nothing can be read (the problem says it was opened read-only)
             self.readable = True  # read_only=True: read with the pool; a failing read says why
             return
         assert isinstance(self.path, Path)
