@@ -172,7 +172,11 @@ def why(run: HarnessRun, q: HarnessQuestion, row: HarnessRow, score: float, prof
             if fmt in ("Int", "Float"):
                 n = lmms_first_number(pred)
                 if n is not None:
-                    return f"lmms-eval reads the first number: `{pred[:60]}` → {n:g}"
+                    gold = q.answers[0] if q.answers else ""
+                    g = lmms_first_number(gold)
+                    plain = g is not None and gold.strip() in (f"{g:g}", str(g), str(int(g)) if g.is_integer() else "")
+                    tail = "" if plain or g is None else f", the gold `{gold[:60]}` → {g:g}"
+                    return f"lmms-eval reads the first number: `{pred[:60]}` → {n:g}{tail}"
             if fmt == "None":
                 return f"lmms-eval needs exactly `not answerable` after cleaning: `{pred[:60]}`"
         return f"{harness} gives {official:g}, profile {profile} {score:g}"
