@@ -147,7 +147,14 @@ def _page(doc, page: int):
 
 def _page_text_of(p, path: Path, page: int, scanned: bool) -> tuple[PageText, bool]:
     """A loaded page's PageText, and whether it needs OCR (no usable text layer)."""
-    raw = p.get_text("rawdict") if not is_image(path) else {"blocks": []}
+    import pymupdf
+
+    raw: dict = {"blocks": []}
+    if not is_image(path):
+        # the characters without the images' pixels (a 39-megapixel picture: 4.7 s of the lock to copy
+        # them out, issue 29.5); where the images lie comes from get_image_info, nothing decoded
+        raw = p.get_text("rawdict", flags=pymupdf.TEXTFLAGS_RAWDICT & ~pymupdf.TEXT_PRESERVE_IMAGES)
+        raw["blocks"] = raw.get("blocks", []) + [{"type": 1, "bbox": tuple(i["bbox"])} for i in p.get_image_info()]
     out = page_text_from_rawdict(raw, page, p.cropbox.width, p.cropbox.height, p.rotation)
     return out, ocr.needs_ocr(raw, p.cropbox.width, p.cropbox.height, is_image(path), scanned)
 
@@ -274,19 +281,26 @@ PARALLEL_MIN_PAGES = 300  # documents this long are read by worker processes, on
 CHUNK_PAGES = 125
 
 
-LOCAL_CHUNK_PAGES = 25  # a short document read here takes the lock for this many pages at a time
+LOCAL_CHUNK_PAGES = 25  # a short document read here takes the lock for at most this many pages at a time
+HOLD_S = 0.25  # and no further page once a hold has lasted this long (each page is bounded by heavy_page)
 
 
 def _read_pages(path: str, start: int, stop: int, light_only: bool = False) -> list[tuple[str, frozenset[float]]]:
     """Pages start..stop-1 of a PDF as (normalised text, numbers on it). Runs in this process (under
     the lock) or in a worker process (its own PyMuPDF, no lock needed). `light_only`: stop before
-    the first heavy page (heavy_page), which the caller has read by a worker with a budget."""
+    the first heavy page (heavy_page), which the caller has read by a worker with a budget, and
+    before any further page once HOLD_S has passed (a hold of the lock is bounded work: issue 29.5)."""
+    import time
+
     import pymupdf
 
-    out = []
+    out: list[tuple[str, frozenset[float]]] = []
     where = Path(path)
+    until = time.monotonic() + HOLD_S
     with mupdf_errors(where, f"pages {start + 1}-{stop}"), open_document(where) as doc:
         for k in range(start, min(stop, doc.page_count)):
+            if light_only and out and time.monotonic() > until:
+                break
             p = doc[k]
             if light_only and heavy_page(doc, p) is not None:
                 break
@@ -303,7 +317,7 @@ def _read_here(path: Path, n: int, refused: list[int] | None = None) -> list[tup
         k = len(pages)
         with PDF_LOCK:
             pages += _read_pages(str(path), k, min(n, k + LOCAL_CHUNK_PAGES), light_only=True)
-        if len(pages) == k:  # page k + 1 is heavy
+        if len(pages) == k:  # page k + 1 is heavy (a hold that ran out of time has read one page at least)
             try:
                 pages += run_limited(_read_pages, (str(path), k, k + 1), (str(path), _mtime(path), k + 1, "text"),
                                      f"page {k + 1} of {path.name}", "read", "a heavy page")

@@ -82,7 +82,7 @@ def render_page(path: Path, page: int, zoom: float = 1.0) -> Rendered:
             if not 1 <= page <= n:
                 raise DocumentError(f"page {page} is beyond the document ({n} page{'s' if n != 1 else ''})")
             p = doc[page - 1]
-            heavy = heavy_page(doc, p)
+            heavy = heavy_page(doc, p, zoom)  # its render's size too (issue 29.5)
             if heavy is None:
                 return _render(p, path, page, n, zoom)
     # rendered by a worker process with a time budget, the lock not held meanwhile
