@@ -45,7 +45,22 @@ DATABASE_URL = Setting("LENS_DATABASE_URL", "annotations.sqlite3 in LENS_DATA_DI
                        "the annotations database: `sqlite:///PATH` or `postgresql://user:password@host:port/database` "
                        "(a team's shared server; `pip install 'docbench-lens[server]'`)")
 
-SETTINGS = (BENCHMARK, RUNS, SCORES, DATA_ROOTS, CACHE_DIR, DATA_DIR, DATABASE_URL)
+OCR_BUDGET = Setting("LENS_OCR_BUDGET_S", "120",
+                     "seconds of OCR one page may take before it is abandoned (its worker killed) and named on the page")
+
+SETTINGS = (BENCHMARK, RUNS, SCORES, DATA_ROOTS, CACHE_DIR, DATA_DIR, DATABASE_URL, OCR_BUDGET)
+
+OCR_BUDGET_DEFAULT_S = 120.0
+
+
+def ocr_budget_s(environ: Mapping[str, str] | None = None) -> float:
+    """$LENS_OCR_BUDGET_S as seconds (a positive number, at most a day); unset, empty or not such a
+    number: 120."""
+    try:
+        value = float(OCR_BUDGET.value(environ).strip() or OCR_BUDGET_DEFAULT_S)
+    except ValueError:
+        return OCR_BUDGET_DEFAULT_S
+    return value if 0 < value <= 86_400 else OCR_BUDGET_DEFAULT_S
 
 
 def cache_root(environ: Mapping[str, str] | None = None) -> Path:

@@ -6,8 +6,12 @@ an image document (PNG, JPG, ... as in DocVQA) or of a document whose `pdf_type`
 documents.jsonl (`register_scanned`).
 
 How: `Page.get_textpage_ocr(language=LANGUAGE, dpi=DPI, full=True)` in a worker process (its own
-PyMuPDF, so the PDF lock is not held for the second or so a page takes, and a page that crashes or
-hangs MuPDF costs only itself: after PAGE_BUDGET_S the worker is killed and the page named). The
+PyMuPDF, so neither the PDF lock nor the server's GIL is held for the second or so a page takes --
+rendering a page with a 39-megapixel image for Tesseract held the server's GIL for seconds (issue
+29.5) -- and a page that crashes or hangs MuPDF costs only itself: after the budget, LENS_OCR_BUDGET_S
+seconds (120 by default), the worker is killed and the page says what was refused). Nothing of a
+page is prepared for Tesseract in the server process: on one core the pool has one worker, and when
+no worker process can start the page is named as not read. The
 OCR TextPage's rawdict becomes the same `PageText` the text layer gives (pagetext.py), so quote
 and answer location work unchanged; its words (boxes in PDF points, search_for space) feed the
 viewer's "OCR words" layer.
@@ -50,7 +54,8 @@ FULL_PAGE = 0.7
 MAX_PAGES = 100  # pages OCR'd per request (a whole-document search); the rest on the next request
 MAX_PIXELS = 40_000_000  # an OCR rendering never has more pixels than this (a 150 dpi A0 page has 26 M)
 MAX_IMAGE_PIXELS = 100_000_000  # nor is a page read that holds an image larger than this
-PAGE_BUDGET_S = 120.0  # a page still not read after this long is abandoned (its worker killed)
+PAGE_BUDGET_S = settings.OCR_BUDGET_DEFAULT_S  # a page still not read after this long is abandoned (its worker
+# killed); the setting LENS_OCR_BUDGET_S (dashboard/core/settings.py) changes it, read at each request
 CACHE_VERSION = 1
 NO_TESSERACT = "no text layer; install tesseract-ocr to search it"
 INSTALL_HINT = "apt-get install tesseract-ocr tesseract-ocr-eng"
@@ -324,7 +329,7 @@ def _r(v: float) -> float:
 def read_page(path: str, page: int, dpi: int, language: str, tessdata: str, check: bool,
               limits: tuple[int, int] = (MAX_PIXELS, MAX_IMAGE_PIXELS)) -> dict:
     """OCR page `page` (1-based) of a file: the payload that is cached. Runs in a worker process (its
-    own PyMuPDF) or, without workers, in this process under the PDF lock. With `check`, a page that
+    own PyMuPDF; never in the server, whose GIL the render for Tesseract would hold). With `check`, a page that
     has a usable text layer is not read (status not_needed). Never raises: a page that cannot be
     read has status refused (too large) or failed, with a message naming it."""
     import pymupdf
@@ -392,17 +397,23 @@ _POOL_LOCK = threading.Lock()
 _workers = usable_cores  # one way of counting cores (scoring/workers.py)
 
 
+def page_budget_s() -> float:
+    """The seconds one page may take: $LENS_OCR_BUDGET_S, else PAGE_BUDGET_S."""
+    return settings.ocr_budget_s() if settings.OCR_BUDGET.value() else PAGE_BUDGET_S
+
+
 def _pool():
-    """OCR worker processes (forkserver: no copy of a threaded server), started on first use; None
-    on one core or when processes cannot start (pages are then read here, under the PDF lock)."""
+    """OCR worker processes (forkserver: no copy of a threaded server), started on first use, one
+    on a single core; None when processes cannot start (the pages are then named as not read: a
+    page is never prepared for Tesseract in the server process, issue 29.5)."""
     global _POOL
     with _POOL_LOCK:
-        if _POOL is None and _workers() > 1:
+        if _POOL is None:
             try:
                 import multiprocessing
                 from concurrent.futures import ProcessPoolExecutor
 
-                _POOL = ProcessPoolExecutor(max_workers=min(_workers(), 4),
+                _POOL = ProcessPoolExecutor(max_workers=max(1, min(_workers(), 4)),
                                             mp_context=multiprocessing.get_context("forkserver"))
             except (OSError, ValueError, ImportError):
                 _POOL = None
@@ -439,8 +450,9 @@ atexit.register(shutdown)
 
 def read_pages_by_ocr(path: Path, pages: list[int], dpi: int, language: str, check: bool,
                       progress: Callable[[int, int], None] | None = None) -> dict[int, dict]:
-    """Read these pages by OCR: on the worker pool when there is one (both cores, each page within
-    PAGE_BUDGET_S), else in this process under the PDF lock. Returns page -> payload (without sha)."""
+    """Read these pages by OCR on the worker pool (every core, each page within page_budget_s());
+    never in this process: without a pool each page is failed, named, and tried again on a later
+    request. Returns page -> payload (without sha)."""
     tessdata = tessdata_dir(language) or ""
     limits = (MAX_PIXELS, MAX_IMAGE_PIXELS)
     out: dict[int, dict] = {}
@@ -457,13 +469,15 @@ def read_pages_by_ocr(path: Path, pages: list[int], dpi: int, language: str, che
             futures = {}
             _kill_pool()
         if futures:
-            budget = PAGE_BUDGET_S * (1 + len(pages) // max(1, min(_workers(), 4)))
+            each = page_budget_s()
+            budget = each * (1 + len(pages) // max(1, min(_workers(), 4)))
             for k, (p, f) in enumerate(futures.items()):
                 try:
                     out[p] = f.result(timeout=budget)
                 except FutureTimeout:
                     _kill_pool()
-                    msg = f"page {p} of {path.name} took longer than {PAGE_BUDGET_S:.0f} s to read by OCR: abandoned"
+                    msg = (f"page {p} of {path.name} was not read by OCR: it needs more than {each:g} s "
+                           f"(the budget, {settings.OCR_BUDGET.name}); abandoned")
                     for q in pages:
                         out.setdefault(q, {"status": FAILED, "message": msg if q == p else
                                            f"page {q} of {path.name} not read: OCR abandoned after page {p}"})
@@ -478,12 +492,9 @@ def read_pages_by_ocr(path: Path, pages: list[int], dpi: int, language: str, che
                     progress(k + 1, len(pages))
             if len(out) == len(pages):
                 return out
-    todo = [p for p in pages if p not in out]
-    for k, p in enumerate(todo):
-        with PDF_LOCK:
-            out[p] = read_page(str(path), p, dpi, language, tessdata, check, limits)
-        if progress:
-            progress(len(pages) - len(todo) + k + 1, len(pages))
+    for p in pages:  # no worker: never read here (it would hold the lock and the GIL for seconds)
+        out.setdefault(p, {"status": FAILED, "message": f"page {p} of {path.name} not read by OCR: no OCR worker "
+                                                        f"process could start"})
     return out
 
 
