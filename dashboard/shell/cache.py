@@ -32,6 +32,7 @@ RUN_CAPACITY = 256  # scored (run, profile) pairs kept
 
 
 _UPLOADED: dict[tuple, frozenset[str]] = {}  # workspace key -> the session upload folders its sources read
+_UPLOADED_RUNS: dict[tuple, frozenset[tuple[str, str]]] = {}  # such a workspace key -> its uploaded runs' (sha256, name)
 _ANALYSES: dict[tuple, set[tuple]] = {}  # such a workspace key -> the analysis keys built on it
 _UPLOADED_LOCK = threading.Lock()
 
@@ -41,27 +42,60 @@ def workspace(key: tuple, _sources: Sources) -> Workspace:
     """`key` = (the sources, the (path, size, mtime_ns) of every file they name). A workspace read
     from a session's uploads is remembered by that folder, so `evict_uploads` can drop it."""
     folders = upload_folders_of(_sources)
+    ws = load_workspace(_sources)
     if folders:
+        shas = frozenset((pf.sha256, pf.run) for pf in ws.predictions if any(f in str(pf.path) for f in folders))
         with _UPLOADED_LOCK:
             _UPLOADED[key] = folders
-    return load_workspace(_sources)
+            _UPLOADED_RUNS[key] = shas
+    return ws
 
 
-def evict_uploads(names: list[str]) -> int:
+def evict_uploads(names: list[str], release: bool = True) -> int:
     """Drop the workspaces, and the analyses built on them, that read from these (swept) session
     upload folders: without this an uploaded benchmark stayed in memory, in one of the 8 workspace
-    slots, long after its session and its files were gone. Returns the workspaces dropped."""
+    slots, long after its session and its files were gone. The runs scored from those uploads go too
+    (a 190 MB run's scored rows kept 447 MB after the sweep), and the memory is given back (`give_back`; issue 29.5,
+    bench/bench_upload_memory.py; `release=False`: only the workspaces and analyses, as before, for
+    that bench's `--before`). Returns the workspaces dropped."""
     gone = set(names)
     with _UPLOADED_LOCK:
         keys = [k for k, folders in _UPLOADED.items() if folders & gone]
         dropped = [(k, _ANALYSES.pop(k, set())) for k in keys]
+        shas = frozenset().union(*(_UPLOADED_RUNS.pop(k, frozenset()) for k in keys))
         for k in keys:
             del _UPLOADED[k]
     for k, analyses in dropped:
         workspace.clear(k, None)
         for a in analyses:
             analysis.clear(a, None)
+    doomed: list[tuple] = []
+
+    def uploaded_run(k) -> bool:  # scored-run keys: (gold key, prediction sha256, run name, profile)
+        if isinstance(k, tuple) and len(k) > 2 and (k[1], k[2]) in shas:
+            doomed.append(k)
+            return True
+        return False
+
+    if shas and release:
+        _runs().discard_where(uploaded_run)
+        for k in doomed:
+            run_categories.clear(k, None)
+    if dropped and release:
+        give_back()
     return len(dropped)  # freed by reference counting (the records make no cycles: see analysis)
+
+
+def give_back() -> None:
+    """Return freed memory to the system: a garbage collection, then glibc's malloc_trim where there
+    is one (glibc may otherwise keep the freed heap pages of a dropped upload in the process)."""
+    gc.collect()
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):  # not glibc: the allocator keeps its own counsel
+        pass
 
 
 @st.cache_resource(show_spinner=False, max_entries=16)
