@@ -6,14 +6,9 @@ bytes as one scored whole (scoring/bulk.py joins the parts' values in part order
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from .evaluate import QuestionResult
-
 from collections.abc import Iterable, Sequence
 
-from .model import BREAKDOWNS, GoldQuestion
+from .model import BREAKDOWNS, GoldQuestion, QuestionResult
 from .registry import METRICS
 
 

@@ -19,7 +19,7 @@ from typing import IO
 from ._gc import paused_gc
 from .aggregate import aggregate, bucket, macro_average, run_groups
 from .metrics import Decision, Judgement, decide
-from .model import BREAKDOWNS, GoldQuestion, Prediction
+from .model import BREAKDOWNS, GoldQuestion, Prediction, QuestionResult
 from .problems import Problem
 from .profiles import Profile, get_profile, signature
 from .registry import MISSING_STATUS, is_success_status
@@ -32,62 +32,6 @@ PARALLEL_MIN = 20_000  # below this, one process is faster than starting workers
 Progress = Callable[[int, int], None]
 
 
-@dataclass(slots=True)
-class QuestionResult:
-    """One gold question of a run: the question, its prediction row (None when missing) and the
-    judgement of the answer. Scores and the rule are read from the judgement."""
-
-    question: GoldQuestion
-    prediction: Prediction | None
-    judgement: Judgement
-
-    @property
-    def qid(self) -> str:
-        return self.question.qid
-
-    @property
-    def accuracy(self) -> float:
-        return self.judgement.accuracy
-
-    @property
-    def token_f1(self) -> float:
-        return self.judgement.token_f1
-
-    @property
-    def anls(self) -> float:
-        return self.judgement.anls
-
-    @property
-    def status(self) -> str:
-        return self.judgement.status
-
-    @property
-    def decided_by(self) -> str:
-        return self.judgement.decided_by
-
-    @property
-    def effective(self) -> str:
-        """The prediction as the release reports it (after the overflow substitution)."""
-        return self.judgement.reported_prediction
-
-    def row(self) -> dict:
-        """The release per-question row (spec 7), scores rounded to 6 decimals."""
-        q, j = self.question, self.judgement
-        return {
-            "question_id": q.qid,
-            "prediction": j.reported_prediction,
-            "gold_answer": q.gold_answer,
-            "answer_format": q.row_format,
-            "status": j.status,
-            "accuracy": round(j.accuracy, 6),
-            "token_f1": round(j.token_f1, 6),
-            "anls": round(j.anls, 6),
-            "split": q.split,
-            "domain": q.raw_meta("domain"),
-            "reasoning_type": q.raw_meta("reasoning_type"),
-        }
-
-
 def _rows(results: Sequence[QuestionResult]) -> list[dict]:
     """`[r.row() for r in results]`, with the properties it reads inlined (a million rows)."""
     js = [r.judgement for r in results]
@@ -95,50 +39,10 @@ def _rows(results: Sequence[QuestionResult]) -> list[dict]:
                      [j.accuracy for j in js], [j.token_f1 for j in js], [j.anls for j in js])
 
 
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
 def extra_prediction_problems(extras: Sequence[Prediction]) -> list[Problem]:
     """One warning per prediction of no gold question (not scored)."""
     return [Problem.warning(pr.file, pr.line, "question_id", "an id of a gold question", f"{pr.qid!r} (extra prediction, not scored)",
                             skipped=True, kind="extra predictions") for pr in extras]
-
-
-
-
 
 
 @dataclass
@@ -372,30 +276,5 @@ def evaluate(
         problems=problems,
         groups=groups,
     )
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
 
 

@@ -29,9 +29,9 @@ from concurrent.futures.process import BrokenProcessPool
 
 from ._gc import paused_gc
 from .aggregate import bucket, run_groups
-from .evaluate import PARALLEL_MIN, QuestionResult, RunResult, extra_prediction_problems
+from .evaluate import PARALLEL_MIN, RunResult, extra_prediction_problems
 from .metrics import Judgement, decide
-from .model import GoldQuestion, Prediction
+from .model import GoldQuestion, Prediction, QuestionResult
 from .profiles import Profile, get_profile, signature
 from .registry import MISSING_STATUS, OVERFLOW_STATUSES, OVERFLOW_TEXT, is_success_status
 from .workers import bare_main, discard_shared_pool, shared_pool

@@ -32,10 +32,9 @@ from dashboard.explorer.frames import (
     with_run_columns,
 )
 from dashboard.shell import ui
-from scoring.evaluate import QuestionResult
 from scoring.metrics import answer_type, judge
 from scoring.mmlongbench import extraction_miss
-from scoring.model import GoldQuestion, ScoreRow
+from scoring.model import GoldQuestion, QuestionResult, ScoreRow
 from scoring.registry import METRIC_LABELS, METRICS
 from scoring.text import to_str
 
