@@ -193,3 +193,40 @@ def test_the_database_stopped_mid_way_makes_both_read_only_and_back_when_it_is()
         finally:
             a.close()
             b.close()
+
+
+def test_the_app_is_read_only_while_the_database_is_away_and_writes_again_when_it_is_back(tmp_path, monkeypatch):
+    """The app itself (AppTest) on LENS_DATABASE_URL: the server stopped -> the question page says so,
+    naming the URL without its password, and its Save is disabled; started again -> the next rerun
+    finds it (no restart, no new store) and a note is saved. Its own PostgreSQL server."""
+    from app_kit import app_on
+    from dashboard.annotations import db
+    from dashboard.annotations.identity import benchmark_identity
+    from scoring.loaders import load_gold
+    from test_annotations_app import tiny_bench
+
+    monkeypatch.setattr(db, "DEFAULT_RETRY_INTERVAL", 0.0)  # the app's store tries the server again on every look
+    bench = tiny_bench(tmp_path)
+    identity = benchmark_identity(load_gold([bench / "qa_single_doc.jsonl"]).items)
+    with pg_kit.running() as pg:
+        url = pg.fresh_database("appretry")
+        monkeypatch.setenv("LENS_DATA_DIR", str(tmp_path / "data"))
+        at = app_on(monkeypatch, bench, {"sel": "q2", "run": "b"}, timeout=60, env={"LENS_DATABASE_URL": url})
+        at.switch_page("views/questions.py").run()
+        save = lambda: next(b for b in at.button if b.label == "Save" and "ann_form_qd_a_q2_b" in (b.proto.form_id or ""))
+        assert not at.exception and not save().disabled
+        pg.stop()
+        at.run()  # finds it gone (said once per session)
+        away = [w.value for w in at.warning if "cannot be reached" in w.value]
+        at.run()
+        assert not at.exception and save().disabled and len(away) == 1
+        assert f"127.0.0.1:{pg.port}" in away[0].replace("\\", "") and pg_kit.PASSWORD not in " ".join(away)
+        pg.start()
+        at.run()
+        assert not at.exception and not save().disabled
+        at.text_input(key="ann_name_qd").input("Ana").run()
+        at.text_area(key="ann_text_qd_a_q2_b").input("saved after the restart")
+        save().click().run()
+        assert not at.exception and not at.error, [e.value for e in at.error]
+        note = AnnotationStore(url).note(identity, "q2", "b")
+        assert note is not None and note.text == "saved after the restart" and note.author == "Ana"

@@ -747,9 +747,9 @@ class AnnotationStore:
 
     def __init__(self, path: str | os.PathLike[str] | None = None, *, env: Mapping[str, str] | None = None,
                  busy_timeout: float = DEFAULT_BUSY_TIMEOUT, read_only: bool = False,
-                 clock: Callable[[], datetime] | None = None, retry_interval: float = DEFAULT_RETRY_INTERVAL) -> None:
+                 clock: Callable[[], datetime] | None = None, retry_interval: float | None = None) -> None:
         self.busy_timeout = busy_timeout
-        self.retry_interval = retry_interval
+        self.retry_interval = DEFAULT_RETRY_INTERVAL if retry_interval is None else retry_interval
         self._clock = clock or (lambda: datetime.now(UTC))
         self._problem: AnnotationsUnavailable | None = None
         self._retry_at = 0.0
