@@ -18,6 +18,8 @@ Parts (--only, comma-separated): docs, gold, runs, scores, readme.
   mmlongbench  mmlongbench/: MMLongBench-Doc's own files (samples.json, PDFs, two result files)
   harness harness/: an lmms-eval and a VLMEvalKit run over mmlongbench/'s questions, as the harnesses
           write them (needs pandas and xlsxwriter)
+  campaign  campaign/: 40 short documents, 408 questions, five runs: big enough for documents as the unit
+          (a real difference between two checkpoints, one planted weak slice; sample_runs/_campaign.py)
 
 No network, no clock, no unseeded randomness: PDFs are saved with fixed metadata dates and
 `no_new_id=True`, randomness comes from `random.Random(<fixed string>)`.
@@ -44,7 +46,7 @@ from _documents import DOCS  # noqa: E402
 from _gold import build_gold  # noqa: E402
 from _runs import EXTRA_NAMES, RUN_NAMES, SYSTEMS, render, simulate  # noqa: E402
 
-PARTS = ("docs", "gold", "runs", "scores", "readme", "docvqa", "mmlongbench", "harness")
+PARTS = ("docs", "gold", "runs", "scores", "readme", "docvqa", "mmlongbench", "harness", "campaign")
 GOLD_FILES = ("qa_single_doc.jsonl", "qa_cross_doc.jsonl")
 PROFILE = "xldocbench"
 OFFICIAL_PROFILE = "xldocbench-1519"
@@ -219,6 +221,9 @@ def main(argv=None):
         __import__("_mmlongbench").build(out)
     if "harness" in only:  # harness/: lmms-eval's and VLMEvalKit's outputs (sample_runs/_harness.py)
         __import__("_harness").build(out)
+    if "campaign" in only:  # campaign/: a benchmark big enough for documents as the unit (sample_runs/_campaign.py)
+        counts = __import__("_campaign").build(out, write)
+        print(f"campaign/: {counts['documents']} documents ({counts['pages']} pages), {counts['questions']} questions")
     if "readme" in only and (out / "README.md").exists():
         update_readme(out / "README.md", records)
     print(f"wrote {sorted(only)} to {out}: {len(single)} single-doc + {len(cross)} cross-doc questions, "
