@@ -24,6 +24,7 @@ from dashboard.compare import charts
 from dashboard.compare import frames as C
 from dashboard.core.escape import md_escape
 from dashboard.core.links import field_label
+from dashboard.core.samples import CAMPAIGN_PAIR, campaign_offer
 from dashboard.core.textdiff import char_diff, diff_text
 from dashboard.shell import cache, ui
 
@@ -199,6 +200,8 @@ def headline(table: pd.DataFrame, a: str, b: str) -> None:
     st.markdown(
         f"On **{top['questions']}** shared questions in {units}, only **{md_escape(a)}** is right on **{top['only_a']}**, only "
         f"**{md_escape(b)}** on **{top['only_b']}**; " + verdict)
+    if said == "too few" and (offer := campaign_offer("compare", ui.view().data, dict(zip("ab", CAMPAIGN_PAIR)))):
+        st.markdown(offer)  # the app's own sentence and link (dashboard/core/samples.py)
     st.caption(f"Question-level McNemar p {p_text(top['p_mcnemar'])} (what other tools report: it counts questions as "
                "independent, and a document one run cannot read moves all its questions together).")
 
