@@ -12,6 +12,8 @@ import streamlit as st
 
 from dashboard.core.bounded import Bounded
 from dashboard.core.escape import md_escape
+from dashboard.core.samples import campaign_offer
+from dashboard.shell import ui
 from dashboard.weak import charts
 from dashboard.weak import frames as W
 from scoring.registry import METRIC_LABELS, METRICS
@@ -81,6 +83,8 @@ def show(result: SliceSearch, run: str, baseline: str, metric: str) -> None:
         where = "this run is weaker than the rest" if not baseline else "this run lost more to the baseline than elsewhere"
         st.info(f"Not enough evidence: no slice where {where} beyond chance "
                 f"({result.tested:,} slices tested, {result.units:,} {result.unit}s as the unit).")
+        if result.tested == 0 and (offer := campaign_offer("weak", ui.view().data)):  # no slice had the documents
+            st.markdown(offer)  # the app's own sentence and link (dashboard/core/samples.py)
         return
     shown = [c for c in W.TABLE_COLUMNS if c != "Gap (pp)"]  # the interval's text leads with it
     st.dataframe(W.table(result, run, baseline), hide_index=True, key="weak_table", column_order=shown, column_config={
