@@ -8,8 +8,8 @@
     previous implementation (scipy.stats.bootstrap, index draws in batches of 1,000) and a plain
     per-resample numpy loop -- best of --repeat each, the ratios, and the intervals side by side,
     for an Accuracy-like and a token-F1-like pair;
-(b) `dashboard.compare.deltas` (3 metrics x every slice of 7 breakdowns, McNemar, Holm) and
-    `dashboard.compare.weakest` on a synthetic pair of runs over N questions;
+(b) `dashboard.compare.frames.deltas` (3 metrics x every slice of 7 breakdowns, McNemar, Holm) and
+    `dashboard.compare.frames.weakest` on a synthetic pair of runs over N questions;
 (c) `python -m dashboard.report` on sample_runs/ (two runs; four runs), wall time of the whole
     process, as a user runs it;
 (d) the same on a synthetic benchmark of the real size (1,519 questions, bench/make_synthetic_benchmark.py,

@@ -5,7 +5,7 @@ it prints figures and asserts nothing).
 
 Through streamlit.testing.v1.AppTest (server time of a script run, no browser): the explorer with
 the chosen runs (by default all of them), the first run that computes the evidence metrics (every
-answer located in its documents: dashboard.grounding.evidence_table), then reruns with the evidence
+answer located in its documents: dashboard.evidence.grounding.evidence_table), then reruns with the evidence
 columns on and off, an answer-location filter change, and the overview with and without its
 "Where the answers are" section (the section's share measured by hiding it behind the big-data
 gate). Medians of --repeat runs, side by side with their ratio.

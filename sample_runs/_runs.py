@@ -90,7 +90,7 @@ OVERRIDES = {
     ("agent-pipeline", "fin_rev_5y"): "Answer: 6228",
 }
 
-# Rows the evidence viewer is meant to show (dashboard/evidence.py): a wrong-page answer (a value
+# Rows the evidence viewer is meant to show (dashboard/evidence/locate.py): a wrong-page answer (a value
 # printed on another page than the gold evidence, with the run citing that page) and an answer that
 # appears nowhere in its document. The texts are the ones the seeded draw gives; pinning them keeps
 # the cases when the skill profiles change. `pages` replaces the row's cited evidence_pages.

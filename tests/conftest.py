@@ -14,7 +14,7 @@ MINI_BENCH = FIXTURES / "mini_bench"
 def lens_cache_dir(tmp_path_factory):
     """The app's cache folder (scored rows, parsed prediction files, uploads) and its user data folder
     (the annotations database) are temporary folders for the whole session: tests never write into
-    ~/.cache or ~/.local/share. dashboard/store.py reads LENS_CACHE_DIR when
+    ~/.cache or ~/.local/share. dashboard/core/store.py reads LENS_CACHE_DIR when
     called, so this holds for every store made during the session. The browser tests' server drops
     every LENS_* variable (tests/browser_kit.serve) and falls back to $XDG_CACHE_HOME/docbench-lens:
     XDG_CACHE_HOME is a temporary folder too."""

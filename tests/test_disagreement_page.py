@@ -1,5 +1,5 @@
 """The metric disagreement page through AppTest on sample_runs/, and its pure helpers
-(dashboard/disagreement.py) and the why panel on hand-built judgements."""
+(dashboard/disagreement/frames.py) and the why panel on hand-built judgements."""
 
 from __future__ import annotations
 

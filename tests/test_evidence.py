@@ -1,4 +1,4 @@
-"""Evidence location, rendering and metrics (dashboard/evidence.py, pagerender.py, layers.py,
+"""Evidence location, rendering and metrics (dashboard/evidence/locate.py, pagerender.py, layers.py,
 grounding.py) and the `python -m dashboard.evidence` command line.
 
 Hostile PDFs (line breaks, hyphenation, ligatures, curly quotes, a rotated page, a CropBox offset,

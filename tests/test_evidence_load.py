@@ -1,5 +1,5 @@
 """The pieces that keep the Evidence page fast with many sessions (issue 12): the page count cache
-(dashboard/evidence.py), the figure key (dashboard/evidence_panel.figure_key), the single-flight
+(dashboard/evidence/locate.py), the figure key (dashboard/evidence/panel.py's figure_key), the single-flight
 computation (now dashboard/core/bounded.py: tests/test_bounded.py) and the evidence table's page lists (grounding.pages_listed)."""
 
 from __future__ import annotations

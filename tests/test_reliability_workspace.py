@@ -218,7 +218,7 @@ def test_workspace_writes_nothing_outside_the_cache(hostile_bench, tmp_path, mon
     assert before == after
 
 
-# ----------------------------------------------------------------------------- render caps (dashboard.pagerender)
+# ----------------------------------------------------------------------------- render caps (dashboard.evidence.render)
 
 
 def test_renders_of_hostile_pages_are_capped(hostile_bench):

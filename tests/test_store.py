@@ -1,4 +1,4 @@
-"""The Parquet cache of scored rows (dashboard/store.py) and the shared scoring pool (scoring/runner.py):
+"""The Parquet cache of scored rows (dashboard/core/store.py) and the shared scoring pool (scoring/runner.py):
 hit, miss on a changed file, miss on a changed profile, corrupt entries recomputed, writes only
 inside the cache root; through the store's API and through the app (AppTest)."""
 

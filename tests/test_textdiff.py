@@ -1,4 +1,4 @@
-"""dashboard.textdiff: character segments, plain-text rendering, the truncation bound."""
+"""dashboard.core.textdiff: character segments, plain-text rendering, the truncation bound."""
 
 from hypothesis import given
 from hypothesis import strategies as st

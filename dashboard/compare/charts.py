@@ -1,4 +1,4 @@
-"""Plotly figures of run comparison (dashboard/compare.py frames). No streamlit here.
+"""Plotly figures of run comparison (dashboard/compare/frames.py frames). No streamlit here.
 
 Deltas and gaps are drawn in percentage points, scores in percent, every estimate with its 95 %
 interval from resampling documents as an error bar -- none where there are fewer than 20 documents

@@ -4,7 +4,7 @@ The disagreement categories it falls in, the Accuracy trace (normalised predicti
 numbers read and the relative error, the rule that decided and its threshold), a character diff of
 the prediction against the gold, and the token overlap behind token F1. Model text is shown as
 plain text only (st.code / dataframe cells), never as Markdown or HTML. The pure work is in
-dashboard/disagreement.py and dashboard/textdiff.py.
+dashboard/disagreement/frames.py and dashboard/core/textdiff.py.
 """
 
 from __future__ import annotations

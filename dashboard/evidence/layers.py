@@ -1,6 +1,6 @@
 """The boxes drawn on one evidence page, by layer, and the notes that go with them. No streamlit.
 
-Layers (colours from Okabe & Ito's colour-blind-safe palette, dashboard/pagerender.py):
+Layers (colours from Okabe & Ito's colour-blind-safe palette, dashboard/evidence/render.py):
   gold evidence   the gold quotes located on the page (exact or fuzzy text search)
   gold boxes      explicit `bbox` of gold evidence items (points, or 0–1 fractions of the page)
   gold answer     occurrences of the gold answer(s) on the page

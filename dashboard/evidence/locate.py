@@ -5,7 +5,7 @@
 
 Every rectangle is `(x0, y0, x1, y1)` in PDF points in the coordinate space of PyMuPDF's
 `Page.search_for` on that page: unrotated, origin at the top-left corner of the CropBox. The
-renderer (dashboard/pagerender.py) maps them onto the rendered, possibly rotated, image.
+renderer (dashboard/evidence/render.py) maps them onto the rendered, possibly rotated, image.
 
 Location of a quote on its page, first hit wins:
   1. exact: the quote's normalised text (NFKC, so ligatures become letters; curly quotes and

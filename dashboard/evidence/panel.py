@@ -4,7 +4,7 @@ The question's documents one at a time (a cross-document question lists each), t
 boxes for the gold evidence, the gold answer, each run's answer and its cited evidence, layer
 toggles, stepping through the evidence pages, jumping to any page, zoom, thumbnails of the
 neighbouring pages, the answer-location diagnosis per run and a PNG download. Page images come
-from dashboard/cache.py; the pure work is in evidence.py, layers.py and pagerender.py.
+from dashboard/shell/cache.py; the pure work is in evidence.py, layers.py and pagerender.py.
 """
 
 from __future__ import annotations
@@ -449,8 +449,8 @@ def _metrics_key(ctx) -> tuple:
 
 
 def evidence_metrics(ctx):
-    """dashboard.grounding.evidence_table for every run and question of the context, computed once
-    per data (with a progress bar) and kept in dashboard.cache: one row per (question_id, run) with
+    """dashboard.evidence.grounding.evidence_table for every run and question of the context, computed once
+    per data (with a progress bar) and kept in dashboard.shell.cache: one row per (question_id, run) with
     evidence_precision, evidence_recall, grounding, answer_location, answer_pages_evidence,
     answer_pages_elsewhere."""
     ws = ctx.workspace

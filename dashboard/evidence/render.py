@@ -1,7 +1,7 @@
 """Rendering document pages to PNG and drawing boxes on them. No streamlit here.
 
 A rendered page comes with the matrix that maps a rectangle in `Page.search_for` space
-(unrotated points, origin at the CropBox's top-left corner; what dashboard/evidence.py returns)
+(unrotated points, origin at the CropBox's top-left corner; what dashboard/evidence/locate.py returns)
 to pixels of the image: rotation, CropBox offset and zoom included, so boxes line up on rotated
 pages, cropped pages and documents whose pages differ in size.
 
@@ -10,7 +10,7 @@ render and close happen inside one call under the module-level lock shared with 
 PyMuPDF is not thread-safe and Streamlit runs sessions in threads. A render is capped in pixels; a
 heavy page (large compressed content streams or images: dashboard/evidence/pdf.py heavy_page) is
 rendered by a worker process with a time budget, never under the lock.
-Caching (PNG bytes keyed by file, mtime, page and zoom) lives in dashboard/cache.py.
+Caching (PNG bytes keyed by file, mtime, page and zoom) lives in dashboard/shell/cache.py.
 """
 
 from __future__ import annotations

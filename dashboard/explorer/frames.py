@@ -127,7 +127,7 @@ def run_column(run: str, col: str) -> str:
 SHORT = METRIC_SHORT_LABELS | {"prediction": "Prediction", "status": "Status"}
 
 
-# A run's evidence columns (dashboard.grounding.explorer_columns named with run_column(run, label)): short labels
+# A run's evidence columns (dashboard.evidence.grounding.explorer_columns named with run_column(run, label)): short labels
 EVIDENCE_SHORT = {"Page precision": "Pages P", "Page recall": "Pages R", "Grounding": "Ground.", "Answer location": "Location"}
 
 

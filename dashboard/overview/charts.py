@@ -160,7 +160,7 @@ def slice_of(event: Any) -> tuple[str, str, str] | None:
     return None
 
 
-# The answer-location segments (dashboard.grounding's keys), coloured by what they say about the answer.
+# The answer-location segments (dashboard.evidence.grounding's keys), coloured by what they say about the answer.
 LOCATION_COLOURS = {"evidence_page": "#10B981", "other_page": "#F59E0B", "not_in_document": "#EF4444",
                     "no_document": "#64748B", "refused": "#8B5CF6", "extraction_failed": "#92400E",
                     "not_searched": "#CBD5E1"}
@@ -171,7 +171,7 @@ MIN_TEXT_SHARE = 6  # % of a bar under which a segment shows no count (it would 
 def locations(frame: pd.DataFrame, runs: list[str], loaded: frozenset[str] | set[str] = frozenset()) -> go.Figure:
     """One stacked horizontal bar per run (rows in the order given: the leaderboard's): the share of
     its answers per answer location, in %, the count written in each segment wide enough for it and
-    everything on hover. `frame` is dashboard.grounding.location_breakdown output (run, label,
+    everything on hover. `frame` is dashboard.evidence.grounding.location_breakdown output (run, label,
     count, location, share). A segment carries customdata [run, LOCATION_FIELD, location key]."""
     data = frame[frame["run"].isin(runs)]
     ys = [run_label(r, loaded) for r in runs]

@@ -180,7 +180,7 @@ def evidence_metrics(key: tuple) -> Any:
 
 
 def score_store() -> ScoreStore:
-    """The Parquet cache of scored rows (dashboard/store.py) in the app's own cache folder:
+    """The Parquet cache of scored rows (dashboard/core/store.py) in the app's own cache folder:
     $LENS_CACHE_DIR, else $XDG_CACHE_HOME/docbench-lens, else ~/.cache/docbench-lens."""
     from dashboard.core.settings import cache_root
 
@@ -201,14 +201,14 @@ def _score_store(root: str) -> ScoreStore:
 
 @st.cache_resource(show_spinner="Comparing runs (bootstrap intervals)…", max_entries=64)
 def comparison(key: tuple, _build: Callable[[], object]) -> object:
-    """A comparison table of dashboard/compare.py (deltas, weakest slices, ranks), `key` = (what,
+    """A comparison table of dashboard/compare/frames.py (deltas, weakest slices, ranks), `key` = (what,
     the runs, a hash of their scores and of the questions' slices, settings). Read-only."""
     return _build()
 
 
 @st.cache_resource(show_spinner="Sorting the answers into disagreement categories…", max_entries=512)
 def run_categories(key: tuple, _build: Callable[[], pd.DataFrame]) -> pd.DataFrame:
-    """One scored run's disagreement categories (dashboard.disagreement.run_categories); `key` =
+    """One scored run's disagreement categories (dashboard.disagreement.frames.run_categories); `key` =
     the run's scoring key (gold key, prediction sha256, run name, profile)."""
     return _build()
 
