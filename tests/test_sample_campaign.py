@@ -70,6 +70,7 @@ def test_documents_questions_and_evidence(gold):
     for q in gold:
         per_doc[q.document_ids[0]] = per_doc.get(q.document_ids[0], 0) + 1
     assert len(per_doc) == 40 and min(per_doc.values()) >= 8 and max(per_doc.values()) <= 12
+    assert (samples.CAMPAIGN_DOCUMENTS, samples.CAMPAIGN_QUESTIONS) == (len(per_doc), len(gold))  # what the offer says
     fields = question_fields(gold)
     for name in ("domain", "doc_type", "difficulty", "reasoning_type", "answer_format"):
         assert len(set(fields[name])) >= 4, name

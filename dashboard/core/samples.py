@@ -58,4 +58,4 @@ def campaign_offer(page: str, opened: str = "", compare: Mapping[str, str] | Non
     if not link:
         return ""
     return (f"To see these statistics on a benchmark large enough for them, [open the bundled campaign sample]({link}) "
-            f"({CAMPAIGN_DOCUMENTS} documents, {CAMPAIGN_QUESTIONS} questions, five runs; it opens in a new tab).")
+            f"({CAMPAIGN_DOCUMENTS} documents, {CAMPAIGN_QUESTIONS} questions, five runs).")
