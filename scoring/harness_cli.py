@@ -35,7 +35,7 @@ from .harness import HARNESS_SCORING_PROFILES, Rescored, own_profile, rescore, s
 from .problems import Problem, summarise
 from .profiles import HARNESS_PROFILE_NAMES, signature
 
-__all__ = ["wants", "main", "CSV_COLUMNS"]
+__all__ = ["wants", "main", "CSV_COLUMNS", "join_mmlongbench", "join_docvqa"]
 
 CSV_COLUMNS = ("run", "task", "question_id", "filter", "official_score", "score", "prediction", "gold", "file", "line", "note",
                "reason")
@@ -293,9 +293,9 @@ def _join_gold(src: SourceLoad, paths: list[Path]) -> list[Problem]:
             problems.append(Problem.warning(task, None, None, f"a task of the benchmark of {', '.join(p.name for p in paths)}",
                                             f"{task}: not this benchmark (its own gold is used)", kind="tasks of another benchmark"))
         elif family == MMLONGBENCH_FAMILY:
-            problems += _join_mmlongbench(task, questions, paths)
+            problems += join_mmlongbench(task, questions, paths)
         elif family == ANLS_FAMILY:
-            problems += _join_docvqa(task, questions, paths)
+            problems += join_docvqa(task, questions, paths)
     return problems
 
 
@@ -311,7 +311,7 @@ def _is_samples_json(path: Path) -> bool:
     return head.startswith("[") and '"doc_id"' in head and '"answer_format"' in head
 
 
-def _join_mmlongbench(task: str, questions: list[HarnessQuestion], paths: list[Path]) -> list[Problem]:
+def join_mmlongbench(task: str, questions: list[HarnessQuestion], paths: list[Path]) -> list[Problem]:
     from .mmlongbench import load_samples
 
     if len(paths) != 1:
@@ -337,7 +337,7 @@ def _join_mmlongbench(task: str, questions: list[HarnessQuestion], paths: list[P
     return out
 
 
-def _join_docvqa(task: str, questions: list[HarnessQuestion], paths: list[Path]) -> list[Problem]:
+def join_docvqa(task: str, questions: list[HarnessQuestion], paths: list[Path]) -> list[Problem]:
     from .loaders import load_gold
 
     gold = load_gold(paths)

@@ -13,13 +13,14 @@ results back to the parent (the parent rebuilds the record with `Judgement.from_
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from .numbers import read_number, release_number
-from .profiles import OWN_ACCURACY_PROFILES, Profile, get_profile
+from .profiles import HARNESS_PROFILE_NAMES, LMMS_EVAL_PROFILE, OWN_ACCURACY_PROFILES, Profile, get_profile
 from .registry import DEFAULT_STATUS, MISSING_STATUS, OVERFLOW_STATUSES, OVERFLOW_TEXT, is_success_status
 from .text import levenshtein_similarity, normalize_answer, strip_prefixes
 
@@ -67,6 +68,8 @@ _ANSWER_LINE = re.compile(r"^[^\S\n]*answer[^\S\n]*:[^\S\n]*(.*?)[^\S\n]*$", re.
 MISSING, FAILED = "missing", "failed_status"
 # ... and by MMLongBench-Doc's own eval_score (profile mmlongbench-doc); the fallback's details name its rule
 MMLONGBENCH, MMLONGBENCH_FALLBACK = "mmlongbench_eval_score", "mmlongbench_fallback"
+# ... and by a harness's own rule (profiles lmms-eval and vlmevalkit: scoring/harness_rules.py)
+HARNESS_RULE = "harness_rule"
 _MMLONGBENCH_RULES = {
     "Int": "Int: int(gold) equals int(float(prediction)), a decimal prediction truncated",
     "Float": "Float: the prediction within 1 % of the gold, gold / 100 or gold x 100, or equal once rounded",
@@ -222,6 +225,9 @@ def decide(prediction: str | None, answers: Sequence[str], answer_format: str, v
     gold = answers[0] if answers else ""
     p_norm = normalize_answer(pred)
     g_norm = normalize_answer(gold)
+    if profile.name in HARNESS_PROFILE_NAMES:  # a harness's own per-task score is Accuracy
+        acc, note = _harness_accuracy(pred, answers, answer_format, verification_rule, profile.name)
+        return acc, token_f1(p_norm, g_norm), anls(pred, gold, profile), HARNESS_RULE, None, (note,) if note else ()
     if profile.name in OWN_ACCURACY_PROFILES:  # the benchmark's own score is Accuracy; F1 and ANLS as below
         from .mmlongbench import judge_mmlongbench
 
@@ -230,6 +236,23 @@ def decide(prediction: str | None, answers: Sequence[str], answer_format: str, v
         return m.score, token_f1(p_norm, g_norm), anls(pred, gold, profile), rule, None, (m.note,) if m.note else ()
     acc, rule, threshold, details = _accuracy(pred, gold, p_norm, g_norm, answer_type(answer_format, verification_rule), profile)
     return acc, token_f1(p_norm, g_norm), anls(pred, gold, profile), rule, threshold, details
+
+
+def _harness_accuracy(pred: str, answers: Sequence[str], answer_format: str, verification_rule: str,
+                      harness: str) -> tuple[float, str]:
+    """A harness's own per-question score (lmms-eval, VLMEvalKit) of one answer: DocVQA-style
+    questions (verification rule `anls`) by the harness's ANLS, the others by its MMLongBench-Doc rule."""
+    from . import harness_rules as hr
+
+    if verification_rule == "anls":
+        if harness == LMMS_EVAL_PROFILE:
+            return float(hr.lmms_anls(list(answers), pred.strip())), ""
+        return hr.vlm_docvqa_score([hr.vlm_anls_distance(a, pred) for a in answers]), ""
+    gold = answers[0] if answers else ""
+    if harness == LMMS_EVAL_PROFILE:
+        return float(hr.lmms_mmlongbench_score(gold, pred.strip(), answer_format)), ""
+    score, note = hr.vlm_mmlongbench_score(gold, pred, math.nan if answer_format == "None" else answer_format)
+    return float(score), note
 
 
 class NumbersRead(NamedTuple):
@@ -393,6 +416,9 @@ class Judgement:
             return f"no prediction for this question: all metrics 0 (profile {p.name})"
         if rule == FAILED:
             return f"status {self.status!r} is a failed status: all metrics 0 (profile {p.name})"
+        if rule == HARNESS_RULE:
+            how = "ANLS (0.5 kept)" if self.verification_rule == "anls" else f"its MMLongBench-Doc rule for {self.answer_format}"
+            return f"{p.name}'s own score, {how}: score {self.accuracy:g}" + (f" ({d[0]})" if d else "")
         if rule in (MMLONGBENCH, MMLONGBENCH_FALLBACK):
             from .mmlongbench import FALLBACK_RULES
 

@@ -47,6 +47,7 @@ class Run:
     file: str
     result: RunResult | None = None
     official: list[ScoreRow] = field(default_factory=list)
+    origin: str = ""  # a harness run: harness, version, task, model arguments, date (shown with its signature)
 
     @property
     def signature(self) -> str:
@@ -227,7 +228,7 @@ def leaderboard(runs: list[Run], scores: pd.DataFrame, gold_ids: set[str],
         rows.append({"Run": run.name, "Source": run.source, "Questions": overall["count"],
                      **{METRIC_LABELS[m] + " (%)": 100 * overall[m] for m in METRICS},
                      **{k.capitalize(): v for k, v in coverage(run, gold_ids).items()},
-                     "Signature": run.signature})
+                     "Signature": run.signature + (f"\nsource: {run.origin}" if run.origin else "")})
     frame = pd.DataFrame(rows, columns=["Run", "Source", "Questions", "Accuracy (%)", "Token F1 (%)", "ANLS (%)",
                                         "Answered", "Missing", "Failed", "Signature"])
     if any(_benchmark_profile(r) for r in runs):

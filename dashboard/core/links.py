@@ -7,6 +7,7 @@ query-string form. No streamlit here: `to_params` gives what `st.query_params.fr
     ?metric=anls&tab=domain&loaded=hide        (the overview's metric, open breakdown tab, loaded-score runs hidden)
     ?tag=reasoning_error&tag=(untagged)&note=1&gold=corrected   (annotation filter; scores with gold corrections)
     ?sel=q1&page=55&zoom=200&layer=Gold%20boxes&layer=a:%20answer   (the evidence viewer: page, zoom in %, layers)
+    ?data=/srv/outputs&bench=docvqa_val&profile=lmms-eval   (a harness folder as the benchmark: its task, its profile)
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
-from scoring.profiles import DEFAULT_PROFILE, PROFILES
+from scoring.profiles import DEFAULT_PROFILE, HARNESS_PROFILES, PROFILES
 from scoring.registry import METRICS  # the pages and tables import it from here
 
 FIELDS = {
@@ -60,6 +61,7 @@ class View:
     search: str = ""
     question: str = ""
     data: str = ""  # a benchmark folder chosen in the data panel
+    bench: str = ""  # a harness folder opened as the benchmark: its task (dataset) chosen, query key `bench`
     match: str = "every"  # score ranges hold for "every" chosen run, or for "any" of them
     metric: str = "accuracy"  # the overview's metric
     charts: list[str] | None = None  # the runs the overview's charts show (None: the default pick; []: none)
@@ -128,7 +130,8 @@ def to_params(view: View) -> dict[str, str | list[str]]:
         out["status"] = list(view.status)
     if view.location:
         out["loc"] = list(view.location)
-    for key, value in (("q", view.search), ("sel", view.question), ("data", view.data), ("tab", view.tab)):
+    for key, value in (("q", view.search), ("sel", view.question), ("data", view.data), ("bench", view.bench),
+                       ("tab", view.tab)):
         if value:
             out[key] = value
     if view.metric != "accuracy":
@@ -185,7 +188,7 @@ def from_params(params: Mapping[str, str | list[str]]) -> View:
                if key.startswith(FILTER_PREFIX) and len(key) > len(FILTER_PREFIX) and _values(params, key)}
     return View(
         runs=list(dict.fromkeys(_values(params, "run"))),
-        profile=profile if profile in PROFILES else DEFAULT_PROFILE,
+        profile=profile if profile in PROFILES or profile in HARNESS_PROFILES else DEFAULT_PROFILE,
         filters=filters,
         ranges=ranges,
         status=_values(params, "status"),
@@ -193,6 +196,7 @@ def from_params(params: Mapping[str, str | list[str]]) -> View:
         search=_first(params, "q"),
         question=_first(params, "sel"),
         data=_first(params, "data"),
+        bench=_first(params, "bench"),
         match="any" if _first(params, "match") == "any" and ranges else "every",
         metric=metric if (metric := _first(params, "metric")) in METRICS else "accuracy",
         charts=list(dict.fromkeys(_values(params, "chart"))) if "chart" in params else None,

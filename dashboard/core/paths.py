@@ -32,6 +32,7 @@ class Sources:
     gold: tuple[Path, ...] = ()
     documents: Path | None = None
     labels: tuple[tuple[str, str], ...] = ()  # (path, shown name) for uploaded files
+    task: str = ""  # a harness folder opened as the benchmark: the task (dataset) whose gold is used ("" = the first)
 
 
 def sources_from(argv: Sequence[str], environ: Mapping[str, str]) -> Sources:

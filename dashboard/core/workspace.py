@@ -16,6 +16,7 @@ from pathlib import Path
 from dashboard.core.paths import DocLocation, Sources, locate_document
 from dashboard.evidence.pdf import DocCheck, inspect_document
 from scoring.cli import DEFAULT_GOLD
+from scoring.formats.base import ANLS_FAMILY, MMLONGBENCH_FAMILY, HarnessQuestion, HarnessRun, SourceLoad
 from scoring.loaders import load_documents, load_gold, load_scores, load_summary
 from scoring.model import DocumentRecord, GoldQuestion, Prediction, ScoreRow
 from scoring.problems import LoadResult, Problem
@@ -33,11 +34,14 @@ class Discovery:
     scores: list[Path] = field(default_factory=list)
     summaries: list[Path] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
-    layout: str = "lens"  # or MMLONGBENCH: data/samples.json, data/documents/*.pdf, results/res_*.json
+    layout: str = "lens"  # or MMLONGBENCH: data/samples.json, data/documents/*.pdf, results/res_*.json; or HARNESS
+    harness: list[Path] = field(default_factory=list)  # harness outputs (lmms-eval, VLMEvalKit, LongDocURL) to read
+    harness_files: list[Path] = field(default_factory=list)  # every file under them (the cache key changes with any)
+    task: str = ""  # HARNESS: the task (dataset) asked for ("" = the default one)
 
     def all_files(self) -> list[Path]:
         docs = [self.documents] if self.documents else []
-        return [*self.gold, *docs, *self.predictions, *self.scores, *self.summaries]
+        return [*self.gold, *docs, *self.predictions, *self.scores, *self.summaries, *self.harness_files]
 
 
 def _gold_order(path: Path) -> tuple[int, str]:
@@ -125,10 +129,15 @@ def _take_gold(src: Sources, disc: Discovery) -> None:
 
 def discover(src: Sources) -> Discovery:
     bench = src.benchmark
-    disc = Discovery(benchmark=bench, docs_dir=None, documents=src.documents)
+    disc = Discovery(benchmark=bench, docs_dir=None, documents=src.documents, task=src.task)
+    if bench is not None and not src.gold and is_harness_benchmark(bench):
+        return _discover_harness(bench, src, disc)
     if bench is not None and not bench.is_dir():
         disc.problems.append(Problem.error(str(bench), None, None, "a benchmark folder", "no such folder"))
         bench = None
+    disc.harness = [t for t in src.runs if is_harness(t)]
+    disc.harness_files = _files_under(disc.harness)
+    src = replace(src, runs=tuple(t for t in src.runs if t not in disc.harness))
     if (src.gold and all(is_mmlongbench_samples(p) for p in src.gold)) or (
             not src.gold and bench is not None and (bench / "data" / "samples.json").is_file()
             and not any(p.is_file() for p in bench.glob("*.jsonl"))):
@@ -161,6 +170,70 @@ def discover(src: Sources) -> Discovery:
     if not disc.gold:
         where = str(src.benchmark) if src.benchmark else "the data panel"
         disc.problems.append(Problem.error(where, None, None, "gold question files (*.jsonl)", "none found"))
+    return disc
+
+
+# ----------------------------------------------------------------------------- harness outputs
+
+
+HARNESS = "harness"  # Discovery.layout of a harness's output folder opened as the benchmark (its own gold)
+
+
+def is_harness(path: Path) -> bool:
+    """Whether a path is a harness's output (lmms-eval, VLMEvalKit, LongDocURL: scoring.formats). Never raises."""
+    from scoring import formats
+
+    try:
+        return bool(formats.detect_all(path))
+    except (OSError, ValueError, RuntimeError):
+        return False
+
+
+def is_harness_benchmark(bench: Path) -> bool:
+    """Whether a benchmark path is a harness's output rather than a benchmark's own folder: a harness
+    file, or a folder a harness format recognises that holds neither gold files (top-level *.jsonl
+    other than a harness's own), documents.jsonl nor MMLongBench-Doc's data/samples.json."""
+    from scoring.formats import longdocurl
+
+    try:
+        if bench.is_file():
+            return is_harness(bench)
+        if not bench.is_dir() or (bench / "documents.jsonl").is_file() or (bench / "data" / "samples.json").is_file():
+            return False
+        for p in bench.glob("*.jsonl"):
+            if p.is_file() and not longdocurl.recognise(p) and looks_like_gold(p):
+                return False
+    except OSError:
+        return False
+    return is_harness(bench)
+
+
+HARNESS_MAX_FILES = 20_000  # files fingerprinted under a harness path (the readers' own limits are larger)
+
+
+def _files_under(paths: Sequence[Path]) -> list[Path]:
+    import os
+
+    out: list[Path] = []
+    for root in paths:
+        if not root.is_dir():
+            out.append(root)
+            continue
+        for folder, dirs, files in os.walk(root):
+            dirs.sort()
+            out.extend(Path(folder) / f for f in sorted(files))
+            if len(out) > HARNESS_MAX_FILES:
+                return out
+    return out
+
+
+def _discover_harness(bench: Path, src: Sources, disc: Discovery) -> Discovery:
+    """A harness's output opened as the benchmark: its gold is built from its own files, one task at a time."""
+    disc.layout = HARNESS
+    disc.docs_dir = (bench if bench.is_dir() else bench.parent) / "docs"
+    disc.harness = [bench, *(t for t in src.runs if is_harness(t))]
+    disc.harness_files = _files_under(disc.harness)
+    disc.predictions = _unique([p for t in src.runs if t not in disc.harness for p in prediction_files(t)])
     return disc
 
 
@@ -266,6 +339,21 @@ class PredictionFile:
     path: Path
     sha256: str
     loaded: LoadResult[Prediction]
+    origin: str = ""  # a harness run: harness, version, task, model arguments, date (scoring.formats.records.origin)
+
+
+@dataclass
+class HarnessEntry:
+    """A harness run as the app holds it: its name here, the run as read, its questions (by the
+    harness's own ids, for its own scoring and the evaluator comparison), and the map from the
+    harness's ids to the workspace's (None: the workspace's gold is the harness's own)."""
+
+    name: str
+    run: HarnessRun
+    questions: dict[str, HarnessQuestion]
+    qids: dict[str, str] | None
+    root: Path
+    benchmark_profile: str  # the benchmark's own evaluator the harness is compared with ("" none)
 
 
 @dataclass
@@ -280,6 +368,13 @@ class Workspace:
     page_counts: dict[str, int | None]
     labels: dict[str, str] = field(default_factory=dict)
     problems: list[Problem] = field(default_factory=list)  # the workspace's own (duplicates, refused paths)
+    harness: list[HarnessEntry] = field(default_factory=list)  # the harness runs read (lmms-eval, VLMEvalKit, LongDocURL)
+    tasks: dict[str, str] = field(default_factory=dict)  # HARNESS layout: task -> its label, the benchmarks offered
+    task: str = ""  # HARNESS layout: the task whose gold is loaded
+
+    def origin(self, run: str) -> str:
+        """Where a run comes from when a harness wrote it (harness, version, task, model arguments, date); '' else."""
+        return next((pf.origin for pf in self.predictions if pf.run == run), "")
 
     def label(self, path: str) -> str:
         """How a file is named on screen: uploads by their own name, benchmark files relative to it."""
@@ -409,8 +504,15 @@ def check_documents(locations: dict[str, DocLocation], counts: dict[str, int | N
 
 def load_workspace(src: Sources) -> Workspace:
     disc = discover(src)
-    if disc.layout == MMLONGBENCH:
-        return _load_mmlongbench(disc, src)
+    if disc.layout == HARNESS:
+        return _load_harness_benchmark(disc, src)
+    ws = _load_mmlongbench(disc, src) if disc.layout == MMLONGBENCH else _load_lens(disc, src)
+    if disc.harness:
+        _join_harness(ws, disc)
+    return ws
+
+
+def _load_lens(disc: Discovery, src: Sources) -> Workspace:
     gold = load_gold(disc.gold) if disc.gold else LoadResult()
     documents = load_documents(disc.documents) if disc.documents else LoadResult()
     problems: list[Problem] = []
@@ -510,3 +612,185 @@ def responses(ws: Workspace, run: str) -> dict[str, object] | None:
     pf = next((p for p in ws.predictions if p.run == run), None)
     extras = getattr(pf.loaded, "extras", None) if pf is not None else None
     return {qid: e.response for qid, e in extras.items()} if extras else None
+
+
+# ----------------------------------------------------------------------------- harness outputs
+
+
+_SOURCE_CACHE: dict[tuple, SourceLoad | None] = {}
+_SOURCE_CACHE_SIZE = 4
+
+
+def harness_source(path: Path) -> SourceLoad | None:
+    """A harness path read by the formats that recognise it (scoring.formats.open_source), kept while
+    its files are unchanged (the Data panel's list of tasks and the workspace read it once)."""
+    from scoring import formats
+
+    key = (str(path), fingerprint(_files_under([path])))
+    if key in _SOURCE_CACHE:
+        return _SOURCE_CACHE[key]
+    try:
+        got = formats.open_source(path)
+    except (OSError, ValueError, RuntimeError) as exc:  # the readers report problems; this is a last guard
+        got = SourceLoad(format="", root=str(path), problems=[Problem.error(str(path), None, None, "a harness output",
+                                                                             f"unreadable ({type(exc).__name__}: {exc})")])
+    while len(_SOURCE_CACHE) >= _SOURCE_CACHE_SIZE:
+        _SOURCE_CACHE.pop(next(iter(_SOURCE_CACHE)))
+    _SOURCE_CACHE[key] = got
+    return got
+
+
+def harness_tasks(bench: Path) -> dict[str, str]:
+    """The benchmarks a harness folder opened as the benchmark offers: task -> label ({} for another folder)."""
+    from scoring.formats import records
+
+    if not is_harness_benchmark(bench):
+        return {}
+    got = harness_source(bench)
+    if not got:
+        return {}
+    first = records.default_task(got)
+    return {t: records.task_label(got, t) for t in sorted(records.tasks(got), key=lambda t: t != first)}
+
+
+def _root_of(path: Path) -> Path:
+    return path if path.is_dir() else path.parent
+
+
+def _problems_of(src: SourceLoad, path: Path) -> list[Problem]:
+    """A source's problems with their files named from the folder given (as the Data page names files)."""
+    root = _root_of(path)
+    return [replace(p, file=str(root / p.file)) if p.file and not Path(p.file).is_absolute() and (root / p.file).exists() else p
+            for p in src.problems]
+
+
+def _add_run(ws: Workspace, name: str, run: HarnessRun, root: Path, questions: dict[str, HarnessQuestion],
+             qids: dict[str, str] | None, benchmark_profile: str) -> None:
+    from scoring.formats import records
+
+    files = records.run_files(run, root)
+    path = files[0] if files else root
+    loaded = records.predictions(run, qids)
+    loaded.files = [str(path)]
+    ws.predictions.append(PredictionFile(name, path, records.run_digest(run, root), loaded, records.origin(run)))
+    rows = records.official_rows(run, name, qids)
+    if rows:
+        rows = [replace(r, file=str(root / r.file) if not Path(r.file).is_absolute() else r.file) for r in rows]
+        ws.discovery.scores.append(path)
+        ws.scores.append(LoadResult(items=rows, files=[str(path)], rows_read=len(rows)))
+    ws.harness.append(HarnessEntry(name, run, questions, qids, root, benchmark_profile))
+
+
+def _benchmark_profile(family: str) -> str:
+    from scoring.profiles import MMLONGBENCH_PROFILE
+
+    return {ANLS_FAMILY: "docvqa", MMLONGBENCH_FAMILY: MMLONGBENCH_PROFILE}.get(family, "")
+
+
+def _join_harness(ws: Workspace, disc: Discovery) -> None:
+    """Harness runs (`--runs` a harness's output) joined to the benchmark's gold: MMLongBench-Doc by
+    (question, answer), DocVQA by questionId else (question, answers) (scoring.harness_cli); each
+    question that cannot be joined and each task of another benchmark is named, the rest loads."""
+    from scoring.formats import records
+    from scoring.harness_cli import join_docvqa, join_mmlongbench
+    from scoring.sensitivity import looks_docvqa
+
+    kind = MMLONGBENCH_FAMILY if disc.layout == MMLONGBENCH else ANLS_FAMILY if looks_docvqa(ws.gold.items) else ""
+    taken = {pf.run for pf in ws.predictions} | set(ws.official())
+    for path in disc.harness:
+        src = harness_source(path)
+        if src is None:
+            continue
+        ws.problems.extend(_problems_of(src, path))
+        root = _root_of(path)
+        for task, runs in records.tasks(src).items():
+            family = runs[0].family
+            # copies: the join writes into the questions, and the source read stays cached for other workspaces
+            questions = [replace(q, metadata=dict(q.metadata)) for q in src.gold.get(task, [])]
+            if family != kind or not disc.gold:
+                ws.problems.append(Problem.warning(str(path), None, None, "a task of this benchmark",
+                                                   f"{task}: not this benchmark ({len(runs)} run{'s' if len(runs) != 1 else ''} "
+                                                   "not loaded; open the folder as the benchmark to see it)",
+                                                   skipped=True, kind="tasks of another benchmark"))
+                continue
+            joined = join_mmlongbench(task, questions, [disc.gold[0]]) if kind == MMLONGBENCH_FAMILY \
+                else join_docvqa(task, questions, list(disc.gold))
+            ws.problems.extend(p for p in joined if p.kind == "questions not in the benchmark's gold")
+            qids = {q.qid: str(q.metadata["benchmark_qid"]) for q in questions if "benchmark_qid" in q.metadata}
+            by_qid = {q.qid: q for q in questions}
+            names = records.app_names(runs, taken)
+            taken |= set(names)
+            for name, run in zip(names, runs):
+                _add_run(ws, name, run, root, by_qid, qids, _benchmark_profile(family))
+
+
+def _load_harness_benchmark(disc: Discovery, src: Sources) -> Workspace:
+    """A harness's output opened as the benchmark: the gold of one task (dataset) built from the
+    files themselves (scoring.formats.records.gold_of), its runs, their official per-question scores.
+    The documents the questions name are looked for in <folder>/docs/; the missing ones are named
+    with where they go."""
+    from scoring.formats import records
+
+    bench = disc.harness[0]
+    problems: list[Problem] = []
+    src_load = harness_source(bench) or SourceLoad(format="", root=str(bench))
+    problems.extend(_problems_of(src_load, bench))
+    found = records.tasks(src_load)
+    task = disc.task if disc.task in found else records.default_task(src_load)
+    if disc.task and disc.task not in found:
+        problems.append(Problem.warning(str(bench), None, "task", "one of " + ", ".join(found) if found else "a task",
+                                        f"{disc.task!r} (not in this folder: {task or 'nothing'} shown)"))
+    disc.task = task
+    root = _root_of(bench)
+    runs = found.get(task, [])
+    gold = records.gold_of(src_load, task) if task else LoadResult[GoldQuestion]()
+    if gold.files:
+        gold.files = [str(root / gold.files[0])]
+        for q in gold.items:
+            q.file = gold.files[0]
+    disc.gold = [f for run in runs for f in records.run_files(run, root)]
+    if not runs:
+        problems.append(Problem.error(str(bench), None, None, "a harness run (lmms-eval samples, VLMEvalKit predictions, "
+                                      "LongDocURL results)", "none readable"))
+    ws = Workspace(disc, gold, LoadResult(), [], [], LoadResult(), {}, {}, dict(src.labels), problems)
+    ws.tasks = {t: records.task_label(src_load, t) for t in found}
+    ws.task = task
+    family = runs[0].family if runs else ""
+    by_qid = {q.qid: q for q in src_load.gold.get(task, [])}
+    for name, run in zip(records.app_names(runs), runs):
+        _add_run(ws, name, run, root, by_qid, None, _benchmark_profile(family))
+    others = _load_predictions(disc.predictions, ws.problems)
+    ws.predictions.extend(others)
+    for other in [t for t in disc.harness[1:]]:  # further harness paths given as runs: the same task's runs
+        extra = harness_source(other)
+        if extra is None:
+            continue
+        ws.problems.extend(_problems_of(extra, other))
+        more = records.tasks(extra).get(task, [])
+        taken = {pf.run for pf in ws.predictions}
+        qids = {q.qid: q.qid for q in extra.gold.get(task, []) if q.qid in by_qid}
+        for name, run in zip(records.app_names(more, taken), more):
+            _add_run(ws, name, run, _root_of(other), by_qid, qids, _benchmark_profile(family))
+    documents: LoadResult[DocumentRecord] = LoadResult(items=[DocumentRecord(d) for d in dict.fromkeys(
+        ref.document_id for q in gold.items for ref in q.documents if ref.document_id)])
+    locations = _locate_all(gold.items, documents.items, disc.docs_dir)
+    missing = [loc for loc in locations.values() if loc.path is None]
+    what = "PDFs" if family == MMLONGBENCH_FAMILY else "page images"
+    where = (f"copy the {what} into {disc.docs_dir}, or open this folder as runs (--runs) beside the benchmark's own "
+             "folder (--benchmark: a clone of MMLongBench-Doc with data/documents/, or a DocVQA-style folder with docs/)")
+    for loc in missing:
+        locations[loc.document_id] = replace(loc, how=f"not in {disc.docs_dir}: {where}")
+    if missing:
+        shown = ", ".join(loc.document_id for loc in missing[:20]) + (f" and {len(missing) - 20} more" if len(missing) > 20 else "")
+        problems.append(Problem.warning(str(disc.docs_dir), None, None, f"the {what} the questions name",
+                                        f"{len(missing)} of {len(locations)} missing: {shown} (their questions are scored; "
+                                        f"their pages cannot be shown -- {where})", kind="missing documents"))
+    elif not locations and gold.items:
+        problems.append(Problem.warning(str(bench), None, None, "the documents of the questions",
+                                        f"none named: {task}'s files do not say which document a question is about, so "
+                                        "pages cannot be shown -- open this folder as runs (--runs) beside the benchmark's "
+                                        "own folder (--benchmark), whose gold names them", kind="missing documents"))
+    ws.documents = documents
+    ws.locations, ws.page_counts, doc_problems = check_documents(locations, {})
+    ws.problems.extend(doc_problems)
+    return ws

@@ -268,3 +268,30 @@ def problem_line(p: Problem | Omitted, label: Callable[[str], str]) -> str:
     shown = label(p.file)
     where = (p.file if shown in ("", ".") else shown) + (f":{p.line}" if p.line is not None else "")
     return f"{where} — {p.severity}: {p.message}"
+
+
+def harness_frame(ws: Workspace) -> pd.DataFrame:
+    """One row per harness run: where it comes from (harness, version, task, model arguments, date), its
+    files, and the harness's own aggregate numbers as its files state them."""
+    rows = []
+    for h in ws.harness:
+        run = h.run
+        rows.append({"Run": h.name, "Harness": run.harness, "Version": run.version or "not stated", "Task": run.task,
+                     "Model": run.model, "Model arguments": run.model_args, "Date": run.date or "not stated",
+                     "Older eval": run.older, "Lines": len(run.rows),
+                     "Reported": ", ".join(f"{k}: {v:.4g}" if isinstance(v, float) else f"{k}: {v}" for k, v in run.reported.items()),
+                     "Files": ", ".join(run.files)})
+    return pd.DataFrame(rows, columns=["Run", "Harness", "Version", "Task", "Model", "Model arguments", "Date", "Older eval",
+                                       "Lines", "Reported", "Files"])
+
+
+def harness_notes(ws: Workspace) -> pd.DataFrame:
+    """The rows a harness's file changed on the way (a blank cell read as nan, a formula's cached 0, a
+    cell cut at 32,767 characters, ...): run, question, file:line and what happened."""
+    rows = []
+    for h in ws.harness:
+        for r in h.run.rows:
+            for note in r.notes:
+                rows.append({"Run": h.name, "question_id": (h.qids or {}).get(r.qid, r.qid) if h.qids is not None else r.qid,
+                             "Harness id": r.qid, "Where": f"{r.file}:{r.line}" if r.line is not None else r.file, "What": note})
+    return pd.DataFrame(rows, columns=["Run", "question_id", "Harness id", "Where", "What"])

@@ -36,10 +36,19 @@ from dashboard.core.paths import (
     sweep_uploads,
     upload_name,
 )
-from dashboard.core.workspace import MMLONGBENCH, PredictionFile, Workspace, discover, fingerprint
+from dashboard.core.workspace import (
+    HARNESS,
+    MMLONGBENCH,
+    Discovery,
+    PredictionFile,
+    Workspace,
+    discover,
+    fingerprint,
+    harness_tasks,
+)
 from dashboard.shell import cache
 from scoring.evaluate import RunResult
-from scoring.profiles import DEFAULT_PROFILE, MMLONGBENCH_PROFILE, PROFILES
+from scoring.profiles import DEFAULT_PROFILE, HARNESS_PROFILES, MMLONGBENCH_PROFILE, PROFILES
 from scoring.runner import score_runs
 
 VIEW, CONTEXT = "lens_view", "lens_context"
@@ -232,6 +241,7 @@ def data_panel(default: Sources) -> Sources:
         st.sidebar.error(text, icon=":material/block:")
         bench = default.benchmark
     v.data = "" if bench == default.benchmark else str(bench)
+    task = _task_picker(bench, v) if bench is not None else ""
     labels: list[tuple[str, str]] = []
     notes: list[str] = []
     gold_paths = _staged(gold, labels, notes)
@@ -248,10 +258,52 @@ def data_panel(default: Sources) -> Sources:
         gold=tuple(p for p in gold_paths if p.name != "documents.jsonl") or default.gold,
         documents=documents,
         labels=default.labels + tuple(labels),
+        task=task,
     )
 
 
+def _task_picker(bench: Path, v) -> str:
+    """A harness folder opened as the benchmark holding several tasks (datasets): which one's gold to
+    use, kept in the URL (`bench`). '' for any other folder."""
+    tasks = harness_tasks(bench)
+    if not tasks:
+        v.bench = ""
+        return ""
+    names = list(tasks)
+    if len(names) == 1:
+        v.bench = ""
+        return names[0]
+    seed("data_task", v.bench if v.bench in tasks else names[0])
+    if st.session_state.get("data_task") not in tasks:
+        st.session_state["data_task"] = names[0]
+    chosen = st.sidebar.selectbox("Benchmark in this harness folder", names, key="data_task",
+                                  format_func=lambda t: tasks.get(t, t),
+                                  help="A harness's output folder holding several tasks (lmms-eval) or datasets "
+                                       "(VLMEvalKit): each is a benchmark of its own, its gold built from the files.")
+    chosen = str(chosen or names[0])
+    v.bench = chosen if chosen != names[0] else ""
+    return chosen
+
+
 PROFILE_AUTO, PROFILE_CHOSEN = "lens_profile_auto", "lens_profile_chosen"  # the benchmark's own profile, until the user picks one
+HARNESS_OFFERED = "lens_harness_profiles"  # the harness profiles that apply to the data loaded (offered in the picker)
+
+
+def own_profile(disc: Discovery, ws: Workspace | None = None) -> str:
+    """The profile a benchmark's files are scored by until the user picks one: MMLongBench-Doc's own rule
+    for its clone; a harness folder's own harness's rule when one harness wrote every run; else the default."""
+    if disc.layout == MMLONGBENCH:
+        return MMLONGBENCH_PROFILE
+    if disc.layout == HARNESS and ws is not None:
+        harnesses = {h.run.harness for h in ws.harness}
+        if len(harnesses) == 1 and next(iter(harnesses)) in HARNESS_PROFILES:
+            return next(iter(harnesses))
+    return DEFAULT_PROFILE
+
+
+def harness_profiles(ws: Workspace) -> list[str]:
+    """The harness profiles that apply to a workspace: those of the harnesses that wrote its runs."""
+    return [p for p in HARNESS_PROFILES if any(h.run.harness == p for h in ws.harness)]
 
 
 def profile_picker() -> str:
@@ -265,9 +317,12 @@ def profile_picker() -> str:
     if PROFILE_AUTO in st.session_state and not st.session_state.get(PROFILE_CHOSEN):
         st.session_state["profile"] = v.profile = st.session_state[PROFILE_AUTO]
     seed("profile", v.profile)
-    v.profile = st.sidebar.selectbox("Scoring profile", list(PROFILES), key="profile",
+    offered = [*PROFILES, *(p for p in HARNESS_PROFILES if p in st.session_state.get(HARNESS_OFFERED, ())
+                            or p in (v.profile, st.session_state.get("profile")))]
+    described = {**PROFILES, **HARNESS_PROFILES}
+    v.profile = st.sidebar.selectbox("Scoring profile", offered, key="profile",
                                      on_change=lambda: st.session_state.__setitem__(PROFILE_CHOSEN, True),
-                                     help="\n\n".join(f"**{p.name}**: {p.description}" for p in PROFILES.values()))
+                                     help="\n\n".join(f"**{described[p].name}**: {described[p].description}" for p in offered))
     st.session_state[PROFILE_NOTE] = st.sidebar.empty()  # "recomputing under …" while scoring
     seed("with_corrections", v.corrected)
     v.corrected = st.sidebar.toggle("with gold corrections", key="with_corrections", help="Rescore every run with the "
@@ -280,7 +335,7 @@ def profile_picker() -> str:
 
 def _sources_key(src: Sources) -> tuple:
     return (str(src.benchmark), tuple(map(str, src.runs)), tuple(map(str, src.scores)), tuple(map(str, src.gold)),
-            str(src.documents), src.labels)
+            str(src.documents), src.labels, src.task)
 
 
 def score(ws: Workspace, gold_key: tuple, pf: PredictionFile, profile: str, bar=None) -> RunResult:
@@ -375,7 +430,7 @@ def _runs(ws: Workspace, gold_key: tuple, profile: str, slot=None) -> list[Run]:
             bar.finish_run(len(ws.gold.items))
     for pf in scorable:
         result = score(ws, gold_key, pf, profile, bar)
-        runs.append(Run(pf.run, RECOMPUTED, ws.label(str(pf.path)), result, official.get(pf.run, [])))
+        runs.append(Run(pf.run, RECOMPUTED, ws.label(str(pf.path)), result, official.get(pf.run, []), pf.origin))
     if bar is not None:
         bar.close()
     names = {r.name for r in runs}
@@ -388,15 +443,20 @@ def _runs(ws: Workspace, gold_key: tuple, profile: str, slot=None) -> list[Run]:
 def load(sources: Sources, profile: str) -> Context:
     slot = st.empty()  # the top of the page: scoring progress, when scoring takes longer than a moment
     disc = discover(sources)
-    # MMLongBench-Doc's files are scored by its own rule unless the user (or the link) chose a profile
-    own = MMLONGBENCH_PROFILE if disc.layout == MMLONGBENCH else DEFAULT_PROFILE
-    if own != profile and not st.session_state.get(PROFILE_CHOSEN) and profile in (DEFAULT_PROFILE, MMLONGBENCH_PROFILE) \
-            and (profile == DEFAULT_PROFILE or PROFILE_AUTO in st.session_state):
-        st.session_state[PROFILE_AUTO] = own
-        st.rerun()
     extra = [disc.docs_dir] if disc.docs_dir and disc.docs_dir.is_dir() else []
     ws_key = (_sources_key(sources), fingerprint([*disc.all_files(), *extra]))
     ws = cache.workspace(ws_key, sources)
+    offered = harness_profiles(ws)
+    if offered != st.session_state.get(HARNESS_OFFERED, []):  # the picker offers the harnesses' own profiles
+        st.session_state[HARNESS_OFFERED] = offered
+        st.rerun()
+    # MMLongBench-Doc's files (a harness's folder) are scored by its own rule unless the user (or the link) chose a profile
+    own = own_profile(disc, ws)
+    automatic = (DEFAULT_PROFILE, MMLONGBENCH_PROFILE, *HARNESS_PROFILES)
+    if own != profile and not st.session_state.get(PROFILE_CHOSEN) and profile in automatic \
+            and (profile == DEFAULT_PROFILE or PROFILE_AUTO in st.session_state):
+        st.session_state[PROFILE_AUTO] = own
+        st.rerun()
     gold_key = fingerprint(ws.discovery.gold)
     benchmark, plain, fixes = cache.identity(gold_key, ws.gold.items), (ws, gold_key), None
     if view().corrected:  # every run scored with the gold corrections (cached under a gold key of their own)

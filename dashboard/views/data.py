@@ -11,13 +11,15 @@ from dashboard.data.frames import (
     compared_count,
     documents_frame,
     files_frame,
+    harness_frame,
+    harness_notes,
     join_frame,
     problem_line,
     repro_frame,
 )
 from dashboard.shell import ui
 from scoring.problems import ERROR, summarise
-from scoring.profiles import PROFILES
+from scoring.profiles import HARNESS_PROFILES, PROFILES
 
 MAX_LINES = 500
 
@@ -66,6 +68,22 @@ if problems:
         lines.append(f"… and {len(shown) - MAX_LINES} more")
     st.code("\n".join(lines), language=None, wrap_lines=True)
 
+# ----------------------------------------------------------------------------- harness runs
+if ws.harness:
+    st.subheader("Harness runs")
+    if ws.tasks:
+        st.caption(md_escape(f"A harness's output opened as the benchmark: the gold of {ws.task} is built from its files "
+                             f"({len(ws.tasks)} task{'s' if len(ws.tasks) != 1 else ''} in the folder; the sidebar picks one)."))
+    else:
+        st.caption("Harness outputs joined to this benchmark's gold: each run's answers by the benchmark's question ids "
+                   "(questions that could not be joined are in the problem list).")
+    st.dataframe(harness_frame(ws), hide_index=True, width="stretch")
+    notes = harness_notes(ws)
+    if len(notes):
+        st.caption(f"{len(notes):,} row{'s' if len(notes) != 1 else ''} changed on the way through the harness's files "
+                   "(what the harness itself saw is what is scored):")
+        st.dataframe(notes, hide_index=True, width="stretch")
+
 # ----------------------------------------------------------------------------- documents
 st.subheader("Documents")
 if ws.locations:
@@ -88,6 +106,9 @@ st.subheader("Reproducibility: recomputed vs official scores")
 if not checked:
     st.info("No run has both a prediction file and official scores under the same name (prediction file stem = "
             "system name), so there is nothing to compare.")
+elif ws.harness:
+    st.caption("A harness run's official scores are the harness's own per-question scores (lmms-eval's metric on each "
+               "line, VLMEvalKit's per-row score); its profile (lmms-eval, vlmevalkit) reproduces them.")
 by_name = {pf.run: pf for pf in ws.predictions}
 for run, result in checked:
     diff = repro_frame(result, run.official)
@@ -98,7 +119,8 @@ for run, result in checked:
         continue
     st.warning(f"{name}: {len(diff)} of {total} questions differ from the official scores when recomputed with "
                f"profile {ctx.profile}. The official file may have been computed with another profile.")
-    for other in (p for p in PROFILES if p != ctx.profile):
+    harness_own = [p for p in HARNESS_PROFILES if any(h.run.harness == p for h in ws.harness)]
+    for other in (p for p in [*PROFILES, *harness_own] if p != ctx.profile):
         res = ui.score(ws, ctx.gold_key, by_name[run.name], other)
         n = len(repro_frame(res, run.official))
         st.caption(f"With profile {other}: {n} of {compared_count(res, run.official)} differ"

@@ -14,6 +14,7 @@ from dashboard.core.escape import clipped, md_escape
 from dashboard.core.links import field_label
 from dashboard.core.workspace import responses
 from dashboard.disagreement import frames as dg
+from dashboard.disagreement import harness as hs
 from dashboard.disagreement.charts import category_bars, pair_scatter, points_of
 from dashboard.disagreement.why_panel import show_why
 from dashboard.shell import cache, ui
@@ -278,8 +279,52 @@ def board(runs, profiles) -> None:
                "(+1 = one place up).")
 
 
+def harness_sensitivity() -> None:
+    """A harness run's own scores against the benchmark's own evaluator on the same answers."""
+    entries = hs.compared(ctx.workspace.harness)
+    if not entries:
+        return
+    st.markdown("**Harness scoring vs the benchmark's own evaluator**")
+    st.caption("Each harness run's own per-question scores (lmms-eval's metric on each line, VLMEvalKit's per-row "
+               "score) against the benchmark's own evaluator applied to the same answers (docvqa for DocVQA, "
+               "mmlongbench-doc for MMLongBench-Doc): the questions whose score changes, why, and how the ranks move.")
+    digests = {pf.run: pf.sha256 for pf in ctx.workspace.predictions}
+    pairs = [(e, hs.rescored(e, digests.get(e.name, ""))) for e in entries]
+    board_ = hs.ranks(pairs)
+    if len(board_):
+        st.dataframe(board_, hide_index=True, width="stretch", key="dis_hs_ranks", column_config={
+            "Harness score (%)": st.column_config.NumberColumn(format="%.1f"),
+            "Evaluator score (%)": st.column_config.NumberColumn(format="%.1f"),
+            "Δ (points)": st.column_config.NumberColumn(format="%+.1f"),
+            "Rank change": st.column_config.NumberColumn(format="%+d")})
+        st.caption("Ranks among the harness runs: by the harness's own mean score and by the evaluator's, over the "
+                   "questions each run has both for (Rank change +1 = one place up under the evaluator).")
+    names = [e.name for e in entries]
+    if st.session_state.get("dis_hs_run") not in names:
+        st.session_state["dis_hs_run"] = names[0]
+    name = st.selectbox("Harness run", names, key="dis_hs_run")
+    entry, r = next((e, x) for e, x in pairs if e.name == name)
+    head = hs.headline(r)
+    st.markdown(md_escape(f"{name} ({entry.run.harness}, {entry.run.task}) under {entry.benchmark_profile}: "
+                          f"{head['changed']} of {head['count']} questions change score "
+                          f"({head['up']} up, {head['down']} down)."))
+    changed = hs.changes(entry, r)
+    if changed.empty:
+        st.caption("The benchmark's evaluator gives every answer the harness's own score.")
+        return
+    st.dataframe(hs.slices(r), hide_index=True, width="stretch", key="dis_hs_slices")
+    st.dataframe(clipped(changed, 300), hide_index=True, width="stretch", key="dis_hs_changes", column_config={
+        "harness score": st.column_config.NumberColumn(format="%.3f"),
+        "evaluator score": st.column_config.NumberColumn(format="%.3f")})
+    digest = hashlib.sha256(name.encode("utf-8", "replace")).hexdigest()[:8]
+    st.download_button("Download these changes as CSV", changed.to_csv(index=False).encode("utf-8"),
+                       file_name=f"harness_sensitivity_{digest}.csv", mime="text/csv", key=f"dis_hs_dl_{digest}",
+                       icon=":material/download:")
+
+
 def sensitivity(runs, by) -> None:
     st.subheader("Evaluator sensitivity")
+    harness_sensitivity()
     st.caption("The run rescored under the other profiles: the answers whose Accuracy changes, and how far the "
                "headline scores would move if the scoring rule changed.")
     ui.seed("dis_sens_run", runs[0])

@@ -1,0 +1,118 @@
+"""Evaluator sensitivity across harnesses: a harness run's own per-question scores (lmms-eval's metric
+on each line, VLMEvalKit's per-row score) against the benchmark's own evaluator applied to the same
+answers (`docvqa` for DocVQA, `mmlongbench-doc` for MMLongBench-Doc): the questions that change, in
+which direction, per slice, with the reason in words (scoring.harness.why), and how the ranks of the
+harness runs move. No streamlit here."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+
+import pandas as pd
+
+from dashboard.core.workspace import HarnessEntry
+from scoring.harness import Rescored, rescore, sensitivity
+
+CHANGE_COLUMNS = ["question_id", "harness id", "slice", "harness score", "evaluator score", "direction", "reason",
+                  "prediction", "gold", "where"]
+SLICE_COLUMNS = ["slice", "questions", "changed", "up", "down"]
+RANK_COLUMNS = ["Run", "Harness", "Questions", "Harness score (%)", "Evaluator score (%)", "Δ (points)", "Rank by harness",
+                "Rank by evaluator", "Rank change"]
+
+_CACHE: dict[tuple[str, str, str], Rescored] = {}
+_LOCK = threading.Lock()
+_CACHE_SIZE = 64
+
+
+def compared(entries: Sequence[HarnessEntry]) -> list[HarnessEntry]:
+    """The harness runs there is a benchmark evaluator to compare with (LongDocURL has none here)."""
+    return [e for e in entries if e.benchmark_profile and e.run.rows]
+
+
+def rescored(entry: HarnessEntry, digest: str = "") -> Rescored:
+    """The run's answers under the benchmark's own evaluator, beside the harness's own scores (memoised
+    per run content and profile)."""
+    key = (digest or f"run@{id(entry.run)}", entry.name, entry.benchmark_profile)
+    with _LOCK:
+        got = _CACHE.get(key)
+    if got is None:
+        got = rescore(entry.run, entry.questions, entry.benchmark_profile)
+        with _LOCK:
+            while len(_CACHE) >= _CACHE_SIZE:
+                _CACHE.pop(next(iter(_CACHE)))
+            _CACHE[key] = got
+    return got
+
+
+def _first_rows(r: Rescored) -> list:
+    """One row per question: the first filter's (lmms-eval may write one line per filter)."""
+    seen: set[str] = set()
+    out = []
+    for x in r.rows:
+        if x.qid not in seen:
+            seen.add(x.qid)
+            out.append(x)
+    return out
+
+
+def headline(r: Rescored) -> dict[str, int]:
+    """Questions with both scores, and how many the evaluator scores differently: up, down."""
+    s = sensitivity(_single(r))
+    return {k: s[k] for k in ("count", "changed", "up", "down")}
+
+
+def _single(r: Rescored) -> Rescored:
+    return Rescored(run=r.run, profile=r.profile, rows=_first_rows(r), recomputed=r.recomputed, notes=r.notes)
+
+
+def changes(entry: HarnessEntry, r: Rescored) -> pd.DataFrame:
+    """Each question whose score changes: both scores, the direction and the reason in words."""
+    qids = entry.qids
+    rows = []
+    for x in _first_rows(r):
+        if x.official is None or x.score is None or x.score == x.official:
+            continue
+        rows.append({"question_id": qids.get(x.qid, "") if qids is not None else x.qid, "harness id": x.qid,
+                     "slice": x.slice or "unknown", "harness score": float(x.official), "evaluator score": float(x.score),
+                     "direction": "up" if x.score > x.official else "down", "reason": x.reason or x.note,
+                     "prediction": x.prediction, "gold": x.gold,
+                     "where": f"{x.file}:{x.line}" if x.line is not None else x.file})
+    return pd.DataFrame(rows, columns=CHANGE_COLUMNS)
+
+
+def slices(r: Rescored) -> pd.DataFrame:
+    """Per slice (MMLongBench-Doc: the answer format; DocVQA: the task): questions, changed, up, down."""
+    s = sensitivity(_single(r))
+    rows = [{"slice": k, "questions": v["count"], "changed": v["changed"], "up": v["up"], "down": v["down"]}
+            for k, v in s["by_slice"].items()]
+    return pd.DataFrame(rows, columns=SLICE_COLUMNS)
+
+
+def ranks(pairs: Sequence[tuple[HarnessEntry, Rescored]]) -> pd.DataFrame:
+    """The harness runs ranked by the harness's own mean per-question score and by the benchmark's
+    evaluator's, over the questions each run has both for; the rank change (+1 = one place up)."""
+    rows = []
+    for entry, r in pairs:
+        both = [(x.official, x.score) for x in _first_rows(r) if x.official is not None and x.score is not None]
+        if not both:
+            continue
+        own = 100 * sum(o for o, _ in both) / len(both)
+        ev = 100 * sum(s for _, s in both) / len(both)
+        rows.append({"Run": entry.name, "Harness": entry.run.harness, "Questions": len(both), "Harness score (%)": own,
+                     "Evaluator score (%)": ev, "Δ (points)": ev - own})
+    frame = pd.DataFrame(rows, columns=RANK_COLUMNS[:6])
+    if frame.empty:
+        return pd.DataFrame(columns=RANK_COLUMNS)
+    frame["Rank by harness"] = _rank(frame, "Harness score (%)")
+    frame["Rank by evaluator"] = _rank(frame, "Evaluator score (%)")
+    frame["Rank change"] = frame["Rank by harness"] - frame["Rank by evaluator"]
+    return frame.sort_values(["Rank by evaluator", "Run"], kind="stable").reset_index(drop=True)
+
+
+def _rank(frame: pd.DataFrame, column: str) -> list[int]:
+    order = sorted(range(len(frame)), key=lambda i: (-round(float(frame[column].iloc[i]), 9), str(frame["Run"].iloc[i])))
+    out = [0] * len(frame)
+    for place, i in enumerate(order, start=1):
+        out[i] = place
+    return out

@@ -1,0 +1,226 @@
+"""Harness outputs opened in the app: sample_runs/harness/ (an lmms-eval and a VLMEvalKit run over the
+sample's MMLongBench-Doc questions) as the benchmark (its own gold, one task at a time, the choice in
+the URL) and as runs beside the sample's MMLongBench-Doc clone (joined to samples.json: Evidence
+works); the Data page's harness facts and reproducibility check; the Metric disagreement page's
+harness-vs-evaluator section. Numbers pinned by hand from the sample's files."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from app_kit import app_on
+from dashboard.core.links import from_params, to_params
+from dashboard.core.paths import Sources
+from dashboard.core.workspace import HARNESS, MMLONGBENCH, discover, harness_tasks, load_workspace
+from dashboard.disagreement import harness as hs
+from scoring.mmlongbench import qid_for
+
+ROOT = Path(__file__).resolve().parent.parent
+HARNESS_DIR = ROOT / "sample_runs" / "harness"
+MM = ROOT / "sample_runs" / "mmlongbench"
+DOCVQA = ROOT / "sample_runs" / "docvqa"
+LMMS = "Qwen/Qwen2.5-VL-7B-Instruct"
+VLM = "MiniCPM-Llama3-V-2_5"
+SAMPLES = HARNESS_DIR / "lmms-eval" / "Qwen__Qwen2.5-VL-7B-Instruct" / "20260801_101500_samples_mmlongbench_doc.jsonl"
+
+
+def _lmms_scores() -> list[float]:
+    """The lmms-eval run's own per-line scores, read straight from its file."""
+    out = []
+    for line in SAMPLES.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            out.append(float(json.loads(line)["mmlongbench_doc_acc"]["score"]))
+    return out
+
+
+def assert_clean(at: AppTest) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+
+
+def frame_with(at: AppTest, first_column: str) -> pd.DataFrame:
+    return next(d.value for d in at.dataframe if len(d.value.columns) and d.value.columns[0] == first_column)
+
+
+# ----------------------------------------------------------------------------- the workspace
+
+
+def test_a_harness_folder_as_the_benchmark_builds_its_gold_per_task():
+    disc = discover(Sources(HARNESS_DIR))
+    assert disc.layout == HARNESS and disc.harness == [HARNESS_DIR]
+    assert discover(Sources(ROOT / "sample_runs")).layout == "lens"  # the sample holds harness/ but is not one
+    tasks = harness_tasks(HARNESS_DIR)
+    assert set(tasks) == {"mmlongbench_doc", "MMLongBench_DOC"}
+    for task, harness, run in (("mmlongbench_doc", "lmms-eval", LMMS), ("MMLongBench_DOC", "vlmevalkit", VLM)):
+        ws = load_workspace(Sources(HARNESS_DIR, task=task))
+        assert ws.task == task and len(ws.gold.items) == 41
+        assert [pf.run for pf in ws.predictions] == [run]
+        assert [h.run.harness for h in ws.harness] == [harness]
+        assert len(ws.official()[run]) == 41 and len(ws.predictions[0].loaded.items) == 41
+        # the documents: where they go is said (VLMEvalKit's rows name their PDFs, lmms-eval's v0.7 lines none)
+        missing = [p for p in ws.problems if p.kind == "missing documents"]
+        assert len(missing) == 1
+        if harness == "vlmevalkit":
+            assert missing[0].message.startswith("expected the PDFs the questions name, got 5 of 5 missing")
+            assert f"copy the PDFs into {HARNESS_DIR / 'docs'}" in missing[0].message
+        else:
+            assert "none named" in missing[0].message and "--benchmark" in missing[0].message
+    ws = load_workspace(Sources(HARNESS_DIR, task="mmlongbench_doc"))
+    assert ws.origin(LMMS) == ("lmms-eval 0.7.2 · task mmlongbench_doc · model args pretrained=Qwen/Qwen2.5-VL-7B-Instruct"
+                               " · date 20260801_101500")
+    assert sorted(s.accuracy for s in ws.official()[LMMS]) == sorted(_lmms_scores())
+    asked = load_workspace(Sources(HARNESS_DIR, task="no_such_task"))
+    assert asked.task in ("mmlongbench_doc", "MMLongBench_DOC")
+    assert any(p.field == "task" and "no_such_task" in p.message for p in asked.problems)
+
+
+def test_harness_runs_beside_mmlongbench_join_its_gold_and_documents():
+    ws = load_workspace(Sources(MM, runs=(HARNESS_DIR,)))
+    assert ws.discovery.layout == MMLONGBENCH
+    runs = {pf.run: pf for pf in ws.predictions}
+    assert {"gpt-4o", "docowl-8b", LMMS, VLM} <= set(runs)
+    gold_ids = {q.qid for q in ws.gold.items}
+    for name in (LMMS, VLM):
+        ids = [p.qid for p in runs[name].loaded.items]
+        assert len(ids) == 41 and set(ids) == gold_ids  # every harness row joined by (question, answer)
+    # the harness's row 0 is samples.json's first question
+    assert runs[LMMS].loaded.items[0].qid == qid_for(0)
+    assert any(loc.path is not None for loc in ws.locations.values())  # the clone's PDFs: Evidence works
+
+
+def test_harness_runs_of_another_benchmark_are_named_not_guessed():
+    ws = load_workspace(Sources(DOCVQA, runs=(HARNESS_DIR,)))
+    assert not ws.harness
+    said = sorted(p.got for p in ws.problems if p.kind == "tasks of another benchmark")
+    assert len(said) == 2 and said[0].startswith("MMLongBench_DOC: not this benchmark")
+    assert said[1].startswith("mmlongbench_doc: not this benchmark")
+
+
+def test_a_question_that_cannot_be_joined_is_listed_and_the_rest_loads(tmp_path):
+    bench = tmp_path / "mm"
+    shutil.copytree(MM, bench)
+    samples = json.loads((bench / "data" / "samples.json").read_text(encoding="utf-8"))
+    samples[0]["question"] = "A question reworded since the harness copied it?"
+    (bench / "data" / "samples.json").write_text(json.dumps(samples), encoding="utf-8")
+    ws = load_workspace(Sources(bench, runs=(HARNESS_DIR,)))
+    unjoined = [p for p in ws.problems if p.kind == "questions not in the benchmark's gold"]
+    assert sorted((p.file, p.field) for p in unjoined) == [("MMLongBench_DOC", "0"), ("mmlongbench_doc", "0")]
+    runs = {pf.run: pf for pf in ws.predictions}
+    assert len(runs[LMMS].loaded.items) == 40 and runs[LMMS].loaded.skipped == 1
+
+
+def test_the_url_keeps_the_task():
+    assert to_params(from_params({"bench": "MMLongBench_DOC", "profile": "vlmevalkit"})) == {
+        "bench": "MMLongBench_DOC", "profile": "vlmevalkit"}
+
+
+# ----------------------------------------------------------------------------- evaluator sensitivity (hand-pinned)
+
+
+def test_harness_scores_against_the_benchmarks_evaluator_on_the_sample():
+    ws = load_workspace(Sources(MM, runs=(HARNESS_DIR,)))
+    pairs = [(e, hs.rescored(e)) for e in hs.compared(ws.harness)]
+    assert {e.benchmark_profile for e, _ in pairs} == {"mmlongbench-doc"}
+    by = {e.name: (e, r) for e, r in pairs}
+    # lmms-eval reads the first number: `7,310` (gold 7310) and `96.4` (gold `96.4 million`) score 1 under
+    # it, 0 under the benchmark (int(float("7,310")) raises; "96.4" is not "96.4 million"): 2 of 41 down
+    e, r = by[LMMS]
+    assert hs.headline(r) == {"count": 41, "changed": 2, "up": 0, "down": 2}
+    ch = hs.changes(e, r).set_index("question_id")
+    assert list(ch.index) == [qid_for(0), qid_for(13)]
+    assert ch.loc[qid_for(0), "reason"] == "lmms-eval reads the first number: `7,310` → 7310"
+    assert (ch["harness score"] == 1.0).all() and (ch["evaluator score"] == 0.0).all()
+    assert ch.loc[qid_for(13), "slice"] == "Float"
+    # VLMEvalKit's eval_score raises on two rows and scores them 0; the benchmark gives 1 to both: 2 up
+    e2, r2 = by[VLM]
+    assert hs.headline(r2) == {"count": 41, "changed": 2, "up": 2, "down": 0}
+    assert set(hs.changes(e2, r2)["reason"]) == {"VLMEvalKit's eval_score raises on this row and scores 0"}
+    slices = hs.slices(r2).set_index("slice")
+    assert slices.loc["List", "up"] == 1 and slices.loc["Float", "up"] == 1 and slices["changed"].sum() == 2
+    board = hs.ranks(pairs).set_index("Run")
+    own = _lmms_scores()
+    assert board.loc[LMMS, "Harness score (%)"] == pytest.approx(100 * sum(own) / 41)
+    assert board.loc[LMMS, "Evaluator score (%)"] == pytest.approx(100 * (sum(own) - 2) / 41)
+    assert board.loc[VLM, "Harness score (%)"] == pytest.approx(100 * 35 / 41)
+    assert board.loc[VLM, "Evaluator score (%)"] == pytest.approx(100 * 37 / 41)
+    assert board.loc[VLM, "Rank by evaluator"] == 1 and (board["Rank change"] == 0).all()
+
+
+def test_ranks_move_when_the_evaluator_reorders_runs():
+    from dashboard.core.workspace import HarnessEntry
+    from scoring.formats.base import HarnessRun
+    from scoring.harness import Rescored, RowScore
+
+    def pair(name: str, official: list[float], score: list[float]):
+        run = HarnessRun(name=name, harness="lmms-eval", task="t", family="mmlongbench", model=name)
+        rows = [RowScore(str(k), "none", o, s, "", "", "f", k + 1) for k, (o, s) in enumerate(zip(official, score))]
+        return HarnessEntry(name, run, {}, None, ROOT, "mmlongbench-doc"), Rescored(run, "mmlongbench-doc", rows)
+
+    board = hs.ranks([pair("a", [1, 1, 0], [0, 0, 0]), pair("b", [1, 0, 0], [1, 0, 0])]).set_index("Run")
+    assert board.loc["a", "Rank by harness"] == 1 and board.loc["a", "Rank by evaluator"] == 2
+    assert board.loc["a", "Rank change"] == -1 and board.loc["b", "Rank change"] == 1
+    assert board.loc["a", "Δ (points)"] == pytest.approx(-200 / 3)
+
+
+# ----------------------------------------------------------------------------- the app
+
+
+def test_app_opens_a_harness_folder_as_the_benchmark(monkeypatch):
+    # the first task (ties on runs, then on questions: by name) is VLMEvalKit's, scored by its own profile
+    at = app_on(monkeypatch, HARNESS_DIR, timeout=90)
+    assert_clean(at)
+    picker = next(s for s in at.sidebar.selectbox if s.label == "Scoring profile")
+    assert picker.value == "vlmevalkit" and {"vlmevalkit", "mmlongbench-doc"} <= set(picker.options)
+    task = next(s for s in at.sidebar.selectbox if s.label == "Benchmark in this harness folder")
+    assert task.value == "MMLongBench_DOC" and task.options == [
+        "MMLongBench_DOC (vlmevalkit: 1 run, 41 questions)", "mmlongbench_doc (lmms-eval: 1 run, 41 questions)"]
+    at.switch_page("views/data.py").run()
+    assert_clean(at)
+    assert any("all 41 questions match the official scores (profile vlmevalkit)" in s.value.replace("\\", "")
+               for s in at.success)
+    # the evidence page says what is missing and where it goes
+    at.switch_page("views/evidence.py").run()
+    assert_clean(at)
+    # the other task, by the URL: lmms-eval's, scored by its own profile, its facts on the Data page
+    at2 = app_on(monkeypatch, HARNESS_DIR, {"bench": "mmlongbench_doc"}, timeout=90)
+    assert_clean(at2)
+    assert next(s for s in at2.sidebar.selectbox if s.label == "Scoring profile").value == "lmms-eval"
+    assert next(s for s in at2.sidebar.selectbox if s.label == "Benchmark in this harness folder").value == "mmlongbench_doc"
+    assert at2.query_params.get("bench") in ("mmlongbench_doc", ["mmlongbench_doc"])
+    at2.switch_page("views/data.py").run()
+    assert_clean(at2)
+    facts = next(d.value for d in at2.dataframe if "Model arguments" in d.value.columns).iloc[0]
+    assert facts["Version"] == "0.7.2" and facts["Model arguments"] == f"pretrained={LMMS}"
+    assert facts["Date"] == "20260801_101500" and facts["Harness"] == "lmms-eval"
+    assert any("all 41 questions match the official scores (profile lmms-eval)" in s.value.replace("\\", "")
+               for s in at2.success)
+
+
+def test_app_opens_harness_runs_beside_the_benchmark(monkeypatch):
+    at = app_on(monkeypatch, MM, timeout=120, env={"LENS_RUNS": str(HARNESS_DIR)})
+    assert_clean(at)
+    picker = next(s for s in at.sidebar.selectbox if s.label == "Scoring profile")
+    assert picker.value == "mmlongbench-doc" and {"lmms-eval", "vlmevalkit"} <= set(picker.options)
+    board = next(d.value for d in at.dataframe if "Signature" in d.value.columns)
+    assert {LMMS, VLM, "gpt-4o"} <= set(board["Run"])
+    sig = board.set_index("Run").loc[LMMS, "Signature"]
+    assert "source: lmms-eval 0.7.2 · task mmlongbench_doc · model args pretrained=" in sig
+    at.switch_page("views/evidence.py").run()
+    assert_clean(at)
+
+
+def test_sensitivity_view_shows_the_sample_harness_runs(monkeypatch):
+    at = app_on(monkeypatch, MM, {"run": [LMMS, VLM]}, timeout=120, env={"LENS_RUNS": str(HARNESS_DIR)})
+    at.switch_page("views/disagreement.py").run()
+    assert_clean(at)
+    board = frame_with(at, "Run")
+    board = next(d.value for d in at.dataframe if "Rank by evaluator" in d.value.columns).set_index("Run")
+    assert board.loc[VLM, "Evaluator score (%)"] == pytest.approx(100 * 37 / 41)
+    changes = next(d.value for d in at.dataframe if list(d.value.columns[:2]) == ["question_id", "harness id"])
+    assert list(changes["question_id"]) == [qid_for(0), qid_for(13)]  # the first harness run listed: lmms-eval's
+    assert any("2 of 41 questions change score" in m.value.replace("\\", "") for m in at.markdown)
