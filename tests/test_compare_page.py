@@ -125,7 +125,7 @@ def test_many_runs_tab_and_presentation(open_app, mini_bench):
 
     present = open_app({"a": "alpha", "b": "beta"}, page="views/present.py")
     assert present.title[0].value == "alpha against beta"
-    assert [c.value for c in present.caption][:4] == ["1 / 4", "2 / 4", "3 / 4", "4 / 4"]
+    assert [c.value for c in present.caption][:5] == ["1 / 5", "2 / 5", "3 / 5", "4 / 5", "5 / 5"]  # 5: the finder
     assert "percentage points ahead of" in present.markdown[0].value
 
 

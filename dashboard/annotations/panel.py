@@ -99,6 +99,11 @@ def _author(key: str) -> str:
     return st.session_state[NAME]
 
 
+def author(key: str) -> str:
+    """The session's annotator name box (`_author`), for other panels (a saved slice records who saved it)."""
+    return _author(key)
+
+
 # ----------------------------------------------------------------------------- one note's form
 
 

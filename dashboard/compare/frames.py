@@ -18,7 +18,8 @@ anls, status, prediction). Scores and deltas stay fractions (0..1); pages and ch
 percent / percentage points.
 
 Slices: every label of every field in `BREAKDOWNS` (reasoning type, evidence source, domain,
-difficulty, answer format, document type, split) that has at least two labels: a field with one value
+difficulty, answer format, document type, split) -- and of SAVED_FIELD, the saved slices (each saved
+slice's name a label, a question in each it matches), when the pages add it -- that has at least two labels: a field with one value
 (MMLongBench-Doc's reasoning type, domain, difficulty: all "unknown") is no slice and is not counted in
 Holm's correction. A question with several evidence sources is in each of their slices, as in the
 overview's breakdowns. A missing label is "unknown".
@@ -52,6 +53,8 @@ from scoring.stats import (
     sign_flip_p,
 )
 
+# the saved slices (dashboard.weak.saved): a field of the question frame when the page added it
+SAVED_FIELD = "saved_slice"
 # the scoring report's breakdowns, in the order the comparison shows them
 SHOWN_FIRST = ("reasoning_type", "evidence_source", "domain", "difficulty", "answer_format", "doc_type")
 BREAKDOWNS = tuple(sorted(model.BREAKDOWNS, key=lambda f: SHOWN_FIRST.index(f) if f in SHOWN_FIRST else len(SHOWN_FIRST)))
@@ -137,10 +140,13 @@ def clusters_at(codes: np.ndarray, unit: str, pos: np.ndarray) -> Clusters:
 
 
 def labels_of(questions: pd.DataFrame, field_name: str) -> pd.Series:
-    """(question id -> label) for one field; evidence_source gives a question once per source."""
+    """(question id -> label) for one field; evidence_source gives a question once per source, and
+    SAVED_FIELD once per saved slice it is in (none: no label, not "unknown")."""
     if field_name not in questions.columns:
         return pd.Series(dtype=object)
     col = questions[field_name]
+    if field_name == SAVED_FIELD:
+        return col.map(lambda v: list(v) if isinstance(v, (list, tuple)) else []).explode().dropna().astype(str).astype(object)
     if field_name == "evidence_source":
         col = col.map(lambda v: list(v) if isinstance(v, (list, tuple)) and len(v) else [UNKNOWN]).explode()
     known = col.notna() & (col.astype(str) != "")
@@ -150,12 +156,13 @@ def labels_of(questions: pd.DataFrame, field_name: str) -> pd.Series:
 def slices(questions: pd.DataFrame, fields: Iterable[str] = BREAKDOWNS, *,
            overall: bool = True) -> Iterator[tuple[str, str, pd.Index]]:
     """(field, label, question ids): first every question, then each label of each field, sorted.
-    A field with fewer than two labels (every question "unknown", or all one value) gives no slice."""
+    A field with fewer than two labels (every question "unknown", or all one value) gives no slice;
+    SAVED_FIELD gives each saved slice (one is a slice: its questions against the rest)."""
     if overall:
         yield OVERALL_FIELD, OVERALL_LABEL, questions.index
     for name in fields:
         lab = labels_of(questions, name)
-        if lab.nunique() < 2:
+        if lab.nunique() < (1 if name == SAVED_FIELD else 2):
             continue
         for label, ids in lab.groupby(lab.values, sort=True).groups.items():
             yield name, str(label), pd.Index(ids).unique()
@@ -316,7 +323,7 @@ def _membership(questions: pd.DataFrame, fields: Iterable[str]) -> pd.DataFrame:
     parts = [pd.DataFrame({"field": OVERALL_FIELD, "label": OVERALL_LABEL, "question_id": questions.index})]
     for name in fields:
         lab = labels_of(questions, name)
-        if lab.nunique() >= 2:
+        if lab.nunique() >= (1 if name == SAVED_FIELD else 2):
             parts.append(pd.DataFrame({"field": name, "label": lab.values, "question_id": lab.index}))
     return pd.concat(parts, ignore_index=True).drop_duplicates()
 

@@ -27,6 +27,9 @@ from dashboard.core.links import field_label
 from dashboard.core.samples import CAMPAIGN_PAIR, campaign_offer
 from dashboard.core.textdiff import char_diff, diff_text
 from dashboard.shell import cache, ui
+from dashboard.weak import frames as W
+from dashboard.weak import panel as weak_panel
+from dashboard.weak import saved_panel
 
 SETTINGS = C.Settings()
 PAIR_TAB, ALL_TAB = "A against baseline B", "All runs: weakest slices and ranks"
@@ -55,15 +58,23 @@ def _digest(frame: pd.DataFrame) -> int:
     return int(pd.util.hash_pandas_object(frame.astype({c: str for c in text}) if text else frame, index=True).sum())
 
 
-def _questions_digest(an) -> int:
-    cols = [c for c in (*C.BREAKDOWNS, "document", "cluster") if c in an.questions.columns]
-    return _digest(an.questions[cols])
+def _questions_digest(an, questions: pd.DataFrame | None = None) -> int:
+    q = an.questions if questions is None else questions
+    cols = [c for c in (*C.BREAKDOWNS, C.SAVED_FIELD, "document", "cluster") if c in q.columns]
+    return _digest(q[cols])
 
 
-def deltas(an, pairs: pd.DataFrame, a: str, b: str) -> pd.DataFrame:
+def fields_of(questions: pd.DataFrame) -> tuple[str, ...]:
+    """The breakdowns, and the saved slices when the question frame has them (saved_panel.questions_with_fields)."""
+    return (*C.BREAKDOWNS, C.SAVED_FIELD) if C.SAVED_FIELD in questions.columns else C.BREAKDOWNS
+
+
+def deltas(an, pairs: pd.DataFrame, a: str, b: str, questions: pd.DataFrame | None = None) -> pd.DataFrame:
+    """`frames.deltas` of the pair, cached; `questions`: the question frame with the saved slices' field."""
+    q = an.questions if questions is None else questions
     cols = [f"{m}_{s}" for m in C.METRICS for s in "ab"]
-    key = ("deltas", a, b, _digest(pairs[cols]), _questions_digest(an), SETTINGS)
-    return cache.comparison(key, lambda: C.deltas(pairs, an.questions, C.BREAKDOWNS, SETTINGS))  # type: ignore[return-value]
+    key = ("deltas", a, b, _digest(pairs[cols]), _questions_digest(an, q), fields_of(q), SETTINGS)
+    return cache.comparison(key, lambda: C.deltas(pairs, q, fields_of(q), SETTINGS))  # type: ignore[return-value]
 
 
 def _scores_digest(an, runs: list[str], metric: str) -> int:
@@ -212,7 +223,7 @@ def slices_section(an, table: pd.DataFrame, a: str, b: str, state: MutableMappin
     c1, c2 = st.columns([3, 2])
     metric = c1.segmented_control("Metric", C.METRICS, format_func=C.METRIC_LABELS.__getitem__, key="cmp_metric") or "accuracy"
     state["cmp_metric"] = "" if metric == "accuracy" else metric
-    fields = [f for f in C.BREAKDOWNS if (table["field"] == f).any()]
+    fields = [f for f in (*C.BREAKDOWNS, C.SAVED_FIELD) if (table["field"] == f).any()]
     field_name = c2.selectbox("Breakdown", [ALL_FIELDS, *fields], format_func=lambda f: f if f == ALL_FIELDS else field_label(f),
                               key="cmp_field")
     shown = table if field_name == ALL_FIELDS else table[table["field"].isin([C.OVERALL_FIELD, field_name])]
@@ -270,9 +281,13 @@ def choose_slice(state: MutableMapping[str, str], field_name: str, label: str, f
     st.session_state.pop("cmp_q_pick", None)
 
 
-def flips_section(an, pairs: pd.DataFrame, a: str, b: str, state: MutableMapping[str, str], ctx) -> None:
+def flips_section(an, pairs: pd.DataFrame, a: str, b: str, state: MutableMapping[str, str], ctx,
+                  with_fields: pd.DataFrame | None = None) -> None:
+    """The flip table per slice (`with_fields`: the question frame with the saved slices' field), a
+    cell's questions and one question side by side."""
     st.subheader("What flipped (Accuracy)")
-    flips = C.flip_table(pairs, an.questions)
+    qframe = an.questions if with_fields is None else with_fields
+    flips = C.flip_table(pairs, qframe, fields_of(qframe))
     st.caption(f"A = {md_escape(a)}, B = {md_escape(b)}. Click a count to list those questions. p (documents): is one run "
                "right more often than the other, tested by flipping whole documents between the runs (exact); McNemar p "
                "(questions): the question-level test, which treats questions as independent.")
@@ -308,7 +323,7 @@ def flips_section(an, pairs: pd.DataFrame, a: str, b: str, state: MutableMapping
         st.session_state.pop("cmp_q_pick", None)
     state["cmp_slice"], state["cmp_flip"] = now
     field_name, label = C.parse_slice(chosen) or (C.OVERALL_FIELD, C.OVERALL_LABEL)
-    cell = C.flip_questions(pairs, an.questions, field_name, label, flip)
+    cell = C.flip_questions(pairs, qframe, field_name, label, flip)
     what = f"{slice_text(field_name, label)} · {flip or 'every outcome'}"
     st.markdown(f"**{len(cell)} question{'s' if len(cell) != 1 else ''}**: {md_escape(what)}")
     if cell.empty:
@@ -499,7 +514,7 @@ def report_panel(ctx, order: list[str], state: MutableMapping[str, str]) -> None
         with st.spinner("Building the report: intervals, charts, page thumbnails…"):
             page = report.build_report(ctx.analysis, list(runs), baseline, workspace=ctx.workspace, profile=ctx.profile,
                                        settings=SETTINGS, notes=annotations_panel.notes(ctx), changes=annotations_panel.score_changes(ctx),
-                                       changes_summary=str(ctx.corrections or ""))
+                                       changes_summary=str(ctx.corrections or ""), saved=saved_panel.saved_slices(ctx))
         st.session_state["cmp_report"] = (wanted, page.encode("utf-8"))
     built = st.session_state.get("cmp_report")
     if built and built[0] == wanted:
@@ -507,3 +522,70 @@ def report_panel(ctx, order: list[str], state: MutableMapping[str, str]) -> None
                            icon=":material/download:", on_click="ignore", width="stretch", key="cmp_report_dl")
         st.caption(f"Ready: {len(built[1]) / 1e6:.1f} MB, Plotly's JavaScript included.")
     st.page_link(PRESENT_PAGE, label="Presentation mode: one message per screen", icon=":material/slideshow:")
+
+
+# ----------------------------------------------------------------------------- pair mode of the finder
+
+
+WEAK_PAGE = "views/weak.py"
+PAIR_TOP = 5
+
+
+def open_weak_page(run: str, baseline: str, metric: str) -> None:
+    """The Weak slices page in pair mode on (run, baseline, metric): its pickers follow the view."""
+    view = ui.view()
+    view.weak = {"wk_run": run, "wk_base": baseline, "wk_metric": "" if metric == "accuracy" else metric}
+    for key in ("weak_run", "weak_base", "weak_metric"):
+        st.session_state.pop(key, None)
+    ui.switch_to(ui.QUESTIONS_PAGE.parent / "weak.py")
+
+
+def pair_slices_table(result, run: str, baseline: str, saved=None) -> pd.DataFrame:
+    """The top PAIR_TOP kept slices of a pair-mode search: conditions, questions, documents, the gap
+    of the paired difference with its interval by document, q, and the explorer link."""
+    table = W.table(result, run, baseline, saved).head(PAIR_TOP)
+    return table[["Rank", "Conditions", "Questions", "Documents", W.INTERVAL, "q", "Open in explorer"]]
+
+
+def where_worse_better(ctx, an, a: str, b: str, state: MutableMapping[str, str], questions: pd.DataFrame) -> None:
+    """"Where did A get worse / better": the finder in pair mode (dashboard/weak), A − B (slices where
+    A lost more to B than elsewhere) and B − A (where A gained more), computed on request with a
+    progress bar and kept in the Weak slices page's store; the top slices with their intervals by
+    document, and a button to that page in pair mode for the full table."""
+    metric = state.get("cmp_metric") or "accuracy"
+    metric = metric if metric in C.METRICS else "accuracy"
+    st.subheader("Where did A get worse, and where better")
+    settings = W.Settings()
+    worse = weak_panel.cached(an, questions, a, b, metric, settings)
+    better = weak_panel.cached(an, questions, b, a, metric, settings)
+    if worse is None or better is None:
+        st.caption(f"On request: every conjunction of up to three conditions is tested for a paired {C.METRIC_LABELS[metric]} "
+                   "difference A − B below (or above) the rest's, with documents as the unit and false discoveries "
+                   "controlled (Benjamini–Hochberg, q < 0.05).")
+        if not st.button("Find where A got worse and better", icon=":material/search:", key="cmp_pair_go"):
+            return
+        bar = st.progress(0.0, text="Reading the questions…")
+        worse = weak_panel.compute(an, questions, a, b, metric, settings, bar)
+        better = weak_panel.compute(an, questions, b, a, metric, settings, bar)
+        bar.empty()
+    saved = saved_panel.by_name(ctx)  # a saved-slice condition's link brings that slice's filters
+    st.caption(md_escape(W.settings_text(worse)))
+    for title, result, run, base, key in ((f"Where {a} got worse than {b}", worse, a, b, "worse"),
+                                          (f"Where {a} got better than {b}", better, b, a, "better")):
+        st.markdown(f"**{md_escape(title)}** ({C.METRIC_LABELS[metric]}, {result.tested:,} slices tested)")
+        if not result.weak:
+            st.info(md_escape(f"Not enough evidence: no slice where the difference is {key} than on the other questions "
+                              f"beyond chance ({result.tested:,} slices tested, {result.units:,} {result.unit}s as the unit)."))
+        else:
+            st.dataframe(pair_slices_table(result, run, base, saved), hide_index=True, width="stretch", key=f"cmp_pair_{key}",
+                         column_config={
+                             "Conditions": st.column_config.ListColumn("Conditions", width="large"),
+                             W.INTERVAL: st.column_config.TextColumn(
+                                 "Gap of " + ("B − A" if key == "better" else "A − B") + ", 95% CI by document (pp)",
+                                 help="the slice's mean paired difference minus the rest's, with its 95 % interval "
+                                      "(cluster-robust, documents as the unit)"),
+                             "q": st.column_config.NumberColumn(format="%.2g"),
+                             "Open in explorer": st.column_config.LinkColumn(display_text="questions ↗")})
+        if st.button(f"The full table on the Weak slices page ({'A against B' if key == 'worse' else 'B against A'})",
+                     key=f"cmp_pair_open_{key}", icon=":material/troubleshoot:"):
+            open_weak_page(run, base, metric)

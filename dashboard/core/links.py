@@ -7,6 +7,8 @@ query-string form. No streamlit here: `to_params` gives what `st.query_params.fr
     ?metric=anls&tab=domain&loaded=hide        (the overview's metric, open breakdown tab, loaded-score runs hidden)
     ?tag=reasoning_error&tag=(untagged)&note=1&gold=corrected   (annotation filter; scores with gold corrections)
     ?sel=q1&page=55&zoom=200&layer=Gold%20boxes&layer=a:%20answer   (the evidence viewer: page, zoom in %, layers)
+    ?slice=counting%20over%20charts        (a saved slice: the explorer applies its filters; dashboard/weak/saved.py)
+    ?wk_run=a&wk_base=b&wk_metric=anls     (the Weak slices page: run, baseline -- pair mode -- and metric)
     ?data=/srv/outputs&bench=docvqa_val&profile=lmms-eval   (a harness folder as the benchmark: its task, its profile)
 """
 
@@ -48,6 +50,11 @@ LOCATION_FIELD = "answer_location"
 # The explorer's annotation-tag filter (dashboard/annotations: a tag, or "(untagged)") under the query key
 # `tag`; a chart slice of this field opens it.
 TAG_FIELD = "annotation_tag"
+# A saved slice (dashboard/annotations/db.py saved_slices, dashboard/weak/saved.py) by name, under the query
+# key `slice`: the explorer applies its filters (and keeps the name in the URL while they are unchanged).
+SAVED_KEY = "slice"
+# The Weak slices page's part (dashboard/views/weak.py): run, baseline (pair mode) and metric.
+WEAK_KEYS = ("wk_run", "wk_base", "wk_metric")
 
 
 @dataclass
@@ -78,6 +85,8 @@ class View:
     page: int = 0
     zoom: int = 0
     layers: list[str] | None = None
+    saved: str = ""  # a saved slice's name (query key `slice`): the explorer applies its filters
+    weak: dict[str, str] = field(default_factory=dict)  # WEAK_KEYS -> value
 
     def with_question(self, question: str) -> View:
         """The view on another question: the evidence viewer's page belongs to the question it was
@@ -91,7 +100,7 @@ class View:
         return replace(self, runs=[run] if run else list(self.runs),
                        filters={} if located or tagged else {field_name: [label]},
                        location=[label] if located else [], tags=[label] if tagged else [], noted=False,
-                       ranges={}, status=[], search="", question="", match="every", page=0)
+                       ranges={}, status=[], search="", question="", match="every", page=0, saved="")
 
 
 def field_label(name: str) -> str:
@@ -152,7 +161,10 @@ def to_params(view: View) -> dict[str, str | list[str]]:
         out["zoom"] = str(view.zoom)
     if view.layers is not None:
         out["layer"] = list(view.layers) or [""]  # `layer=`: every layer hidden
+    if view.saved:
+        out[SAVED_KEY] = view.saved
     out.update({k: view.compare[k] for k in COMPARE_KEYS if view.compare.get(k)})
+    out.update({k: view.weak[k] for k in WEAK_KEYS if view.weak.get(k)})
     out.update({k: view.disagree[k] for k in DISAGREE_KEYS if view.disagree.get(k)})
     return out
 
@@ -210,4 +222,6 @@ def from_params(params: Mapping[str, str | list[str]]) -> View:
         layers=list(dict.fromkeys(_values(params, "layer"))) if "layer" in params else None,
         compare={k: _first(params, k) for k in COMPARE_KEYS if _first(params, k)},
         disagree={k: _first(params, k) for k in DISAGREE_KEYS if _first(params, k)},
+        saved=_first(params, SAVED_KEY),
+        weak={k: _first(params, k) for k in WEAK_KEYS if _first(params, k)},
     )

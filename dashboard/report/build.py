@@ -48,9 +48,12 @@ from dashboard.core.workspace import Workspace, load_workspace
 from dashboard.evidence.locate import locate_in_document
 from dashboard.evidence.pdf import DocumentError, page_text
 from dashboard.evidence.render import render_page, to_pixels
+from dashboard.weak import frames as W
+from dashboard.weak import saved as S
 from scoring.evaluate import evaluate
 from scoring.model import GoldQuestion
 from scoring.profiles import DEFAULT_PROFILE
+from scoring.slices import SliceSearch
 
 THUMB_WIDTH = 520  # px
 MAX_THUMB_PIXELS = 1_200_000
@@ -272,9 +275,14 @@ class _Charts:
 def build_report(analysis: Analysis, runs: list[str], baseline: str | None = None, *, workspace: Workspace | None = None,
                  profile: str = DEFAULT_PROFILE, title: str = "", settings: C.Settings | None = None,
                  failures: int = 8, progress: Progress | None = None, notes: Sequence | None = None,
-                 changes: pd.DataFrame | None = None, changes_summary: str = "") -> str:
+                 changes: pd.DataFrame | None = None, changes_summary: str = "", saved: Sequence = (),
+                 searches: dict | None = None) -> str:
     """The whole report as one HTML string (see the module docstring). Sections are numbered in the
-    order they appear: with two runs the failures follow the flips as 4, with three the ranks are 4."""
+    order they appear: the headline, the weakest slices, the flips (two runs or more), the weak slices
+    the finder found, the ranks (three runs or more), the failures, the failure modes.
+    `saved`: the benchmark's saved slices (dashboard.annotations.db.SavedSlice), a breakdown field of the
+    per-slice table and of the finder; `searches`: finder results already made ((run, baseline) ->
+    scoring.slices.SliceSearch, as the app's store keeps them), the rest computed here."""
     import plotly.offline
 
     settings = settings or C.Settings()
@@ -306,7 +314,10 @@ def build_report(analysis: Analysis, runs: list[str], baseline: str | None = Non
     pairs = C.paired(an.scores, a, b) if b else None
     if b and pairs is not None:
         say(f"flips and per-slice deltas, {a} against {b}")
-        sections.append(_flips(an, pairs, a, b, settings, chart))
+        sections.append(_flips(an, pairs, a, b, settings, chart, S.with_fields(an.questions, list(saved)) if saved else None))
+    questions = S.with_fields(an.questions, list(saved)) if saved else an.questions
+    say(f"weak slices of {a} (the finder)")
+    sections.append(_found(an, questions, a, b, searches or {}))
     if len(runs) > 2:
         sections.append(_ranks(an, runs))
     if pairs is not None or b is None:
@@ -466,9 +477,12 @@ def _weakest(weak: pd.DataFrame, a: str, chart: _Charts) -> dict:
     return section
 
 
-def _flips(an: Analysis, pairs: pd.DataFrame, a: str, b: str, settings: C.Settings, chart: _Charts) -> dict:
-    flips = C.flip_table(pairs, an.questions)
-    table = C.deltas(pairs, an.questions, C.BREAKDOWNS, settings)
+def _flips(an: Analysis, pairs: pd.DataFrame, a: str, b: str, settings: C.Settings, chart: _Charts,
+           questions: pd.DataFrame | None = None) -> dict:
+    q = an.questions if questions is None else questions
+    fields = (*C.BREAKDOWNS, C.SAVED_FIELD) if C.SAVED_FIELD in q.columns else C.BREAKDOWNS
+    flips = C.flip_table(pairs, q, fields)
+    table = C.deltas(pairs, q, fields, settings)
     top = flips.iloc[0]
     slices = flips.iloc[1:].assign(_d=flips.iloc[1:][["only A", "only B"]].sum(axis=1)).sort_values("_d", ascending=False, kind="stable")
     sig = table[(table["field"] != C.OVERALL_FIELD) & (table["p_holm"] < 0.05)
@@ -501,6 +515,42 @@ def _flips(an: Analysis, pairs: pd.DataFrame, a: str, b: str, settings: C.Settin
         "table": table_data(frame, numeric=["Questions", "Documents", "Only A / only B", "p by document (Holm)",
                                             "McNemar p (questions)"]),
     }
+
+
+FOUND_ROWS = 5  # the finder's top slices in the report
+
+
+def search_of(an: Analysis, questions: pd.DataFrame, run: str, baseline: str = "") -> SliceSearch:
+    """The finder (dashboard.weak.frames.search, default settings) on one run, or in pair mode."""
+    return W.search(W.inputs(questions, an.scores, an.gold, run, "accuracy", baseline), W.Settings())
+
+
+def found_rows(result: SliceSearch, top: int = FOUND_ROWS) -> pd.DataFrame:
+    """The top kept slices of a search as report rows: rank, conditions, questions, documents, gap
+    with its 95 % interval by document (pp), one-sided p, q, and how many slices each explains."""
+    return pd.DataFrame([{"Rank": str(k), "Slice": s.name, "Questions": str(s.n), "Documents": str(s.documents),
+                          "Gap (pp) [95 % interval by document]": f"{pp(s.gap)} [{interval(s.ci_low, s.ci_high)}]",
+                          "Excess failures": f"{s.excess_failures:.1f}", "p": pvalue(s.p), "q": pvalue(s.q),
+                          "Explains": str(len(s.explains))} for k, s in enumerate(result.weak[:top], 1)],
+                        columns=["Rank", "Slice", "Questions", "Documents", "Gap (pp) [95 % interval by document]",
+                                 "Excess failures", "p", "q", "Explains"])
+
+
+def _found(an: Analysis, questions: pd.DataFrame, a: str, b: str | None, searches: dict) -> dict:
+    """The weak-slice finder's top slices of A (against the rest of A), and in pair mode where A lost
+    more to B than elsewhere: each with its interval by document, q and the number of slices tested,
+    or "not enough evidence"."""
+    parts = []
+    for run, base, title in ((a, "", f"Where {a} is weaker than the rest of {a}"),
+                             *(((a, b, f"Where {a} lost more to {b} than elsewhere"),) if b else ())):
+        result = searches.get((run, base)) or search_of(an, questions, run, base)
+        parts.append({"title": title, "tested": f"{result.tested:,}", "settings": W.settings_text(result),
+                      "none": ("" if result.weak else
+                               f"Not enough evidence: no slice is weaker beyond chance ({result.tested:,} slices tested, "
+                               f"{result.units:,} {result.unit}s as the unit)."),
+                      "table": table_data(found_rows(result), numeric=["Rank", "Questions", "Documents", "Excess failures",
+                                                                       "p", "q", "Explains"]) if result.weak else None})
+    return {"template": "weak_slices.html", "a": a, "b": b, "parts": parts}
 
 
 def _ranks(an: Analysis, runs: list[str]) -> dict:

@@ -7,6 +7,7 @@ from dashboard.compare import frames as C
 from dashboard.compare import panel as P
 from dashboard.core.escape import md_escape
 from dashboard.shell import ui
+from dashboard.weak import saved_panel
 
 ctx = ui.context()
 an = ctx.analysis
@@ -36,10 +37,12 @@ else:
             elif pairs.empty:
                 st.warning(f"{md_escape(a)} and {md_escape(b)} share no scored question.")
             else:
-                table = P.deltas(an, pairs, a, b)
+                questions = saved_panel.questions_with_fields(ctx)  # the saved slices as a breakdown field
+                table = P.deltas(an, pairs, a, b, questions)
                 P.headline(table, a, b)
                 P.slices_section(an, table, a, b, state)
-                P.flips_section(an, pairs, a, b, state, ctx)
+                P.where_worse_better(ctx, an, a, b, state, saved_panel.questions_with_fields(ctx, [a, b], with_tags=True))
+                P.flips_section(an, pairs, a, b, state, ctx, questions)
     with all_tab:
         if all_tab.open is not False:
             P.many_runs(an, runs, state)

@@ -22,6 +22,8 @@ from dashboard.evidence.grounding import AUTO_PAIRS, LOCATION_ORDER, location_br
 from dashboard.evidence.panel import evidence_metrics, evidence_metrics_ready
 from dashboard.overview import charts
 from dashboard.shell import ui
+from dashboard.weak import saved as saved_slices
+from dashboard.weak import saved_panel
 from scoring.profiles import PROFILES, get_profile
 from scoring.registry import METRIC_LABELS, METRICS
 
@@ -75,7 +77,11 @@ st.caption(f"Profile {ctx.profile} · {len(an.questions)} gold questions · {len
 def show(fig, key: str) -> None:
     event = st.plotly_chart(fig, on_select="rerun", selection_mode="points", key=key, width="stretch")
     hit = charts.slice_of(event)
-    if hit:
+    if hit and hit[1] == saved_slices.SAVED_FIELD:  # a saved slice's bar: the explorer with its filters
+        chosen = saved_panel.by_name(ctx).get(hit[2])
+        if chosen is not None:
+            saved_panel.open_saved(chosen, hit[0])
+    elif hit:
         ui.open_slice(*hit)
 
 
@@ -238,8 +244,9 @@ def overview() -> None:
     for name in heatmaps:
         show(charts.heatmap(an.breakdown(name), name, metric, runs, marked), f"ov_heat_{name}")
 
-    if breakdowns:
-        breakdown_tabs(v, breakdowns, metric, runs, marked)
+    saved = saved_panel.saved_breakdown(ctx)  # the saved slices' tab (one read of the annotations database)
+    if breakdowns or saved is not None:
+        breakdown_tabs(v, breakdowns, metric, runs, marked, saved)
     if left_out:
         why = (" (document length and evidence position are read from the PDFs' page counts)"
                if {"length", "position"} & set(left_out) else "")
@@ -261,9 +268,13 @@ def overview() -> None:
     _after_charts(runs, marked, heatmaps + breakdowns)
 
 
-def breakdown_tabs(v, breakdowns: tuple[str, ...], metric: str, runs: list[str], marked: set[str]) -> None:
-    """One tab per field that tells questions apart; the view's tab open, else the first."""
+def breakdown_tabs(v, breakdowns: tuple[str, ...], metric: str, runs: list[str], marked: set[str], saved=None) -> None:
+    """One tab per field that tells questions apart, then the saved slices' (`saved`: their breakdown,
+    when any is saved: a bar per saved slice, a question in each it matches); the view's tab open,
+    else the first."""
     st.subheader("Breakdowns")
+    if saved is not None:
+        breakdowns = (*breakdowns, saved_slices.SAVED_FIELD)
     # Only the open tab's chart is built and sent (a tab switch reruns): building and drawing all
     # seven bar charts took most of every overview rerun (bench/bench_dashboard.py).
     labels = {field_label(n): n for n in breakdowns}
@@ -274,7 +285,8 @@ def breakdown_tabs(v, breakdowns: tuple[str, ...], metric: str, runs: list[str],
     for tab, name in zip(tabs, breakdowns):
         with tab:
             if tab.open is not False:
-                show(charts.bars(an.breakdown(name), name, metric, runs, marked), f"ov_bar_{name}")
+                frame = saved if name == saved_slices.SAVED_FIELD else an.breakdown(name)
+                show(charts.bars(frame, name, metric, runs, marked), f"ov_bar_{name}")
 
 
 def _after_charts(runs: list[str], marked: set[str], fields: tuple[str, ...]) -> None:

@@ -8,7 +8,12 @@ from dashboard.compare import frames as C
 from dashboard.compare import panel as P
 from dashboard.core.escape import md_escape
 from dashboard.shell import ui
+from dashboard.weak import charts as weak_charts
+from dashboard.weak import frames as W
+from dashboard.weak import panel as weak_panel
+from dashboard.weak import saved_panel
 
+SLIDES = 5
 HEIGHT = 600  # px of each slide's chart
 FONT_SCALE = 17 / 12  # the slides' font against the charts' own: rows grow with it, so every label fits
 ctx = ui.context()
@@ -24,7 +29,7 @@ st.html("""<style>
 
 
 def slide(number: int, message: str, fig=None) -> None:
-    st.caption(f"{number} / 4")
+    st.caption(f"{number} / {SLIDES}")
     st.markdown(message)
     if fig is not None:
         fig.update_layout(height=max(HEIGHT, int(FONT_SCALE * (fig.layout.height or 0))), font=dict(size=17), title_font=dict(size=24), margin=dict(t=150),
@@ -32,6 +37,19 @@ def slide(number: int, message: str, fig=None) -> None:
         # theme=None: Streamlit's chart theme would shrink the large presentation fonts back
         st.plotly_chart(fig, width="stretch", key=f"present_{number}", config={"displayModeBar": False}, theme=None)
     st.divider()
+
+
+def weak_message(found, a: str, b: str, top: int = 3) -> str:
+    """Slide 5: the top slices where A lost more to B than on the rest (pair mode), each with its gap
+    and 95 % interval by document and q, and the number of slices tested; or not enough evidence."""
+    head = f"{found.tested:,} slices tested with documents as the unit (Benjamini–Hochberg q < {found.fdr:g})"
+    if not found.weak:
+        return (f"**Not enough evidence** of a slice where **{md_escape(a)}** lost more to **{md_escape(b)}** than elsewhere "
+                f"({head}).")
+    parts = [f"**{md_escape(s.name)}**: {100 * s.gap:+.1f} pp (95 % interval by document {100 * s.ci_low:+.1f} to "
+             f"{100 * s.ci_high:+.1f}; {s.n} questions in {s.documents} {found.unit}s; q {P.pvalue(s.q)})"
+             for s in found.weak[:top]]
+    return f"Where **{md_escape(a)}** lost more to **{md_escape(b)}** than elsewhere ({head}): " + "; ".join(parts) + "."
 
 
 if an.questions.empty or len(an.ranked_names) < 2:
@@ -87,4 +105,12 @@ else:
         msg = f"No slice has the {C.MIN_DOCUMENTS} documents a test needs: too few documents to tell, slice by slice."
     fields = C.shown_fields(table)
     slide(4, msg, charts.delta_chart(table[table["field"].isin([C.OVERALL_FIELD, *fields])], "accuracy", a, b))
+    # the finder in pair mode (dashboard/weak): its store is the Weak slices page's, so a search made there is reused
+    questions = saved_panel.questions_with_fields(ctx, [a, b], with_tags=True)
+    found = weak_panel.cached(an, questions, a, b, "accuracy", W.Settings())
+    if found is None:
+        bar = st.progress(0.0, text="Finding where A lost more to B…")
+        found = weak_panel.compute(an, questions, a, b, "accuracy", W.Settings(), bar)
+        bar.empty()
+    slide(5, weak_message(found, a, b), weak_charts.forest(found, "Accuracy") if found.weak else None)
     st.page_link("views/compare.py", label="Leave the presentation", icon=":material/close:")

@@ -32,6 +32,8 @@ from dashboard.explorer.frames import (
     with_run_columns,
 )
 from dashboard.shell import ui
+from dashboard.weak import saved as saved_slices
+from dashboard.weak import saved_panel
 from scoring.metrics import answer_type, judge
 from scoring.mmlongbench import extraction_miss
 from scoring.model import GoldQuestion, QuestionResult, ScoreRow
@@ -359,8 +361,14 @@ if an.questions.empty or not an.runs:
             "The Data page shows what was found.")
 else:
     ui.warn_missing_runs(an.run_names)
-    view, count = filters(ui.view())
+    view, count = filters(saved_panel.apply_from_view(ctx, ui.view()))  # a link's ?slice=NAME: its filters
+    view = saved_panel.keep_name(view, ctx)  # the name stays in the URL while the filters are the slice's
     ui.set_view(view)
+    with st.expander("Saved slices: save these filters under a name, open or delete a saved one",
+                     icon=":material/bookmarks:"):
+        definition, left_out = saved_slices.definition_from_view(view)
+        saved_panel.save_form(ctx, definition, "x_saved", left_out=left_out)
+        saved_panel.manage(ctx, "x_saved")
     metrics, with_columns = evidence_switch(view)
     table(view, count, metrics, with_columns)
     question = next((q for q in ctx.workspace.gold.items if q.qid == view.question), None)

@@ -13,14 +13,17 @@ from urllib.parse import urlencode
 import numpy as np
 import pandas as pd
 
+from dashboard.annotations.db import SavedSlice
 from dashboard.core.analysis import MULTI_LABEL
 from dashboard.core.links import META, View, to_params
+from dashboard.weak.saved import SAVED_FIELD, TAG_FIELD, column_of
 from scoring.slices import SliceSearch, find_weak_slices
 from scoring.stats import Clusters, document_clusters
 
 # the question frame's breakdown columns, by the product's field names (links.FIELDS, analysis.question_frame)
+# and, when the page added them (dashboard.weak.saved.with_fields), the saved slices and the triage notes' tags
 FIELD_COLUMNS = ("split", "reasoning_type", "evidence_source", "answer_format", "domain", "difficulty", "doc_type",
-                 "length", "position", "page_category")
+                 "length", "position", "page_category", SAVED_FIELD, TAG_FIELD)
 MAX_META_VALUES = 20  # another gold metadata key is a field only with 2..20 distinct values (not ids, not free text)
 EXPLORER = "questions"  # the explorer page's URL path (views/questions.py)
 INTERVAL = "Gap, 95% CI by document (pp)"
@@ -102,11 +105,39 @@ def search(data: Inputs, settings: Settings, progress: Callable[[float, str], ob
                             progress=progress, mode="pair" if data.baseline else "run")
 
 
-def explorer_link(run: str, conditions: tuple[tuple[str, str], ...], baseline: str = "") -> str:
-    """The explorer's URL (relative to the app) showing this slice's questions for this run (and the
-    baseline, side by side): the view of dashboard.core.links with one filter per condition (a
-    multi-valued field matches any value)."""
-    view = View(runs=[run, baseline] if baseline else [run], filters={f: [v] for f, v in conditions})
+def explorer_view(run: str, conditions: tuple[tuple[str, str], ...], baseline: str = "",
+                  saved: Mapping[str, SavedSlice] | None = None) -> View:
+    """The explorer's view of a slice's questions for this run (and the baseline, side by side): one
+    filter per condition (a multi-valued field matches any value); a tag condition is the tag filter;
+    a saved-slice condition brings that slice's filters (`saved`: name -> SavedSlice), intersected
+    with the others on a shared field."""
+    filters: dict[str, list[str]] = {}
+    tags: list[str] = []
+
+    def add(field_name: str, values: list[str]) -> None:
+        if field_name in filters:
+            filters[field_name] = [v for v in filters[field_name] if v in values]
+        else:
+            filters[field_name] = list(values)
+
+    for f, v in conditions:
+        if f == TAG_FIELD:
+            tags.append(v)
+        elif f == SAVED_FIELD and saved and v in saved:
+            for name, values in saved[v].definition.items():
+                if name == TAG_FIELD:
+                    tags.extend(x for x in values if x not in tags)
+                elif name != SAVED_FIELD:
+                    add(column_of(name), list(values))
+        else:
+            add(f, [v])
+    return View(runs=[run, baseline] if baseline else [run], filters=filters, tags=tags)
+
+
+def explorer_link(run: str, conditions: tuple[tuple[str, str], ...], baseline: str = "",
+                  saved: Mapping[str, SavedSlice] | None = None) -> str:
+    """The explorer's URL (relative to the app) of `explorer_view`."""
+    view = explorer_view(run, conditions, baseline, saved)
     return f"{EXPLORER}?{urlencode(to_params(view), doseq=True)}"
 
 
@@ -114,7 +145,7 @@ def _pp(x: float) -> str:
     return f"{x * 100:+.1f}"
 
 
-def table(found: SliceSearch, run: str, baseline: str = "") -> pd.DataFrame:
+def table(found: SliceSearch, run: str, baseline: str = "", saved: Mapping[str, SavedSlice] | None = None) -> pd.DataFrame:
     """The kept weak slices, ranked: conditions (as a list: chips), questions, documents, the gap to
     the rest in percentage points with its 95 % interval by document, excess failures, p, q, how many
     significant slices each explains, and its explorer link."""
@@ -122,7 +153,7 @@ def table(found: SliceSearch, run: str, baseline: str = "") -> pd.DataFrame:
              "Gap (pp)": s.gap * 100,
              INTERVAL: f"{_pp(s.gap)} [{_pp(s.ci_low)}, {_pp(s.ci_high)}]",
              "Excess failures": s.excess_failures, "p (one-sided)": s.p, "q": s.q, "Explains": len(s.explains),
-             "Open in explorer": explorer_link(run, s.conditions, baseline)} for k, s in enumerate(found.weak, 1)]
+             "Open in explorer": explorer_link(run, s.conditions, baseline, saved)} for k, s in enumerate(found.weak, 1)]
     return pd.DataFrame(rows, columns=TABLE_COLUMNS)
 
 

@@ -48,29 +48,49 @@ def pickers(runs: list[str]) -> tuple[str, str, str, W.Settings]:
     return run, "" if base == ALONE else str(base), metric, W.Settings(float(fdr), str(method), int(min_q), int(min_d))
 
 
-def found(an, run: str, baseline: str, metric: str, settings: W.Settings) -> SliceSearch | None:
+def search_key(an, questions, run: str, baseline: str, metric: str, settings: W.Settings) -> tuple:
+    """The store's key of one search: the run's (and baseline's) scores, the questions' fields -- the
+    saved slices and tags among them -- and the settings."""
+    return ("weak", run, baseline, metric, W.scores_key(an.scores, questions, run, metric, baseline), settings)
+
+
+def cached(an, questions, run: str, baseline: str, metric: str, settings: W.Settings) -> SliceSearch | None:
+    """The search if it was made already (by any session), else None."""
+    return SEARCHES.get(search_key(an, questions, run, baseline, metric, settings))
+
+
+def compute(an, questions, run: str, baseline: str, metric: str, settings: W.Settings, bar=None) -> SliceSearch:
+    """The search, from the store or computed now (`bar`: a st.progress it moves)."""
+    key = search_key(an, questions, run, baseline, metric, settings)
+
+    def build() -> SliceSearch:
+        data = W.inputs(questions, an.scores, an.gold, run, metric, baseline)
+        return W.search(data, settings, progress=None if bar is None else
+                        (lambda f, what: bar.progress(min(1.0, f), text=what.capitalize() + "…")))
+
+    return SEARCHES.get_or_build(key, build)
+
+
+def found(an, run: str, baseline: str, metric: str, settings: W.Settings, questions=None,
+          key: str = "weak_go") -> SliceSearch | None:
     """The search for this run, metric and settings: from the store, or computed when the button is
-    pressed (with a progress bar); None until then."""
-    key = ("weak", run, baseline, metric, W.scores_key(an.scores, an.questions, run, metric, baseline), settings)
-    hit = SEARCHES.get(key)
+    pressed (with a progress bar); None until then. `questions`: the question frame the fields are
+    read from (with the saved slices and tags, dashboard.weak.saved_panel.questions_with_fields)."""
+    questions = an.questions if questions is None else questions
+    hit = cached(an, questions, run, baseline, metric, settings)
     if hit is not None:
         return hit
-    if not st.button("Find weak slices", type="primary", icon=":material/search:", key="weak_go"):
+    if not st.button("Find weak slices", type="primary", icon=":material/search:", key=key):
         st.info("The search runs on request: every conjunction of up to three conditions is tested against the rest "
                 "of the run, with documents as the unit. Press **Find weak slices**.")
         return None
     bar = st.progress(0.0, text="Reading the questions…")
-
-    def build() -> SliceSearch:
-        data = W.inputs(an.questions, an.scores, an.gold, run, metric, baseline)
-        return W.search(data, settings, progress=lambda f, what: bar.progress(min(1.0, f), text=what.capitalize() + "…"))
-
-    result = SEARCHES.get_or_build(key, build)
+    result = compute(an, questions, run, baseline, metric, settings, bar)
     bar.empty()
     return result
 
 
-def show(result: SliceSearch, run: str, baseline: str, metric: str) -> None:
+def show(result: SliceSearch, run: str, baseline: str, metric: str, saved=None) -> None:
     """The count of slices tested, then the ranked table and the forest plot, or 'not enough evidence'."""
     c1, c2, c3 = st.columns(3)
     c1.metric("Slices tested", f"{result.tested:,}")
@@ -87,7 +107,7 @@ def show(result: SliceSearch, run: str, baseline: str, metric: str) -> None:
             st.markdown(offer)  # the app's own sentence and link (dashboard/core/samples.py)
         return
     shown = [c for c in W.TABLE_COLUMNS if c != "Gap (pp)"]  # the interval's text leads with it
-    st.dataframe(W.table(result, run, baseline), hide_index=True, key="weak_table", column_order=shown, column_config={
+    st.dataframe(W.table(result, run, baseline, saved), hide_index=True, key="weak_table", column_order=shown, column_config={
         "Rank": st.column_config.NumberColumn(width="small"),
         "Conditions": st.column_config.ListColumn("Conditions", width="large",
                                                   help="field=value; a question is in the slice when all hold"),
