@@ -294,3 +294,28 @@ def test_the_evidence_pages_header_fields(mm):
     q = ws.gold.items[0]
     got = question_header(q, an, ("domain", "reasoning_type"), "evidence Table")
     assert got == f"{q.qid} · evidence Table"  # neither field tells MMLongBench-Doc's questions apart
+
+
+def test_the_evidence_page_marks_a_wrong_answer_on_its_evidence_page(monkeypatch, tmp_path):
+    """docowl-8b answers 7,310 for the Int gold 7310: on the evidence page, scored 0 by the benchmark's
+    evaluator. Its line says so, with no green check; gpt-4o's right 7310 keeps its check. Question
+    31's wrong "2.3 million" likewise; docowl-8b's "2,300,000" there is still not in the document."""
+    import re
+
+    from app_kit import app_on
+
+    monkeypatch.setenv("LENS_CACHE_DIR", str(tmp_path / "cache"))
+    at = app_on(monkeypatch, MM, {"sel": "mmlongbench_0000", "run": ["docowl-8b", "gpt-4o"]}, timeout=120)
+    at.switch_page("views/evidence.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    lines = {re.sub(r"\\(.)", r"\1", m.value) for m in at.markdown}
+    docowl = next(x for x in lines if "docowl-8b: “7,310”" in x)
+    assert docowl.startswith(":orange[:material/error:]") and docowl.endswith("(but scored wrong)"), docowl
+    gpt = next(x for x in lines if "gpt-4o: “7310”" in x)
+    assert gpt.startswith(":green[:material/check_circle:]") and "scored wrong" not in gpt, gpt
+    at.selectbox(key="ev_question").set_value("mmlongbench_0009").run()
+    assert not at.exception, [e.value for e in at.exception]
+    lines = {re.sub(r"\\(.)", r"\1", m.value) for m in at.markdown}
+    # docowl-8b's "Rotterdam, Netherlands" (gold Rotterdam, which its raw response holds): a failed extraction
+    docowl = next(x for x in lines if "docowl-8b: “Rotterdam, Netherlands”" in x)
+    assert "the extraction likely failed" in docowl and "invented" not in docowl, docowl

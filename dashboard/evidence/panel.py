@@ -16,13 +16,11 @@ import streamlit as st
 
 from dashboard.core.analysis import right_runs
 from dashboard.core.escape import md_escape
-from dashboard.core.workspace import fingerprint
+from dashboard.core.workspace import fingerprint, responses
 from dashboard.evidence import ocr, pdf
 from dashboard.evidence.grounding import evidence_table, pages_listed, run_rates
 from dashboard.evidence.layers import OCR_WORDS, gold_pages, layers, page_layers, quote_message
 from dashboard.evidence.locate import (
-    EVIDENCE_PAGE,
-    NOT_IN_DOCUMENT,
     OTHER_PAGE,
     answered,
     locate_answer,
@@ -378,8 +376,7 @@ def _answer_lines(q: GoldQuestion, runs: list[str], preds: dict, paths: dict, re
         pred = preds.get(run)
         text = answered(pred)
         loc = located[run]
-        icon = {EVIDENCE_PAGE: ":green[:material/check_circle:]", OTHER_PAGE: ":orange[:material/warning:]",
-                NOT_IN_DOCUMENT: ":red[:material/help:]"}.get(loc.location or "", ":gray[:material/remove:]")
+        icon = loc.mark  # a green check only for an answer on an evidence page not known to be wrong
         shown = text if pred is not None else "(no prediction)"
         st.markdown(icon + " " + md_escape(f"{run}: “{' '.join(shown.split())[:120]}” — {loc.message}"))
         other = loc.other_pages.get(ref.document_id, [])
@@ -403,8 +400,10 @@ def _located(q: GoldQuestion, runs: list[str], preds: dict, usable: dict, jobs: 
     if kept is not None and kept[0] == memo:
         return kept[1]
     right = right_runs(an.scores, q.qid) if an is not None else None
-    located = {run: locate_answer(answered(preds.get(run)), q, usable, right=None if right is None else run in right)
-               for run in runs}
+    ws = ui.context().workspace if an is not None else None
+    said = {run: (responses(ws, run) or {}).get(q.qid) for run in runs} if ws is not None else {}  # raw responses
+    located = {run: locate_answer(answered(preds.get(run)), q, usable, right=None if right is None else run in right,
+                                  response=said.get(run)) for run in runs}
     unread = [ocr.status(p).message for p in dict.fromkeys(v for v in usable.values() if v is not None)
               if ocr.status(p).unread or ocr.status(p).problems]
     st.session_state[LOCATED] = (memo, (located, unread))
@@ -462,8 +461,12 @@ def evidence_metrics(ctx):
         bar = st.progress(0.0, text="Locating every answer in its documents…")
         where = {q.qid: question_paths(q, ws.locations, bench, docs) for q in ws.gold.items}
         _read_documents([p for paths in where.values() for p in paths.values() if p is not None], bar)
+        scores = ctx.analysis.scores  # the right answers and raw responses: refusals and failed extractions apart
+        right = {str(run): set(part.loc[part["right"], "question_id"]) for run, part in scores.groupby("run")}
+        said = {r.name: responses(ws, r.name) for r in ctx.analysis.runs}
         table = evidence_table(ws.gold.items, all_predictions(ctx), lambda q: where[q.qid],
-                               progress=lambda d, t: bar.progress(d / t, text=f"Locating answers: {d} / {t}"))
+                               progress=lambda d, t: bar.progress(d / t, text=f"Locating answers: {d} / {t}"),
+                               right=right, responses=said)
         bar.empty()
         return table
 

@@ -7,7 +7,7 @@ from dashboard.annotations import panel as annotations
 from dashboard.core.escape import md_escape
 from dashboard.evidence.grounding import AUTO_PAIRS
 from dashboard.evidence.panel import evidence_summary, metrics_when_read, show_evidence
-from dashboard.explorer.frames import default_runs
+from dashboard.explorer.frames import default_runs, question_header
 from dashboard.shell import ui
 
 ctx = ui.context()
@@ -52,8 +52,8 @@ else:
                                key="ev_runs", placeholder="Choose runs to show their answers")
     view.question = qid
     q = next(x for x in questions if x.qid == qid)
-    st.caption(md_escape(f"{q.qid} · {q.meta('domain')} · {q.meta('reasoning_type')} · evidence "
-                         f"{', '.join(q.evidence_sources) or 'none'}"))
+    # fields that tell no question apart (MMLongBench-Doc's domain, reasoning type) are left out
+    st.caption(md_escape(question_header(q, an, ("domain", "reasoning_type"), f"evidence {', '.join(q.evidence_sources) or 'none'}")))
     ui.plain(q.question)
     st.markdown("**Gold answer**" + (" (any of)" if len(q.answers) > 1 else ""))
     ui.plain(" | ".join(q.answers))
