@@ -300,15 +300,10 @@ def _join_gold(src: SourceLoad, paths: list[Path]) -> list[Problem]:
 
 
 def _is_samples_json(path: Path) -> bool:
-    """MMLongBench-Doc's samples.json: a JSON list whose first 4 kB name `doc_id` and `answer_format`."""
-    if path.suffix.lower() != ".json":
-        return False
-    try:
-        with open(path, "rb") as fh:
-            head = fh.read(4096).decode("utf-8-sig", "replace").lstrip()
-    except OSError:
-        return False
-    return head.startswith("[") and '"doc_id"' in head and '"answer_format"' in head
+    """MMLongBench-Doc's samples.json (scoring.formats.mmlongbench_doc.is_samples)."""
+    from .formats.mmlongbench_doc import is_samples
+
+    return is_samples(path)
 
 
 def join_mmlongbench(task: str, questions: list[HarnessQuestion], paths: list[Path]) -> list[Problem]:

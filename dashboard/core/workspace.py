@@ -15,9 +15,8 @@ from pathlib import Path
 
 from dashboard.core.paths import DocLocation, Sources, locate_document
 from dashboard.evidence.pdf import DocCheck, inspect_document
-from scoring.cli import DEFAULT_GOLD
-from scoring.formats.base import ANLS_FAMILY, MMLONGBENCH_FAMILY, HarnessQuestion, HarnessRun, SourceLoad
-from scoring.loaders import load_documents, load_gold, load_scores, load_summary
+from scoring.formats import benchmark_format, docvqa, mmlongbench_doc, xldocbench
+from scoring.formats.base import ANLS_FAMILY, MMLONGBENCH_FAMILY, BenchmarkFiles, HarnessQuestion, HarnessRun, SourceLoad
 from scoring.model import DocumentRecord, GoldQuestion, Prediction, ScoreRow
 from scoring.problems import LoadResult, Problem
 
@@ -35,6 +34,7 @@ class Discovery:
     summaries: list[Path] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
     layout: str = "lens"  # or MMLONGBENCH: data/samples.json, data/documents/*.pdf, results/res_*.json; or HARNESS
+    format: str = ""  # the format module's NAME (scoring.formats: xldocbench, docvqa, mmlongbench-doc; a harness's)
     harness: list[Path] = field(default_factory=list)  # harness outputs (lmms-eval, VLMEvalKit, LongDocURL) to read
     harness_files: list[Path] = field(default_factory=list)  # every file under them (the cache key changes with any)
     task: str = ""  # HARNESS: the task (dataset) asked for ("" = the default one)
@@ -44,52 +44,37 @@ class Discovery:
         return [*self.gold, *docs, *self.predictions, *self.scores, *self.summaries, *self.harness_files]
 
 
-def _gold_order(path: Path) -> tuple[int, str]:
-    return (DEFAULT_GOLD.index(path.name) if path.name in DEFAULT_GOLD else len(DEFAULT_GOLD), path.name)
-
-
 def prediction_files(target: Path) -> list[Path]:
     """The prediction files a --runs path names: the file itself, or a folder's *.json and *.jsonl."""
-    if target.is_dir():
-        return sorted(p for p in target.iterdir() if p.is_file() and p.suffix.lower() in (".json", ".jsonl"))
-    return [target]
+    return xldocbench.prediction_files(target)
 
 
 def _classify_scores(target: Path, disc: Discovery) -> None:
-    files = sorted(p for p in target.rglob("*") if p.is_file()) if target.is_dir() else [target]
-    for p in files:
-        name = p.name.lower()
-        if name == "summary.json":
-            disc.summaries.append(p)
-        elif name.endswith((".jsonl", ".csv", ".report.json")) or not target.is_dir():
-            disc.scores.append(p)
+    found = BenchmarkFiles(format="")
+    xldocbench.classify_scores(target, found)
+    disc.summaries.extend(found.summaries)
+    disc.scores.extend(found.scores)
 
 
 MMLONGBENCH = "mmlongbench"  # Discovery.layout of a clone of MMLongBench-Doc
 
 
 def is_mmlongbench_samples(path: Path) -> bool:
-    """Whether a gold file is MMLongBench-Doc's samples.json: a .json file whose text starts as a JSON
-    list of objects with `doc_id` and `answer_format` (its first 4 kB looked at; never raises)."""
-    if path.suffix.lower() != ".json":
-        return False
-    try:
-        with open(path, "rb") as fh:
-            head = fh.read(4096).decode("utf-8-sig", "replace").lstrip()
-    except OSError:
-        return path.name == "samples.json"
-    return head.startswith("[") and '"doc_id"' in head and '"answer_format"' in head
+    """Whether a gold file is MMLongBench-Doc's samples.json (scoring.formats.mmlongbench_doc.is_samples)."""
+    return mmlongbench_doc.is_samples(path)
 
 
 def _discover_mmlongbench(bench: Path | None, src: Sources, disc: Discovery) -> Discovery:
-    """MMLongBench-Doc's own layout: gold data/samples.json, PDFs in data/documents/, each
-    results/res_*.json (and every --runs file) a result file read with its official `score`."""
+    """MMLongBench-Doc's own layout (scoring.formats.mmlongbench_doc.layout): gold data/samples.json,
+    PDFs in data/documents/, each results/res_*.json (and every --runs file) a result file read with
+    its official `score`."""
     disc.layout = MMLONGBENCH
+    disc.format = mmlongbench_doc.NAME
     if bench is not None:
-        disc.docs_dir = bench / "data" / "documents"
-        disc.gold = [bench / "data" / "samples.json"]  # unless gold files are given (_take_gold)
-        if (bench / "results").is_dir():
-            disc.predictions.extend(sorted(p for p in (bench / "results").glob("res_*.json") if p.is_file()))
+        found = mmlongbench_doc.layout(bench)
+        disc.docs_dir = found.docs_dir
+        disc.gold = list(found.gold)  # unless gold files are given (_take_gold)
+        disc.predictions.extend(found.predictions)
     _take_gold(src, disc)
     for target in src.runs:
         disc.predictions.extend(prediction_files(target))
@@ -138,27 +123,20 @@ def discover(src: Sources) -> Discovery:
     disc.harness = [t for t in src.runs if is_harness(t)]
     disc.harness_files = _files_under(disc.harness)
     src = replace(src, runs=tuple(t for t in src.runs if t not in disc.harness))
-    if (src.gold and all(is_mmlongbench_samples(p) for p in src.gold)) or (
-            not src.gold and bench is not None and (bench / "data" / "samples.json").is_file()
-            and not any(p.is_file() for p in bench.glob("*.jsonl"))):
+    fmt = benchmark_format(bench, src.gold)  # the benchmark's own layout, as the formats recognise it
+    if fmt is mmlongbench_doc:
         return _discover_mmlongbench(bench, src, disc)
+    disc.format = fmt.NAME
     if bench is not None:
-        disc.docs_dir = bench / "docs"
-        if disc.documents is None and (bench / "documents.jsonl").is_file():
-            disc.documents = bench / "documents.jsonl"
-        top = [p for p in bench.glob("*.jsonl") if p.is_file() and p.name != "documents.jsonl"]
-        disc.gold = []
-        for p in sorted(top, key=_gold_order):
-            if looks_like_gold(p):
-                disc.gold.append(p)
-            else:
-                disc.problems.append(Problem.warning(str(p), None, None, "gold question records (question, answer)",
-                                                     "none in its first rows: not read as gold", skipped=True,
-                                                     kind="files that are not gold"))
-        if (bench / "runs").is_dir():
-            disc.predictions.extend(prediction_files(bench / "runs"))
-        if (bench / "results").is_dir():
-            _classify_scores(bench / "results", disc)
+        found = fmt.layout(bench)  # XL-DocBench's layout (DocVQA-style folders share it)
+        disc.docs_dir = found.docs_dir
+        if disc.documents is None:
+            disc.documents = found.documents
+        disc.gold = list(found.gold)
+        disc.problems.extend(found.problems)
+        disc.predictions.extend(found.predictions)
+        disc.scores.extend(found.scores)
+        disc.summaries.extend(found.summaries)
     _take_gold(src, disc)
     for target in src.runs:
         disc.predictions.extend(prediction_files(target))
@@ -252,49 +230,12 @@ def _unique(paths: list[Path]) -> list[Path]:
     return out
 
 
-GOLD_SNIFF_ROWS = 50  # non-blank lines read to decide whether a top-level .jsonl file holds gold
-
-
-def _gold_like(row: object) -> bool:
-    if not isinstance(row, dict):
-        return False
-    if "questionId" in row and "answers" in row:  # DocVQA
-        return True
-    answer = row.get("answer")
-    return "question" in row or (isinstance(answer, dict) and "value" in answer)
+GOLD_SNIFF_ROWS = xldocbench.GOLD_SNIFF_ROWS  # non-blank lines read to decide whether a top-level .jsonl file holds gold
 
 
 def looks_like_gold(path: Path, rows: int = GOLD_SNIFF_ROWS) -> bool:
-    """Whether a top-level .jsonl file holds gold questions: one of its first `rows` non-blank
-    lines is an object with a `question` (or an `answer` object with a `value`, or DocVQA's
-    `questionId` and `answers`). A file none of whose first lines even parse as JSON is read as
-    gold, so that its problems are listed; an empty file too. Never raises."""
-    import json
-
-    parsed = 0
-    try:
-        with open(path, "rb") as fh:
-            for raw in fh:
-                if not raw.strip():
-                    continue
-                if len(raw) > (1 << 20):
-                    return True  # a huge line: let the loader report it
-                try:
-                    row = json.loads(raw.removeprefix(b"\xef\xbb\xbf"))
-                except (ValueError, RecursionError):
-                    rows -= 1
-                    if rows <= 0:
-                        break
-                    continue
-                parsed += 1
-                if _gold_like(row):
-                    return True
-                rows -= 1
-                if rows <= 0:
-                    break
-    except OSError:
-        return True  # unreadable: the loader says so
-    return parsed == 0
+    """Whether a top-level .jsonl file holds gold questions (scoring.formats.xldocbench.looks_like_gold). Never raises."""
+    return xldocbench.looks_like_gold(path, rows)
 
 
 def fingerprint(paths: Sequence[Path]) -> tuple[tuple[str, int, int], ...]:
@@ -513,14 +454,15 @@ def load_workspace(src: Sources) -> Workspace:
 
 
 def _load_lens(disc: Discovery, src: Sources) -> Workspace:
-    gold = load_gold(disc.gold) if disc.gold else LoadResult()
-    documents = load_documents(disc.documents) if disc.documents else LoadResult()
+    fmt = docvqa if disc.format == docvqa.NAME else xldocbench
+    gold = fmt.read_gold(disc.gold) if disc.gold else LoadResult()
+    documents = xldocbench.read_documents(disc.documents) if disc.documents else LoadResult()
     problems: list[Problem] = []
     predictions = _load_predictions(disc.predictions, problems)
-    scores = [load_scores(p) for p in disc.scores]
+    scores = [xldocbench.read_scores(p) for p in disc.scores]
     summary: LoadResult[dict] = LoadResult()
     for p in disc.summaries:
-        summary.extend(load_summary(p))
+        summary.extend(xldocbench.read_summary(p))
     problems.extend(_duplicate_systems(disc.scores, scores))
     locations = _locate_all(gold.items, documents.items, disc.docs_dir)
     for loc in locations.values():
@@ -544,16 +486,11 @@ def _load_mmlongbench(disc: Discovery, src: Sources) -> Workspace:
     as the benchmark names it: res_gpt-4o.json -> gpt-4o) whose `score` values are its official
     scores. Rows the evaluator cannot score without raising or executing text, and the PDFs not in
     data/documents/, are listed once each as problems."""
-    from scoring.mmlongbench import (
-        document_records,
-        evidence_categories,
-        judge_question,
-        load_results,
-        load_samples,
-    )
-    from scoring.mmlongbench import run_name as result_run_name
+    fmt = mmlongbench_doc
+    document_records, evidence_categories, judge_question = fmt.documents, fmt.evidence_categories, fmt.judge_question
+    load_results, result_run_name = fmt.read_run, fmt.run_name
 
-    gold: LoadResult[GoldQuestion] = load_samples(disc.gold[0]) if disc.gold else LoadResult()
+    gold: LoadResult[GoldQuestion] = fmt.read_gold(disc.gold[0]) if disc.gold else LoadResult()
     problems: list[Problem] = []
     for extra in disc.gold[1:]:
         problems.append(Problem.warning(str(extra), None, None, "one samples.json", "another gold file (not read)"))

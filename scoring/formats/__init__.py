@@ -1,20 +1,42 @@
-"""Source formats: one module per format, each answering the same questions about a path
-(`recognise`, `load` -> scoring.formats.base.SourceLoad). The harness formats live here:
-lmms-eval, VLMEvalKit, LongDocURL. The next harness is one module and one test file: add it to
-FORMATS. (The benchmarks' own layouts -- XL-DocBench, DocVQA-style, MMLongBench-Doc -- are still
-read by scoring.loaders and scoring.mmlongbench.)"""
+"""Source formats: one module per format, each answering the same questions about a path.
+
+Harness outputs (FORMATS: lmms-eval, VLMEvalKit, LongDocURL): `recognise(path)`, `load(path)` ->
+scoring.formats.base.SourceLoad (gold per task, runs with the harness's own per-question scores,
+the documents named, problems). The next harness is one module and one test file: add it to FORMATS.
+
+Benchmarks' own folders (BENCHMARK_FORMATS: MMLongBench-Doc, DocVQA-style, XL-DocBench):
+`recognise(path)`, `layout(folder)` -> scoring.formats.base.BenchmarkFiles (which file holds the
+gold, documents, runs, official scores), and their readers (`read_gold`, ...: scoring.loaders and
+scoring.mmlongbench, each problem with file, line and field). `benchmark_format` picks one.
+scoring.formats.records turns a harness source into the benchmark records (GoldQuestion, Prediction,
+ScoreRow) the rest of the library reads."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from types import ModuleType
 
-from . import lmms_eval, longdocurl, vlmevalkit
-from .base import HarnessQuestion, HarnessRow, HarnessRun, SourceLoad
+from . import docvqa, lmms_eval, longdocurl, mmlongbench_doc, vlmevalkit, xldocbench
+from .base import BenchmarkFiles, HarnessQuestion, HarnessRow, HarnessRun, SourceLoad
 
-__all__ = ["FORMATS", "detect", "detect_all", "open_source", "HarnessQuestion", "HarnessRow", "HarnessRun", "SourceLoad"]
+__all__ = ["FORMATS", "BENCHMARK_FORMATS", "detect", "detect_all", "open_source", "benchmark_format", "BenchmarkFiles",
+           "HarnessQuestion", "HarnessRow", "HarnessRun", "SourceLoad"]
 
 FORMATS: tuple[ModuleType, ...] = (lmms_eval, vlmevalkit, longdocurl)
+BENCHMARK_FORMATS: tuple[ModuleType, ...] = (mmlongbench_doc, docvqa, xldocbench)
+
+
+def benchmark_format(bench: Path | None, gold: Sequence[Path] = ()) -> ModuleType:
+    """The benchmark format of a folder and the gold files given (which replace its own): MMLongBench-Doc
+    when every gold file given is a samples.json (or none is given and the folder is a clone); DocVQA-style
+    when the gold files hold DocVQA records; else XL-DocBench (whose loaders say what they cannot read)."""
+    if mmlongbench_doc.claims(bench, gold):
+        return mmlongbench_doc
+    files = list(gold) or (xldocbench.layout(bench).gold if bench is not None and bench.is_dir() else [])
+    if files and any(docvqa.recognise(p) for p in files):
+        return docvqa
+    return xldocbench
 
 
 def detect(path: str | Path) -> ModuleType | None:

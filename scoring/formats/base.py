@@ -17,7 +17,8 @@ from typing import Any
 
 from ..problems import Problem
 
-__all__ = ["HarnessQuestion", "HarnessRow", "HarnessRun", "SourceLoad", "Walk", "walk", "single", "siblings", "inside", "display",
+__all__ = ["BenchmarkFiles", "HarnessQuestion", "HarnessRow", "HarnessRun", "SourceLoad", "Walk", "walk", "single", "siblings",
+           "inside", "display",
            "ANLS_FAMILY", "MMLONGBENCH_FAMILY", "LONGDOCURL_FAMILY"]
 
 # task families: how a harness scores them (scoring.harness_rules) and which benchmark evaluator they compare with
@@ -103,6 +104,22 @@ class SourceLoad:
             if q.qid == qid:
                 return q
         return None
+
+
+@dataclass(slots=True)
+class BenchmarkFiles:
+    """Which files of a benchmark's own folder hold what (a benchmark format's `layout`): gold,
+    the document list and folder, prediction (result) files, score files, summaries, and what was
+    found that is not what it should be."""
+
+    format: str
+    gold: list[Path] = field(default_factory=list)
+    docs_dir: Path | None = None
+    documents: Path | None = None
+    predictions: list[Path] = field(default_factory=list)
+    scores: list[Path] = field(default_factory=list)
+    summaries: list[Path] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
 
 
 def display(path: Path, root: Path) -> str:
