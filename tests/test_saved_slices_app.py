@@ -7,6 +7,8 @@ and the presentation. The benchmark: 1,600 questions in 80 documents with one pl
 
 from __future__ import annotations
 
+import base64
+import json
 from pathlib import Path
 
 import numpy as np
@@ -55,6 +57,28 @@ def identity(bench: Path) -> str:
 def planted(bench: Path) -> int:
     gold = load_gold([bench / "qa_single_doc.jsonl"]).items
     return sum(q.meta("reasoning_type") == "counting" and q.labels("evidence_source") == ["Chart"] for q in gold)
+
+
+def accuracies(bench: Path) -> dict[str, np.ndarray]:
+    """Each run's Accuracy per question (gold order), scored here."""
+    from scoring.evaluate import evaluate
+    from scoring.loaders import load_predictions
+
+    gold = load_gold([bench / "qa_single_doc.jsonl"]).items
+    return {name: np.array([r.accuracy for r in evaluate(gold, load_predictions(bench / "runs" / f"{name}.jsonl").items,
+                                                       profile="xldocbench", workers=1).results]) for name in ("worse", "old")}
+
+
+def values(data) -> list[float]:
+    """A plotly trace's numbers: a list, or numpy's typed array as plotly writes it (dtype + base64)."""
+    if isinstance(data, dict):
+        return np.frombuffer(base64.b64decode(data["bdata"]), dtype=np.dtype(data["dtype"])).tolist()
+    return list(data)
+
+
+def planted_mask(bench: Path) -> np.ndarray:
+    gold = load_gold([bench / "qa_single_doc.jsonl"]).items
+    return np.array([q.meta("reasoning_type") == "counting" and q.labels("evidence_source") == ["Chart"] for q in gold])
 
 
 def ok(at: AppTest) -> AppTest:
@@ -130,13 +154,20 @@ def test_a_saved_filter_set_is_a_field_of_the_overview_compare_and_the_finder(mo
     assert saved.definition == {"evidence_source": ("Chart",), "reasoning_type": ("counting",)}  # the score range is not kept
     n = planted(bench)
 
-    overview = open_page(monkeypatch, bench, "views/overview.py")
+    overview = open_page(monkeypatch, bench, "views/overview.py", {"tab": "saved_slice"})
     assert "Saved slice" in [t.label for t in overview.tabs]
+    acc = accuracies(bench)
+    mask = planted_mask(bench)
+    bars = next(json.loads(c.proto.spec) for c in overview.get("plotly_chart") if "by saved slice" in c.proto.spec)
+    by_run = {t["customdata"][0][0]: t for t in bars["data"]}
+    for run in ("worse", "old"):  # one bar per run: the run's Accuracy (%) on the saved slice's questions
+        assert values(by_run[run]["y"]) == pytest.approx([100 * acc[run][mask].mean()])
+        assert by_run[run]["customdata"][0][1:] == ["saved_slice", NAME, n]
 
     compare = open_page(monkeypatch, bench, "views/compare.py", {"a": "worse", "b": "old"})
     table = next(d.value for d in compare.dataframe if "Δ (pp)" in d.value.columns)
     row = table[table["Slice"] == f"Saved slice: {NAME}"].iloc[0]
-    assert row["Questions"] == n and row["Δ (pp)"] < 0
+    assert row["Questions"] == n and row["Δ (pp)"] == pytest.approx(100 * (acc["worse"][mask] - acc["old"][mask]).mean())
     assert "Saved slice" in compare.selectbox(key="cmp_field").options
 
     weak_panel.SEARCHES.discard_where(lambda key: True)
@@ -175,12 +206,7 @@ def test_compare_pair_mode_where_a_got_worse_links_to_the_weak_page(monkeypatch,
     assert list(top["Conditions"]) == ["reasoning_type=counting", "evidence_source=Chart"]
     assert top["Documents"] >= 20 and top["q"] < 0.05
     gold = load_gold([bench / "qa_single_doc.jsonl"]).items
-    from scoring.evaluate import evaluate
-    from scoring.loaders import load_predictions
-
-    score = {name: np.array([r.accuracy for r in evaluate(gold, load_predictions(bench / "runs" / f"{name}.jsonl").items,
-                                                        profile="xldocbench", workers=1).results]) for name in ("worse", "old")}
-    mask = np.array([q.meta("reasoning_type") == "counting" and q.labels("evidence_source") == ["Chart"] for q in gold])
+    score, mask = accuracies(bench), planted_mask(bench)
     t = gap_test(score["worse"] - score["old"], [q.document_ids[0] for q in gold], mask)
     assert top["Gap, 95% CI by document (pp)"] == f"{100 * t.gap:+.1f} [{100 * t.ci_low:+.1f}, {100 * t.ci_high:+.1f}]"
     assert len(weak_panel.SEARCHES) == 2  # worse against old, and old against worse (where A got better)
