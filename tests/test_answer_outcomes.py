@@ -319,3 +319,14 @@ def test_the_evidence_page_marks_a_wrong_answer_on_its_evidence_page(monkeypatch
     # docowl-8b's "Rotterdam, Netherlands" (gold Rotterdam, which its raw response holds): a failed extraction
     docowl = next(x for x in lines if "docowl-8b: “Rotterdam, Netherlands”" in x)
     assert "the extraction likely failed" in docowl and "invented" not in docowl, docowl
+
+
+def test_the_explorers_accuracy_help_follows_the_profile(monkeypatch, tmp_path):
+    from app_kit import app_on
+
+    monkeypatch.setenv("LENS_CACHE_DIR", str(tmp_path / "cache"))
+    at = app_on(monkeypatch, MM, {"run": ["gpt-4o"]}, timeout=60)
+    at.switch_page("views/questions.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    spec = str(at.dataframe[0].proto)
+    assert "Partial credit, not all or nothing" in spec

@@ -37,6 +37,7 @@ from dashboard.weak import saved_panel
 from scoring.metrics import answer_type, judge
 from scoring.mmlongbench import extraction_miss
 from scoring.model import GoldQuestion, QuestionResult, ScoreRow
+from scoring.profiles import get_profile
 from scoring.registry import METRIC_LABELS, METRICS
 from scoring.text import to_str
 
@@ -53,6 +54,7 @@ EVIDENCE_HELP = {"Pages P": "Page precision: the share of the pages this run cit
 
 ctx = ui.context()
 an = ctx.analysis
+ACC_HELP = get_profile(ctx.profile).accuracy_help[1]  # what Accuracy is under the profile in force
 st.title("Question explorer")
 
 
@@ -131,7 +133,8 @@ def _config(frame: pd.DataFrame) -> dict:
         if label in ("Acc", "F1", "ANLS") and group not in ("Question", "Metadata"):
             metric = next(k for k, v in SHORT.items() if v == label)
             config[pos] = st.column_config.ProgressColumn(label, format="percent", min_value=0.0, max_value=1.0,
-                                                          width="small", help=f"{METRIC_LABELS[metric]} of this run")
+                                                          width="small", help=f"{METRIC_LABELS[metric]} of this run"
+                                                          + (f". {ACC_HELP}" if metric == "accuracy" else ""))
         elif label in ("Prediction", HEADERS["question"]):
             config[pos] = st.column_config.TextColumn(label, width="medium")
         elif label in EVIDENCE_HELP and group not in ("Question", "Metadata"):
