@@ -245,3 +245,25 @@ def test_the_presentation_names_the_top_slice_with_its_interval(monkeypatch, ben
     assert any("5 / 5" == c.value for c in at.caption)
     text = next(m.value for m in at.markdown if "lost more to" in m.value)
     assert "reasoning" in text and "95 % interval by document" in text and "slices tested" in text and "q " in text
+
+
+def test_a_slice_the_finder_found_is_saved_from_the_weak_page(monkeypatch, bench, data):
+    weak_panel.SEARCHES.discard_where(lambda key: True)
+    at = open_page(monkeypatch, bench, "views/weak.py", {"wk_run": "worse"})
+    assert at.selectbox(key="weak_run").value == "worse"  # the link's run
+    ok(at.button(key="weak_go").click().run())
+    assert at.selectbox(key="weak_save_pick").value == "reasoning_type=counting & evidence_source=Chart"
+    at.text_input(key="ann_name_weak_saved").input("Bo")
+    assert at.text_input(key="saved_name_weak_saved").value == "reasoning_type=counting & evidence_source=Chart"
+    ok(at.button(key="saved_go_weak_saved").click().run())
+    (saved,) = AnnotationStore(data / FILE_NAME).saved_slices(identity(bench))
+    assert (saved.name, saved.author) == ("reasoning_type=counting & evidence_source=Chart", "Bo")
+    assert saved.definition == {"evidence_source": ("Chart",), "reasoning_type": ("counting",)}
+    # the saved slice is a field now: another search (asked for again), where the same name is refused
+    ok(at.run())
+    assert at.button(key="weak_go")
+    ok(at.button(key="weak_go").click().run())
+    at.text_input(key="saved_name_weak_saved").input(saved.name)
+    ok(at.button(key="saved_go_weak_saved").click().run())
+    assert any("is saved already" in e.value for e in at.error)
+    assert AnnotationStore(data / FILE_NAME).saved_slices(identity(bench))[0].revision == 1
