@@ -224,3 +224,16 @@ def test_sensitivity_view_shows_the_sample_harness_runs(monkeypatch):
     changes = next(d.value for d in at.dataframe if list(d.value.columns[:2]) == ["question_id", "harness id"])
     assert list(changes["question_id"]) == [qid_for(0), qid_for(13)]  # the first harness run listed: lmms-eval's
     assert any("2 of 41 questions change score" in m.value.replace("\\", "") for m in at.markdown)
+
+
+def test_the_first_start_offers_the_sample_harness_runs(monkeypatch):
+    # the sample (XL-DocBench) has no harness run: its sensitivity section opens the sample's harness folder
+    at = app_on(monkeypatch, ROOT / "sample_runs", {"run": "longctx-ocr"}, timeout=120)
+    at.switch_page("views/disagreement.py").run()
+    assert_clean(at)
+    at.button(key="dis_hs_sample").click().run()
+    assert_clean(at)
+    assert at.session_state["data_folder"] == str(HARNESS_DIR)
+    assert any("questions change score" in m.value.replace("\\", "") for m in at.markdown)
+    board = next(d.value for d in at.dataframe if "Rank by evaluator" in d.value.columns).set_index("Run")
+    assert board.loc[VLM, "Harness score (%)"] == pytest.approx(100 * 35 / 41)

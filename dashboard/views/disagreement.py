@@ -12,6 +12,7 @@ import streamlit as st
 
 from dashboard.core.escape import clipped, md_escape
 from dashboard.core.links import field_label
+from dashboard.core.paths import DEFAULT_BENCHMARK
 from dashboard.core.workspace import responses
 from dashboard.disagreement import frames as dg
 from dashboard.disagreement import harness as hs
@@ -73,6 +74,9 @@ def frame_for(runs):
 
 
 def pick_runs(v, scored: list[str]) -> list[str]:
+    chosen = st.session_state.get("dis_runs") or []
+    if chosen and not any(r in scored for r in chosen):
+        del st.session_state["dis_runs"]  # another folder opened: none of the runs chosen is loaded, choose again
     ui.seed("dis_runs", [r for r in v.runs if r in scored] or scored[:4])
     top = st.columns([3, 2])
     runs = top[0].multiselect("Runs", scored, key="dis_runs", placeholder="Choose runs")
@@ -283,6 +287,12 @@ def harness_sensitivity() -> None:
     """A harness run's own scores against the benchmark's own evaluator on the same answers."""
     entries = hs.compared(ctx.workspace.harness)
     if not entries:
+        sample = DEFAULT_BENCHMARK / "harness"
+        if ctx.sources.benchmark == DEFAULT_BENCHMARK and sample.is_dir():
+            st.caption("A harness's own scoring (lmms-eval, VLMEvalKit) against the benchmark's evaluator shows here for "
+                       "harness runs: open a harness's output folder in the Data panel, or the sample's.")
+            st.button("Open the sample's harness runs", key="dis_hs_sample", icon=":material/folder_open:",
+                      on_click=lambda: st.session_state.__setitem__("data_folder", str(sample)))
         return
     st.markdown("**Harness scoring vs the benchmark's own evaluator**")
     st.caption("Each harness run's own per-question scores (lmms-eval's metric on each line, VLMEvalKit's per-row "
