@@ -222,7 +222,9 @@ def data_panel(default: Sources) -> Sources:
         seed("data_folder", v.data or str(default.benchmark or ""))
         folder = st.text_input("Benchmark folder on the server", key="data_folder",
                                help="Holds qa_*.jsonl, documents.jsonl, docs/, runs/ and results/ -- or a clone of MMLongBench-Doc "
-                                    "(data/samples.json, data/documents/, results/res_*.json). Only folders "
+                                    "(data/samples.json, data/documents/, results/res_*.json) -- or a harness's output "
+                                    "(lmms-eval --output_path, VLMEvalKit --work-dir, LongDocURL results): its gold is "
+                                    "built from its files, one task at a time. Only folders "
                                     "inside the server's data roots open (README, \"Data roots and uploads\").").strip()
         gold = st.file_uploader("Gold question files", type=["jsonl", "json"], accept_multiple_files=True, key="up_gold",
                                 help="Replace the folder's gold; a file named documents.jsonl is read as the document list; "
