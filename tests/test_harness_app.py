@@ -237,3 +237,50 @@ def test_the_first_start_offers_the_sample_harness_runs(monkeypatch):
     assert any("questions change score" in m.value.replace("\\", "") for m in at.markdown)
     board = next(d.value for d in at.dataframe if "Rank by evaluator" in d.value.columns).set_index("Run")
     assert board.loc[VLM, "Harness score (%)"] == pytest.approx(100 * 35 / 41)
+
+
+def test_lmms_eval_docvqa_lines_join_a_docvqa_folder_by_question_id(tmp_path):
+    # v0.3.5 lines keep `doc` (with questionId): two of the sample's DocVQA questions and one it does not hold
+    rows = [(61001, "What is the invoice number?", ["INV-20931", "INV 20931", "20931"], "INV-20931", 1.0),
+            (61002, "What is the total amount due?", ["$1,250.00", "1,250.00", "$1250", "1250"], "$1250", 1.0),
+            (99999, "A question of another copy?", ["x"], "y", 0)]
+    folder = tmp_path / "out" / "org__model"
+    folder.mkdir(parents=True)
+    lines = []
+    for k, (qid, question, answers, response, anls) in enumerate(rows):
+        doc = {"questionId": str(qid), "question": question, "question_types": ["form"], "docId": 52001,
+               "ucsf_document_id": "lens52001", "ucsf_document_page_no": "1", "answers": answers, "data_split": "val"}
+        lines.append({"doc_id": k, "doc": doc, "target": str(answers), "resps": [[response]], "filtered_resps": [response],
+                      "anls": anls, "input": question + "\nAnswer the question using a single word or phrase."})
+    (folder / "20260801_101500_samples_docvqa_val.jsonl").write_text(
+        "".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    ws = load_workspace(Sources(DOCVQA, runs=(tmp_path / "out",)))
+    assert [h.run.task for h in ws.harness] == ["docvqa_val"] and ws.harness[0].benchmark_profile == "docvqa"
+    pf = next(p for p in ws.predictions if p.run == ws.harness[0].name)
+    assert [p.qid for p in pf.loaded.items] == ["61001", "61002"] and pf.loaded.skipped == 1
+    assert [(p.file, p.field) for p in ws.problems if p.kind == "questions not in the benchmark's gold"] == [
+        ("docvqa_val", "99999")]
+    assert sorted(s.accuracy for s in ws.official()[pf.run]) == [1.0, 1.0]
+    r = hs.rescored(ws.harness[0])
+    assert hs.headline(r) == {"count": 3, "changed": 0, "up": 0, "down": 0}  # the unjoined row keeps its own gold
+
+
+def test_a_longdocurl_results_file_opens_as_its_own_benchmark(tmp_path, monkeypatch):
+    rows = [{"question_id": "free_gemini15_pro_4055915_42_71_8", "doc_no": "4055915", "total_pages": 80,
+             "question": "How many plants?", "answer": 12, "answer_format": "Integer", "task_tag": "Understanding",
+             "evidence_pages": [42], "evidence_sources": ["Text"], "pdf_path": "/data/pdfs/4055915.pdf",
+             "detailed_response": "There are 12 plants.", "pred": 12, "score_v3": 1.0},
+            {"question_id": "q2", "doc_no": "4055915", "question": "Which city?", "answer": "Oslo",
+             "answer_format": "String", "task_tag": "Locating", "evidence_pages": [3], "pdf_path": "/data/pdfs/4055915.pdf",
+             "detailed_response": "Bergen", "pred": "Bergen", "score_v3": 0.0}]
+    folder = tmp_path / "longdocurl"
+    folder.mkdir()
+    (folder / "results_gpt4o.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    ws = load_workspace(Sources(folder))
+    assert ws.discovery.layout == HARNESS and ws.task == "LongDocURL" and len(ws.gold.items) == 2
+    assert {s.qid: s.accuracy for s in ws.official()["gpt4o"]} == {"free_gemini15_pro_4055915_42_71_8": 1.0, "q2": 0.0}
+    assert hs.compared(ws.harness) == []  # no benchmark evaluator of LongDocURL's here: nothing to compare
+    at = app_on(monkeypatch, folder, timeout=90)
+    assert_clean(at)
+    at.switch_page("views/disagreement.py").run()
+    assert_clean(at)
