@@ -221,6 +221,12 @@ def test_sensitivity_view_shows_the_sample_harness_runs(monkeypatch):
     board = frame_with(at, "Run")
     board = next(d.value for d in at.dataframe if "Rank by evaluator" in d.value.columns).set_index("Run")
     assert board.loc[VLM, "Evaluator score (%)"] == pytest.approx(100 * 37 / 41)
+    # the benchmark's own runs keep their score; lmms-eval's run falls below docowl-8b under the evaluator
+    assert board.loc["gpt-4o", "Harness"] == "(the benchmark's files)" and board.loc["gpt-4o", "Δ (points)"] == 0
+    assert board.loc[LMMS, "Evaluator score (%)"] == pytest.approx(100 * (sum(_lmms_scores()) - 2) / 41)
+    assert board.loc[LMMS, "Evaluator score (%)"] < board.loc["docowl-8b", "Evaluator score (%)"] < \
+        board.loc[LMMS, "Harness score (%)"]
+    assert dict(board["Rank change"]) == {"gpt-4o": 0, VLM: 0, "docowl-8b": 1, LMMS: -1}
     changes = next(d.value for d in at.dataframe if list(d.value.columns[:2]) == ["question_id", "harness id"])
     assert list(changes["question_id"]) == [qid_for(0), qid_for(13)]  # the first harness run listed: lmms-eval's
     assert any("2 of 41 questions change score" in m.value.replace("\\", "") for m in at.markdown)

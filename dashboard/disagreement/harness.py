@@ -89,10 +89,13 @@ def slices(r: Rescored) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=SLICE_COLUMNS)
 
 
-def ranks(pairs: Sequence[tuple[HarnessEntry, Rescored]]) -> pd.DataFrame:
+def ranks(pairs: Sequence[tuple[HarnessEntry, Rescored]], others: Sequence[tuple[str, int, float]] = ()) -> pd.DataFrame:
     """The harness runs ranked by the harness's own mean per-question score and by the benchmark's
-    evaluator's, over the questions each run has both for; the rank change (+1 = one place up)."""
-    rows = []
+    evaluator's, over the questions each run has both for; the rank change (+1 = one place up).
+    `others`: the leaderboard's other runs (name, questions, Accuracy 0-1 under the benchmark's own
+    evaluator: the same in both rankings), among which the harness runs move."""
+    rows = [{"Run": name, "Harness": "(the benchmark's files)", "Questions": count, "Harness score (%)": 100 * acc,
+             "Evaluator score (%)": 100 * acc, "Δ (points)": 0.0} for name, count, acc in others]
     for entry, r in pairs:
         both = [(x.official, x.score) for x in _first_rows(r) if x.official is not None and x.score is not None]
         if not both:

@@ -22,6 +22,7 @@ from dashboard.shell import cache, ui
 from scoring.categories import CATEGORIES, CATEGORY_IDS
 from scoring.evaluate import RunResult
 from scoring.profiles import get_profile
+from scoring.runner import overall_of
 from scoring.sensitivity import applicable_profiles, compare
 
 SLICE_FIELDS = ("reasoning_type", "evidence_source", "answer_format", "domain", "difficulty", "document")
@@ -300,15 +301,24 @@ def harness_sensitivity() -> None:
                "mmlongbench-doc for MMLongBench-Doc): the questions whose score changes, why, and how the ranks move.")
     digests = {pf.run: pf.sha256 for pf in ctx.workspace.predictions}
     pairs = [(e, hs.rescored(e, digests.get(e.name, ""))) for e in entries]
-    board_ = hs.ranks(pairs)
+    others = []
+    profiles = {e.benchmark_profile for e in entries}
+    if all(e.qids is not None for e in entries) and len(profiles) == 1:  # joined to a benchmark: its own runs too
+        names = {e.name for e in ctx.workspace.harness}
+        for pf in ctx.workspace.predictions:
+            if pf.run not in names and pf.loaded.items:
+                overall = overall_of(ui.score(ctx.workspace, ctx.gold_key, pf, next(iter(profiles))))
+                others.append((pf.run, int(overall["count"]), float(overall["accuracy"])))
+    board_ = hs.ranks(pairs, others)
     if len(board_):
         st.dataframe(board_, hide_index=True, width="stretch", key="dis_hs_ranks", column_config={
             "Harness score (%)": st.column_config.NumberColumn(format="%.1f"),
             "Evaluator score (%)": st.column_config.NumberColumn(format="%.1f"),
             "Δ (points)": st.column_config.NumberColumn(format="%+.1f"),
             "Rank change": st.column_config.NumberColumn(format="%+d")})
-        st.caption("Ranks among the harness runs: by the harness's own mean score and by the evaluator's, over the "
-                   "questions each run has both for (Rank change +1 = one place up under the evaluator).")
+        st.caption("Ranks by the harness's own mean score and by the evaluator's, over the questions each run has "
+                   "both for; the benchmark's own runs, scored by its evaluator, keep their score (Rank change +1 = "
+                   "one place up under the evaluator).")
     names = [e.name for e in entries]
     if st.session_state.get("dis_hs_run") not in names:
         st.session_state["dis_hs_run"] = names[0]
