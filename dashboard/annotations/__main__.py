@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -21,7 +22,7 @@ from scoring.model import GoldQuestion
 from scoring.problems import ERROR, LoadResult, Problem
 
 from .db import AnnotationStore, AnnotationsUnavailable, InvalidInput
-from .exchange import import_file, write_export
+from .exchange import RECOVER, import_file, records, write_export
 from .identity import benchmark_identity
 
 USAGE, FAILED = 2, 1
@@ -85,14 +86,20 @@ def _export(args: argparse.Namespace, store: AnnotationStore, identity: str) -> 
     if not store.readable and store.path.exists() and store.problem is not None:
         print(f"error: {store.problem.message}", file=sys.stderr)
         return FAILED
+    bad: list[str] = []
     try:
-        count = write_export(store, identity, args.output, fmt=fmt)
+        count = write_export(store, identity, args.output, fmt=fmt, bad=bad)
     except OSError as exc:
         print(f"error: cannot write {args.output}: {exc.strerror or exc}", file=sys.stderr)
         return FAILED
-    notes = len(store.notes(identity))
-    print(f"wrote {_count(count, 'annotation')} ({_count(notes, 'note')}, {_count(count - notes, 'correction')}) of benchmark {identity} "
-          f"to {args.output} ({fmt.upper()}), from {store.path}")
+    kinds = Counter(r["kind"] for r in records(store, identity))
+    slices = f", {_count(kinds['slice'], 'saved slice')}" if kinds["slice"] else ""  # a saved slice is not a correction
+    print(f"wrote {_count(count, 'annotation')} ({_count(kinds['note'], 'note')}, {_count(kinds['correction'], 'correction')}{slices}) "
+          f"of benchmark {identity} to {args.output} ({fmt.upper()}), from {store.path}")
+    if bad:  # the export holds what could be read; each damaged row is named, with the way out
+        for row in bad:
+            print(f"{store.path}: damaged row left out: {row}", file=sys.stderr)
+        print(f"warning: {_count(len(bad), 'damaged row')} of {store.path} could not be exported. {RECOVER}", file=sys.stderr)
     return 0
 
 

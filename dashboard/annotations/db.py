@@ -23,6 +23,19 @@ exception. A server that is away, refuses the login or lost its connection is tr
 `problem` is next read (at most every `retry_interval` seconds), so the app finds it again without a
 restart; `reopen()` tries at once.
 
+Damaged rows (an SQLite file edited by hand or by another tool: bytes in a text column, text that
+is not UTF-8, a revision stored as text, a time that is not a time): every read leaves such a row
+out and names it in the `bad` list it is given (`notes(..., bad=[])`, `corrections`,
+`saved_slices`), so a page never gets a value it cannot draw and an export holds every good row; a
+save over a damaged row replaces it. A zero-byte file is an empty database (SQLite's own reading):
+it is made a fresh one in place -- it holds nothing that could be lost -- and read as empty when
+opened read-only.
+
+A large import (`merge`) is written in batches of `import_batch` records, each its own write
+transaction; a save of this process waiting for the lock goes before the next batch, and on
+SQLite the import pauses `import_pause` between batches so that a writer of another process finds
+the lock free (its busy wait tries at most every 0.1 s). `progress(done, total)` follows it.
+
 Schema (Alembic revisions r1 -> r2 -> r3; SQLite files also carry `PRAGMA user_version` =
 SCHEMA_VERSION = 3, as files written before Alembic did: 1 and 2 map to r1 and r2):
 
@@ -102,6 +115,9 @@ DEFAULT_TAGS = (
 )
 DEFAULT_BUSY_TIMEOUT = 10.0  # seconds a write waits for another writer before giving up
 DEFAULT_RETRY_INTERVAL = 5.0  # seconds between two attempts to reach a server that was away
+IMPORT_BATCH = 5_000  # records an import writes in one transaction (others' saves get in between)
+IMPORT_PAUSE = 0.12  # seconds an import on SQLite pauses between batches (SQLite's busy wait tries at most every 0.1 s)
+WRITER_WAIT = 5.0  # seconds an import waits, at most, for a save of this process to take the lock
 CONNECT_TIMEOUT = 3  # seconds to reach a PostgreSQL server (a page waits this long when it is away)
 _LOCK_KEY = 0x4C454E53  # "LENS": the writers' advisory lock (PostgreSQL), shared by one record's write, alone otherwise
 _RECORD_LOCK_SPACE = 0x4C45  # the first half of one record's advisory lock (the second: a hash of its key)
@@ -392,19 +408,44 @@ def parse_time(value: object, what: str = "time") -> str:
         text = text[:-1] + "+00:00"
     try:
         moment = datetime.fromisoformat(text)
+        return now_iso(moment)
     except ValueError:
-        raise InvalidInput(f"{what} must be an ISO 8601 time such as 2024-05-01T12:00:00Z, not {_excerpt(value, 40)!r}") from None
-    return now_iso(moment)
+        raise InvalidInput(f"{what} must be an ISO 8601 time such as 2024-05-01T12:00:00Z, not {_shown(value, 40)}") from None
+    except OverflowError:  # year 9999 with a negative offset, year 1 with a positive one: outside what UTC can hold
+        raise InvalidInput(f"{what} {_shown(value, 40)} is outside the years 1 to 9999 once made UTC") from None
 
 
 def _later(stamp: str) -> str:
-    """One microsecond after a stored time."""
-    return now_iso(datetime.strptime(stamp, _TIME_FORMAT).replace(tzinfo=UTC) + timedelta(microseconds=1))
+    """One microsecond after a stored time (the same time at the very end of year 9999)."""
+    try:
+        return now_iso(datetime.strptime(stamp, _TIME_FORMAT).replace(tzinfo=UTC) + timedelta(microseconds=1))
+    except (OverflowError, ValueError):
+        return stamp
+
+
+def _shown(value: str, limit: int) -> str:
+    """A value quoted for a message: its excerpt, with characters that are not valid Unicode text
+    (a lone surrogate) written as \\u escapes, so the message can always be printed and stored."""
+    return ascii(_excerpt(value, limit)) if not _is_unicode(value) else repr(_excerpt(value, limit))
+
+
+def _is_unicode(text: str) -> bool:
+    """Whether `text` can be written as UTF-8 (no lone surrogate, which no database or page can hold)."""
+    if text.isascii():
+        return True
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _plain(value: object, what: str) -> str:
     if not isinstance(value, str):
         raise InvalidInput(f"{what} must be text")
+    if not _is_unicode(value):
+        bad = next(i for i, c in enumerate(value) if 0xD800 <= ord(c) <= 0xDFFF)
+        raise InvalidInput(f"{what} holds a lone surrogate (\\u{ord(value[bad]):04x} at character {bad + 1}), which is not Unicode text")
     return value
 
 
@@ -736,6 +777,101 @@ def _classify_server(where: ServerLocation, exc: BaseException, doing: str) -> A
     return AnnotationsUnavailable(where, reason, f"The annotations database {where} {says}.")
 
 
+# ----------------------------------------------------------------------------- damaged rows (an SQLite file edited by hand or by a bad tool)
+
+_STAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z")
+_TAG_LIST = re.compile(r"[a-z0-9][a-z0-9_\-]*(?:,[a-z0-9][a-z0-9_\-]*)*")
+_WANT = {"text": "text", "time": "a time such as 2024-05-01T12:00:00.000000Z", "revision": "a whole number of at least 1",
+         "tags": "tag names", "action": "answer or exclude", "definition": "a JSON object of fields and their values"}
+
+
+class _Undecodable(Exception):
+    """An SQLite text value that is not UTF-8: read again with a tolerant text factory."""
+
+
+def _lenient_text(raw: bytes) -> str | bytes:
+    """SQLite's text as str, or its bytes when they are not UTF-8 (then the row is named as damaged)."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return bytes(raw)
+
+
+def _described(value: object) -> str:
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return f"{len(bytes(value)):,} bytes"
+    if value is None:
+        return "nothing"
+    if isinstance(value, (bool, int, float)):
+        return f"the number {value!r}"
+    if isinstance(value, str):
+        return f"the text {_shown(value, 40)}"
+    return f"a {type(value).__name__}"
+
+
+def _iso_time(text: str) -> bool:
+    try:
+        parse_time(text)
+    except InvalidInput:
+        return False
+    return True
+
+
+def _fits(want: str, value: object) -> bool:
+    if want == "text":
+        return type(value) is str
+    if want == "time":  # as stored now, or any ISO 8601 time (a file migrated from version 1 keeps its own)
+        return type(value) is str and (len(value) == 27 and _STAMP.fullmatch(value) is not None or _iso_time(value))
+    if want == "revision":
+        return type(value) is int and value >= 1
+    if want == "tags":
+        return value is None or type(value) is str and _TAG_LIST.fullmatch(value) is not None
+    if want == "action":
+        return value in ("answer", "exclude")
+    return type(value) is str and bool(_definition_of(value))  # definition
+
+
+# (column, what it must hold) of each kind's row, as the store selects it
+_NOTE_SPEC = (("id", "revision"), ("benchmark", "text"), ("question_id", "text"), ("run", "text"), ("text", "text"),
+              ("author", "text"), ("created", "time"), ("updated", "time"), ("revision", "revision"), ("tags", "tags"))
+_CORRECTION_SPEC = (("benchmark", "text"), ("question_id", "text"), ("action", "action"), ("answer", "text"), ("author", "text"),
+                    ("created", "time"), ("updated", "time"), ("revision", "revision"))
+_SLICE_SPEC = (("benchmark", "text"), ("name", "text"), ("definition", "definition"), ("author", "text"), ("note", "text"),
+               ("created", "time"), ("updated", "time"), ("revision", "revision"))
+
+
+def _damage(spec: tuple[tuple[str, str], ...], row: Sequence[Any]) -> str | None:
+    """What is wrong with a stored row (None: nothing), as `column holds X, not Y`."""
+    for (name, want), value in zip(spec, row, strict=False):
+        if not _fits(want, value):
+            return f"{name} holds {_described(value)}, not {_WANT[want]}"
+    return None
+
+
+def _row_name(kind: str, row: Sequence[Any], keys: tuple[int, ...]) -> str:
+    shown = [_shown(v, 60) if isinstance(v, str) else _described(v) for v in (row[k] for k in keys)]
+    return f"{kind} " + ", ".join(shown)
+
+
+def _note_ok(r: Sequence[Any]) -> bool:
+    """The common case checked quickly (20,000 notes are read on every overview)."""
+    return (type(r[1]) is str and type(r[2]) is str and type(r[3]) is str and type(r[4]) is str and type(r[5]) is str
+            and type(r[8]) is int and r[8] >= 1 and _fits("time", r[6]) and _fits("time", r[7]) and _fits("tags", r[9]))
+
+
+def _tolerant_retry(method: Callable[..., Any]) -> Callable[..., Any]:
+    """Run a read or write again, once, with SQLite text that is not UTF-8 read as bytes (then named
+    as a damaged row) instead of failing the whole query."""
+    @functools.wraps(method)
+    def wrapper(self: AnnotationStore, *args: Any, **kw: Any) -> Any:
+        try:
+            return method(self, *args, **kw)
+        except _Undecodable:
+            self._lenient = True
+            return method(self, *args, **kw)
+    return wrapper
+
+
 # ----------------------------------------------------------------------------- the store
 
 
@@ -759,6 +895,11 @@ class AnnotationStore:
         self._read_uri: str | None = None
         self._engine: Engine | None = None
         self._read_engine: Engine | None = None
+        self._lenient = False  # SQLite text that is not UTF-8 was met: read such values as bytes from now on
+        self.import_batch = IMPORT_BATCH
+        self.import_pause = IMPORT_PAUSE
+        self._gate = threading.Condition()  # writes of one record waiting for the lock (an import lets them in)
+        self._waiting = 0
         try:
             where = resolve_location(path, env)
         except InvalidInput as exc:
@@ -828,6 +969,14 @@ class AnnotationStore:
         assert isinstance(self.path, Path)
         con = sqlite3.connect(self.path, timeout=self.busy_timeout, isolation_level=None, check_same_thread=False)
         con.execute("PRAGMA foreign_keys = ON")
+        if self._lenient:
+            con.text_factory = _lenient_text
+        return con
+
+    def _connect_read_only(self, uri: str) -> sqlite3.Connection:
+        con = sqlite3.connect(uri, uri=True, timeout=self.busy_timeout, isolation_level=None, check_same_thread=False)
+        if self._lenient:
+            con.text_factory = _lenient_text
         return con
 
     def _server_engine(self) -> Engine:
@@ -929,6 +1078,12 @@ class AnnotationStore:
         assert isinstance(self.path, Path)
         if not self.path.is_file():
             return
+        try:
+            if self.path.stat().st_size == 0:  # an empty file holds no annotations: read as none (nothing to fail on)
+                self.readable = True
+                return
+        except OSError:
+            return
         base = self.path.resolve().as_uri()
         for uri in (f"{base}?mode=ro", f"{base}?immutable=1"):
             try:
@@ -942,8 +1097,7 @@ class AnnotationStore:
             except sqlite3.Error:
                 continue
             self._read_uri, self.readable = uri, True
-            self._read_engine = self._sqlite_engine(functools.partial(
-                sqlite3.connect, uri, uri=True, timeout=self.busy_timeout, isolation_level=None, check_same_thread=False))
+            self._read_engine = self._sqlite_engine(functools.partial(self._connect_read_only, uri))
             return
 
     # -- connections
@@ -998,6 +1152,8 @@ class AnnotationStore:
         try:
             yield conn
         except (SQLAlchemyError, sqlite3.Error) as exc:
+            if self._undecodable(exc):
+                raise _Undecodable() from None
             raise self._unavailable(exc, "reading the notes") from None
         finally:
             try:
@@ -1013,20 +1169,37 @@ class AnnotationStore:
         if p is not None or self._engine is None:
             p = p or AnnotationsUnavailable(self.path, "error", f"The annotations database {self.path} is not open.")
             raise AnnotationsUnavailable(p.path, p.reason, p.message)
+        waiting = record is not None  # one record's write: an import running in this process lets it in first
+        if waiting:
+            self._writer_waits(True)
         try:
-            conn = self._engine.connect()
-        except (SQLAlchemyError, sqlite3.Error) as exc:
-            raise self._unavailable(exc, doing) from None
-        try:
-            with self._write_transaction(conn, None if record is None else "\x1f".join(record)):
-                yield conn
-        except (SQLAlchemyError, sqlite3.Error) as exc:
-            raise self._unavailable(exc, doing) from None
-        finally:
             try:
-                conn.close()
-            except SQLAlchemyError:
-                pass
+                conn = self._engine.connect()
+            except (SQLAlchemyError, sqlite3.Error) as exc:
+                raise self._unavailable(exc, doing) from None
+            try:
+                with self._write_transaction(conn, None if record is None else "\x1f".join(record)):
+                    if waiting:  # the lock is held: an import waiting for this writer goes on (and waits for the commit)
+                        self._writer_waits(False)
+                        waiting = False
+                    yield conn
+            except (SQLAlchemyError, sqlite3.Error) as exc:
+                if self._undecodable(exc):
+                    raise _Undecodable() from None
+                raise self._unavailable(exc, doing) from None
+            finally:
+                try:
+                    conn.close()
+                except SQLAlchemyError:
+                    pass
+        finally:
+            if waiting:
+                self._writer_waits(False)
+
+    def _undecodable(self, exc: BaseException) -> bool:
+        """An SQLite text value that is not UTF-8 failed the query (tried again leniently, once)."""
+        orig = exc.orig if isinstance(exc, DBAPIError) and exc.orig is not None else exc
+        return self.dialect == "sqlite" and not self._lenient and "could not decode" in str(orig).lower()
 
     def _now(self, after: str | None = None) -> str:
         stamp = now_iso(self._clock())
@@ -1055,28 +1228,58 @@ class AnnotationStore:
                 .where(*where).order_by(self._text_order(n.c.question_id), self._text_order(n.c.run)))
 
     @staticmethod
-    def _notes_of(rows: Iterable[Sequence[Any]]) -> list[tuple[int, Note]]:
-        """Rows of `_select_notes` as (id, Note)."""
-        return [(r[0], Note(r[1], r[2], r[3], r[4], tuple(sorted(r[9].split(","))) if r[9] else (), r[5], r[6], r[7], r[8]))
-                for r in rows]
+    def _note_rows(rows: Iterable[Sequence[Any]], bad: list[str] | None = None) -> list[tuple[int, Any, Note | None]]:
+        """Rows of `_select_notes` as (id, key, Note), the Note None for a damaged row (named in `bad`)."""
+        out: list[tuple[int, Any, Note | None]] = []
+        for r in rows:
+            if _note_ok(r) and type(r[0]) is int:
+                out.append((r[0], (r[1], r[2], r[3]), Note(r[1], r[2], r[3], r[4], tuple(sorted(r[9].split(","))) if r[9] else (),
+                                                          r[5], r[6], r[7], r[8])))
+                continue
+            if bad is not None:
+                bad.append(f"{_row_name('note', r, (2, 3))} (row {r[0]}): {_damage(_NOTE_SPEC, r)}")
+            out.append((r[0], (r[1], r[2], r[3]), None))
+        return out
+
+    def _notes_of(self, rows: Iterable[Sequence[Any]], bad: list[str] | None = None) -> list[tuple[int, Note]]:
+        """Rows of `_select_notes` as (id, Note); damaged rows left out (and named in `bad`)."""
+        return [(i, n) for i, _, n in self._note_rows(rows, bad) if n is not None]
 
     @staticmethod
     def _correction(row: Sequence[Any]) -> Correction:
         return Correction(*row)
 
+    @staticmethod
+    def _good(kind: str, spec: tuple[tuple[str, str], ...], rows: Iterable[Sequence[Any]], bad: list[str] | None,
+              make: Callable[[Sequence[Any]], Any]) -> list[Any]:
+        """Rows made into records; a damaged one left out and named in `bad`."""
+        out = []
+        for r in rows:
+            why = _damage(spec, r)
+            if why is None:
+                out.append(make(r))
+            elif bad is not None:
+                bad.append(f"{_row_name(kind, r, (1,))}: {why}")
+        return out
+
     _CORRECTION_COLUMNS = (corrections_t.c.benchmark, corrections_t.c.question_id, corrections_t.c.action, corrections_t.c.answer,
                            corrections_t.c.author, corrections_t.c.created, corrections_t.c.updated, corrections_t.c.revision)
 
+    @_tolerant_retry
     def note(self, benchmark: str, question_id: str, run: str = "") -> Note | None:
+        """The note (None: none, or a damaged row, which a save replaces)."""
         with self._reading() as con:
             if con is None:
                 return None
             found = self._note_in(con, (benchmark, question_id, run))
             return found[1] if found else None
 
-    def notes(self, benchmark: str, *, question_id: str | None = None, run: str | None = None) -> list[Note]:
+    @_tolerant_retry
+    def notes(self, benchmark: str, *, question_id: str | None = None, run: str | None = None,
+              bad: list[str] | None = None) -> list[Note]:
         """The benchmark's notes (optionally of one question and/or one run; run "" = question
-        notes), ordered by question id, then run."""
+        notes), ordered by question id, then run. A damaged row (a value of the wrong type, a time
+        not as stored) is left out, and named in `bad` when given."""
         where = [notes_t.c.benchmark == benchmark]
         if question_id is not None:
             where.append(notes_t.c.question_id == question_id)
@@ -1085,27 +1288,31 @@ class AnnotationStore:
         with self._reading() as con:
             if con is None:
                 return []
-            return [n for _, n in self._notes_of(con.execute(self._select_notes(*where)).all())]
+            return [n for _, n in self._notes_of(con.execute(self._select_notes(*where)).all(), bad)]
 
     def _correction_in(self, con: Connection, key: tuple[str, str]) -> Correction | None:
         row = con.execute(sa.select(*self._CORRECTION_COLUMNS).where(
             corrections_t.c.benchmark == key[0], corrections_t.c.question_id == key[1])).first()
-        return self._correction(row) if row else None
+        return self._correction(row) if row and _damage(_CORRECTION_SPEC, row) is None else None
 
+    @_tolerant_retry
     def correction(self, benchmark: str, question_id: str) -> Correction | None:
         with self._reading() as con:
             if con is None:
                 return None
             return self._correction_in(con, (benchmark, question_id))
 
-    def corrections(self, benchmark: str) -> list[Correction]:
+    @_tolerant_retry
+    def corrections(self, benchmark: str, *, bad: list[str] | None = None) -> list[Correction]:
+        """The benchmark's corrections by question id (damaged rows left out, named in `bad`)."""
         with self._reading() as con:
             if con is None:
                 return []
             rows = con.execute(sa.select(*self._CORRECTION_COLUMNS).where(corrections_t.c.benchmark == benchmark)
                                .order_by(self._text_order(corrections_t.c.question_id)))
-            return [self._correction(r) for r in rows]
+            return self._good("correction", _CORRECTION_SPEC, rows, bad, self._correction)
 
+    @_tolerant_retry
     def vocabulary(self) -> list[str]:
         """The tags offered, in their order (the defaults when the database cannot be read)."""
         with self._reading() as con:
@@ -1114,6 +1321,7 @@ class AnnotationStore:
             return list(con.execute(sa.select(vocabulary_t.c.tag).order_by(
                 vocabulary_t.c.position, self._text_order(vocabulary_t.c.tag))).scalars())
 
+    @_tolerant_retry
     def tag_usage(self, benchmark: str | None = None) -> dict[str, int]:
         """How many notes carry each tag (of one benchmark, or of all)."""
         t, n = note_tags_t, notes_t
@@ -1125,6 +1333,7 @@ class AnnotationStore:
                 return {}
             return {tag: int(k) for tag, k in con.execute(query.group_by(t.c.tag).order_by(self._text_order(t.c.tag)))}
 
+    @_tolerant_retry
     def benchmarks(self) -> dict[str, int]:
         """Every benchmark identity with annotations, and how many (notes + corrections) it has:
         notes filed under an older identity (the gold changed) show up here."""
@@ -1137,10 +1346,11 @@ class AnnotationStore:
 
     # -- notes
 
-    def _note_in(self, con: Connection, key: tuple[str, str, str]) -> tuple[int, Note] | None:
-        found = self._notes_of(con.execute(self._select_notes(
+    def _note_in(self, con: Connection, key: tuple[str, str, str]) -> tuple[int, Note | None] | None:
+        """(id, the note) stored under `key`; the note None for a damaged row (a save replaces it)."""
+        found = self._note_rows(con.execute(self._select_notes(
             notes_t.c.benchmark == key[0], notes_t.c.question_id == key[1], notes_t.c.run == key[2])).all())
-        return found[0] if found else None
+        return (found[0][0], found[0][2]) if found else None
 
     @staticmethod
     def _unknown_tags(con: Connection, tags: tuple[str, ...]) -> list[str]:
@@ -1155,6 +1365,7 @@ class AnnotationStore:
         if rows:
             con.execute(sa.insert(note_tags_t), rows)
 
+    @_tolerant_retry
     def save_note(self, benchmark: str, question_id: str, run: str = "", *, text: str, tags: Iterable[str] = (),
                   author: str, expected_revision: int | None) -> Note:
         """Create or change a note; `expected_revision` is the revision the editor started from (0:
@@ -1178,6 +1389,9 @@ class AnnotationStore:
                     text=note.text, author=note.author, updated=note.updated, revision=note.revision))
                 self._set_tags(con, found[0], tag_set, replace=True)
             else:
+                if found:  # a damaged row under this key: replaced by the new note
+                    con.execute(sa.delete(note_tags_t).where(note_tags_t.c.note_id == found[0]))
+                    con.execute(sa.delete(notes_t).where(notes_t.c.id == found[0]))
                 stamp = self._now()
                 note = Note(*key, text, tag_set, author, stamp, stamp, 1)
                 self._set_tags(con, self._insert_note(con, note), tag_set, replace=False)
@@ -1192,6 +1406,7 @@ class AnnotationStore:
         assert key is not None
         return int(key[0])
 
+    @_tolerant_retry
     def delete_note(self, benchmark: str, question_id: str, run: str = "", *, expected_revision: int | None) -> bool:
         """Delete a note (Conflict when it changed since `expected_revision`); False when there was none."""
         with self._writing("deleting the note", ("note", benchmark, question_id, run)) as con:
@@ -1205,6 +1420,7 @@ class AnnotationStore:
 
     # -- corrections
 
+    @_tolerant_retry
     def save_correction(self, benchmark: str, question_id: str, *, answer: str = "", exclude: bool = False, author: str,
                         expected_revision: int | None) -> Correction:
         """Set a question's corrected gold answer, or mark it excluded (`exclude=True`, answer
@@ -1227,6 +1443,7 @@ class AnnotationStore:
                 return fixed
             stamp = self._now()
             fixed = Correction(*key, action, answer, author, stamp, stamp, 1)
+            con.execute(sa.delete(corrections_t).where(corrections_t.c.benchmark == key[0], corrections_t.c.question_id == key[1]))
             self._insert_correction(con, fixed)
             return fixed
 
@@ -1236,6 +1453,7 @@ class AnnotationStore:
             benchmark=c.benchmark, question_id=c.question_id, action=c.action, answer=c.answer, author=c.author,
             created=c.created, updated=c.updated, revision=c.revision))
 
+    @_tolerant_retry
     def delete_correction(self, benchmark: str, question_id: str, *, expected_revision: int | None) -> bool:
         with self._writing("deleting the correction", ("correction", benchmark, question_id)) as con:
             current = self._correction_in(con, (benchmark, question_id))
@@ -1256,23 +1474,26 @@ class AnnotationStore:
 
     def _slice_in(self, con: Connection, key: tuple[str, str]) -> SavedSlice | None:
         row = con.execute(sa.select(*self._SLICE_COLUMNS).where(slices_t.c.benchmark == key[0], slices_t.c.name == key[1])).first()
-        return self._slice(row) if row else None
+        return self._slice(row) if row and _damage(_SLICE_SPEC, row) is None else None
 
+    @_tolerant_retry
     def saved_slice(self, benchmark: str, name: str) -> SavedSlice | None:
         with self._reading() as con:
             if con is None:
                 return None
             return self._slice_in(con, (benchmark, name))
 
-    def saved_slices(self, benchmark: str) -> list[SavedSlice]:
-        """The benchmark's saved slices, by name."""
+    @_tolerant_retry
+    def saved_slices(self, benchmark: str, *, bad: list[str] | None = None) -> list[SavedSlice]:
+        """The benchmark's saved slices, by name (damaged rows left out, named in `bad`)."""
         with self._reading() as con:
             if con is None:
                 return []
             rows = con.execute(sa.select(*self._SLICE_COLUMNS).where(slices_t.c.benchmark == benchmark)
                                .order_by(self._text_order(slices_t.c.name)))
-            return [self._slice(r) for r in rows]
+            return self._good("saved slice", _SLICE_SPEC, rows, bad, self._slice)
 
+    @_tolerant_retry
     def save_slice(self, benchmark: str, name: str, *, definition: Mapping[str, Iterable[str]], author: str, note: str = "",
                    expected_revision: int | None) -> SavedSlice:
         """Save a slice under `name` (a new one: expected_revision 0; a change: the revision it was
@@ -1294,6 +1515,7 @@ class AnnotationStore:
                 raise InvalidInput(f"a benchmark keeps at most {MAX_SLICES:,} saved slices")
             stamp = self._now()
             saved = SavedSlice(*key, spec, author, note, stamp, stamp, 1)
+            con.execute(sa.delete(slices_t).where(slices_t.c.benchmark == key[0], slices_t.c.name == key[1]))  # a damaged row
             self._insert_slice(con, saved)
             return saved
 
@@ -1302,6 +1524,7 @@ class AnnotationStore:
         con.execute(sa.insert(slices_t).values(benchmark=s.benchmark, name=s.name, definition=_definition_text(s.definition),
                                                author=s.author, note=s.note, created=s.created, updated=s.updated, revision=s.revision))
 
+    @_tolerant_retry
     def delete_slice(self, benchmark: str, name: str, *, expected_revision: int | None) -> bool:
         """Delete a saved slice (Conflict when it changed since `expected_revision`); False when there was none."""
         with self._writing("deleting the slice", ("slice", benchmark, name)) as con:
@@ -1324,6 +1547,7 @@ class AnnotationStore:
     def _has_tag(con: Connection, tag: str) -> bool:
         return con.execute(sa.select(vocabulary_t.c.tag).where(vocabulary_t.c.tag == tag)).first() is not None
 
+    @_tolerant_retry
     def add_tag(self, tag: str) -> str:
         """Add a tag at the end of the vocabulary (no change when it is there); returns its clean name."""
         name = clean_tag(tag)
@@ -1344,6 +1568,7 @@ class AnnotationStore:
             con.execute(sa.update(notes_t).where(notes_t.c.id == note_id).values(revision=notes_t.c.revision + 1, updated=self._now(updated)))
         return [r[0] for r in rows]
 
+    @_tolerant_retry
     def rename_tag(self, old: str, new: str) -> int:
         """Rename a tag in the vocabulary (keeping its place) and on every note; returns how many
         notes changed. InvalidInput when `old` is unknown or `new` exists already."""
@@ -1360,6 +1585,7 @@ class AnnotationStore:
             con.execute(sa.update(note_tags_t).where(note_tags_t.c.tag == old).values(tag=new))
             return len(ids)
 
+    @_tolerant_retry
     def remove_tag(self, tag: str) -> int:
         """Remove a tag from the vocabulary and from every note carrying it (ask first: see
         `tag_usage`); returns how many notes changed."""
@@ -1388,10 +1614,14 @@ class AnnotationStore:
     def _merge_notes(self, con: Connection, notes: list[Note], counts: MergeCounts) -> None:
         """Every stored note of the import's benchmarks read once; then one bulk insert, one bulk
         update and the tags of both (a record seen twice in one import merges with the first)."""
-        state: dict[tuple[str, str, str], tuple[int | None, Note]] = {}
+        state: dict[Any, tuple[int | None, Note | None]] = {}
         for benchmark in sorted({n.benchmark for n in notes}):
-            for stored_id, note in self._notes_of(con.execute(self._select_notes(notes_t.c.benchmark == benchmark)).all()):
-                state[note.key] = (stored_id, note)
+            qids = sorted({n.question_id for n in notes if n.benchmark == benchmark})
+            for start in range(0, len(qids), 500):  # only the batch's questions: an import of 250,000 notes is read once, in parts
+                rows = con.execute(self._select_notes(notes_t.c.benchmark == benchmark,
+                                                      notes_t.c.question_id.in_(qids[start:start + 500]))).all()
+                for stored_id, key, note in self._note_rows(rows):
+                    state[key] = (stored_id, note)  # note None: a damaged row, replaced by the import's record
         inserts: dict[tuple[str, str, str], Note] = {}
         updates: dict[int, Note] = {}
         for n in notes:
@@ -1433,11 +1663,13 @@ class AnnotationStore:
                     make: Callable[[Sequence[Any]], Any], values: Callable[[Any], dict[str, Any]]) -> None:
         """Corrections or saved slices (keyed by benchmark and their second key column), merged as notes are."""
         second = columns[1]
-        state: dict[tuple[str, str], tuple[bool, Any]] = {}
+        state: dict[Any, tuple[bool, Any]] = {}
+        spec = _CORRECTION_SPEC if table is corrections_t else _SLICE_SPEC
         for benchmark in sorted({r.key[0] for r in records}):
-            for row in con.execute(sa.select(*columns).where(table.c.benchmark == benchmark)):
-                record = make(row)
-                state[record.key] = (True, record)
+            seconds = sorted({r.key[1] for r in records if r.key[0] == benchmark})
+            for start in range(0, len(seconds), 500):
+                for row in con.execute(sa.select(*columns).where(table.c.benchmark == benchmark, second.in_(seconds[start:start + 500]))):
+                    state[(row[0], row[1])] = (True, make(row) if _damage(spec, row) is None else None)  # None: damaged, replaced
         inserts: dict[tuple[str, str], Any] = {}
         updates: dict[tuple[str, str], Any] = {}
         for r in records:
@@ -1461,11 +1693,33 @@ class AnnotationStore:
                         .values({n: sa.bindparam(f"new_{n}") for n in names}),
                         [{"key_0": r.key[0], "key_1": r.key[1], **{f"new_{n}": v for n, v in common(r).items()}} for r in updates.values()])
 
-    def merge(self, notes: Iterable[Note], corrections: Iterable[Correction] = (), slices: Iterable[SavedSlice] = ()) -> MergeCounts:
-        """Merge records (of an import) in one transaction: a record not stored is added (with its
-        revision), one whose `updated` is later than the stored one replaces it (revision = stored
-        + 1, `created` the earlier of both), any other leaves the stored one as it is. Tags not in
-        the vocabulary are added to it."""
+    def _writer_waits(self, waiting: bool) -> None:
+        """A write of one record is waiting for the lock (True) or has it (False): an import lets it in first."""
+        with self._gate:
+            self._waiting += 1 if waiting else -1
+            self._gate.notify_all()
+
+    def _let_writers_in(self) -> None:
+        """Between two batches of an import: wait until every write of this process that is waiting for
+        the lock has begun (at most WRITER_WAIT seconds, so an import is never stopped for good)."""
+        with self._gate:
+            self._gate.wait_for(lambda: self._waiting <= 0, timeout=WRITER_WAIT)
+
+    @_tolerant_retry
+    def merge(self, notes: Iterable[Note], corrections: Iterable[Correction] = (), slices: Iterable[SavedSlice] = (), *,
+              progress: Callable[[int, int], None] | None = None, batch: int | None = None) -> MergeCounts:
+        """Merge records (of an import): a record not stored is added (with its revision), one whose
+        `updated` is later than the stored one replaces it (revision = stored + 1, `created` the
+        earlier of both), any other leaves the stored one as it is (a damaged stored row is replaced).
+        Tags not in the vocabulary are added to it first.
+
+        In batches of `batch` records (`import_batch`), each one write transaction, so that other
+        writers get in between: a save of this process waiting for the lock goes before the next
+        batch; on SQLite the import also pauses `import_pause` seconds between batches, longer than
+        SQLite's longest wait between two tries, so a writer of another process finds the lock free
+        (PostgreSQL queues waiting writers in order). `progress(done, total)` is called after each
+        batch. An import stopped part-way (the database went away) keeps what its batches stored:
+        importing the same file again completes it (the records already stored are unchanged)."""
         counts = MergeCounts()
         notes = [make_note(n.benchmark, n.question_id, n.run, text=n.text, tags=n.tags, author=n.author,
                            created=n.created, updated=n.updated, revision=n.revision) for n in notes]
@@ -1473,18 +1727,36 @@ class AnnotationStore:
                                        created=c.created, updated=c.updated, revision=c.revision) for c in corrections]
         slices = [make_slice(s.benchmark, s.name, definition=s.definition, author=s.author, note=s.note,
                              created=s.created, updated=s.updated, revision=s.revision) for s in slices]
-        with self._writing("importing") as con:
-            needed = sorted({t for n in notes for t in n.tags})
-            new_tags = self._unknown_tags(con, tuple(needed))
-            if new_tags:
-                count, start = self._vocabulary_end(con)
-                if count + len(new_tags) > MAX_VOCABULARY:
-                    raise InvalidInput(f"the import needs {len(new_tags)} new tags; the vocabulary holds at most {MAX_VOCABULARY}")
-                con.execute(sa.insert(vocabulary_t), [{"tag": t, "position": start + i} for i, t in enumerate(new_tags)])
-                counts.tags_added = new_tags
-            self._merge_notes(con, notes, counts)
-            self._merge_rows(con, corrections, counts, corrections_t, self._CORRECTION_COLUMNS, self._correction,
-                             lambda c: {"action": c.action, "answer": c.answer})
-            self._merge_rows(con, slices, counts, slices_t, self._SLICE_COLUMNS, self._slice,
-                             lambda s: {"definition": _definition_text(s.definition), "note": s.note})
+        size = max(1, batch or self.import_batch)
+        total, done = len(notes) + len(corrections) + len(slices), 0
+        needed = sorted({t for n in notes for t in n.tags})
+        if needed:
+            with self._writing("importing") as con:
+                new_tags = self._unknown_tags(con, tuple(needed))
+                if new_tags:
+                    count, start = self._vocabulary_end(con)
+                    if count + len(new_tags) > MAX_VOCABULARY:
+                        raise InvalidInput(f"the import needs {len(new_tags)} new tags; the vocabulary holds at most {MAX_VOCABULARY}")
+                    con.execute(sa.insert(vocabulary_t), [{"tag": t, "position": start + i} for i, t in enumerate(new_tags)])
+                    counts.tags_added = new_tags
+        steps: list[tuple[str, list[Any]]] = [("notes", notes), ("corrections", corrections), ("slices", slices)]
+        for kind, records in steps:
+            for start in range(0, len(records), size):
+                if done:
+                    self._let_writers_in()
+                    if self.dialect == "sqlite" and self.import_pause > 0:
+                        time.sleep(self.import_pause)
+                part = records[start:start + size]
+                with self._writing("importing") as con:
+                    if kind == "notes":
+                        self._merge_notes(con, part, counts)
+                    elif kind == "corrections":
+                        self._merge_rows(con, part, counts, corrections_t, self._CORRECTION_COLUMNS, self._correction,
+                                         lambda c: {"action": c.action, "answer": c.answer})
+                    else:
+                        self._merge_rows(con, part, counts, slices_t, self._SLICE_COLUMNS, self._slice,
+                                         lambda s: {"definition": _definition_text(s.definition), "note": s.note})
+                done += len(part)
+                if progress is not None:
+                    progress(done, total)
         return counts

@@ -25,8 +25,15 @@ benchmark is skipped. Importing merges by key (benchmark, question id, run, kind
 name) and time: a record
 not stored is added, one whose `updated` is later than the stored one's replaces it, any other
 (equal or older) leaves the stored one. A bad line is reported as a `scoring.problems.Problem`
-(file:line) and skipped; the file is bounded (MAX_IMPORT_BYTES, lines of MAX_LINE_BYTES, CSV cells
-of the csv module's field limit) and every import is one transaction.
+(file:line, and the field) and skipped -- a line nested too deep to read, text that is not Unicode
+(a lone surrogate), a time outside the years 1 to 9999 once made UTC included: the rest is
+imported. The file is bounded (MAX_IMPORT_BYTES, lines of MAX_LINE_BYTES, CSV cells of the csv
+module's field limit); the records are stored in batches (`AnnotationStore.merge`), so other
+sessions' saves get in while a large file is imported, and `progress(done, total)` follows them.
+
+Export reads what can be read: a damaged row of the database (bytes in a text column, a revision
+stored as text, a time stored as a number) is left out and named (`records(..., bad=[])`,
+`export(...)[2]`), never failing the whole export; RECOVER says what to do then.
 """
 
 from __future__ import annotations
@@ -65,11 +72,14 @@ from .db import (
 )
 
 __all__ = [
-    "FIELDS", "MAX_IMPORT_BYTES", "MAX_LINE_BYTES", "ImportResult", "Parsed",
+    "FIELDS", "RECOVER", "MAX_IMPORT_BYTES", "MAX_LINE_BYTES", "ImportResult", "Parsed",
     "records", "to_jsonl", "to_csv", "export", "write_export",
     "parse", "import_bytes", "import_file", "format_of",
 ]
 
+RECOVER = ("To recover: keep this export (it holds every row that could be read), move the database file aside, "
+           "open the app again (a new, empty database is made) and import the export; the rows named above are lost "
+           "unless you copy them out of the old file by hand.")
 FIELDS = ("kind", "benchmark", "question_id", "run", "text", "tags", "action", "answer", "author", "created", "updated", "revision",
           "name", "definition", "note")  # a slice's columns last: a CSV of notes and corrections reads as before
 MAX_IMPORT_BYTES = 64 * 1024 * 1024
@@ -98,17 +108,17 @@ _EXPECTED = {
 # ----------------------------------------------------------------------------- export
 
 
-def records(store: AnnotationStore, benchmark: str) -> list[dict[str, Any]]:
+def records(store: AnnotationStore, benchmark: str, bad: list[str] | None = None) -> list[dict[str, Any]]:
     """Every annotation of `benchmark` as export records: notes, then corrections, each by question id
-    and run, then saved slices by name."""
+    and run, then saved slices by name. Damaged rows are left out and named in `bad`."""
     out: list[dict[str, Any]] = []
-    for n in store.notes(benchmark):
+    for n in store.notes(benchmark, bad=bad):
         out.append({"kind": "note", "benchmark": n.benchmark, "question_id": n.question_id, "run": n.run, "text": n.text,
                     "tags": list(n.tags), "author": n.author, "created": n.created, "updated": n.updated, "revision": n.revision})
-    for c in store.corrections(benchmark):
+    for c in store.corrections(benchmark, bad=bad):
         out.append({"kind": "correction", "benchmark": c.benchmark, "question_id": c.question_id, "run": "", "action": c.action,
                     "answer": c.answer, "author": c.author, "created": c.created, "updated": c.updated, "revision": c.revision})
-    for s in store.saved_slices(benchmark):
+    for s in store.saved_slices(benchmark, bad=bad):
         out.append({"kind": "slice", "benchmark": s.benchmark, "question_id": "", "run": "", "name": s.name,
                     "definition": {k: list(v) for k, v in s.definition.items()}, "note": s.note, "author": s.author,
                     "created": s.created, "updated": s.updated, "revision": s.revision})
@@ -131,16 +141,18 @@ def to_csv(rows: Iterable[dict[str, Any]]) -> str:
     return buf.getvalue()
 
 
-def export(store: AnnotationStore, benchmark: str, *, fmt: str = "jsonl") -> tuple[str, int]:
-    """(the file's text, the number of records) in `fmt` "jsonl" or "csv": a download's content."""
-    rows = records(store, benchmark)
+def export(store: AnnotationStore, benchmark: str, *, fmt: str = "jsonl", bad: list[str] | None = None) -> tuple[str, int]:
+    """(the file's text, the number of records) in `fmt` "jsonl" or "csv": a download's content.
+    Damaged rows are left out and named in `bad`."""
+    rows = records(store, benchmark, bad)
     return (to_csv(rows) if fmt == "csv" else to_jsonl(rows)), len(rows)
 
 
-def write_export(store: AnnotationStore, benchmark: str, output: str | os.PathLike[str], *, fmt: str = "jsonl") -> int:
+def write_export(store: AnnotationStore, benchmark: str, output: str | os.PathLike[str], *, fmt: str = "jsonl",
+                 bad: list[str] | None = None) -> int:
     """Write the export to `output` (whole or not at all: a temporary file renamed); the record count.
-    OSError when the place cannot be written."""
-    text, count = export(store, benchmark, fmt=fmt)
+    OSError when the place cannot be written; damaged rows named in `bad`."""
+    text, count = export(store, benchmark, fmt=fmt, bad=bad)
     target = Path(output)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent if str(target.parent) else ".")
     try:
@@ -208,6 +220,9 @@ class _Bad(Exception):
 
 def _got(value: Any) -> str:
     if isinstance(value, str):
+        bad = next((i for i, c in enumerate(value) if 0xD800 <= ord(c) <= 0xDFFF), None)
+        if bad is not None:  # not Unicode text: said with \\u escapes, so the message itself can be printed and shown
+            return f"text holding a lone surrogate (\\u{ord(value[bad]):04x} at character {bad + 1})"
         return f"text of {len(value):,} characters" if len(value) > 60 else json.dumps(value, ensure_ascii=False)
     if value is None:
         return "nothing"
@@ -223,7 +238,10 @@ def _got(value: Any) -> str:
 def _check(name: str, fn: Callable[..., Any], value: Any, *args: Any, **kw: Any) -> Any:
     try:
         return fn(value, *args, **kw)
-    except InvalidInput:
+    except InvalidInput as exc:
+        outside = "outside the years" in str(exc)
+        raise _Bad(name, _got(value) + (", outside the years 1 to 9999 once made UTC" if outside else "")) from None
+    except (ValueError, TypeError, OverflowError, RecursionError, UnicodeError):  # never a traceback for one bad value
         raise _Bad(name, _got(value)) from None
 
 
@@ -280,7 +298,7 @@ def _slice_record(benchmark: str, get: Callable[..., Any], csv_row: bool) -> Sav
     if csv_row and isinstance(definition, str):
         try:
             definition = json.loads(definition)
-        except ValueError:
+        except (ValueError, RecursionError):
             raise _Bad("definition", _got(definition)) from None
     spec = _check("definition", clean_definition, definition)
     note = _check("note", clean_text, get("note"), "the slice's note")
@@ -330,6 +348,23 @@ def _jsonl_rows(fh: IO[bytes], name: str, out: Parsed) -> Iterator[tuple[int, An
         except json.JSONDecodeError as exc:
             out.skipped += 1
             out.problems.append(Problem.error(name, number, None, "a JSON object", f"invalid JSON ({exc.msg} at column {exc.colno})"))
+        except RecursionError:
+            out.skipped += 1
+            depth = _depth(raw)
+            out.problems.append(Problem.error(name, number, None, "a JSON object of notes",
+                                              f"JSON nested {depth:,} levels deep, deeper than can be read"))
+
+
+def _depth(raw: bytes) -> int:
+    """How deep the brackets of a JSON line nest (strings not told apart: a message's figure)."""
+    depth = deepest = 0
+    for b in raw:
+        if b in (0x5B, 0x7B):
+            depth += 1
+            deepest = max(deepest, depth)
+        elif b in (0x5D, 0x7D):
+            depth -= 1
+    return deepest
 
 
 def _csv_rows(fh: IO[bytes], name: str, out: Parsed) -> Iterator[tuple[int, Any]]:
@@ -391,6 +426,10 @@ def parse(fh: IO[bytes], name: str, benchmark: str, *, fmt: str = "jsonl", size:
             out.skipped += 1
             out.problems.append(Problem.error(name, line, bad.field, _EXPECTED[bad.field], bad.got))
             continue
+        except (ValueError, TypeError, OverflowError, RecursionError, UnicodeError) as exc:  # never a traceback: the line is named
+            out.skipped += 1
+            out.problems.append(Problem.error(name, line, None, "an annotation record", f"one that could not be read ({type(exc).__name__})"))
+            continue
         if isinstance(rec, SavedSlice):
             out.slices.append(rec)
             continue
@@ -404,12 +443,12 @@ def parse(fh: IO[bytes], name: str, benchmark: str, *, fmt: str = "jsonl", size:
     return out
 
 
-def _merged(store: AnnotationStore, name: str, parsed: Parsed) -> ImportResult:
+def _merged(store: AnnotationStore, name: str, parsed: Parsed, progress: Callable[[int, int], None] | None = None) -> ImportResult:
     result = ImportResult(file=name, size=parsed.size, lines=parsed.lines, skipped=parsed.skipped,
                           problems=list(parsed.problems), unreadable=parsed.unreadable)
     if parsed.unreadable or not (parsed.notes or parsed.corrections or parsed.slices):
         return result
-    counts = store.merge(parsed.notes, parsed.corrections, parsed.slices)
+    counts = store.merge(parsed.notes, parsed.corrections, parsed.slices, progress=progress)
     result.added, result.updated, result.unchanged, result.tags_added = counts.added, counts.updated, counts.unchanged, counts.tags_added
     return result
 
@@ -420,17 +459,18 @@ def _too_big(name: str, size: int) -> ImportResult:
 
 
 def import_bytes(store: AnnotationStore, benchmark: str, data: bytes, name: str, *, fmt: str | None = None,
-                 question_ids: Iterable[str] | None = None) -> ImportResult:
-    """Import an uploaded file's bytes (the Data panel). Raises AnnotationsUnavailable when the
-    database cannot be written (InvalidInput when the vocabulary would overflow)."""
+                 question_ids: Iterable[str] | None = None, progress: Callable[[int, int], None] | None = None) -> ImportResult:
+    """Import an uploaded file's bytes (the Data panel); `progress(done, total)` after each batch
+    stored. Raises AnnotationsUnavailable when the database cannot be written (InvalidInput when
+    the vocabulary would overflow)."""
     if len(data) > MAX_IMPORT_BYTES:
         return _too_big(name, len(data))
     parsed = parse(io.BytesIO(data), name, benchmark, fmt=fmt or format_of(name, data[:64]), size=len(data), question_ids=question_ids)
-    return _merged(store, name, parsed)
+    return _merged(store, name, parsed, progress)
 
 
 def import_file(store: AnnotationStore, benchmark: str, path: str | os.PathLike[str], *, fmt: str | None = None,
-                question_ids: Iterable[str] | None = None) -> ImportResult:
+                question_ids: Iterable[str] | None = None, progress: Callable[[int, int], None] | None = None) -> ImportResult:
     """Import a file (JSONL or CSV, from `fmt` or its name and first bytes). A file that cannot
     be opened or is too big is `unreadable` with one problem; errors as `import_bytes`."""
     name = str(path)
@@ -444,4 +484,4 @@ def import_file(store: AnnotationStore, benchmark: str, path: str | os.PathLike[
             parsed = parse(fh, name, benchmark, fmt=fmt or format_of(name, head), size=size, question_ids=question_ids)
     except OSError as exc:
         return ImportResult(file=name, unreadable=True, problems=[Problem.error(name, None, None, "a readable file", exc.strerror or str(exc))])
-    return _merged(store, name, parsed)
+    return _merged(store, name, parsed, progress)
