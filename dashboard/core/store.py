@@ -14,7 +14,11 @@ everything). Entries live in
     $LENS_CACHE_DIR/scored/<key>.parquet        (else $XDG_CACHE_HOME/docbench-lens, else ~/.cache/docbench-lens)
 
 and are written atomically (a temporary file in the same folder, then a rename), with page
-checksums. Nothing is trusted on read: an entry that cannot be read, has another schema, another
+checksums. Several app servers (or sessions) may share one cache folder: an entry one of them wrote
+is read by the others, not scored again; two of them writing the same entry at once publish one --
+the first to finish wins (a hard link, which fails when the name exists), the other reads the
+winner's entry and drops its own copy; an entry already there that does not read back is replaced.
+No reader ever sees a part-written file. Nothing is trusted on read: an entry that cannot be read, has another schema, another
 key or row count in its metadata, a null or a score outside 0..1, or values that do not parse,
 is reported as a miss (and removed), so the caller rescores and writes it again. The caller also
 checks that the entry's question ids and statuses are those of its own join (`matches`).
@@ -36,7 +40,7 @@ import os
 import re
 import tempfile
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -255,12 +259,17 @@ class EntryFolder:
         self.root = Path(root) if root is not None else cache_root()
         self.folder = self.root / self.SUBFOLDER
         self.hits = self.misses = self.rejected = 0  # counters, for the app and the benchmarks
+        self.published = self.lost_races = 0  # entries this store named; writes that found the winner's entry there
 
     def path(self, key: str) -> Path:
         """The entry's file; the key must be a hex digest, so the path never leaves the folder."""
         if not isinstance(key, str) or not _KEY.fullmatch(key):
             raise ValueError(f"not a cache key: {key!r}")
         return self.folder / f"{key}.parquet"
+
+    def _valid(self, path: Path, key: str) -> bool:
+        """Whether the entry at `path` reads back whole (each folder's own checks)."""
+        return False
 
     def _write(self, target: Path, table: pa.Table) -> Path | None:
         tmp = None
@@ -270,8 +279,7 @@ class EntryFolder:
             with os.fdopen(fd, "wb") as fh:
                 # no fsync: a torn file after a crash fails the checks on read and is recomputed
                 pq.write_table(table, fh, compression="zstd", write_page_checksum=True)
-            os.replace(tmp, target)
-            tmp = None
+            self._publish(tmp, target)
             return target
         except OSError:
             return None
@@ -281,6 +289,24 @@ class EntryFolder:
                     os.unlink(tmp)
                 except OSError:
                     pass
+
+    def _publish(self, tmp: str, target: Path) -> None:
+        """Give the written file its name, unless another writer (a second app server) got there
+        first with an entry that reads back: then theirs is kept and `tmp` removed (the caller's
+        `finally`). A name held by an entry that does not read back is replaced."""
+        key = target.stem
+        try:
+            os.link(tmp, target)  # atomic, and fails when the name exists
+            self.published += 1
+            return
+        except FileExistsError:
+            if not target.is_symlink() and self._valid(target, key):
+                self.lost_races += 1  # the winner's entry stays; both hold the same scores (same key)
+                return
+        except OSError:  # a file system without hard links: an atomic rename (the last writer's whole entry)
+            pass
+        os.replace(tmp, target)
+        self.published += 1
 
     def _reject(self, path: Path, exc: BaseException | None) -> None:
         self.rejected += 1
@@ -348,6 +374,13 @@ class ScoreStore(EntryFolder):
         else:
             self.hits += 1
         return rows
+
+    def _valid(self, path: Path, key: str) -> bool:
+        try:
+            self._read(path, key)
+        except (OSError, ValueError, TypeError, KeyError, pa.ArrowException):
+            return False
+        return True
 
     def discard(self, key: str) -> None:
         """Remove an entry read but found not to fit (the caller rescores and writes it again)."""
@@ -468,6 +501,22 @@ def load_run(store: ScoreStore, key: str, gold: Sequence[GoldQuestion], predicti
             return None
         return assemble_lazily(gold, the_plan, lambda: rows.decisions, rows.accuracy, rows.token_f1, rows.anls,
                                profile=profile, name=name, question_ids=ids)
+
+
+def scored_run(store: ScoreStore, key: str, gold: Sequence[GoldQuestion], predictions: Sequence[Prediction], profile: str,
+               name: str, score: Callable[[], RunResult]) -> RunResult:
+    """The run from the cache when any process wrote it (`load_run`); else `score()`, written to the
+    cache -- and when another process wrote the same entry while this one scored, the winner's
+    entry is read back and returned (both are equal: the key names everything the scores depend on)."""
+    cached = load_run(store, key, gold, predictions, profile, name)
+    if cached is not None:
+        return cached
+    result = score()
+    lost = store.lost_races
+    save_run(store, key, result)
+    if store.lost_races != lost:
+        return load_run(store, key, gold, predictions, profile, name) or result
+    return result
 
 
 # ----------------------------------------------------------------------------- parsed prediction files
@@ -627,6 +676,13 @@ class PredictionStore(EntryFolder):
         else:
             self.hits += 1
         return res
+
+    def _valid(self, path: Path, key: str) -> bool:
+        try:
+            self._read(path, key, "")
+        except (OSError, ValueError, TypeError, KeyError, pa.ArrowException):
+            return False
+        return True
 
     @staticmethod
     def _read(path: Path, key: str, file: str):
