@@ -1,22 +1,29 @@
 """`docbench-lens`: start the dashboard from an installed package, in any working directory.
 
-    docbench-lens [--benchmark DIR] [--runs FILE_OR_DIR ...] [--scores FILE ...] [--annotations PATH] [--port N] [--headless]
+    docbench-lens [--benchmark DIR] [--runs FILE_OR_DIR ...] [--scores FILE ...] [--annotations PATH_OR_URL] [--port N] [--headless]
 
 runs `streamlit run <installed dashboard/app.py> [--server.port N] -- <the app's arguments>`. The app's
 settings (upload size, theme, no usage statistics) come from the project's `.streamlit/config.toml`:
 Streamlit is started in the folder that holds it (dashboard.resources.SETTINGS_HOME); without --benchmark the app opens the sample benchmark that ships
 with the package. Paths are made absolute here, so what the app shows does not depend on where it runs.
+
+`--annotations` takes a file (or `sqlite:///PATH`: made an absolute path) or a PostgreSQL URL
+(`postgresql://user:password@host:port/database`), which reaches the server as LENS_DATABASE_URL in
+its environment, not on its command line, where every user of the machine could read the password
+(`ps`); a URL is never printed with its password.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from dashboard.core.settings import DATABASE_URL
 from dashboard.resources import APP, SETTINGS_HOME
 from scoring import __version__
 
@@ -42,8 +49,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help="prediction files, or folders of them, beside the benchmark's runs/")
     ap.add_argument("--scores", nargs="+", action="extend", default=[], metavar="FILE",
                     help="score files (scores.jsonl, summary.json, *.report.json, *.per_question.csv)")
-    ap.add_argument("--annotations", metavar="PATH", help="the annotations database (default: annotations.sqlite3 in "
-                                                          "$LENS_DATA_DIR, else the user data folder)")
+    ap.add_argument("--annotations", metavar="PATH_OR_URL",
+                    help="the annotations database: a file, sqlite:///PATH or postgresql://user:password@host:port/database "
+                         "(default: $LENS_DATABASE_URL, else annotations.sqlite3 in $LENS_DATA_DIR or the user data folder)")
     ap.add_argument("--port", type=_port, help="the server's port (default: Streamlit's, 8501)")
     ap.add_argument("--headless", action="store_true", help="do not open a browser window")
     ap.add_argument("--version", action="version", version=f"docbench-lens {__version__}")
@@ -52,6 +60,43 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _absolute(path: str) -> str:
     return str(Path(path).expanduser().resolve())
+
+
+_PASSWORD = re.compile(r"(://[^/@:]*):[^@/]*@")
+
+
+def shown(url: str) -> str:
+    """A URL as messages show it: without its password."""
+    return _PASSWORD.sub(r"\1@", url)
+
+
+def annotations_location(value: str) -> tuple[list[str], dict[str, str]]:
+    """(the app's arguments, the server's environment) for `--annotations VALUE`: a file path or
+    sqlite:///PATH -> `--annotations ABSOLUTE_PATH`; a postgresql:// (postgres://) URL ->
+    LENS_DATABASE_URL (never on a command line; the app reads it as dashboard.annotations.db does).
+    ValueError, naming the URL without its password, for any other."""
+    if "://" not in value:
+        return ["--annotations", _absolute(value)], {}
+    scheme, rest = value.split("://", 1)
+    scheme = scheme.lower()
+    if scheme in ("sqlite", "sqlite+pysqlite"):
+        if not rest.startswith("/") or rest == "/":
+            raise ValueError(f"{shown(value)}: an SQLite URL is sqlite:///PATH (sqlite:////abs/path for an absolute one)")
+        return ["--annotations", _absolute(rest[1:])], {}
+    if scheme in ("postgresql", "postgres", "postgresql+psycopg"):
+        host, _, database = rest.rpartition("@")[2].partition("/")
+        if not host or not database.split("?", 1)[0]:
+            raise ValueError(f"{shown(value)} names no server or no database (postgresql://user:password@host:port/database)")
+        return [], {DATABASE_URL.name: value}
+    raise ValueError(f"{shown(value)}: only sqlite:///PATH and postgresql://user@host:port/database are supported")
+
+
+def build_environment(args: argparse.Namespace, environ: dict[str, str] | None = None) -> dict[str, str]:
+    """The server's environment: this one, with LENS_DATABASE_URL set when --annotations is a server's URL."""
+    env = dict(os.environ if environ is None else environ)
+    if args.annotations:
+        env.update(annotations_location(args.annotations)[1])
+    return env
 
 
 def build_command(args: argparse.Namespace) -> list[str]:
@@ -69,7 +114,7 @@ def build_command(args: argparse.Namespace) -> list[str]:
     if args.scores:
         app_args += ["--scores", *map(_absolute, args.scores)]
     if args.annotations:
-        app_args += ["--annotations", _absolute(args.annotations)]
+        app_args += annotations_location(args.annotations)[0]
     return cmd + (["--", *app_args] if app_args else [])
 
 
@@ -82,12 +127,17 @@ def main(argv: Sequence[str] | None = None) -> int:
             ap.error(f"--benchmark {args.benchmark}: is a file, not a folder; give the folder that holds the gold "
                      f"files (here perhaps {given.parent}), or pass a run file with --runs")
         ap.error(f"--benchmark {args.benchmark}: no such folder")
-    cmd = build_command(args)
+    if args.annotations:
+        try:
+            annotations_location(args.annotations)
+        except ValueError as exc:  # the sentence names the URL without its password
+            ap.error(f"--annotations: {exc}")
+    cmd, env = build_command(args), build_environment(args)
     if os.name == "posix":  # become the server: signals (Ctrl+C, a service manager's TERM) reach it directly
         os.chdir(SETTINGS_HOME)
-        os.execv(cmd[0], cmd)
+        os.execve(cmd[0], cmd, env)
     try:
-        return subprocess.call(cmd, cwd=SETTINGS_HOME)
+        return subprocess.call(cmd, cwd=SETTINGS_HOME, env=env)
     except KeyboardInterrupt:
         return INTERRUPTED
 
