@@ -34,7 +34,7 @@ from dashboard.annotations.db import (
     InvalidInput,
     Note,
 )
-from dashboard.annotations.exchange import export, import_bytes, import_file
+from dashboard.annotations.exchange import RECOVER, export, import_bytes, import_file
 from dashboard.core.analysis import RECOMPUTED, Run, leaderboard
 from dashboard.core.escape import md_escape
 from dashboard.core.links import TAG_FIELD, field_label
@@ -107,24 +107,54 @@ def author(key: str) -> str:
 # ----------------------------------------------------------------------------- one note's form
 
 
+def _read_note(ctx, qid: str, run: str, key: str) -> tuple[Note | None, bool]:
+    """(the stored note, whether it could be read). While the database cannot be read, the note
+    last read in this session stands in for it (None: never read), so nothing on the page takes
+    "cannot be read" for "there is no note"."""
+    s = store()
+    try:
+        current = s.note(ctx.benchmark, qid, run)
+        known = s.readable  # False: the read returned nothing because nothing could be read
+    except AnnotationsUnavailable:
+        current, known = None, False
+    if known:
+        st.session_state[f"ann_last_{key}"] = current
+        return current, True
+    return st.session_state.get(f"ann_last_{key}"), False
+
+
+def _retry_box(key: str) -> None:
+    """The database cannot be read now: the form keeps what was typed; a button tries it again."""
+    c1, c2 = st.columns([4, 1], vertical_alignment="center")
+    c1.caption("The annotations database cannot be read now: what you typed stays in this form (it is not saved). "
+               "Save works again once it is back; the page tries it on every rerun.")
+    if c2.button("Try again", key=f"ann_retry_{key}", icon=":material/refresh:"):
+        store().reopen()
+        st.rerun()
+
+
 def _note_form(ctx, qid: str, run: str, key: str, vocab: list[str], name: str, locked: bool) -> Note | None:
     """The note of (question, run) -- run "" for the question itself -- as a form. Returns the stored note."""
     s = store()
-    rev_key, text_key, tags_key = f"ann_rev_{key}", f"ann_text_{key}", f"ann_tags_{key}"
+    rev_key, text_key, tags_key, base_key = f"ann_rev_{key}", f"ann_text_{key}", f"ann_tags_{key}", f"ann_base_{key}"
     drawn = st.session_state.get(rev_key)  # the revision the form showed when it was last drawn
-    try:
-        current = s.note(ctx.benchmark, qid, run)
-    except AnnotationsUnavailable:
-        current = None
+    current, known = _read_note(ctx, qid, run, key)
     stored = current.revision if current else 0
     submitting = bool(st.session_state.get(f"ann_save_{key}"))  # this run is the form's Save
+    # what the form holds that it was not drawn with (typed, not saved): kept whatever the store says
+    unsaved = text_key in st.session_state and st.session_state.get(base_key) != (
+        st.session_state.get(text_key), list(st.session_state.get(tags_key) or []))
     if drawn is None or text_key not in st.session_state or (
-            drawn != stored and not submitting and not st.session_state.get(f"ann_keep_{key}")):
+            known and drawn != stored and not submitting and not unsaved and not st.session_state.get(f"ann_keep_{key}")):
         # first drawn, or someone saved since and this form holds nothing unsaved: show what is stored
+        # (a database that cannot be read reseeds nothing: "cannot be read" is not "no note")
         st.session_state[text_key] = current.text if current else ""
         st.session_state[tags_key] = list(current.tags) if current else []
         drawn = st.session_state[rev_key] = stored
+        st.session_state[base_key] = (st.session_state[text_key], list(st.session_state[tags_key]))
     st.session_state.pop(f"ann_keep_{key}", None)
+    if not known:
+        _retry_box(key)
     options = list(dict.fromkeys([*vocab, *st.session_state.get(tags_key, [])]))
     what = "this answer" if run else "the question (its gold)"
     with st.form(f"ann_form_{key}", border=True):
@@ -158,6 +188,7 @@ def _note_form(ctx, qid: str, run: str, key: str, vocab: list[str], name: str, l
         st.session_state[f"ann_keep_{key}"] = True
         return current
     st.session_state[rev_key] = note.revision
+    st.session_state[base_key] = (note.text, list(note.tags))
     st.toast("Note saved.", icon=":material/check:")
     st.rerun()  # every table of the page (tag columns, counts) drawn again with it
 
@@ -167,8 +198,13 @@ def _correction_form(ctx, q: GoldQuestion, key: str, name: str, locked: bool) ->
     s = store()
     try:
         current = s.correction(ctx.benchmark, q.qid)
+        known = s.readable
     except AnnotationsUnavailable:
-        current = None
+        current, known = None, False
+    if known:
+        st.session_state[f"ann_clast_{key}"] = current
+    else:  # cannot be read now: the correction last read stands (its form keeps what was typed)
+        current = st.session_state.get(f"ann_clast_{key}")
     rev_key = f"ann_crev_{key}"
     drawn = st.session_state.get(rev_key, current.revision if current else 0)
     st.markdown("**Gold correction**")
@@ -383,6 +419,23 @@ def _import_path(ctx, path: Path) -> None:
     _said_import(result)
 
 
+def _damaged_rows(s: AnnotationStore, benchmark: str) -> None:
+    """Rows of the database that cannot be read as annotations: named, with the way to recover."""
+    if not benchmark:
+        return
+    bad: list[str] = []
+    try:
+        s.notes(benchmark, bad=bad)
+        s.corrections(benchmark, bad=bad)
+        s.saved_slices(benchmark, bad=bad)
+    except AnnotationsUnavailable:
+        return
+    if bad:
+        st.warning(md_escape(f"{len(bad)} damaged row{'s' * (len(bad) != 1)} of {s.path} cannot be read and are left out of "
+                             f"every view and export. {RECOVER}"), icon=":material/report:")
+        st.code("\n".join(bad[:200]), language=None, wrap_lines=True)
+
+
 def _said_import(result) -> None:
     (st.error if result.unreadable else st.success)(md_escape(result.summary()))
     if result.problems:
@@ -473,13 +526,22 @@ def data_section(ctx) -> None:
         c2.download_button("Export annotations (CSV)", lambda: export(s, ctx.benchmark, fmt="csv")[0].encode("utf-8"),
                            file_name="annotations.csv", mime="text/csv", icon=":material/download:",
                            on_click="ignore", key="data_ann_csv")
+    _damaged_rows(s, ctx.benchmark)
     up = st.file_uploader("Import annotations (JSONL or CSV written by an export)", type=["jsonl", "csv", "json"],
                           key="data_ann_upload", disabled=s.problem is not None or not ctx.benchmark)
     if up is not None and st.button("Import this file", key="data_ann_import", icon=":material/upload:"):
+        bar = st.progress(0.0, text="Importing…")
+
+        def moved(done: int, total: int) -> None:  # after each batch stored (others' saves get in between)
+            bar.progress(done / max(1, total), text=f"Imported {done:,} of {total:,} records")
+
         try:
-            result = import_bytes(s, ctx.benchmark, up.getvalue(), up.name, question_ids=ctx.analysis.gold_ids or None)
+            result = import_bytes(s, ctx.benchmark, up.getvalue(), up.name, question_ids=ctx.analysis.gold_ids or None,
+                                  progress=moved)
         except (AnnotationsUnavailable, InvalidInput) as exc:
             st.error(md_escape(getattr(exc, "message", None) or str(exc)), icon=":material/error:")
         else:
             _said_import(result)
+        finally:
+            bar.empty()
     vocabulary_editor("data")
