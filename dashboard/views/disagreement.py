@@ -304,9 +304,9 @@ def harness_sensitivity() -> None:
     others = []
     profiles = {e.benchmark_profile for e in entries}
     if all(e.qids is not None for e in entries) and len(profiles) == 1:  # joined to a benchmark: its own runs too
-        names = {e.name for e in ctx.workspace.harness}
+        harness_names = {e.name for e in ctx.workspace.harness}
         for pf in ctx.workspace.predictions:
-            if pf.run not in names and pf.loaded.items:
+            if pf.run not in harness_names and pf.loaded.items:
                 overall = overall_of(ui.score(ctx.workspace, ctx.gold_key, pf, next(iter(profiles))))
                 others.append((pf.run, int(overall["count"]), float(overall["accuracy"])))
     board_ = hs.ranks(pairs, others)
