@@ -250,27 +250,6 @@ def fingerprint(paths: Sequence[Path]) -> tuple[tuple[str, int, int], ...]:
     return tuple(out)
 
 
-
-
-
-
-# ----------------------------------------------------------------------------- documents
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
 # ----------------------------------------------------------------------------- loading
 
 
@@ -351,7 +330,7 @@ def run_name(path: Path) -> str:
 
 def _load_predictions(paths: Sequence[Path], problems: list[Problem]) -> list[PredictionFile]:
     """Each prediction file as scoring.loaders.load_predictions reads it -- from the cache of parsed
-    files (dashboard/store.py, keyed by the file's sha256) when its bytes were read before."""
+    files (dashboard/core/store.py, keyed by the file's sha256) when its bytes were read before."""
     from dashboard.core.store import PredictionStore, load_predictions_cached
     from scoring._gc import paused_gc
 
