@@ -5,7 +5,7 @@
     python sample_runs/_harness.py --out /tmp/x    # into /tmp/x/harness
 
 Two runs over the 41 questions of the MMLongBench-Doc sample (sample_runs/_mmlongbench.py), written
-as the harnesses write them (scoring/formats/; ../shared/notes/harness-formats.md):
+as the harnesses write them (scoring/formats/ and the "Harness profiles" section of scoring/README.md):
 
 - `harness/lmms-eval/<model>/<date>_samples_mmlongbench_doc.jsonl` and `<date>_results.json`: the
   v0.7 line format (`doc` dropped, `filtered_resps` a string, `resps` only where reasoning was

@@ -128,7 +128,7 @@ def work(tmp_path) -> Path:
     b_eval = w / "ModelB" / "T20250101_Gabcdef12"
     write_mmlb_eval(b_eval, "ModelB")
     for name in ("ModelB_MMLongBench_DOC.xlsx", "ModelB_MMLongBench_DOC_gpt-4o.xlsx"):
-        (w / "ModelB" / name).symlink_to(f"/home/someone/VLMEvalKit/./outputs/ModelB/T20250101_Gabcdef12/{name}")
+        (w / "ModelB" / name).symlink_to(f"/mnt/cluster/someone/VLMEvalKit/./outputs/ModelB/T20250101_Gabcdef12/{name}")
     flat = [{"index": 0, "question": "What number?", "answer": "['42']", "prediction": "=42"},
             {"index": 1, "question": "Which?", "answer": "[\"It's\", 'd\"q']", "prediction": "N/A"}]
     dump_xlsx(flat, w / "ModelC" / "ModelC_DocVQA_VAL.xlsx", formulas_escaped=False)
