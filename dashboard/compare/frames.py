@@ -12,7 +12,7 @@ a document is the unit the question, and the tables say so (`unit`). A slice wit
 MIN_DOCUMENTS (20) documents gets no interval ("too few documents to tell", `too_few`) but the
 smallest gap it could detect (`<metric>_detectable`), and is not counted in Holm's family.
 
-Inputs are the frames of `dashboard.tables.Analysis`: `questions` (one row per gold question,
+Inputs are the frames of `dashboard.core.analysis.Analysis`: `questions` (one row per gold question,
 indexed by question id, metadata columns) and `scores` (long: run, question_id, accuracy, token_f1,
 anls, status, prediction). Scores and deltas stay fractions (0..1); pages and charts show them in
 percent / percentage points.

@@ -6,7 +6,7 @@ Every interval and p-value shown has documents as the unit (frames.py's docstrin
 many documents it rests on, a slice under 20 documents reads "too few documents to tell" with the
 smallest gap it could detect, and McNemar's question-level p is a secondary column.
 
-`state` is the view's comparison part (`View.compare`, see dashboard/links.py): what a link restores.
+`state` is the view's comparison part (`View.compare`, see dashboard/core/links.py): what a link restores.
 """
 
 from __future__ import annotations
@@ -101,7 +101,7 @@ def slice_text(field_name: str, label: str) -> str:
 
 
 def downloads(frame: pd.DataFrame, name: str, key: str) -> None:
-    """CSV and JSON of a table (fractions as in dashboard/compare.py, not rounded)."""
+    """CSV and JSON of a table (fractions as in dashboard/compare/frames.py, not rounded)."""
     c1, c2, _ = st.columns([1, 1, 3])
     c1.download_button("CSV", frame.to_csv(index=False).encode("utf-8"), file_name=f"{name}.csv", mime="text/csv",
                        icon=":material/download:", key=f"{key}_csv", on_click="ignore", width="stretch")
@@ -368,7 +368,7 @@ def questions(an, cell: pd.DataFrame, a: str, b: str, state: MutableMapping[str,
 
 def detail(an, row: pd.Series, qid: str, a: str, b: str, ctx) -> None:
     """One question, A and B side by side: answers as plain text, a character diff, the three scores,
-    the evidence page (dashboard/evidence_panel.py)."""
+    the evidence page (dashboard/evidence/panel.py)."""
     q = an.questions.loc[qid]
     st.subheader("Question detail")
     parts = [str(q.get(k, "") or "") for k in ("answer_format", "reasoning_type", "document")]

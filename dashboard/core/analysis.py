@@ -30,14 +30,6 @@ UNKNOWN = "unknown"
 STANDARD_METADATA = frozenset({"domain", "reasoning_type", "difficulty", "doc_type", "evidence_sources"})
 
 
-
-
-
-
-
-
-
-
 @dataclass
 class Run:
     """One row of the leaderboard: a scored prediction file, or official scores only."""
@@ -274,8 +266,6 @@ def question_positions(scores: pd.DataFrame, questions: pd.DataFrame):
     return questions.index.get_indexer(scores["question_id"])
 
 
-
-
 # ----------------------------------------------------------------------------- joins: what may be ranked
 
 JOIN_WARN_SHARE = 0.5  # a run matching fewer than this share of the gold questions is warned about
@@ -353,46 +343,10 @@ def top_runs(board: pd.DataFrame, metric: str, n: int = 10, keep: tuple[str, ...
 # ----------------------------------------------------------------------------- data page
 
 
-
-
-
-
-
-
-
-
 # ----------------------------------------------------------------------------- explorer
 
 
-
-
-
-
-
-
-
-
-
-
-
-
 QUESTION_GROUP, META_GROUP = "Question", "Metadata"
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
 
 
 def field_values(questions: pd.DataFrame, name: str) -> pd.Series:

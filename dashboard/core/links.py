@@ -43,7 +43,7 @@ COMPARE_KEYS = ("a", "b", "cmp_slice", "cmp_flip", "cmp_q", "cmp_metric", "cmp_t
 # The disagreement page's part (dashboard/views/disagreement.py): category, count mode (primary/any),
 # slice field and label, the selected (question, run) and the scatter's metric pair; runs are View.runs.
 DISAGREE_KEYS = ("cat", "dis_mode", "dis_by", "dis_slice", "dis_q", "dis_run", "dis_pair")
-# The explorer's answer-location filter (dashboard/grounding.py's keys: evidence_page, other_page,
+# The explorer's answer-location filter (dashboard/evidence/grounding.py's keys: evidence_page, other_page,
 # not_in_document, no_document, not_searched) under the query key `loc`; a chart slice of this field
 # opens it (View.with_slice).
 LOCATION_FIELD = "answer_location"

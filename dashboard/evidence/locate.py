@@ -62,17 +62,6 @@ MAX_ANSWER_WORDS = 12  # longer answers are searched by their bold parts and num
 # ----------------------------------------------------------------------------- normalisation
 
 
-
-
-
-
-
-
-
-
-
-
-
 # no leading or trailing \s*: split() tried them at every blank of a long run of blanks (quadratic);
 # the parts are stripped instead
 _ELLIPSIS = re.compile(r"\u2026|\.{3,}|\[\s*(?:\u2026|\.\.\.)\s*\]")
@@ -90,54 +79,6 @@ def quote_parts(quote: str) -> list[str]:
 
 
 # ----------------------------------------------------------------------------- page text
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
 
 
 # ----------------------------------------------------------------------------- quotes

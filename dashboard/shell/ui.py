@@ -366,7 +366,7 @@ def _store_key(ws: Workspace, gold_key: tuple, pf: PredictionFile, profile: str)
 
 
 def _stored(ws: Workspace, gold_key: tuple, pf: PredictionFile, profile: str) -> RunResult | None:
-    """The run from the Parquet cache on disk (dashboard/store.py), remembered in memory too."""
+    """The run from the Parquet cache on disk (dashboard/core/store.py), remembered in memory too."""
     if not pf.sha256:
         return None
     result = store.load_run(cache.score_store(), _store_key(ws, gold_key, pf, profile), ws.gold.items,

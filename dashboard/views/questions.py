@@ -172,7 +172,7 @@ def evidence_switch(v: View):
 
 def table(v: View, count, ev: pd.DataFrame | None, show_evidence_columns: bool) -> None:
     """The filtered questions × runs table; selecting a row sets v.question. `ev`: the evidence
-    metrics (dashboard.grounding), for the answer-location filter and, when asked, the columns."""
+    metrics (dashboard.evidence.grounding), for the answer-location filter and, when asked, the columns."""
     questions = filter_questions(an.questions, an.scores, v)
     if v.location and ev is not None:
         questions = questions[questions.index.isin(located_ids(ev, v.runs, v.location))]
