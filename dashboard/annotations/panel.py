@@ -184,7 +184,7 @@ def _note_form(ctx, qid: str, run: str, key: str, vocab: list[str], name: str, l
         st.session_state[f"ann_keep_{key}"] = True
         return c.current if isinstance(c.current, Note) else None
     except (InvalidInput, AnnotationsUnavailable) as exc:
-        st.error(md_escape(getattr(exc, "message", None) or str(exc)), icon=":material/error:")
+        ui.show_error(exc)
         st.session_state[f"ann_keep_{key}"] = True
         return current
     st.session_state[rev_key] = note.revision
@@ -246,7 +246,7 @@ def _correction_form(ctx, q: GoldQuestion, key: str, name: str, locked: bool) ->
     except Conflict as c:
         st.error(md_escape(c.message), icon=":material/sync_problem:")
     except (InvalidInput, AnnotationsUnavailable) as exc:
-        st.error(md_escape(getattr(exc, "message", None) or str(exc)), icon=":material/error:")
+        ui.show_error(exc)
 
 
 def vocabulary_editor(key: str) -> None:
@@ -278,7 +278,7 @@ def _vocab_do(action, done: str) -> None:
     try:
         action()
     except (InvalidInput, AnnotationsUnavailable) as exc:
-        st.error(md_escape(getattr(exc, "message", None) or str(exc)), icon=":material/error:")
+        ui.show_error(exc)
         return
     st.toast(f"Tag {done}.", icon=":material/check:")
     st.rerun()
@@ -414,7 +414,7 @@ def _import_path(ctx, path: Path) -> None:
     try:
         result = import_file(store(), ctx.benchmark, path, question_ids=ctx.analysis.gold_ids or None)
     except (AnnotationsUnavailable, InvalidInput) as exc:
-        st.error(md_escape(getattr(exc, "message", None) or str(exc)), icon=":material/error:")
+        ui.show_error(exc)
         return
     _said_import(result)
 
@@ -539,7 +539,7 @@ def data_section(ctx) -> None:
             result = import_bytes(s, ctx.benchmark, up.getvalue(), up.name, question_ids=ctx.analysis.gold_ids or None,
                                   progress=moved)
         except (AnnotationsUnavailable, InvalidInput) as exc:
-            st.error(md_escape(getattr(exc, "message", None) or str(exc)), icon=":material/error:")
+            ui.show_error(exc)
         else:
             _said_import(result)
         finally:

@@ -21,7 +21,7 @@ from streamlit.delta_generator import DeltaGenerator
 from dashboard.annotations.rescore import corrected_workspace, salted
 from dashboard.core import store
 from dashboard.core.analysis import OFFICIAL, RECOMPUTED, Analysis, Run, join_warning
-from dashboard.core.escape import DISPLAY_CHARS, md_escape
+from dashboard.core.escape import DISPLAY_CHARS, error_text, md_escape
 from dashboard.core.links import View, from_params, to_params
 from dashboard.core.paths import (
     UPLOAD_CLOSED_MINUTES,
@@ -502,6 +502,12 @@ def context() -> Context:
 
 
 # ----------------------------------------------------------------------------- output
+
+
+def show_error(problem: BaseException | str, *, icon: str = ":material/error:") -> None:
+    """The one shape of an error on a page: its sentence (core.escape.error_text), escaped, in an
+    error box -- never a traceback, never the text rendered as Markdown."""
+    st.error(md_escape(error_text(problem)), icon=icon)
 
 
 def plain(text: str | None, empty: str = "(empty)", *, limit: int = DISPLAY_CHARS, name: str = "text",

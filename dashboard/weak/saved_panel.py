@@ -125,7 +125,7 @@ def save_form(ctx, definition: Mapping[str, Sequence[str]], key: str, *, left_ou
         st.error(md_escape(c.message), icon=":material/sync_problem:")
         return None
     except (InvalidInput, AnnotationsUnavailable) as exc:
-        st.error(md_escape(getattr(exc, "message", None) or str(exc)), icon=":material/error:")
+        ui.show_error(exc)
         return None
     st.success(md_escape(f"Saved slice “{made.name}” ({made.describe()})" + (", replacing the one of that name." if old else ".")),
                icon=":material/bookmark:")
@@ -195,7 +195,7 @@ def manage(ctx, key: str, run: str | None = None) -> None:
         except Conflict as c:
             st.error(md_escape(c.message), icon=":material/sync_problem:")
         except (InvalidInput, AnnotationsUnavailable) as exc:
-            st.error(md_escape(getattr(exc, "message", None) or str(exc)), icon=":material/error:")
+            ui.show_error(exc)
         else:
             st.toast(md_escape(f"Deleted the saved slice “{chosen.name}”."), icon=":material/check:")
             st.rerun()
