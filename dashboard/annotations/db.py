@@ -31,7 +31,7 @@ save over a damaged row replaces it. A zero-byte file is an empty database (SQLi
 it is made a fresh one in place -- it holds nothing that could be lost -- and read as empty when
 opened read-only.
 
-A large import (`merge`) is written in batches of `import_batch` records, each its own write
+A large import (`merge`) is written in batches (each holding the lock about IMPORT_HOLD), each its own write
 transaction; a save of this process waiting for the lock goes before the next batch, and on
 SQLite the import pauses `import_pause` between batches so that a writer of another process finds
 the lock free (its busy wait tries at most every 0.1 s). `progress(done, total)` follows it.
@@ -115,7 +115,9 @@ DEFAULT_TAGS = (
 )
 DEFAULT_BUSY_TIMEOUT = 10.0  # seconds a write waits for another writer before giving up
 DEFAULT_RETRY_INTERVAL = 5.0  # seconds between two attempts to reach a server that was away
-IMPORT_BATCH = 5_000  # records an import writes in one transaction (others' saves get in between)
+IMPORT_BATCH: int | None = None  # records an import writes in one transaction; None: sized to hold the lock ~IMPORT_HOLD
+IMPORT_HOLD = 0.2  # seconds an import's batch aims to hold the write lock (others' saves get in between batches)
+IMPORT_FIRST_BATCH = 1_000  # the first batch of a sized import
 IMPORT_PAUSE = 0.12  # seconds an import on SQLite pauses between batches (SQLite's busy wait tries at most every 0.1 s)
 WRITER_WAIT = 5.0  # seconds an import waits, at most, for a save of this process to take the lock
 CONNECT_TIMEOUT = 3  # seconds to reach a PostgreSQL server (a page waits this long when it is away)
@@ -1713,7 +1715,8 @@ class AnnotationStore:
         earlier of both), any other leaves the stored one as it is (a damaged stored row is replaced).
         Tags not in the vocabulary are added to it first.
 
-        In batches of `batch` records (`import_batch`), each one write transaction, so that other
+        In batches of `batch` records (`import_batch`; None: each sized from the last one's time to
+        hold the lock about IMPORT_HOLD seconds), each one write transaction, so that other
         writers get in between: a save of this process waiting for the lock goes before the next
         batch; on SQLite the import also pauses `import_pause` seconds between batches, longer than
         SQLite's longest wait between two tries, so a writer of another process finds the lock free
@@ -1727,8 +1730,9 @@ class AnnotationStore:
                                        created=c.created, updated=c.updated, revision=c.revision) for c in corrections]
         slices = [make_slice(s.benchmark, s.name, definition=s.definition, author=s.author, note=s.note,
                              created=s.created, updated=s.updated, revision=s.revision) for s in slices]
-        size = max(1, batch or self.import_batch)
-        total, done = len(notes) + len(corrections) + len(slices), 0
+        fixed = batch or self.import_batch  # None: each batch sized from the last one's time, to hold the lock ~IMPORT_HOLD
+        size = max(1, fixed or IMPORT_FIRST_BATCH)
+        total, done, analyzed = len(notes) + len(corrections) + len(slices), 0, 500
         needed = sorted({t for n in notes for t in n.tags})
         if needed:
             with self._writing("importing") as con:
@@ -1741,12 +1745,15 @@ class AnnotationStore:
                     counts.tags_added = new_tags
         steps: list[tuple[str, list[Any]]] = [("notes", notes), ("corrections", corrections), ("slices", slices)]
         for kind, records in steps:
-            for start in range(0, len(records), size):
+            start = 0
+            while start < len(records):
                 if done:
                     self._let_writers_in()
                     if self.dialect == "sqlite" and self.import_pause > 0:
                         time.sleep(self.import_pause)
                 part = records[start:start + size]
+                start += len(part)
+                began = time.perf_counter()
                 with self._writing("importing") as con:
                     if kind == "notes":
                         self._merge_notes(con, part, counts)
@@ -1756,7 +1763,25 @@ class AnnotationStore:
                     else:
                         self._merge_rows(con, part, counts, slices_t, self._SLICE_COLUMNS, self._slice,
                                          lambda s: {"definition": _definition_text(s.definition), "note": s.note})
+                if not fixed:  # the next batch sized to hold the lock about IMPORT_HOLD seconds (within 100 .. 50,000 records)
+                    took = max(time.perf_counter() - began, 1e-3)
+                    size = int(min(50_000, max(100, len(part) * IMPORT_HOLD / took)))
                 done += len(part)
+                if done >= analyzed * 2:  # the tables doubled: PostgreSQL's plans are made again from fresh statistics
+                    analyzed = done
+                    self._analyze()
                 if progress is not None:
                     progress(done, total)
         return counts
+
+    def _analyze(self) -> None:
+        """PostgreSQL: fresh statistics for the tables an import fills (without them a table that grew
+        from nothing is read whole for each batch's lookups, and each batch holds the lock longer)."""
+        if self.dialect != "postgresql" or self._engine is None:
+            return
+        try:
+            with self._engine.connect() as conn:
+                conn.exec_driver_sql("ANALYZE notes, note_tags, corrections, saved_slices")
+                conn.commit()
+        except SQLAlchemyError:
+            pass  # only a plan's speed depends on it
