@@ -19,6 +19,7 @@ from dashboard.data.frames import (
     skipped_warning,
 )
 from dashboard.evidence.grounding import AUTO_PAIRS, LOCATION_ORDER, location_breakdown, location_label, run_rates
+from dashboard.evidence.locate_panel import locate_first, questions_of_runs
 from dashboard.evidence.panel import evidence_metrics, evidence_metrics_ready
 from dashboard.overview import charts
 from dashboard.shell import ui
@@ -307,7 +308,8 @@ def answer_locations(runs: list[str], marked: set[str]) -> Callable[[], None] | 
     pairs = len(ctx.workspace.gold.items) * len(an.runs)
     if pairs > AUTO_PAIRS and not st.session_state.get(EVIDENCE_ON):
         st.caption(f"Finding each answer in its documents means searching the whole documents for {pairs:,} "
-                   "question × run pairs: on long documents that takes a while the first time (then it is kept).")
+                   "question × run pairs: on long documents that takes a while the first time (then it is kept). It "
+                   "runs in the background, the documents of the charted runs' questions first, with what is left.")
         if not st.button("Locate answers in the documents", icon=":material/plagiarism:", key="ov_locate"):
             return None
         st.session_state[EVIDENCE_ON] = True
@@ -317,9 +319,10 @@ def answer_locations(runs: list[str], marked: set[str]) -> Callable[[], None] | 
     slot = st.empty()
     slot.caption("Locating each answer in its documents once the rest of the page is drawn…")
 
-    def fill() -> None:
+    def fill() -> None:  # on large data in the background, the charted runs' documents first (gold order)
         with slot.container():
-            located_answers(runs, marked)
+            if locate_first(ctx, questions_of_runs(ctx, runs), lambda: located_answers(runs, marked)):
+                located_answers(runs, marked)
 
     return fill
 

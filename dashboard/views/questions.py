@@ -16,6 +16,7 @@ from dashboard.data.frames import gold_mark
 from dashboard.disagreement.frames import trace_frame
 from dashboard.disagreement.why_panel import show_why
 from dashboard.evidence.grounding import AUTO_PAIRS, LOCATION_ORDER, explorer_columns, located_ids, location_label
+from dashboard.evidence.locate_panel import locate_first
 from dashboard.evidence.panel import evidence_metrics, show_evidence
 from dashboard.explorer.frames import (
     HEADERS,
@@ -167,6 +168,8 @@ def evidence_switch(v: View):
                    "in its documents, which takes a while the first time.")
     if not show and not v.location:
         return None, False
+    if not locate_first(ctx, list(filter_questions(an.questions, an.scores, v).index), None):
+        return None, False  # large data: located in the background, the filtered table's documents first
     return evidence_metrics(ctx), show
 
 

@@ -1,0 +1,255 @@
+"""Locating every answer: what is left and how long (dashboard/evidence/progress.py, pure, pinned
+against hand-computed figures), the documents in view read first (dashboard/evidence/locating.py,
+readings held on Events), and the overview's progress line while a reading is held (AppTest)."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import threading
+from pathlib import Path
+
+import pytest
+
+from app_kit import app_on
+from dashboard.documents import ocr
+from dashboard.evidence import grounding, locate_panel, locating
+from dashboard.evidence.progress import (
+    ESTIMATING,
+    Doc,
+    describe,
+    documents_of,
+    duration,
+    fraction,
+    reading_order,
+    seconds_left,
+    tally,
+)
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCVQA = ROOT / "sample_runs" / "docvqa"
+HANG = 60  # a hang guard, far over the milliseconds these waits take
+
+
+def _until(cond) -> bool:
+    """Wait for a state (never a moment): True once cond() holds, False after the hang guard."""
+    wake = threading.Event()
+    for _ in range(HANG * 100):
+        if cond():
+            return True
+        wake.wait(0.01)
+    return cond()
+
+
+# ----------------------------------------------------------------------------- the pure estimate
+
+MIXED = [
+    Doc(pages=10, finished=True, ocr_pages=4, ocr_read=4, ocr_timed=4),  # an image-heavy deck, done
+    Doc(pages=20, ocr_pages=10, ocr_read=5, ocr_timed=5),  # half its 10 OCR pages read
+    Doc(pages=30),  # not opened yet
+]
+
+
+def test_tally_counts_documents_pages_and_the_ocr_pages_apart():
+    t = tally(MIXED)
+    assert (t.docs_done, t.docs_total) == (1, 3)
+    assert (t.pages_read, t.pages_total) == (25, 60)  # 10 + (20 - 10 + 5) + 0
+    assert (t.ocr_read, t.ocr_found, t.ocr_timed) == (9, 14, 9)
+    # 14 of the 30 pages examined lack a text layer: as many expected in the 30 not opened
+    assert t.ocr_expected == pytest.approx(28.0)
+    assert t.ocr_left == pytest.approx(19.0)
+    assert t.units_timed == pytest.approx(9 + 0.002 * 16)  # 16 text pages read
+    assert t.units_left == pytest.approx(19 + 0.002 * 16)  # (60 - 28) - 16 text pages left
+
+
+def test_time_left_is_the_measured_rate_times_the_work_left():
+    t = tally(MIXED)
+    # 90.32 s over 9.032 units: 10 s a unit; 19.032 units left
+    assert seconds_left(t, 90.32) == pytest.approx(190.32)
+    assert describe(t, seconds_left(t, 90.32)) == (
+        "1 / 3 documents, 25 / 60 pages read; pages without a text layer (read by OCR, the slow ones): "
+        "9 / 14 found, about 14 more expected · about 4 min left")
+    assert fraction(t) == pytest.approx((9 + 0.002 * 16) / (9 + 0.002 * 16 + 19 + 0.002 * 16))
+
+
+def test_estimating_until_a_few_ocr_pages_were_read_now():
+    few = tally([Doc(pages=20, ocr_pages=10, ocr_read=2, ocr_timed=2), Doc(pages=5)])
+    assert seconds_left(few, 30.0) is None
+    assert describe(few, None).endswith("· " + ESTIMATING)
+    # 50 pages from the OCR cache are done, but were not timed work: still estimating
+    cached = tally([Doc(pages=50, finished=True, ocr_pages=50, ocr_read=50, ocr_timed=0), Doc(pages=50)])
+    assert (cached.pages_read, cached.ocr_expected) == (50, 100.0)
+    assert seconds_left(cached, 0.5) is None
+    assert seconds_left(tally([Doc(pages=20, ocr_pages=10, ocr_read=3, ocr_timed=3)]), 0.0) is None
+
+
+def test_text_only_documents_are_estimated_from_their_pages():
+    t = tally([Doc(pages=400, finished=True), Doc(pages=100)])
+    assert t.ocr_expected == 0 and t.pages_read == 400
+    assert seconds_left(t, 4.0) == pytest.approx(1.0)  # 0.8 units in 4 s, 0.2 left
+    assert seconds_left(tally([Doc(pages=10, finished=True), Doc(pages=100)]), 4.0) is None  # too few pages
+    assert seconds_left(tally([Doc(pages=3, finished=True)]), 1.0) == 0.0  # all done
+
+
+def test_durations_are_rounded_up():
+    assert duration(0) == "less than 10 s"
+    assert duration(3) == "about 10 s"
+    assert duration(45) == "about 50 s"
+    assert duration(59.2) == "about 1 min"
+    assert duration(190.32) == "about 4 min"
+    assert duration(3700) == "about 1 h 2 min"
+
+
+def test_documents_in_view_come_first():
+    assert reading_order(["c", "x", "a", "c"], ["a", "b", "c", "d"]) == ["c", "a", "b", "d"]
+    assert reading_order([], ["a", "b", "a"]) == ["a", "b"]
+    where = {"q1": ["d2", None], "q2": ["d1", "d2"], "q3": ["d3"]}
+    assert documents_of(["q2", "q1", "missing"], where) == ["d1", "d2"]
+    assert documents_of(["q3", "q1", "q2"], where) == ["d3", "d2", "d1"]
+
+
+def test_a_readings_counts_tell_the_text_pass_from_the_ocr_rounds():
+    r = locating._Reading(pages=400)
+    r.tick(200, 400)
+    r.tick(400, 400)  # the text-layer pass of a long document
+    assert (r.text_read, r.ocr_pages, r.doc().pages_read) == (400, 0, 400)
+    r.tick(1, 100)
+    r.tick(100, 100)  # the first OCR round
+    r.tick(400, 400)  # the second round reads the text layer again: not OCR pages
+    r.tick(1, 30)  # the second round's OCR
+    assert (r.ocr_pages, r.ocr_timed, r.ocr_read) == (130, 101, 101)
+    assert r.doc().pages_read == 400 - 130 + 101
+    short = locating._Reading(pages=12)
+    short.tick(3, 12)  # a short document reports its OCR only, even of all its pages
+    assert (short.text_read, short.ocr_pages, short.ocr_timed) == (0, 12, 3)
+
+
+# ----------------------------------------------------------------------------- the documents in view first
+
+
+def _copy(tmp_path: Path) -> Path:
+    bench = tmp_path / "docvqa"
+    shutil.copytree(DOCVQA, bench)
+    return bench
+
+
+def test_the_documents_in_view_are_read_first_and_shared(tmp_path):
+    docs = sorted((_copy(tmp_path) / "docs").glob("*.png"))
+    gates = {p: threading.Event() for p in docs}
+
+    def held(p):
+        def build(progress):
+            progress(0, 1)
+            assert gates[p].wait(HANG)
+            return "text"
+        return build
+
+    jobs = {p: ocr.background(locating.text_key(p), held(p)) for p in docs}  # the Evidence page's jobs, held
+    key = ("test-locate", str(tmp_path))
+    loc = locating.start(key, docs, [docs[3]], lambda: "table")
+    try:
+        assert _until(lambda: loc.current == docs[3])  # the document in view, before the gold order
+        assert locating.start(key, docs, [docs[4]], lambda: "other") is loc  # a second session joins it
+        gates[docs[3]].set()
+        assert _until(lambda: loc.current == docs[4])  # ... and its document in view is next
+        t = loc.tally()
+        assert (t.docs_done, t.docs_total, t.pages_total) == (1, 5, 5)
+        for p in docs:
+            gates[p].set()
+        assert loc.job is not None and loc.job.finished.wait(HANG)
+        assert loc.job.value == "table" and not loc.job.failed
+        assert loc.tally().docs_done == 5 and loc.seconds_left() == 0.0
+    finally:
+        for p in docs:
+            gates[p].set()
+            jobs[p].finished.wait(HANG)
+            ocr.forget(jobs[p].key)
+
+
+# ----------------------------------------------------------------------------- the overview while a reading is held
+
+
+def plain(text: str) -> str:
+    return re.sub(r"\\(.)", r"\1", text)
+
+
+def progress_texts(at) -> list[str]:
+    return [plain(str(getattr(p.proto, "text", ""))) for p in at.get("progress")]
+
+
+def test_overview_says_documents_and_pages_left_while_a_reading_is_held(monkeypatch, tmp_path):
+    bench = _copy(tmp_path)
+    real = ocr.read_whole
+    reached, release = threading.Event(), threading.Event()
+
+    def held(read, path, progress=None):
+        if Path(path).parent.parent == bench:
+            if progress is not None:
+                progress(0, 1)  # its one page, without a text layer, about to be read by OCR
+            reached.set()
+            assert release.wait(HANG)
+        return real(read, path, progress)
+
+    monkeypatch.setattr(ocr, "read_whole", held)
+    monkeypatch.setattr(locate_panel, "AUTO_PAIRS", 0)  # the large-data path on the sample
+    try:
+        at = app_on(monkeypatch, bench, {"profile": "docvqa"}, timeout=120)
+        assert not at.exception, [e.value for e in at.exception]
+        assert reached.wait(HANG)
+        at.run()  # the fragment's poll, now that the first document is being read
+        assert not at.exception, [e.value for e in at.exception]
+        texts = progress_texts(at)
+        assert any("0 / 5 documents, 0 / 5 pages read; pages without a text layer (read by OCR, the slow ones): "
+                   "0 / 1 found, about 4 more expected · estimating…" in t and "Reading harbour_invoice.png" in t
+                   for t in texts), texts
+        assert not at.get("plotly_chart") or all("ov_locations" not in str(c.proto) for c in at.get("plotly_chart"))
+        release.set()
+        loc = next(v for v in locating._LOCATINGS.values() if v.docs and v.docs[0].parent.parent == bench)
+        assert loc.job is not None and loc.job.finished.wait(HANG) and not loc.job.failed, loc.job and loc.job.error
+        at.run()
+        assert not at.exception, [e.value for e in at.exception]
+        assert progress_texts(at) == []
+        assert any("where its answer appears" in c.value for c in at.caption), [c.value for c in at.caption]
+    finally:
+        release.set()
+
+
+def test_explorer_reads_the_filtered_tables_documents_first(monkeypatch, tmp_path):
+    bench = _copy(tmp_path)
+    real = ocr.read_whole
+    reached, release, order = threading.Event(), threading.Event(), []
+
+    def held(read, path, progress=None):
+        if Path(path).parent.parent == bench:
+            order.append(Path(path).name)
+            reached.set()
+            assert release.wait(HANG)
+        return real(read, path, progress)
+
+    monkeypatch.setattr(ocr, "read_whole", held)
+    monkeypatch.setattr(locate_panel, "AUTO_PAIRS", 0)  # large data: the pages locate on request only
+    monkeypatch.setattr(grounding, "AUTO_PAIRS", 0)
+    try:
+        # the explorer searching "nitrate": the filtered table's questions are on lab_report.png
+        at = app_on(monkeypatch, bench, {"profile": "docvqa", "q": "nitrate"}, timeout=120)
+        assert [b for b in at.button if b.key == "ov_locate"] and not order  # the overview asks first
+        at.switch_page("views/questions.py").run()
+        assert not at.exception, [e.value for e in at.exception]
+        assert not order and at.toggle(key="x_evidence").value is False
+        at.toggle(key="x_evidence").set_value(True).run()
+        assert not at.exception, [e.value for e in at.exception]
+        assert reached.wait(HANG)
+        at.run()
+        texts = progress_texts(at)
+        assert any("0 / 5 documents" in t and "Reading lab_report.png" in t for t in texts), texts
+        assert order == ["lab_report.png"]
+        release.set()
+        loc = next(v for v in locating._LOCATINGS.values() if v.docs and v.docs[0].parent.parent == bench)
+        assert loc.job is not None and loc.job.finished.wait(HANG) and not loc.job.failed
+        at.run()
+        assert progress_texts(at) == [] and not at.exception
+        # the page's next run finds them located: the evidence columns are in the table
+        assert any("Location" in str(c) for d in at.dataframe for c in d.value.columns), \
+            [list(d.value.columns) for d in at.dataframe]
+    finally:
+        release.set()
