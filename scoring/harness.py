@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .formats.base import ANLS_FAMILY, MMLONGBENCH_FAMILY, HarnessQuestion, HarnessRow, HarnessRun
+from .formats.records import gold_question
 from .harness_rules import (
     lmms_anls,
     lmms_anls_any,
@@ -35,10 +36,13 @@ from .mmlongbench import acc_and_f1
 from .mmlongbench import eval_score as benchmark_eval_score
 from .profiles import LMMS_EVAL_PROFILE, MMLONGBENCH_PROFILE, VLMEVALKIT_PROFILE
 
-__all__ = ["RowScore", "Rescored", "rescore", "why", "sensitivity", "HARNESS_SCORING_PROFILES", "own_profile"]
+__all__ = ["RowScore", "Rescored", "rescore", "why", "sensitivity", "by_field", "question_labels", "SLICE_FIELDS",
+           "HARNESS_SCORING_PROFILES", "own_profile"]
 
 HARNESS_SCORING_PROFILES = (LMMS_EVAL_PROFILE, VLMEVALKIT_PROFILE, "docvqa", MMLONGBENCH_PROFILE)
 _OWN = {"lmms-eval": LMMS_EVAL_PROFILE, "vlmevalkit": VLMEVALKIT_PROFILE}
+# the fields the per-slice counts break down by, in the order the app's pages offer them (scoring.model.BREAKDOWNS)
+SLICE_FIELDS = ("reasoning_type", "evidence_source", "answer_format", "domain", "difficulty", "doc_type", "split")
 
 
 def own_profile(run: HarnessRun) -> str | None:
@@ -68,6 +72,7 @@ class Rescored:
     rows: list[RowScore] = field(default_factory=list)
     recomputed: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    questions: dict[str, HarnessQuestion] = field(default_factory=dict)  # the gold the rows were scored against
 
     @property
     def changed(self) -> list[RowScore]:
@@ -120,7 +125,7 @@ def _row_score(run: HarnessRun, q: HarnessQuestion, row: HarnessRow, profile: st
 
 
 def rescore(run: HarnessRun, questions: dict[str, HarnessQuestion], profile: str) -> Rescored:
-    out = Rescored(run=run, profile=profile)
+    out = Rescored(run=run, profile=profile, questions=questions)
     scored: list[tuple[HarnessRow, HarnessQuestion, float]] = []
     for row in run.rows:
         q = questions.get(row.qid)
@@ -189,7 +194,10 @@ def _vlm_raises(row: HarnessRow) -> bool:
 
 
 def sensitivity(r: Rescored) -> dict[str, Any]:
-    """How many rows the profile scores differently from the harness, in which direction, per slice."""
+    """How many rows the profile scores differently from the harness, in which direction: over every
+    row, per `by_slice` (the answer format, MMLongBench-Doc; the task, DocVQA-style) and per
+    `by_field` (each breakdown field with two labels or more, per label: up, down, unchanged, over
+    the first line of each question)."""
     def counts(rows: list[RowScore]) -> dict[str, int]:
         pairs = [(x.official, x.score) for x in rows if x.official is not None and x.score is not None]
         return {"count": len(pairs), "changed": sum(1 for o, s in pairs if s != o),
@@ -198,7 +206,61 @@ def sensitivity(r: Rescored) -> dict[str, Any]:
     slices: dict[str, list[RowScore]] = {}
     for x in r.rows:
         slices.setdefault(x.slice or "unknown", []).append(x)
-    return {**counts(r.rows), "by_slice": {k: counts(v) for k, v in sorted(slices.items())}}
+    return {**counts(r.rows), "by_slice": {k: counts(v) for k, v in sorted(slices.items())}, "by_field": by_field(r)}
+
+
+def question_labels(run: HarnessRun, q: HarnessQuestion, field_name: str) -> list[str]:
+    """A question's labels in one breakdown field, read as the app reads the gold built from the
+    harness's files (scoring.formats.records.gold_question; evidence sources may give several)."""
+    joined = q.metadata.get("benchmark_labels")
+    if isinstance(joined, dict) and field_name in joined:  # joined to a benchmark (--gold-files): its own labels
+        return list(joined[field_name])
+    return gold_question(q, run.family, "").labels(field_name)
+
+
+def first_rows(rows: list[RowScore]) -> list[RowScore]:
+    """One row per question: the first filter's (lmms-eval may write one line per filter or repeat)."""
+    seen: set[str] = set()
+    out = []
+    for x in rows:
+        if x.qid not in seen:
+            seen.add(x.qid)
+            out.append(x)
+    return out
+
+
+def by_field(r: Rescored, fields: tuple[str, ...] = SLICE_FIELDS) -> dict[str, dict[str, dict[str, int]]]:
+    """Per breakdown field, per label: the questions with both scores (the first line of each),
+    and how many the profile scores higher (`up`), lower (`down`) or the same (`unchanged`) than the
+    harness did. A field whose questions all carry one label is no slice and is left out; a question
+    with several evidence sources counts under each."""
+    rows = [x for x in first_rows(r.rows) if x.official is not None and x.score is not None]
+    labelled: dict[str, list[tuple[list[str], RowScore]]] = {f: [] for f in fields}
+    for x in rows:
+        q = r.questions.get(x.qid)
+        if q is None:
+            continue
+        joined = q.metadata.get("benchmark_labels")
+        if isinstance(joined, dict):  # joined to a benchmark (--gold-files): its own labels
+            for f in fields:
+                labelled[f].append((list(joined.get(f, ["unknown"])), x))
+            continue
+        gq = gold_question(q, r.run.family, "")
+        for f in fields:
+            labelled[f].append((gq.labels(f), x))
+    out: dict[str, dict[str, dict[str, int]]] = {}
+    for f, pairs in labelled.items():
+        counts: dict[str, dict[str, int]] = {}
+        for labels, x in pairs:
+            assert x.official is not None and x.score is not None
+            way = "up" if x.score > x.official else "down" if x.score < x.official else "unchanged"
+            for label in dict.fromkeys(labels):
+                c = counts.setdefault(label, {"count": 0, "up": 0, "down": 0, "unchanged": 0})
+                c["count"] += 1
+                c[way] += 1
+        if len(counts) >= 2:
+            out[f] = {k: counts[k] for k in sorted(counts)}
+    return out
 
 
 def _aggregate(run: HarnessRun, scored: list[tuple[HarnessRow, HarnessQuestion, float]], profile: str) -> dict[str, Any]:

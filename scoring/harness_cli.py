@@ -11,8 +11,9 @@ answer format lmms-eval's lines lack; DocVQA-style gold by questionId, else by (
 
 Outputs:
 - `--output` (JSON): `harness`, `profile`, `signature`, `source`, `runs` (one object per run: its
-  name, model, task, date, files, `reported`, `recomputed`, `agree`, counts, and `per_question`
-  unless --no-per-question-json), `problems`; plus `reported` and `recomputed` at the top: the
+  name, model, task, date, files, `reported`, `recomputed`, `agree`, counts, `sensitivity` -- changed,
+  up, down, per answer format or task (`by_slice`) and per breakdown field and label (`by_field`: up,
+  down, unchanged) -- and `per_question` unless --no-per-question-json), `problems`; plus `reported` and `recomputed` at the top: the
   run's own when there is one run, else by run name.
 - `--per-question-csv`: `run, task, question_id, filter, official_score, score, prediction, gold,
   file, line, note` (scores on 0-1; empty when unknown).
@@ -31,7 +32,7 @@ from typing import Any
 
 from . import formats
 from .formats.base import ANLS_FAMILY, MMLONGBENCH_FAMILY, HarnessQuestion, SourceLoad
-from .harness import HARNESS_SCORING_PROFILES, Rescored, own_profile, rescore, sensitivity
+from .harness import HARNESS_SCORING_PROFILES, SLICE_FIELDS, Rescored, own_profile, rescore, sensitivity
 from .problems import Problem, summarise
 from .profiles import HARNESS_PROFILE_NAMES, signature
 
@@ -274,6 +275,9 @@ def _print_run(r: Rescored) -> None:
             print(f"  {x.qid}: {x.official:g} -> {x.score:g}: {x.reason}")
         if len(changed) > 20:
             print(f"  ... and {len(changed) - 20} more (--per-question-csv lists them all)")
+        for name, labels in s["by_field"].items():  # per slice: each field with two labels or more
+            print(f"  by {name}: " + "; ".join(f"{label} {c['up']} up, {c['down']} down, {c['unchanged']} unchanged"
+                                               for label, c in labels.items()))
     if r.profile:
         print(f"Signature: {signature(r.profile)}")
 
@@ -329,7 +333,13 @@ def join_mmlongbench(task: str, questions: list[HarnessQuestion], paths: list[Pa
         q.metadata["benchmark_qid"] = g.qid
         q.document = str(g.metadata.get("doc_id", "")) or q.document
         q.evidence_pages = tuple(g.documents[0].evidence_pages) if g.documents else q.evidence_pages
+        q.metadata["benchmark_labels"] = _labels_of(g)
     return out
+
+
+def _labels_of(g: Any) -> dict[str, list[str]]:
+    """A joined question's breakdown labels as the benchmark's own gold gives them (the per-slice counts)."""
+    return {f: g.labels(f) for f in SLICE_FIELDS}
 
 
 def join_docvqa(task: str, questions: list[HarnessQuestion], paths: list[Path]) -> list[Problem]:
@@ -349,6 +359,7 @@ def join_docvqa(task: str, questions: list[HarnessQuestion], paths: list[Path]) 
             continue
         q.metadata["benchmark_qid"] = g.qid
         q.metadata["benchmark_answers"] = tuple(g.answers)
+        q.metadata["benchmark_labels"] = _labels_of(g)
         if g.image:
             q.document = g.image
     return out

@@ -15,9 +15,9 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from app_kit import app_on
-from dashboard.core.links import from_params, to_params
+from dashboard.core.links import field_label, from_params, to_params
 from dashboard.core.paths import Sources
-from dashboard.core.workspace import HARNESS, MMLONGBENCH, discover, harness_tasks, load_workspace
+from dashboard.data.workspace import HARNESS, MMLONGBENCH, discover, harness_tasks, load_workspace
 from dashboard.disagreement import harness as hs
 from scoring.mmlongbench import qid_for
 
@@ -140,7 +140,7 @@ def test_harness_scores_against_the_benchmarks_evaluator_on_the_sample():
     e2, r2 = by[VLM]
     assert hs.headline(r2) == {"count": 41, "changed": 2, "up": 2, "down": 0}
     assert set(hs.changes(e2, r2)["reason"]) == {"VLMEvalKit's eval_score raises on this row and scores 0"}
-    slices = hs.slices(r2).set_index("slice")
+    slices = hs.slices(e2, r2, None, "answer_format").set_index("slice")
     assert slices.loc["List", "up"] == 1 and slices.loc["Float", "up"] == 1 and slices["changed"].sum() == 2
     board = hs.ranks(pairs).set_index("Run")
     own = _lmms_scores()
@@ -151,8 +151,69 @@ def test_harness_scores_against_the_benchmarks_evaluator_on_the_sample():
     assert board.loc[VLM, "Rank by evaluator"] == 1 and (board["Rank change"] == 0).all()
 
 
+# the sample's samples.json, counted by hand (41 questions): answer_format Str 13, Int 9, Float 8, List 7, None 4;
+# doc_type Financial report 16, Academic paper 10, Brochure 8, Tutorial/Workshop 4, Guidebook 3; evidence
+# sources ['Pure-text (Plain-text)'] 22, ['Generalized-text (Layout)'] 8, ['Table'] 4, [] 3, [Pure-text, Table] 2,
+# ['Chart'] 1, ['Figure'] 1 (so Pure-text 24, Table 6, unknown 3). lmms-eval's two changes (questions 0 and 13:
+# `7,310`, Int, and `96.4`, Float) are both Financial report / Pure-text; VLMEvalKit's two (a List and a Float
+# question) are Financial report / Pure-text too.
+def _cell(frame: pd.DataFrame, label: str) -> tuple[int, int, int, int]:
+    row = frame.set_index("slice").loc[label]
+    return int(row["questions"]), int(row["up"]), int(row["down"]), int(row["unchanged"])
+
+
+def test_harness_changes_per_slice_of_any_breakdown_field():
+    ws = load_workspace(Sources(MM, runs=(HARNESS_DIR,)))
+    by = {e.name: (e, hs.rescored(e)) for e in hs.compared(ws.harness)}
+    e, r = by[LMMS]
+    # reasoning_type, domain and difficulty: the benchmark has none (one label): no slice
+    assert hs.slice_fields(e, r, None) == ["evidence_source", "answer_format", "doc_type"]
+    fmt = hs.slices(e, r, None, "answer_format")
+    assert list(fmt["slice"]) == ["Float", "Int", "List", "None", "Str"]
+    assert _cell(fmt, "Int") == (9, 0, 1, 8) and _cell(fmt, "Float") == (8, 0, 1, 7)
+    assert _cell(fmt, "Str") == (13, 0, 0, 13) and fmt["questions"].sum() == 41
+    doc = hs.slices(e, r, None, "doc_type")
+    assert _cell(doc, "Financial report") == (16, 0, 2, 14) and _cell(doc, "Academic paper") == (10, 0, 0, 10)
+    src = hs.slices(e, r, None, "evidence_source")
+    assert _cell(src, "Pure-text (Plain-text)") == (24, 0, 2, 22) and _cell(src, "Table") == (6, 0, 0, 6)
+    assert _cell(src, "unknown") == (3, 0, 0, 3)
+    ch = hs.changes(e, r, None, "doc_type")
+    assert list(ch["slice"]) == ["Financial report", "Financial report"]
+    e2, r2 = by[VLM]
+    doc2 = hs.slices(e2, r2, None, "doc_type")
+    assert _cell(doc2, "Financial report") == (16, 2, 0, 14) and doc2["up"].sum() == 2 and doc2["down"].sum() == 0
+
+
+def test_the_cli_counts_changes_per_field_and_label(tmp_path, capsys):
+    from scoring import harness_cli as cli
+
+    report = tmp_path / "r.json"
+    assert cli.main(["--predictions", str(HARNESS_DIR), "--gold-files", str(MM / "data" / "samples.json"),
+                     "--profile", "mmlongbench-doc", "--output", str(report), "--no-per-question-json"]) == 0
+    runs = {run["model"]: run["sensitivity"] for run in json.loads(report.read_text())["runs"]}
+    lmms = runs["Qwen/Qwen2.5-VL-7B-Instruct"]["by_field"]
+    assert sorted(lmms) == ["answer_format", "doc_type", "evidence_source"]
+    assert lmms["answer_format"]["Int"] == {"count": 9, "up": 0, "down": 1, "unchanged": 8}
+    assert lmms["answer_format"]["Float"] == {"count": 8, "up": 0, "down": 1, "unchanged": 7}
+    assert lmms["doc_type"]["Financial report"] == {"count": 16, "up": 0, "down": 2, "unchanged": 14}
+    assert lmms["evidence_source"]["Pure-text (Plain-text)"] == {"count": 24, "up": 0, "down": 2, "unchanged": 22}
+    vlm = runs["MiniCPM-Llama3-V-2_5"]["by_field"]
+    assert vlm["answer_format"]["List"] == {"count": 7, "up": 1, "down": 0, "unchanged": 6}
+    assert vlm["doc_type"]["Financial report"] == {"count": 16, "up": 2, "down": 0, "unchanged": 14}
+    out = capsys.readouterr().out
+    assert "by doc_type: Academic paper 0 up, 0 down, 10 unchanged; Brochure 0 up, 0 down, 8 unchanged; " \
+           "Financial report 0 up, 2 down, 14 unchanged" in out
+    # without the benchmark's gold, VLMEvalKit's own cells still give the fields (its evidence lists read as lists)
+    assert cli.main(["--predictions", str(HARNESS_DIR), "--profile", "mmlongbench-doc", "--output", str(report),
+                     "--no-per-question-json"]) == 0
+    runs = {run["model"]: run["sensitivity"] for run in json.loads(report.read_text())["runs"]}
+    own = runs["MiniCPM-Llama3-V-2_5"]["by_field"]
+    assert own["evidence_source"]["Pure-text (Plain-text)"] == {"count": 24, "up": 2, "down": 0, "unchanged": 22}
+    assert own["doc_type"]["Financial report"] == {"count": 16, "up": 2, "down": 0, "unchanged": 14}
+
+
 def test_ranks_move_when_the_evaluator_reorders_runs():
-    from dashboard.core.workspace import HarnessEntry
+    from dashboard.data.workspace import HarnessEntry
     from scoring.formats.base import HarnessRun
     from scoring.harness import Rescored, RowScore
 
@@ -230,6 +291,23 @@ def test_sensitivity_view_shows_the_sample_harness_runs(monkeypatch):
     changes = next(d.value for d in at.dataframe if list(d.value.columns[:2]) == ["question_id", "harness id"])
     assert list(changes["question_id"]) == [qid_for(0), qid_for(13)]  # the first harness run listed: lmms-eval's
     assert any("2 of 41 questions change score" in m.value.replace("\\", "") for m in at.markdown)
+    # per slice: the picker offers the fields with two labels or more, the first by default
+    picker = at.selectbox(key="dis_hs_by_w")
+    assert picker.value == "evidence_source"
+    assert {field_label("answer_format"), field_label("doc_type")} <= set(picker.options)
+    assert field_label("reasoning_type") not in picker.options  # MMLongBench-Doc has none: one label, no slice
+    label = field_label("evidence_source")
+    table = next(d.value for d in at.dataframe if d.value.columns[0] == label).set_index(label)
+    assert table.loc["Pure-text (Plain-text)"].tolist() == [24, 2, 0, 2, 22]  # questions, changed, up, down, unchanged
+    picker.set_value("doc_type").run()
+    assert_clean(at)
+    label = field_label("doc_type")
+    table = next(d.value for d in at.dataframe if d.value.columns[0] == label).set_index(label)
+    assert table.loc["Financial report"].tolist() == [16, 2, 0, 2, 14]
+    assert table.loc["Academic paper"].tolist() == [10, 0, 0, 0, 10] and table["questions"].sum() == 41
+    assert at.query_params["dis_hs_by"] == "doc_type"
+    changes = next(d.value for d in at.dataframe if list(d.value.columns[:2]) == ["question_id", "harness id"])
+    assert list(changes["slice"]) == ["Financial report", "Financial report"]
 
 
 def test_the_first_start_offers_the_sample_harness_runs(monkeypatch):

@@ -10,6 +10,7 @@ query-string form. No streamlit here: `to_params` gives what `st.query_params.fr
     ?slice=counting%20over%20charts        (a saved slice: the explorer applies its filters; dashboard/weak/saved.py)
     ?wk_run=a&wk_base=b&wk_metric=anls     (the Weak slices page: run, baseline -- pair mode -- and metric)
     ?data=/srv/outputs&bench=docvqa_val&profile=lmms-eval   (a harness folder as the benchmark: its task, its profile)
+    ?eval=ModelA/DocVQA_VAL@T20260301-090000   (VLMEvalKit: an older eval id of a (model, dataset) loaded; the newest unless named)
 """
 
 from __future__ import annotations
@@ -41,8 +42,9 @@ FULL_RANGE = (0, PERCENT_MAX)
 # and reference -- kept as strings under their own query keys.
 COMPARE_KEYS = ("a", "b", "cmp_slice", "cmp_flip", "cmp_q", "cmp_metric", "cmp_tab", "cmp_run", "cmp_vs")
 # The disagreement page's part (dashboard/views/disagreement.py): category, count mode (primary/any),
-# slice field and label, the selected (question, run) and the scatter's metric pair; runs are View.runs.
-DISAGREE_KEYS = ("cat", "dis_mode", "dis_by", "dis_slice", "dis_q", "dis_run", "dis_pair")
+# slice field and label, the selected (question, run), the scatter's metric pair and the field the harness
+# comparison is counted per (`dis_hs_by`); runs are View.runs.
+DISAGREE_KEYS = ("cat", "dis_mode", "dis_by", "dis_slice", "dis_q", "dis_run", "dis_pair", "dis_hs_by")
 # The explorer's answer-location filter (dashboard/evidence/grounding.py's keys: evidence_page, other_page,
 # not_in_document, no_document, not_searched) under the query key `loc`; a chart slice of this field
 # opens it (View.with_slice).
@@ -87,6 +89,7 @@ class View:
     layers: list[str] | None = None
     saved: str = ""  # a saved slice's name (query key `slice`): the explorer applies its filters
     weak: dict[str, str] = field(default_factory=dict)  # WEAK_KEYS -> value
+    evals: list[str] = field(default_factory=list)  # `<model>/<dataset>@<eval id>` loaded instead of the newest, query key `eval`
 
     def with_question(self, question: str) -> View:
         """The view on another question: the evidence viewer's page belongs to the question it was
@@ -153,6 +156,8 @@ def to_params(view: View) -> dict[str, str | list[str]]:
         out["tag"] = list(view.tags)
     if view.noted:
         out["note"] = "1"
+    if view.evals:
+        out["eval"] = list(view.evals)
     if view.corrected:
         out["gold"] = "corrected"
     if view.page > 0:
@@ -224,4 +229,5 @@ def from_params(params: Mapping[str, str | list[str]]) -> View:
         disagree={k: _first(params, k) for k in DISAGREE_KEYS if _first(params, k)},
         saved=_first(params, SAVED_KEY),
         weak={k: _first(params, k) for k in WEAK_KEYS if _first(params, k)},
+        evals=list(dict.fromkeys(v for v in _values(params, "eval") if "@" in v)),
     )

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from dashboard.core.analysis import Run, is_success
-from dashboard.core.workspace import Workspace
+from dashboard.data.workspace import Workspace
 from scoring.evaluate import RunResult
 from scoring.mmlongbench import NOT_EVALUATED
 from scoring.model import ScoreRow

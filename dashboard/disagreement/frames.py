@@ -88,7 +88,7 @@ def counts(frame: pd.DataFrame, runs: Sequence[str], mode: str = "primary") -> p
     return out
 
 
-def _labels(questions: pd.DataFrame, field_name: str) -> pd.DataFrame:
+def slice_labels(questions: pd.DataFrame, field_name: str) -> pd.DataFrame:
     """question_id, label: one row per question and label of the field (evidence sources: several)."""
     if field_name in ("", ALL):
         return pd.DataFrame({"question_id": questions["question_id"].to_numpy(), "label": ALL})
@@ -108,7 +108,7 @@ def slice_counts(frame: pd.DataFrame, questions: pd.DataFrame, runs: Sequence[st
     pairs per category, plus a "questions" column (pairs in the slice). Evidence sources count a
     question once per source."""
     data = frame[frame["run"].isin(runs)]
-    merged = data.merge(_labels(questions, field_name), on="question_id", how="inner")
+    merged = data.merge(slice_labels(questions, field_name), on="question_id", how="inner")
     labels = sorted(merged["label"].unique()) if len(merged) else []
     out = pd.DataFrame(0, index=pd.Index(labels, name=field_label(field_name) if field_name else "slice"),
                        columns=["questions", *CATEGORY_IDS], dtype="int64")
@@ -129,7 +129,7 @@ def select(frame: pd.DataFrame, questions: pd.DataFrame, runs: Sequence[str], ca
     if category:
         data = data[has_category(data, category, mode)]
     if field_name and label and field_name != ALL:
-        ids = set(_labels(questions, field_name).query("label == @label")["question_id"])
+        ids = set(slice_labels(questions, field_name).query("label == @label")["question_id"])
         data = data[data["question_id"].isin(ids)]
     return data
 
@@ -192,7 +192,7 @@ def answerability(frame: pd.DataFrame, questions: pd.DataFrame, runs: Sequence[s
     invented answers on them; answerable questions and the rate of false refusals on them. Rates
     in % (NaN when there is no such question)."""
     data = frame[frame["run"].isin(runs)]
-    merged = data.merge(_labels(questions, field_name), on="question_id", how="inner")
+    merged = data.merge(slice_labels(questions, field_name), on="question_id", how="inner")
     merged = merged.assign(
         invented=merged["categories"].map(lambda cs: "invented_answer" in cs).astype(bool),
         refused=merged["categories"].map(lambda cs: "false_refusal" in cs).astype(bool))
@@ -257,7 +257,7 @@ def sensitivity_slices(comparison: ProfileComparison, questions: pd.DataFrame, f
     Accuracy change in points (gained - lost over the slice's questions)."""
     direction = {c.qid: c.direction for c in comparison.changes}
     ids = pd.DataFrame({"question_id": [r.qid for r in comparison.base.results]})
-    merged = ids.merge(_labels(questions, field_name), on="question_id", how="inner")
+    merged = ids.merge(slice_labels(questions, field_name), on="question_id", how="inner")
     merged["d"] = merged["question_id"].map(direction)
     rows = []
     for label, g in merged.groupby("label", sort=True):

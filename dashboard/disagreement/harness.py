@@ -11,12 +11,13 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from dashboard.core.workspace import HarnessEntry
-from scoring.harness import Rescored, rescore, sensitivity
+from dashboard.data.workspace import HarnessEntry
+from dashboard.disagreement.frames import slice_labels
+from scoring.harness import SLICE_FIELDS, Rescored, first_rows, question_labels, rescore
 
 CHANGE_COLUMNS = ["question_id", "harness id", "slice", "harness score", "evaluator score", "direction", "reason",
                   "prediction", "gold", "where"]
-SLICE_COLUMNS = ["slice", "questions", "changed", "up", "down"]
+SLICE_COLUMNS = ["slice", "questions", "changed", "up", "down", "unchanged"]
 RANK_COLUMNS = ["Run", "Harness", "Questions", "Harness score (%)", "Evaluator score (%)", "Δ (points)", "Rank by harness",
                 "Rank by evaluator", "Rank change"]
 
@@ -47,45 +48,83 @@ def rescored(entry: HarnessEntry, digest: str = "") -> Rescored:
 
 def _first_rows(r: Rescored) -> list:
     """One row per question: the first filter's (lmms-eval may write one line per filter)."""
-    seen: set[str] = set()
+    return first_rows(r.rows)
+
+
+def _question_ids(entry: HarnessEntry, qid: str) -> str:
+    """The workspace's question id of a harness row ("" when it was not joined)."""
+    return entry.qids.get(qid, "") if entry.qids is not None else qid
+
+
+def labels(entry: HarnessEntry, r: Rescored, questions: pd.DataFrame | None, field_name: str) -> dict[str, list[str]]:
+    """Harness question id -> its labels in a breakdown field: the workspace's question frame's (the
+    labels every other page shows; a joined run: the benchmark's), else the harness's own files'."""
+    known: dict[str, list[str]] = {}
+    if questions is not None and len(questions) and field_name in questions.columns:
+        frame = slice_labels(questions, field_name)
+        for qid, label in zip(frame["question_id"].astype(str), frame["label"].astype(str)):
+            known.setdefault(qid, []).append(label)
+    out: dict[str, list[str]] = {}
+    for x in _first_rows(r):
+        got = known.get(_question_ids(entry, x.qid))
+        if got is None:
+            q = entry.questions.get(x.qid)
+            got = question_labels(entry.run, q, field_name) if q is not None else ["unknown"]
+        out[x.qid] = list(dict.fromkeys(got))
+    return out
+
+
+def slice_fields(entry: HarnessEntry, r: Rescored, questions: pd.DataFrame | None) -> list[str]:
+    """The breakdown fields that split this run's scored questions: two labels or more (a field with
+    one value is no slice), in the order the pages offer them."""
+    both = {x.qid for x in _first_rows(r) if x.official is not None and x.score is not None}
     out = []
-    for x in r.rows:
-        if x.qid not in seen:
-            seen.add(x.qid)
-            out.append(x)
+    for f in SLICE_FIELDS:
+        seen = {label for qid, ls in labels(entry, r, questions, f).items() if qid in both for label in ls}
+        if len(seen) >= 2:
+            out.append(f)
     return out
 
 
 def headline(r: Rescored) -> dict[str, int]:
     """Questions with both scores, and how many the evaluator scores differently: up, down."""
-    s = sensitivity(_single(r))
-    return {k: s[k] for k in ("count", "changed", "up", "down")}
+    pairs = [(x.official, x.score) for x in _first_rows(r) if x.official is not None and x.score is not None]
+    return {"count": len(pairs), "changed": sum(1 for o, s in pairs if s != o), "up": sum(1 for o, s in pairs if s > o),
+            "down": sum(1 for o, s in pairs if s < o)}
 
 
-def _single(r: Rescored) -> Rescored:
-    return Rescored(run=r.run, profile=r.profile, rows=_first_rows(r), recomputed=r.recomputed, notes=r.notes)
-
-
-def changes(entry: HarnessEntry, r: Rescored) -> pd.DataFrame:
-    """Each question whose score changes: both scores, the direction and the reason in words."""
-    qids = entry.qids
+def changes(entry: HarnessEntry, r: Rescored, questions: pd.DataFrame | None = None, field_name: str = "") -> pd.DataFrame:
+    """Each question whose score changes: both scores, the direction and the reason in words. `slice`:
+    its labels in `field_name` (none given: the answer format, MMLongBench-Doc, or the task)."""
+    named = labels(entry, r, questions, field_name) if field_name else {}
     rows = []
     for x in _first_rows(r):
         if x.official is None or x.score is None or x.score == x.official:
             continue
-        rows.append({"question_id": qids.get(x.qid, "") if qids is not None else x.qid, "harness id": x.qid,
-                     "slice": x.slice or "unknown", "harness score": float(x.official), "evaluator score": float(x.score),
+        rows.append({"question_id": _question_ids(entry, x.qid), "harness id": x.qid,
+                     "slice": ", ".join(named[x.qid]) if field_name else (x.slice or "unknown"),
+                     "harness score": float(x.official), "evaluator score": float(x.score),
                      "direction": "up" if x.score > x.official else "down", "reason": x.reason or x.note,
                      "prediction": x.prediction, "gold": x.gold,
                      "where": f"{x.file}:{x.line}" if x.line is not None else x.file})
     return pd.DataFrame(rows, columns=CHANGE_COLUMNS)
 
 
-def slices(r: Rescored) -> pd.DataFrame:
-    """Per slice (MMLongBench-Doc: the answer format; DocVQA: the task): questions, changed, up, down."""
-    s = sensitivity(_single(r))
-    rows = [{"slice": k, "questions": v["count"], "changed": v["changed"], "up": v["up"], "down": v["down"]}
-            for k, v in s["by_slice"].items()]
+def slices(entry: HarnessEntry, r: Rescored, questions: pd.DataFrame | None, field_name: str) -> pd.DataFrame:
+    """Per label of a breakdown field: the questions with both scores (the first line of each), how many
+    change, up, down and unchanged (a question with several evidence sources counts under each)."""
+    named = labels(entry, r, questions, field_name)
+    counts: dict[str, dict[str, int]] = {}
+    for x in _first_rows(r):
+        if x.official is None or x.score is None:
+            continue
+        way = "up" if x.score > x.official else "down" if x.score < x.official else "unchanged"
+        for label in named[x.qid]:
+            c = counts.setdefault(label, {"questions": 0, "changed": 0, "up": 0, "down": 0, "unchanged": 0})
+            c["questions"] += 1
+            c[way] += 1
+            c["changed"] += way != "unchanged"
+    rows = [{"slice": k, **counts[k]} for k in sorted(counts)]
     return pd.DataFrame(rows, columns=SLICE_COLUMNS)
 
 

@@ -13,7 +13,7 @@ import streamlit as st
 from dashboard.core.escape import clipped, md_escape
 from dashboard.core.links import field_label
 from dashboard.core.paths import DEFAULT_BENCHMARK
-from dashboard.core.workspace import responses
+from dashboard.data.workspace import responses
 from dashboard.disagreement import frames as dg
 from dashboard.disagreement import harness as hs
 from dashboard.disagreement.charts import category_bars, pair_scatter, points_of
@@ -284,6 +284,22 @@ def board(runs, profiles) -> None:
                "(+1 = one place up).")
 
 
+def harness_slice_field(fields: list[str]) -> str:
+    """The breakdown field the harness comparison is counted by, picked on the page and kept in the URL
+    (`dis_hs_by`); the first field with two labels or more unless chosen. "" when no field splits the run."""
+    d = ui.view().disagree
+    if not fields:
+        return ""
+    wanted = d.get("dis_hs_by", "")
+    if st.session_state.get("dis_hs_by_w") not in fields:
+        st.session_state["dis_hs_by_w"] = wanted if wanted in fields else fields[0]
+    by = st.selectbox("Count per", fields, format_func=field_label, key="dis_hs_by_w",
+                      help="The slices the changed questions are counted in: each field of the gold with two labels "
+                           "or more among this run's questions.")
+    d["dis_hs_by"] = "" if by == fields[0] else by
+    return str(by)
+
+
 def harness_sensitivity() -> None:
     """A harness run's own scores against the benchmark's own evaluator on the same answers."""
     entries = hs.compared(ctx.workspace.harness)
@@ -328,11 +344,19 @@ def harness_sensitivity() -> None:
     st.markdown(md_escape(f"{name} ({entry.run.harness}, {entry.run.task}) under {entry.benchmark_profile}: "
                           f"{head['changed']} of {head['count']} questions change score "
                           f"({head['up']} up, {head['down']} down)."))
-    changed = hs.changes(entry, r)
+    fields = hs.slice_fields(entry, r, an.questions)
+    by = harness_slice_field(fields)
+    changed = hs.changes(entry, r, an.questions, by)
+    if by:
+        table = hs.slices(entry, r, an.questions, by)
+        st.dataframe(table.rename(columns={"slice": field_label(by)}), hide_index=True, width="stretch",
+                     key=f"dis_hs_slices_{by}")
+        st.caption(f"Per {field_label(by).lower()}: the questions with both scores, and how many the evaluator scores "
+                   "higher (up), lower (down) or the same as the harness did" +
+                   (" (a question with several evidence sources counts under each)." if by == "evidence_source" else "."))
     if changed.empty:
         st.caption("The benchmark's evaluator gives every answer the harness's own score.")
         return
-    st.dataframe(hs.slices(r), hide_index=True, width="stretch", key="dis_hs_slices")
     st.dataframe(clipped(changed, 300), hide_index=True, width="stretch", key="dis_hs_changes", column_config={
         "harness score": st.column_config.NumberColumn(format="%.3f"),
         "evaluator score": st.column_config.NumberColumn(format="%.3f")})

@@ -307,6 +307,16 @@ def _question(qid: str, row: dict[str, Any], family: str) -> HarnessQuestion:
             pages = tuple(int(x) for x in value if isinstance(x, int) and not isinstance(x, bool))
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
         pass
+    sources = meta.get("evidence_sources")
+    if isinstance(sources, str) and sources.startswith("[") and len(sources) <= 10_000:
+        # a Python-repr list, as in MMLongBench-Doc's samples.json: read as the benchmark's loader reads it (a
+        # list of labels); the row's own cell stays as it is for VLMEvalKit's scoring (row.raw)
+        try:
+            value = ast.literal_eval(sources)
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            value = None
+        if isinstance(value, list):
+            meta["evidence_sources"] = [str(v) for v in value]
     return HarnessQuestion(qid=qid, question=harness_text(row.get("question")), answers=(harness_text(row.get("answer")),),
                            answer_format="None" if is_na(fmt) else harness_text(fmt), answer_raw=row.get("answer"),
                            format_raw=fmt, document="" if is_na(row.get("doc_id")) else harness_text(row.get("doc_id", "")),
