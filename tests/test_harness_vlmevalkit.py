@@ -412,3 +412,60 @@ def test_ranks_move_under_the_benchmarks_rule(tmp_path, capsys):
     assert move["key"] == "Overall" and move["reported"] == ["ModelA/DocVQA_VAL", "ModelB/DocVQA_VAL"]
     assert move["recomputed"] == ["ModelB/DocVQA_VAL", "ModelA/DocVQA_VAL"]
     assert "ModelB/DocVQA_VAL 2 -> 1, ModelA/DocVQA_VAL 1 -> 2" in capsys.readouterr().out
+
+
+# ----------------------------------------------------------------------------- eval ids in the app
+
+
+OLDER = "ModelA/DocVQA_VAL@T20260301-090000"
+
+
+def test_the_newest_eval_id_is_the_run_and_an_older_one_loads_instead(work):
+    from dashboard.core.paths import Sources
+    from dashboard.data.workspace import load_workspace
+
+    ws = load_workspace(Sources(work, task="DocVQA_VAL"))
+    # one run per (model, dataset), named by its model (no date: one eval id is loaded at a time)
+    assert [pf.run for pf in ws.predictions] == ["ModelA", "ModelC"]
+    assert [(o.eval_id, o.pick) for o in ws.evals["ModelA"]] == [
+        ("T20260410-101010", "ModelA/DocVQA_VAL@T20260410-101010"), ("T20260301-090000", OLDER)]
+    entry = next(h for h in ws.harness if h.name == "ModelA")
+    assert entry.run.date == "T20260410-101010" and entry.run.reported == {"Overall": 53.125}
+    assert ws.with_evals([]) is ws and ws.with_evals(["ModelZ/DocVQA_VAL@T20260301-090000"]) is ws
+    older = ws.with_evals([OLDER])
+    assert [pf.run for pf in older.predictions] == ["ModelA", "ModelC"]
+    entry = next(h for h in older.harness if h.name == "ModelA")
+    assert entry.run.date == "T20260301-090000" and entry.run.reported == {"Overall": 100.0}
+    # its official scores are the older eval's (every answer right there: 1.0 each), the newest's are gone
+    official = older.official()["ModelA"]
+    assert len(official) == len(DOCVQA) and {r.accuracy for r in official} == {1.0}
+    assert sorted({r.accuracy for r in ws.official()["ModelA"]}) != [1.0]
+    pf = next(p for p in older.predictions if p.run == "ModelA")
+    assert [p.text for p in pf.loaded.items] == [a[0] for _, _, a, _, _, _ in DOCVQA]
+    # the workspace read (cached, shared) is not changed
+    assert next(h for h in ws.harness if h.name == "ModelA").run.date == "T20260410-101010"
+
+
+def test_the_data_page_picks_the_eval_id_kept_in_the_url(work, monkeypatch):
+    from app_kit import app_on
+
+    at = app_on(monkeypatch, work, {"bench": "DocVQA_VAL"}, timeout=120)
+    at.switch_page("views/data.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    picker = next(s for s in at.selectbox if s.label.replace("\\", "").startswith("Eval id of ModelA/DocVQA_VAL"))
+    assert picker.options == ["T20260410-101010 (newest)", "T20260301-090000"]
+    assert picker.value == "T20260410-101010" and "eval" not in at.query_params
+    board = next(d.value for d in at.dataframe if "Older eval" in d.value.columns).set_index("Run")
+    assert board.loc["ModelA", "Date"] == "T20260410-101010"
+    picker.set_value("T20260301-090000").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.query_params["eval"] == OLDER
+    board = next(d.value for d in at.dataframe if "Older eval" in d.value.columns).set_index("Run")
+    assert board.loc["ModelA", "Date"] == "T20260301-090000" and board.loc["ModelA", "Reported"] == "Overall: 100"
+    # a link with the eval id opens on it
+    again = app_on(monkeypatch, work, {"bench": "DocVQA_VAL", "eval": OLDER}, timeout=120)
+    again.switch_page("views/data.py").run()
+    board = next(d.value for d in again.dataframe if "Older eval" in d.value.columns).set_index("Run")
+    assert board.loc["ModelA", "Date"] == "T20260301-090000"
+    picker = next(s for s in again.selectbox if s.label.replace("\\", "").startswith("Eval id of ModelA/DocVQA_VAL"))
+    assert picker.value == "T20260301-090000"

@@ -9,12 +9,12 @@ user data: every problem is kept as a `scoring.problems.Problem` and shown on th
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from dashboard.core.paths import DocLocation, Sources, locate_document
-from dashboard.evidence.pdf import DocCheck, inspect_document
+from dashboard.documents.pdf import DocCheck, inspect_document
 from scoring.formats import benchmark_format, docvqa, mmlongbench_doc, xldocbench
 from scoring.formats.base import ANLS_FAMILY, MMLONGBENCH_FAMILY, BenchmarkFiles, HarnessQuestion, HarnessRun, SourceLoad
 from scoring.model import DocumentRecord, GoldQuestion, Prediction, ScoreRow
@@ -277,6 +277,25 @@ class HarnessEntry:
 
 
 @dataclass
+class EvalOption:
+    """One eval id of a (model, dataset) VLMEvalKit evaluated more than once: the run it holds, and
+    what adding it as the app's run needs. `key` (`<model>/<dataset>`) and `eval_id` make the URL's
+    `eval=<model>/<dataset>@<eval id>` (dashboard/core/links.py)."""
+
+    key: str
+    eval_id: str
+    run: HarnessRun
+    root: Path
+    questions: dict[str, HarnessQuestion]
+    qids: dict[str, str] | None
+    benchmark_profile: str
+
+    @property
+    def pick(self) -> str:
+        return f"{self.key}@{self.eval_id}"
+
+
+@dataclass
 class Workspace:
     discovery: Discovery
     gold: LoadResult[GoldQuestion]
@@ -291,6 +310,31 @@ class Workspace:
     harness: list[HarnessEntry] = field(default_factory=list)  # the harness runs read (lmms-eval, VLMEvalKit, LongDocURL)
     tasks: dict[str, str] = field(default_factory=dict)  # HARNESS layout: task -> its label, the benchmarks offered
     task: str = ""  # HARNESS layout: the task whose gold is loaded
+    # a run's eval ids when VLMEvalKit evaluated its (model, dataset) more than once: run name -> its
+    # eval ids, newest first (the newest is the run loaded; `with_evals` loads another)
+    evals: dict[str, list[EvalOption]] = field(default_factory=dict)
+
+    def with_evals(self, picks: Iterable[str]) -> Workspace:
+        """This workspace with the eval ids the view picked (`<model>/<dataset>@<eval id>`) as the runs of
+        their (model, dataset), under the same run names; itself when none is picked (the newest: the default)."""
+        wanted = {key: eval_id for key, _, eval_id in (p.rpartition("@") for p in picks) if key}
+        swaps = [(name, opt) for name, options in self.evals.items() for opt in options[1:]
+                 if wanted.get(opt.key) == opt.eval_id]
+        if not swaps:
+            return self
+        out = replace(self, discovery=replace(self.discovery, scores=list(self.discovery.scores)),
+                      predictions=list(self.predictions), scores=list(self.scores), harness=list(self.harness))
+        for name, opt in swaps:
+            i = next(k for k, pf in enumerate(out.predictions) if pf.run == name)
+            j = next(k for k, h in enumerate(out.harness) if h.name == name)
+            old = out.predictions.pop(i)
+            out.harness.pop(j)
+            out.scores = [res for res in out.scores if not (res.items and res.items[0].system == name)]
+            out.discovery.scores = [f for f in out.discovery.scores if f != old.path]
+            _add_run(out, name, opt.run, opt.root, opt.questions, opt.qids, opt.benchmark_profile)
+            out.predictions.insert(i, out.predictions.pop())
+            out.harness.insert(j, out.harness.pop())
+        return out
 
     def origin(self, run: str) -> str:
         """Where a run comes from when a harness wrote it (harness, version, task, model arguments, date); '' else."""
@@ -597,6 +641,27 @@ def _add_run(ws: Workspace, name: str, run: HarnessRun, root: Path, questions: d
     ws.harness.append(HarnessEntry(name, run, questions, qids, root, benchmark_profile))
 
 
+def _add_runs(ws: Workspace, runs: list[HarnessRun], root: Path, questions: dict[str, HarnessQuestion],
+              qids: dict[str, str] | None, benchmark_profile: str, taken: Iterable[str] = ()) -> list[str]:
+    """Add a source's runs of one task; the names given. A (model, dataset) VLMEvalKit evaluated more
+    than once is one run, its newest eval id (the source lists it first); the others are kept in
+    `ws.evals` under that run's name, for the Data page to load instead."""
+    from scoring.formats import records
+
+    groups: dict[object, list[HarnessRun]] = {}
+    for run in runs:
+        key: object = (run.harness, run.model, run.task) if run.harness == "vlmevalkit" else id(run)
+        groups.setdefault(key, []).append(run)
+    heads = [group[0] for group in groups.values()]
+    names = records.app_names(heads, taken)
+    for name, group in zip(names, groups.values()):
+        _add_run(ws, name, group[0], root, questions, qids, benchmark_profile)
+        if len(group) > 1:
+            ws.evals[name] = [EvalOption(f"{r.model}/{r.task}", r.date, r, root, questions, qids, benchmark_profile)
+                              for r in group]
+    return names
+
+
 def _benchmark_profile(family: str) -> str:
     from scoring.profiles import MMLONGBENCH_PROFILE
 
@@ -634,10 +699,7 @@ def _join_harness(ws: Workspace, disc: Discovery) -> None:
             ws.problems.extend(p for p in joined if p.kind == "questions not in the benchmark's gold")
             qids = {q.qid: str(q.metadata["benchmark_qid"]) for q in questions if "benchmark_qid" in q.metadata}
             by_qid = {q.qid: q for q in questions}
-            names = records.app_names(runs, taken)
-            taken |= set(names)
-            for name, run in zip(names, runs):
-                _add_run(ws, name, run, root, by_qid, qids, _benchmark_profile(family))
+            taken |= set(_add_runs(ws, runs, root, by_qid, qids, _benchmark_profile(family), taken))
 
 
 def _load_harness_benchmark(disc: Discovery, src: Sources) -> Workspace:
@@ -673,8 +735,7 @@ def _load_harness_benchmark(disc: Discovery, src: Sources) -> Workspace:
     ws.task = task
     family = runs[0].family if runs else ""
     by_qid = {q.qid: q for q in src_load.gold.get(task, [])}
-    for name, run in zip(records.app_names(runs), runs):
-        _add_run(ws, name, run, root, by_qid, None, _benchmark_profile(family))
+    _add_runs(ws, runs, root, by_qid, None, _benchmark_profile(family))
     others = _load_predictions(disc.predictions, ws.problems)
     ws.predictions.extend(others)
     for other in [t for t in disc.harness[1:]]:  # further harness paths given as runs: the same task's runs
@@ -685,8 +746,7 @@ def _load_harness_benchmark(disc: Discovery, src: Sources) -> Workspace:
         more = records.tasks(extra).get(task, [])
         taken = {pf.run for pf in ws.predictions}
         qids = {q.qid: q.qid for q in extra.gold.get(task, []) if q.qid in by_qid}
-        for name, run in zip(records.app_names(more, taken), more):
-            _add_run(ws, name, run, _root_of(other), by_qid, qids, _benchmark_profile(family))
+        _add_runs(ws, more, _root_of(other), by_qid, qids, _benchmark_profile(family), taken)
     documents: LoadResult[DocumentRecord] = LoadResult(items=[DocumentRecord(d) for d in dict.fromkeys(
         ref.document_id for q in gold.items for ref in q.documents if ref.document_id)])
     locations = _locate_all(gold.items, documents.items, disc.docs_dir)

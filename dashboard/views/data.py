@@ -1,6 +1,8 @@
 """Data: what was loaded, every problem as `file:line — message`, documents found and missing,
 how each run joins the gold, and the reproducibility check against official scores."""
 
+import hashlib
+
 import streamlit as st
 
 from dashboard.annotations import panel as annotations
@@ -69,6 +71,34 @@ if problems:
     st.code("\n".join(lines), language=None, wrap_lines=True)
 
 # ----------------------------------------------------------------------------- harness runs
+
+
+def eval_pickers() -> None:
+    """Per (model, dataset) VLMEvalKit evaluated more than once: which eval id is the run (the newest
+    unless picked), kept in the URL (`eval=<model>/<dataset>@<eval id>`)."""
+    if not ws.evals:
+        return
+    st.caption("VLMEvalKit evaluated these models on these datasets more than once: each counts once, its newest "
+               "eval id unless you pick an older one here (the link keeps the choice).")
+    loaded = {h.name: h.run.date for h in ws.harness}
+    view = ui.view()
+    for name, options in ws.evals.items():
+        ids = [o.eval_id for o in options]
+        current = loaded.get(name, ids[0])
+        key = "data_eval_" + hashlib.sha256(options[0].key.encode("utf-8", "replace")).hexdigest()[:12]
+        if st.session_state.get(key) not in ids:
+            st.session_state[key] = current
+        shown = {e: f"{e} (newest)" if k == 0 else e for k, e in enumerate(ids)}
+        picked = st.selectbox(md_escape(f"Eval id of {options[0].key} (run {name})"), ids, key=key,
+                              format_func=shown.__getitem__)
+        if picked != current:
+            view.evals = [e for e in view.evals if e.rpartition("@")[0] != options[0].key]
+            if picked != ids[0]:
+                view.evals.append(f"{options[0].key}@{picked}")
+            ui.set_view(view)
+            st.rerun()
+
+
 if ws.harness:
     st.subheader("Harness runs")
     if ws.tasks:
@@ -78,6 +108,7 @@ if ws.harness:
         st.caption("Harness outputs joined to this benchmark's gold: each run's answers by the benchmark's question ids "
                    "(questions that could not be joined are in the problem list).")
     st.dataframe(harness_frame(ws), hide_index=True, width="stretch")
+    eval_pickers()
     notes = harness_notes(ws)
     if len(notes):
         st.caption(f"{len(notes):,} row{'s' if len(notes) != 1 else ''} changed on the way through the harness's files "
