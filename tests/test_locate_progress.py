@@ -253,3 +253,17 @@ def test_explorer_reads_the_filtered_tables_documents_first(monkeypatch, tmp_pat
             [list(d.value.columns) for d in at.dataframe]
     finally:
         release.set()
+
+
+def test_pages_without_text_expected_as_in_the_nearest_document_by_bytes_a_page():
+    docs = [Doc(pages=10, finished=True, ocr_pages=10, ocr_read=10, ocr_timed=10, size=1_000_000),  # 100 kB a page: images
+            Doc(pages=40, finished=True, size=80_000),  # 2 kB a page: a text layer
+            Doc(pages=20, size=2_000_000),  # 100 kB a page: expected as the deck, 20 pages
+            Doc(pages=30, size=90_000)]  # 3 kB a page: nearest the text PDF (|ln 3 - ln 2| < |ln 3 - ln 100|): none
+    t = tally(docs)
+    assert t.ocr_expected == pytest.approx(30.0) and t.ocr_found == 10
+    assert describe(t, None).startswith("2 / 4 documents, 50 / 100 pages read; pages without a text layer (read by "
+                                         "OCR, the slow ones): 10 / 10 found, about 20 more expected")
+    # without sizes: the share met overall (10 of 50 opened pages) for the 50 pages not opened
+    bare = tally([Doc(pages=10, finished=True, ocr_pages=10, ocr_read=10), Doc(pages=40, finished=True), Doc(pages=50)])
+    assert bare.ocr_expected == pytest.approx(20.0)

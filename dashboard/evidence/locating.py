@@ -63,6 +63,7 @@ class _Reading:
     ocr_pages: int = 0
     ocr_read: int = 0
     ocr_timed: int = 0
+    size: int = 0
     _round: int = 0  # pages of OCR rounds before the current one
     _last: int = 0
 
@@ -87,7 +88,7 @@ class _Reading:
         self.finished = True
 
     def doc(self) -> Doc:
-        return Doc(self.pages, self.finished, self.text_read, self.ocr_pages, self.ocr_read, self.ocr_timed)
+        return Doc(self.pages, self.finished, self.text_read, self.ocr_pages, self.ocr_read, self.ocr_timed, self.size)
 
 
 @dataclass
@@ -115,6 +116,7 @@ class Locating:
     def run(self, compute: Callable[[], object]) -> object:
         for doc in list(self.docs):  # page counts first: the totals are known from the start (milliseconds a file)
             try:
+                self._reading(doc).size = doc.stat().st_size
                 self._reading(doc).pages = pdf.page_count(doc)
             except (pdf.DocumentError, OSError):
                 pass

@@ -11,11 +11,13 @@ The cost model: an OCR page is one unit, a text-layer page TEXT_COST units. Page
 its cache (ocr/) or documents read back from the disk cache (doctext/) are counted as done but not
 as timed work: the rate is the elapsed time over the units of pages actually read by OCR now
 (`Doc.ocr_timed`) plus the text pages. Pages without a text layer not found yet (documents not yet
-opened) are expected in the proportion met so far.
+opened) are expected as in the opened document nearest in bytes a page (a deck of page images
+weighs tens of kilobytes a page, a text PDF a few), else in the proportion met so far.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
@@ -33,7 +35,7 @@ class Doc:
     """One document's reading: `pages` its page count (0: not counted yet); `finished`; the pages of
     the text-layer pass read so far (long documents report it); `ocr_pages` the pages found without
     a text layer so far, `ocr_read` of those read (OCR cache included), `ocr_timed` of those read by
-    OCR in this reading (not from its cache)."""
+    OCR in this reading (not from its cache); `size` the file's bytes (0: not known)."""
 
     pages: int = 0
     finished: bool = False
@@ -41,6 +43,7 @@ class Doc:
     ocr_pages: int = 0
     ocr_read: int = 0
     ocr_timed: int = 0
+    size: int = 0
 
     @property
     def pages_read(self) -> int:
@@ -82,14 +85,29 @@ def tally(docs: Iterable[Doc]) -> Tally:
     found = sum(d.ocr_pages for d in docs)
     ocr_read = sum(min(d.ocr_read, d.ocr_pages) for d in docs)
     ocr_timed = sum(d.ocr_timed for d in docs)
-    share = found / examined if examined else 0.0
-    expected = found + share * max(0, pages_total - examined)
+    expected = found + sum(_expected_without_text(d, docs, found / examined if examined else 0.0)
+                           for d in docs if not d.examined)
     text_read = pages_read - ocr_read
     text_left = max(0.0, (pages_total - expected) - text_read)
     return Tally(docs_done=sum(d.finished for d in docs), docs_total=len(docs), pages_read=pages_read,
                  pages_total=pages_total, ocr_read=ocr_read, ocr_found=found, ocr_expected=expected,
                  units_timed=ocr_timed + TEXT_COST * text_read, ocr_timed=ocr_timed,
                  units_left=max(0.0, expected - ocr_read) + TEXT_COST * text_left)
+
+
+def _per_page(d: Doc) -> float:
+    return math.log(d.size / d.pages) if d.size > 0 and d.pages > 0 else math.nan
+
+
+def _expected_without_text(d: Doc, docs: list[Doc], share: float) -> float:
+    """The pages without a text layer expected in a document not opened yet: in the share of the
+    opened document nearest to it in bytes a page (log scale), else in the share met overall."""
+    mine = _per_page(d)
+    known = [(abs(_per_page(o) - mine), o.ocr_pages / o.pages) for o in docs
+             if o.examined and o.pages and not math.isnan(_per_page(o))]
+    if math.isnan(mine) or not known:
+        return share * d.pages
+    return min(known)[1] * d.pages
 
 
 def seconds_left(t: Tally, elapsed_s: float) -> float | None:
