@@ -229,38 +229,47 @@ def first_rows(rows: list[RowScore]) -> list[RowScore]:
     return out
 
 
+def _all_labels(q: HarnessQuestion, family: str, fields: tuple[str, ...]) -> tuple[list[str], ...]:
+    joined = q.metadata.get("benchmark_labels")
+    if isinstance(joined, dict):  # joined to a benchmark (--gold-files): its own labels
+        return tuple(list(joined.get(f, ["unknown"])) for f in fields)
+    gq = gold_question(q, family, "")
+    return tuple(gq.labels(f) for f in fields)
+
+
+# labels per question object, shared by the runs of a task (their questions are the same objects): id -> (question, labels)
+_LABELS: dict[tuple[int, str, tuple[str, ...]], tuple[HarnessQuestion, tuple[list[str], ...]]] = {}
+_LABELS_MAX = 250_000
+
+
 def by_field(r: Rescored, fields: tuple[str, ...] = SLICE_FIELDS) -> dict[str, dict[str, dict[str, int]]]:
     """Per breakdown field, per label: the questions with both scores (the first line of each),
     and how many the profile scores higher (`up`), lower (`down`) or the same (`unchanged`) than the
     harness did. A field whose questions all carry one label is no slice and is left out; a question
     with several evidence sources counts under each."""
-    rows = [x for x in first_rows(r.rows) if x.official is not None and x.score is not None]
-    labelled: dict[str, list[tuple[list[str], RowScore]]] = {f: [] for f in fields}
-    for x in rows:
+    counts: list[dict[str, dict[str, int]]] = [{} for _ in fields]
+    if len(_LABELS) > _LABELS_MAX:
+        _LABELS.clear()
+    for x in first_rows(r.rows):
+        if x.official is None or x.score is None:
+            continue
         q = r.questions.get(x.qid)
         if q is None:
             continue
-        joined = q.metadata.get("benchmark_labels")
-        if isinstance(joined, dict):  # joined to a benchmark (--gold-files): its own labels
-            for f in fields:
-                labelled[f].append((list(joined.get(f, ["unknown"])), x))
-            continue
-        gq = gold_question(q, r.run.family, "")
-        for f in fields:
-            labelled[f].append((gq.labels(f), x))
-    out: dict[str, dict[str, dict[str, int]]] = {}
-    for f, pairs in labelled.items():
-        counts: dict[str, dict[str, int]] = {}
-        for labels, x in pairs:
-            assert x.official is not None and x.score is not None
-            way = "up" if x.score > x.official else "down" if x.score < x.official else "unchanged"
+        key = (id(q), r.run.family, fields)
+        got = _LABELS.get(key)
+        if got is None or got[0] is not q:
+            got = (q, _all_labels(q, r.run.family, fields))
+            _LABELS[key] = got
+        way = "up" if x.score > x.official else "down" if x.score < x.official else "unchanged"
+        for per_field, labels in zip(counts, got[1]):
             for label in dict.fromkeys(labels):
-                c = counts.setdefault(label, {"count": 0, "up": 0, "down": 0, "unchanged": 0})
+                c = per_field.get(label)
+                if c is None:
+                    c = per_field[label] = {"count": 0, "up": 0, "down": 0, "unchanged": 0}
                 c["count"] += 1
                 c[way] += 1
-        if len(counts) >= 2:
-            out[f] = {k: counts[k] for k in sorted(counts)}
-    return out
+    return {f: {k: c[k] for k in sorted(c)} for f, c in zip(fields, counts) if len(c) >= 2}
 
 
 def _aggregate(run: HarnessRun, scored: list[tuple[HarnessRow, HarnessQuestion, float]], profile: str) -> dict[str, Any]:
