@@ -267,3 +267,7 @@ def test_pages_without_text_expected_as_in_the_nearest_document_by_bytes_a_page(
     # without sizes: the share met overall (10 of 50 opened pages) for the 50 pages not opened
     bare = tally([Doc(pages=10, finished=True, ocr_pages=10, ocr_read=10), Doc(pages=40, finished=True), Doc(pages=50)])
     assert bare.ocr_expected == pytest.approx(20.0)
+    # only decks opened so far: a 2 kB-a-page document is still not expected to need OCR (too light)
+    decks = tally([Doc(pages=10, finished=True, ocr_pages=10, ocr_read=10, ocr_timed=10, size=600_000),
+                   Doc(pages=40, size=80_000), Doc(pages=12, size=720_000)])
+    assert decks.ocr_expected == pytest.approx(22.0)  # 10 found + the other deck's 12

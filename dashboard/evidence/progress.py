@@ -12,7 +12,8 @@ its cache (ocr/) or documents read back from the disk cache (doctext/) are count
 as timed work: the rate is the elapsed time over the units of pages actually read by OCR now
 (`Doc.ocr_timed`) plus the text pages. Pages without a text layer not found yet (documents not yet
 opened) are expected as in the opened document nearest in bytes a page (a deck of page images
-weighs tens of kilobytes a page, a text PDF a few), else in the proportion met so far.
+weighs tens of kilobytes a page, a text PDF a few), else in the proportion met so far; none in a
+document of fewer than IMAGE_PAGE_BYTES a page (too light to hold a page image worth reading).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ TEXT_COST = 0.002  # one text-layer page against one OCR page (about 2 ms agains
 MIN_OCR_TIMED = 3  # OCR pages read before the time left is estimated (while OCR pages remain)
 MIN_PAGES_TIMED = 20  # text-layer pages read before it is estimated (when no OCR page is expected)
 ESTIMATING = "estimating…"
+IMAGE_PAGE_BYTES = 8_000  # a document lighter than this a page holds no page images to speak of
 
 T = TypeVar("T")
 
@@ -103,6 +105,8 @@ def _expected_without_text(d: Doc, docs: list[Doc], share: float) -> float:
     """The pages without a text layer expected in a document not opened yet: in the share of the
     opened document nearest to it in bytes a page (log scale), else in the share met overall."""
     mine = _per_page(d)
+    if not math.isnan(mine) and mine < math.log(IMAGE_PAGE_BYTES):
+        return 0.0
     known = [(abs(_per_page(o) - mine), o.ocr_pages / o.pages) for o in docs
              if o.examined and o.pages and not math.isnan(_per_page(o))]
     if math.isnan(mine) or not known:
