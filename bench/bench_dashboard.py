@@ -445,7 +445,7 @@ def _profile(at, name: str, prepare) -> str:
 def direct_timings(repeat: int) -> dict[str, list[float]]:
     from dashboard.core.analysis import RECOMPUTED, Analysis, Run
     from dashboard.core.paths import Sources
-    from dashboard.core.workspace import load_workspace
+    from dashboard.data.workspace import load_workspace
     from scoring.evaluate import evaluate
 
     out: dict[str, list[float]] = {"read files": [], "scoring": [], "analysis": []}

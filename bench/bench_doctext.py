@@ -1,4 +1,4 @@
-"""Whole-document text (dashboard/evidence/pdf.py doc_text) and the overview's first draw.
+"""Whole-document text (dashboard/documents/pdf.py doc_text) and the overview's first draw.
 
     .venv/bin/python bench/bench_doctext.py [--pages 1000] [--repeat 5] [--no-overview]
 
@@ -35,7 +35,7 @@ os.environ["LENS_CACHE_DIR"] = str(CACHE)
 
 import pymupdf  # noqa: E402
 
-from dashboard.evidence import ocr, pdf  # noqa: E402
+from dashboard.documents import ocr, pdf  # noqa: E402
 
 WORDS = ("inspection torque bearing housing clearance lubricant schedule valve pressure rated assembly "
          "maintenance interval coupling alignment seal gasket flange bolt").split()

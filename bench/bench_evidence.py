@@ -6,7 +6,7 @@ The PDF is written once to bench/out/long-<pages>.pdf (git-ignored) and reused. 
 and max, of --repeat runs; "cold" means the text and page caches emptied first):
 
   first render of a page (PNG at 150 %)            target < 300 ms
-  the same page again, through dashboard.shell.cache      target <  30 ms
+  the same page again, through evidence.panel's cache target <  30 ms
   locate a quote on its page, page text not cached  target <  50 ms  (and with the page text cached)
   whole-document answer search, first time          target <   2 s  (read by worker processes: cold, when
                                                     the workers are still to start; warm, as after the
@@ -31,8 +31,8 @@ sys.path.insert(0, str(ROOT))
 
 import pymupdf  # noqa: E402
 
+from dashboard.documents import pdf  # noqa: E402
 from dashboard.evidence import locate as ev  # noqa: E402
-from dashboard.evidence import pdf  # noqa: E402
 from dashboard.evidence.render import render_page  # noqa: E402
 from scoring.model import DocRef, GoldQuestion  # noqa: E402
 
@@ -94,13 +94,13 @@ def main(argv=None) -> None:
     ap.add_argument("--repeat", type=int, default=5)
     args = ap.parse_args(argv)
     path = make_pdf(args.pages)
-    from dashboard.shell import cache
+    from dashboard.evidence import panel as cache
 
     mtime = path.stat().st_mtime_ns
     pages = iter(range(100, 100 + 10 * args.repeat, 10))
     line("first render of a page (PNG, zoom 1.5)", timed(lambda: render_page(path, next(pages), 1.5), args.repeat), 300)
     cache.page_png(str(path), mtime, 77, 1.5)
-    line("cached render (dashboard.shell.cache.page_png)", timed(lambda: cache.page_png(str(path), mtime, 77, 1.5), args.repeat), 30)
+    line("cached render (dashboard.evidence.panel.page_png)", timed(lambda: cache.page_png(str(path), mtime, 77, 1.5), args.repeat), 30)
 
     def locate():
         loc = ev.locate_in_document(path, QUOTE_PAGE, QUOTE)

@@ -596,9 +596,10 @@ def main() -> None:
 
 
 def _cache_sizes() -> str:
-    """The max_entries of every st.cache_* in dashboard/shell/cache.py and its store capacities (read from
-    the source: importing it outside a Streamlit runtime only logs warnings)."""
-    src = (ROOT / "dashboard" / "shell" / "cache.py").read_text()
+    """The max_entries of every st.cache_* in dashboard/shell/cache.py, dashboard/evidence/panel.py and
+    dashboard/annotations/store_panel.py, and the store capacities (read from the source: importing
+    them outside a Streamlit runtime only logs warnings)."""
+    src = "\n".join((ROOT / "dashboard" / rel).read_text() for rel in ("shell/cache.py", "evidence/panel.py", "annotations/store_panel.py"))
     found = re.findall(r"@st\.cache_(?:data|resource)\(([^)]*)\)\s*\ndef (\w+)", src)
     entries = re.compile(r"max_entries=(\d+)")
     parts = [f"{name} {entries.search(a).group(1) if entries.search(a) else 'unbounded'}" for a, name in found]

@@ -1,4 +1,4 @@
-"""OCR speed (dashboard/evidence/ocr.py) on this machine's cores.
+"""OCR speed (dashboard/documents/ocr.py) on this machine's cores.
 
     .venv/bin/python bench/bench_ocr.py [--pages 60] [--repeat 5]
 
@@ -30,7 +30,7 @@ os.environ["LENS_CACHE_DIR"] = tempfile.mkdtemp(prefix="bench-ocr-")
 
 import pymupdf  # noqa: E402
 
-from dashboard.evidence import ocr, pdf  # noqa: E402
+from dashboard.documents import ocr, pdf  # noqa: E402
 from dashboard.evidence.layers import OCR_WORDS, layers, page_layers  # noqa: E402
 from dashboard.evidence.locate import answered, locate_answer  # noqa: E402
 from dashboard.evidence.render import page_figure, render_page  # noqa: E402

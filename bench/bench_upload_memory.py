@@ -9,7 +9,7 @@ hold it), then a generated run of `--mb` MB (the sample's questions answered, pl
 further rows as make the size: question ids the gold does not have, as a run of another split
 would) is staged into a new session's upload folder (paths.stage_upload, in chunks), read into a
 workspace (cache.workspace), scored (scoring.runner.score_runs, then cache.remember and the
-Parquet store, as ui._runs), analysed (cache.analysis) and listed as the Data page does
+Parquet store, as ui.scored_runs), analysed (cache.analysis) and listed as the Data page does
 (data.frames.load_results). The session then closes (its references dropped), the folder is
 aged past UPLOAD_CLOSED_MINUTES and swept (paths.sweep_uploads with the session closed, then
 cache.evict_uploads with the swept names, as ui._upload_folder does).
@@ -93,14 +93,14 @@ def main(argv: list[str] | None = None) -> int:
     from dashboard.core import paths, store
     from dashboard.core.analysis import Analysis, Run
     from dashboard.core.paths import Sources, new_session_folder, session_uploads, stage_upload, sweep_uploads
-    from dashboard.core.workspace import discover, fingerprint
     from dashboard.data.frames import load_results
+    from dashboard.data.workspace import discover, fingerprint
     from dashboard.shell import cache
     from scoring.runner import score_runs
     from scoring.workers import discard_shared_pool
 
     def load(sources: Sources, profile: str = "xldocbench"):
-        """ui.load's reading, scoring and analysis (no streamlit widgets)."""
+        """session.load's reading, scoring and analysis (no streamlit widgets)."""
         disc = discover(sources)
         ws_key = (("bench", tuple(map(str, sources.runs))), fingerprint(disc.all_files()))
         ws = cache.workspace(ws_key, sources)

@@ -15,6 +15,7 @@ from pathlib import Path
 import streamlit as st
 
 from dashboard.core.paths import sources_from
+from dashboard.session.load import load
 from dashboard.shell import ui
 
 VIEWS = Path(__file__).resolve().parent / "views"
@@ -34,6 +35,6 @@ page = st.navigation([
 st.sidebar.title("DocBench Lens")
 profile = ui.profile_picker()
 sources = ui.data_panel(sources_from(sys.argv[1:], os.environ))
-ui.load(sources, profile)
+load(sources, profile)
 page.run()  # pages never call st.stop(): after it no Streamlit call runs, and the URL would go stale
 ui.sync_url()

@@ -14,7 +14,7 @@ it changes (issue 18 item 8).
 long documents' text): forkserver (workers start from a clean interpreter, so they neither copy a
 threaded server's heap nor inherit its threads' locks), one worker per usable core, started on
 first use, None on one core. Work with a time budget that may have to be killed (a heavy PDF page,
-OCR: dashboard/evidence/pdf.py, ocr.py) runs in processes of its own instead. Submit inside
+OCR: dashboard/documents/pdf.py, ocr.py) runs in processes of its own instead. Submit inside
 `bare_main()`, so that the workers do not import the caller's `__main__` (Streamlit's CLI or an app
 script).
 """

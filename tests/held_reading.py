@@ -1,5 +1,5 @@
 """`python -m streamlit` with every whole-document reading held back (tests only): the Evidence
-viewer's background reading (dashboard/evidence/ocr.py `read_whole`, run by `ocr.background`) waits
+viewer's background reading (dashboard/documents/ocr.py `read_whole`, run by `ocr.background`) waits
 until the file named by LENS_TEST_RELEASE exists, so a browser test can act while a reading is
 surely running and then let it finish -- a state, not a moment. Run as
 `python tests/held_reading.py run dashboard/app.py ...` (browser_kit.serve's `launcher`)."""
@@ -11,7 +11,7 @@ import sys
 import time
 from pathlib import Path
 
-from dashboard.evidence import ocr
+from dashboard.documents import ocr
 
 HANG = 120.0  # a hang guard: a test that never releases the reading still ends
 

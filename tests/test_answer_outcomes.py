@@ -225,7 +225,7 @@ MM = ROOT / "sample_runs" / "mmlongbench"
 def mm():
     from dashboard.core.analysis import RECOMPUTED, Analysis, Run
     from dashboard.core.paths import Sources
-    from dashboard.core.workspace import load_workspace
+    from dashboard.data.workspace import load_workspace
     from scoring.evaluate import evaluate
 
     ws = load_workspace(Sources(benchmark=MM))

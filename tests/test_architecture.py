@@ -4,11 +4,25 @@
   `bench`, and `dashboard/` never imports `bench`;
 - `scoring/` is pure Python (plus rapidfuzz, scipy, numpy, orjson): no streamlit, plotly, pandas or
   pymupdf, anywhere in a module, function bodies included;
-- in `dashboard/`, only the Streamlit layer imports streamlit: `app.py`, the `shell/` package, each
-  feature's `panel.py` (and `*_panel.py`) and the pages under `views/`. Every other module is a pure
-  helper;
-- inside `dashboard/`, layers import downwards only (LAYERS below), and no two modules import each
-  other, directly or around a circle;
+- in `dashboard/`, only the Streamlit layer imports streamlit: `app.py`, the `shell/` and `session/`
+  packages, each feature's `panel.py` (and `*_panel.py`) and the pages under `views/`. Every other
+  module is a pure helper;
+- inside `dashboard/`, the layers are packages and import downwards only (PACKAGE_LAYERS below),
+  bottom to top:
+
+    0 resources   where the shipped files are
+    1 core        settings (every LENS_* setting), paths, links, escape, analysis, store, bounded
+    2 documents   PDF and OCR access: pdf, ocr, pagetext, guard
+    3 data        the workspace (finding and loading a benchmark's files) and the Data page's frames
+    4 shell       the Streamlit session: view and URL, caches, scoring, output; imports no feature
+    5 features    evidence, annotations, explorer, disagreement, overview, weak, compare: pure
+                  helpers and the feature's Streamlit panel.py
+    6 report      the stakeholder report, built from the comparison's and the evidence's helpers
+    7 session     loading a session's context (applies the annotations' gold corrections)
+    8 views, app.py, launch.py   the pages, the entry point, the command
+
+  The features share a layer: they may import one another, but no two packages import each other,
+  directly or around a circle (nor do two modules);
 - no module imports another module's private (`_name`) names.
 """
 
@@ -24,7 +38,12 @@ SCORING = ROOT / "scoring"
 DASHBOARD = ROOT / "dashboard"
 
 UI_FRAMEWORKS = ("streamlit", "plotly", "pandas", "pymupdf")
-FEATURES = ("evidence", "compare", "report", "disagreement", "explorer", "overview", "data", "annotations")
+FEATURES = ("evidence", "compare", "report", "disagreement", "explorer", "overview", "data", "annotations", "weak")
+PACKAGE_LAYERS = {
+    "resources": 0, "core": 1, "documents": 2, "data": 3, "shell": 4,
+    **{feature: 5 for feature in ("evidence", "annotations", "explorer", "disagreement", "overview", "weak", "compare")},
+    "report": 6, "session": 7, "views": 8, "app": 8, "launch": 8, "dashboard": 9,
+}
 
 
 def imported_modules(path: Path) -> list[tuple[int, str]]:
@@ -78,29 +97,20 @@ def module_name(path: Path) -> str:
 
 def is_streamlit_layer(path: Path) -> bool:
     rel = path.relative_to(DASHBOARD)
-    return (rel.parts[0] in ("views", "shell") or rel.name == "app.py"
+    return (rel.parts[0] in ("views", "shell", "session") or rel.name == "app.py"
             or rel.name == "panel.py" or rel.name.endswith("_panel.py"))
 
 
-def layer(module: str) -> int:
-    """0 core (settings, paths, workspace, store, links, escape, analysis; and the one module that
-    opens PDFs, with its OCR and the page-text model they return), 1 the features' pure helpers, 2 the report
-    (built from the comparison's and the evidence's helpers), 3 the shell (session, caches), 4 the
-    panels, 5 the pages and the app."""
+def package(module: str) -> str:
+    """The package of a dashboard module: `dashboard.evidence.locate` -> evidence; a module directly
+    under dashboard/ is a package of its own (`dashboard.app` -> app); `dashboard` itself -> dashboard."""
     parts = module.split(".")
-    name = parts[-1]
-    if parts[1] in ("views", "app") or module == "dashboard":
-        return 5
-    if name == "panel" or name.endswith("_panel"):
-        return 4
-    if parts[1] == "shell":
-        return 3
-    if parts[1] == "report":
-        return 2
-    if parts[1] in ("core", "resources", "launch") or module in ("dashboard.evidence.pdf", "dashboard.evidence.ocr", "dashboard.evidence.guard",
-                                                               "dashboard.evidence.pagetext"):
-        return 0
-    return 1
+    return parts[1] if len(parts) > 1 else parts[0]
+
+
+def layer(module: str) -> int:
+    """The layer of a module's package (PACKAGE_LAYERS); a package not listed there fails here."""
+    return PACKAGE_LAYERS[package(module)]
 
 
 def dashboard_graph() -> dict[str, set[str]]:
@@ -136,7 +146,7 @@ def test_imports_run_bench_dashboard_scoring():
 def test_dashboard_helpers_import_no_streamlit():
     helpers = [p for p in python_files(DASHBOARD) if not is_streamlit_layer(p)]
     assert {str(p.relative_to(DASHBOARD)) for p in helpers} >= {
-        "core/links.py", "core/analysis.py", "core/workspace.py", "overview/charts.py", "launch.py", "evidence/pdf.py"}
+        "core/links.py", "core/analysis.py", "data/workspace.py", "overview/charts.py", "launch.py", "documents/pdf.py"}
     assert violations(helpers, ("streamlit",)) == []
 
 
@@ -165,6 +175,55 @@ def test_no_import_cycles_in_the_dashboard():
         if start not in state:
             visit(start, [start])
     assert cycles == []
+
+
+def package_graph(graph: dict[str, set[str]]) -> dict[str, set[str]]:
+    out: dict[str, set[str]] = {package(m): set() for m in graph}
+    for m, targets in graph.items():
+        out[package(m)] |= {package(t) for t in targets if package(t) != package(m)}
+    return out
+
+
+def cycles_in(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Every cycle a depth-first walk meets, each as the path around it (first node repeated)."""
+    cycles: list[list[str]] = []
+    state: dict[str, int] = {}
+
+    def visit(node: str, path: list[str]) -> None:
+        state[node] = 1
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                cycles.append(path[path.index(nxt):] + [nxt])
+            elif nxt not in state:
+                visit(nxt, path + [nxt])
+        state[node] = 2
+
+    for start in sorted(graph):
+        if start not in state:
+            visit(start, [start])
+    return cycles
+
+
+def test_every_dashboard_package_has_a_layer():
+    packages = {package(m) for m in dashboard_graph()}
+    assert packages >= {"core", "documents", "data", "shell", "session", "report", "views", "evidence"}
+    assert sorted(packages - set(PACKAGE_LAYERS)) == []
+
+
+def test_no_two_packages_import_each_other():
+    """Package by package: no pair imports each other, directly or around a circle (a feature's panel
+    importing the shell while the shell imports that feature's helpers would be one)."""
+    assert cycles_in(package_graph(dashboard_graph())) == []
+
+
+def test_the_package_cycle_check_sees_a_circle():
+    graph = {"dashboard.shell.cache": {"dashboard.evidence.render"}, "dashboard.evidence.panel": {"dashboard.shell.ui"},
+             "dashboard.evidence.render": set(), "dashboard.shell.ui": set()}
+    assert package_graph(graph) == {"shell": {"evidence"}, "evidence": {"shell"}}
+    assert cycles_in(package_graph(graph)) == [["evidence", "shell", "evidence"]]
+    around = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert cycles_in(around) == [["a", "b", "c", "a"]]
+    assert cycles_in({"a": {"b"}, "b": {"c"}, "c": set()}) == []
 
 
 def test_no_module_imports_a_private_name_of_another():
@@ -209,5 +268,10 @@ def test_the_private_name_rule_sees_every_form(tmp_path, source, caught, monkeyp
 
 
 def test_the_layer_rule_would_catch_an_upward_import():
-    assert layer("dashboard.core.workspace") < layer("dashboard.evidence.locate") < layer("dashboard.report.build") \
-        < layer("dashboard.shell.cache") < layer("dashboard.evidence.panel") < layer("dashboard.views.overview")
+    chain = ["dashboard.resources", "dashboard.core.settings", "dashboard.documents.pdf", "dashboard.data.workspace",
+             "dashboard.shell.cache", "dashboard.evidence.panel", "dashboard.report.build", "dashboard.session.load",
+             "dashboard.views.overview"]
+    assert [layer(m) for m in chain] == list(range(9))
+    assert layer("dashboard.evidence.locate") == layer("dashboard.compare.panel")  # the features share a layer
+    with pytest.raises(KeyError):
+        layer(".".join(["dashboard", "unplaced", "module"]))  # a package nobody placed is not let through

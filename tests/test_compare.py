@@ -10,7 +10,7 @@ import pytest
 from dashboard.compare import frames as C
 from dashboard.core.analysis import RECOMPUTED, Analysis, Run
 from dashboard.core.paths import Sources
-from dashboard.core.workspace import load_workspace
+from dashboard.data.workspace import load_workspace
 from scoring.evaluate import evaluate
 from scoring.stats import holm, mcnemar_exact
 

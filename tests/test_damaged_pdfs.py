@@ -15,8 +15,9 @@ import pytest
 
 from app_kit import app_on
 from damaged_kit import DAMAGED, bomb_bytes, write
-from dashboard.core.workspace import DocLocation, check_documents
-from dashboard.evidence import guard, pdf, render
+from dashboard.data.workspace import DocLocation, check_documents
+from dashboard.documents import guard, pdf
+from dashboard.evidence import render
 from dashboard.evidence.locate import locate_in_document
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -190,7 +191,7 @@ def test_overview_and_evidence_pages_with_a_damaged_pdf(tmp_path, monkeypatch, m
     cannot see -- it passes and every read fails later: no page shows an exception either way."""
     bench = _bench_with(tmp_path, "doc_000001", DAMAGED["parent_cycle"])
     if missed_by_the_load_check:
-        import dashboard.core.workspace as workspace
+        import dashboard.data.workspace as workspace
 
         monkeypatch.setattr(workspace, "inspect_document", lambda path: pdf.DocCheck(3))
     qid = _question_on(bench, "doc_000001")

@@ -13,8 +13,8 @@ from dashboard.core.analysis import OFFICIAL, RECOMPUTED, Analysis, Run, evidenc
 from dashboard.core.escape import clip_text, clipped, md_escape
 from dashboard.core.links import View, from_params, to_params
 from dashboard.core.paths import DEFAULT_BENCHMARK, Sources, inside, locate_document, sources_from, stage_upload
-from dashboard.core.workspace import discover, load_workspace
 from dashboard.data.frames import repro_frame, skipped_rows
+from dashboard.data.workspace import discover, load_workspace
 from dashboard.explorer.frames import explorer_frame, filter_questions, flat_column, grouped, run_column, with_run_columns
 from dashboard.overview import charts
 from scoring.evaluate import evaluate

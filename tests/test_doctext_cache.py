@@ -1,4 +1,4 @@
-"""Document text on disk (dashboard/evidence/pdf.py, stored_text / store_text): a document read once
+"""Document text on disk (dashboard/documents/pdf.py, stored_text / store_text): a document read once
 is read back after a restart without any PDF work; a tampered, truncated, foreign or symlinked entry
 is read again; an incomplete reading is never stored."""
 
@@ -13,8 +13,8 @@ from pathlib import Path
 import pymupdf
 import pytest
 
-from dashboard.evidence import ocr, pdf
-from dashboard.evidence.pdf import WorkRefused
+from dashboard.documents import ocr, pdf
+from dashboard.documents.pdf import WorkRefused
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = 30  # over pdf.DISK_MIN_PAGES, under PARALLEL_MIN_PAGES (read in this process, where it is counted)
@@ -85,7 +85,7 @@ def test_a_fresh_process_does_no_pdf_work_for_a_document_read_before(cache, tmp_
     script = (
         "import sys, json\n"
         "from pathlib import Path\n"
-        "from dashboard.evidence import pdf\n"
+        "from dashboard.documents import pdf\n"
         "calls = []\n"
         "def no(*a, **k):\n"
         "    calls.append(a)\n"

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from dashboard.core.paths import Sources
-from dashboard.core.workspace import discover, load_workspace
+from dashboard.data.workspace import discover, load_workspace
 
 ROOT = Path(__file__).resolve().parent.parent
 MINI = ROOT / "tests" / "fixtures" / "mini_bench"

@@ -19,9 +19,9 @@ import pymupdf
 import pytest
 from PIL import Image
 
+from dashboard.documents import ocr as ocr_reader
+from dashboard.documents import pdf
 from dashboard.evidence import locate as ev
-from dashboard.evidence import ocr as ocr_reader
-from dashboard.evidence import pdf
 from dashboard.evidence.__main__ import main as evidence_main
 from dashboard.evidence.grounding import (
     COLUMNS,

@@ -14,7 +14,7 @@ from streamlit.testing.v1 import AppTest
 
 from app_kit import app_on
 from dashboard.core.paths import Sources
-from dashboard.core.workspace import load_workspace
+from dashboard.data.workspace import load_workspace
 from dashboard.evidence import grounding
 from dashboard.evidence.locate import question_paths
 from dashboard.explorer.frames import flat_column, run_column

@@ -11,7 +11,7 @@ import pandas as pd
 import pymupdf
 import pytest
 
-from dashboard.evidence import pdf
+from dashboard.documents import pdf
 from dashboard.evidence.grounding import pages_listed
 from dashboard.evidence.panel import figure_key
 from dashboard.evidence.render import Box

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from dashboard.core.paths import Sources
-from dashboard.core.workspace import load_workspace
+from dashboard.data.workspace import load_workspace
 from scoring.evaluate import evaluate
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from dashboard.core.paths import Sources
-from dashboard.core.workspace import discover
+from dashboard.data.workspace import discover
 from scoring import formats
 from scoring.formats import docvqa, mmlongbench_doc, xldocbench
 

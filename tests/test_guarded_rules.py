@@ -11,8 +11,8 @@ import pytest
 
 from dashboard.core.analysis import OFFICIAL, Run, leaderboard, score_frame, top_runs
 from dashboard.core.links import COMPARE_KEYS, DISAGREE_KEYS, View, from_params, to_params
+from dashboard.documents.pdf import clear_caches
 from dashboard.evidence.locate import EXACT, locate_in_document
-from dashboard.evidence.pdf import clear_caches
 from scoring.model import ScoreRow
 
 # ----------------------------------------------------------------------------- the exact pass without spaces and hyphens

@@ -42,11 +42,11 @@ INPUTS = {
 
 # name -> (setup statements, call with `s` the text)
 FUNCTIONS = {
-    "norm_text": ("from dashboard.evidence.pagetext import norm_text", "norm_text(s)"),
-    "numbers_in": ("from dashboard.evidence.pagetext import numbers_in", "numbers_in(s)"),
-    "token_value": ("from dashboard.evidence.pagetext import token_value", "token_value(s)"),
+    "norm_text": ("from dashboard.documents.pagetext import norm_text", "norm_text(s)"),
+    "numbers_in": ("from dashboard.documents.pagetext import numbers_in", "numbers_in(s)"),
+    "token_value": ("from dashboard.documents.pagetext import token_value", "token_value(s)"),
     "page_text_from_rawdict": (
-        "from dashboard.evidence.pagetext import page_text_from_rawdict\n"
+        "from dashboard.documents.pagetext import page_text_from_rawdict\n"
         "def raw(s):\n"
         "    lines = [s[i:i + 5000] for i in range(0, min(len(s), 200_000), 5000)]\n"
         "    return {'blocks': [{'type': 0, 'lines': [{'spans': [{'chars': [{'c': c, 'bbox': (0, 0, 1, 1)} for c in ln]}]}"
@@ -57,29 +57,29 @@ FUNCTIONS = {
     "_answer_number": ("from dashboard.evidence.locate import _answer_number", "_answer_number(s)"),
     "answer_rects": (
         "from dashboard.evidence.locate import answer_rects\n"
-        "from dashboard.evidence.pagetext import page_text_from_rawdict\n"
+        "from dashboard.documents.pagetext import page_text_from_rawdict\n"
         "chars = [{'c': c, 'bbox': (0, 0, 1, 1)} for c in 'page 12 of the report: 1,250 units and HX-420']\n"
         "PAGE = page_text_from_rawdict({'blocks': [{'lines': [{'spans': [{'chars': chars}]}]}]}, 1, 600, 800, 0)",
         "answer_rects(PAGE, s)"),
     "answer_pages (page text)": (
         "from dashboard.evidence.locate import answer_pages\n"
-        "from dashboard.evidence.pagetext import DocText, numbers_in",
+        "from dashboard.documents.pagetext import DocText, numbers_in",
         "answer_pages(DocText([s], [numbers_in(s)]), '1'); answer_pages(DocText([s], [numbers_in(s)]), 'a-a')"),
     "answer_pages (answer)": (
         "from dashboard.evidence.locate import answer_pages\n"
-        "from dashboard.evidence.pagetext import DocText, numbers_in\n"
+        "from dashboard.documents.pagetext import DocText, numbers_in\n"
         "TEXT = 'the total was 1,250 units in 2019 ' * 300\n"
         "DOC = DocText([TEXT] * 3, [numbers_in(TEXT)] * 3)",
         "answer_pages(DOC, s)"),
     "locate_quote (quote)": (
         "from dashboard.evidence.locate import locate_quote\n"
-        "from dashboard.evidence.pagetext import page_text_from_rawdict\n"
+        "from dashboard.documents.pagetext import page_text_from_rawdict\n"
         "chars = [{'c': c, 'bbox': (0, 0, 1, 1)} for c in 'the revenue grew by 12 percent in 2019 ' * 200]\n"
         "PAGE = page_text_from_rawdict({'blocks': [{'lines': [{'spans': [{'chars': chars}]}]}]}, 1, 600, 800, 0)",
         "locate_quote(PAGE, s)"),
     "locate_quote (page)": (
         "from dashboard.evidence.locate import locate_quote\n"
-        "from dashboard.evidence.pagetext import page_text_from_rawdict\n"
+        "from dashboard.documents.pagetext import page_text_from_rawdict\n"
         "def page(s):\n"
         "    s = s[:300_000]\n"
         "    return page_text_from_rawdict({'blocks': [{'lines': [{'spans': [{'chars': "
@@ -142,8 +142,8 @@ def test_identifier_pattern_matches_as_before():
 
 
 def test_line_hyphen_and_ellipsis_keep_their_meaning():
+    from dashboard.documents.pagetext import norm_text
     from dashboard.evidence.locate import quote_parts
-    from dashboard.evidence.pagetext import norm_text
 
     assert norm_text("well-\n  known") == "wellknown"
     assert norm_text("well- \n\n known") == "wellknown"

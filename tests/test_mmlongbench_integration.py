@@ -135,7 +135,7 @@ def test_cli_bad_input_is_an_error_line_not_a_traceback(tmp_path):
 
 def test_discovery_recognises_the_layout():
     from dashboard.core.paths import Sources
-    from dashboard.core.workspace import MMLONGBENCH, discover, load_workspace
+    from dashboard.data.workspace import MMLONGBENCH, discover, load_workspace
 
     disc = discover(Sources(benchmark=MM))
     assert disc.layout == MMLONGBENCH and disc.gold == [SAMPLES] and disc.predictions == RESULTS
@@ -188,7 +188,7 @@ def test_question_explorer_shows_the_response_and_the_extraction_miss(mm_app):
 
 def test_metric_disagreement_counts_extraction_miss(mm_app):
     from dashboard.core.paths import Sources
-    from dashboard.core.workspace import load_workspace, responses
+    from dashboard.data.workspace import load_workspace, responses
     from dashboard.disagreement.frames import counts, run_categories
     from scoring.evaluate import evaluate
 

@@ -16,7 +16,7 @@ import pytest
 from dashboard.core.analysis import BENCH_ACC, BENCH_F1, PAGE_CATEGORY, RECOMPUTED, Analysis, Run
 from dashboard.core.links import View
 from dashboard.core.paths import Sources
-from dashboard.core.workspace import load_workspace
+from dashboard.data.workspace import load_workspace
 from dashboard.explorer.frames import filter_questions
 from scoring.evaluate import evaluate
 

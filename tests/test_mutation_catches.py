@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from dashboard.core.links import View, from_params, to_params
-from dashboard.evidence import ocr
+from dashboard.documents import ocr
 
 
 def raw(chars: int, image: tuple[float, float, float, float] | None = None) -> dict:

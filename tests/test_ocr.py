@@ -1,4 +1,4 @@
-"""OCR of pages without a text layer (dashboard/evidence/ocr.py) and its use by the evidence code:
+"""OCR of pages without a text layer (dashboard/documents/ocr.py) and its use by the evidence code:
 word boxes against where the words were drawn, quotes and numbers found on image pages, the disk
 cache (a second request does no OCR), Tesseract missing, huge and corrupt pages, the per-request cap,
 the "OCR words" layer and the sample benchmark's image page and DocVQA images."""
@@ -14,10 +14,10 @@ from pathlib import Path
 import pymupdf
 import pytest
 
-from dashboard.evidence import ocr, pdf
+from dashboard.documents import ocr, pdf
+from dashboard.documents.pagetext import PageText
 from dashboard.evidence.layers import OCR_WORDS, layers, page_layers
 from dashboard.evidence.locate import EVIDENCE_PAGE, EXACT, NOT_IN_DOCUMENT, answer_rects, locate_answer, locate_quote
-from dashboard.evidence.pagetext import PageText
 from scoring.model import DocRef, EvidenceItem, GoldQuestion
 
 ROOT = Path(__file__).resolve().parent.parent

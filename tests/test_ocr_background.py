@@ -1,4 +1,4 @@
-"""Whole-document reading in the background (dashboard/evidence/ocr.py `background`, the Evidence
+"""Whole-document reading in the background (dashboard/documents/ocr.py `background`, the Evidence
 page's "Where each answer appears"): the job runs once for every session asking meanwhile, its
 failure is the document's problem, and the Evidence page is drawn while the job is still running
 (the whole-document OCR held on an Event), its answers after it finishes."""
@@ -12,7 +12,7 @@ from pathlib import Path
 from streamlit.testing.v1 import AppTest
 
 from app_kit import app_on
-from dashboard.evidence import ocr, pdf
+from dashboard.documents import ocr, pdf
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCVQA = ROOT / "sample_runs" / "docvqa"

@@ -21,7 +21,8 @@ import pytest
 
 from damaged_kit import many_objects_bytes, negative_mediabox_bytes, noise_page_bytes, text_bomb_bytes, write
 from dashboard.core import settings
-from dashboard.evidence import guard, ocr, pdf, render
+from dashboard.documents import guard, ocr, pdf
+from dashboard.evidence import render
 
 HANG_S = 20.0  # 20 times the one-second promise: a hang, not a measurement
 

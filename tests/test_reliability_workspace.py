@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from dashboard.core.paths import Sources, data_roots, folder_allowed, inside, locate_document, stage_upload
-from dashboard.core.workspace import discover, load_workspace, looks_like_gold
-from dashboard.evidence.pdf import inspect_document
+from dashboard.data.workspace import discover, load_workspace, looks_like_gold
+from dashboard.documents.pdf import inspect_document
 from scoring.problems import WARNING
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -108,7 +108,7 @@ def test_workspace_reports_unusable_documents_as_not_found(hostile_bench):
 
 
 def test_each_document_file_is_opened_once(hostile_bench, monkeypatch):
-    from dashboard.core import workspace as workspace
+    from dashboard.data import workspace
 
     opened: list[str] = []
     real = workspace.inspect_document
@@ -222,7 +222,7 @@ def test_workspace_writes_nothing_outside_the_cache(hostile_bench, tmp_path, mon
 
 
 def test_renders_of_hostile_pages_are_capped(hostile_bench):
-    from dashboard.evidence.pdf import DocumentError
+    from dashboard.documents.pdf import DocumentError
     from dashboard.evidence.render import MAX_PIXELS, render_page
 
     docs = hostile_bench / "docs"
@@ -239,7 +239,7 @@ def test_renders_of_hostile_pages_are_capped(hostile_bench):
 
 
 def test_render_of_an_encrypted_pdf_is_a_document_error(hostile_bench):
-    from dashboard.evidence.pdf import DocumentError
+    from dashboard.documents.pdf import DocumentError
     from dashboard.evidence.render import render_page
 
     with pytest.raises(DocumentError):

@@ -15,7 +15,7 @@ import pytest
 
 from dashboard.core.analysis import OFFICIAL, RECOMPUTED, Analysis, Run, right_runs, score_frame
 from dashboard.core.paths import Sources
-from dashboard.core.workspace import load_workspace
+from dashboard.data.workspace import load_workspace
 from dashboard.disagreement import frames as dg
 from dashboard.disagreement.charts import pair_scatter
 from scoring.categories import classify

@@ -13,7 +13,7 @@ import pytest
 
 from dashboard.core import paths
 from dashboard.core.paths import UploadError, prune_session_uploads, stage_upload, sweep_uploads, upload_name
-from dashboard.core.workspace import run_name
+from dashboard.data.workspace import run_name
 from scoring.loaders import load_predictions
 
 LINE = b'{"question_id": "q1", "prediction": "x"}\n'

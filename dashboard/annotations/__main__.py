@@ -29,11 +29,11 @@ USAGE, FAILED = 2, 1
 
 
 def _gold_of(benchmark_dir: Path) -> LoadResult[GoldQuestion]:
-    """The benchmark's gold questions exactly as the app reads them (dashboard.core.workspace's
+    """The benchmark's gold questions exactly as the app reads them (dashboard.data.workspace's
     discovery: the top-level gold *.jsonl but documents.jsonl and files that hold no gold, in the
     app's order; a clone of MMLongBench-Doc by its own loader), so that the identity is the app's."""
     from dashboard.core.paths import Sources
-    from dashboard.core.workspace import discover, load_workspace
+    from dashboard.data.workspace import discover, load_workspace
 
     src = Sources(benchmark=benchmark_dir)
     disc = discover(src)

@@ -25,6 +25,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboard.annotations import frames
+from dashboard.annotations import store_panel as cache
 from dashboard.annotations.corrections import check_answer
 from dashboard.annotations.db import (
     DEFAULT_TAGS,
@@ -38,7 +39,7 @@ from dashboard.annotations.exchange import RECOVER, export, import_bytes, import
 from dashboard.core.analysis import RECOMPUTED, Run, leaderboard
 from dashboard.core.escape import md_escape
 from dashboard.core.links import TAG_FIELD, field_label
-from dashboard.shell import cache, ui
+from dashboard.shell import ui
 from scoring.model import GoldQuestion
 
 NAME = "lens_annotator"  # the session's name, typed once

@@ -6,30 +6,16 @@ keeps the corrected scores apart from the plain ones. Pure: no streamlit.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable
 from dataclasses import replace
 
-from dashboard.core.workspace import Workspace
+from dashboard.core.goldkey import CORRECTED, is_corrected, salted
+from dashboard.data.workspace import Workspace
 
 from .corrections import CorrectionSummary, apply_corrections, corrections_key
 from .db import Correction
 
 __all__ = ["CORRECTED", "corrected_workspace", "is_corrected", "salted"]
-
-CORRECTED = "gold-corrections"  # first item of a corrected gold key: (CORRECTED, corrections_key, plain gold key)
-
-
-def is_corrected(gold_key: tuple) -> bool:
-    return len(gold_key) == 3 and gold_key[0] == CORRECTED
-
-
-def salted(gold_sha256: str, gold_key: tuple) -> str:
-    """The gold files' digest for the disk cache's entry key: unchanged for the plain gold, mixed with
-    the corrections' key for a corrected one (the same files, other answers: another entry)."""
-    if not is_corrected(gold_key):
-        return gold_sha256
-    return hashlib.sha256(f"{gold_sha256}\0{CORRECTED}\0{gold_key[1]}".encode()).hexdigest()
 
 
 def corrected_workspace(ws: Workspace, gold_key: tuple, corrections: Iterable[Correction]

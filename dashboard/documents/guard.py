@@ -1,6 +1,6 @@
 """The one lock of PDF access, and what may be done under it. PyMuPDF is not thread-safe and Streamlit
 runs sessions in threads: every open, read, render and close happens inside one call holding
-PDF_LOCK (dashboard/evidence/pdf.py, render.py, ocr.py). A page too heavy to read or render within
+PDF_LOCK (dashboard/documents/pdf.py and ocr.py, dashboard/evidence/render.py). A page too heavy to read or render within
 about a second (`heavy_page`, judged from bounded work: raw stream sizes, content inflated at most
 HEAVY_CONTENT_BYTES, counts of forms and image pixels, the render's size) is never worked on under
 it: pdf.py sends it to a worker process with a time budget. No streamlit here.

@@ -42,8 +42,8 @@ from pathlib import Path
 
 from dashboard.core import settings
 from dashboard.core.bounded import Bounded
-from dashboard.evidence.guard import PDF_LOCK, heavy_page
-from dashboard.evidence.pagetext import PageText, Rect, norm_text, numbers_in, page_text_from_rawdict
+from dashboard.documents.guard import PDF_LOCK, heavy_page
+from dashboard.documents.pagetext import PageText, Rect, norm_text, numbers_in, page_text_from_rawdict
 from scoring.workers import bare_main, usable_cores
 
 DPI = 150  # the stated OCR resolution: about 0.3-0.6 s a page on this machine

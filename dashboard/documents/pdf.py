@@ -15,9 +15,9 @@ from pathlib import Path
 
 from dashboard.core import settings
 from dashboard.core.bounded import Bounded
-from dashboard.evidence import ocr, pagetext
-from dashboard.evidence.guard import PDF_LOCK, heavy_page
-from dashboard.evidence.pagetext import DocText, PageText, norm_text, numbers_in, page_text_from_rawdict
+from dashboard.documents import ocr, pagetext
+from dashboard.documents.guard import PDF_LOCK, heavy_page
+from dashboard.documents.pagetext import DocText, PageText, norm_text, numbers_in, page_text_from_rawdict
 from scoring.workers import bare_main, shared_pool
 
 pass
@@ -129,7 +129,7 @@ def page_text(path: Path, page: int) -> PageText:
     if heavy is not None:  # read by a worker process with a time budget, the lock not held
         out, scan = run_limited(_page_text_job, (str(path), page, scanned), key, f"page {page} of {path.name}",
                                 "read", heavy)
-    if scan:  # no usable text layer: read by OCR outside the lock (dashboard/evidence/ocr.py)
+    if scan:  # no usable text layer: read by OCR outside the lock (dashboard/documents/ocr.py)
         out = ocr.ocr_page_text(path, page, out)
         if not ocr.was_ocr(path, page):
             return out  # not kept: read again once Tesseract is installed or the page can be read

@@ -10,14 +10,14 @@ from dataclasses import replace
 from pathlib import Path
 
 from dashboard.core.paths import DocLocation, Sources
-from dashboard.core.workspace import load_workspace, prediction_files
-from dashboard.evidence import ocr, pdf
+from dashboard.data.workspace import load_workspace, prediction_files
+from dashboard.documents import ocr, pdf
 from dashboard.evidence.locate import answer_row, gold_rows, missing_message, question_paths
 from scoring.model import GoldQuestion
 
 
 def _benchmark_paths(bench: Path) -> tuple[list[GoldQuestion], dict[str, DocLocation], Path, list[str]]:
-    """The benchmark as the app reads it (dashboard.core.workspace: any layout it knows, documents
+    """The benchmark as the app reads it (dashboard.data.workspace: any layout it knows, documents
     located and checked, `pdf_type: scanned` documents registered for OCR), and its problems as lines.
     A document the load check found unusable is still read here, so that each of its rows says why
     (this PDF is damaged: ...) instead of "document not found"."""
@@ -53,7 +53,7 @@ def _answer_row(q: GoldQuestion, run: str, pred, paths: dict[str, Path | None]) 
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from dashboard.core.workspace import run_name
+    from dashboard.data.workspace import run_name
     from scoring.loaders import load_predictions
     from scoring.mmlongbench import load_results
     from scoring.mmlongbench import run_name as result_run_name

@@ -31,9 +31,9 @@ from pathlib import Path
 
 import pandas as pd
 
+from dashboard.documents.pagetext import Rect
+from dashboard.documents.pdf import DocumentError, page_text
 from dashboard.evidence.locate import AnswerLocation, answered, locate_answer
-from dashboard.evidence.pagetext import Rect
-from dashboard.evidence.pdf import DocumentError, page_text
 from dashboard.evidence.render import from_normalised, looks_normalised
 from scoring.model import GoldQuestion, Prediction
 

@@ -6,7 +6,7 @@ Layers (colours from Okabe & Ito's colour-blind-safe palette, dashboard/evidence
   gold answer     occurrences of the gold answer(s) on the page
   <run>: answer   occurrences of a run's answer on the page
   <run>: cited    a run's cited boxes on the page (dashed), and a dashed frame when it cites the page
-  OCR words       the words OCR read on a page without a text layer (dashboard/evidence/ocr.py), off by default
+  OCR words       the words OCR read on a page without a text layer (dashboard/documents/ocr.py), off by default
 """
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from dashboard.evidence import ocr
+from dashboard.documents import ocr
+from dashboard.documents.pagetext import PageText
+from dashboard.documents.pdf import DocumentError, page_text
 from dashboard.evidence.locate import EXACT, NOT_FOUND, Location, answer_rects, answered, locate_quote
-from dashboard.evidence.pagetext import PageText
-from dashboard.evidence.pdf import DocumentError, page_text
 from dashboard.evidence.render import GOLD_ANSWER, GOLD_BOX, GOLD_EVIDENCE, RUN_COLOURS, Box, from_normalised, looks_normalised
 from scoring.model import DocRef, GoldQuestion, Prediction
 

@@ -36,8 +36,8 @@ from pathlib import Path
 from rapidfuzz import fuzz
 
 from dashboard.core.paths import inside
-from dashboard.evidence.pagetext import NUMBER_TOKEN, DocText, PageText, Rect, norm_text, number_key, tight, token_value
-from dashboard.evidence.pdf import DocumentError, doc_text, is_image, page_text
+from dashboard.documents.pagetext import NUMBER_TOKEN, DocText, PageText, Rect, norm_text, number_key, tight, token_value
+from dashboard.documents.pdf import DocumentError, doc_text, is_image, page_text
 from scoring.mmlongbench import extraction_miss
 from scoring.model import DocRef, GoldQuestion, Prediction
 from scoring.numbers import read_number
@@ -514,7 +514,7 @@ def locate_answer(answer: str, q: GoldQuestion, paths: dict[str, Path | None],
             out.missing.append(ref.document_id)
             continue
         if is_image(path) and not any(dt.pages):
-            continue  # a page image not read by OCR (dashboard/evidence/ocr.py): not searched
+            continue  # a page image not read by OCR (dashboard/documents/ocr.py): not searched
         searched_any = True
         hits = answer_pages(dt, answer, also)
         gold = set(ref.evidence_pages) | {p for it in ref.evidence_items for p in it.pages}

@@ -3,8 +3,8 @@
 The question's documents one at a time (a cross-document question lists each), the page with
 boxes for the gold evidence, the gold answer, each run's answer and its cited evidence, layer
 toggles, stepping through the evidence pages, jumping to any page, zoom, thumbnails of the
-neighbouring pages, the answer-location diagnosis per run and a PNG download. Page images come
-from dashboard/shell/cache.py; the pure work is in evidence.py, layers.py and pagerender.py.
+neighbouring pages, the answer-location diagnosis per run and a PNG download. Page images are cached
+here (page_png, thumbnail_png); the pure work is in locate.py, layers.py and render.py.
 """
 
 from __future__ import annotations
@@ -16,8 +16,9 @@ import streamlit as st
 
 from dashboard.core.analysis import right_runs
 from dashboard.core.escape import md_escape
-from dashboard.core.workspace import fingerprint, responses
-from dashboard.evidence import ocr, pdf
+from dashboard.data.workspace import fingerprint, responses
+from dashboard.documents import ocr, pdf
+from dashboard.documents.pdf import PARALLEL_MIN_PAGES, DocumentError, doc_text, page_count, warm_up
 from dashboard.evidence.grounding import evidence_table, pages_listed, run_rates
 from dashboard.evidence.layers import OCR_WORDS, gold_pages, layers, page_layers, quote_message
 from dashboard.evidence.locate import (
@@ -27,8 +28,7 @@ from dashboard.evidence.locate import (
     missing_message,
     question_paths,
 )
-from dashboard.evidence.pdf import PARALLEL_MIN_PAGES, DocumentError, doc_text, page_count, warm_up
-from dashboard.evidence.render import SWATCHES, ZOOMS, draw_overlay, page_figure
+from dashboard.evidence.render import SWATCHES, ZOOMS, Rendered, draw_overlay, page_figure, render_page
 from dashboard.shell import cache, ui
 from scoring.model import DocRef, GoldQuestion, Prediction
 
@@ -66,12 +66,27 @@ def _mtime(path: Path) -> int:
         return -1
 
 
+@st.cache_data(show_spinner=False, max_entries=256)
+def page_png(path: str, mtime_ns: int, page: int, zoom: float) -> Rendered:
+    """A page rendered to PNG bytes (with its pixel matrix), keyed by (file, mtime, page, zoom).
+    Raises documents.pdf.DocumentError for a page the document does not have (not cached)."""
+    return render_page(Path(path), page, zoom)
+
+
+@st.cache_data(show_spinner=False, max_entries=512)
+def thumbnail_png(path: str, mtime_ns: int, page: int, zoom: float) -> Rendered:
+    """A small render for the viewer's strip of neighbouring pages (~10-30 kB each): a cache of its
+    own, so that four thumbnails a question do not push the large page renders out of page_png."""
+    return render_page(Path(path), page, zoom)
+
+
+
 def _render(path: Path, page: int, zoom: float):
-    return cache.page_png(str(path), _mtime(path), page, zoom)
+    return page_png(str(path), _mtime(path), page, zoom)
 
 
 def _thumb(path: Path, page: int):
-    return cache.thumbnail_png(str(path), _mtime(path), page, THUMB_ZOOM)
+    return thumbnail_png(str(path), _mtime(path), page, THUMB_ZOOM)
 
 
 def figure_key(path: Path, page: int, zoom: float, height: int, boxes) -> str:

@@ -8,7 +8,7 @@ pages, cropped pages and documents whose pages differ in size.
 PDFs and page images (PNG, JPG, ... as in DocVQA) are opened the same way by PyMuPDF. Open,
 render and close happen inside one call under the module-level lock shared with the workspace:
 PyMuPDF is not thread-safe and Streamlit runs sessions in threads. A render is capped in pixels; a
-heavy page (large compressed content streams or images: dashboard/evidence/pdf.py heavy_page) is
+heavy page (large compressed content streams or images: dashboard/documents/pdf.py heavy_page) is
 rendered by a worker process with a time budget, never under the lock.
 Caching (PNG bytes keyed by file, mtime, page and zoom) lives in dashboard/shell/cache.py.
 """
@@ -21,9 +21,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from dashboard.evidence.guard import PDF_LOCK, heavy_page
-from dashboard.evidence.pagetext import Rect
-from dashboard.evidence.pdf import (
+from dashboard.documents.guard import PDF_LOCK, heavy_page
+from dashboard.documents.pagetext import Rect
+from dashboard.documents.pdf import (
     REFUSED,
     DocumentError,
     WorkRefused,

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from dashboard.compare import frames as C
-from dashboard.core.workspace import run_name
+from dashboard.data.workspace import run_name
 from dashboard.report.build import ReportError, build_report, load, resolve
 from scoring.profiles import DEFAULT_PROFILE, MMLONGBENCH_PROFILE, PROFILES
 
@@ -35,7 +35,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
     if args.profile is None:  # the benchmark's own rule for MMLongBench-Doc's layout
         from dashboard.core.paths import Sources
-        from dashboard.core.workspace import MMLONGBENCH, discover
+        from dashboard.data.workspace import MMLONGBENCH, discover
 
         args.profile = MMLONGBENCH_PROFILE if discover(Sources(args.benchmark)).layout == MMLONGBENCH else DEFAULT_PROFILE
     start = time.perf_counter()

@@ -44,9 +44,9 @@ from dashboard.core.analysis import OFFICIAL, RECOMPUTED, Analysis, Run
 from dashboard.core.links import field_label
 from dashboard.core.paths import Sources
 from dashboard.core.textdiff import char_diff
-from dashboard.core.workspace import Workspace, load_workspace
+from dashboard.data.workspace import Workspace, load_workspace
+from dashboard.documents.pdf import DocumentError, page_text
 from dashboard.evidence.locate import locate_in_document
-from dashboard.evidence.pdf import DocumentError, page_text
 from dashboard.evidence.render import render_page, to_pixels
 from dashboard.weak import frames as W
 from dashboard.weak import saved as S

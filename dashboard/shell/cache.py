@@ -1,5 +1,8 @@
-"""Every st.cache_* of the app, keyed by plain values (paths with sizes and mtimes, content hashes,
-profile names). Cached objects are shared by all sessions and treated as read-only.
+"""The app's shared st.cache_* (the workspace, analyses, scored runs, comparisons), keyed by plain
+values (paths with sizes and mtimes, content hashes, profile names). Cached objects are shared by all
+sessions and treated as read-only. A feature's own caches live in its panel (the page renders in
+dashboard/evidence/panel.py, the annotations database in dashboard/annotations/store_panel.py), so
+that the shell imports no feature.
 
 Scored runs live in a small LRU store instead of a cached function, so that scoring can drive a
 progress bar: Streamlit replays elements drawn inside a cached function, which would break a bar
@@ -18,15 +21,13 @@ import streamlit as st
 from dashboard.core.analysis import Analysis
 from dashboard.core.bounded import Bounded
 from dashboard.core.paths import Sources, upload_folders_of
-from dashboard.core.workspace import Workspace, load_workspace
+from dashboard.data.workspace import Workspace, load_workspace
 from scoring.evaluate import RunResult
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from dashboard.annotations.db import AnnotationStore
     from dashboard.core.store import ScoreStore
-    from dashboard.evidence.render import Rendered
 
 RUN_CAPACITY = 256  # scored (run, profile) pairs kept
 
@@ -108,7 +109,7 @@ def analysis(key: tuple, _build: Callable[[], Analysis]) -> Analysis:
     records make none."""
     built = _build()
     with _UPLOADED_LOCK:
-        if key and key[0] in _UPLOADED:  # key[0]: the workspace key (shell/ui.load)
+        if key and key[0] in _UPLOADED:  # key[0]: the workspace key (dashboard/session/load.py)
             _ANALYSES.setdefault(key[0], set()).add(key)
     gc.freeze()
     return built
@@ -129,28 +130,6 @@ def remember(key: tuple, result: RunResult) -> None:
 
 
 # ----------------------------------------------------------------------------- evidence pages
-
-
-@st.cache_data(show_spinner=False, max_entries=256)
-def page_png(path: str, mtime_ns: int, page: int, zoom: float) -> Rendered:
-    """A page rendered to PNG bytes (with its pixel matrix), keyed by (file, mtime, page, zoom).
-    Raises evidence.DocumentError for a page the document does not have (not cached)."""
-    from pathlib import Path
-
-    from dashboard.evidence.render import render_page
-
-    return render_page(Path(path), page, zoom)
-
-
-@st.cache_data(show_spinner=False, max_entries=512)
-def thumbnail_png(path: str, mtime_ns: int, page: int, zoom: float) -> Rendered:
-    """A small render for the viewer's strip of neighbouring pages (~10-30 kB each): a cache of its
-    own, so that four thumbnails a question do not push the large page renders out of page_png."""
-    from pathlib import Path
-
-    from dashboard.evidence.render import render_page
-
-    return render_page(Path(path), page, zoom)
 
 
 @st.cache_resource(show_spinner=False, max_entries=64)
@@ -211,44 +190,3 @@ def run_categories(key: tuple, _build: Callable[[], pd.DataFrame]) -> pd.DataFra
     """One scored run's disagreement categories (dashboard.disagreement.frames.run_categories); `key` =
     the run's scoring key (gold key, prediction sha256, run name, profile)."""
     return _build()
-
-
-# ----------------------------------------------------------------------------- annotations
-
-
-@st.cache_resource(show_spinner=False, max_entries=4)
-def annotations_db(path: str) -> AnnotationStore:
-    """The annotations database (dashboard/annotations/db.py), one per server process and file: it
-    holds no connection (each call opens its own), so every session shares it."""
-    from dashboard.annotations.db import AnnotationStore
-
-    return AnnotationStore(path)
-
-
-def annotation_store() -> AnnotationStore:
-    """This server's annotations database: the app's `--annotations PATH`, else LENS_DATABASE_URL, else
-    annotations.sqlite3 in the user data folder ($LENS_DATA_DIR, ...; dashboard.annotations.db.resolve_location)."""
-    import sys
-
-    from dashboard.annotations.db import location_key
-    from dashboard.core.paths import annotations_from
-
-    return annotations_db(location_key(annotations_from(sys.argv[1:])))
-
-
-def corrections(benchmark: str) -> list:
-    """The benchmark's gold corrections as stored now (none when the database cannot be read)."""
-    from dashboard.annotations.db import AnnotationsUnavailable
-
-    try:
-        return annotation_store().corrections(benchmark)
-    except AnnotationsUnavailable:
-        return []
-
-
-@st.cache_resource(show_spinner=False, max_entries=16)
-def identity(gold_key: tuple, _gold: list) -> str:
-    """The benchmark's identity (dashboard.annotations.identity) of the gold read under `gold_key`."""
-    from dashboard.annotations.identity import benchmark_identity
-
-    return benchmark_identity(_gold)

@@ -18,10 +18,10 @@ import PIL.Image  # noqa: F401
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
-from dashboard.annotations.rescore import corrected_workspace, salted
 from dashboard.core import store
 from dashboard.core.analysis import OFFICIAL, RECOMPUTED, Analysis, Run, join_warning
 from dashboard.core.escape import DISPLAY_CHARS, error_text, md_escape
+from dashboard.core.goldkey import salted
 from dashboard.core.links import View, from_params, to_params
 from dashboard.core.paths import (
     UPLOAD_CLOSED_MINUTES,
@@ -36,14 +36,13 @@ from dashboard.core.paths import (
     sweep_uploads,
     upload_name,
 )
-from dashboard.core.workspace import (
+from dashboard.data.workspace import (
     HARNESS,
     MMLONGBENCH,
     Discovery,
     PredictionFile,
     Workspace,
     discover,
-    fingerprint,
     harness_tasks,
 )
 from dashboard.shell import cache
@@ -335,7 +334,7 @@ def profile_picker() -> str:
 # ----------------------------------------------------------------------------- loading and scoring
 
 
-def _sources_key(src: Sources) -> tuple:
+def sources_key(src: Sources) -> tuple:
     return (str(src.benchmark), tuple(map(str, src.runs)), tuple(map(str, src.scores)), tuple(map(str, src.gold)),
             str(src.documents), src.labels, src.task)
 
@@ -412,7 +411,7 @@ class _Progress:
             note.empty()
 
 
-def _runs(ws: Workspace, gold_key: tuple, profile: str, slot=None) -> list[Run]:
+def scored_runs(ws: Workspace, gold_key: tuple, profile: str, slot=None) -> list[Run]:
     official = ws.official()
     runs: list[Run] = []
     scorable = [pf for pf in ws.predictions if pf.loaded.items] if ws.gold.items else []
@@ -442,37 +441,6 @@ def _runs(ws: Workspace, gold_key: tuple, profile: str, slot=None) -> list[Run]:
     return runs
 
 
-def load(sources: Sources, profile: str) -> Context:
-    slot = st.empty()  # the top of the page: scoring progress, when scoring takes longer than a moment
-    disc = discover(sources)
-    extra = [disc.docs_dir] if disc.docs_dir and disc.docs_dir.is_dir() else []
-    ws_key = (_sources_key(sources), fingerprint([*disc.all_files(), *extra]))
-    ws = cache.workspace(ws_key, sources)
-    offered = harness_profiles(ws)
-    if offered != st.session_state.get(HARNESS_OFFERED, []):  # the picker offers the harnesses' own profiles
-        st.session_state[HARNESS_OFFERED] = offered
-        st.rerun()
-    # MMLongBench-Doc's files (a harness's folder) are scored by its own rule unless the user (or the link) chose a profile
-    own = own_profile(disc, ws)
-    automatic = (DEFAULT_PROFILE, MMLONGBENCH_PROFILE, *HARNESS_PROFILES)
-    if own != profile and not st.session_state.get(PROFILE_CHOSEN) and profile in automatic \
-            and (profile == DEFAULT_PROFILE or PROFILE_AUTO in st.session_state):
-        st.session_state[PROFILE_AUTO] = own
-        st.rerun()
-    gold_key = fingerprint(ws.discovery.gold)
-    benchmark, plain, fixes = cache.identity(gold_key, ws.gold.items), (ws, gold_key), None
-    if view().corrected:  # every run scored with the gold corrections (cached under a gold key of their own)
-        ws, gold_key, fixes = corrected_workspace(ws, gold_key, cache.corrections(benchmark))
-    runs = _runs(ws, gold_key, profile, slot)
-    key = (ws_key, gold_key, profile, tuple((r.name, r.source, r.file) for r in runs))
-    analysis = cache.analysis(key, lambda: Analysis.build(runs, ws.gold.items, ws.page_counts, profile))
-    ctx = Context(sources, ws, analysis, profile, gold_key, benchmark, plain if fixes else None, fixes)
-    st.session_state[CONTEXT] = ctx
-    _announce_upload_problems(ws)
-    warn_joins(analysis)
-    return ctx
-
-
 def warn_joins(an: Analysis) -> None:
     """At the top of every page: the runs that match fewer than half of the gold questions (with an
     unmatched id), those matching none said to be left out of the ranking and comparisons."""
@@ -481,7 +449,7 @@ def warn_joins(an: Analysis) -> None:
         st.warning(md_escape(text), icon=":material/join_inner:")
 
 
-def _announce_upload_problems(ws: Workspace) -> None:
+def announce_upload_problems(ws: Workspace) -> None:
     """A toast, once per uploaded file, when it had problems (the Data page lists them)."""
     from dashboard.data.frames import load_results
 

@@ -6,6 +6,7 @@ import streamlit as st
 from dashboard.compare import frames as C
 from dashboard.compare import panel as P
 from dashboard.core.escape import md_escape
+from dashboard.report import panel as report_panel
 from dashboard.shell import ui
 from dashboard.weak import saved_panel
 
@@ -46,4 +47,4 @@ else:
     with all_tab:
         if all_tab.open is not False:
             P.many_runs(an, runs, state)
-    P.report_panel(ctx, runs, state)
+    report_panel.report_section(ctx, runs, state)

@@ -15,7 +15,7 @@ __all__ = ["NAME", "LAYOUT", "PROFILE", "is_samples", "recognise", "claims", "la
            "documents", "run_name", "evidence_categories", "judge_question"]
 
 NAME = "mmlongbench-doc"
-LAYOUT = "mmlongbench"  # dashboard.core.workspace.Discovery.layout of a clone
+LAYOUT = "mmlongbench"  # dashboard.data.workspace.Discovery.layout of a clone
 PROFILE = "mmlongbench-doc"  # the benchmark's own evaluator (scoring.profiles)
 
 read_gold = load_samples

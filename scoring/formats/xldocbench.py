@@ -19,7 +19,7 @@ __all__ = ["NAME", "LAYOUT", "GOLD_SNIFF_ROWS", "DEFAULT_GOLD", "recognise", "la
            "read_summary"]
 
 NAME = "xldocbench"
-LAYOUT = "lens"  # dashboard.core.workspace.Discovery.layout of this layout (and DocVQA-style folders)
+LAYOUT = "lens"  # dashboard.data.workspace.Discovery.layout of this layout (and DocVQA-style folders)
 DEFAULT_GOLD = ("qa_single_doc.jsonl", "qa_cross_doc.jsonl")  # scoring.cli.DEFAULT_GOLD: read first, in this order
 GOLD_SNIFF_ROWS = 50  # non-blank lines read to decide whether a top-level .jsonl file holds gold
 
