@@ -45,9 +45,10 @@ def _compute(ctx, key: tuple, where: dict) -> Callable[[], object]:
     scores = ctx.analysis.scores
     right = {str(run): set(part.loc[part["right"], "question_id"]) for run, part in scores.groupby("run")}
     said = {r.name: panel.responses(ws, r.name) for r in ctx.analysis.runs}
+    store = cache.evidence_tables()  # taken here: the job's thread has no script context
 
     def compute() -> object:
-        return cache.evidence_tables().get_or_build(
+        return store.get_or_build(
             key, lambda: evidence_table(items, preds, lambda q: where[q.qid], right=right, responses=said))
     return compute
 
