@@ -109,13 +109,13 @@ def child(mode: str, bench: str, repeat: int, started: float) -> dict:
 
     from dashboard.core import analysis as tables
     from dashboard.core import store
-    from dashboard.shell import cache, ui
+    from dashboard.shell import cache, scorer
 
     clock = Clock()
     clock.wrap(cache, "load_workspace", "read files")
     clock.wrap(store, "load_run", "scores from the Parquet cache")
     clock.wrap(store, "save_run", "writing the Parquet cache")
-    _generator_clock(clock, ui, "score_runs", "scoring (pool, per run)")
+    _generator_clock(clock, scorer, "score_runs", "scoring (pool, per run)")
     clock.wrap(tables.Analysis, "build", "building the tables")
     os.environ["LENS_BENCHMARK"] = bench
     for k in ("LENS_RUNS", "LENS_SCORES"):
@@ -145,7 +145,7 @@ def _maxrss_mb() -> float:
 def interactions(at, repeat: int, pd) -> dict[str, list[float]]:
     """Server time (s) of each interaction, `repeat` times; an interaction whose widget is not
     there (the page changed) is reported as an error message instead."""
-    from dashboard.shell import ui
+    from dashboard.shell import context
 
     times: dict[str, list[float]] = {}
     errors: dict[str, str] = {}
@@ -161,7 +161,7 @@ def interactions(at, repeat: int, pd) -> dict[str, list[float]]:
         except Exception as exc:  # a widget renamed by a later change: report it, measure the rest
             errors[name] = f"{type(exc).__name__}: {exc}"[:300]
 
-    ctx = at.session_state[ui.CONTEXT]
+    ctx = at.session_state[context.CONTEXT]
     an = ctx.analysis
     board = list(an.leaderboard()["Run"])
     labels = sorted(an.breakdown("reasoning_type")["label"].unique())

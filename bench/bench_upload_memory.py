@@ -3,16 +3,16 @@
 
     .venv/bin/python bench/bench_upload_memory.py [--mb 190] [--seed 29] [--before]
 
-One process plays the server through the upload path the app takes (dashboard/shell/ui.py
-`_staged` and `load`, without a browser): the sample benchmark is loaded first (other sessions
+One process plays the server through the upload path the app takes (dashboard/shell/sidebar.py
+`_staged` and dashboard/session/load.py `load`, without a browser): the sample benchmark is loaded first (other sessions
 hold it), then a generated run of `--mb` MB (the sample's questions answered, plus as many
 further rows as make the size: question ids the gold does not have, as a run of another split
 would) is staged into a new session's upload folder (paths.stage_upload, in chunks), read into a
 workspace (cache.workspace), scored (scoring.runner.score_runs, then cache.remember and the
-Parquet store, as ui.scored_runs), analysed (cache.analysis) and listed as the Data page does
+Parquet store, as shell.scorer.scored_runs), analysed (cache.analysis) and listed as the Data page does
 (data.frames.load_results). The session then closes (its references dropped), the folder is
 aged past UPLOAD_CLOSED_MINUTES and swept (paths.sweep_uploads with the session closed, then
-cache.evict_uploads with the swept names, as ui._upload_folder does).
+cache.evict_uploads with the swept names, as shell.sidebar._upload_folder does).
 
 It prints the process's resident memory (VmRSS from /proc/self/status) at each step: start (the
 sample loaded), during (the upload read, scored, analysed), closed, swept -- and what each cache

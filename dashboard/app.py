@@ -16,12 +16,12 @@ import streamlit as st
 
 from dashboard.core.paths import sources_from
 from dashboard.session.load import load
-from dashboard.shell import ui
+from dashboard.shell import sidebar, viewstate
 
 VIEWS = Path(__file__).resolve().parent / "views"
 
 st.set_page_config(page_title="DocBench Lens", page_icon="🔎", layout="wide")
-ui.start()
+viewstate.start()
 page = st.navigation([
     st.Page(VIEWS / "overview.py", title="Overview", icon=":material/leaderboard:", default=True),
     st.Page(VIEWS / "questions.py", title="Question explorer", icon=":material/quiz:"),
@@ -33,8 +33,8 @@ page = st.navigation([
     st.Page(VIEWS / "data.py", title="Data", icon=":material/dataset:"),
 ])
 st.sidebar.title("DocBench Lens")
-profile = ui.profile_picker()
-sources = ui.data_panel(sources_from(sys.argv[1:], os.environ))
+profile = sidebar.profile_picker()
+sources = sidebar.data_panel(sources_from(sys.argv[1:], os.environ))
 load(sources, profile)
 page.run()  # pages never call st.stop(): after it no Streamlit call runs, and the URL would go stale
-ui.sync_url()
+viewstate.sync_url()

@@ -370,14 +370,14 @@ def test_a_load_is_moved_out_of_the_collectors_sight(open_app, mini_bench):
     process no longer walks them (bench: 0.6 s a collection at 50 runs x 20,000 questions)."""
     import gc
 
-    from dashboard.shell import cache, ui
+    from dashboard.shell import cache, context
 
     gc.unfreeze()
     cache.analysis.clear()  # built anew here, not taken from an earlier test's load
     try:
         at = open_app(mini_bench)
         assert_clean(at)
-        an = at.session_state[ui.CONTEXT].analysis
+        an = at.session_state[context.CONTEXT].analysis
         record = an.runs[0].result.results[0]
         assert gc.get_freeze_count() > 0 and gc.is_tracked(record)
         tracked = gc.get_objects()

@@ -1,5 +1,5 @@
 """One shape of an error shown to the user (issue 29.6): core.escape.error_text says what the user is
-told of a problem, shell.ui.show_error shows it; no page spells `getattr(exc, "message", None) or
+told of a problem, shell.output.show_error shows it; no page spells `getattr(exc, "message", None) or
 str(exc)` again."""
 
 from __future__ import annotations

@@ -180,16 +180,16 @@ def test_no_explorer_header_repeats_its_group(monkeypatch):
 
 
 def test_a_slice_opens_with_its_own_link(monkeypatch, mini_bench):
-    from dashboard.shell import ui
+    from dashboard.shell import viewstate
 
     calls = []
-    real = ui.st.switch_page
+    real = viewstate.st.switch_page
 
     def spy(page, **kwargs):
         calls.append(kwargs.get("query_params"))
         return real(page, **kwargs)
 
-    monkeypatch.setattr(ui.st, "switch_page", spy)
+    monkeypatch.setattr(viewstate.st, "switch_page", spy)
     at = app_on(monkeypatch, mini_bench, {"metric": "anls"})
     clean(at)
     at.selectbox(key="ov_pick_field").set_value("domain").run()

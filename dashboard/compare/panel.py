@@ -26,7 +26,7 @@ from dashboard.core.escape import md_escape
 from dashboard.core.links import field_label
 from dashboard.core.samples import CAMPAIGN_PAIR, campaign_offer
 from dashboard.core.textdiff import char_diff, diff_text
-from dashboard.shell import cache, ui
+from dashboard.shell import cache, output, viewstate
 from dashboard.weak import frames as W
 from dashboard.weak import panel as weak_panel
 from dashboard.weak import saved_panel
@@ -211,7 +211,7 @@ def headline(table: pd.DataFrame, a: str, b: str) -> None:
     st.markdown(
         f"On **{top['questions']}** shared questions in {units}, only **{md_escape(a)}** is right on **{top['only_a']}**, only "
         f"**{md_escape(b)}** on **{top['only_b']}**; " + verdict)
-    if said == "too few" and (offer := campaign_offer("compare", ui.view().data, dict(zip("ab", CAMPAIGN_PAIR)))):
+    if said == "too few" and (offer := campaign_offer("compare", viewstate.view().data, dict(zip("ab", CAMPAIGN_PAIR)))):
         st.markdown(offer)  # the app's own sentence and link (dashboard/core/samples.py)
     st.caption(f"Question-level McNemar p {p_text(top['p_mcnemar'])} (what other tools report: it counts questions as "
                "independent, and a document one run cannot read moves all its questions together).")
@@ -219,7 +219,7 @@ def headline(table: pd.DataFrame, a: str, b: str) -> None:
 
 def slices_section(an, table: pd.DataFrame, a: str, b: str, state: MutableMapping[str, str]) -> None:
     st.subheader("By slice")
-    ui.seed("cmp_metric", state.get("cmp_metric") if state.get("cmp_metric") in C.METRICS else "accuracy")
+    viewstate.seed("cmp_metric", state.get("cmp_metric") if state.get("cmp_metric") in C.METRICS else "accuracy")
     c1, c2 = st.columns([3, 2])
     metric = c1.segmented_control("Metric", C.METRICS, format_func=C.METRIC_LABELS.__getitem__, key="cmp_metric") or "accuracy"
     state["cmp_metric"] = "" if metric == "accuracy" else metric
@@ -310,8 +310,8 @@ def flips_section(an, pairs: pd.DataFrame, a: str, b: str, state: MutableMapping
 
     keys = [C.slice_key(f, lab) for f, lab in zip(flips["field"], flips["label"])]
     names = dict(zip(keys, shown["Slice"]))
-    ui.seed("cmp_slice_pick", state.get("cmp_slice") if state.get("cmp_slice") in names else keys[0])
-    ui.seed("cmp_flip_pick", state.get("cmp_flip") if state.get("cmp_flip") in C.FLIPS else None)
+    viewstate.seed("cmp_slice_pick", state.get("cmp_slice") if state.get("cmp_slice") in names else keys[0])
+    viewstate.seed("cmp_flip_pick", state.get("cmp_flip") if state.get("cmp_flip") in C.FLIPS else None)
     if st.session_state["cmp_slice_pick"] not in names:  # a slice of another pair of runs
         st.session_state["cmp_slice_pick"] = keys[0]
     c1, c2 = st.columns([2, 3])
@@ -359,7 +359,7 @@ def questions(an, cell: pd.DataFrame, a: str, b: str, state: MutableMapping[str,
     downloads(table, f"questions_{file_part(a)}_vs_{file_part(b)}", "cmp_dl_questions")
     if st.session_state.get("cmp_q_pick") not in [None, *ids]:
         st.session_state.pop("cmp_q_pick")
-    ui.seed("cmp_q_pick", state.get("cmp_q") if state.get("cmp_q") in ids else None)
+    viewstate.seed("cmp_q_pick", state.get("cmp_q") if state.get("cmp_q") in ids else None)
     qid = st.selectbox("Question", ids, key="cmp_q_pick", placeholder="Select a row above, or pick a question here")
     state["cmp_q"] = qid or ""
     if qid:
@@ -373,14 +373,14 @@ def detail(an, row: pd.Series, qid: str, a: str, b: str, ctx) -> None:
     st.subheader("Question detail")
     parts = [str(q.get(k, "") or "") for k in ("answer_format", "reasoning_type", "document")]
     st.caption(md_escape(" · ".join([qid, *(v for v in parts if v and v != C.UNKNOWN)])))  # no "unknown · unknown"
-    ui.plain(q.get("question"), key=f"cmp_qtext_{qid}", name="question")
+    output.plain(q.get("question"), key=f"cmp_qtext_{qid}", name="question")
     st.markdown("**Gold answer**")
-    ui.plain(q.get("gold"), key=f"cmp_gold_{qid}", name="gold")
+    output.plain(q.get("gold"), key=f"cmp_gold_{qid}", name="gold")
     cols = st.columns(2)
     for col, run, side in ((cols[0], a, "a"), (cols[1], b, "b")):
         with col:
             st.markdown(f"**{'A' if side == 'a' else 'B'} · {md_escape(run)}**")
-            ui.plain(str(row[f"prediction_{side}"] or ""), key=f"cmp_pred_{side}_{qid}", name=f"{file_part(run)}_answer")
+            output.plain(str(row[f"prediction_{side}"] or ""), key=f"cmp_pred_{side}_{qid}", name=f"{file_part(run)}_answer")
             st.caption(" · ".join(f"{C.METRIC_LABELS[m]} {100 * row[f'{m}_{side}']:.0f} %" for m in C.METRICS)
                        + f" · status {md_escape(str(row[f'status_{side}']))}")
     st.markdown("**Character difference A → B**")
@@ -439,9 +439,9 @@ def many_runs(an, order: list[str], state: MutableMapping[str, str]) -> None:
     st.caption(f"Slices ranked by questions × gap: a large slice with a large gap comes first. Intervals are 95 % intervals "
                f"from resampling documents; a slice under {C.MIN_DOCUMENTS} documents or {C.SMALL} questions gets none "
                "(pale), and a slice is called weak only when its interval lies above 0.")
-    ui.seed("cmp_run", state.get("cmp_run") if state.get("cmp_run") in order else order[0])
-    ui.seed("cmp_vs", state.get("cmp_vs") if state.get("cmp_vs") in (C.OWN, C.BEST) else C.OWN)
-    ui.seed("cmp_all_metric", state.get("cmp_metric") if state.get("cmp_metric") in C.METRICS else "accuracy")
+    viewstate.seed("cmp_run", state.get("cmp_run") if state.get("cmp_run") in order else order[0])
+    viewstate.seed("cmp_vs", state.get("cmp_vs") if state.get("cmp_vs") in (C.OWN, C.BEST) else C.OWN)
+    viewstate.seed("cmp_all_metric", state.get("cmp_metric") if state.get("cmp_metric") in C.METRICS else "accuracy")
     c1, c2 = st.columns(2)
     run = c1.selectbox("Run", order, key="cmp_run")
     against = c2.selectbox("Gap to", (C.OWN, C.BEST), key="cmp_vs",
@@ -459,7 +459,7 @@ def many_runs(an, order: list[str], state: MutableMapping[str, str]) -> None:
         st.caption(f"Click a bar to open those questions of {md_escape(run)} in the question explorer.")
         hit = charts.picked(event)
         if hit:
-            ui.open_slice(run, str(hit[0]), str(hit[1]))
+            viewstate.open_slice(run, str(hit[0]), str(hit[1]))
     frame = pd.DataFrame({
         "Slice": [slice_text(f, lab) for f, lab in zip(weak["field"], weak["label"])], "Questions": weak["questions"],
         "Documents": weak["documents"], "Evidence": [evidence_word(r) for _, r in weak.iterrows()],
@@ -496,11 +496,11 @@ PAIR_TOP = 5
 
 def open_weak_page(run: str, baseline: str, metric: str) -> None:
     """The Weak slices page in pair mode on (run, baseline, metric): its pickers follow the view."""
-    view = ui.view()
+    view = viewstate.view()
     view.weak = {"wk_run": run, "wk_base": baseline, "wk_metric": "" if metric == "accuracy" else metric}
     for key in ("weak_run", "weak_base", "weak_metric"):
         st.session_state.pop(key, None)
-    ui.switch_to(ui.QUESTIONS_PAGE.parent / "weak.py")
+    viewstate.switch_to(viewstate.QUESTIONS_PAGE.parent / "weak.py")
 
 
 def pair_slices_table(result, run: str, baseline: str, saved=None) -> pd.DataFrame:

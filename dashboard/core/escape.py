@@ -20,7 +20,7 @@ def md_escape(text: str) -> str:
 def error_text(problem: BaseException | str) -> str:
     """What a user is told of a problem: the app's own errors carry their sentence as `message`
     (AnnotationsUnavailable, Conflict, InvalidInput, ...); any other exception its text, or its kind
-    when it has none. Plain text: the page escapes it (`shell.ui.show_error`)."""
+    when it has none. Plain text: the page escapes it (`shell.output.show_error`)."""
     if isinstance(problem, BaseException):
         return getattr(problem, "message", None) or str(problem) or type(problem).__name__
     return str(problem)

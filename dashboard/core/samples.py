@@ -3,7 +3,7 @@ benchmark a page offers when the one open has too few documents for documents-as
 No streamlit here.
 
 The offer is a link to a page of the app with `?data=<the campaign folder>` -- the same way a link or
-the sidebar's Data panel opens a benchmark folder (dashboard.shell.ui.data_panel), so the data roots
+the sidebar's Data panel opens a benchmark folder (dashboard.shell.sidebar.data_panel), so the data roots
 rule holds: the link is offered only when the folder opens here (`check_folder` against `data_roots`;
 the bundled sample folder is a data root when it is the configured benchmark, as without arguments).
 """

@@ -29,7 +29,7 @@ from dashboard.evidence.locate import (
     question_paths,
 )
 from dashboard.evidence.render import SWATCHES, ZOOMS, Rendered, draw_overlay, page_figure, render_page
-from dashboard.shell import cache, ui
+from dashboard.shell import cache, context, viewstate
 from scoring.model import DocRef, GoldQuestion, Prediction
 
 THUMBS = 2  # neighbouring pages shown on each side
@@ -166,7 +166,7 @@ def _viewer(q: GoldQuestion, ref: DocRef, path: Path, runs: list[str], preds: di
                              f"{ref.document_id}, which has {n} pages: the gold and the PDF disagree."))
     key = _key("page", q.qid, ref.document_id)
     first = evidence[0] if evidence else 1
-    v = ui.view()
+    v = viewstate.view()
     # the link's page (View.page) is this question's when the view names it and no other question's
     # page has been written into the view since (LINKED_PAGE)
     linked = v.question == q.qid and st.session_state.get(LINKED_PAGE, (q.qid, ref.document_id)) == (q.qid, ref.document_id)
@@ -189,7 +189,7 @@ def _viewer(q: GoldQuestion, ref: DocRef, path: Path, runs: list[str], preds: di
     cols[2].number_input(f"Page (of {n})", min_value=1, max_value=n, step=1, key=key,
                          help=f"Go to any page of the document (1 to {n})")
     zooms = {round(z * 100): z for z in ZOOMS}
-    ui.seed(_key("zoom"), zooms.get(v.zoom, DEFAULT_ZOOM))
+    viewstate.seed(_key("zoom"), zooms.get(v.zoom, DEFAULT_ZOOM))
     zoom = cols[3].select_slider("Zoom", options=list(ZOOMS), format_func=lambda z: f"{round(z * 100)} %",
                                  key=_key("zoom"), help=f"Rendering resolution and size. Above {round(DEFAULT_ZOOM * 100)} % the page is magnified inside the "
                                       "chart: drag it to move around, double-click to go back. At "
@@ -199,7 +199,7 @@ def _viewer(q: GoldQuestion, ref: DocRef, path: Path, runs: list[str], preds: di
     swatch = {la.name: f":{SWATCHES.get(la.colour, 'gray')}[:material/{'check_box_outline_blank' if la.dashed else 'stop'}:]"
               for la in all_layers}
     usual = [name for name in names if name != OCR_WORDS]
-    ui.seed(_key("layers", *runs), usual if v.layers is None else [name for name in names if name in v.layers])
+    viewstate.seed(_key("layers", *runs), usual if v.layers is None else [name for name in names if name in v.layers])
     chosen = st.pills("Layers", names, selection_mode="multi", key=_key("layers", *runs),
                       format_func=lambda name: f"{swatch[name]} {md_escape(name)}",
                       help="Show or hide each kind of box. The chart's legend toggles them too; hover a box for its label.")
@@ -209,7 +209,7 @@ def _viewer(q: GoldQuestion, ref: DocRef, path: Path, runs: list[str], preds: di
         v.page = 0 if page == first else page
         v.zoom = 0 if zoom == DEFAULT_ZOOM else round(zoom * 100)
         v.layers = None if set(chosen) == set(usual) else [name for name in names if name in chosen]
-        ui.sync_url_in_fragment()  # a page turn reruns this fragment alone: app.py's sync does not run
+        viewstate.sync_url_in_fragment()  # a page turn reruns this fragment alone: app.py's sync does not run
     where = (f"evidence page {evidence.index(page) + 1} of {len(evidence)}" if page in evidence
              else "not an evidence page" if evidence else "the gold names no evidence page")
     st.caption(md_escape(f"{ref.document_id} · page {page} of {n} · {where}"))
@@ -408,14 +408,14 @@ def _located(q: GoldQuestion, runs: list[str], preds: dict, usable: dict, jobs: 
     """Each run's answer located in the question's documents, and the OCR notes of those documents;
     the last one kept in the session, so the answer poller redrawing the same lines every second
     (`_answers_when_read`) does not search again."""
-    an = ui.context().analysis if ui.CONTEXT in st.session_state else None
+    an = context.context().analysis if context.CONTEXT in st.session_state else None
     memo = (q.qid, tuple(runs), tuple(answered(preds.get(r)) for r in runs), tuple(sorted(map(str, usable.items()))),
             tuple((repr(j.key), j.running, j.failed) for j in jobs.values()), id(an))
     kept = st.session_state.get(LOCATED)
     if kept is not None and kept[0] == memo:
         return kept[1]
     right = right_runs(an.scores, q.qid) if an is not None else None
-    ws = ui.context().workspace if an is not None else None
+    ws = context.context().workspace if an is not None else None
     said = {run: (responses(ws, run) or {}).get(q.qid) for run in runs} if ws is not None else {}  # raw responses
     located = {run: locate_answer(answered(preds.get(run)), q, usable, right=None if right is None else run in right,
                                   response=said.get(run)) for run in runs}

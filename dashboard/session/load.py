@@ -1,7 +1,7 @@
 """The session's context, loaded once a run by app.py: the workspace read (cached), the benchmark's
 own scoring profile picked, the gold corrections applied when the view asks for them, every run
 scored (with a progress bar), the analysis built, and the Context every page reads
-(`dashboard.shell.ui.context()`).
+(`dashboard.shell.context.context()`).
 
 A package of its own above the features: loading applies the annotations' gold corrections
 (dashboard/annotations/rescore.py), and the shell, which every feature's panel imports, imports no
@@ -17,37 +17,37 @@ from dashboard.annotations.rescore import corrected_workspace
 from dashboard.core.analysis import Analysis
 from dashboard.core.paths import Sources
 from dashboard.data.workspace import discover, fingerprint
-from dashboard.shell import cache, ui
+from dashboard.shell import cache, context, scorer, sidebar, viewstate
 from scoring.profiles import DEFAULT_PROFILE, HARNESS_PROFILES, MMLONGBENCH_PROFILE
 
 
-def load(sources: Sources, profile: str) -> ui.Context:
+def load(sources: Sources, profile: str) -> context.Context:
     slot = st.empty()  # the top of the page: scoring progress, when scoring takes longer than a moment
     disc = discover(sources)
     extra = [disc.docs_dir] if disc.docs_dir and disc.docs_dir.is_dir() else []
-    ws_key = (ui.sources_key(sources), fingerprint([*disc.all_files(), *extra]))
+    ws_key = (scorer.sources_key(sources), fingerprint([*disc.all_files(), *extra]))
     ws = cache.workspace(ws_key, sources)
-    ws = ws.with_evals(ui.view().evals)  # an older VLMEvalKit eval id picked on the Data page (URL `eval`)
-    offered = ui.harness_profiles(ws)
-    if offered != st.session_state.get(ui.HARNESS_OFFERED, []):  # the picker offers the harnesses' own profiles
-        st.session_state[ui.HARNESS_OFFERED] = offered
+    ws = ws.with_evals(viewstate.view().evals)  # an older VLMEvalKit eval id picked on the Data page (URL `eval`)
+    offered = sidebar.harness_profiles(ws)
+    if offered != st.session_state.get(sidebar.HARNESS_OFFERED, []):  # the picker offers the harnesses' own profiles
+        st.session_state[sidebar.HARNESS_OFFERED] = offered
         st.rerun()
     # MMLongBench-Doc's files (a harness's folder) are scored by its own rule unless the user (or the link) chose a profile
-    own = ui.own_profile(disc, ws)
+    own = sidebar.own_profile(disc, ws)
     automatic = (DEFAULT_PROFILE, MMLONGBENCH_PROFILE, *HARNESS_PROFILES)
-    if own != profile and not st.session_state.get(ui.PROFILE_CHOSEN) and profile in automatic \
-            and (profile == DEFAULT_PROFILE or ui.PROFILE_AUTO in st.session_state):
-        st.session_state[ui.PROFILE_AUTO] = own
+    if own != profile and not st.session_state.get(sidebar.PROFILE_CHOSEN) and profile in automatic \
+            and (profile == DEFAULT_PROFILE or sidebar.PROFILE_AUTO in st.session_state):
+        st.session_state[sidebar.PROFILE_AUTO] = own
         st.rerun()
     gold_key = fingerprint(ws.discovery.gold)
     benchmark, plain, fixes = notes_store.identity(gold_key, ws.gold.items), (ws, gold_key), None
-    if ui.view().corrected:  # every run scored with the gold corrections (cached under a gold key of their own)
+    if viewstate.view().corrected:  # every run scored with the gold corrections (cached under a gold key of their own)
         ws, gold_key, fixes = corrected_workspace(ws, gold_key, notes_store.corrections(benchmark))
-    runs = ui.scored_runs(ws, gold_key, profile, slot)
+    runs = scorer.scored_runs(ws, gold_key, profile, slot)
     key = (ws_key, gold_key, profile, tuple((r.name, r.source, r.file) for r in runs))
     analysis = cache.analysis(key, lambda: Analysis.build(runs, ws.gold.items, ws.page_counts, profile))
-    ctx = ui.Context(sources, ws, analysis, profile, gold_key, benchmark, plain if fixes else None, fixes)
-    st.session_state[ui.CONTEXT] = ctx
-    ui.announce_upload_problems(ws)
-    ui.warn_joins(analysis)
+    ctx = context.Context(sources, ws, analysis, profile, gold_key, benchmark, plain if fixes else None, fixes)
+    st.session_state[context.CONTEXT] = ctx
+    context.announce_upload_problems(ws)
+    context.warn_joins(analysis)
     return ctx

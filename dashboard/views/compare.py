@@ -7,12 +7,12 @@ from dashboard.compare import frames as C
 from dashboard.compare import panel as P
 from dashboard.core.escape import md_escape
 from dashboard.report import panel as report_panel
-from dashboard.shell import ui
+from dashboard.shell import context, viewstate
 from dashboard.weak import saved_panel
 
-ctx = ui.context()
+ctx = context.context()
 an = ctx.analysis
-state = ui.view().compare
+state = viewstate.view().compare
 st.title("Compare runs")
 
 if an.questions.empty or len(an.ranked_names) < 2:
@@ -20,13 +20,13 @@ if an.questions.empty or len(an.ranked_names) < 2:
             "or upload them in the sidebar's Data panel; the Data page lists what was found.")
 else:
     runs = P.runs_by_accuracy(an)
-    ui.seed("cmp_tab", P.ALL_TAB if state.get("cmp_tab") == "all" else P.PAIR_TAB)
+    viewstate.seed("cmp_tab", P.ALL_TAB if state.get("cmp_tab") == "all" else P.PAIR_TAB)
     pair_tab, all_tab = st.tabs([P.PAIR_TAB, P.ALL_TAB], key="cmp_tab", on_change="rerun")
     state["cmp_tab"] = "all" if st.session_state.get("cmp_tab") == P.ALL_TAB else ""
     with pair_tab:
         if pair_tab.open is not False:
-            ui.seed("cmp_a", state.get("a") if state.get("a") in runs else runs[0])
-            ui.seed("cmp_b", state.get("b") if state.get("b") in runs else next(r for r in runs if r != st.session_state["cmp_a"]))
+            viewstate.seed("cmp_a", state.get("a") if state.get("a") in runs else runs[0])
+            viewstate.seed("cmp_b", state.get("b") if state.get("b") in runs else next(r for r in runs if r != st.session_state["cmp_a"]))
             c1, c2, c3 = st.columns([2, 2, 1], vertical_alignment="bottom")
             a = c1.selectbox("Run A", runs, key="cmp_a")
             b = c2.selectbox("Baseline B", runs, key="cmp_b")

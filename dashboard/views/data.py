@@ -19,13 +19,13 @@ from dashboard.data.frames import (
     problem_line,
     repro_frame,
 )
-from dashboard.shell import ui
+from dashboard.shell import context, scorer, viewstate
 from scoring.problems import ERROR, summarise
 from scoring.profiles import HARNESS_PROFILES, PROFILES
 
 MAX_LINES = 500
 
-ctx = ui.context()
+ctx = context.context()
 ws, an = ctx.workspace, ctx.analysis
 st.title("Data")
 st.caption(md_escape(f"Benchmark folder: {ws.discovery.benchmark or 'none'} · docs: {ws.discovery.docs_dir or 'none'}"))
@@ -81,7 +81,7 @@ def eval_pickers() -> None:
     st.caption("VLMEvalKit evaluated these models on these datasets more than once: each counts once, its newest "
                "eval id unless you pick an older one here (the link keeps the choice).")
     loaded = {h.name: h.run.date for h in ws.harness}
-    view = ui.view()
+    view = viewstate.view()
     for name, options in ws.evals.items():
         ids = [o.eval_id for o in options]
         current = loaded.get(name, ids[0])
@@ -95,7 +95,7 @@ def eval_pickers() -> None:
             view.evals = [e for e in view.evals if e.rpartition("@")[0] != options[0].key]
             if picked != ids[0]:
                 view.evals.append(f"{options[0].key}@{picked}")
-            ui.set_view(view)
+            viewstate.set_view(view)
             st.rerun()
 
 
@@ -152,7 +152,7 @@ for run, result in checked:
                f"profile {ctx.profile}. The official file may have been computed with another profile.")
     harness_own = [p for p in HARNESS_PROFILES if any(h.run.harness == p for h in ws.harness)]
     for other in (p for p in [*PROFILES, *harness_own] if p != ctx.profile):
-        res = ui.score(ws, ctx.gold_key, by_name[run.name], other)
+        res = scorer.score(ws, ctx.gold_key, by_name[run.name], other)
         n = len(repro_frame(res, run.official))
         st.caption(f"With profile {other}: {n} of {compared_count(res, run.official)} differ"
                    + (" — the official scores were probably computed with this profile." if n == 0 else "."))

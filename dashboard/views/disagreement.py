@@ -18,7 +18,7 @@ from dashboard.disagreement import frames as dg
 from dashboard.disagreement import harness as hs
 from dashboard.disagreement.charts import category_bars, pair_scatter, points_of
 from dashboard.disagreement.why_panel import show_why
-from dashboard.shell import cache, ui
+from dashboard.shell import cache, context, output, scorer, viewstate
 from scoring.categories import CATEGORIES, CATEGORY_IDS
 from scoring.evaluate import RunResult
 from scoring.profiles import get_profile
@@ -30,7 +30,7 @@ MODES = {"primary": "Primary category (each answer counted once)", "any": "Every
 LAST = "dis_last_events"  # the last selection seen per widget: only a new selection changes the view
 POINTS = "dis_points"  # (run, question id) pairs selected in the scatter
 
-ctx = ui.context()
+ctx = context.context()
 an = ctx.analysis
 st.title("Metric disagreement")
 st.caption(f"Where Accuracy, token F1 and ANLS disagree, why, and how fragile each verdict is · profile {ctx.profile}")
@@ -78,10 +78,10 @@ def pick_runs(v, scored: list[str]) -> list[str]:
     chosen = st.session_state.get("dis_runs") or []
     if chosen and not any(r in scored for r in chosen):
         del st.session_state["dis_runs"]  # another folder opened: none of the runs chosen is loaded, choose again
-    ui.seed("dis_runs", [r for r in v.runs if r in scored] or scored[:4])
+    viewstate.seed("dis_runs", [r for r in v.runs if r in scored] or scored[:4])
     top = st.columns([3, 2])
     runs = top[0].multiselect("Runs", scored, key="dis_runs", placeholder="Choose runs")
-    ui.seed("dis_mode_w", v.disagree.get("dis_mode", "primary") if v.disagree.get("dis_mode") in MODES else "primary")
+    viewstate.seed("dis_mode_w", v.disagree.get("dis_mode", "primary") if v.disagree.get("dis_mode") in MODES else "primary")
     mode = top[1].radio("Count", list(MODES), format_func=MODES.__getitem__, key="dis_mode_w")
     v.runs = runs
     v.disagree["dis_mode"] = "" if mode == "primary" else mode
@@ -120,7 +120,7 @@ def per_run(frame, runs, mode, d) -> None:
 
 def per_slice(frame, runs, mode, d) -> str:
     st.subheader("Categories per slice")
-    ui.seed("dis_by_w", slice_field(d))
+    viewstate.seed("dis_by_w", slice_field(d))
     by = st.selectbox("Slice by", SLICE_FIELDS, format_func=field_label, key="dis_by_w")
     if by != slice_field(d):  # another field: a label of the previous one means nothing
         d.pop("dis_slice", None)
@@ -143,7 +143,7 @@ def scatter(frame, runs, d, shown: set) -> bool:
     """The metric-pair scatter, the listed answers ringed; True when a new selection was made."""
     st.subheader("Scores side by side")
     pair = d.get("dis_pair") if d.get("dis_pair") in dg.PAIRS else "token_f1 / anls"
-    ui.seed("dis_pair_w", pair)
+    viewstate.seed("dis_pair_w", pair)
     pair = st.segmented_control("Metric pair", list(dg.PAIRS), key="dis_pair_w",
                                 format_func=lambda p: " vs ".join(dg.SCORE_LABELS[m] for m in dg.PAIRS[p])) or pair
     d["dis_pair"] = "" if pair == "token_f1 / anls" else pair
@@ -232,15 +232,15 @@ def why(run_name: str, qid: str) -> None:
     q = result.question
     with st.container(border=True):
         st.markdown(f"**Why** · {md_escape(run_name)} · {md_escape(qid)}")
-        ui.plain(q.question, name="question", key="dis_dl_q")
+        output.plain(q.question, name="question", key="dis_dl_q")
         st.caption("Gold answer")
-        ui.plain(q.gold_answer, name="gold", key="dis_dl_gold")
+        output.plain(q.gold_answer, name="gold", key="dis_dl_gold")
         st.caption("Prediction")
-        ui.plain(result.effective, empty="(no prediction)", name="prediction", key="dis_dl_pred")
+        output.plain(result.effective, empty="(no prediction)", name="prediction", key="dis_dl_pred")
         raw = (responses(ctx.workspace, run_name) or {}).get(qid)
         if raw is not None:
             st.caption("Raw response (before extraction)")
-            ui.plain(str(raw), empty="(no response)", name="response", key="dis_dl_response")
+            output.plain(str(raw), empty="(no response)", name="response", key="dis_dl_response")
         show_why(result.judgement, key=f"dis_{run_name}", response=raw)
         if st.button("Open in the question explorer (evidence pages, every run's answer)", key="dis_open_explorer",
                      icon=":material/quiz:"):
@@ -249,11 +249,11 @@ def why(run_name: str, qid: str) -> None:
 
 def open_in_explorer(run_name: str, qid: str) -> None:
     """The question explorer on this answer: its run chosen, no filter, the question selected."""
-    v = ui.view()
-    ui.set_view(replace(v, runs=[run_name], filters={}, ranges={}, status=[], search="", question=qid, match="every"))
-    for key in [k for k in st.session_state if str(k).startswith(ui.EXPLORER_PREFIX)]:
+    v = viewstate.view()
+    viewstate.set_view(replace(v, runs=[run_name], filters={}, ranges={}, status=[], search="", question=qid, match="every"))
+    for key in [k for k in st.session_state if str(k).startswith(viewstate.EXPLORER_PREFIX)]:
         del st.session_state[key]
-    ui.switch_to(ui.QUESTIONS_PAGE)  # with its URL: Back returns here in one press
+    viewstate.switch_to(viewstate.QUESTIONS_PAGE)  # with its URL: Back returns here in one press
 
 
 def answerability(frame, runs, by) -> None:
@@ -274,7 +274,7 @@ def answerability(frame, runs, by) -> None:
 def board(runs, profiles) -> None:
     """The chosen runs' Accuracy and rank under each profile: how far the leaderboard would move."""
     files = {p.run: p for p in ctx.workspace.predictions}
-    scored = {r: {ctx.profile: an.result_of(r)} | {p: ui.score(ctx.workspace, ctx.gold_key, files[r], p) for p in profiles}
+    scored = {r: {ctx.profile: an.result_of(r)} | {p: scorer.score(ctx.workspace, ctx.gold_key, files[r], p) for p in profiles}
               for r in runs if r in files}
     frame = dg.profile_leaderboard(scored, ctx.profile)
     config = {c: st.column_config.NumberColumn(format="%.1f") for c in frame.columns if c.startswith("Accuracy")}
@@ -287,7 +287,7 @@ def board(runs, profiles) -> None:
 def harness_slice_field(fields: list[str]) -> str:
     """The breakdown field the harness comparison is counted by, picked on the page and kept in the URL
     (`dis_hs_by`); the first field with two labels or more unless chosen. "" when no field splits the run."""
-    d = ui.view().disagree
+    d = viewstate.view().disagree
     if not fields:
         return ""
     wanted = d.get("dis_hs_by", "")
@@ -323,7 +323,7 @@ def harness_sensitivity() -> None:
         harness_names = {e.name for e in ctx.workspace.harness}
         for pf in ctx.workspace.predictions:
             if pf.run not in harness_names and pf.loaded.items:
-                overall = overall_of(ui.score(ctx.workspace, ctx.gold_key, pf, next(iter(profiles))))
+                overall = overall_of(scorer.score(ctx.workspace, ctx.gold_key, pf, next(iter(profiles))))
                 others.append((pf.run, int(overall["count"]), float(overall["accuracy"])))
     board_ = hs.ranks(pairs, others)
     if len(board_):
@@ -371,7 +371,7 @@ def sensitivity(runs, by) -> None:
     harness_sensitivity()
     st.caption("The run rescored under the other profiles: the answers whose Accuracy changes, and how far the "
                "headline scores would move if the scoring rule changed.")
-    ui.seed("dis_sens_run", runs[0])
+    viewstate.seed("dis_sens_run", runs[0])
     if st.session_state.get("dis_sens_run") not in runs:
         st.session_state["dis_sens_run"] = runs[0]
     name = st.selectbox("Run", runs, key="dis_sens_run")
@@ -381,7 +381,7 @@ def sensitivity(runs, by) -> None:
     if pf is None or not options:
         st.info("No other profile applies to this run.")
         return
-    comparisons = [compare(base, ui.score(ctx.workspace, ctx.gold_key, pf, p)) for p in options]
+    comparisons = [compare(base, scorer.score(ctx.workspace, ctx.gold_key, pf, p)) for p in options]
     board(runs, options)
     st.markdown(f"**{md_escape(name)}** under each profile")
     pct = st.column_config.NumberColumn(format="%.2f")
@@ -409,7 +409,7 @@ if an.questions.empty or not scored:
     st.info("Nothing to analyse yet: load gold questions and at least one prediction file (sidebar, Data panel). "
             "Runs with loaded scores only have no per-answer rule to explain.")
 else:
-    view = ui.view()
+    view = viewstate.view()
     d = view.disagree
     runs = pick_runs(view, scored)
     loaded = [r.name for r in an.runs if r.result is None]
@@ -429,4 +429,4 @@ else:
         question_list(frame, rows, what, runs, d)
         answerability(frame, runs, by)
         sensitivity(runs, by)
-    ui.set_view(view)
+    viewstate.set_view(view)

@@ -8,9 +8,9 @@ from dashboard.core.escape import md_escape
 from dashboard.evidence.grounding import AUTO_PAIRS
 from dashboard.evidence.panel import evidence_summary, metrics_when_read, show_evidence
 from dashboard.explorer.frames import default_runs, question_header
-from dashboard.shell import ui
+from dashboard.shell import context, output, viewstate
 
-ctx = ui.context()
+ctx = context.context()
 ws, an = ctx.workspace, ctx.analysis
 st.title("Evidence")
 
@@ -40,9 +40,9 @@ questions = ws.gold.items
 if not questions:
     st.info("No gold questions loaded: open a benchmark folder or upload gold files in the sidebar's Data panel.")
 else:
-    view = ui.view()
+    view = viewstate.view()
     ids = [q.qid for q in questions]
-    ui.seed("ev_question", view.question if view.question in ids else ids[0])
+    viewstate.seed("ev_question", view.question if view.question in ids else ids[0])
     cols = st.columns([2, 3])
     qid = cols[0].selectbox("Question", ids, key="ev_question",
                             help="The question explorer's selected question opens here too.")
@@ -54,9 +54,9 @@ else:
     q = next(x for x in questions if x.qid == qid)
     # fields that tell no question apart (MMLongBench-Doc's domain, reasoning type) are left out
     st.caption(md_escape(question_header(q, an, ("domain", "reasoning_type"), f"evidence {', '.join(q.evidence_sources) or 'none'}")))
-    ui.plain(q.question)
+    output.plain(q.question)
     st.markdown("**Gold answer**" + (" (any of)" if len(q.answers) > 1 else ""))
-    ui.plain(" | ".join(q.answers))
+    output.plain(" | ".join(q.answers))
     show_evidence(ctx, q, runs)
     annotations.annotate(ctx, q, runs, "ev")
 

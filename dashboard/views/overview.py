@@ -22,7 +22,7 @@ from dashboard.evidence.grounding import AUTO_PAIRS, LOCATION_ORDER, location_br
 from dashboard.evidence.locate_panel import locate_first, questions_of_runs
 from dashboard.evidence.panel import evidence_metrics, evidence_metrics_ready
 from dashboard.overview import charts
-from dashboard.shell import ui
+from dashboard.shell import context, viewstate
 from dashboard.weak import saved as saved_slices
 from dashboard.weak import saved_panel
 from scoring.profiles import PROFILES, get_profile
@@ -40,7 +40,7 @@ EXPLAINED = {  # Accuracy's is the profile's (scoring.profiles.Profile.accuracy_
     "anls": ("1 − the edit distance between answer and gold, relative to the longer one; 0 when too far off.",
              "Rewards answers spelled almost right (OCR slips), nothing for a different answer."),
 }
-DATA_PAGE = ui.QUESTIONS_PAGE.parent / "data.py"
+DATA_PAGE = viewstate.QUESTIONS_PAGE.parent / "data.py"
 EVIDENCE_ON = "lens_evidence_on"  # the user asked for the evidence metrics (here, or the explorer's switch)
 LOCATION_MEMO = "lens_location_memo"  # (metrics table, runs) -> (location breakdown, run rates), for reruns
 PCT = "percent"
@@ -59,7 +59,7 @@ RATE_COLUMNS = {  # run_rates column -> (header, help)
                                       "document whose gold names no evidence page (as DocVQA's)"),
 }
 
-ctx = ui.context()
+ctx = context.context()
 an = ctx.analysis
 ACC_HELP = get_profile(ctx.profile).accuracy_help[1]  # what Accuracy rewards under the profile in force
 if PAGE_CATEGORY in an.questions.columns:  # MMLongBench-Doc: its page categories, a question in each that applies
@@ -83,7 +83,7 @@ def show(fig, key: str) -> None:
         if chosen is not None:
             saved_panel.open_saved(chosen, hit[0])
     elif hit:
-        ui.open_slice(*hit)
+        viewstate.open_slice(*hit)
 
 
 def metrics_explained() -> None:
@@ -214,16 +214,16 @@ def chart_runs(v, board_runs: list[str], metric: str) -> list[str]:
 
 
 def overview() -> None:
-    v = ui.view()
-    ui.warn_missing_runs(an.run_names)
+    v = viewstate.view()
+    viewstate.warn_missing_runs(an.run_names)
     loaded = [r.name for r in an.runs if r.source == OFFICIAL]
-    ui.seed("ov_hide_loaded", v.hide_loaded)
+    viewstate.seed("ov_hide_loaded", v.hide_loaded)
     v.hide_loaded = bool(loaded) and st.session_state["ov_hide_loaded"]  # the toggle sits below the board
     leaderboard(v, loaded)
     board_runs = [r for r in an.leaderboard()["Run"] if not (v.hide_loaded and r in loaded)]
     metrics_explained()
 
-    ui.seed("ov_metric", v.metric)
+    viewstate.seed("ov_metric", v.metric)
     metric = st.segmented_control("Metric", METRICS, format_func=METRIC_LABELS.__getitem__, key="ov_metric") or "accuracy"
     v.metric = metric
     runs = chart_runs(v, board_runs, metric)
@@ -232,7 +232,7 @@ def overview() -> None:
         pick_run = st.session_state.get("ov_pick_run")
         if pick_run is None:
             v.runs = list(runs)
-        ui.open_slice(pick_run, st.session_state["ov_pick_field"], st.session_state["ov_pick_label"])
+        viewstate.open_slice(pick_run, st.session_state["ov_pick_field"], st.session_state["ov_pick_label"])
     if not runs:
         st.info("Pick at least one run to draw the charts.")
         return
@@ -265,7 +265,7 @@ def overview() -> None:
             if st.button("Show these questions", icon=":material/arrow_forward:", key="ov_show"):  # opened above, early
                 if run is None:
                     v.runs = list(runs)
-                ui.open_slice(run, field_name, label)
+                viewstate.open_slice(run, field_name, label)
     _after_charts(runs, marked, heatmaps + breakdowns)
 
 
@@ -279,7 +279,7 @@ def breakdown_tabs(v, breakdowns: tuple[str, ...], metric: str, runs: list[str],
     # Only the open tab's chart is built and sent (a tab switch reruns): building and drawing all
     # seven bar charts took most of every overview rerun (bench/bench_dashboard.py).
     labels = {field_label(n): n for n in breakdowns}
-    ui.seed("ov_tab", field_label(v.tab) if v.tab in breakdowns else field_label(breakdowns[0]))
+    viewstate.seed("ov_tab", field_label(v.tab) if v.tab in breakdowns else field_label(breakdowns[0]))
     tabs = st.tabs(list(labels), key="ov_tab", on_change="rerun")
     current = labels.get(st.session_state.get("ov_tab", ""), breakdowns[0])
     v.tab = "" if current == breakdowns[0] else current
@@ -365,7 +365,7 @@ def located_answers(runs: list[str], marked: set[str]) -> None:
         run = c1.selectbox("Run", list(rates["run"]), key="ov_loc_run")
         where = c2.selectbox("Answer location", LOCATION_ORDER, format_func=location_label, key="ov_loc_where")
         if st.button("Show these answers", icon=":material/arrow_forward:", key="ov_loc_open"):
-            ui.open_slice(run, LOCATION_FIELD, where)
+            viewstate.open_slice(run, LOCATION_FIELD, where)
 
 
 def no_gold_reason() -> str:

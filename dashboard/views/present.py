@@ -7,7 +7,7 @@ from dashboard.compare import charts
 from dashboard.compare import frames as C
 from dashboard.compare import panel as P
 from dashboard.core.escape import md_escape
-from dashboard.shell import ui
+from dashboard.shell import context, viewstate
 from dashboard.weak import charts as weak_charts
 from dashboard.weak import frames as W
 from dashboard.weak import panel as weak_panel
@@ -16,9 +16,9 @@ from dashboard.weak import saved_panel
 SLIDES = 5
 HEIGHT = 600  # px of each slide's chart
 FONT_SCALE = 17 / 12  # the slides' font against the charts' own: rows grow with it, so every label fits
-ctx = ui.context()
+ctx = context.context()
 an = ctx.analysis
-state = ui.view().compare
+state = viewstate.view().compare
 
 # Our own style only (no user data): hide the sidebar, its toggle and the toolbar; larger type.
 st.html("""<style>

@@ -32,7 +32,7 @@ from dashboard.explorer.frames import (
     run_column,
     with_run_columns,
 )
-from dashboard.shell import ui
+from dashboard.shell import context, output, viewstate
 from dashboard.weak import saved as saved_slices
 from dashboard.weak import saved_panel
 from scoring.metrics import answer_type, judge
@@ -53,7 +53,7 @@ EVIDENCE_HELP = {"Pages P": "Page precision: the share of the pages this run cit
                  "Pages R": "Page recall: the share of the gold evidence pages this run cites",
                  "Ground.": "Grounding: the share of the gold's boxes matched by a box this run cites (ParseBench's rule)"}
 
-ctx = ui.context()
+ctx = context.context()
 an = ctx.analysis
 ACC_HELP = get_profile(ctx.profile).accuracy_help[1]  # what Accuracy is under the profile in force
 st.title("Question explorer")
@@ -95,18 +95,18 @@ def filters(v: View):
     with st.expander("Filters", expanded=False, icon=":material/filter_list:"):
         cols = st.columns(4)
         for k, (name, values) in enumerate(filter_options(an, v).items()):  # one-valued fields offer nothing
-            ui.seed(f"x_f.{name}", [x for x in v.filters.get(name, []) if x in values])
+            viewstate.seed(f"x_f.{name}", [x for x in v.filters.get(name, []) if x in values])
             chosen[name] = cols[k % 4].multiselect(field_label(name), values, key=f"x_f.{name}", placeholder="any")
         cols = st.columns(4)
         for col, metric in zip(cols, METRICS):
-            ui.seed(f"x_r.{metric}", v.ranges.get(metric, (0, 100)))
+            viewstate.seed(f"x_r.{metric}", v.ranges.get(metric, (0, 100)))
             # a range slider: its state was seeded with a (low, high) pair (Streamlit types a slider without
             # `value` as one number)
             low, high = cast("tuple[int, int]", col.slider(f"{METRIC_LABELS[metric]} (%)", 0, 100, key=f"x_r.{metric}"))
             ranges[metric] = (low, high)
-        ui.seed("x_status", [s for s in v.status if s in statuses])
+        viewstate.seed("x_status", [s for s in v.status if s in statuses])
         status = cols[3].multiselect("Status (any chosen run)", statuses, key="x_status", placeholder="any")
-        ui.seed("x_location", [x for x in v.location if x in LOCATION_ORDER])
+        viewstate.seed("x_location", [x for x in v.location if x in LOCATION_ORDER])
         location = st.columns([2, 1])[0].multiselect(
             "Answer location (any chosen run)", list(LOCATION_ORDER), key="x_location", placeholder="any",
             format_func=location_label,
@@ -115,7 +115,7 @@ def filters(v: View):
                  "extraction failed (Fail to answer), or not searched (an empty answer, a choice letter, a page image "
                  "without text). Searches the documents.")
         annotations.explorer_filter(ctx, v)  # tags, untagged, has a note (the view's `tag` and `note`)
-        ui.seed("x_match", v.match)
+        viewstate.seed("x_match", v.match)
         match = cols[3].segmented_control(
             "Score ranges must hold for", ["every", "any"], key="x_match",
             format_func={"every": "every chosen run", "any": "any chosen run"}.__getitem__,
@@ -158,7 +158,7 @@ def evidence_switch(v: View):
     (on by default up to AUTO_PAIRS question × run pairs, else on request) or for the answer-location
     filter. Returns (metrics table or None, whether to show the columns)."""
     pairs = len(ctx.workspace.gold.items) * len(an.runs)
-    ui.seed("x_evidence", st.session_state.get(EVIDENCE_ON, pairs <= AUTO_PAIRS))
+    viewstate.seed("x_evidence", st.session_state.get(EVIDENCE_ON, pairs <= AUTO_PAIRS))
     show = st.toggle("Evidence columns per run", key="x_evidence", on_change=_remember_switch,
                      help="Page precision and recall (cited pages against the gold evidence pages), grounding (cited "
                           "boxes against the gold's boxes) and where the answer appears. Computing them searches every "
@@ -209,7 +209,7 @@ def table(v: View, count, ev: pd.DataFrame | None, show_evidence_columns: bool) 
     key = "x_table_" + hashlib.sha256(state.encode()).hexdigest()[:12]
     ids = list(frame["question_id"])
     if v.question in ids:
-        ui.seed(key, {"selection": {"rows": [ids.index(v.question)], "columns": [], "cells": []}})
+        viewstate.seed(key, {"selection": {"rows": [ids.index(v.question)], "columns": [], "cells": []}})
     shown = grouped(clipped(frame), v.runs)
     height = min(MAX_TABLE_PX, ROW_PX * (len(frame) + 2) + 3)  # two header rows, then the rows
     event = st.dataframe(shown, key=key, on_select="rerun", selection_mode="single-row", hide_index=True,
@@ -253,7 +253,7 @@ def evidence(q: GoldQuestion) -> None:
             if item.source_type:
                 where += f" · {item.source_type}"
             st.caption(md_escape(where))
-            ui.plain(item.quote, empty="(no quote text)", name=f"evidence_{k + 1}", key=f"dl_evidence_{k}")
+            output.plain(item.quote, empty="(no quote text)", name=f"evidence_{k + 1}", key=f"dl_evidence_{k}")
     elif q.evidence_pages:
         st.markdown("**Gold evidence**")
         st.caption(md_escape("Pages (no quotes in the gold): " + "; ".join(
@@ -299,15 +299,15 @@ def run_detail(name: str, q: GoldQuestion) -> None:
         st.metric("Status", status, width="content")
     extras = _extras(name, q.qid)
     if extras is None:
-        ui.plain(answer, empty="(no prediction text)", name=f"{name}-{q.qid}", key=f"dl_answer_{name}")
+        output.plain(answer, empty="(no prediction text)", name=f"{name}-{q.qid}", key=f"dl_answer_{name}")
     else:  # a result file with the raw response beside the extracted answer that was scored (MMLongBench-Doc)
         left, right = st.columns(2)
         with left:
             st.caption("Scored answer (`pred`, extracted from the response)")
-            ui.plain(answer, empty="(no prediction text)", name=f"{name}-{q.qid}", key=f"dl_answer_{name}")
+            output.plain(answer, empty="(no prediction text)", name=f"{name}-{q.qid}", key=f"dl_answer_{name}")
         with right:
             st.caption("Raw response (`response`)")
-            ui.plain(to_str(extras.response), empty="(no response)", name=f"{name}-{q.qid}-response",
+            output.plain(to_str(extras.response), empty="(no response)", name=f"{name}-{q.qid}-response",
                      key=f"dl_response_{name}")
         score = scored.accuracy
         if extraction_miss(q.metadata.get("answer", q.gold_answer), q.raw_format, extras.response, score):
@@ -341,11 +341,11 @@ def detail(q: GoldQuestion, runs: list[str]) -> None:
     st.divider()
     st.subheader("Question detail")
     st.caption(md_escape(question_header(q, an)))  # fields that tell no question apart are left out
-    ui.plain(q.question, name="question", key="dl_question")
+    output.plain(q.question, name="question", key="dl_question")
     st.markdown("**Gold answer**")
     if q.gold_problem:  # null or NaN in the gold file: kept and scored, but no right answer can match it
         st.warning(md_escape(gold_mark(q, ctx.workspace.label)), icon=":material/rule:")
-    ui.plain(q.gold_answer, name="gold", key="dl_gold")
+    output.plain(q.gold_answer, name="gold", key="dl_gold")
     st.caption(md_escape(f"format {q.answer_format} · rule {q.verification_rule or 'none'} · "
                          f"scored as {answer_type(q.answer_format, q.verification_rule)}"))
     evidence(q)
@@ -366,10 +366,10 @@ if an.questions.empty or not an.runs:
     st.info("Nothing to explore yet: load gold questions and at least one run (sidebar, Data panel). "
             "The Data page shows what was found.")
 else:
-    ui.warn_missing_runs(an.run_names)
-    view, count = filters(saved_panel.apply_from_view(ctx, ui.view()))  # a link's ?slice=NAME: its filters
+    viewstate.warn_missing_runs(an.run_names)
+    view, count = filters(saved_panel.apply_from_view(ctx, viewstate.view()))  # a link's ?slice=NAME: its filters
     view = saved_panel.keep_name(view, ctx)  # the name stays in the URL while the filters are the slice's
-    ui.set_view(view)
+    viewstate.set_view(view)
     with st.expander("Saved slices: save these filters under a name, open or delete a saved one",
                      icon=":material/bookmarks:"):
         definition, left_out = saved_slices.definition_from_view(view)

@@ -8,13 +8,13 @@ import streamlit as st
 
 from dashboard.compare import panel as compare_panel
 from dashboard.core.escape import md_escape
-from dashboard.shell import ui
+from dashboard.shell import context, viewstate
 from dashboard.weak import panel as P
 from dashboard.weak import saved as S
 from dashboard.weak import saved_panel
 from scoring.registry import METRICS
 
-ctx = ui.context()
+ctx = context.context()
 an = ctx.analysis
 st.title("Weak slices")
 
@@ -23,13 +23,13 @@ if an.questions.empty or not an.ranked_names:
             "benchmark's runs/ folder, or upload them in the sidebar's Data panel; the Data page lists what was found.")
 else:
     runs = compare_panel.runs_by_accuracy(an)
-    state = ui.view().weak
-    ui.seed("weak_run", state.get("wk_run") if state.get("wk_run") in runs else runs[0])
+    state = viewstate.view().weak
+    viewstate.seed("weak_run", state.get("wk_run") if state.get("wk_run") in runs else runs[0])
     if st.session_state.get("weak_run") not in runs:
         st.session_state["weak_run"] = runs[0]
     if state.get("wk_base") in runs and state.get("wk_base") != st.session_state["weak_run"]:
-        ui.seed("weak_base", state["wk_base"])
-    ui.seed("weak_metric", state.get("wk_metric") if state.get("wk_metric") in METRICS else "accuracy")
+        viewstate.seed("weak_base", state["wk_base"])
+    viewstate.seed("weak_metric", state.get("wk_metric") if state.get("wk_metric") in METRICS else "accuracy")
     run, baseline, metric, settings = P.pickers(runs)
     state.clear()
     state.update({"wk_run": run, "wk_base": baseline, "wk_metric": "" if metric == "accuracy" else metric})

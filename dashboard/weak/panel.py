@@ -13,7 +13,7 @@ import streamlit as st
 from dashboard.core.bounded import Bounded
 from dashboard.core.escape import md_escape
 from dashboard.core.samples import campaign_offer
-from dashboard.shell import ui
+from dashboard.shell import viewstate
 from dashboard.weak import charts
 from dashboard.weak import frames as W
 from scoring.registry import METRIC_LABELS, METRICS
@@ -103,7 +103,7 @@ def show(result: SliceSearch, run: str, baseline: str, metric: str, saved=None) 
         where = "this run is weaker than the rest" if not baseline else "this run lost more to the baseline than elsewhere"
         st.info(f"Not enough evidence: no slice where {where} beyond chance "
                 f"({result.tested:,} slices tested, {result.units:,} {result.unit}s as the unit).")
-        if result.tested == 0 and (offer := campaign_offer("weak", ui.view().data)):  # no slice had the documents
+        if result.tested == 0 and (offer := campaign_offer("weak", viewstate.view().data)):  # no slice had the documents
             st.markdown(offer)  # the app's own sentence and link (dashboard/core/samples.py)
         return
     shown = [c for c in W.TABLE_COLUMNS if c != "Gap (pp)"]  # the interval's text leads with it

@@ -22,11 +22,11 @@ from dashboard.annotations.db import AnnotationsUnavailable, Conflict, InvalidIn
 from dashboard.core.bounded import Bounded
 from dashboard.core.escape import md_escape
 from dashboard.core.links import SAVED_KEY, View
-from dashboard.shell import ui
+from dashboard.shell import output, viewstate
 from dashboard.weak import saved as S
 
 APPLIED = "lens_saved_applied"  # the saved slice whose filters the explorer last applied from the view
-EXPLORER_PREFIX = ui.EXPLORER_PREFIX
+EXPLORER_PREFIX = viewstate.EXPLORER_PREFIX
 
 
 def saved_slices(ctx) -> list[SavedSlice]:
@@ -125,7 +125,7 @@ def save_form(ctx, definition: Mapping[str, Sequence[str]], key: str, *, left_ou
         st.error(md_escape(c.message), icon=":material/sync_problem:")
         return None
     except (InvalidInput, AnnotationsUnavailable) as exc:
-        ui.show_error(exc)
+        output.show_error(exc)
         return None
     st.success(md_escape(f"Saved slice “{made.name}” ({made.describe()})" + (", replacing the one of that name." if old else ".")),
                icon=":material/bookmark:")
@@ -134,11 +134,11 @@ def save_form(ctx, definition: Mapping[str, Sequence[str]], key: str, *, left_ou
 
 def open_saved(s: SavedSlice, run: str | None = None) -> None:
     """Open the question explorer on a saved slice's filters (its widgets reseeded from the view)."""
-    ui.set_view(S.view_of(ui.view(), s, run))
+    viewstate.set_view(S.view_of(viewstate.view(), s, run))
     st.session_state[APPLIED] = s.name
     for key in [k for k in st.session_state if str(k).startswith(EXPLORER_PREFIX)]:
         del st.session_state[key]
-    ui.switch_to(ui.QUESTIONS_PAGE)
+    viewstate.switch_to(viewstate.QUESTIONS_PAGE)
 
 
 def apply_from_view(ctx, view: View) -> View:
@@ -152,12 +152,12 @@ def apply_from_view(ctx, view: View) -> View:
         st.warning(md_escape(f"No saved slice named “{view.saved}” in this benchmark's annotations: the filters are "
                              "as the rest of the link says."), icon=":material/bookmark_remove:")
         new = replace(view, saved="")
-        ui.set_view(new)
+        viewstate.set_view(new)
         return new
     new = S.view_of(view, s)
     for key in [k for k in st.session_state if str(k).startswith(EXPLORER_PREFIX)]:
         del st.session_state[key]
-    ui.set_view(new)
+    viewstate.set_view(new)
     return new
 
 
@@ -195,7 +195,7 @@ def manage(ctx, key: str, run: str | None = None) -> None:
         except Conflict as c:
             st.error(md_escape(c.message), icon=":material/sync_problem:")
         except (InvalidInput, AnnotationsUnavailable) as exc:
-            ui.show_error(exc)
+            output.show_error(exc)
         else:
             st.toast(md_escape(f"Deleted the saved slice “{chosen.name}”."), icon=":material/check:")
             st.rerun()

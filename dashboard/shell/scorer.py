@@ -1,0 +1,131 @@
+"""Scoring a session's runs: each prediction file scored with a profile, from memory, from the
+Parquet store on disk (dashboard/core/store.py) or computed on the shared pool, with a progress bar
+shown once the work takes longer than a moment."""
+
+from __future__ import annotations
+
+import time
+
+import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
+
+from dashboard.core import store
+from dashboard.core.analysis import OFFICIAL, RECOMPUTED, Run
+from dashboard.core.escape import md_escape
+from dashboard.core.goldkey import salted
+from dashboard.core.paths import Sources
+from dashboard.data.workspace import PredictionFile, Workspace
+from dashboard.shell import cache
+from dashboard.shell.context import CONTEXT
+from scoring.evaluate import RunResult
+from scoring.runner import score_runs
+
+PROFILE_NOTE = "lens_profile_note"  # the sidebar placeholder under the profile picker
+PROGRESS_DELAY = 0.25  # s of scoring before a progress bar is shown
+
+
+def sources_key(src: Sources) -> tuple:
+    return (str(src.benchmark), tuple(map(str, src.runs)), tuple(map(str, src.scores)), tuple(map(str, src.gold)),
+            str(src.documents), src.labels, src.task)
+
+
+def score(ws: Workspace, gold_key: tuple, pf: PredictionFile, profile: str, bar=None) -> RunResult:
+    """A prediction file scored with a profile: cached by file content and profile; computed with a
+    progress bar showing questions done / total (`bar`: a `_Progress`, or None for a bar of its own)."""
+    key = (gold_key, pf.sha256, pf.run, profile)
+    result = cache.scored(key) or _stored(ws, gold_key, pf, profile)
+    if result is None:
+        own = bar is None
+        bar = bar or _Progress(st.empty(), profile, len(ws.gold.items), stale=False)
+        label = md_escape(pf.run)
+
+        bar.update(label, 0, len(ws.gold.items))
+        # the shared pool (scoring/runner.py): no new pool per run, no streamlit in the workers
+        _, result = next(score_runs(ws.gold.items, [(pf.run, pf.loaded.items)], profile=profile))
+        bar.finish_run(len(ws.gold.items))
+        store.save_run(cache.score_store(), _store_key(ws, gold_key, pf, profile), result)
+        cache.remember(key, result)
+        if own:
+            bar.close()
+    return result
+
+
+def _store_key(ws: Workspace, gold_key: tuple, pf: PredictionFile, profile: str) -> str:
+    return store.run_key(salted(store.files_sha256(ws.discovery.gold, gold_key), gold_key), pf.sha256, profile)
+
+
+def _stored(ws: Workspace, gold_key: tuple, pf: PredictionFile, profile: str) -> RunResult | None:
+    """The run from the Parquet cache on disk (dashboard/core/store.py), remembered in memory too."""
+    if not pf.sha256:
+        return None
+    result = store.load_run(cache.score_store(), _store_key(ws, gold_key, pf, profile), ws.gold.items,
+                            pf.loaded.items, profile, pf.run)
+    if result is not None:
+        cache.remember((gold_key, pf.sha256, pf.run, profile), result)
+    return result
+
+
+class _Progress:
+    """The progress of scoring one or more runs, drawn into `slot` only once the work has taken
+    longer than a moment (PROGRESS_DELAY), so that a quick rescoring does not flash a bar. While it
+    is shown, the page says the numbers below are from before the profile change."""
+
+    def __init__(self, slot, profile: str, total: int, stale: bool = True) -> None:
+        self.slot, self.profile, self.total, self.stale = slot, profile, max(1, total), stale
+        self.base = 0  # questions of the runs already scored
+        self.started = time.monotonic()
+        self.bar: DeltaGenerator | None = None  # drawn after PROGRESS_DELAY
+
+    def update(self, label: str, done: int, total: int) -> None:
+        if self.bar is None:
+            if time.monotonic() - self.started < PROGRESS_DELAY:
+                return
+            box = self.slot.container()
+            if self.stale:
+                box.caption(f"Recomputing under profile **{self.profile}**… until this bar completes, the numbers "
+                            "below are from before the change.")
+                note = st.session_state.get(PROFILE_NOTE)
+                if note is not None:
+                    note.caption(f"Recomputing under {self.profile}…")
+            self.bar = box.progress(0.0)
+        frac = min(1.0, (self.base + done) / self.total)
+        self.bar.progress(frac, text=f"Scoring {label} with {self.profile}: {done} / {total} questions")
+
+    def finish_run(self, total: int) -> None:
+        self.base += total
+
+    def close(self) -> None:
+        self.slot.empty()
+        note = st.session_state.get(PROFILE_NOTE)
+        if self.stale and note is not None:
+            note.empty()
+
+
+def scored_runs(ws: Workspace, gold_key: tuple, profile: str, slot=None) -> list[Run]:
+    official = ws.official()
+    runs: list[Run] = []
+    scorable = [pf for pf in ws.predictions if pf.loaded.items] if ws.gold.items else []
+    todo = [pf for pf in scorable if cache.scored((gold_key, pf.sha256, pf.run, profile)) is None]
+    todo = [pf for pf in todo if _stored(ws, gold_key, pf, profile) is None]
+    # a first load has no numbers "from before" to warn about
+    stale = CONTEXT in st.session_state
+    bar = _Progress(slot or st.empty(), profile, len(ws.gold.items) * len(todo), stale=stale) if todo else None
+    if bar is not None:  # runs left (todo): every one on the shared worker pool (both cores); the bar moves per chunk and per run
+        labels = [md_escape(f"{pf.run} (run {k + 1} of {len(todo)})") for k, pf in enumerate(todo)]
+        batch = [(pf.run, pf.loaded.items) for pf in todo]
+        for i, result in score_runs(ws.gold.items, batch, profile=profile,
+                                    progress=lambda k, done, total: bar.update(labels[k], done, total)):
+            pf = todo[i]
+            store.save_run(cache.score_store(), _store_key(ws, gold_key, pf, profile), result)
+            cache.remember((gold_key, pf.sha256, pf.run, profile), result)
+            bar.finish_run(len(ws.gold.items))
+    for pf in scorable:
+        result = score(ws, gold_key, pf, profile, bar)
+        runs.append(Run(pf.run, RECOMPUTED, ws.label(str(pf.path)), result, official.get(pf.run, []), pf.origin))
+    if bar is not None:
+        bar.close()
+    names = {r.name for r in runs}
+    for system, rows in official.items():
+        if system not in names:
+            runs.append(Run(system, OFFICIAL, ws.label(rows[0].file), None, rows))
+    return runs
