@@ -6,6 +6,8 @@ winner's), both get the same result, and a third process reads that entry withou
 from __future__ import annotations
 
 import multiprocessing
+import sys
+import types
 from pathlib import Path
 
 import pytest
@@ -54,6 +56,13 @@ def run_servers(count: int, root: Path, marker: Path, barrier) -> list[dict]:
         p.join(HANG_GUARD)
         assert p.exitcode == 0
     return results
+
+
+@pytest.fixture(autouse=True)
+def plain_main(monkeypatch):
+    """A spawned process imports the parent's __main__ again; after an AppTest in the same session
+    that is the app's script, so the children are given an empty one instead."""
+    monkeypatch.setitem(sys.modules, "__main__", types.ModuleType("__main__"))
 
 
 @pytest.mark.parametrize("rounds", [3])

@@ -856,9 +856,16 @@ def _row_name(kind: str, row: Sequence[Any], keys: tuple[int, ...]) -> str:
 
 
 def _note_ok(r: Sequence[Any]) -> bool:
-    """The common case checked quickly (20,000 notes are read on every overview)."""
-    return (type(r[1]) is str and type(r[2]) is str and type(r[3]) is str and type(r[4]) is str and type(r[5]) is str
-            and type(r[8]) is int and r[8] >= 1 and _fits("time", r[6]) and _fits("time", r[7]) and _fits("tags", r[9]))
+    """A note row without damage (`_damage(_NOTE_SPEC, r) is None`), the common case checked
+    quickly -- 20,000 notes are read on every overview: times in the shape this code stores them
+    (their digits not read); any other row is read fully by `_damage`."""
+    c, u = r[6], r[7]
+    if (type(r[1]) is str and type(r[2]) is str and type(r[3]) is str and type(r[4]) is str and type(r[5]) is str
+            and type(r[8]) is int and r[8] >= 1 and (r[9] is None or type(r[9]) is str)
+            and type(c) is str and len(c) == 27 and c[26] == "Z" and c[10] == "T" and c[19] == "."
+            and type(u) is str and len(u) == 27 and u[26] == "Z" and u[10] == "T" and u[19] == "."):
+        return True
+    return _damage(_NOTE_SPEC, r) is None
 
 
 def _tolerant_retry(method: Callable[..., Any]) -> Callable[..., Any]:
@@ -1234,7 +1241,7 @@ class AnnotationStore:
         """Rows of `_select_notes` as (id, key, Note), the Note None for a damaged row (named in `bad`)."""
         out: list[tuple[int, Any, Note | None]] = []
         for r in rows:
-            if _note_ok(r) and type(r[0]) is int:
+            if _note_ok(r):
                 out.append((r[0], (r[1], r[2], r[3]), Note(r[1], r[2], r[3], r[4], tuple(sorted(r[9].split(","))) if r[9] else (),
                                                           r[5], r[6], r[7], r[8])))
                 continue
@@ -1243,9 +1250,17 @@ class AnnotationStore:
             out.append((r[0], (r[1], r[2], r[3]), None))
         return out
 
-    def _notes_of(self, rows: Iterable[Sequence[Any]], bad: list[str] | None = None) -> list[tuple[int, Note]]:
+    @staticmethod
+    def _notes_of(rows: Iterable[Sequence[Any]], bad: list[str] | None = None) -> list[tuple[int, Note]]:
         """Rows of `_select_notes` as (id, Note); damaged rows left out (and named in `bad`)."""
-        return [(i, n) for i, _, n in self._note_rows(rows, bad) if n is not None]
+        out = []
+        for r in rows:
+            if _note_ok(r):
+                out.append((r[0], Note(r[1], r[2], r[3], r[4], tuple(sorted(r[9].split(","))) if r[9] else (),
+                                       r[5], r[6], r[7], r[8])))
+            elif bad is not None:
+                bad.append(f"{_row_name('note', r, (2, 3))} (row {r[0]}): {_damage(_NOTE_SPEC, r)}")
+        return out
 
     @staticmethod
     def _correction(row: Sequence[Any]) -> Correction:
