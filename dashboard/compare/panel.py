@@ -27,6 +27,7 @@ from dashboard.core.links import field_label
 from dashboard.core.samples import CAMPAIGN_PAIR, campaign_offer
 from dashboard.core.textdiff import char_diff, diff_text
 from dashboard.shell import cache, output, viewstate
+from dashboard.shell.context import Context
 from dashboard.weak import frames as W
 from dashboard.weak import panel as weak_panel
 from dashboard.weak import saved_panel
@@ -281,7 +282,7 @@ def choose_slice(state: MutableMapping[str, str], field_name: str, label: str, f
     st.session_state.pop("cmp_q_pick", None)
 
 
-def flips_section(an, pairs: pd.DataFrame, a: str, b: str, state: MutableMapping[str, str], ctx,
+def flips_section(an, pairs: pd.DataFrame, a: str, b: str, state: MutableMapping[str, str], ctx: Context,
                   with_fields: pd.DataFrame | None = None) -> None:
     """The flip table per slice (`with_fields`: the question frame with the saved slices' field), a
     cell's questions and one question side by side."""
@@ -332,7 +333,7 @@ def flips_section(an, pairs: pd.DataFrame, a: str, b: str, state: MutableMapping
     questions(an, cell, a, b, state, ctx)
 
 
-def questions(an, cell: pd.DataFrame, a: str, b: str, state: MutableMapping[str, str], ctx) -> None:
+def questions(an, cell: pd.DataFrame, a: str, b: str, state: MutableMapping[str, str], ctx: Context) -> None:
     q = an.questions.reindex(cell.index)
     table = pd.DataFrame({
         "question_id": cell.index, "outcome": cell["flip"].values, "question": q["question"].values, "gold": q["gold"].values,
@@ -366,7 +367,7 @@ def questions(an, cell: pd.DataFrame, a: str, b: str, state: MutableMapping[str,
         detail(an, cell.loc[qid], qid, a, b, ctx)
 
 
-def detail(an, row: pd.Series, qid: str, a: str, b: str, ctx) -> None:
+def detail(an, row: pd.Series, qid: str, a: str, b: str, ctx: Context) -> None:
     """One question, A and B side by side: answers as plain text, a character diff, the three scores,
     the evidence page (dashboard/evidence/panel.py)."""
     q = an.questions.loc[qid]
@@ -510,7 +511,7 @@ def pair_slices_table(result, run: str, baseline: str, saved=None) -> pd.DataFra
     return table[["Rank", "Conditions", "Questions", "Documents", W.INTERVAL, "q", "Open in explorer"]]
 
 
-def where_worse_better(ctx, an, a: str, b: str, state: MutableMapping[str, str], questions: pd.DataFrame) -> None:
+def where_worse_better(ctx: Context, an, a: str, b: str, state: MutableMapping[str, str], questions: pd.DataFrame) -> None:
     """"Where did A get worse / better": the finder in pair mode (dashboard/weak), A − B (slices where
     A lost more to B than elsewhere) and B − A (where A gained more), computed on request with a
     progress bar and kept in the Weak slices page's store; the top slices with their intervals by

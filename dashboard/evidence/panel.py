@@ -30,6 +30,7 @@ from dashboard.evidence.locate import (
 )
 from dashboard.evidence.render import SWATCHES, ZOOMS, Rendered, draw_overlay, page_figure, render_page
 from dashboard.shell import cache, context, viewstate
+from dashboard.shell.context import Context
 from scoring.model import DocRef, GoldQuestion, Prediction
 
 THUMBS = 2  # neighbouring pages shown on each side
@@ -41,7 +42,7 @@ LINKED_PAGE = PREFIX + "linked_page"  # (question, document) whose page the view
 DEFAULT_ZOOM = 1.5
 
 
-def run_predictions(ctx, runs: list[str], qid: str) -> dict[str, Prediction | None]:
+def run_predictions(ctx: Context, runs: list[str], qid: str) -> dict[str, Prediction | None]:
     """Each run's prediction of one question: the parsed row of a scored prediction file (with its
     cited evidence), or the text of an official score row."""
     out: dict[str, Prediction | None] = {}
@@ -108,7 +109,7 @@ def _doc_label(ref: DocRef, found: bool) -> str:
     return f"{ref.document_id} ({what}{'' if found else ', missing'})"
 
 
-def show_evidence(ctx, question: GoldQuestion, runs: list[str]) -> None:
+def show_evidence(ctx: Context, question: GoldQuestion, runs: list[str]) -> None:
     """The evidence viewer for one question and the chosen runs."""
     ws = ctx.workspace
     paths = question_paths(question, ws.locations, ws.discovery.benchmark, ws.discovery.docs_dir)
@@ -333,7 +334,7 @@ def _answers_when_read(q: GoldQuestion, runs: list[str], preds: dict, paths: dic
 BACKGROUND_DOCS = 16  # documents read in the background for the metrics at most (pdf.py keeps 16 whole texts)
 
 
-def documents_read(ctx) -> bool:
+def documents_read(ctx: Context) -> bool:
     """Whether every located document of the context has its whole text read, as the evidence
     metrics need it; if not, their reading is started in the background (the answer search's jobs,
     one per document). More than BACKGROUND_DOCS documents (more than memory keeps of whole texts):
@@ -342,7 +343,7 @@ def documents_read(ctx) -> bool:
     return jobs is None or not any(j.running for j in jobs.values())
 
 
-def _metric_jobs(ctx) -> dict[Path, ocr.Job] | None:
+def _metric_jobs(ctx: Context) -> dict[Path, ocr.Job] | None:
     ws = ctx.workspace
     paths = list(dict.fromkeys(loc.path for loc in ws.locations.values() if getattr(loc, "path", None) is not None))
     if not paths or len(paths) > BACKGROUND_DOCS or cache.evidence_metrics(_metrics_key(ctx)) is not None:
@@ -351,7 +352,7 @@ def _metric_jobs(ctx) -> dict[Path, ocr.Job] | None:
     return _text_jobs({str(p): p for p in paths})
 
 
-def metrics_when_read(ctx, draw) -> None:
+def metrics_when_read(ctx: Context, draw) -> None:
     """`draw()` (the Evidence page's metrics tables) once the context's documents are read: at once
     when they are; else a fragment polls the reading every POLL_S with a progress bar and calls
     `draw()` inside itself when it is done -- the page around it is never rerun (see
@@ -443,7 +444,7 @@ def _thumbnails(path: Path, page: int, n: int, evidence: list[int], go, key: str
 
 
 
-def all_predictions(ctx) -> dict[str, dict[str, Prediction]]:
+def all_predictions(ctx: Context) -> dict[str, dict[str, Prediction]]:
     """Each run's predictions by question id (official-only runs: their prediction text)."""
     out = {}
     for run in ctx.analysis.runs:
@@ -454,7 +455,7 @@ def all_predictions(ctx) -> dict[str, dict[str, Prediction]]:
     return out
 
 
-def _metrics_key(ctx) -> tuple:
+def _metrics_key(ctx: Context) -> tuple:
     ws, an = ctx.workspace, ctx.analysis
     located = sorted((doc, str(loc.path)) for doc, loc in ws.locations.items() if loc.path)
     return (repr(ctx.sources), ctx.gold_key, tuple((pf.run, pf.sha256) for pf in ws.predictions),
@@ -462,7 +463,7 @@ def _metrics_key(ctx) -> tuple:
             fingerprint([Path(p) for _, p in located]))
 
 
-def evidence_metrics(ctx):
+def evidence_metrics(ctx: Context):
     """dashboard.evidence.grounding.evidence_table for every run and question of the context, computed once
     per data (with a progress bar) and kept in dashboard.shell.cache: one row per (question_id, run) with
     evidence_precision, evidence_recall, grounding, answer_location, answer_pages_evidence,
@@ -497,7 +498,7 @@ def evidence_metrics(ctx):
     return table
 
 
-def evidence_metrics_ready(ctx) -> bool:
+def evidence_metrics_ready(ctx: Context) -> bool:
     """Whether evidence_metrics(ctx) is computed already (then it returns at once, without a bar)."""
     return cache.evidence_metrics(_metrics_key(ctx)) is not None
 
@@ -522,7 +523,7 @@ def _read_documents(paths: list[Path], bar) -> None:
             continue  # the search says what is wrong with it
 
 
-def evidence_summary(ctx):
+def evidence_summary(ctx: Context):
     """(per-run rates, the per question and run table with its page lists as text) of
     evidence_metrics(ctx): derived once per data and kept beside it, not on every rerun."""
     def build():

@@ -11,10 +11,11 @@ import streamlit as st
 
 from dashboard.annotations import panel as annotations_panel
 from dashboard.compare import panel as compare_panel
+from dashboard.shell.context import Context
 from dashboard.weak import saved_panel
 
 
-def report_section(ctx, order: list[str], state: MutableMapping[str, str]) -> None:
+def report_section(ctx: Context, order: list[str], state: MutableMapping[str, str]) -> None:
     from dashboard.report import build as report  # Jinja2 and the report's charts: imported on first use
 
     st.divider()

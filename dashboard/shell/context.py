@@ -5,6 +5,7 @@ about what was loaded."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Protocol
 
 import streamlit as st
 
@@ -17,6 +18,15 @@ CONTEXT = "lens_context"
 NOTIFIED = "lens_notified"  # uploaded files whose problems were announced in a toast
 
 
+class CorrectionsDone(Protocol):
+    """What applying the gold corrections did (dashboard/annotations/corrections.py CorrectionSummary,
+    declared here by shape: the shell imports no feature): whether any answer was replaced or
+    question excluded, and a sentence saying so (`str`)."""
+
+    @property
+    def changed(self) -> bool: ...
+
+
 @dataclass
 class Context:
     sources: Sources
@@ -26,7 +36,7 @@ class Context:
     gold_key: tuple
     benchmark: str = ""  # the benchmark's identity, annotations are filed under (of the gold as loaded)
     plain: tuple | None = None  # with gold corrections: (the workspace, gold key) without them
-    corrections: object = None  # with gold corrections: what they did (annotations.corrections.CorrectionSummary)
+    corrections: CorrectionsDone | None = None  # with gold corrections: what they did
 
 
 def warn_joins(an: Analysis) -> None:

@@ -23,13 +23,14 @@ from dashboard.core.bounded import Bounded
 from dashboard.core.escape import md_escape
 from dashboard.core.links import SAVED_KEY, View
 from dashboard.shell import output, viewstate
+from dashboard.shell.context import Context
 from dashboard.weak import saved as S
 
 APPLIED = "lens_saved_applied"  # the saved slice whose filters the explorer last applied from the view
 EXPLORER_PREFIX = viewstate.EXPLORER_PREFIX
 
 
-def saved_slices(ctx) -> list[SavedSlice]:
+def saved_slices(ctx: Context) -> list[SavedSlice]:
     """The open benchmark's saved slices, by name ([] when the database cannot be read)."""
     if not ctx.benchmark:
         return []
@@ -39,11 +40,11 @@ def saved_slices(ctx) -> list[SavedSlice]:
         return []
 
 
-def by_name(ctx) -> dict[str, SavedSlice]:
+def by_name(ctx: Context) -> dict[str, SavedSlice]:
     return {s.name: s for s in saved_slices(ctx)}
 
 
-def tags(ctx, runs: Sequence[str] | None = None) -> pd.Series:
+def tags(ctx: Context, runs: Sequence[str] | None = None) -> pd.Series:
     """Each question's tags (its own note's and `runs`' answers', every run's when None)."""
     return S.question_tags(notes_panel.notes(ctx), ctx.analysis.questions.index, runs)
 
@@ -51,7 +52,7 @@ def tags(ctx, runs: Sequence[str] | None = None) -> pd.Series:
 MEMBERSHIP: Bounded[pd.Series] = Bounded(16)  # (questions, slices, tags) -> each question's saved slices
 
 
-def membership(ctx, saved: Sequence[SavedSlice], tags_of: pd.Series | None = None) -> pd.Series:
+def membership(ctx: Context, saved: Sequence[SavedSlice], tags_of: pd.Series | None = None) -> pd.Series:
     """`saved.membership` of the open benchmark's questions, computed once per (questions, slices as
     saved, tags) and shared by the sessions (every page reruns it otherwise)."""
     q = ctx.analysis.questions
@@ -60,7 +61,7 @@ def membership(ctx, saved: Sequence[SavedSlice], tags_of: pd.Series | None = Non
     return MEMBERSHIP.get_or_build(key, lambda: S.membership(q, saved, tags_of))
 
 
-def saved_breakdown(ctx) -> pd.DataFrame | None:
+def saved_breakdown(ctx: Context) -> pd.DataFrame | None:
     """The overview's breakdown of the saved slices (run, label, count, metrics), None when none is saved."""
     saved = saved_slices(ctx)
     if not saved:
@@ -69,7 +70,7 @@ def saved_breakdown(ctx) -> pd.DataFrame | None:
     return S.breakdown(ctx.analysis.scores, ctx.analysis.questions, saved, t, membership(ctx, saved, t))
 
 
-def questions_with_fields(ctx, runs: Sequence[str] | None = None, with_tags: bool = False) -> pd.DataFrame:
+def questions_with_fields(ctx: Context, runs: Sequence[str] | None = None, with_tags: bool = False) -> pd.DataFrame:
     """The question frame with SAVED_FIELD when slices are saved (and, with_tags, TAG_FIELD when some
     question carries a tag); the frame itself otherwise."""
     saved = saved_slices(ctx)
@@ -87,7 +88,7 @@ def _locked() -> bool:
     return notes_panel.store().problem is not None
 
 
-def save_form(ctx, definition: Mapping[str, Sequence[str]], key: str, *, left_out: Sequence[str] = (),
+def save_form(ctx: Context, definition: Mapping[str, Sequence[str]], key: str, *, left_out: Sequence[str] = (),
               suggested: str = "", describe: str = "") -> SavedSlice | None:
     """A form saving `definition` under a name, with the session's name and a note. A name in use is
     replaced only when asked (the box ticked), from the revision just read: someone saving it in
@@ -141,7 +142,7 @@ def open_saved(s: SavedSlice, run: str | None = None) -> None:
     viewstate.switch_to(viewstate.QUESTIONS_PAGE)
 
 
-def apply_from_view(ctx, view: View) -> View:
+def apply_from_view(ctx: Context, view: View) -> View:
     """The explorer's view with the saved slice the URL names (`?slice=NAME`) applied once: its
     filters replace the view's; an unknown name is said and dropped."""
     if not view.saved or st.session_state.get(APPLIED) == view.saved:
@@ -161,7 +162,7 @@ def apply_from_view(ctx, view: View) -> View:
     return new
 
 
-def keep_name(view: View, ctx) -> View:
+def keep_name(view: View, ctx: Context) -> View:
     """The view keeps the saved slice's name (in the URL) only while its filters are the slice's."""
     if not view.saved:
         return view
@@ -171,7 +172,7 @@ def keep_name(view: View, ctx) -> View:
     return view
 
 
-def manage(ctx, key: str, run: str | None = None) -> None:
+def manage(ctx: Context, key: str, run: str | None = None) -> None:
     """Every saved slice of the benchmark: a table (name, definition, questions, who, note), and
     Open in the explorer / Delete for the one picked."""
     saved = saved_slices(ctx)
