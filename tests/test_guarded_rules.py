@@ -90,7 +90,9 @@ def _extra_fields():
 
 
 EXTRA_VALUES: dict[str, object] = {"tags": ["reasoning_error", "(untagged)"], "noted": True, "corrected": True,
-                                   "page": 55, "zoom": 200, "layers": ["Gold boxes", "a: answer"]}
+                                   "page": 55, "zoom": 200, "layers": ["Gold boxes", "a: answer"], "bench": "docvqa_val",
+                                   "evals": ["ModelA/DocVQA_VAL@T20260301-090000"], "saved": "counting over charts",
+                                   "weak": {"wk_run": "a", "wk_base": "b", "wk_metric": "anls"}}
 
 
 def test_every_field_of_a_view_survives_its_link():

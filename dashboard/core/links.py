@@ -1,6 +1,7 @@
 """The view a link restores -- runs, profile, filters, selected question, data folder -- and its
 query-string form. No streamlit here: `to_params` gives what `st.query_params.from_dict` takes,
-`from_params` reads what `st.query_params` holds (values as str or list of str).
+`from_params` reads what `st.query_params` holds (values as str or list of str). Every parameter is declared
+once, in PARAMS (the View attribute, its query key, its codec); both walk it.
 
     ?run=a&run=b&profile=xldocbench-1519&f.domain=finance_business&accuracy=0-0&match=any&status=missing&q=total&sel=q1
     ?run=a&loc=other_page&loc=not_in_document   (answer location, any chosen run: the explorer's evidence filter)
@@ -15,8 +16,9 @@ query-string form. No streamlit here: `to_params` gives what `st.query_params.fr
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from scoring.profiles import DEFAULT_PROFILE, HARNESS_PROFILES, PROFILES
 from scoring.registry import METRICS  # the pages and tables import it from here
@@ -110,6 +112,36 @@ def field_label(name: str) -> str:
     return FIELDS.get(name) or name.removeprefix(META).replace("_", " ").capitalize()
 
 
+# ----------------------------------------------------------------------------- the URL parameters
+#
+# Every part of a View that a link carries, declared once: the View attribute, its query key (or keys)
+# and the codec that writes it (only when it differs from the default, so a plain link stays short)
+# and reads it back (anything unreadable gives the default). to_params and from_params walk PARAMS;
+# the order is the order of a link's query.
+
+Params = Mapping[str, str | list[str]]
+Written = dict[str, str | list[str]]
+
+
+def _values(params: Params, key: str) -> list[str]:
+    value = params.get(key)
+    if value is None:
+        return []
+    items = [value] if isinstance(value, str) else list(value)
+    return [v for v in items if isinstance(v, str) and v != ""]
+
+
+def _first(params: Params, key: str) -> str:
+    values = _values(params, key)
+    return values[0] if values else ""
+
+
+def _count(text: str) -> int:
+    """A positive whole number of a link (page, zoom), else 0 (the default)."""
+    text = text.strip()
+    return int(text) if text.isdecimal() and text.isascii() and len(text) <= 9 else 0
+
+
 def _range_text(lo: int, hi: int) -> str:
     return f"{lo}-{hi}"
 
@@ -122,112 +154,184 @@ def _parse_range(text: str) -> tuple[int, int] | None:
     return (a, b)
 
 
-def to_params(view: View) -> dict[str, str | list[str]]:
-    """Only what differs from the default view, so a plain link stays short."""
-    out: dict[str, str | list[str]] = {}
-    if view.runs:
-        out["run"] = list(view.runs)
-    if view.profile != DEFAULT_PROFILE:
-        out["profile"] = view.profile
-    for name, values in sorted(view.filters.items()):
-        if values:
-            out[FILTER_PREFIX + name] = list(values)
+def _ranges(params: Params) -> dict[str, tuple[int, int]]:
+    out = {}
     for metric in METRICS:
-        rng = view.ranges.get(metric)
-        if rng and tuple(rng) != FULL_RANGE:
-            out[metric] = _range_text(*rng)
-    if view.ranges and view.match == "any":
-        out["match"] = "any"
-    if view.status:
-        out["status"] = list(view.status)
-    if view.location:
-        out["loc"] = list(view.location)
-    for key, value in (("q", view.search), ("sel", view.question), ("data", view.data), ("bench", view.bench),
-                       ("tab", view.tab)):
-        if value:
-            out[key] = value
-    if view.metric != "accuracy":
-        out["metric"] = view.metric
-    if view.charts is not None:
-        out["chart"] = list(view.charts) or [""]  # `chart=`: every run taken out of the charts
-    if view.hide_loaded:
-        out["loaded"] = "hide"
-    if view.tags:
-        out["tag"] = list(view.tags)
-    if view.noted:
-        out["note"] = "1"
-    if view.evals:
-        out["eval"] = list(view.evals)
-    if view.corrected:
-        out["gold"] = "corrected"
-    if view.page > 0:
-        out["page"] = str(view.page)
-    if view.zoom > 0:
-        out["zoom"] = str(view.zoom)
-    if view.layers is not None:
-        out["layer"] = list(view.layers) or [""]  # `layer=`: every layer hidden
-    if view.saved:
-        out[SAVED_KEY] = view.saved
-    out.update({k: view.compare[k] for k in COMPARE_KEYS if view.compare.get(k)})
-    out.update({k: view.weak[k] for k in WEAK_KEYS if view.weak.get(k)})
-    out.update({k: view.disagree[k] for k in DISAGREE_KEYS if view.disagree.get(k)})
+        rng = _parse_range(_first(params, metric))
+        if rng and rng != FULL_RANGE:
+            out[metric] = rng
     return out
 
 
-def _values(params: Mapping[str, str | list[str]], key: str) -> list[str]:
-    value = params.get(key)
-    if value is None:
-        return []
-    items = [value] if isinstance(value, str) else list(value)
-    return [v for v in items if isinstance(v, str) and v != ""]
+class Codec:
+    """How one View attribute is written to a link's query and read back from it."""
+
+    def write(self, key: str, value: Any, view: View) -> Written:
+        raise NotImplementedError
+
+    def read(self, key: str, params: Params) -> Any:
+        raise NotImplementedError
 
 
-def _first(params: Mapping[str, str | list[str]], key: str) -> str:
-    values = _values(params, key)
-    return values[0] if values else ""
+class Text(Codec):
+    """A string, left out when empty."""
+
+    def write(self, key: str, value: Any, view: View) -> Written:
+        return {key: value} if value else {}
+
+    def read(self, key: str, params: Params) -> Any:
+        return _first(params, key)
 
 
-def _count(text: str) -> int:
-    """A positive whole number of a link (page, zoom), else 0 (the default)."""
-    text = text.strip()
-    return int(text) if text.isdecimal() and text.isascii() and len(text) <= 9 else 0
+@dataclass(frozen=True)
+class Words(Codec):
+    """A list of strings under a repeated key, left out when empty; read back in order, repeats dropped
+    (`unique`), only those `keep` accepts."""
+    unique: bool = True
+    keep: Callable[[str], bool] | None = None
+
+    def write(self, key: str, value: Any, view: View) -> Written:
+        return {key: list(value)} if value else {}
+
+    def read(self, key: str, params: Params) -> Any:
+        values = [v for v in _values(params, key) if self.keep is None or self.keep(v)]
+        return list(dict.fromkeys(values)) if self.unique else values
+
+
+class Choices(Codec):
+    """A list that may be unset (None: the default pick) or empty (`key=` in the link, [])."""
+
+    def write(self, key: str, value: Any, view: View) -> Written:
+        return {} if value is None else {key: list(value) or [""]}
+
+    def read(self, key: str, params: Params) -> Any:
+        return list(dict.fromkeys(_values(params, key))) if key in params else None
+
+
+@dataclass(frozen=True)
+class OneOf(Codec):
+    """One of `allowed` (a callable telling), the default when it is not."""
+    default: str
+    allowed: Callable[[str], bool]
+
+    def write(self, key: str, value: Any, view: View) -> Written:
+        return {key: value} if value != self.default else {}
+
+    def read(self, key: str, params: Params) -> Any:
+        value = _first(params, key)
+        return value if self.allowed(value) else self.default
+
+
+@dataclass(frozen=True)
+class Flag(Codec):
+    """True as `key=on`, False when absent."""
+    on: str
+
+    def write(self, key: str, value: Any, view: View) -> Written:
+        return {key: self.on} if value else {}
+
+    def read(self, key: str, params: Params) -> Any:
+        return _first(params, key) == self.on
+
+
+class Count(Codec):
+    """A positive whole number (0, the default, left out)."""
+
+    def write(self, key: str, value: Any, view: View) -> Written:
+        return {key: str(value)} if value > 0 else {}
+
+    def read(self, key: str, params: Params) -> Any:
+        return _count(_first(params, key))
+
+
+class Filters(Codec):
+    """Field -> labels, each field under `key` + its name (`f.domain=finance`)."""
+
+    def write(self, key: str, value: Any, view: View) -> Written:
+        return {key + name: list(values) for name, values in sorted(value.items()) if values}
+
+    def read(self, key: str, params: Params) -> Any:
+        return {k[len(key):]: _values(params, k) for k in params
+                if k.startswith(key) and len(k) > len(key) and _values(params, k)}
+
+
+class Ranges(Codec):
+    """Metric -> (lo, hi) in %, each metric under its own key (`anls=50-100`); the full range left out."""
+
+    def write(self, key: str, value: Any, view: View) -> Written:
+        return {m: _range_text(*value[m]) for m in METRICS if value.get(m) and tuple(value[m]) != FULL_RANGE}
+
+    def read(self, key: str, params: Params) -> Any:
+        return _ranges(params)
+
+
+class Match(Codec):
+    """Whether score ranges hold for "every" chosen run or "any": only meaningful with a range."""
+
+    def write(self, key: str, value: Any, view: View) -> Written:
+        return {key: "any"} if view.ranges and value == "any" else {}
+
+    def read(self, key: str, params: Params) -> Any:
+        return "any" if _first(params, key) == "any" and _ranges(params) else "every"
+
+
+@dataclass(frozen=True)
+class Keyed(Codec):
+    """A page's part of the view: `keys` -> value, each under its own query key."""
+    keys: tuple[str, ...]
+
+    def write(self, key: str, value: Any, view: View) -> Written:
+        return {k: value[k] for k in self.keys if value.get(k)}
+
+    def read(self, key: str, params: Params) -> Any:
+        return {k: _first(params, k) for k in self.keys if _first(params, k)}
+
+
+@dataclass(frozen=True)
+class Param:
+    attr: str  # the View attribute
+    key: str  # its query key (a prefix for Filters; the page's own keys for Keyed, the metrics' for Ranges)
+    codec: Codec
+
+
+PARAMS: tuple[Param, ...] = (
+    Param("runs", "run", Words()),
+    Param("profile", "profile", OneOf(DEFAULT_PROFILE, lambda p: p in PROFILES or p in HARNESS_PROFILES)),
+    Param("filters", FILTER_PREFIX, Filters()),
+    Param("ranges", "", Ranges()),
+    Param("match", "match", Match()),
+    Param("status", "status", Words(unique=False)),
+    Param("location", "loc", Words()),
+    Param("search", "q", Text()),
+    Param("question", "sel", Text()),
+    Param("data", "data", Text()),
+    Param("bench", "bench", Text()),
+    Param("tab", "tab", Text()),
+    Param("metric", "metric", OneOf("accuracy", lambda m: m in METRICS)),
+    Param("charts", "chart", Choices()),  # `chart=`: every run taken out of the charts
+    Param("hide_loaded", "loaded", Flag("hide")),
+    Param("tags", "tag", Words()),
+    Param("noted", "note", Flag("1")),
+    Param("evals", "eval", Words(keep=lambda v: "@" in v)),
+    Param("corrected", "gold", Flag("corrected")),
+    Param("page", "page", Count()),
+    Param("zoom", "zoom", Count()),
+    Param("layers", "layer", Choices()),  # `layer=`: every layer hidden
+    Param("saved", SAVED_KEY, Text()),
+    Param("compare", "", Keyed(COMPARE_KEYS)),
+    Param("weak", "", Keyed(WEAK_KEYS)),
+    Param("disagree", "", Keyed(DISAGREE_KEYS)),
+)
+
+
+def to_params(view: View) -> dict[str, str | list[str]]:
+    """Only what differs from the default view, so a plain link stays short."""
+    out: dict[str, str | list[str]] = {}
+    for p in PARAMS:
+        out.update(p.codec.write(p.key, getattr(view, p.attr), view))
+    return out
 
 
 def from_params(params: Mapping[str, str | list[str]]) -> View:
     """Read a view back; anything unreadable is ignored (an unknown profile gives the default)."""
-    profile = _first(params, "profile")
-    ranges = {}
-    for metric in METRICS:
-        rng = _parse_range(_first(params, metric))
-        if rng and rng != FULL_RANGE:
-            ranges[metric] = rng
-    filters = {key[len(FILTER_PREFIX):]: _values(params, key) for key in params
-               if key.startswith(FILTER_PREFIX) and len(key) > len(FILTER_PREFIX) and _values(params, key)}
-    return View(
-        runs=list(dict.fromkeys(_values(params, "run"))),
-        profile=profile if profile in PROFILES or profile in HARNESS_PROFILES else DEFAULT_PROFILE,
-        filters=filters,
-        ranges=ranges,
-        status=_values(params, "status"),
-        location=list(dict.fromkeys(_values(params, "loc"))),
-        search=_first(params, "q"),
-        question=_first(params, "sel"),
-        data=_first(params, "data"),
-        bench=_first(params, "bench"),
-        match="any" if _first(params, "match") == "any" and ranges else "every",
-        metric=metric if (metric := _first(params, "metric")) in METRICS else "accuracy",
-        charts=list(dict.fromkeys(_values(params, "chart"))) if "chart" in params else None,
-        tab=_first(params, "tab"),
-        hide_loaded=_first(params, "loaded") == "hide",
-        tags=list(dict.fromkeys(_values(params, "tag"))),
-        noted=_first(params, "note") == "1",
-        corrected=_first(params, "gold") == "corrected",
-        page=_count(_first(params, "page")),
-        zoom=_count(_first(params, "zoom")),
-        layers=list(dict.fromkeys(_values(params, "layer"))) if "layer" in params else None,
-        compare={k: _first(params, k) for k in COMPARE_KEYS if _first(params, k)},
-        disagree={k: _first(params, k) for k in DISAGREE_KEYS if _first(params, k)},
-        saved=_first(params, SAVED_KEY),
-        weak={k: _first(params, k) for k in WEAK_KEYS if _first(params, k)},
-        evals=list(dict.fromkeys(v for v in _values(params, "eval") if "@" in v)),
-    )
+    return View(**{p.attr: p.codec.read(p.key, params) for p in PARAMS})
