@@ -1,0 +1,393 @@
+"""The overview page's Streamlit logic (dashboard/views/overview.py runs it): what the metrics reward,
+the leaderboard of all runs, heatmaps and breakdown charts of the runs picked (by default the ten best
+and any baseline), where the answers are; a click opens the explorer. The figures come from
+dashboard/overview/charts.py."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import streamlit as st
+
+from dashboard.annotations import panel as notes_panel
+from dashboard.core.analysis import BENCH_ACC, BENCH_F1, OFFICIAL, PAGE_CATEGORY, Analysis, top_runs
+from dashboard.core.escape import md_escape
+from dashboard.core.links import LOCATION_FIELD, field_label
+from dashboard.data.frames import (
+    compared_count,
+    failed_zeroed,
+    failed_zeroed_text,
+    gold_trouble,
+    repro_frame,
+    skipped_reasons,
+    skipped_warning,
+)
+from dashboard.evidence import grounding  # AUTO_PAIRS read when used (tests lower it)
+from dashboard.evidence.grounding import LOCATION_ORDER, location_breakdown, location_label, run_rates
+from dashboard.evidence.locate_panel import locate_first, questions_of_runs
+from dashboard.evidence.panel import evidence_metrics, evidence_metrics_ready
+from dashboard.overview import charts
+from dashboard.shell import viewstate
+from dashboard.shell.context import Context
+from dashboard.weak import saved as saved_slices
+from dashboard.weak import saved_panel
+from scoring.profiles import PROFILES, get_profile
+from scoring.registry import METRIC_LABELS, METRICS
+
+HEATMAPS = ("reasoning_type", "evidence_source")
+BREAKDOWNS: tuple[str, ...] = ("domain", "difficulty", "answer_format", "doc_type", "split", "length", "position")
+CHART_RUNS = 10  # runs drawn by default: the best by the chosen metric, plus any baseline
+BOARD_ROWS = 25  # leaderboard rows shown before it scrolls
+ROW_PX = 35
+CONTRACT = "scoring/README.md"  # the scoring contract, a path in the repository
+EXPLAINED = {  # Accuracy's is the profile's (scoring.profiles.Profile.accuracy_help)
+    "token_f1": ("Overlap of the normalised words of the answer and the gold (precision × recall).",
+                 "Partial credit for partly right answers; padding the answer with extra words costs."),
+    "anls": ("1 − the edit distance between answer and gold, relative to the longer one; 0 when too far off.",
+             "Rewards answers spelled almost right (OCR slips), nothing for a different answer."),
+}
+DATA_PAGE = viewstate.QUESTIONS_PAGE.parent / "data.py"
+EVIDENCE_ON = "lens_evidence_on"  # the user asked for the evidence metrics (here, or the explorer's switch)
+LOCATION_MEMO = "lens_location_memo"  # (metrics table, runs) -> (location breakdown, run rates), for reruns
+PCT = "percent"
+RATE_COLUMNS = {  # run_rates column -> (header, help)
+    "evidence_precision": ("Page precision", "Mean share of the pages a run cites that are gold evidence pages "
+                           "(over the questions where it cites pages)"),
+    "evidence_recall": ("Page recall", "Mean share of the gold evidence pages the run cites"),
+    "grounding": ("Grounding", "Mean share of the gold's boxes matched by a cited box (ParseBench: the overlap "
+                  "covers ≥ 0.5 of the gold box and ≥ 0.2 of the cited box); empty: no gold or no cited boxes"),
+    "answer_on_evidence_page": ("On an evidence page", "Share of the searched answers found on a gold evidence page"),
+    "answer_only_on_other_page": ("Wrong page", "Share of the searched answers found only on pages that are not "
+                                  "evidence pages"),
+    "answer_not_in_document": ("Not in the document", "Share of the searched answers not found verbatim in the "
+                               "document: invented, or computed from it"),
+    "answer_found_no_evidence_page": ("Found (no evidence page named)", "Share of the searched answers found in a "
+                                      "document whose gold names no evidence page (as DocVQA's)"),
+}
+BENCH_COLUMNS = {  # MMLongBench-Doc's own Acc and F1 (the leaderboard has them under that profile only)
+    BENCH_ACC: st.column_config.NumberColumn("Bench Acc %", format="%.2f", width=84, help="MMLongBench-Doc's Acc: "
+                                             "the mean of its per-question scores over the questions the run answered"),
+    BENCH_F1: st.column_config.NumberColumn("Bench F1 %", format="%.2f", width=80, help="MMLongBench-Doc's F1: recall "
+                                            "over the answerable questions, precision over the answers that are not "
+                                            "'Not answerable' (its eval_acc_and_f1)"),
+}
+BOARD_NOTED = ("Source", "Questions", "Answered", "Signature")  # leaderboard columns said under it, not shown
+
+
+def breakdowns_of(an: Analysis) -> tuple[str, ...]:
+    """The breakdown fields charted: MMLongBench-Doc's page categories (a question in each that
+    applies) stand in for the split when the gold has them."""
+    if PAGE_CATEGORY in an.questions.columns:
+        return tuple(PAGE_CATEGORY if n == "split" else n for n in BREAKDOWNS)
+    return BREAKDOWNS
+
+
+def show(ctx: Context, fig, key: str) -> None:
+    event = st.plotly_chart(fig, on_select="rerun", selection_mode="points", key=key, width="stretch")
+    hit = charts.slice_of(event)
+    if hit and hit[1] == saved_slices.SAVED_FIELD:  # a saved slice's bar: the explorer with its filters
+        chosen = saved_panel.by_name(ctx).get(hit[2])
+        if chosen is not None:
+            saved_panel.open_saved(chosen, hit[0])
+    elif hit:
+        viewstate.open_slice(*hit)
+
+
+def metrics_explained(ctx: Context) -> None:
+    st.markdown("**What the metrics reward**", help=f"The exact rules are in the scoring contract, `{CONTRACT}` in "
+                "the repository: answer formats, profiles, rules and the signature.")
+    cols = st.columns(3)
+    for col, metric in zip(cols, METRICS):  # Accuracy: what it is under the profile in force (partial on MMLongBench-Doc)
+        first, second = get_profile(ctx.profile).accuracy_help if metric == "accuracy" else EXPLAINED[metric]
+        col.caption(f"**{METRIC_LABELS[metric]}** — {first}  \n{second}")
+
+
+def leaderboard(ctx: Context, v, loaded: list[str]) -> None:
+    an = ctx.analysis
+    st.subheader("Leaderboard")
+    board = an.leaderboard()
+    if v.hide_loaded:
+        board = board[board["Source"] != OFFICIAL].reset_index(drop=True)
+    reasons = skipped_reasons(ctx.workspace)
+    problems = {run: s.text() for run, s in reasons.items()}
+    if any(r in problems for r in board["Run"]):
+        board.insert(2, "Problems", [problems.get(r, "") for r in board["Run"]])
+    # Fits the main area of an 800 px window (about 460 px beside the sidebar): the ranking and what is
+    # missing; the source, question count and signature are said under it (board_notes), not in columns.
+    shown = [c for c in board.columns if c not in BOARD_NOTED]
+    pct = {c: st.column_config.NumberColumn(label, format="%.2f", width=w, help=f"{METRIC_LABELS[m]} in %" + (
+        f" ({get_profile(ctx.profile).accuracy_help[1]})" if m == "accuracy" else ""))
+           for c, label, w, m in (("Accuracy (%)", "Acc %", 64, "accuracy"), ("Token F1 (%)", "F1 %", 60, "token_f1"),
+                                  ("ANLS (%)", "ANLS %", 68, "anls"))}
+    st.dataframe(board, hide_index=True, width="stretch", height=ROW_PX * (min(len(board), BOARD_ROWS) + 1) + 3,
+                 column_order=shown, column_config=pct | {
+        "Run": st.column_config.TextColumn("Run", pinned=True),
+        "Missing": st.column_config.NumberColumn(width=68, help="gold questions the run has no answer for"),
+        "Failed": st.column_config.NumberColumn(width=60, help="answers with a failed status (an error, a timeout)"),
+        **BENCH_COLUMNS,
+        "Signature": st.column_config.TextColumn(width="large"),
+        "Source": st.column_config.TextColumn(help="recomputed from predictions with the sidebar's profile, or "
+                                              "per-question scores as loaded from a file (profile unknown)"),
+        "Problems": st.column_config.TextColumn(help="rows of the run's file that are not in its scores: unreadable "
+                                                "(the run may look complete while it is not), or replaced by a "
+                                                "repeat of their id. The Data page lists them."),
+    })
+    board_notes(board)
+    text = skipped_warning(reasons, list(board["Run"]))
+    if text:
+        st.warning(md_escape(text), icon=":material/warning:")
+        st.page_link(DATA_PAGE, label="See the problems on the Data page", icon=":material/dataset:")
+    trust_notes(ctx)
+    if loaded:
+        # the badges, then the toggle under them: side by side its label was cut at 800 px
+        badges = " ".join(f":orange-badge[{md_escape(r)} · loaded]" for r in loaded)
+        st.markdown(badges if not v.hide_loaded else f":gray-badge[{len(loaded)} loaded-score runs hidden]")
+        v.hide_loaded = st.toggle("Hide loaded scores", key="ov_hide_loaded",
+                                       help="Runs whose scores were read from score files rather than recomputed "
+                                       "from predictions.")
+        if not v.hide_loaded:
+            differ = [(r.name, len(repro_frame(r.result, r.official)), compared_count(r.result, r.official))
+                      for r in an.runs if r.result is not None and r.official]
+            differ = [(name, n, total) for name, n, total in differ if n]
+            text = (f"{len(loaded)} run{'s' if len(loaded) > 1 else ''} marked *loaded* show scores read from files: "
+                    f"their scoring profile is unknown and may differ from **{ctx.profile}**, which the other runs are "
+                    "recomputed with; the profile switch does not change them.")
+            if differ:
+                text += " " + md_escape(
+                    "Loaded scores differ from the ones recomputed under " + ctx.profile + " for " +
+                    ", ".join(f"{name} ({n} of {total} questions)" for name, n, total in differ) +
+                    ": the score files were probably made with another profile (the Data page names it).")
+            st.warning(text + " Rank the loaded runs with care, or hide them.", icon=":material/info:")
+
+
+def board_notes(board) -> None:
+    """Under the leaderboard, what its hidden columns hold: the questions each run is scored on, and
+    each signature (the scoring profile's rules) with the runs that carry it."""
+    if board.empty:
+        return
+    counts = board.groupby("Questions", sort=False)["Run"].apply(list)
+    st.caption(md_escape(f"Scored on {next(iter(counts.index))} questions each" if len(counts) == 1 else
+                         "Scored on " + "; ".join(f"{n} questions: {', '.join(runs)}" for n, runs in counts.items())))
+    with st.expander("Source and scoring signature of each run", icon=":material/fingerprint:"):
+        for signature, runs in board.groupby("Signature", sort=False)["Run"].apply(list).items():
+            sources = set(board[board["Run"].isin(runs)]["Source"])
+            st.caption(md_escape(f"{', '.join(runs)} — {', '.join(sorted(sources))}"))
+            st.code(signature or "(none)", language=None, wrap_lines=True)
+
+
+def trust_notes(ctx: Context) -> None:
+    """Under the leaderboard: the runs not ranked, gold rows dropped or unmatchable, answers the profile zeroed."""
+    an = ctx.analysis
+    if an.not_ranked():
+        st.markdown("**Not ranked** — these runs match no gold question: they are not ranked, charted or compared.")
+        st.dataframe([{"Run": j.run, "Matched": j.matched, "Gold questions": j.total,
+                       "Example id": j.unmatched_example} for j in an.not_ranked()], hide_index=True, width="stretch")
+    gold = gold_trouble(ctx.workspace).messages(len(an.questions))
+    for text in gold:
+        st.warning(md_escape(text), icon=":material/rule:")
+    if gold:
+        st.page_link(DATA_PAGE, label="The gold rows and questions, with file:line, on the Data page",
+                     icon=":material/dataset:")
+    zeroed = failed_zeroed(an.runs, ctx.profile)
+    if zeroed:
+        # one under the other: side by side the popover's label was cut to "W…" at 800 px
+        st.info(md_escape(failed_zeroed_text(zeroed, ctx.profile)), icon=":material/exposure_zero:")
+        with st.popover("Why: the profiles", icon=":material/help:"):
+            st.markdown(f"The profiles are explained in the README's **Profiles** table and in `{CONTRACT}`.")
+            for p in PROFILES.values():
+                st.markdown(md_escape(f"{p.name}: {p.description}"))
+
+
+def chart_runs(ctx: Context, v, board_runs: list[str], metric: str) -> list[str]:
+    """The runs the charts show, in leaderboard order: picked by the user, by default (and again
+    once the pick equals it) the CHART_RUNS best by `metric` plus any baseline."""
+    an = ctx.analysis
+    baselines = tuple(r for r in board_runs if "baseline" in r.lower() or r == getattr(v, "baseline", None))
+    board = an.leaderboard()
+    default = top_runs(board[board["Run"].isin(board_runs)], metric, CHART_RUNS, baselines)
+    # the pick lives in the view (the link's `chart=`), so it outlives the page and travels with a link;
+    # none: follow the default, which changes with the metric
+    st.session_state["ov_runs"] = [r for r in v.charts if r in board_runs] if v.charts is not None else default
+
+    def remember() -> None:
+        chosen = st.session_state["ov_runs"]
+        v.charts = None if chosen == default else list(chosen)
+
+    picked = st.multiselect(f"Runs in the charts ({len(board_runs)} on the leaderboard)", board_runs, key="ov_runs",
+                            on_change=remember, placeholder="Choose runs to draw",
+                            help=f"By default the {CHART_RUNS} best by the chosen metric, plus any baseline. "
+                            "The leaderboard above keeps every run.")
+    return [r for r in board_runs if r in picked]
+
+
+def overview(ctx: Context) -> None:
+    an = ctx.analysis
+    v = viewstate.view()
+    viewstate.warn_missing_runs(an.run_names)
+    loaded = [r.name for r in an.runs if r.source == OFFICIAL]
+    viewstate.seed("ov_hide_loaded", v.hide_loaded)
+    v.hide_loaded = bool(loaded) and st.session_state["ov_hide_loaded"]  # the toggle sits below the board
+    leaderboard(ctx, v, loaded)
+    board_runs = [r for r in an.leaderboard()["Run"] if not (v.hide_loaded and r in loaded)]
+    metrics_explained(ctx)
+
+    viewstate.seed("ov_metric", v.metric)
+    metric = st.segmented_control("Metric", METRICS, format_func=METRIC_LABELS.__getitem__, key="ov_metric") or "accuracy"
+    v.metric = metric
+    runs = chart_runs(ctx, v, board_runs, metric)
+    if st.session_state.get("ov_show") and st.session_state.get("ov_pick_label") is not None:
+        # "Show these questions" was pressed: open the slice before drawing charts it would leave
+        pick_run = st.session_state.get("ov_pick_run")
+        if pick_run is None:
+            v.runs = list(runs)
+        viewstate.open_slice(pick_run, st.session_state["ov_pick_field"], st.session_state["ov_pick_label"])
+    if not runs:
+        st.info("Pick at least one run to draw the charts.")
+        return
+    marked = set(loaded)
+    # a field the gold never fills (every question `unknown`) gets no chart, and the page says so
+    heatmaps = tuple(n for n in HEATMAPS if an.informative(n))
+    breakdowns = tuple(n for n in breakdowns_of(an) if an.informative(n))  # none: no tabs (never a default of one value)
+    left_out = [n for n in (*HEATMAPS, *breakdowns_of(an)) if n not in heatmaps + breakdowns]
+    st.caption("Click a cell or a bar to open those questions in the question explorer. Rows follow the leaderboard.")
+    for name in heatmaps:
+        show(ctx, charts.heatmap(an.breakdown(name), name, metric, runs, marked), f"ov_heat_{name}")
+
+    saved = saved_panel.saved_breakdown(ctx)  # the saved slices' tab (one read of the annotations database)
+    if breakdowns or saved is not None:
+        breakdown_tabs(ctx, v, breakdowns, metric, runs, marked, saved)
+    if left_out:
+        why = (" (document length and evidence position are read from the PDFs' page counts)"
+               if {"length", "position"} & set(left_out) else "")
+        st.caption(md_escape(f"Not charted: {', '.join(map(field_label, left_out))}: "
+                             f"{'it tells' if len(left_out) == 1 else 'they tell'} no question of this benchmark apart "
+                             f"(every question has the same value, or none){why}."))
+
+    if heatmaps + breakdowns:  # (else no field tells questions apart: no slice to open)
+        with st.expander("Open a slice without the mouse", icon=":material/keyboard:"):
+            c1, c2, c3 = st.columns(3)
+            field_name = c1.selectbox("Breakdown", heatmaps + breakdowns, format_func=field_label, key="ov_pick_field")
+            label = c2.selectbox("Value", sorted(an.breakdown(field_name)["label"].unique()), key="ov_pick_label")
+            run = c3.selectbox("Run", [None, *runs], format_func=lambda r: "every run in the charts" if r is None else r,
+                               key="ov_pick_run")
+            if st.button("Show these questions", icon=":material/arrow_forward:", key="ov_show"):  # opened above, early
+                if run is None:
+                    v.runs = list(runs)
+                viewstate.open_slice(run, field_name, label)
+    _after_charts(ctx, runs, marked, heatmaps + breakdowns)
+
+
+def breakdown_tabs(ctx: Context, v, breakdowns: tuple[str, ...], metric: str, runs: list[str], marked: set[str], saved=None) -> None:
+    """One tab per field that tells questions apart, then the saved slices' (`saved`: their breakdown,
+    when any is saved: a bar per saved slice, a question in each it matches); the view's tab open,
+    else the first."""
+    an = ctx.analysis
+    st.subheader("Breakdowns")
+    if saved is not None:
+        breakdowns = (*breakdowns, saved_slices.SAVED_FIELD)
+    # Only the open tab's chart is built and sent (a tab switch reruns): building and drawing all
+    # seven bar charts took most of every overview rerun (bench/bench_dashboard.py).
+    labels = {field_label(n): n for n in breakdowns}
+    viewstate.seed("ov_tab", field_label(v.tab) if v.tab in breakdowns else field_label(breakdowns[0]))
+    tabs = st.tabs(list(labels), key="ov_tab", on_change="rerun")
+    current = labels.get(st.session_state.get("ov_tab", ""), breakdowns[0])
+    v.tab = "" if current == breakdowns[0] else current
+    for tab, name in zip(tabs, breakdowns):
+        with tab:
+            if tab.open is not False:
+                frame = saved if name == saved_slices.SAVED_FIELD else an.breakdown(name)
+                show(ctx, charts.bars(frame, name, metric, runs, marked), f"ov_bar_{name}")
+
+
+def _after_charts(ctx: Context, runs: list[str], marked: set[str], fields: tuple[str, ...]) -> None:
+    fill = answer_locations(ctx, runs, marked)
+    # tag counts per run and slice, gold corrections (per document when no field tells questions apart)
+    notes_panel.failure_modes(ctx, runs, fields or ("document",))
+    if fill is not None:  # the whole-document answer search, last: everything above is drawn already
+        fill()
+
+
+def answer_locations(ctx: Context, runs: list[str], marked: set[str]) -> Callable[[], None] | None:
+    """Where the answers are: per run, the share of its answers on an evidence page, only on other
+    pages, nowhere in the document (a click opens those questions), and the evidence rates. Drawn
+    here when the metrics are computed already; else a placeholder, and the function that fills it
+    (with the search's progress bar) is returned for the end of the page, so that nothing else
+    waits for the search (50 s on a 2,415-page manual)."""
+    an = ctx.analysis
+    st.subheader("Where the answers are")
+    pairs = len(ctx.workspace.gold.items) * len(an.runs)
+    if pairs > grounding.AUTO_PAIRS and not st.session_state.get(EVIDENCE_ON):
+        st.caption(f"Finding each answer in its documents means searching the whole documents for {pairs:,} "
+                   "question × run pairs: on long documents that takes a while the first time (then it is kept). It "
+                   "runs in the background, the documents of the charted runs' questions first, with what is left.")
+        if not st.button("Locate answers in the documents", icon=":material/plagiarism:", key="ov_locate"):
+            return None
+        st.session_state[EVIDENCE_ON] = True
+    if evidence_metrics_ready(ctx):
+        located_answers(ctx, runs, marked)
+        return None
+    slot = st.empty()
+    slot.caption("Locating each answer in its documents once the rest of the page is drawn…")
+
+    def fill() -> None:  # on large data in the background, the charted runs' documents first (gold order)
+        with slot.container():
+            if locate_first(ctx, questions_of_runs(ctx, runs), lambda: located_answers(ctx, runs, marked)):
+                located_answers(ctx, runs, marked)
+
+    return fill
+
+
+def located_answers(ctx: Context, runs: list[str], marked: set[str]) -> None:
+    """The section's chart, rates and keyboard access, from evidence_metrics (computed here if need be)."""
+    everything = evidence_metrics(ctx)
+    memo = (id(everything), len(everything), tuple(runs))
+    kept = st.session_state.get(LOCATION_MEMO)
+    if not kept or kept[0] != memo:
+        ev = everything[everything["run"].isin(runs)]
+        kept = (memo, location_breakdown(ev), run_rates(ev), ev.empty)
+        st.session_state[LOCATION_MEMO] = kept
+    _, breakdown, rates, empty = kept
+    if empty:
+        st.info("None of these runs answers a gold question: nothing to locate.")
+        return
+    st.caption("Per run, where its answer appears in the question's documents: on a gold evidence page, only on other "
+               "pages (a wrong-page answer), nowhere (invented, or computed), a refusal, a failed extraction (the "
+               "benchmark's `Fail to answer`, or the gold only in the raw response: never counted as not in the "
+               "document), or not searched (empty or failed answers, choice letters, pages without text). Click a "
+               "segment to open those questions.")
+    show(ctx, charts.locations(breakdown, runs, marked), "ov_locations")
+    rates = rates.set_index("run").reindex([r for r in runs if r in set(rates["run"])]).reset_index()
+    shown = rates[["run", "answers_searched", *RATE_COLUMNS]]
+    if not shown["answer_found_no_evidence_page"].fillna(0).any():
+        shown = shown.drop(columns="answer_found_no_evidence_page")
+    config = {"run": st.column_config.TextColumn("Run", pinned=True),
+              "answers_searched": st.column_config.NumberColumn("Answers searched", help="Answers looked for in "
+                                                                "their documents (not refusals, failed extractions, empty "
+                                                                "or failed answers, choice letters, image-only pages)")}
+    config |= {c: st.column_config.NumberColumn(h, format=PCT, help=t) for c, (h, t) in RATE_COLUMNS.items()}
+    st.dataframe(shown, hide_index=True, width="stretch", column_config=config,
+                 height=ROW_PX * (min(len(shown), BOARD_ROWS) + 1) + 3)
+    st.caption("Page precision and recall: the pages a run cites against the gold evidence pages (None: the run "
+               "cites no page; grounding None: no gold or no cited boxes). Rates of the answer's location: over the "
+               "answers searched. The Evidence page shows each question's pages with the boxes.")
+    with st.expander("Open answers by location without the mouse", icon=":material/keyboard:"):
+        c1, c2 = st.columns(2)
+        run = c1.selectbox("Run", list(rates["run"]), key="ov_loc_run")
+        where = c2.selectbox("Answer location", LOCATION_ORDER, format_func=location_label, key="ov_loc_where")
+        if st.button("Show these answers", icon=":material/arrow_forward:", key="ov_loc_open"):
+            viewstate.open_slice(run, LOCATION_FIELD, where)
+
+
+def no_gold_reason(ctx: Context) -> str:
+    """Why no gold question loaded, in the folder's own terms (a wrong --benchmark is the usual cause)."""
+    disc = ctx.workspace.discovery
+    bench = disc.benchmark
+    if not disc.gold and bench is not None and not bench.is_dir():
+        return f"The benchmark folder {bench.absolute()} does not exist (or is not a folder)."
+    if not disc.gold and bench is not None:
+        return (f"The benchmark folder {bench.absolute()} has no gold files (top-level *.jsonl files other than "
+                "documents.jsonl holding questions).")
+    if disc.gold:
+        return (f"The gold files ({', '.join(ctx.workspace.label(str(p)) for p in disc.gold)}) yielded no valid "
+                "question.")
+    return "No benchmark folder is open and no gold file was uploaded."
