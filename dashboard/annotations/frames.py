@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 
 import pandas as pd
 
-from dashboard.explorer.frames import run_column
+from dashboard.core.analysis import run_column
 
 from .db import Note
 

@@ -349,6 +349,12 @@ def top_runs(board: pd.DataFrame, metric: str, n: int = 10, keep: tuple[str, ...
 QUESTION_GROUP, META_GROUP = "Question", "Metadata"
 
 
+def run_column(run: str, col: str) -> str:
+    """A run's column in the tables that show runs side by side (the explorer's, the annotations'):
+    the run's name and the metric's (or column's) label."""
+    return f"{run} · {METRIC_LABELS.get(col, col)}"
+
+
 def field_values(questions: pd.DataFrame, name: str) -> pd.Series:
     """The values a field takes over the questions, nulls dropped: one per label of a MULTI_LABEL field."""
     col = questions[name]

@@ -6,9 +6,9 @@ from collections.abc import Collection
 
 import pandas as pd
 
-from dashboard.core.analysis import META_GROUP, QUESTION_GROUP, top_runs
+from dashboard.core.analysis import META_GROUP, QUESTION_GROUP, run_column, top_runs
 from dashboard.core.links import View
-from scoring.registry import METRIC_LABELS, METRIC_SHORT_LABELS, METRICS
+from scoring.registry import METRIC_SHORT_LABELS, METRICS
 
 DEFAULT_RUNS = 4  # runs the explorer and the Evidence page open on when the link names none
 
@@ -118,10 +118,6 @@ def question_header(q, analysis, fields: tuple[str, ...] = HEADER_FIELDS, tail: 
             parts.append(q.labels("split")[0] if name == "split" else q.meta(name))
     parts.append(f"documents {', '.join(q.document_ids) or 'none'}" if tail is None else tail)
     return " · ".join(parts)
-
-
-def run_column(run: str, col: str) -> str:
-    return f"{run} · {METRIC_LABELS.get(col, col)}"
 
 
 SHORT = METRIC_SHORT_LABELS | {"prediction": "Prediction", "status": "Status"}
