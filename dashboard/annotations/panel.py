@@ -2,7 +2,7 @@
 vocabulary, gold corrections, the overview's failure modes, the comparison's "modes A has that B
 has not", and the Data page's list, export and import.
 
-Every page calls one function here with the page's context (`dashboard.shell.ui.Context`):
+Every page calls one function here with the page's context (`dashboard.shell.context.Context`):
 `annotate` (question detail, Evidence page, the comparison's question), `failure_modes`
 (overview), `modes_a_not_b` (Compare runs), `data_section` (Data page), `explorer_filter` and
 `explorer_columns` (the explorer). The database is one per server process (`cache.annotation_store`);
@@ -39,7 +39,8 @@ from dashboard.annotations.exchange import RECOVER, export, import_bytes, import
 from dashboard.core.analysis import RECOMPUTED, Run, leaderboard
 from dashboard.core.escape import md_escape
 from dashboard.core.links import TAG_FIELD, field_label
-from dashboard.shell import ui
+from dashboard.shell import output, scorer, viewstate
+from dashboard.shell.context import Context
 from scoring.model import GoldQuestion
 
 NAME = "lens_annotator"  # the session's name, typed once
@@ -56,7 +57,7 @@ def store() -> AnnotationStore:
     return cache.annotation_store()
 
 
-def notes(ctx) -> list[Note]:
+def notes(ctx: Context) -> list[Note]:
     """Every note of the open benchmark ([] when the database cannot be read)."""
     try:
         return store().notes(ctx.benchmark)
@@ -108,7 +109,7 @@ def author(key: str) -> str:
 # ----------------------------------------------------------------------------- one note's form
 
 
-def _read_note(ctx, qid: str, run: str, key: str) -> tuple[Note | None, bool]:
+def _read_note(ctx: Context, qid: str, run: str, key: str) -> tuple[Note | None, bool]:
     """(the stored note, whether it could be read). While the database cannot be read, the note
     last read in this session stands in for it (None: never read), so nothing on the page takes
     "cannot be read" for "there is no note"."""
@@ -134,7 +135,7 @@ def _retry_box(key: str) -> None:
         st.rerun()
 
 
-def _note_form(ctx, qid: str, run: str, key: str, vocab: list[str], name: str, locked: bool) -> Note | None:
+def _note_form(ctx: Context, qid: str, run: str, key: str, vocab: list[str], name: str, locked: bool) -> Note | None:
     """The note of (question, run) -- run "" for the question itself -- as a form. Returns the stored note."""
     s = store()
     rev_key, text_key, tags_key, base_key = f"ann_rev_{key}", f"ann_text_{key}", f"ann_tags_{key}", f"ann_base_{key}"
@@ -185,7 +186,7 @@ def _note_form(ctx, qid: str, run: str, key: str, vocab: list[str], name: str, l
         st.session_state[f"ann_keep_{key}"] = True
         return c.current if isinstance(c.current, Note) else None
     except (InvalidInput, AnnotationsUnavailable) as exc:
-        ui.show_error(exc)
+        output.show_error(exc)
         st.session_state[f"ann_keep_{key}"] = True
         return current
     st.session_state[rev_key] = note.revision
@@ -194,7 +195,7 @@ def _note_form(ctx, qid: str, run: str, key: str, vocab: list[str], name: str, l
     st.rerun()  # every table of the page (tag columns, counts) drawn again with it
 
 
-def _correction_form(ctx, q: GoldQuestion, key: str, name: str, locked: bool) -> None:
+def _correction_form(ctx: Context, q: GoldQuestion, key: str, name: str, locked: bool) -> None:
     """A question tagged gold_wrong: its corrected gold answer (read as its format), or "exclude"."""
     s = store()
     try:
@@ -247,7 +248,7 @@ def _correction_form(ctx, q: GoldQuestion, key: str, name: str, locked: bool) ->
     except Conflict as c:
         st.error(md_escape(c.message), icon=":material/sync_problem:")
     except (InvalidInput, AnnotationsUnavailable) as exc:
-        ui.show_error(exc)
+        output.show_error(exc)
 
 
 def vocabulary_editor(key: str) -> None:
@@ -279,7 +280,7 @@ def _vocab_do(action, done: str) -> None:
     try:
         action()
     except (InvalidInput, AnnotationsUnavailable) as exc:
-        ui.show_error(exc)
+        output.show_error(exc)
         return
     st.toast(f"Tag {done}.", icon=":material/check:")
     st.rerun()
@@ -288,7 +289,7 @@ def _vocab_do(action, done: str) -> None:
 # ----------------------------------------------------------------------------- the page block
 
 
-def annotate(ctx, q: GoldQuestion, runs: Sequence[str], key: str) -> None:
+def annotate(ctx: Context, q: GoldQuestion, runs: Sequence[str], key: str) -> None:
     """Notes and tags on the question and on one chosen run's answer, the gold correction of a
     question tagged gold_wrong, and the vocabulary: the block the question views call."""
     if not ctx.benchmark:
@@ -320,33 +321,33 @@ def annotate(ctx, q: GoldQuestion, runs: Sequence[str], key: str) -> None:
 # ----------------------------------------------------------------------------- the explorer
 
 
-def explorer_filter(ctx, view, key: str = "x_ann") -> None:
+def explorer_filter(ctx: Context, view, key: str = "x_ann") -> None:
     """The explorer's annotation filter (tags, untagged, has note), seeded from and written to the view."""
     vocab = vocabulary()
     options = [frames.UNTAGGED, *vocab, *[t for t in view.tags if t not in vocab and t != frames.UNTAGGED]]
-    ui.seed(f"{key}_tags", [t for t in view.tags if t in options])
+    viewstate.seed(f"{key}_tags", [t for t in view.tags if t in options])
     c1, c2 = st.columns([3, 1], vertical_alignment="bottom")
     view.tags = c1.multiselect("Annotation tags (the question or a chosen run's answer)", options, key=f"{key}_tags",
                                placeholder="any", help=f"{frames.UNTAGGED}: no tag at all.")
-    ui.seed(f"{key}_note", view.noted)
+    viewstate.seed(f"{key}_note", view.noted)
     view.noted = c2.checkbox("has a note", key=f"{key}_note")
 
 
-def filter_ids(ctx, view, question_ids) -> set[str] | None:
+def filter_ids(ctx: Context, view, question_ids) -> set[str] | None:
     """The question ids the view's annotation filter keeps (None: no such filter)."""
     if not view.tags and not view.noted:
         return None
     return frames.matching_ids(question_ids, notes(ctx), view.runs, view.tags, view.noted)
 
 
-def with_tag_columns(ctx, frame: pd.DataFrame, runs: Sequence[str]) -> pd.DataFrame:
+def with_tag_columns(ctx: Context, frame: pd.DataFrame, runs: Sequence[str]) -> pd.DataFrame:
     """The explorer's table (a `question_id` column) with the tag columns joined on, for the table and its CSV."""
     if "question_id" not in frame.columns:
         return frame
     return frame.join(frames.tag_columns(list(frame["question_id"]), notes(ctx), runs), on="question_id")
 
 
-def notes_stamp(ctx) -> tuple:
+def notes_stamp(ctx: Context) -> tuple:
     """What the notes are now, for memo keys (a saved note changes it)."""
     return tuple(sorted((n.question_id, n.run, n.revision) for n in notes(ctx)))
 
@@ -354,16 +355,16 @@ def notes_stamp(ctx) -> tuple:
 # ----------------------------------------------------------------------------- the overview
 
 
-def _plain_board(ctx) -> pd.DataFrame | None:
+def _plain_board(ctx: Context) -> pd.DataFrame | None:
     """The leaderboard of the recomputed runs without gold corrections (scored once, then cached)."""
     if ctx.plain is None:
         return None
     ws, gold_key = ctx.plain
-    runs = [Run(pf.run, RECOMPUTED, "", ui.score(ws, gold_key, pf, ctx.profile)) for pf in ws.predictions if pf.loaded.items]
+    runs = [Run(pf.run, RECOMPUTED, "", scorer.score(ws, gold_key, pf, ctx.profile)) for pf in ws.predictions if pf.loaded.items]
     return leaderboard(runs, pd.DataFrame(columns=["run"]), {q.qid for q in ws.gold.items})
 
 
-def score_changes(ctx) -> pd.DataFrame | None:
+def score_changes(ctx: Context) -> pd.DataFrame | None:
     """How each recomputed run's Accuracy and rank move with the gold corrections (None: not on)."""
     before = _plain_board(ctx) if ctx.corrections is not None and ctx.corrections.changed else None
     if before is None:
@@ -373,7 +374,7 @@ def score_changes(ctx) -> pd.DataFrame | None:
     return frames.score_changes(before, after)
 
 
-def corrections_summary(ctx) -> None:
+def corrections_summary(ctx: Context) -> None:
     """The sidebar toggle's effect: a table of score and rank changes, or how to turn it on."""
     changes = score_changes(ctx)
     if changes is not None:
@@ -382,12 +383,12 @@ def corrections_summary(ctx) -> None:
             c: st.column_config.NumberColumn(format="%.2f") for c in changes.columns if "(%)" in c or "points" in c})
         return
     n = len(cache.corrections(ctx.benchmark)) if ctx.benchmark else 0
-    if n and not ui.view().corrected:
+    if n and not viewstate.view().corrected:
         st.caption(f"{n} gold correction{'s' * (n != 1)} recorded: turn on “with gold corrections” in the sidebar "
                    "to rescore every run with them and see how the scores and ranks move.")
 
 
-def offer_sample(ctx, key: str) -> None:
+def offer_sample(ctx: Context, key: str) -> None:
     """When the open benchmark ships an annotations file and the database has nothing for it: offer to import it."""
     bench = ctx.workspace.discovery.benchmark
     path = Path(bench) / SAMPLE_FILE if bench is not None else None
@@ -411,11 +412,11 @@ def offer_sample(ctx, key: str) -> None:
         st.rerun()
 
 
-def _import_path(ctx, path: Path) -> None:
+def _import_path(ctx: Context, path: Path) -> None:
     try:
         result = import_file(store(), ctx.benchmark, path, question_ids=ctx.analysis.gold_ids or None)
     except (AnnotationsUnavailable, InvalidInput) as exc:
-        ui.show_error(exc)
+        output.show_error(exc)
         return
     _said_import(result)
 
@@ -443,7 +444,7 @@ def _said_import(result) -> None:
         st.code("\n".join(f"{p.location}: {p.message}" for p in result.problems[:200]), language=None, wrap_lines=True)
 
 
-def failure_modes(ctx, runs: Sequence[str], fields: Sequence[str]) -> None:
+def failure_modes(ctx: Context, runs: Sequence[str], fields: Sequence[str]) -> None:
     """The overview's section: tag counts per run, per slice of every breakdown, and the gold
     corrections' effect; a tag and run open those questions in the explorer."""
     st.subheader("Failure modes")
@@ -471,14 +472,14 @@ def failure_modes(ctx, runs: Sequence[str], fields: Sequence[str]) -> None:
                            format_func=lambda r: "every run in the charts" if r is None else r)
         if st.button("Show these questions", key="ov_modes_open", icon=":material/arrow_forward:"):
             if run is None:
-                ui.view().runs = list(runs)
-            ui.open_slice(run, TAG_FIELD, tag)
+                viewstate.view().runs = list(runs)
+            viewstate.open_slice(run, TAG_FIELD, tag)
 
 
 # ----------------------------------------------------------------------------- compare runs
 
 
-def modes_a_not_b(ctx, a: str, b: str) -> None:
+def modes_a_not_b(ctx: Context, a: str, b: str) -> None:
     """Compare runs: the failure modes A's answers carry where B's answers to the same questions do not."""
     st.markdown("**Failure modes A has that B does not** (annotation tags)")
     table = frames.modes_not_in(notes(ctx), a, b)
@@ -493,7 +494,7 @@ def modes_a_not_b(ctx, a: str, b: str) -> None:
 # ----------------------------------------------------------------------------- the Data page
 
 
-def data_section(ctx) -> None:
+def data_section(ctx: Context) -> None:
     """Where the annotations live, every gold correction with its author, export and import."""
     st.subheader("Annotations")
     s = store()
@@ -540,7 +541,7 @@ def data_section(ctx) -> None:
             result = import_bytes(s, ctx.benchmark, up.getvalue(), up.name, question_ids=ctx.analysis.gold_ids or None,
                                   progress=moved)
         except (AnnotationsUnavailable, InvalidInput) as exc:
-            ui.show_error(exc)
+            output.show_error(exc)
         else:
             _said_import(result)
         finally:

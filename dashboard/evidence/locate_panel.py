@@ -22,23 +22,24 @@ from dashboard.evidence.grounding import AUTO_PAIRS, evidence_table
 from dashboard.evidence.locate import question_paths
 from dashboard.evidence.progress import describe, documents_of, fraction
 from dashboard.shell import cache
+from dashboard.shell.context import Context
 
 POLL_S = 1.0  # how often the locating's progress is polled (seconds)
 
 
-def questions_of_runs(ctx, runs: list[str]) -> list[str]:
+def questions_of_runs(ctx: Context, runs: list[str]) -> list[str]:
     """The gold questions (in gold order) that one of these runs answers: the overview's in view."""
     preds = panel.all_predictions(ctx)
     return [q.qid for q in ctx.workspace.gold.items if any(q.qid in preds.get(r, {}) for r in runs)]
 
 
-def _where(ctx) -> dict:
+def _where(ctx: Context) -> dict:
     ws = ctx.workspace
     bench, docs = ws.discovery.benchmark, ws.discovery.docs_dir
     return {q.qid: question_paths(q, ws.locations, bench, docs) for q in ws.gold.items}
 
 
-def _compute(ctx, key: tuple, where: dict) -> Callable[[], object]:
+def _compute(ctx: Context, key: tuple, where: dict) -> Callable[[], object]:
     """The evidence table's computation for the background job, its inputs taken here (in the session)."""
     ws = ctx.workspace
     items, preds = list(ws.gold.items), panel.all_predictions(ctx)
@@ -53,7 +54,7 @@ def _compute(ctx, key: tuple, where: dict) -> Callable[[], object]:
     return compute
 
 
-def locate_first(ctx, question_ids: list[str], draw: Callable[[], None] | None) -> bool:
+def locate_first(ctx: Context, question_ids: list[str], draw: Callable[[], None] | None) -> bool:
     """True when the caller may draw the located answers now: they are computed already, or the data
     is small enough to compute them at once (evidence_metrics, with its own bar). Else the
     background locating is started (or joined) with the documents of `question_ids` first, its
@@ -62,14 +63,14 @@ def locate_first(ctx, question_ids: list[str], draw: Callable[[], None] | None) 
         return True
     if len(ctx.workspace.gold.items) * len(ctx.analysis.runs) <= AUTO_PAIRS:
         return True
-    key = panel._metrics_key(ctx)
+    key = panel.metrics_key(ctx)
     where = _where(ctx)
     paths = {qid: list(p.values()) for qid, p in where.items()}
     every = documents_of([q.qid for q in ctx.workspace.gold.items], paths)
     first = documents_of(question_ids, paths)
     loc = locating.get(key)
     if loc is None or loc.job is None or loc.job.failed:
-        panel._register_scanned(ctx.workspace)
+        panel.register_scanned(ctx.workspace)
         locating.start(key, every, first, _compute(ctx, key, where))
     else:
         loc.prefer(first)

@@ -19,6 +19,7 @@ from dashboard.core.escape import md_escape
 from dashboard.data.workspace import fingerprint, responses
 from dashboard.documents import ocr, pdf
 from dashboard.documents.pdf import PARALLEL_MIN_PAGES, DocumentError, doc_text, page_count, warm_up
+from dashboard.evidence import locating
 from dashboard.evidence.grounding import evidence_table, pages_listed, run_rates
 from dashboard.evidence.layers import OCR_WORDS, gold_pages, layers, page_layers, quote_message
 from dashboard.evidence.locate import (
@@ -118,7 +119,7 @@ def show_evidence(ctx: Context, question: GoldQuestion, runs: list[str]) -> None
         st.info("This question names no document, so there is no page to show.")
         return
     preds = run_predictions(ctx, runs, question.qid)
-    _register_scanned(ws)
+    register_scanned(ws)
     if len(refs) > 1:
         labels = {d.document_id: _doc_label(d, paths.get(d.document_id) is not None) for d in refs}
         chosen = st.radio("Document", list(labels), format_func=lambda d: md_escape(labels[d]), horizontal=True,
@@ -137,7 +138,7 @@ def show_evidence(ctx: Context, question: GoldQuestion, runs: list[str]) -> None
     _viewer(question, ref, path, runs, preds, paths)
 
 
-def _register_scanned(ws) -> None:
+def register_scanned(ws) -> None:
     """Documents with `pdf_type: scanned` in documents.jsonl: every page is read by OCR."""
     ocr.register_scanned(ocr.scanned_paths(ws.documents.items, ws.locations))
 
@@ -286,9 +287,6 @@ def _redrawing(jump):
 SEARCH_GRACE_S = 1.0  # a search done within this long is drawn at once, without a progress bar
 
 
-def _text_key(path: Path) -> tuple:
-    return ("doc_text", str(path), _mtime(path))
-
 
 def _read_text(path: Path):
     def build(progress):
@@ -301,7 +299,7 @@ def _read_text(path: Path):
 def _text_jobs(paths: dict) -> dict[Path, ocr.Job]:
     """The background reading of each of the question's documents, started if needed; waits up to
     SEARCH_GRACE_S for them (a short document's text is there by then)."""
-    jobs = {p: ocr.background(_text_key(p), _read_text(p)) for p in dict.fromkeys(v for v in paths.values() if v is not None)}
+    jobs = {p: ocr.background(locating.text_key(p), _read_text(p)) for p in dict.fromkeys(v for v in paths.values() if v is not None)}
     for j in jobs.values():
         j.finished.wait(SEARCH_GRACE_S)  # the grace of one search (not a timed assertion)
         if j.running:
@@ -346,9 +344,9 @@ def documents_read(ctx: Context) -> bool:
 def _metric_jobs(ctx: Context) -> dict[Path, ocr.Job] | None:
     ws = ctx.workspace
     paths = list(dict.fromkeys(loc.path for loc in ws.locations.values() if getattr(loc, "path", None) is not None))
-    if not paths or len(paths) > BACKGROUND_DOCS or cache.evidence_metrics(_metrics_key(ctx)) is not None:
+    if not paths or len(paths) > BACKGROUND_DOCS or cache.evidence_metrics(metrics_key(ctx)) is not None:
         return None
-    _register_scanned(ws)
+    register_scanned(ws)
     return _text_jobs({str(p): p for p in paths})
 
 
@@ -455,7 +453,7 @@ def all_predictions(ctx: Context) -> dict[str, dict[str, Prediction]]:
     return out
 
 
-def _metrics_key(ctx: Context) -> tuple:
+def metrics_key(ctx: Context) -> tuple:
     ws, an = ctx.workspace, ctx.analysis
     located = sorted((doc, str(loc.path)) for doc, loc in ws.locations.items() if loc.path)
     return (repr(ctx.sources), ctx.gold_key, tuple((pf.run, pf.sha256) for pf in ws.predictions),
@@ -470,8 +468,8 @@ def evidence_metrics(ctx: Context):
     answer_pages_elsewhere."""
     ws = ctx.workspace
     bench, docs = ws.discovery.benchmark, ws.discovery.docs_dir
-    key = _metrics_key(ctx)
-    _register_scanned(ws)
+    key = metrics_key(ctx)
+    register_scanned(ws)
 
     def compute():
         bar = st.progress(0.0, text="Locating every answer in its documents…")
@@ -500,7 +498,7 @@ def evidence_metrics(ctx: Context):
 
 def evidence_metrics_ready(ctx: Context) -> bool:
     """Whether evidence_metrics(ctx) is computed already (then it returns at once, without a bar)."""
-    return cache.evidence_metrics(_metrics_key(ctx)) is not None
+    return cache.evidence_metrics(metrics_key(ctx)) is not None
 
 
 def _read_documents(paths: list[Path], bar) -> None:
@@ -530,4 +528,4 @@ def evidence_summary(ctx: Context):
         table = evidence_metrics(ctx)
         return run_rates(table), pages_listed(table)
 
-    return cache.evidence_tables().get_or_build((*_metrics_key(ctx), "summary"), build)
+    return cache.evidence_tables().get_or_build((*metrics_key(ctx), "summary"), build)
