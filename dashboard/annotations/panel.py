@@ -86,24 +86,29 @@ def _read_only(where: str = "") -> bool:
     return True
 
 
-def _author(key: str) -> str:
-    """The session's name: one text box, its value kept for the session across pages."""
+def _author(key: str, label: str = "Your name (saved with every note)") -> str:
+    """The session's name: a text box (one per form that records who wrote something; a page may show
+    two, e.g. the notes' and the saved slices'), its value kept for the session across pages in NAME,
+    written only when the user commits a box (on_change): a box whose state is older than NAME -- the
+    name was typed in another box -- is brought up to NAME before it is drawn, never the other way."""
     wkey = f"ann_name_{key}"
+    name = st.session_state.get(NAME, "")
 
     def keep() -> None:
         st.session_state[NAME] = st.session_state[wkey].strip()
 
+    if wkey in st.session_state and st.session_state[wkey].strip() != name:
+        st.session_state[wkey] = name  # typed in another box of this session since this one was drawn
     # the session's name in the call (not only in the widget's state): a box re-created after Streamlit
     # dropped its state comes back with the name, never empty
-    typed = st.text_input("Your name (saved with every note)", value=st.session_state.get(NAME, ""), key=wkey,
-                          on_change=keep, max_chars=100, placeholder="type it once for this browser session")
-    st.session_state[NAME] = typed.strip()
-    return st.session_state[NAME]
+    st.text_input(label, value=name, key=wkey, on_change=keep, max_chars=100,
+                  placeholder="type it once for this browser session")
+    return st.session_state.get(NAME, "")
 
 
-def author(key: str) -> str:
-    """The session's annotator name box (`_author`), for other panels (a saved slice records who saved it)."""
-    return _author(key)
+def author(key: str, label: str = "Your name (saved with the slice)") -> str:
+    """The session's name box (`_author`) for other panels: a saved slice records who saved it."""
+    return _author(key, label)
 
 
 # ----------------------------------------------------------------------------- one note's form
