@@ -56,7 +56,7 @@ def _exists(name: str, glob: bool) -> bool:
     for installed, here in INSTALLED.items():
         if name == installed or name.startswith(installed + "/"):
             name = here + name[len(installed):]
-    if name.startswith("bench/out/"):  # what the benchmarks write: not in a checkout
+    if name == "bench/out" or name.startswith("bench/out/"):  # what the benchmarks write: not in a checkout
         return True
     if glob:
         parent, _, stem = name.rpartition("/")
