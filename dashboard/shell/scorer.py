@@ -43,10 +43,24 @@ def score(ws: Workspace, gold_key: tuple, pf: PredictionFile, profile: str, bar=
         # the shared pool (scoring/runner.py): no new pool per run, no streamlit in the workers
         _, result = next(score_runs(ws.gold.items, [(pf.run, pf.loaded.items)], profile=profile))
         bar.finish_run(len(ws.gold.items))
-        store.save_run(cache.score_store(), _store_key(ws, gold_key, pf, profile), result)
+        result = _publish(ws, gold_key, pf, profile, result)
         cache.remember(key, result)
         if own:
             bar.close()
+    return result
+
+
+def _publish(ws: Workspace, gold_key: tuple, pf: PredictionFile, profile: str, result: RunResult) -> RunResult:
+    """A run just scored, written to the cache folder; when another app server sharing the folder
+    published the same entry first (the store's hard-link publish: one whole entry), the winner's
+    entry is read back and used, so every server shows the same bytes (equal results either way:
+    the key names everything the scores depend on)."""
+    shared = cache.score_store()
+    lost = shared.lost_races
+    store.save_run(shared, _store_key(ws, gold_key, pf, profile), result)
+    if shared.lost_races != lost:
+        return store.load_run(shared, _store_key(ws, gold_key, pf, profile), ws.gold.items, pf.loaded.items,
+                              profile, pf.run) or result
     return result
 
 
@@ -116,7 +130,7 @@ def scored_runs(ws: Workspace, gold_key: tuple, profile: str, slot=None) -> list
         for i, result in score_runs(ws.gold.items, batch, profile=profile,
                                     progress=lambda k, done, total: bar.update(labels[k], done, total)):
             pf = todo[i]
-            store.save_run(cache.score_store(), _store_key(ws, gold_key, pf, profile), result)
+            result = _publish(ws, gold_key, pf, profile, result)
             cache.remember((gold_key, pf.sha256, pf.run, profile), result)
             bar.finish_run(len(ws.gold.items))
     for pf in scorable:
