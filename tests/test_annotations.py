@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from annotations_kit import write_notes
 from dashboard.annotations import exchange
 from dashboard.annotations.corrections import apply_corrections, check_answer, corrections_key
 from dashboard.annotations.db import (
@@ -272,21 +273,8 @@ def test_a_file_locked_while_opening_gives_a_message_and_reopens_later(tmp_path)
 
 
 def write_many(path: str, who: str, count: int, shared_rounds: int) -> None:
-    """`count` notes of its own, and `shared_rounds` read-modify-write appends to one shared note,
-    each retried on Conflict: none may be lost."""
-    store = AnnotationStore(path, busy_timeout=60.0)
-    for i in range(count):
-        store.save_note(BENCH, f"{who}-q{i}", "run", text=f"{who} note {i}", tags=["reasoning_error"] if i % 2 else [],
-                        author=who, expected_revision=0)
-    for i in range(shared_rounds):
-        while True:
-            current = store.note(BENCH, "shared", "")
-            text = (current.text + "\n" if current else "") + f"{who}:{i}"
-            try:
-                store.save_note(BENCH, "shared", "", text=text, author=who, expected_revision=current.revision if current else 0)
-                break
-            except Conflict:
-                continue
+    """annotations_kit.write_notes on a store of its own (one per process or thread)."""
+    write_notes(AnnotationStore(path, busy_timeout=60.0), who, count, shared_rounds)
 
 
 def check_nothing_lost(store: AnnotationStore, writers: list[str], count: int, rounds: int) -> None:

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 import pg_kit
+from annotations_kit import write_notes
 from dashboard.annotations.db import AnnotationStore, AnnotationsUnavailable, Conflict
 
 BENCH = "0123456789abcdef"
@@ -22,22 +23,6 @@ HANG_GUARD = 180.0  # seconds: far above the expected time, only so that a hang 
 GOLD = [{"question_id": q, "question": f"How many in {q}?", "answer": {"value": v, "format": "Int"},
          "document": {"document_id": "doc_1", "evidence_pages": [1]}} for q, v in (("q1", "10"), ("q2", "20"), ("q3", "30"), ("q4", "40"))]
 ANSWERS = {"q1": "10", "q2": "77", "q3": "30", "q4": "99"}  # right on q1 and q3: 50 %; a correction q2 -> 77 makes it 75 %
-
-
-def write_many(store: AnnotationStore, who: str, count: int, shared_rounds: int) -> None:
-    """As tests/test_annotations.py: own notes, then read-modify-write appends to one shared note."""
-    for i in range(count):
-        store.save_note(BENCH, f"{who}-q{i}", "run", text=f"{who} note {i}", tags=["reasoning_error"] if i % 2 else [],
-                        author=who, expected_revision=0)
-    for i in range(shared_rounds):
-        while True:
-            current = store.note(BENCH, "shared", "")
-            text = (current.text + "\n" if current else "") + f"{who}:{i}"
-            try:
-                store.save_note(BENCH, "shared", "", text=text, author=who, expected_revision=current.revision if current else 0)
-                break
-            except Conflict:
-                continue
 
 
 def accuracy_with_corrections(store: AnnotationStore, gold_path: str) -> float:
@@ -53,12 +38,12 @@ def accuracy_with_corrections(store: AnnotationStore, gold_path: str) -> float:
 
 
 def writers(store: AnnotationStore, names: list[str], count: int, rounds: int) -> list[str]:
-    """`write_many` in one thread per name; the errors (and hung threads), none expected."""
+    """`annotations_kit.write_notes` in one thread per name; the errors (and hung threads), none expected."""
     errors: list[str] = []
 
     def work(who: str) -> None:
         try:
-            write_many(store, who, count, rounds)
+            write_notes(store, who, count, rounds)
         except BaseException as exc:  # handed to the test
             errors.append(f"{who}: {exc!r}")
 
