@@ -514,3 +514,17 @@ def telling_failures(pairs: pd.DataFrame, questions: pd.DataFrame, weak: pd.Data
 # ----------------------------------------------------------------------------- export
 
 
+def units_text(n: int, unit: str) -> str:
+    """"12 documents", or "12 questions (the gold names no documents)": what an interval or p rests on."""
+    if unit == "document":
+        return f"{n} document{'s' * (n != 1)}"
+    return f"{n} question{'s' * (n != 1)} (the gold names no documents)"
+
+
+def detectable_text(gap: float) -> str:
+    """The smallest gap a slice with too few documents could detect, in percentage points, as words."""
+    if pd.isna(gap) or gap == float("inf"):
+        return "no gap could be detected"
+    if gap == 0:
+        return "the runs agree on every question here"
+    return f"the smallest gap it could detect is about ±{100 * gap:.1f} pp"

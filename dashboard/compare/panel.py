@@ -125,29 +125,13 @@ def p_text(p: float) -> str:
     return text if text.startswith("<") else f"= {text}"
 
 
-def units_text(n: int, unit: str) -> str:
-    """"12 documents", or "12 questions (the gold names no documents)"."""
-    if unit == "document":
-        return f"{n} document{'s' * (n != 1)}"
-    return f"{n} question{'s' * (n != 1)} (the gold names no documents)"
-
-
-def gap_text(gap: float) -> str:
-    """The smallest detectable gap in percentage points, as words."""
-    if pd.isna(gap) or gap == float("inf"):
-        return "no gap could be detected"
-    if gap == 0:
-        return "the runs agree on every question here"
-    return f"the smallest gap it could detect is about ±{100 * gap:.1f} pp"
-
-
 def interval_text(row, metric: str) -> str:
     """The interval by documents, or why there is none (a `deltas` row)."""
     if bool(row["too_few"]):
-        return (f"too few documents to tell ({units_text(int(row['documents']), row['unit'])}; "
-                f"{gap_text(row[f'{metric}_detectable'])})")
+        return (f"too few documents to tell ({C.units_text(int(row['documents']), row['unit'])}; "
+                f"{C.detectable_text(row[f'{metric}_detectable'])})")
     lo, hi = 100 * row[f"{metric}_low"], 100 * row[f"{metric}_high"]
-    return f"95 % interval {lo:+.1f} to {hi:+.1f} pp over {units_text(int(row['documents']), row['unit'])}"
+    return f"95 % interval {lo:+.1f} to {hi:+.1f} pp over {C.units_text(int(row['documents']), row['unit'])}"
 
 
 def rank_colour(rank: object, last: int) -> str:
@@ -200,11 +184,11 @@ def headline(table: pd.DataFrame, a: str, b: str) -> None:
                         "from resampling documents (a drawn document brings both runs' answers to all its questions), "
                         f"none under {C.MIN_DOCUMENTS} documents.")
         col.caption(f"{interval_text(top, m)} · A {100 * top[f'{m}_a']:.1f} % · B {100 * top[f'{m}_b']:.1f} %")
-    units = units_text(int(top["documents"]), top["unit"])
+    units = C.units_text(int(top["documents"]), top["unit"])
     said = C.verdict(top)
     if said == "too few":
         verdict = (f"with {units}, there are **too few documents to tell** whether the Accuracy difference is real "
-                   f"({gap_text(top['accuracy_detectable'])}).")
+                   f"({C.detectable_text(top['accuracy_detectable'])}).")
     else:
         verdict = (f"by document, p {p_text(top['p'])} (sign flips of whole documents): "
                    + ("**the Accuracy difference is unlikely to be chance.**" if said == "real"
@@ -422,7 +406,7 @@ def weakest_sentence(top: pd.DataFrame, run: str, metric: str, against: str) -> 
         first = top.iloc[0]
         return (f"**Not enough evidence** to call any slice of **{md_escape(run)}** weak: the largest gap, "
                 f"**{md_escape(slice_text(first['field'], first['label']))}** ({100 * first['gap']:.1f} pp {label} on "
-                f"{first['questions']} questions in {units_text(int(first['documents']), first['unit'])}), "
+                f"{first['questions']} questions in {C.units_text(int(first['documents']), first['unit'])}), "
                 + ("rests on too few documents to tell." if bool(first["too_few"]) or bool(first["small"])
                    else f"has a 95 % interval by documents of {100 * first['gap_low']:+.1f} to {100 * first['gap_high']:+.1f} pp, "
                         "which includes 0."))
@@ -430,7 +414,7 @@ def weakest_sentence(top: pd.DataFrame, run: str, metric: str, against: str) -> 
     ref_run = md_escape(str(first["reference_run"]))
     return (f"**{md_escape(run)}** is weakest on **{md_escape(slice_text(first['field'], first['label']))}**: "
             f"{100 * first['score']:.1f} % {label} on {first['questions']} questions in "
-            f"{units_text(int(first['documents']), first['unit'])} against {100 * first['reference']:.1f} % "
+            f"{C.units_text(int(first['documents']), first['unit'])} against {100 * first['reference']:.1f} % "
             f"({ref_run}{' overall' if against == C.OWN else ''}); gap {100 * first['gap']:.1f} pp "
             f"(95 % interval by documents {100 * first['gap_low']:+.1f} to {100 * first['gap_high']:+.1f}).")
 

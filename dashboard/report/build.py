@@ -370,21 +370,6 @@ def _runs_chart(iv: pd.DataFrame):
     return fig
 
 
-def units_text(n: int, unit: str) -> str:
-    """"12 documents", or "12 questions (the gold names no documents)"."""
-    if unit == "document":
-        return f"{n} document{'s' * (n != 1)}"
-    return f"{n} question{'s' * (n != 1)} (the gold names no documents)"
-
-
-def detectable_text(gap: float) -> str:
-    if pd.isna(gap) or gap == float("inf"):
-        return "no gap could be detected"
-    if gap == 0:
-        return "the runs agree on every question"
-    return f"the smallest gap detectable is about ±{100 * gap:.1f} pp"
-
-
 def few_cell(gap: float) -> str:
     """A table cell instead of an interval: too few documents, and the smallest gap detectable."""
     if pd.isna(gap) or gap == float("inf") or gap == 0:
@@ -393,7 +378,7 @@ def few_cell(gap: float) -> str:
 
 
 def too_few_text(documents: int, unit: str, gap: float) -> str:
-    return f"too few documents to tell ({units_text(documents, unit)}; {detectable_text(gap)})"
+    return f"too few documents to tell ({C.units_text(documents, unit)}; {C.detectable_text(gap)})"
 
 
 def _headline(an: Analysis, iv: pd.DataFrame, a: str, b: str | None, settings: C.Settings, chart: _Charts,
@@ -408,9 +393,9 @@ def _headline(an: Analysis, iv: pd.DataFrame, a: str, b: str | None, settings: C
             docs, unit = int(top["documents"]), str(top["unit"])
             section["top"] = {
                 "size": f"{abs(100 * d):.1f}", "better": "ahead of" if d > 0 else "behind" if d < 0 else "level with",
-                "questions": top["questions"], "units": units_text(docs, unit), "only_a": top["only_a"], "only_b": top["only_b"],
+                "questions": top["questions"], "units": C.units_text(docs, unit), "only_a": top["only_a"], "only_b": top["only_b"],
                 "too_few": said == "too few",
-                "evidence": (detectable_text(top["accuracy_detectable"]) if said == "too few" else
+                "evidence": (C.detectable_text(top["accuracy_detectable"]) if said == "too few" else
                              f"95 % interval {interval(top['accuracy_low'], top['accuracy_high'])} pp by documents, "
                              f"p by document {pvalue(top['p'])}"),
                 "p_mcnemar": pvalue(top["p_mcnemar"]),
@@ -451,14 +436,14 @@ def _weakest(weak: pd.DataFrame, a: str, chart: _Charts) -> dict:
     if len(found):
         first = found.iloc[0]
         section["first"] = {"slice": slice_text(first["field"], first["label"]), "score": pct(first["score"]),
-                            "questions": first["questions"], "units": units_text(int(first["documents"]), first["unit"]),
+                            "questions": first["questions"], "units": C.units_text(int(first["documents"]), first["unit"]),
                             "reference": pct(first["reference"]), "gap": f"{100 * first['gap']:.1f}",
                             "interval": interval(first["gap_low"], first["gap_high"])}
     else:
         first = top.iloc[0]
         few = bool(first["too_few"]) or bool(first["small"])
         section["none"] = {"slice": slice_text(first["field"], first["label"]), "gap": f"{100 * first['gap']:.1f}",
-                           "questions": first["questions"], "units": units_text(int(first["documents"]), first["unit"]),
+                           "questions": first["questions"], "units": C.units_text(int(first["documents"]), first["unit"]),
                            "why": (too_few_text(int(first["documents"]), first["unit"], first["detectable"]) if few else
                                    f"its 95 % interval by documents, {interval(first['gap_low'], first['gap_high'])} pp, includes 0")}
     section["chart"] = chart(charts.weakest_chart(top, "accuracy", a, C.OWN))
@@ -506,7 +491,7 @@ def _flips(an: Analysis, pairs: pd.DataFrame, a: str, b: str, settings: C.Settin
         "top": {"questions": top["questions"], "both_right": top["both right"], "only_a": top["only A"],
                 "only_b": top["only B"], "both_wrong": top["both wrong"], "p": pvalue(top["p"]),
                 "too_few": int(top["documents"]) < C.MIN_DOCUMENTS,
-                "units": units_text(int(top["documents"]), str(top["unit"])), "p_mcnemar": pvalue(top["p_mcnemar"])},
+                "units": C.units_text(int(top["documents"]), str(top["unit"])), "p_mcnemar": pvalue(top["p_mcnemar"])},
         "flips_chart": chart(charts.flips_chart(pd.concat([flips.iloc[:1], slices.drop(columns="_d").head(12)]), a, b)),
         "delta_chart": chart(charts.delta_chart(table, "accuracy", a, b)),
         "tested": C.tested_count(table), "slices": int((table["field"] != C.OVERALL_FIELD).sum()),

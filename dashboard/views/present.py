@@ -69,10 +69,10 @@ else:
     d = 100 * top["accuracy_delta"]
     side = "ahead of" if d > 0 else "behind" if d < 0 else "level with"
     said = C.verdict(top)
-    units = P.units_text(int(top["documents"]), top["unit"])
+    units = C.units_text(int(top["documents"]), top["unit"])
     if said == "too few":
         evidence = (f"on {top['questions']} questions in {units}: too few documents to tell; "
-                    f"{P.gap_text(top['accuracy_detectable'])}")
+                    f"{C.detectable_text(top['accuracy_detectable'])}")
     else:
         evidence = (f"95 % interval {100 * top['accuracy_low']:+.1f} to {100 * top['accuracy_high']:+.1f} pp over {units}, "
                     f"p by document {P.p_text(top['p'])}: "
@@ -89,7 +89,7 @@ else:
     f = flips.iloc[0]
     slide(3, f"**{f['only A']}** questions only {md_escape(a)} gets right, **{f['only B']}** only {md_escape(b)}; "
              f"both right on {f['both right']}, both wrong on {f['both wrong']} "
-             f"(flipping whole documents between the runs: p {P.p_text(f['p'])} over {P.units_text(int(f['documents']), f['unit'])}).",
+             f"(flipping whole documents between the runs: p {P.p_text(f['p'])} over {C.units_text(int(f['documents']), f['unit'])}).",
           charts.flips_chart(P.most_flipped(flips, 6), a, b))
     tested = C.tested_count(table)
     sig = table[(table["field"] != C.OVERALL_FIELD) & (table["p_holm"] < 0.05)
