@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 from rapidfuzz.distance import Levenshtein
 
-from .text import MAX_EDIT_CHARS
+from .text import MAX_EDIT_CHARS, drop_parenthesised
 
 __all__ = [
     "lmms_anls", "lmms_anls_any", "lmms_first_number", "lmms_mmlongbench_score", "lmms_answerable", "lmms_mean", "lmms_mmlongbench_f1",
@@ -38,27 +38,6 @@ def _distance(a: str, b: str) -> int:
     if len(a) > MAX_EDIT_CHARS and len(b) > MAX_EDIT_CHARS:
         return 0 if a == b else max(len(a), len(b))
     return Levenshtein.distance(a, b)
-
-
-def _drop_parenthesised(text: str) -> str:
-    r"""`re.sub(r"\s*\([^)]*\)", "", text)` in one pass (the regex is quadratic on many `(` without
-    a `)`): each `(` with a later `)` is removed up to that `)`, with the white space before it."""
-    out: list[str] = []
-    i = 0
-    while True:
-        j = text.find("(", i)
-        if j < 0:
-            break
-        k = text.find(")", j + 1)
-        if k < 0:
-            break
-        start = j
-        while start > i and text[start - 1].isspace() and re.match(r"\s", text[start - 1]):
-            start -= 1
-        out.append(text[i:start])
-        i = k + 1
-    out.append(text[i:])
-    return "".join(out)
 
 
 def _literal(text: str) -> tuple[bool, Any]:
@@ -101,7 +80,7 @@ def lmms_anls_any(answers: Sequence[Any], prediction: str) -> float:
 
 def _lmms_clean(value: Any) -> str:
     text = str(value or "").lower().strip()
-    text = _drop_parenthesised(text).strip()
+    text = drop_parenthesised(text).strip()
     text = re.sub(r"^['\"]|['\"]$", "", text).strip()
     text = text.lstrip("$").strip()
     text = text.rstrip("%").strip()
@@ -303,7 +282,7 @@ def vlm_overall(scores: Sequence[float]) -> float:
 def _vlm_clean(s: Any) -> str:
     # the harness's three `rstrip('mile')` lines discard their result: `63 million` stays as it is
     s = str(s).lower().strip()
-    s = _drop_parenthesised(s).strip()
+    s = drop_parenthesised(s).strip()
     s = re.sub(r"^['\"]|['\"]$", "", s).strip()
     s = s.strip().lstrip("$").strip()
     return s.strip().rstrip("%").strip()

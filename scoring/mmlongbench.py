@@ -48,7 +48,7 @@ from rapidfuzz.distance import Levenshtein
 
 from .model import DocRef, DocumentRecord, GoldQuestion, Prediction, ScoreRow
 from .problems import LoadResult, Problem, kind_of, short_value
-from .text import to_str
+from .text import drop_parenthesised, to_str
 
 __all__ = [
     "FORMATS",
@@ -108,30 +108,10 @@ FALLBACK_RULES: dict[str, str] = {
 # ----------------------------------------------------------------------------- cleaning
 
 
-def _drop_parenthesised(s: str) -> str:
-    """Remove each `(...)` group (up to the first `)` after its `(`) and the white space right
-    before it, scanning left to right -- the effect of substituting `\\s*\\([^)]*\\)` by nothing,
-    computed in one pass (the regular expression itself is quadratic on long runs of spaces or
-    of `(`). A `(` with no `)` after it is kept, and so is everything after it."""
-    parts: list[str] = []
-    i = 0
-    while True:
-        opening = s.find("(", i)
-        if opening < 0:
-            break
-        closing = s.find(")", opening + 1)
-        if closing < 0:
-            break
-        parts.append(s[i:opening].rstrip())  # str.rstrip strips exactly re's \s (str.isspace)
-        i = closing + 1
-    parts.append(s[i:])
-    return "".join(parts)
-
-
 def clean_string(value: Any) -> str:
     """The evaluator's cleaning of one answer (see the module text)."""
     s = str(value).lower().strip()
-    s = _drop_parenthesised(s).strip()
+    s = drop_parenthesised(s).strip()
     if s[:1] in ("'", '"'):
         s = s[1:]
     if s[-1:] in ("'", '"'):

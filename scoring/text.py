@@ -177,3 +177,23 @@ def similarity(a: str, b: str, *, at_least: float = 0.0) -> float:
     """Normalised Levenshtein similarity of the stripped, lower-cased strings (spec 5), 0.0 below
     `at_least`."""
     return levenshtein_similarity(a.strip().lower(), b.strip().lower(), at_least=at_least)
+
+
+def drop_parenthesised(s: str) -> str:
+    """Remove each `(...)` group (up to the first `)` after its `(`) and the white space right
+    before it, scanning left to right -- the effect of substituting `\\s*\\([^)]*\\)` by nothing,
+    computed in one pass (the regular expression itself is quadratic on long runs of spaces or
+    of `(`). A `(` with no `)` after it is kept, and so is everything after it."""
+    parts: list[str] = []
+    i = 0
+    while True:
+        opening = s.find("(", i)
+        if opening < 0:
+            break
+        closing = s.find(")", opening + 1)
+        if closing < 0:
+            break
+        parts.append(s[i:opening].rstrip())  # str.rstrip strips exactly re's \s (str.isspace)
+        i = closing + 1
+    parts.append(s[i:])
+    return "".join(parts)
