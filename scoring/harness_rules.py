@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 from rapidfuzz.distance import Levenshtein
 
+from .mmlongbench import float_matches
 from .text import MAX_EDIT_CHARS, drop_parenthesised
 
 __all__ = [
@@ -124,19 +125,10 @@ def lmms_first_number(value: Any) -> float | None:
         return None
 
 
-def _precision(value: float) -> int:
-    text = str(value)
-    return len(text.split(".", 1)[1]) if "." in text else 3
-
-
 def _lmms_float_equal(reference: float, prediction: float) -> bool:
-    for candidate in (reference / 100.0, reference, reference * 100.0):
-        if math.isclose(candidate, prediction, rel_tol=0.01):
-            return True
-        digits = max(min(_precision(prediction), _precision(candidate)), 2)
-        if round(prediction, digits) == round(candidate, digits):
-            return True
-    return False
+    """lmms-eval's mmlongbench_doc number comparison: MMLongBench-Doc's own (scoring.mmlongbench
+    float_matches: gold / 100, gold or gold * 100 within 1 %, or equal once rounded), copied there as is."""
+    return float_matches(reference, prediction)
 
 
 def _lmms_list(value: Any) -> list[str]:
@@ -313,16 +305,7 @@ def _vlm_float_equal(reference: Any, prediction: Any) -> bool:
         pred = _vlm_float(prediction)
     except Exception:
         return False
-    for item in (ref / 100, ref, ref * 100):
-        try:
-            if math.isclose(item, pred, rel_tol=0.01):
-                return True
-            digits = max(min(_precision(pred), _precision(item)), 2)
-            if round(pred, digits) == round(item, digits):
-                return True
-        except Exception:
-            continue
-    return False
+    return float_matches(ref, pred)  # VLMEvalKit's copy of MMLongBench-Doc's rule, unchanged
 
 
 def _isfloat(s: str) -> bool:
