@@ -299,6 +299,18 @@ def _vlm_float(x: Any) -> float:
     return float(str(x).strip().rstrip("%").strip())
 
 
+def _vlm_list(value: Any, what: str) -> list:
+    """A List answer as VLMEvalKit reads it: text starting with `[` is a Python literal (read with
+    ast.literal_eval where the harness evals it; not one: ValueError naming `what`), any other value a
+    list of itself."""
+    if isinstance(value, str) and value.startswith("["):
+        ok, parsed = _literal(value)
+        if not ok:
+            raise ValueError(f"{what} is not a Python literal (VLMEvalKit would eval it)")
+        value = parsed
+    return value if isinstance(value, list) else [value]
+
+
 def _vlm_float_equal(reference: Any, prediction: Any) -> bool:
     ref = _vlm_float(reference)  # raises as the harness does (its caller scores 0)
     try:
@@ -345,20 +357,8 @@ def _vlm_eval_score(gt: Any, pred: Any, answer_type: Any) -> tuple[float, str]:
     if answer_type == "Str":
         g, p = _vlm_clean(gt), _vlm_clean(pred)
         return (float(g == p) if _vlm_exact(g) else _vlm_anls(g, p)), note
-    if isinstance(gt, str) and gt.startswith("["):
-        ok, value = _literal(gt)
-        if not ok:
-            raise ValueError("the gold list is not a Python literal (VLMEvalKit would eval it)")
-        gt = value
-    if not isinstance(gt, list):
-        gt = [gt]
-    if isinstance(pred, str) and pred.startswith("["):
-        ok, value = _literal(pred)
-        if not ok:
-            raise ValueError("the judge's pred is not a Python literal (VLMEvalKit would eval it)")
-        pred = value
-    if not isinstance(pred, list):
-        pred = [pred]
+    gt = _vlm_list(gt, "the gold list")
+    pred = _vlm_list(pred, "the judge's pred")
     if len(gt) != len(pred):
         return 0.0, note
     g_items = sorted(_vlm_clean(a) for a in gt)
