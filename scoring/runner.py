@@ -23,9 +23,10 @@ from __future__ import annotations
 
 import sys
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
+from typing import Any
 
 from ._gc import paused_gc
 from .aggregate import bucket, run_groups
@@ -36,9 +37,10 @@ from .profiles import Profile, get_profile, signature
 from .registry import MISSING_STATUS, OVERFLOW_STATUSES, OVERFLOW_TEXT, is_success_status
 from .workers import bare_main, discard_shared_pool, shared_pool
 
-__all__ = ["Plan", "plan", "assemble", "assemble_lazily", "columns_of", "overall_of", "decisions_of", "score_runs", "shutdown",
-           "StoredRunResult", "CHUNK"]
+__all__ = ["Plan", "plan", "assemble", "assemble_lazily", "assemble_columns", "columns_of", "compact_columns", "column_list", "overall_of",
+           "record_of", "prediction_texts", "predictions_by_id", "gold_positions", "decisions_of", "score_runs", "shutdown", "StoredRunResult", "CHUNK"]
 
+AHEAD = 4  # runs whose chunks are on the shared pool at once (score_runs)
 CHUNK = 4_000  # questions per task: large enough to amortise pickling, small enough to balance two cores
 Decision = tuple  # (accuracy, token_f1, anls, decided_by, threshold, details), as scoring.metrics.decide returns
 
@@ -139,6 +141,9 @@ def columns_of(result: RunResult) -> dict[str, list]:
     "missing" without a prediction), accuracy, token_f1, anls, answered (a prediction was present)
     and prediction (as the release reports it). Kept on the result once computed; a
     `StoredRunResult` has them without building its records."""
+    compact = result.__dict__.get("_lens_compact")
+    if compact is not None:  # a run held in columns (arrays): lists made for the caller, not kept
+        return {k: column_list(v) for k, v in compact.items()}
     cols = result.__dict__.get("_lens_columns")
     if cols is None and "_lens_columns_build" in result.__dict__:  # a StoredRunResult's, made when first asked for
         cols = result.__dict__["_lens_columns"] = result.__dict__["_lens_columns_build"]()
@@ -157,12 +162,38 @@ def columns_of(result: RunResult) -> dict[str, list]:
     return cols
 
 
+def column_list(values) -> list:
+    """A column as a list: a list as it is, a numpy array by `tolist`, an Arrow array by `to_pylist`."""
+    if isinstance(values, list):
+        return values
+    if hasattr(values, "to_pylist"):
+        return values.to_pylist()
+    return values.tolist()
+
+
+def compact_columns(result: RunResult) -> dict:
+    """The run's columns as it holds them: for a run held in columns (`assemble_columns`), arrays --
+    numpy for the scores, `answered` and `status`, whatever the caller gave for `question_id` and
+    `prediction` (the dashboard gives Arrow arrays shared between runs); else `columns_of`'s lists."""
+    compact = result.__dict__.get("_lens_compact")
+    return compact if compact is not None else columns_of(result)
+
+
 def overall_of(result: RunResult) -> dict:
     """`result.overall` (count and the three means, as the release rounds them), from the columns."""
     if result._agg is not None:
         return result._agg[0]
-    c = columns_of(result)
-    return bucket(c["accuracy"], c["token_f1"], c["anls"])
+    c = compact_columns(result)
+    return bucket(column_list(c["accuracy"]), column_list(c["token_f1"]), column_list(c["anls"]))
+
+
+def record_of(result: RunResult, qid: str) -> QuestionResult | None:
+    """The record of one question of a run (None: not one of its questions). A run held in columns
+    builds that one record, without the others (`assemble_columns`); any other run is searched."""
+    one = result.__dict__.get("_lens_one")
+    if one is not None:
+        return one(qid)
+    return next((r for r in result.results if r.qid == qid), None)
 
 
 class StoredRunResult(RunResult):
@@ -193,15 +224,14 @@ class StoredRunResult(RunResult):
 
     @property
     def overall(self) -> dict:
-        if self._agg is not None:
-            return self._agg[0]
-        c = columns_of(self)
-        return bucket(c["accuracy"], c["token_f1"], c["anls"])
+        return overall_of(self)
 
     @property
     def failed_count(self) -> int:
-        c = columns_of(self)
-        return sum(1 for a, st in zip(c["answered"], c["status"]) if a and not is_success_status(st))
+        c = compact_columns(self)
+        statuses = column_list(c["status"])
+        ok = {st: is_success_status(st) for st in set(statuses)}  # a handful of distinct statuses
+        return sum(1 for a, st in zip(column_list(c["answered"]), statuses) if a and not ok[st])
 
 
 @paused_gc()
@@ -239,6 +269,118 @@ def assemble_lazily(gold: Sequence[GoldQuestion], the_plan: Plan, decisions_late
 
     return StoredRunResult(build=build, columns=columns if columns_later else columns(),
                            **_run_fields(gold, the_plan, p, name, ignore_missing, prediction_field))
+
+
+@paused_gc()
+def assemble_columns(gold: Sequence[GoldQuestion], predictions: Sequence[Prediction], columns: dict, *,
+                     rows: Any, extra_rows: Any, decisions_later: Callable[[], Sequence[Decision]],
+                     profile: str | Profile, name: str = "run") -> StoredRunResult:
+    """A run held in columns, as the app keeps a scored run: `columns` are `COLUMNS` as arrays (see
+    `compact_columns`) in gold order, one per gold question (the app scores every question: no
+    ignore_missing), `rows[i]` the position in `predictions` of gold question i's prediction (-1:
+    missing), `extra_rows` those of the predictions of no gold question. Nothing per question is
+    built here: `results` (every record) when first read, from `decisions_later()` (the stored
+    decisions; scored again when they do not read back), and `record_of` one record, judged again
+    (the same decision: a store entry's key names the scoring code)."""
+    n = len(gold)
+    if any(len(v) != n for v in columns.values()) or len(rows) != n:
+        raise ValueError(f"columns of another length than the {n} gold questions")
+    p = get_profile(profile)
+    missing = [q.qid for q, r in zip(gold, rows) if r < 0]
+    extras = [predictions[int(k)] for k in extra_rows]
+
+    def the_plan() -> Plan:
+        preds: list[Prediction | None] = [None if r < 0 else predictions[int(r)] for r in rows]
+        return Plan(list(gold), preds, missing, extras, len(predictions))
+
+    def build() -> list[QuestionResult]:
+        pl = the_plan()
+        try:
+            decisions = decisions_later()
+            if len(decisions) != n:
+                raise ValueError("stored decisions of another length")
+        except ValueError:  # stored details that do not read back: never trusted, scored again here
+            decisions = _decide_chunk((p, pl.items()))
+        return assemble(gold, pl, decisions, profile=p).results
+
+    def one(qid: str) -> QuestionResult | None:
+        i = gold_positions(gold).get(qid)
+        if i is None:
+            return None
+        q, r = gold[i], int(rows[i])
+        pr = None if r < 0 else predictions[r]
+        acc, f1, an, rule, threshold, details = decide(None if pr is None else pr.text, q.answers, q.answer_format,
+                                                       q.verification_rule, None if pr is None else pr.status, p)
+        return QuestionResult(q, pr, Judgement(
+            None if pr is None else pr.text, q.answers, q.answer_format, q.verification_rule,
+            MISSING_STATUS if pr is None else pr.status, p, _shared(acc), _shared(f1), _shared(an), rule, threshold, details))
+
+    result = StoredRunResult(build=build, columns={}, name=name, profile=p,
+                             signature=signature(p, ignore_missing=False, prediction_field=None), gold_count=n,
+                             prediction_count=len(predictions), missing_ids=missing,
+                             extra_ids=[pr.qid for pr in extras], ignore_missing=False,
+                             problems=extra_prediction_problems(extras), groups=run_groups(gold))
+    result.__dict__["_lens_compact"] = columns
+    result.__dict__["_lens_one"] = one
+    result.__dict__["_lens_texts"] = lambda: {gold[i].qid: predictions[int(r)].text for i, r in enumerate(rows) if r >= 0}
+    result.__dict__["_lens_predictions"] = _Answered(gold, rows, predictions)
+    return result
+
+
+_POSITIONS: list[tuple[Sequence[GoldQuestion], dict[str, int]]] = []  # (gold, question id -> position), newest last
+_POSITIONS_LOCK = threading.Lock()
+
+
+def gold_positions(gold: Sequence[GoldQuestion]) -> dict[str, int]:
+    """Question id -> position in the gold, one dict per gold list shared by its runs (the last few kept)."""
+    with _POSITIONS_LOCK:
+        for g, pos in _POSITIONS:
+            if g is gold:
+                return pos
+    pos = {q.qid: i for i, q in enumerate(gold)}
+    with _POSITIONS_LOCK:
+        _POSITIONS.append((gold, pos))
+        del _POSITIONS[:-4]
+    return pos
+
+
+class _Answered(Mapping[str, Prediction]):
+    """A run in columns' predictions by question id, the questions it answered only; a record is
+    built when looked up."""
+
+    def __init__(self, gold: Sequence[GoldQuestion], rows, predictions: Sequence[Prediction]) -> None:
+        self._gold, self._rows, self._predictions = gold, rows, predictions
+
+    def __getitem__(self, qid: str) -> Prediction:
+        i = gold_positions(self._gold).get(qid)
+        r = -1 if i is None else int(self._rows[i])
+        if r < 0:
+            raise KeyError(qid)
+        return self._predictions[r]
+
+    def __iter__(self) -> Iterator[str]:
+        return (q.qid for q, r in zip(self._gold, self._rows) if r >= 0)
+
+    def __len__(self) -> int:
+        return sum(1 for r in self._rows if r >= 0)
+
+
+def predictions_by_id(result: RunResult) -> Mapping[str, Prediction]:
+    """The run's predictions by question id, for the questions it answered (a run in columns builds
+    each record when it is looked up)."""
+    got = result.__dict__.get("_lens_predictions")
+    if got is not None:
+        return got
+    return {r.qid: r.prediction for r in result.results if r.prediction is not None}
+
+
+def prediction_texts(result: RunResult) -> dict[str, str]:
+    """Question id -> the prediction's text as read (before the overflow substitution), for every
+    question the run answered; a run held in columns builds only these."""
+    texts = result.__dict__.get("_lens_texts")
+    if texts is not None:
+        return texts()
+    return {r.qid: r.prediction.text for r in result.results if r.prediction is not None}
 
 
 def decisions_of(result: RunResult) -> list[Decision]:
@@ -291,30 +433,47 @@ def workers_import_streamlit() -> bool | None:
 def score_runs(gold: Sequence[GoldQuestion], runs: Sequence[tuple[str, Sequence[Prediction]]], *,
                profile: str | Profile = "xldocbench", ignore_missing: bool = False, prediction_field: str | None = None,
                parallel: bool = True, min_parallel: int = PARALLEL_MIN,
-               progress: Callable[[int, int, int], None] | None = None) -> Iterator[tuple[int, RunResult]]:
+               progress: Callable[[int, int, int], None] | None = None, ahead: int = AHEAD,
+               make: Callable[[int, Plan, list[Decision]], Any] | None = None) -> Iterator[tuple[int, Any]]:
     """Score every run (name, predictions) against `gold`; yield (index in `runs`, RunResult) per
-    run as it completes, in order. All runs' chunks go to the shared pool at once, so both cores
-    stay busy across run boundaries; fewer than `min_parallel` questions in all are scored in this
-    process. `progress(run index, questions done, questions of the run)` is called as each chunk
-    of the run being waited for comes back. Each result equals `evaluate(gold, predictions, ...)`."""
+    run as it completes, in order. The chunks of `ahead` runs at a time are on the shared pool, so
+    both cores stay busy across run boundaries while only those runs' items are held (two hundred
+    runs' items at once held gigabytes); fewer than `min_parallel` questions in all are scored in
+    this process. `progress(run index, questions done, questions of the run)` is called as each
+    chunk of the run being waited for comes back. Each result equals `evaluate(gold, predictions,
+    ...)`; with `make`, `make(index, plan, decisions)` is yielded instead (the app keeps runs in columns
+    and never builds the records `assemble` makes)."""
     p = get_profile(profile)
-    plans = [plan(gold, preds, ignore_missing=ignore_missing) for _, preds in runs]
     # a few thousand questions are scored faster here than sent to workers
-    pool = _pool() if parallel and sum(len(pl.questions) for pl in plans) >= min_parallel else None
-    pending: list[list[Future] | None] = [None] * len(runs)
-    if pool is not None:
-        try:
-            with bare_main():
-                for i, pl in enumerate(plans):
-                    items = pl.items()
-                    pending[i] = [pool.submit(_decide_chunk, (p, items[k : k + CHUNK])) for k in range(0, len(items), CHUNK)]
-        except (BrokenProcessPool, OSError, RuntimeError):
-            _discard_pool()
-            pool = None
+    pool = _pool() if parallel and len(gold) * len(runs) >= min_parallel else None
+    plans: dict[int, Plan] = {}
+    pending: dict[int, list[Future]] = {}
+    submitted = 0
+
+    def plan_of(k: int) -> Plan:
+        return plans.pop(k, None) or plan(gold, runs[k][1], ignore_missing=ignore_missing)
+
+    def submit(upto: int) -> None:
+        nonlocal submitted, pool
+        while pool is not None and submitted < min(upto, len(runs)):
+            k = submitted
+            plans[k] = pl = plan(gold, runs[k][1], ignore_missing=ignore_missing)
+            items = pl.items()
+            try:
+                with bare_main():
+                    pending[k] = [pool.submit(_decide_chunk, (p, items[j : j + CHUNK])) for j in range(0, len(items), CHUNK)]
+            except (BrokenProcessPool, OSError, RuntimeError):
+                _discard_pool()
+                pool = None
+                _cancel(pending)
+            submitted += 1
+
     try:
-        for i, ((name, _), pl) in enumerate(zip(runs, plans)):
+        for i, (name, _) in enumerate(runs):
+            submit(i + max(1, ahead))
+            pl = plan_of(i)
             decisions: list[Decision] | None = None
-            futures = pending[i]
+            futures = pending.pop(i, None)
             if futures is not None:
                 try:
                     decisions = []
@@ -325,7 +484,8 @@ def score_runs(gold: Sequence[GoldQuestion], runs: Sequence[tuple[str, Sequence[
                 except (BrokenProcessPool, OSError, RuntimeError):
                     # a worker died (or the pool was shut down): score this and the rest here
                     _discard_pool()
-                    pending = [None] * len(runs)
+                    pool = None
+                    _cancel(pending)
                     decisions = None
             if decisions is None:
                 items = pl.items()
@@ -334,10 +494,17 @@ def score_runs(gold: Sequence[GoldQuestion], runs: Sequence[tuple[str, Sequence[
                     decisions.extend(_decide_chunk((p, items[k : k + CHUNK])))
                     if progress is not None:
                         progress(i, len(decisions), len(items))
-            pending[i] = None
-            yield i, assemble(gold, pl, decisions, profile=p, name=name, ignore_missing=ignore_missing,
-                              prediction_field=prediction_field)
+            if make is not None:
+                yield i, make(i, pl, decisions)
+            else:
+                yield i, assemble(gold, pl, decisions, profile=p, name=name, ignore_missing=ignore_missing,
+                                  prediction_field=prediction_field)
     finally:  # the caller stopped early: drop the chunks not started
-        for futures in pending:
-            for f in futures or ():
-                f.cancel()
+        _cancel(pending)
+
+
+def _cancel(pending: dict[int, list[Future]]) -> None:
+    for futures in pending.values():
+        for f in futures:
+            f.cancel()
+    pending.clear()

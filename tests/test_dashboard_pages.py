@@ -366,8 +366,10 @@ def test_chart_runs_follow_the_pick_and_the_leaderboard_keeps_all(open_app, mini
 
 
 def test_a_load_is_moved_out_of_the_collectors_sight(open_app, mini_bench):
-    """After a load the scored records are frozen (gc.freeze): a full collection in a serving
-    process no longer walks them (bench: 0.6 s a collection at 50 runs x 20,000 questions)."""
+    """After a load what it made is frozen (gc.freeze): a full collection in a serving process no
+    longer walks it (bench: 0.6 s a collection at 50 runs x 20,000 questions). And a load builds no
+    record per question: runs are held in columns (dashboard/core/runs.py), their records built
+    only when a page asks for them."""
     import gc
 
     from dashboard.shell import cache, context
@@ -378,10 +380,11 @@ def test_a_load_is_moved_out_of_the_collectors_sight(open_app, mini_bench):
         at = open_app(mini_bench)
         assert_clean(at)
         an = at.session_state[context.CONTEXT].analysis
-        record = an.runs[0].result.results[0]
-        assert gc.get_freeze_count() > 0 and gc.is_tracked(record)
+        run = an.runs[0]
+        assert "_lens_compact" in run.result.__dict__ and "_lens_results" not in run.result.__dict__
+        assert gc.get_freeze_count() > 0 and gc.is_tracked(run)
         tracked = gc.get_objects()
-        assert not any(o is record for o in tracked) and not any(o is an.runs[0] for o in tracked)
+        assert not any(o is run for o in tracked) and not any(o is run.result for o in tracked)
     finally:
         gc.unfreeze()
 

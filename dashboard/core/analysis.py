@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from dashboard.core.escape import COPY_CHARS, TABLE_CHARS, clip_where
 from dashboard.core.links import FIELDS, META
@@ -18,7 +19,7 @@ from scoring.mmlongbench import acc_and_f1, gold_rows
 from scoring.model import GoldQuestion, ScoreRow
 from scoring.profiles import MMLONGBENCH_PROFILE, Profile, get_profile
 from scoring.registry import METRIC_LABELS, METRICS, is_success_status
-from scoring.runner import columns_of, overall_of
+from scoring.runner import column_list, compact_columns, overall_of, prediction_texts
 from scoring.text import to_str
 
 RECOMPUTED = "recomputed"
@@ -147,9 +148,9 @@ def score_frame(runs: list[Run], gold_ids: set[str], profile: str | Profile | No
     fallback = frame_profile(runs, profile)
     parts = []
     for run in runs:
-        if run.result is not None:  # built column by column (a run's records are not walked: see columns_of)
-            c = columns_of(run.result)
-            part = pd.DataFrame({k: c[k] for k in cols[1:]}, columns=cols[1:])
+        if run.result is not None:  # built column by column (a run's records are not walked: see compact_columns)
+            c = compact_columns(run.result)
+            part = pd.DataFrame({k: _column(c[k]) for k in cols[1:]}, columns=cols[1:])
         else:
             part = pd.DataFrame([{"question_id": s.qid, "accuracy": s.accuracy, "token_f1": s.token_f1, "anls": s.anls,
                                   "status": s.status or "success", "prediction": s.prediction or ""}
@@ -164,13 +165,29 @@ def score_frame(runs: list[Run], gold_ids: set[str], profile: str | Profile | No
     return pd.concat(parts, ignore_index=True)
 
 
+_STR = pd.StringDtype("pyarrow", na_value=np.nan)  # pandas' default string dtype ("str"), held in Arrow
+
+
+def _column(values):
+    """A run's column for its score-frame part: an Arrow array as a pandas string column over the same
+    buffers (concatenating parts keeps them: a run's texts are held once, by its alignment), a numpy
+    object array of strings as a string column, anything else as it is."""
+    if isinstance(values, (pa.Array, pa.ChunkedArray)):
+        chunked = values if isinstance(values, pa.ChunkedArray) else pa.chunked_array([values])
+        return pd.array(chunked, dtype=_STR)
+    if isinstance(values, np.ndarray) and values.dtype == object:
+        return pd.array(values, dtype=_STR)
+    return values
+
+
 def coverage(run: Run, gold_ids: set[str]) -> dict[str, int]:
     if run.result is not None:
-        c = columns_of(run.result)
-        present = [st for st, answered in zip(c["status"], c["answered"]) if answered]
+        c = compact_columns(run.result)
+        answered = np.asarray(c["answered"], dtype=bool)
+        present = np.asarray(c["status"], dtype=object)[answered]
+        ok = {st: is_success(st) for st in set(present.tolist())}  # a handful of distinct statuses
+        failed = sum(1 for st in present.tolist() if not ok[st])
         missing = len(run.result.missing_ids)
-        ok = {st: is_success(st) for st in set(present)}  # a handful of distinct statuses in a million rows
-        failed = sum(1 for st in present if not ok[st])
         return {"answered": len(present) - failed, "missing": missing, "failed": failed}
     else:
         present = [s.status or "success" for s in run.official if s.qid in gold_ids]
@@ -194,10 +211,11 @@ def benchmark_acc_f1(run: Run, gold: dict[str, GoldQuestion]) -> tuple[float, fl
     if run.result is not None:
         if not _benchmark_profile(run):
             return None
-        done = [r for r in run.result.results if r.prediction is not None]
-        questions = [r.question for r in done]
-        preds = {r.question.qid: r.prediction.text for r in done if r.prediction is not None}  # all of done
-        scored = {r.question.qid: r.accuracy for r in done}
+        preds = prediction_texts(run.result)  # the questions it answered, with their texts as read
+        c = compact_columns(run.result)
+        scored = {q: float(a) for q, a, done in zip(column_list(c["question_id"]), column_list(c["accuracy"]),
+                                                    column_list(c["answered"])) if done}
+        questions = [gold[q] for q in scored if q in gold]
     else:
         questions = [gold[s.qid] for s in run.official if s.qid in gold]
         preds = {s.qid: s.prediction or "" for s in run.official}
@@ -315,7 +333,7 @@ def join_warning(short: list[Join]) -> str:
 
 def run_join(run: Run, gold_ids: set[str]) -> Join:
     if run.result is not None:
-        matched = sum(columns_of(run.result)["answered"])
+        matched = int(np.count_nonzero(np.asarray(compact_columns(run.result)["answered"], dtype=bool)))
         extra = next(iter(run.result.extra_ids), "")
     else:
         ids = {s.qid for s in run.official}

@@ -42,7 +42,7 @@ import tempfile
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -53,6 +53,7 @@ from orjson import dumps as _dumps
 from orjson import loads as _loads
 
 import scoring
+from dashboard.core.predictions import PredictionTable, as_table
 from dashboard.core.settings import cache_root
 from scoring._gc import paused_gc
 from scoring.evaluate import RunResult
@@ -216,6 +217,14 @@ class ScoredRows:
 
     def __len__(self) -> int:
         return len(self._ids)
+
+    def score_arrays(self) -> tuple:
+        """Accuracy, token F1 and ANLS as numpy float64 arrays (no Python float per question)."""
+        import numpy as np
+
+        return tuple(np.asarray(c, dtype=np.float64) if isinstance(c, list) else
+                     np.asarray(c.to_numpy() if isinstance(c, pa.ChunkedArray) else c.to_numpy(zero_copy_only=False),
+                                dtype=np.float64) for c in self._scores)
 
     @property
     def decisions(self) -> list[tuple]:
@@ -381,6 +390,17 @@ class ScoreStore(EntryFolder):
         except (OSError, ValueError, TypeError, KeyError, pa.ArrowException):
             return False
         return True
+
+    def read_quietly(self, key: str) -> ScoredRows | None:
+        """The entry read again for a run already loaded from it (its decisions, for its records),
+        without counting a hit or a miss; None when it is gone or no longer reads back (not removed)."""
+        path = self.path(key)
+        if _refuse(self.folder) or path.is_symlink() or not path.is_file():
+            return None
+        try:
+            return self._read(path, key)
+        except (OSError, ValueError, TypeError, KeyError, pa.ArrowException):
+            return None
 
     def discard(self, key: str) -> None:
         """Remove an entry read but found not to fit (the caller rescores and writes it again)."""
@@ -706,14 +726,14 @@ class PredictionStore(EntryFolder):
         if any(type(v) is not list or any(not isinstance(s, str) for s in v) for v in (files, unreadable)):
             raise ValueError("file lists of another shape")
         problems = _problems_back(load.get("problems"))
-        statuses = _interned(table.column("status").to_pylist())
-        pages = _pages_of(table.column("evidence_pages"))
-        evidence = _parse_memo(table.column("evidence").to_pylist(), _evidence_back)
-        items = list(map(Prediction, table.column("question_id").to_pylist(), table.column("text").to_pylist(),
-                         statuses, [file] * n, table.column("line").to_pylist(),
-                         pages, evidence))
-        return LoadResult(items=items, problems=problems, files=files, rows_read=counts[0], skipped=counts[1],
-                          blank_lines=counts[2], unreadable=unreadable)
+        _pages_of(table.column("evidence_pages"))  # checked (no nulls)
+        evidence = table.column("evidence")
+        if evidence.null_count < n:  # checked as the records would read it; the records are built on demand
+            _parse_memo(pc.drop_null(evidence).to_pylist(), _evidence_back)
+        items = PredictionTable(table.column("question_id"), table.column("text"), table.column("status"), file,
+                                table.column("line"), table.column("evidence_pages"), evidence)
+        return LoadResult(items=cast(list, items), problems=problems, files=files, rows_read=counts[0],
+                          skipped=counts[1], blank_lines=counts[2], unreadable=unreadable)
 
 
 def load_predictions_cached(path: Path, prediction_sha256: str, store: PredictionStore | None = None):
@@ -737,6 +757,7 @@ def load_predictions_cached(path: Path, prediction_sha256: str, store: Predictio
     if same:
         with paused_gc():
             store.put(key, res)
+    res.items = cast(list, as_table(res.items))  # held as columns, as a cached file is
     return res
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+import numpy as np
 import pandas as pd
 
 from dashboard.core.analysis import Run, is_success
@@ -15,6 +16,7 @@ from scoring.model import ScoreRow
 from scoring.problems import LoadResult, Omitted, Problem
 from scoring.profiles import PROFILES, get_profile
 from scoring.registry import METRIC_LABELS, METRICS
+from scoring.runner import column_list, compact_columns
 
 REPEATED_PREDICTION = "repeated prediction ids"  # scoring.loaders: a later row replaced an earlier one (its skipped count)
 REPEATED_GOLD = "repeated question ids"
@@ -184,10 +186,12 @@ def join_frame(runs: list[Run], gold_ids: set[str]) -> pd.DataFrame:
     """How each run joins the gold: matched, missing, extra ids, and the statuses met."""
     rows = []
     for run in runs:
-        if run.result is not None:
-            ids = {r.qid for r in run.result.results if r.prediction is not None}
+        if run.result is not None:  # from the run's columns: no record per question is built
+            c = compact_columns(run.result)
+            answered = np.asarray(c["answered"], dtype=bool)
+            ids = set(np.asarray(column_list(c["question_id"]), dtype=object)[answered].tolist())
             extra = len(run.result.extra_ids)
-            statuses = pd.Series([r.status for r in run.result.results if r.prediction is not None], dtype=object)
+            statuses = pd.Series(np.asarray(c["status"], dtype=object)[answered], dtype=object)
         else:
             ids = {s.qid for s in run.official}
             extra = len(ids - gold_ids)
@@ -203,24 +207,32 @@ def join_frame(runs: list[Run], gold_ids: set[str]) -> pd.DataFrame:
 def repro_frame(result: RunResult, official: list[ScoreRow], tolerance: float = 1e-6) -> pd.DataFrame:
     """Questions whose recomputed score differs from the official one, with per-metric differences
     (recomputed minus official). Official rows for questions the run does not score are left out."""
-    mine = {r.qid: r for r in result.results}
+    mine, scores = _scores_by_id(result)
     rows = []
     for s in official:
-        r = mine.get(s.qid)
-        if r is None:
+        i = mine.get(s.qid)
+        if i is None:
             continue
-        diffs = {m: getattr(r, m) - getattr(s, m) for m in METRICS}
+        r = {m: float(scores[m][i]) for m in METRICS}
+        diffs = {m: r[m] - getattr(s, m) for m in METRICS}
         if any(abs(d) > tolerance for d in diffs.values()):
             rows.append({"question_id": s.qid, **{f"{METRIC_LABELS[m]} official": getattr(s, m) for m in METRICS},
-                         **{f"{METRIC_LABELS[m]} recomputed": getattr(r, m) for m in METRICS},
+                         **{f"{METRIC_LABELS[m]} recomputed": r[m] for m in METRICS},
                          **{f"Δ {METRIC_LABELS[m]}": d for m, d in diffs.items()}})
     cols = ["question_id", *(f"{METRIC_LABELS[m]} {k}" for k in ("official", "recomputed") for m in METRICS),
             *(f"Δ {METRIC_LABELS[m]}" for m in METRICS)]
     return pd.DataFrame(rows, columns=cols)
 
 
+def _scores_by_id(result: RunResult) -> tuple[dict[str, int], dict[str, np.ndarray]]:
+    """(question id -> position, metric -> its scores): a run's scores read from its columns."""
+    c = compact_columns(result)
+    positions = {q: i for i, q in enumerate(column_list(c["question_id"]))}
+    return positions, {m: np.asarray(c[m], dtype=np.float64) for m in METRICS}
+
+
 def compared_count(result: RunResult, official: list[ScoreRow]) -> int:
-    mine = {r.qid for r in result.results}
+    mine = set(column_list(compact_columns(result)["question_id"]))
     return sum(1 for s in official if s.qid in mine)
 
 

@@ -12,8 +12,10 @@ import hashlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import cast
 
 from dashboard.core.paths import DocLocation, Sources, locate_document
+from dashboard.core.predictions import as_table
 from dashboard.documents.pdf import DocCheck, inspect_document
 from scoring.formats import benchmark_format, docvqa, mmlongbench_doc, xldocbench
 from scoring.formats.base import ANLS_FAMILY, MMLONGBENCH_FAMILY, BenchmarkFiles, HarnessQuestion, HarnessRun, SourceLoad
@@ -260,6 +262,11 @@ class PredictionFile:
     sha256: str
     loaded: LoadResult[Prediction]
     origin: str = ""  # a harness run: harness, version, task, model arguments, date (scoring.formats.records.origin)
+
+    def __post_init__(self) -> None:
+        # held as columns (dashboard/core/predictions.py): a million records cost a gigabyte, columns a
+        # fraction; a file whose rows Arrow cannot hold (a lone surrogate in a text) stays records
+        self.loaded.items = cast(list, as_table(self.loaded.items))
 
 
 @dataclass

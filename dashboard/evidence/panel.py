@@ -10,6 +10,7 @@ here (page_png, thumbnail_png); the pure work is in locate.py, layers.py and ren
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 from pathlib import Path
 
 import streamlit as st
@@ -33,6 +34,7 @@ from dashboard.evidence.render import SWATCHES, ZOOMS, Rendered, draw_overlay, p
 from dashboard.shell import cache, context, viewstate
 from dashboard.shell.context import Context
 from scoring.model import DocRef, GoldQuestion, Prediction
+from scoring.runner import predictions_by_id
 
 THUMBS = 2  # neighbouring pages shown on each side
 THUMB_ZOOM = 0.3
@@ -51,8 +53,7 @@ def run_predictions(ctx: Context, runs: list[str], qid: str) -> dict[str, Predic
         run = ctx.analysis.run(name)
         pred = None
         if run is not None and run.result is not None:
-            r = next((r for r in run.result.results if r.qid == qid), None)
-            pred = r.prediction if r is not None else None
+            pred = predictions_by_id(run.result).get(qid)
         elif run is not None:
             s = next((s for s in run.official if s.qid == qid), None)
             if s is not None:
@@ -442,12 +443,13 @@ def _thumbnails(path: Path, page: int, n: int, evidence: list[int], go, key: str
 
 
 
-def all_predictions(ctx: Context) -> dict[str, dict[str, Prediction]]:
-    """Each run's predictions by question id (official-only runs: their prediction text)."""
-    out = {}
+def all_predictions(ctx: Context) -> dict[str, Mapping[str, Prediction]]:
+    """Each run's predictions by question id (official-only runs: their prediction text); a run in
+    columns builds each record when it is looked up."""
+    out: dict[str, Mapping[str, Prediction]] = {}
     for run in ctx.analysis.runs:
         if run.result is not None:
-            out[run.name] = {r.qid: r.prediction for r in run.result.results if r.prediction is not None}
+            out[run.name] = predictions_by_id(run.result)
         else:
             out[run.name] = {s.qid: Prediction(s.qid, s.prediction or "", s.status or "success") for s in run.official}
     return out

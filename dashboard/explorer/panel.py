@@ -45,6 +45,7 @@ from scoring.mmlongbench import extraction_miss
 from scoring.model import GoldQuestion, QuestionResult, ScoreRow
 from scoring.profiles import get_profile
 from scoring.registry import METRIC_LABELS, METRICS
+from scoring.runner import record_of
 from scoring.text import to_str
 
 TRACE_CHARS = 10_000  # characters of an answer the trace explains (a 50 MB answer took minutes)
@@ -286,7 +287,7 @@ def show_trace(ctx: Context, q: GoldQuestion, result: QuestionResult) -> None:
 def run_detail(ctx: Context, name: str, q: GoldQuestion) -> None:
     an = ctx.analysis
     run = an.run_of(name)
-    result = next((r for r in run.result.results if r.qid == q.qid), None) if run.result else None
+    result = record_of(run.result, q.qid) if run.result else None
     official = next((s for s in run.official if s.qid == q.qid), None)
     st.caption(md_escape(f"{name} · {run.source}"))
     scored: QuestionResult | ScoreRow
@@ -337,7 +338,7 @@ def _extras(ctx: Context, name: str, qid: str):
 def _tab_label(ctx: Context, name: str, q: GoldQuestion) -> str:
     an = ctx.analysis
     run = an.run_of(name)
-    res = next((r for r in run.result.results if r.qid == q.qid), None) if run.result else None
+    res = record_of(run.result, q.qid) if run.result else None
     scored = res or next((s for s in run.official if s.qid == q.qid), None)
     mark = "–" if scored is None else f"{100 * scored.accuracy:.0f}"
     return f"{md_escape(name)} · {mark}"

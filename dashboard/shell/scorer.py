@@ -6,19 +6,21 @@ from __future__ import annotations
 
 import time
 
+import numpy as np
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
-from dashboard.core import store
+from dashboard.core import runs, store
 from dashboard.core.analysis import OFFICIAL, RECOMPUTED, Run
 from dashboard.core.escape import md_escape
 from dashboard.core.goldkey import salted
 from dashboard.core.paths import Sources
+from dashboard.core.predictions import PredictionTable
 from dashboard.data.workspace import PredictionFile, Workspace
 from dashboard.shell import cache
 from dashboard.shell.context import CONTEXT
 from scoring.evaluate import RunResult
-from scoring.runner import score_runs
+from scoring.runner import assemble, score_runs
 
 PROFILE_NOTE = "lens_profile_note"  # the sidebar placeholder under the profile picker
 PROGRESS_DELAY = 0.25  # s of scoring before a progress bar is shown
@@ -41,20 +43,54 @@ def score(ws: Workspace, gold_key: tuple, pf: PredictionFile, profile: str, bar=
 
         bar.update(label, 0, len(ws.gold.items))
         # the shared pool (scoring/runner.py): no new pool per run, no streamlit in the workers
-        _, result = next(score_runs(ws.gold.items, [(pf.run, pf.loaded.items)], profile=profile))
+        _, result = next(score_runs(ws.gold.items, [(pf.run, pf.loaded.items)], profile=profile,
+                                    make=lambda _, the_plan, decisions: _maker(ws, gold_key, pf, profile)(the_plan, decisions)))
         bar.finish_run(len(ws.gold.items))
-        result = _publish(ws, gold_key, pf, profile, result)
         cache.remember(key, result)
         if own:
             bar.close()
     return result
 
 
-def _publish(ws: Workspace, gold_key: tuple, pf: PredictionFile, profile: str, result: RunResult) -> RunResult:
-    """A run just scored, written to the cache folder; when another app server sharing the folder
-    published the same entry first (the store's hard-link publish: one whole entry), the winner's
-    entry is read back and used, so every server shows the same bytes (equal results either way:
-    the key names everything the scores depend on)."""
+def columnar(pf: PredictionFile) -> bool:
+    """Whether the run is kept in columns (its file's rows are a PredictionTable: every file the
+    loader reads but one with text Arrow cannot hold, such as a lone surrogate, kept as records)."""
+    return isinstance(pf.loaded.items, PredictionTable)
+
+
+def _maker(ws: Workspace, gold_key: tuple, pf: PredictionFile, profile: str):
+    """What `score_runs` makes of a run's decisions: the run in columns, written to the cache folder
+    (`_publish`); for a file kept as records, the run with its records (the row path)."""
+    if not columnar(pf):
+        return lambda the_plan, decisions: _publish_rows(ws, gold_key, pf, profile,
+                                                         assemble(ws.gold.items, the_plan, decisions, profile=profile,
+                                                                  name=pf.run))
+    return lambda the_plan, decisions: _publish(ws, gold_key, pf, profile, decisions)
+
+
+def _publish(ws: Workspace, gold_key: tuple, pf: PredictionFile, profile: str, decisions: list) -> RunResult:
+    """A run just scored, written to the cache folder and kept in columns; when another app server
+    sharing the folder published the same entry first (the store's hard-link publish: one whole
+    entry), the winner's entry is read back and used, so every server shows the same bytes (equal
+    results either way: the key names everything the scores depend on). Its records read the
+    decisions back from the entry -- or keep them, when the entry could not be written."""
+    shared = cache.score_store()
+    skey = _store_key(ws, gold_key, pf, profile)
+    gold, preds = ws.gold.items, pf.loaded.items
+    written, lost = runs.save_decisions(shared, skey, gold, preds, decisions)
+    if lost:
+        got = runs.load_column_run(shared, skey, gold, preds, profile, pf.run)
+        if got is not None:
+            return got
+    acc, f1, an = (np.fromiter((d[k] for d in decisions), np.float64, len(decisions)) for k in range(3))
+    if written:
+        return runs.column_run(gold, preds, acc, f1, an, profile=profile, name=pf.run,
+                               decisions_later=lambda: runs.stored_decisions(shared, skey))
+    return runs.column_run(gold, preds, acc, f1, an, profile=profile, name=pf.run, decisions_later=lambda: decisions)
+
+
+def _publish_rows(ws: Workspace, gold_key: tuple, pf: PredictionFile, profile: str, result: RunResult) -> RunResult:
+    """`_publish` for a run kept with its records (a file not held in columns)."""
     shared = cache.score_store()
     lost = shared.lost_races
     store.save_run(shared, _store_key(ws, gold_key, pf, profile), result)
@@ -72,8 +108,9 @@ def _stored(ws: Workspace, gold_key: tuple, pf: PredictionFile, profile: str) ->
     """The run from the Parquet cache on disk (dashboard/core/store.py), remembered in memory too."""
     if not pf.sha256:
         return None
-    result = store.load_run(cache.score_store(), _store_key(ws, gold_key, pf, profile), ws.gold.items,
-                            pf.loaded.items, profile, pf.run)
+    load = runs.load_column_run if columnar(pf) else store.load_run
+    result = load(cache.score_store(), _store_key(ws, gold_key, pf, profile), ws.gold.items, pf.loaded.items,
+                  profile, pf.run)
     if result is not None:
         cache.remember((gold_key, pf.sha256, pf.run, profile), result)
     return result
@@ -127,10 +164,11 @@ def scored_runs(ws: Workspace, gold_key: tuple, profile: str, slot=None) -> list
     if bar is not None:  # runs left (todo): every one on the shared worker pool (both cores); the bar moves per chunk and per run
         labels = [md_escape(f"{pf.run} (run {k + 1} of {len(todo)})") for k, pf in enumerate(todo)]
         batch = [(pf.run, pf.loaded.items) for pf in todo]
+        makers = [_maker(ws, gold_key, pf, profile) for pf in todo]
         for i, result in score_runs(ws.gold.items, batch, profile=profile,
-                                    progress=lambda k, done, total: bar.update(labels[k], done, total)):
+                                    progress=lambda k, done, total: bar.update(labels[k], done, total),
+                                    make=lambda k, the_plan, decisions: makers[k](the_plan, decisions)):
             pf = todo[i]
-            result = _publish(ws, gold_key, pf, profile, result)
             cache.remember((gold_key, pf.sha256, pf.run, profile), result)
             bar.finish_run(len(ws.gold.items))
     for pf in scorable:

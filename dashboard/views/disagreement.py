@@ -22,7 +22,7 @@ from dashboard.shell import cache, context, output, scorer, viewstate
 from scoring.categories import CATEGORIES, CATEGORY_IDS
 from scoring.evaluate import RunResult
 from scoring.profiles import get_profile
-from scoring.runner import overall_of
+from scoring.runner import overall_of, record_of
 from scoring.sensitivity import applicable_profiles, compare
 
 SLICE_FIELDS = ("reasoning_type", "evidence_source", "answer_format", "domain", "difficulty", "document")
@@ -226,7 +226,7 @@ def question_list(frame, rows, what, runs, d) -> None:
 
 
 def why(run_name: str, qid: str) -> None:
-    result = next((r for r in an.result_of(run_name).results if r.qid == qid), None)
+    result = record_of(an.result_of(run_name), qid)
     if result is None:
         return
     q = result.question

@@ -1,0 +1,174 @@
+"""Runs held in columns (dashboard/core/runs.py, the app's path since issue 27) against today's row
+path (every record built: scoring.evaluate, dashboard.core.store.load_run): the same numbers,
+records, tables and CSVs, on the sample benchmarks and on a generated 20-run benchmark whose
+prediction files carry every case the join has -- missing and extra ids, overflow and failed
+statuses, empty texts, repeated ids, evidence, non-ASCII text -- under several profiles."""
+
+from __future__ import annotations
+
+import json
+import random
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dashboard.core import runs as column_runs
+from dashboard.core import store as S
+from dashboard.core.analysis import RECOMPUTED, Analysis, Run
+from dashboard.core.paths import Sources
+from dashboard.core.predictions import PredictionTable
+from dashboard.data import frames
+from dashboard.data.workspace import load_workspace
+from scoring.evaluate import evaluate
+from scoring.runner import (columns_of, compact_columns, overall_of, prediction_texts, predictions_by_id, record_of,
+                            score_runs)
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLE = ROOT / "sample_runs"
+CAMPAIGN = SAMPLE / "campaign"
+
+
+def generated(tmp: Path, runs: int = 20, seed: int = 27) -> Path:
+    """The campaign sample's gold and documents with `runs` generated prediction files."""
+    bench = tmp / "generated"
+    bench.mkdir()
+    for name in ("qa_single_doc.jsonl", "documents.jsonl"):
+        shutil.copy(CAMPAIGN / name, bench / name)
+    gold = [json.loads(line) for line in (CAMPAIGN / "qa_single_doc.jsonl").read_text().splitlines() if line.strip()]
+    rng = random.Random(seed)
+    (bench / "runs").mkdir()
+    statuses = ["success"] * 12 + ["timeout", "error", "context_overflow", "vision_unsupported", "", "SUCCESS"]
+    for k in range(runs):
+        rows = []
+        for q in gold:
+            if rng.random() < 0.06:
+                continue  # missing
+            value = str(q["answer"]["value"])
+            pick = rng.random()
+            text = (value if pick < 0.45 else value.upper() if pick < 0.55 else f"The answer is {value}." if pick < 0.65
+                    else "" if pick < 0.7 else f"{value} — größer, 数字 {rng.randint(0, 99)}" if pick < 0.8
+                    else f"not {rng.randint(1, 10_000)}")
+            row = {"question_id": q["question_id"], "prediction": text, "status": rng.choice(statuses)}
+            if rng.random() < 0.3:
+                row["evidence_pages"] = sorted(rng.sample(range(1, 30), rng.randint(1, 3)))
+            rows.append(row)
+        for e in range(k % 3):  # ids of no gold question
+            rows.append({"question_id": f"elsewhere_{k}_{e}", "prediction": "x", "status": "success"})
+        if k % 4 == 1 and rows:  # a repeated id: the later row is scored
+            rows.append(dict(rows[0], prediction="the later answer"))
+        rng.shuffle(rows)
+        (bench / "runs" / f"gen-{k:02d}.jsonl").write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows),
+                                                          encoding="utf-8")
+    return bench
+
+
+def _both(ws, profile: str, store: S.ScoreStore) -> tuple[list[Run], list[Run], list[Run]]:
+    """(runs by the row path, runs in columns just scored, runs in columns read back from the store)."""
+    gold = ws.gold.items
+    rows, fresh, stored = [], [], []
+    scorable = [pf for pf in ws.predictions if pf.loaded.items]
+    assert all(isinstance(pf.loaded.items, PredictionTable) for pf in scorable)
+
+    def make(k, _plan, decisions):
+        pf = scorable[k]
+        key = S.run_key("gold", pf.sha256 or pf.run, profile)
+        column_runs.save_decisions(store, key, gold, pf.loaded.items, decisions)
+        acc, f1, an = (np.array([d[i] for d in decisions]) for i in range(3))
+        return column_runs.column_run(gold, pf.loaded.items, acc, f1, an, profile=profile, name=pf.run,
+                                      decisions_later=lambda: decisions)
+
+    made = dict(score_runs(gold, [(pf.run, pf.loaded.items) for pf in scorable], profile=profile, parallel=False, make=make))
+    for k, pf in enumerate(scorable):
+        want = evaluate(gold, list(pf.loaded.items), profile=profile, name=pf.run)
+        rows.append(Run(pf.run, RECOMPUTED, str(pf.path), want))
+        fresh.append(Run(pf.run, RECOMPUTED, str(pf.path), made[k]))
+        back = column_runs.load_column_run(store, S.run_key("gold", pf.sha256 or pf.run, profile), gold, pf.loaded.items,
+                                           profile, pf.run)
+        assert back is not None
+        stored.append(Run(pf.run, RECOMPUTED, str(pf.path), back))
+    return rows, fresh, stored
+
+
+def _same_run(want, got) -> None:
+    assert columns_of(got) == columns_of(want)
+    assert overall_of(got) == overall_of(want) == want.overall
+    assert got.failed_count == want.failed_count
+    for attr in ("name", "signature", "gold_count", "prediction_count", "missing_ids", "extra_ids", "problems", "groups"):
+        assert getattr(got, attr) == getattr(want, attr), attr
+    assert prediction_texts(got) == prediction_texts(want)
+    assert dict(predictions_by_id(got)) == dict(predictions_by_id(want))
+    for r, mine in zip(want.results, got.results):
+        assert _fields(record_of(got, r.qid)) == _fields(r) == _fields(mine)
+    assert record_of(got, "no such question") is None
+    assert got.report() == want.report()  # every record, the breakdowns and the release report
+    assert got.csv_text() == want.csv_text()
+
+
+def _fields(r) -> tuple:
+    """A record's question, prediction and every field of its judgement (Judgement compares by identity)."""
+    j = r.judgement
+    return r.question, r.prediction, tuple(getattr(j, f) for f in j.__dataclass_fields__)
+
+
+CASES = [(SAMPLE, "xldocbench"), (SAMPLE, "xldocbench-1519"), (CAMPAIGN, "xldocbench"), (SAMPLE / "mmlongbench", "mmlongbench-doc"),
+         ("generated", "xldocbench"), ("generated", "xldocbench-1519"), ("generated", "docvqa"),
+         ("generated", "mmlongbench-doc")]
+
+
+@pytest.mark.parametrize("bench, profile", CASES, ids=lambda v: Path(v).name if isinstance(v, Path) else str(v))
+def test_runs_in_columns_equal_the_row_path(tmp_path, bench, profile):
+    folder = generated(tmp_path) if bench == "generated" else bench
+    ws = load_workspace(Sources(folder))
+    store = S.ScoreStore(tmp_path / "cache")
+    rows, fresh, stored = _both(ws, profile, store)
+    assert len(rows) >= (20 if bench == "generated" else 2)
+    for want, got_fresh, got_stored in zip(rows, fresh, stored):
+        _same_run(want.result, got_fresh.result)
+        _same_run(want.result, got_stored.result)
+    gold = ws.gold.items
+    a = Analysis.build(rows, gold, ws.page_counts, profile)
+    for got in (fresh, stored):
+        b = Analysis.build(got, gold, ws.page_counts, profile)
+        pd.testing.assert_frame_equal(b.scores, a.scores)
+        pd.testing.assert_frame_equal(b.leaderboard(), a.leaderboard())
+        for field in ("answer_format", "reasoning_type", "evidence_source", "length", "position", "domain"):
+            pd.testing.assert_frame_equal(b.breakdown(field), a.breakdown(field))
+        assert b.scores.to_csv(index=False) == a.scores.to_csv(index=False)
+        assert b.joins() == a.joins()
+        pd.testing.assert_frame_equal(frames.join_frame(got, set(a.questions.index)),
+                                      frames.join_frame(rows, set(a.questions.index)))
+        for w, g in zip(rows, got):
+            official = [S_row for S_row in _official_like(w)]
+            pd.testing.assert_frame_equal(frames.repro_frame(g.result, official), frames.repro_frame(w.result, official))
+            assert frames.compared_count(g.result, official) == frames.compared_count(w.result, official)
+
+
+def _official_like(run: Run) -> list:
+    """Score rows that differ from the run's on some questions (for the reproducibility table)."""
+    from scoring.model import ScoreRow
+
+    out = []
+    for i, r in enumerate(run.result.results[:60]):
+        bump = 0.25 if i % 3 == 0 else 0.0
+        out.append(ScoreRow(r.qid, run.name, min(1.0, r.accuracy + bump), r.token_f1, r.anls))
+    return out
+
+
+def test_a_table_reads_like_the_list_it_came_from(tmp_path):
+    """PredictionTable is the loader's list, record for record, before and after its texts move
+    into an alignment (`aligned` gives up the file-order text column)."""
+    bench = generated(tmp_path, runs=3)
+    from scoring.loaders import load_predictions
+
+    ws = load_workspace(Sources(bench))
+    for pf in ws.predictions:
+        want = load_predictions(pf.path).items
+        table = pf.loaded.items
+        assert isinstance(table, PredictionTable)
+        assert table == want and list(table) == want and [table[i] for i in range(len(want))] == want
+        table.aligned(ws.gold.items)
+        assert table == want and table[-1] == want[-1] and table[1:4] == want[1:4]
+        assert all(table.get(p.qid) == p for p in want) and table.get("nope") is None
