@@ -113,7 +113,10 @@ def child(mode: str, bench: str, repeat: int, started: float) -> dict:
 
     clock = Clock()
     clock.wrap(cache, "load_workspace", "read files")
+    from dashboard.core import runs as column_runs
+
     clock.wrap(store, "load_run", "scores from the Parquet cache")
+    clock.wrap(column_runs, "load_column_run", "scores from the Parquet cache")
     clock.wrap(store, "save_run", "writing the Parquet cache")
     _generator_clock(clock, scorer, "score_runs", "scoring (pool, per run)")
     clock.wrap(tables.Analysis, "build", "building the tables")
@@ -126,13 +129,42 @@ def child(mode: str, bench: str, repeat: int, started: float) -> dict:
     first = time.perf_counter() - t
     if at.exception:
         raise SystemExit(f"app exception: {[e.value for e in at.exception]}")
-    board = at.dataframe[0].value
+    board = at.dataframe[0].value if len(at.dataframe) else []
     out = {"first_run_s": first, "wall_from_start_s": time.time() - started, "imports_s": imported - started,
-           "phases": dict(clock.spent), "runs_on_board": len(board),
+           "phases": dict(clock.spent), "runs_on_board": len(board), "rss_after_first_mb": _rss_mb(),
            "store": {k: getattr(cache.score_store(), k) for k in ("hits", "misses", "rejected")}}
     if mode == "restart":
+        out["pages"] = pages(at, repeat)
+        out["rss_after_pages_mb"] = _rss_mb()
         out["interactions"] = interactions(at, repeat, pd)
+    if mode == "profile":
+        t = time.perf_counter()
+        at.sidebar.selectbox(key="profile").set_value("xldocbench-1519").run()
+        out["profile_switch_s"] = time.perf_counter() - t
+        if at.exception:
+            raise SystemExit(f"app exception: {[e.value for e in at.exception]}")
+        out["store_after_switch"] = {k: getattr(cache.score_store(), k) for k in ("hits", "misses", "rejected")}
     out["maxrss_self_mb"] = _maxrss_mb()
+    return out
+
+
+def _rss_mb() -> float:
+    with open(f"/proc/{os.getpid()}/statm") as fh:
+        return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 1e6
+
+
+def pages(at, repeat: int) -> dict[str, list[float]]:
+    """Server time (s) of opening each page from the overview (`at.switch_page(...).run()`), `repeat`
+    times: the explorer and the Data page (reproducibility and join tables over every run)."""
+    out: dict[str, list[float]] = {}
+    for _ in range(repeat):
+        for label, page in (("explorer page load", "views/questions.py"), ("Data page load", "views/data.py")):
+            at.switch_page("views/overview.py").run()
+            t = time.perf_counter()
+            at.switch_page(page).run()
+            out.setdefault(label, []).append(time.perf_counter() - t)
+            if at.exception:
+                raise SystemExit(f"app exception on {page}: {[e.value for e in at.exception]}")
     return out
 
 
@@ -242,12 +274,39 @@ def run_child(mode: str, bench: Path, cache_dir: Path, repeat: int) -> tuple[dic
     return json.loads(line), peak
 
 
-def measure(config: str, repeat: int, change_one: bool) -> dict:
+def gold_only(bench: Path) -> Path:
+    """The campaign's gold and documents without its runs: the empty server of the same benchmark."""
+    out = bench.parent / f"{bench.name}-gold-only"
+    out.mkdir(exist_ok=True)
+    for f in bench.glob("*.jsonl"):
+        target = out / f.name
+        if not target.exists():
+            shutil.copy(f, target)
+    return out
+
+
+EMPTY: dict[int, tuple[float, float]] = {}  # questions -> (peak MB, after the first script run MB) of the empty server
+
+
+def empty_server(q: int, bench: Path, repeat: int) -> float:
+    """Peak memory (MB) of the app on the benchmark's gold with no run: what every configuration's
+    memory per scored row is counted above."""
+    if q not in EMPTY:
+        cache_dir = OUT / "scale_cache" / f"{q}x0"
+        shutil.rmtree(cache_dir, ignore_errors=True)
+        res, peak = run_child("first", gold_only(bench), cache_dir, repeat)
+        EMPTY[q] = (peak, res["rss_after_first_mb"])
+        print(f"[{q}x0] the empty server (gold only): peak {peak:,.0f} MB", flush=True)
+    return EMPTY[q][0]
+
+
+def measure(config: str, repeat: int, change_one: bool, profile_switch: bool = False) -> dict:
     q, r = (int(x) for x in config.split("x"))
     bench = make_campaign.ensure(q, r)
     cache_dir = OUT / "scale_cache" / config
     shutil.rmtree(cache_dir, ignore_errors=True)
     load = os.getloadavg()[0]
+    empty = empty_server(q, bench, repeat)
     first, first_peak = run_child("first", bench, cache_dir, repeat)
     print(f"[{config}] first scoring: {first['first_run_s']:.1f} s ({fmt_phases(first)}), peak {first_peak:,.0f} MB; "
           f"cache {first['store']}", flush=True)
@@ -255,12 +314,25 @@ def measure(config: str, repeat: int, change_one: bool) -> dict:
     print(f"[{config}] restart: first script run {restart['first_run_s']:.2f} s, process start -> overview "
           f"{restart['wall_from_start_s']:.2f} s ({fmt_phases(restart)}), peak {restart_peak:,.0f} MB; "
           f"cache {restart['store']}", flush=True)
+    for name, values in restart["pages"].items():
+        print(f"[{config}]   {name}: {', '.join(f'{1000 * v:.0f}' for v in values)} ms", flush=True)
     for name, values in restart["interactions"]["times"].items():
         print(f"[{config}]   {name}: {', '.join(f'{1000 * v:.0f}' for v in values)} ms", flush=True)
     for name, msg in restart["interactions"]["errors"].items():
         print(f"[{config}]   {name}: NOT MEASURED ({msg})", flush=True)
+    peak = max(first_peak, restart_peak)
+    per_row = (peak - empty) * 1e6 / (q * r) / 1000
+    print(f"[{config}] memory per scored row: ({peak:,.0f} - {empty:,.0f} MB empty) / {q * r:,} rows = {per_row:.3f} KB",
+          flush=True)
     res = {"config": config, "questions": q, "runs": r, "rows": q * r, "first": first, "first_peak": first_peak,
-           "restart": restart, "restart_peak": restart_peak, "load_before": load, "load_after": os.getloadavg()[0]}
+           "restart": restart, "restart_peak": restart_peak, "load_before": load, "load_after": os.getloadavg()[0],
+           "empty_peak": empty, "kb_per_row": per_row}
+    if profile_switch:
+        switched, switch_peak = run_child("profile", bench, cache_dir, repeat)
+        print(f"[{config}] profile switch (xldocbench -> xldocbench-1519, every run scored again): "
+              f"{switched['profile_switch_s']:.1f} s, peak {switch_peak:,.0f} MB; cache {switched['store_after_switch']}",
+              flush=True)
+        res["profile"] = {"s": switched["profile_switch_s"], "peak": switch_peak}
     if change_one:
         target = sorted((bench / "runs").iterdir())[r // 2]
         original = target.read_bytes()
@@ -456,6 +528,25 @@ def report(results: list[dict], browser: list | None, cli_res: dict | None, repe
                   f"x{r['first']['first_run_s'] / base['first']['first_run_s']:.1f}; restart "
                   f"x{r['restart']['first_run_s'] / base['restart']['first_run_s']:.1f}; peak memory "
                   f"x{r['first_peak'] / base['first_peak']:.1f}")
+    if results and "kb_per_row" in results[0]:
+        total_mb = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 1e6
+        print(f"\nMemory per scored row ((peak of the process tree - the empty server's peak) / rows; this machine has "
+              f"{total_mb / 1000:.1f} GB):\n")
+        print("| questions × runs | empty server | peak | KB per scored row | explorer page load | Data page load |")
+        print("|---|---|---|---|---|---|")
+        for r in results:
+            pg = r["restart"].get("pages", {})
+            print(f"| {r['questions']:,} × {r['runs']} | {r['empty_peak']:,.0f} MB | "
+                  f"{max(r['first_peak'], r['restart_peak']):,.0f} MB | {r['kb_per_row']:.3f} | "
+                  f"{1000 * med(pg.get('explorer page load', [])):.0f} ms | {1000 * med(pg.get('Data page load', [])):.0f} ms |")
+        worst = max(r["kb_per_row"] for r in results)
+        q = results[-1]["questions"]
+        runs_fit = (total_mb - results[-1]["empty_peak"]) * 1000 / (worst * q)
+        print(f"\nBreak-even on this machine: ({total_mb:,.0f} MB - the empty server) / ({worst:.3f} KB x {q:,} questions) "
+              f"= about {runs_fit:,.0f} runs of {q:,} questions")
+        if "profile" in results[-1]:
+            pr = results[-1]["profile"]
+            print(f"Profile switch at {results[-1]['config']} (every run scored again): {pr['s']:.1f} s, peak {pr['peak']:,.0f} MB")
     names = sorted({k for r in results for k in r["restart"]["interactions"]["times"]})
     if names:
         print(f"\nServer time per interaction, median of {repeat} (ms):\n")
@@ -520,6 +611,9 @@ def main() -> None:
     ap.add_argument("--browser", action="store_true", help="also a restart in headless Chromium (largest configuration)")
     ap.add_argument("--no-cli", action="store_true")
     ap.add_argument("--no-dashboard", action="store_true")
+    ap.add_argument("--campaign", action="store_true",
+                    help="issue 27's grid: 20000x50, 20000x100, 20000x200, with a profile switch on the largest")
+    ap.add_argument("--profile-switch", action="store_true", help="measure a profile switch on the largest configuration")
     ap.add_argument("--reuse", action="store_true", help="take configurations measured before from bench/out/scale_results/")
     ap.add_argument("--cli-n", type=int, default=1_000_000)
     ap.add_argument("--cli-sample", type=int, default=20_000)
@@ -527,6 +621,8 @@ def main() -> None:
     ap.add_argument("--no-reference-full", action="store_true",
                     help="skip the pure-Python reference on the full run (~13 min); the sample's ratio is still measured")
     args = ap.parse_args()
+    if args.campaign:
+        args.grid, args.profile_switch = ["20000x50", "20000x100", "20000x200"], True
     results = []
     if not args.no_dashboard:
         for k, config in enumerate(args.grid):
@@ -535,7 +631,8 @@ def main() -> None:
                 results.append(json.loads(saved.read_text()))
                 print(f"[{config}] reused {saved}")
                 continue
-            results.append(measure(config, args.repeat, change_one=k == len(args.grid) - 1))
+            last = k == len(args.grid) - 1
+            results.append(measure(config, args.repeat, change_one=last, profile_switch=last and args.profile_switch))
             saved.parent.mkdir(parents=True, exist_ok=True)
             saved.write_text(json.dumps(results[-1]))
     browser = None

@@ -31,6 +31,11 @@ import pyarrow.compute as pc
 from scoring.model import GoldQuestion, PredictedEvidence, Prediction
 from scoring.registry import MISSING_STATUS, OVERFLOW_STATUSES, OVERFLOW_TEXT
 
+# Arrow allocates through the C library's malloc, not its bundled mimalloc: a server holds its tables
+# for hours while reading Parquet entries leaves freed buffers behind, which mimalloc kept (110 MB of
+# 520 after reading 50 runs' prediction files; bench/bench_scale.py) and glibc gives back.
+pa.set_memory_pool(pa.system_memory_pool())
+
 __all__ = ["PredictionTable", "Alignment", "gold_ids", "as_table"]
 
 _GOLD_MEMO: list[tuple[Sequence[GoldQuestion], pa.Array]] = []  # (gold list, its ids), newest last
