@@ -286,7 +286,7 @@ def assemble_columns(gold: Sequence[GoldQuestion], predictions: Sequence[Predict
     if any(len(v) != n for v in columns.values()) or len(rows) != n:
         raise ValueError(f"columns of another length than the {n} gold questions")
     p = get_profile(profile)
-    missing = [q.qid for q, r in zip(gold, rows) if r < 0]
+    missing = [gold[i].qid for i in _positions_missing(rows)]
     extras = [predictions[int(k)] for k in extra_rows]
 
     def the_plan() -> Plan:
@@ -319,12 +319,33 @@ def assemble_columns(gold: Sequence[GoldQuestion], predictions: Sequence[Predict
                              signature=signature(p, ignore_missing=False, prediction_field=None), gold_count=n,
                              prediction_count=len(predictions), missing_ids=missing,
                              extra_ids=[pr.qid for pr in extras], ignore_missing=False,
-                             problems=extra_prediction_problems(extras), groups=run_groups(gold))
+                             problems=extra_prediction_problems(extras), groups=_groups_of(gold))
     result.__dict__["_lens_compact"] = columns
     result.__dict__["_lens_one"] = one
     result.__dict__["_lens_texts"] = lambda: {gold[i].qid: predictions[int(r)].text for i, r in enumerate(rows) if r >= 0}
     result.__dict__["_lens_predictions"] = _Answered(gold, rows, predictions)
     return result
+
+
+def _positions_missing(rows) -> list[int]:
+    """The positions of the questions without a prediction (`rows` < 0); numpy's when `rows` is an array."""
+    if hasattr(rows, "nonzero"):
+        return (rows < 0).nonzero()[0].tolist()
+    return [i for i, r in enumerate(rows) if r < 0]
+
+
+_GROUPS: list[tuple[Sequence[GoldQuestion], tuple[str, ...]]] = []  # (gold, run_groups(gold)), the last few
+
+
+def _groups_of(gold: Sequence[GoldQuestion]) -> tuple[str, ...]:
+    """`run_groups(gold)`, once per gold list (two hundred runs of one gold asked it two hundred times)."""
+    for g, groups in _GROUPS:
+        if g is gold:
+            return groups
+    groups = run_groups(gold)
+    _GROUPS.append((gold, groups))
+    del _GROUPS[:-4]
+    return groups
 
 
 _POSITIONS: list[tuple[Sequence[GoldQuestion], dict[str, int]]] = []  # (gold, question id -> position), newest last

@@ -23,8 +23,7 @@ from dashboard.core.predictions import PredictionTable
 from dashboard.data import frames
 from dashboard.data.workspace import load_workspace
 from scoring.evaluate import evaluate
-from scoring.runner import (columns_of, compact_columns, overall_of, prediction_texts, predictions_by_id, record_of,
-                            score_runs)
+from scoring.runner import columns_of, overall_of, prediction_texts, predictions_by_id, record_of, score_runs
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "sample_runs"
@@ -172,3 +171,44 @@ def test_a_table_reads_like_the_list_it_came_from(tmp_path):
         table.aligned(ws.gold.items)
         assert table == want and table[-1] == want[-1] and table[1:4] == want[1:4]
         assert all(table.get(p.qid) == p for p in want) and table.get("nope") is None
+
+
+@pytest.mark.parametrize("bench", [SAMPLE, CAMPAIGN, SAMPLE / "mmlongbench", "generated"],
+                         ids=lambda v: Path(v).name if isinstance(v, Path) else str(v))
+def test_breakdowns_by_integer_keys_equal_grouping_on_strings(tmp_path, bench):
+    """Analysis.breakdown groups on integer keys; its frames equal grouping on the run and label
+    strings (the way it was computed before), bit for bit, for every field the gold has."""
+    from dashboard.core.analysis import breakdown, breakdown_by_strings, filter_fields
+
+    folder = generated(tmp_path) if bench == "generated" else bench
+    ws = load_workspace(Sources(folder))
+    profile = "mmlongbench-doc" if "mmlongbench" in str(folder) else "xldocbench"
+    rows, _fresh, _stored = _both(ws, profile, S.ScoreStore(tmp_path / "cache"))
+    an = Analysis.build(rows, ws.gold.items, ws.page_counts, profile)
+    fields = [f for f in {*filter_fields(an.questions), "length", "position", "evidence_source", "page_category"}
+              if f in an.questions.columns]
+    assert len(fields) >= 5
+    for field in fields:
+        got, want = an.breakdown(field), breakdown_by_strings(an.scores, an.questions, field)
+        pd.testing.assert_frame_equal(got, want, check_exact=True)
+        pd.testing.assert_frame_equal(breakdown(an.scores, an.questions, field), want, check_exact=True)
+
+
+def test_breakdown_edge_labels_equal_grouping_on_strings():
+    """Nulls, empty label tuples, a question in no page category, labels whose order differs by
+    case and accents, a score row of no question: the same frame as grouping on strings."""
+    from dashboard.core.analysis import PAGE_CATEGORY, breakdown, breakdown_by_strings
+
+    questions = pd.DataFrame({
+        "question_id": ["a", "b", "c", "d", "e"],
+        "domain": ["Zeta", None, "alpha", "Älpha", "zeta"],
+        "evidence_source": [("table", "chart"), (), ("chart",), ("table", "table"), ("Text",)],
+        PAGE_CATEGORY: [("single-page",), (), ("cross-page", "unanswerable"), (), ("single-page",)],
+    }).set_index("question_id", drop=False).rename_axis(None)
+    rng = np.random.default_rng(5)
+    scores = pd.DataFrame({"run": rng.choice(["run b", "Run a", "rün c"], 60),
+                           "question_id": rng.choice(["a", "b", "c", "d", "e", "nowhere"], 60),
+                           **{m: rng.random(60) for m in ("accuracy", "token_f1", "anls")}})
+    for field in ("domain", "evidence_source", PAGE_CATEGORY):
+        pd.testing.assert_frame_equal(breakdown(scores, questions, field), breakdown_by_strings(scores, questions, field),
+                                      check_exact=True)

@@ -156,6 +156,32 @@ def test_corrupt_entry_is_recomputed_never_trusted(tmp_path, gold, how):
     same_run(S.load_run(S.ScoreStore(tmp_path), key, gold, preds, "xldocbench", RUNS[1].stem), want)
 
 
+# the column path does not read the decisions' columns at load; a flipped byte may land in them
+MAY_LOAD = ("a missing column", "details that are no JSON", "a flipped byte in the data")
+
+
+@pytest.mark.parametrize("how", list(CORRUPTIONS))
+def test_corrupt_entry_read_in_columns_is_never_trusted(tmp_path, gold, how):
+    """The app's path (dashboard/core/runs.py) reads an entry's ids, statuses and scores only: a
+    corruption of those is a miss, and the entry is removed; a corruption of the decisions (their
+    columns are read when the run's records are built) makes the records be scored again, equal to
+    scoring the run anew."""
+    from dashboard.core import runs
+
+    store, key, target, preds = _entry(tmp_path, gold)
+    CORRUPTIONS[how](target)
+    fresh = S.ScoreStore(tmp_path)
+    want = evaluate(gold, preds, name=RUNS[1].stem)
+    got = runs.load_column_run(fresh, key, gold, preds, "xldocbench", RUNS[1].stem)
+    if how in MAY_LOAD and got is not None:
+        assert runner.columns_of(got) == runner.columns_of(want)
+        assert [(r.qid, r.judgement.decided_by, r.judgement.details) for r in got.results] == \
+            [(r.qid, r.judgement.decided_by, r.judgement.details) for r in want.results]
+        return
+    assert got is None
+    assert fresh.rejected == 1 and not target.exists()  # removed, so the next save writes it again
+
+
 def test_entry_of_another_join_is_not_used(tmp_path, gold):
     """An intact entry whose ids or statuses are not those of the loaded files (e.g. an entry
     copied under another name) is removed and recomputed."""

@@ -72,15 +72,22 @@ def load_column_run(store: ScoreStore, key: str, gold: Sequence[GoldQuestion], p
     """The run from its store entry, in columns (`store.load_run`'s result, without a record per
     question), or None when there is none or it was computed for another join (then removed)."""
     with paused_gc():
-        rows = store.get(key)
-        if rows is None:
+        got = store.scores(key)
+        if got is None:
             return None
+        stored_ids, stored_statuses, acc, f1, an = got
         table = table_of(predictions)
-        ids, statuses = _statuses_scored(gold, table)
-        if not rows.matches(ids.to_pylist(), statuses):
+        al = table.aligned(gold)
+        try:
+            scored = al.status.copy()
+            scored[~al.answered] = None  # the store keeps no status for a question without a prediction
+            statuses = pa.array(scored, pa.string())
+            same = stored_ids.equals(pa.chunked_array([al.ids])) and stored_statuses.equals(pa.chunked_array([statuses]))
+        except (pa.ArrowException, UnicodeError):
+            same = False
+        if not same:  # computed for another join: removed, so that it is written again
             store.discard(key)
             return None
-        acc, f1, an = rows.score_arrays()
         return column_run(gold, table, acc, f1, an, profile=profile, name=name,
                           decisions_later=lambda: stored_decisions(store, key))
 

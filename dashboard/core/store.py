@@ -402,6 +402,53 @@ class ScoreStore(EntryFolder):
         except (OSError, ValueError, TypeError, KeyError, pa.ArrowException):
             return None
 
+    def scores(self, key: str):
+        """A run's entry read for its scores only -- (question ids, statuses as Arrow arrays; accuracy,
+        token F1, ANLS as numpy arrays) -- or None (no entry, or one that is not what `put` wrote:
+        removed, as `get` does). The columns of the decisions (rule, threshold, details) are neither
+        read nor checked here: a run in columns reads them when its records are built, and scores
+        the run again there if they do not read back (dashboard/core/runs.py)."""
+        path = self.path(key)
+        if _refuse(self.folder) or path.is_symlink() or not path.is_file():
+            self.misses += 1
+            return None
+        try:
+            got = self._read_scores(path, key)
+        except (OSError, ValueError, TypeError, KeyError, pa.ArrowException) as exc:
+            got = None
+            self._reject(path, exc)
+        if got is None:
+            self.misses += 1
+        else:
+            self.hits += 1
+        return got
+
+    @staticmethod
+    def _read_scores(path: Path, key: str):
+        import numpy as np
+
+        wanted = ["question_id", "status", *_SCORE_COLUMNS]
+        with pq.ParquetFile(path, page_checksum_verification=True) as pf:
+            if not pf.schema_arrow.equals(SCHEMA, check_metadata=False):
+                raise ValueError("another schema")
+            meta = pf.schema_arrow.metadata or {}
+            table = pf.read(columns=wanted)
+        if meta.get(b"lens.format") != str(FORMAT).encode() or meta.get(b"lens.key") != key.encode():
+            raise ValueError("another key or format")
+        if meta.get(b"lens.rows") != str(table.num_rows).encode():
+            raise ValueError("row count differs from the metadata")
+        n = table.num_rows
+        for name in ("question_id", *_SCORE_COLUMNS):
+            if table.column(name).null_count:
+                raise ValueError(f"nulls in {name}")
+        scores = [np.asarray(table.column(c).to_numpy(), dtype=np.float64) for c in _SCORE_COLUMNS]
+        for name, values in zip(_SCORE_COLUMNS, scores):
+            if n and (np.isnan(values).any() or values.min() < 0.0 or values.max() > 1.0):
+                raise ValueError(f"{name} outside 0..1")
+        if not hmac.compare_digest(meta.get(b"lens.scores", b""), scores_checksum(key, scores).encode("ascii")):
+            raise ValueError("scores that are not the ones written (checksum)")
+        return table.column("question_id"), table.column("status"), *scores
+
     def discard(self, key: str) -> None:
         """Remove an entry read but found not to fit (the caller rescores and writes it again)."""
         self.hits, self.misses = self.hits - 1, self.misses + 1
@@ -726,7 +773,9 @@ class PredictionStore(EntryFolder):
         if any(type(v) is not list or any(not isinstance(s, str) for s in v) for v in (files, unreadable)):
             raise ValueError("file lists of another shape")
         problems = _problems_back(load.get("problems"))
-        _pages_of(table.column("evidence_pages"))  # checked (no nulls)
+        pages = table.column("evidence_pages")
+        if pages.null_count or any(chunk.values.null_count for chunk in pages.chunks):
+            raise ValueError("nulls in evidence_pages")
         evidence = table.column("evidence")
         if evidence.null_count < n:  # checked as the records would read it; the records are built on demand
             _parse_memo(pc.drop_null(evidence).to_pylist(), _evidence_back)
