@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from dashboard.core.analysis import Run, is_success
 from dashboard.data.workspace import Workspace
@@ -185,20 +187,26 @@ def failed_zeroed_text(zeroed: dict[str, int], profile: str) -> str:
 def join_frame(runs: list[Run], gold_ids: set[str]) -> pd.DataFrame:
     """How each run joins the gold: matched, missing, extra ids, and the statuses met."""
     rows = []
+    gold_array = pa.array(sorted(gold_ids), pa.string())
     for run in runs:
         if run.result is not None:  # from the run's columns: no record per question is built
             c = compact_columns(run.result)
             answered = np.asarray(c["answered"], dtype=bool)
-            ids = set(np.asarray(column_list(c["question_id"]), dtype=object)[answered].tolist())
+            qids = c["question_id"]
+            qids = qids if isinstance(qids, (pa.Array, pa.ChunkedArray)) else pa.array(qids, pa.string())
+            in_gold = pc.is_in(qids, value_set=gold_array).to_numpy(zero_copy_only=False) if len(qids) else answered
+            # a run's ids are its gold questions', each once: the matched ids are those answered and in the gold
+            matched = int(np.count_nonzero(answered & in_gold))
             extra = len(run.result.extra_ids)
             statuses = pd.Series(np.asarray(c["status"], dtype=object)[answered], dtype=object)
         else:
             ids = {s.qid for s in run.official}
+            matched = len(ids & gold_ids)
             extra = len(ids - gold_ids)
             statuses = pd.Series([s.status or "success" for s in run.official if s.qid in gold_ids], dtype=object)
         counts = statuses.value_counts()
         rows.append({"Run": run.name, "Source": run.source, "File": run.file, "Gold questions": len(gold_ids),
-                     "Matched": len(ids & gold_ids), "Missing": len(gold_ids - ids), "Extra (not scored)": extra,
+                     "Matched": matched, "Missing": len(gold_ids) - matched, "Extra (not scored)": extra,
                      "Failed statuses": ", ".join(f"{s}: {n}" for s, n in counts.items() if not is_success(str(s))) or "none"})
     return pd.DataFrame(rows, columns=["Run", "Source", "File", "Gold questions", "Matched", "Missing",
                                        "Extra (not scored)", "Failed statuses"])
