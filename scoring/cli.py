@@ -21,7 +21,6 @@ from typing import NoReturn
 
 from . import __version__, gate
 from ._gc import paused_gc
-from .bulk import Streamed, read_predictions_aside, score_and_write
 from .evaluate import evaluate, extra_prediction_problems
 from .loaders import load_gold, load_predictions, reads_as_release
 from .problems import summarise
@@ -137,6 +136,14 @@ def _run(args: argparse.Namespace, exit_when_done: bool = False) -> int:
         return 1
     profile = get_profile(args.profile)
     release = reads_as_release(profile)
+    if _in_columns(args):
+        code = _run_in_columns(args, names, profile, release)
+        if code is not None:
+            if exit_when_done:
+                _exit_now(code)
+            return code
+    from .bulk import Streamed, read_predictions_aside
+
     # The first prediction file is read by a forked process while this one reads the gold, and its
     # questions are scored by forked processes, a part at a time, as the gold is read (bulk.Streamed).
     aside = read_predictions_aside(args.predictions[0], prediction_field=args.prediction_field, release=release)
@@ -199,6 +206,8 @@ def _score_runs(args: argparse.Namespace, gold: list, names: list[str], profile,
             elif streamed is not None:  # its parts were started while the gold was read
                 run = streamed.finish(gold, the_plan, prediction_field=args.prediction_field, lens=lens)
             else:  # scored, encoded and written by forked processes, each holding a part of the run
+                from .bulk import score_and_write
+
                 run = score_and_write(gold, the_plan, profile=profile, name=name, ignore_missing=args.ignore_missing,
                                       prediction_field=args.prediction_field, report=report, csv_path=csv_path,
                                       per_question=not args.no_per_question_json, lens=lens, workers=usable_cores())
@@ -208,18 +217,85 @@ def _score_runs(args: argparse.Namespace, gold: list, names: list[str], profile,
             scored -= 1
             failed += 1
             continue
-        if several:
-            print(f"== {name}")
-        o = run.overall
-        print(f"Gold questions: {run.gold_count}")
-        print(f"Predictions loaded: {run.prediction_count}")
-        print(f"Evaluated: {o['count']}")
-        print(f"Missing predictions: {len(run.missing_ids)}")
-        print(f"Extra predictions: {len(run.extra_ids)}")
-        print(f"Accuracy: {_pct(o['accuracy'])}")
-        print(f"Token F1: {_pct(o['token_f1'])}")
-        print(f"ANLS: {_pct(o['anls'])}")
-        print(f"Signature: {run.signature}")
+        _print_run(run, name, several)
+    if not scored:
+        print("ERROR: nothing could be scored", file=err)
+        return 1
+    return 1 if failed else 0
+
+
+def _print_run(run, name: str, several: bool) -> None:
+    if several:
+        print(f"== {name}")
+    o = run.overall
+    print(f"Gold questions: {run.gold_count}")
+    print(f"Predictions loaded: {run.prediction_count}")
+    print(f"Evaluated: {o['count']}")
+    print(f"Missing predictions: {len(run.missing_ids)}")
+    print(f"Extra predictions: {len(run.extra_ids)}")
+    print(f"Accuracy: {_pct(o['accuracy'])}")
+    print(f"Token F1: {_pct(o['token_f1'])}")
+    print(f"ANLS: {_pct(o['anls'])}")
+    print(f"Signature: {run.signature}")
+
+
+def _in_columns(args: argparse.Namespace) -> bool:
+    """Whether the runs are read, scored and written in columns, in this process (`_run_in_columns`):
+    always, but for --categories-csv, which reads every judgement record."""
+    return not args.categories_csv
+
+
+def _run_in_columns(args: argparse.Namespace, names: list[str], profile, release: bool) -> int | None:
+    """The gold and each prediction file read into columns, each run scored, aggregated and
+    written from them (scoring/columnar.py): the outputs, problems and printing of the record
+    path, without a record per question. None, before anything is printed, when an input holds a
+    value nested deeper than loaders.DEEP: how such a value is written depends on the depth of the
+    stack it is written from, so those runs take the record path, as they always have."""
+    from .columnar import join, run_columns
+    from .loaders import load_gold_columns, load_prediction_columns
+
+    err = sys.stderr
+    gold_res, gold = load_gold_columns(_gold_paths(args), release=release)
+    loaded = [] if gold.deep else [load_prediction_columns(p, prediction_field=args.prediction_field, release=release)
+                                   for p in args.predictions]
+    if gold.deep or any(preds.deep for _, preds in loaded):
+        return None
+    for p in summarise(gold_res.problems):
+        print(p, file=err)
+    if not len(gold):
+        print("ERROR: no gold question could be loaded", file=err)
+        return 1
+    several = len(args.predictions) > 1
+    lens = profile.name != "xldocbench-1519"
+    scored = failed = 0
+    for pred_path, name, (preds_res, preds) in zip(args.predictions, names, loaded):
+        for p in summarise(preds_res.problems):
+            print(p, file=err)
+        if preds_res.unreadable or not len(preds):  # nothing to score: never a report of zeros
+            print(f"ERROR: no prediction could be loaded from {pred_path}", file=err)
+            failed += 1
+            continue
+        joined = join(gold, preds, ignore_missing=args.ignore_missing)
+        for p in summarise(extra_prediction_problems([preds.record(k) for k in joined.extras])):
+            print(p, file=err)
+        if joined.prediction_count == len(joined.extras):  # every id unknown (and --ignore-missing: nothing left)
+            print(f"note: none of the {joined.prediction_count:,} prediction ids of {pred_path} is a gold question id", file=err)
+            print(f"ERROR: no prediction could be loaded from {pred_path}", file=err)
+            failed += 1
+            continue
+        scored += 1
+        report, csv_path = _outputs(args, name)
+        try:
+            run = run_columns(gold, preds, joined, profile=profile, name=name, ignore_missing=args.ignore_missing,
+                              prediction_field=args.prediction_field, report=report, csv_path=csv_path,
+                              per_question=not args.no_per_question_json, lens=lens)
+        except OSError as exc:  # e.g. the disk filled up, or an output path is a folder
+            print(f"ERROR: cannot write the outputs of {pred_path}: {exc.filename or ''}{': ' if exc.filename else ''}"
+                  f"{exc.strerror or exc}", file=err)
+            scored -= 1
+            failed += 1
+            continue
+        _print_run(run, name, several)
     if not scored:
         print("ERROR: nothing could be scored", file=err)
         return 1

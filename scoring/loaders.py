@@ -14,6 +14,7 @@ import json
 import math
 import re
 from collections.abc import Callable, Iterator, Sequence
+from itertools import chain
 from pathlib import Path
 from sys import intern
 from typing import IO, Any
@@ -263,38 +264,160 @@ def read_json_lines(path: Path, res: LoadResult, *, universal: bool = False) -> 
                 continue
             content = True
             res.rows_read += 1
-            size = len(raw)
-            if size > HUGE_LINE:
-                if size > MAX_LINE:
-                    res.skipped += 1
-                    res.problems.append(Problem.error(name, number, None, f"a line under {MAX_LINE >> 20} MiB", f"{size:,} bytes",
-                                                      kind="lines too long to read"))
-                    continue
-                res.problems.append(Problem.warning(name, number, None, "a line under 1 MiB", f"{size:,} bytes",
-                                                    kind="very long lines"))
-            if _DIGIT_RUN not in raw.translate(_DIGITS_ONLY) and b"\\ud" not in raw and b"\\uD" not in raw:
-                # the usual line: orjson reads the bytes as they are (it checks the UTF-8 too);
-                # anything it refuses takes the path below, which words the problem
+            value = _line_value(raw, number, name, res)
+            if value is not _SKIPPED:
+                yield number, value
+    if not content:
+        res.problems.append(Problem.warning(name, None, None, "at least one record", "an empty file"))
+    else:
+        res.blank_lines += blank
+
+
+_SKIPPED = object()  # _line_value's answer for a line reported and skipped
+
+
+def _line_value(raw: bytes, number: int, name: str, res: LoadResult) -> Any:
+    """One non-blank JSONL line (as read, its line end included): its value, or _SKIPPED when it
+    was reported and skipped (counted in `res.skipped`)."""
+    size = len(raw)
+    if size > HUGE_LINE:
+        if size > MAX_LINE:
+            res.skipped += 1
+            res.problems.append(Problem.error(name, number, None, f"a line under {MAX_LINE >> 20} MiB", f"{size:,} bytes",
+                                              kind="lines too long to read"))
+            return _SKIPPED
+        res.problems.append(Problem.warning(name, number, None, "a line under 1 MiB", f"{size:,} bytes",
+                                            kind="very long lines"))
+    if _DIGIT_RUN not in raw.translate(_DIGITS_ONLY) and b"\\ud" not in raw and b"\\uD" not in raw:
+        # the usual line: orjson reads the bytes as they are (it checks the UTF-8 too);
+        # anything it refuses takes the path below, which words the problem
+        try:
+            return _orjson_loads(raw)
+        except ValueError:
+            pass
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        text = _decode(raw, name, number, res)
+    value, why, _ = _parse(text)
+    if why == LONE_SURROGATE:
+        res.problems.append(Problem.warning(name, number, None, "text that can be written as UTF-8", why))
+    elif why is not None:
+        res.skipped += 1
+        res.problems.append(Problem.error(name, number, None, "a JSON value", why, kind="lines that are not JSON"))
+        return _SKIPPED
+    return value
+
+
+BLOCK = 1 << 24  # bytes read at a time by read_json_lines_fast
+
+
+def read_json_lines_fast(path: Path, res: LoadResult, *, universal: bool = False) -> Iterator[tuple[int, Any]]:
+    """`read_json_lines`: the same values, line numbers, problems and counts, with less work a
+    line (`json_line_blocks`, a block at a time)."""
+    for numbers, values in json_line_blocks(path, res, universal=universal):
+        yield from zip(numbers, values)
+
+
+def json_line_blocks(path: Path, res: LoadResult, *, universal: bool = False
+                     ) -> Iterator[tuple[Sequence[int], list[Any]]]:
+    """`read_json_lines` a block at a time: (line numbers, values) of the non-blank lines read,
+    with the same problems and counts. The file is read 16 MiB at a time (cut at a line end) and
+    split in C; a block without a run of 19 digits, a `\\u` surrogate escape, a long line or (under
+    `universal`) a CR is parsed by orjson in one pass over its lines -- which succeeds only when
+    every line is a JSON value, so none is blank -- and its lines are numbered in a row. Any other
+    block, and any block orjson refuses a line of, is read line by line by the code of
+    `read_json_lines` (`_line_value`) and handed over a line at a time (so that a caller's problems
+    about a row come in line order with the reader's): blank lines, BOM, lone CRs, UTF-16/32
+    files, long lines and the problems' wording are its."""
+    name = str(path)
+    res.files.append(name)
+    try:
+        fh = open(path, "rb")
+    except OSError as exc:
+        _cannot_open(name, exc, res)
+        return
+    loads = _orjson_loads
+    number = blank = rows = 0
+    with fh:
+        head = fh.read(WIDE_SNIFF)
+        fh.seek(0)
+        wide = not head.startswith(codecs.BOM_UTF8) and _wide_encoding(head) is not None
+        if wide:  # decoded whole, and its lines split at every line end (as `_lines` splits them)
+            blocks: Iterator[bytes] = iter([_to_utf8(fh.read(), name, res)])
+        else:
+            blocks = iter(lambda: fh.read(BLOCK), b"")
+        split_cr = universal or wide
+        rest = b""
+        for block in blocks:
+            data = rest + block if rest else block
+            cut = data.rfind(b"\n") + 1
+            rest = data[cut:]
+            if not cut:
+                continue
+            data = data[:cut]
+            if number == 0 and data.startswith(codecs.BOM_UTF8):
+                res.problems.append(Problem.warning(name, 1, None, "UTF-8 without a byte-order mark", "a UTF-8 BOM (ignored)"))
+                data = data[3:]
+            plain = _DIGIT_RUN not in data.translate(_DIGITS_ONLY) and b"\\ud" not in data and b"\\uD" not in data
+            odd = split_cr and b"\r" in data and data.count(b"\r") != data.count(b"\r\n")  # a lone CR somewhere
+            lines = data.split(b"\n")
+            lines.pop()  # after the last line end
+            del data
+            if plain and not odd and lines and max(map(len, lines)) < HUGE_LINE:
                 try:
-                    value = _orjson_loads(raw)
-                except ValueError:
+                    values = list(map(loads, lines))
+                except ValueError:  # a blank line, or one orjson refuses: line by line below
                     pass
                 else:
-                    yield number, value
+                    rows += len(values)
+                    yield range(number + 1, number + 1 + len(values)), values
+                    number += len(values)
                     continue
-            try:
-                text = raw.decode("utf-8")
-            except UnicodeDecodeError:
-                text = _decode(raw, name, number, res)
-            value, why, _ = _parse(text)
-            if why == LONE_SURROGATE:
-                res.problems.append(Problem.warning(name, number, None, "text that can be written as UTF-8", why))
-            elif why is not None:
-                res.skipped += 1
-                res.problems.append(Problem.error(name, number, None, "a JSON value", why, kind="lines that are not JSON"))
-                continue
-            yield number, value
-    if not content:
+            for raw in lines:  # each line handed over as it is read: its row's problems follow its own
+                number += 1
+                if not raw or raw.isspace():
+                    blank += 1
+                    continue
+                if odd and b"\r" in raw.rstrip(b"\r"):  # lone CRs end lines here too
+                    number -= 1
+                    for sub in (raw + b"\n").splitlines(keepends=True):
+                        number += 1
+                        if not sub or sub.isspace():
+                            blank += 1
+                            continue
+                        rows += 1
+                        value = _line_value(sub, number, name, res)
+                        if value is not _SKIPPED:
+                            yield (number,), [value]
+                    continue
+                rows += 1
+                if plain and len(raw) < HUGE_LINE:
+                    try:
+                        value = loads(raw)
+                    except ValueError:
+                        pass
+                    else:
+                        yield (number,), [value]
+                        continue
+                value = _line_value(raw + b"\n", number, name, res)
+                if value is not _SKIPPED:
+                    yield (number,), [value]
+        if rest:  # the last line, without a line end
+            if number == 0 and rest.startswith(codecs.BOM_UTF8):
+                res.problems.append(Problem.warning(name, 1, None, "UTF-8 without a byte-order mark", "a UTF-8 BOM (ignored)"))
+                rest = rest[3:]
+            for sub in rest.splitlines(keepends=True) if split_cr and b"\r" in rest.rstrip(b"\r\n") else [rest]:
+                number += 1
+                if not sub or sub.isspace():
+                    blank += 1
+                    continue
+                rows += 1
+                value = _line_value(sub, number, name, res)
+                if value is not _SKIPPED:
+                    yield (number,), [value]
+    res.rows_read += rows
+    if not rows:
         res.problems.append(Problem.warning(name, None, None, "at least one record", "an empty file"))
     else:
         res.blank_lines += blank
@@ -1114,3 +1237,316 @@ def load_summary(path: str | Path) -> LoadResult[dict]:
         res.items.append({"system": to_str(e["system"]), "accuracy": vals[0], "token_f1": vals[1], "anls": vals[2],
                           "count": count if isinstance(count, int) else None})
     return res
+
+
+# ----------------------------------------------------------------------------- columns (the command line's path)
+
+META_KEYS = ("domain", "reasoning_type", "difficulty", "doc_type", "evidence_sources")  # what a run's rows and breakdowns read
+
+
+class Absent:
+    """A metadata key the gold did not have (the row writes "unknown"; a label reads null)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "<absent>"
+
+
+ABSENT = Absent()
+
+
+DEEP = 32  # a list or object nested deeper than this is "deep" (see `deeper_than`)
+_SCALARS = (str, int, float, bool, type(None), Absent)
+
+
+def deeper_than(value: Any, limit: int = DEEP) -> bool:
+    """Whether a JSON value holds lists or objects nested more than `limit` levels (walked without
+    recursion). How such a value is written -- its text, or a placeholder when the writer runs out
+    of stack -- depends on how deep in the stack it is written, so the command line reads a run
+    holding one by the record path, where the output has always been made (see `GoldColumns.deep`)."""
+    stack = [(value, 0)]
+    while stack:
+        v, depth = stack.pop()
+        if isinstance(v, (list, tuple)):
+            items = v
+        elif isinstance(v, dict):
+            items = [*v.keys(), *v.values()]
+        else:
+            continue
+        if depth >= limit:
+            return True
+        stack.extend((x, depth + 1) for x in items if isinstance(x, (list, tuple, dict)))
+    return False
+
+
+class GoldColumns:
+    """Gold questions as columns (lists in gold order): what scoring a run, its rows and its
+    breakdowns read -- id, answers, format and rule, the split, the raw answer format, whether the
+    format was given, the metadata values of `META_KEYS` (`ABSENT` when the key is missing), DocVQA
+    question types -- and, for a question read by the full record path, whether its labels are
+    written as the release writes values. No `GoldQuestion` is built for a well-formed row;
+    `records()` reads the files again through `load_gold` when records are wanted."""
+
+    def __init__(self, paths: Sequence[str | Path], release: bool) -> None:
+        self.paths, self.release = [Path(p) for p in paths], release
+        self.qid: list[str] = []
+        self.answers: list[tuple[str, ...]] = []
+        self.answer_format: list[str] = []
+        self.verification_rule: list[str] = []
+        self.split: list[Any] = []
+        self.raw_format: list[Any] = []
+        self.format_given: list[bool] = []
+        self.meta: dict[str, list[Any]] = {k: [] for k in META_KEYS}
+        self.question_types: list[tuple[str, ...]] = []
+        self.release_text: dict[int, bool] = {}  # positions whose labels are written otherwise than `release` says
+        self.deep = False  # a value written into a label or a row is nested deeper than DEEP (`deeper_than`)
+
+    def __len__(self) -> int:
+        return len(self.qid)
+
+    def add_record(self, q: GoldQuestion) -> None:
+        if q.release_text != self.release:
+            self.release_text[len(self.qid)] = q.release_text
+        self.qid.append(q.qid)
+        self.answers.append(q.answers)
+        self.answer_format.append(q.answer_format)
+        self.verification_rule.append(q.verification_rule)
+        self.split.append(q.split)
+        self.raw_format.append(q.raw_format)
+        self.format_given.append(q.format_given)
+        for k, col in self.meta.items():
+            col.append(q.metadata.get(k, ABSENT))
+        self.question_types.append(q.question_types)
+
+    def find_deep(self) -> bool:
+        """Set and return `deep`: whether a split, raw format or metadata value is nested deeper than DEEP."""
+        scalars = set(_SCALARS)
+        for col in (self.split, self.raw_format, *self.meta.values()):
+            kinds = set(map(type, col))
+            if kinds <= scalars:
+                continue
+            nested = [v for v in col if type(v) is list or type(v) is dict]
+            if kinds - scalars == {list} and set(map(type, chain.from_iterable(nested))) <= scalars:
+                continue  # lists of scalars (evidence sources)
+            if any(deeper_than(v) for v in nested):
+                self.deep = True
+        return self.deep
+
+    def records(self) -> list[GoldQuestion]:
+        """The questions as `load_gold` reads them (the files read again)."""
+        return load_gold(self.paths, release=self.release).items
+
+
+def _docs_quiet(row: dict) -> bool:
+    """Whether a row's `document` / `documents` are read without a problem (else the row takes the record path, which reports it)."""
+    scratch: LoadResult = LoadResult()
+    if "document" in row:
+        _doc_ref(row.get("document"), "", None, "document", scratch)
+    if "documents" in row:
+        value = row.get("documents")
+        if not isinstance(value, list):
+            return False
+        for k, d in enumerate(value):
+            _doc_ref(d, "", None, f"documents[{k}]", scratch)
+    return not scratch.problems
+
+
+@paused_gc()
+def load_gold_columns(paths: Sequence[str | Path] | str | Path, *, release: bool = False
+                      ) -> tuple[LoadResult[GoldQuestion], GoldColumns]:
+    """`load_gold` as columns: the same questions, problems and counts (`res.items` stays empty;
+    the questions are the columns). A well-formed row -- a string id, an answer object with a
+    string value and a known string format and rule, metadata an object or absent, documents that
+    read without a problem -- goes to the columns straight from its JSON object; any other row is
+    built by the record path (`_gold_record`), which reports what is wrong with it, in line order."""
+    if isinstance(paths, (str, Path)):
+        paths = [paths]
+    res: LoadResult[GoldQuestion] = LoadResult()
+    cols = GoldColumns(paths, release)
+    seen: dict[str, tuple[str, int | None]] = {}
+    shared: dict = {}
+    for p in paths:
+        path = Path(p)
+        name = str(path)
+        records = _json_record_list(path, res)
+        if records is not None:
+            res.files.append(name)
+            res.rows_read += len(records)
+            blocks: Iterator[tuple[Sequence[int | None], list[Any]]] = iter([([None] * len(records), records)])
+        else:
+            blocks = json_line_blocks(path, res, universal=release)
+        for numbers, values in blocks:
+            for line, row in zip(numbers, values):
+                _gold_row(row, name, line, release, seen, shared, cols, res)
+    cols.find_deep()
+    return res, cols
+
+
+def _gold_row(row: Any, name: str, line: int | None, release: bool, seen: dict[str, tuple[str, int | None]], shared: dict,
+              cols: GoldColumns, res: LoadResult) -> None:
+    """One gold row into the columns: a well-formed row straight from its object, any other by
+    `_gold_record` (which reports what is wrong), as `load_gold` reads it."""
+    if type(row) is dict:
+        qid = row.get("question_id")
+        answer = row.get("answer")
+        if type(qid) is str and type(answer) is dict and (qid := qid.strip()) and "questionId" not in row:
+            raw_fmt = answer.get("format", "Str")
+            rule = answer.get("verification_rule", "")
+            value = answer.get("value")
+            metadata = row.get("metadata")
+            if (type(raw_fmt) is str and raw_fmt in _KNOWN_FORMATS and type(rule) is str
+                    and (not rule or rule in _KNOWN_RULES) and type(value) is str and len(value) <= MAX_EDIT_CHARS
+                    and (type(metadata) is dict or metadata is None)
+                    and (("document" not in row and "documents" not in row) or _docs_quiet(row))):
+                if qid in seen:
+                    _repeated_gold(name, line, qid, seen, res)
+                    return
+                seen[qid] = (name, line)
+                cols.qid.append(qid)
+                cols.answers.append((value,))
+                cols.answer_format.append(raw_fmt)
+                cols.verification_rule.append(rule)
+                split = row.get("task_type", "unknown")
+                cols.split.append(split if type(split) is str else _split(row, release))
+                cols.raw_format.append(raw_fmt)
+                cols.format_given.append("format" in answer)
+                m = metadata if metadata is not None else {}
+                for key, col in cols.meta.items():
+                    col.append(m.get(key, ABSENT))
+                cols.question_types.append(())
+                return
+    # anything else: the record path, which reports what is wrong
+    if not cols.deep and deeper_than(row):
+        cols.deep = True
+    if not isinstance(row, dict):
+        res.skipped += 1
+        res.problems.append(Problem.error(name, line, None, "a JSON object", kind_of(row), kind="rows that are not JSON objects"))
+        return
+    q = _gold_record(row, name, line, res, shared, release)
+    if q is None:
+        res.skipped += 1
+        return
+    if q.qid in seen:
+        _repeated_gold(name, line, q.qid, seen, res)
+        return
+    seen[q.qid] = (name, line)
+    cols.add_record(q)
+
+
+def _repeated_gold(name: str, line: int | None, qid: str, seen: dict[str, tuple[str, int | None]], res: LoadResult) -> None:
+    res.skipped += 1
+    res.problems.append(Problem.error(name, line, "question_id", "an id not used before",
+                                      f"{short_value(qid)}, first at {seen[qid][0]}:{seen[qid][1]}", kind="repeated question ids"))
+
+
+class PredictionColumns:
+    """Predictions as columns (lists in file order, each id once: a repeated id's later row
+    replaces the earlier in its place, as `load_predictions` keeps them): id, text, status, line,
+    and the file they were read from."""
+
+    def __init__(self, path: str | Path, prediction_field: str | None, release: bool) -> None:
+        self.path, self.prediction_field, self.release = Path(path), prediction_field, release
+        self.file = str(path)
+        self.qid: list[str] = []
+        self.text: list[str] = []
+        self.status: list[str] = []
+        self.line: list[int | None] = []
+        self.deep = False  # a row read by the record path holds a value nested deeper than DEEP (`deeper_than`)
+
+    def __len__(self) -> int:
+        return len(self.qid)
+
+    def record(self, k: int) -> Prediction:
+        """The k-th prediction as a record (without predicted evidence, which the columns do not keep)."""
+        return Prediction(qid=self.qid[k], text=self.text[k], status=self.status[k], file=self.file, line=self.line[k])
+
+    def records(self) -> list[Prediction]:
+        """The predictions as `load_predictions` reads them (the file read again)."""
+        return load_predictions(self.path, prediction_field=self.prediction_field, release=self.release).items
+
+
+@paused_gc()
+def load_prediction_columns(path: str | Path, *, prediction_field: str | None = None, release: bool = False
+                            ) -> tuple[LoadResult[Prediction], PredictionColumns]:
+    """`load_predictions` as columns: the same predictions, problems and counts (`res.items`
+    stays empty). A JSONL row {question_id: string, prediction: string, status?: string or null}
+    goes to the columns straight from its JSON object; any other row takes `_prediction`, which
+    reports what is wrong; a JSON document, a pretty-printed JSONL file or a --prediction-field is
+    read by `load_predictions` and put into columns."""
+    cols = PredictionColumns(path, prediction_field, release)
+    path = Path(path)
+    name = str(path)
+    if prediction_field is not None or path.suffix.lower() != ".jsonl" or _pretty_document(path)[0]:
+        res = load_predictions(path, prediction_field=prediction_field, release=release)
+        cols.deep = any(len(pr.text) > 2 * DEEP and deeper_than(_parse(pr.text)[0]) for pr in res.items
+                        if pr.text[:1] in ("[", "{"))
+        for pr in res.items:
+            cols.qid.append(pr.qid)
+            cols.text.append(pr.text)
+            cols.status.append(pr.status)
+            cols.line.append(pr.line)
+        res.items = []
+        return res, cols
+    res = LoadResult()
+    at: dict[str, int] = {}
+    for numbers, values in json_line_blocks(path, res, universal=release):
+        for line, row in zip(numbers, values):
+            _prediction_row(row, name, line, release, cols, at, res)
+    return res, cols
+
+
+def _prediction_row(row: Any, name: str, line: int, release: bool, cols: PredictionColumns, at: dict[str, int],
+                    res: LoadResult) -> None:
+    """One prediction row into the columns, as `load_predictions` reads it (`_object_rows`,
+    `_prediction` and its repeated-id rule)."""
+    if type(row) is dict:
+        qid = row.get("question_id")
+        text = row.get("prediction")
+        if (type(qid) is str and type(text) is str and (qid := qid.strip()) and len(text) <= MAX_EDIT_CHARS
+                and "evidence_pages" not in row and "evidence" not in row):
+            s = row.get("status")
+            if s is None or type(s) is str:
+                _put(cols, at, qid, text, s or "success", line, name, res)
+                return
+    # anything else: `_object_rows` and `_prediction`, which report what is wrong
+    if not cols.deep and deeper_than(row):
+        cols.deep = True
+    if not isinstance(row, dict):
+        res.skipped += 1
+        res.problems.append(Problem.error(name, line, None, "a JSON object", kind_of(row), kind="rows that are not JSON objects"))
+        return
+    qid = row.get("question_id")
+    if type(qid) is not str or not (qid := qid.strip()):
+        qid = _first_id(row, id_text=id_text_release if release else to_str)
+    if not qid:
+        res.skipped += 1
+        res.problems.append(Problem.error(name, line, "question_id", f"one of {', '.join(ID_FIELDS)}", "none of them",
+                                          kind="rows without an id"))
+        return
+    pred = _prediction(qid, row, name, line, None, res, release)
+    _put(cols, at, pred.qid, pred.text, pred.status, pred.line, name, res)
+
+
+def _put(cols: PredictionColumns, at: dict[str, int], qid: str, text: str, status: str, line: int | None, name: str,
+         res: LoadResult) -> None:
+    k = at.get(qid)
+    if k is None:
+        at[qid] = len(cols.qid)
+        cols.qid.append(qid)
+        cols.text.append(text)
+        cols.status.append(status)
+        cols.line.append(line)
+    else:
+        _replaced(name, qid, line, cols.line[k], res)
+        cols.text[k], cols.status[k], cols.line[k] = text, status, line
+
+
+def _replaced(name: str, qid: str, line: int | None, first_line: int | None, res: LoadResult) -> None:
+    """`load_predictions`' warning for a repeated id (the later row replaces the earlier one)."""
+    res.problems.append(
+        Problem.warning(name, line, "question_id", "each id once", f"{short_value(qid)} again (replaces "
+                        + (f"line {first_line})" if first_line is not None else "the earlier row)"),
+                        kind="repeated prediction ids")
+    )
+    res.skipped += 1

@@ -4,11 +4,12 @@ records them (the way sacrebleu's signature does), so a number never travels wit
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from . import __version__
+
+if TYPE_CHECKING:  # numpy is imported where it is used: the command line never needs it
+    import numpy as np
 
 __all__ = ["Profile", "PROFILES", "DEFAULT_PROFILE", "NUMBER_READERS", "RIGHT_AT", "RIGHT_EPS", "get_profile",
            "is_right", "signature"]
@@ -125,6 +126,8 @@ class Profile:
 
     def right_mask(self, accuracy: Any) -> np.ndarray:
         """`is_right` of every value of a sequence or array of Accuracy values, as a boolean array."""
+        import numpy as np
+
         return np.asarray(accuracy, dtype=float) >= self.right_at - RIGHT_EPS
 
 

@@ -169,6 +169,21 @@ def batch_is_safe(questions: Sequence[GoldQuestion], scores: Sequence[float]) ->
                and type(q.metadata.get("reasoning_type")) in plain for q in questions)
 
 
+def columns_are_safe(columns: Sequence[Sequence]) -> bool:
+    """`all(map(_orjson_safe, dicts_of(columns)))` for row columns in CSV_COLUMNS order, read a
+    column at a time: the id, prediction, gold and status are strings; the raw fields (format,
+    split, domain, reasoning type) strings, booleans or null; every score 0 or in [1e-4, 1]."""
+    qid, pred, gold, fmt, status, acc, f1, an, split, domain, rtype = columns
+    if any(set(map(type, col)) - _STR for col in (qid, pred, gold, status)):
+        return False
+    if any(not set(map(type, col)) <= _PLAIN for col in (fmt, split, domain, rtype)):
+        return False
+    for col in (acc, f1, an):
+        if col and (isnan(sum(col)) or max(col) > 1.0 or min(filter(None, col), default=1.0) < _TINY):
+            return False
+    return True
+
+
 def csv_text(rows: list[dict]) -> str:
     """The rows as `csv.writer` (excel dialect, minimal quoting, "\r\n") writes them: a field is
     written as str() gives it (repr for floats, "" for null), quoted when it holds a quote, a
