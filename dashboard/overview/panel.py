@@ -9,7 +9,6 @@ from collections.abc import Callable
 
 import streamlit as st
 
-from dashboard.annotations import panel as notes_panel
 from dashboard.core.analysis import BENCH_ACC, BENCH_F1, OFFICIAL, PAGE_CATEGORY, Analysis, top_runs
 from dashboard.core.escape import md_escape
 from dashboard.core.links import LOCATION_FIELD, field_label
@@ -22,15 +21,9 @@ from dashboard.data.frames import (
     skipped_reasons,
     skipped_warning,
 )
-from dashboard.evidence import grounding  # AUTO_PAIRS read when used (tests lower it)
-from dashboard.evidence.grounding import LOCATION_ORDER, location_breakdown, location_label, run_rates
-from dashboard.evidence.locate_panel import locate_first, questions_of_runs
-from dashboard.evidence.panel import evidence_metrics, evidence_metrics_ready
 from dashboard.overview import charts
 from dashboard.shell import viewstate
 from dashboard.shell.context import Context
-from dashboard.weak import saved as saved_slices
-from dashboard.weak import saved_panel
 from scoring.profiles import PROFILES, get_profile
 from scoring.registry import METRIC_LABELS, METRICS
 
@@ -71,6 +64,7 @@ BENCH_COLUMNS = {  # MMLongBench-Doc's own Acc and F1 (the leaderboard has them 
                                             "over the answerable questions, precision over the answers that are not "
                                             "'Not answerable' (its eval_acc_and_f1)"),
 }
+SAVED_FIELD = "saved_slice"  # dashboard.weak.saved.SAVED_FIELD (a test holds them equal), without importing it
 BOARD_NOTED = ("Source", "Questions", "Answered", "Signature")  # leaderboard columns said under it, not shown
 
 
@@ -85,7 +79,9 @@ def breakdowns_of(an: Analysis) -> tuple[str, ...]:
 def show(ctx: Context, fig, key: str) -> None:
     event = st.plotly_chart(fig, on_select="rerun", selection_mode="points", key=key, width="stretch")
     hit = charts.slice_of(event)
-    if hit and hit[1] == saved_slices.SAVED_FIELD:  # a saved slice's bar: the explorer with its filters
+    if hit and hit[1] == SAVED_FIELD:  # a saved slice's bar: the explorer with its filters
+        from dashboard.weak import saved_panel
+
         chosen = saved_panel.by_name(ctx).get(hit[2])
         if chosen is not None:
             saved_panel.open_saved(chosen, hit[0])
@@ -172,7 +168,8 @@ def board_notes(board) -> None:
         for signature, runs in board.groupby("Signature", sort=False)["Run"].apply(list).items():
             sources = set(board[board["Run"].isin(runs)]["Source"])
             st.caption(md_escape(f"{', '.join(runs)} — {', '.join(sorted(sources))}"))
-            st.code(signature or "(none)", language=None, wrap_lines=True)
+            # plain text: st.code would make the browser fetch its 1.56 MB highlighting chunk for it
+            st.text(signature or "(none)")
 
 
 def trust_notes(ctx: Context) -> None:
@@ -253,6 +250,8 @@ def overview(ctx: Context) -> None:
     for name in heatmaps:
         show(ctx, charts.heatmap(an.breakdown(name), name, metric, runs, marked), f"ov_heat_{name}")
 
+    from dashboard.weak import saved_panel
+
     saved = saved_panel.saved_breakdown(ctx)  # the saved slices' tab (one read of the annotations database)
     if breakdowns or saved is not None:
         breakdown_tabs(ctx, v, breakdowns, metric, runs, marked, saved)
@@ -284,7 +283,7 @@ def breakdown_tabs(ctx: Context, v, breakdowns: tuple[str, ...], metric: str, ru
     an = ctx.analysis
     st.subheader("Breakdowns")
     if saved is not None:
-        breakdowns = (*breakdowns, saved_slices.SAVED_FIELD)
+        breakdowns = (*breakdowns, SAVED_FIELD)
     # Only the open tab's chart is built and sent (a tab switch reruns): building and drawing all
     # seven bar charts took most of every overview rerun (bench/bench_dashboard.py).
     labels = {field_label(n): n for n in breakdowns}
@@ -295,11 +294,13 @@ def breakdown_tabs(ctx: Context, v, breakdowns: tuple[str, ...], metric: str, ru
     for tab, name in zip(tabs, breakdowns):
         with tab:
             if tab.open is not False:
-                frame = saved if name == saved_slices.SAVED_FIELD else an.breakdown(name)
+                frame = saved if name == SAVED_FIELD else an.breakdown(name)
                 show(ctx, charts.bars(frame, name, metric, runs, marked), f"ov_bar_{name}")
 
 
 def _after_charts(ctx: Context, runs: list[str], marked: set[str], fields: tuple[str, ...]) -> None:
+    from dashboard.annotations import panel as notes_panel
+
     fill = answer_locations(ctx, runs, marked)
     # tag counts per run and slice, gold corrections (per document when no field tells questions apart)
     notes_panel.failure_modes(ctx, runs, fields or ("document",))
@@ -313,6 +314,10 @@ def answer_locations(ctx: Context, runs: list[str], marked: set[str]) -> Callabl
     here when the metrics are computed already; else a placeholder, and the function that fills it
     (with the search's progress bar) is returned for the end of the page, so that nothing else
     waits for the search (50 s on a 2,415-page manual)."""
+    from dashboard.evidence import grounding  # AUTO_PAIRS read when used (tests lower it)
+    from dashboard.evidence.locate_panel import locate_first, questions_of_runs
+    from dashboard.evidence.panel import evidence_metrics_ready
+
     an = ctx.analysis
     st.subheader("Where the answers are")
     pairs = len(ctx.workspace.gold.items) * len(an.runs)
@@ -339,6 +344,9 @@ def answer_locations(ctx: Context, runs: list[str], marked: set[str]) -> Callabl
 
 def located_answers(ctx: Context, runs: list[str], marked: set[str]) -> None:
     """The section's chart, rates and keyboard access, from evidence_metrics (computed here if need be)."""
+    from dashboard.evidence.grounding import LOCATION_ORDER, location_breakdown, location_label, run_rates
+    from dashboard.evidence.panel import evidence_metrics
+
     everything = evidence_metrics(ctx)
     memo = (id(everything), len(everything), tuple(runs))
     kept = st.session_state.get(LOCATION_MEMO)

@@ -13,7 +13,6 @@ from __future__ import annotations
 import streamlit as st
 
 from dashboard.annotations import store_panel as notes_store
-from dashboard.annotations.rescore import corrected_workspace
 from dashboard.core.analysis import Analysis
 from dashboard.core.paths import Sources
 from dashboard.data.workspace import discover, fingerprint
@@ -42,6 +41,8 @@ def load(sources: Sources, profile: str) -> context.Context:
     gold_key = fingerprint(ws.discovery.gold)
     benchmark, plain, fixes = notes_store.identity(gold_key, ws.gold.items), (ws, gold_key), None
     if viewstate.view().corrected:  # every run scored with the gold corrections (cached under a gold key of their own)
+        from dashboard.annotations.rescore import corrected_workspace  # SQLAlchemy: imported when corrections are on
+
         ws, gold_key, fixes = corrected_workspace(ws, gold_key, notes_store.corrections(benchmark))
     runs = scorer.scored_runs(ws, gold_key, profile, slot)
     key = (ws_key, gold_key, profile, tuple((r.name, r.source, r.file) for r in runs))
