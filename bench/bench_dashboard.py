@@ -101,8 +101,38 @@ def timed_server(log: str, argv: list[str]) -> None:
                 f.write(f"{time.time():.6f} {time.perf_counter() - t:.6f}\n")
 
     script_runner.exec_func_with_error_handling = logged
+    if os.environ.get("BENCH_TRACE_LOG"):  # diagnosis: when each element is queued and sent to the browser
+        _trace_messages(os.environ["BENCH_TRACE_LOG"])
     sys.argv = ["streamlit", *argv]
     streamlit_main(prog_name="streamlit")
+
+
+def _trace_messages(log: str) -> None:
+    """Log `<time> queued|sent <element type>` for every element delta and script-finished message."""
+    from streamlit.runtime import app_session
+
+    def kinds(msg) -> str:
+        if msg.WhichOneof("type") == "delta":
+            d = msg.delta
+            which = d.WhichOneof("type")
+            return f"{which}:{getattr(d, which).WhichOneof('type')}" if which == "new_element" else str(which)
+        return str(msg.WhichOneof("type"))
+
+    enqueue, flush = app_session.AppSession._enqueue_forward_msg, app_session.AppSession.flush_browser_queue
+
+    def queued(self, msg):
+        with open(log, "a") as f:
+            f.write(f"{time.time():.6f} queued {kinds(msg)}\n")
+        return enqueue(self, msg)
+
+    def sent(self):
+        msgs = flush(self)
+        with open(log, "a") as f:
+            f.writelines(f"{time.time():.6f} sent {kinds(m)}\n" for m in msgs)
+        return msgs
+
+    app_session.AppSession._enqueue_forward_msg = queued  # type: ignore[method-assign]
+    app_session.AppSession.flush_browser_queue = sent  # type: ignore[method-assign]
 
 
 def script_seconds(since: float) -> float:
@@ -158,6 +188,19 @@ STATE_LOG = """(() => {
   const log = window.__lensStates = [];
   new MutationObserver(ms => { for (const m of ms) log.push([m.target.getAttribute('data-test-script-state'), performance.now()]); })
     .observe(document, {attributes: true, subtree: true, attributeFilter: ['data-test-script-state']});
+  // the moments the first table (the overview's leaderboard, the floor app's table) arrives and has its
+  // canvas, and the first plotly chart arrives; not the app's prefetch (an empty table and chart in a
+  // one-pixel container, .st-key-lens_prefetch, on a session's first run: dashboard/app.py)
+  window.__lensBoard = null; window.__lensBoardIn = null; window.__lensChartIn = null;
+  const shown = sel => [...document.querySelectorAll(sel)].some(e => !e.closest('.st-key-lens_prefetch'));
+  const board = new MutationObserver(() => {
+    const now = performance.now();
+    if (window.__lensBoardIn === null && shown('[data-testid="stDataFrame"]')) window.__lensBoardIn = now;
+    if (window.__lensChartIn === null && shown('[data-testid="stPlotlyChart"]')) window.__lensChartIn = now;
+    if (window.__lensBoard === null && shown('[data-testid="stDataFrame"] canvas')) window.__lensBoard = now;
+    if (window.__lensBoard !== null && window.__lensChartIn !== null) board.disconnect();
+  });
+  board.observe(document, {childList: true, subtree: true});
 })();"""
 
 # True when the script is idle (no run, no status widget, no stale element).
@@ -244,17 +287,23 @@ def first_load(browser, url: str, context=None) -> tuple[float, dict[str, float]
     since = time.time()
     t0 = time.perf_counter()
     page.goto(url)
+    nav = page.evaluate("performance.timeOrigin") / 1000  # the page clock's zero, on the wall clock
     done = wait_stable(page, OVERVIEW_DONE)
     total = done - t0
     states = page.evaluate("window.__lensStates")
+    board, board_in, chart_in = page.evaluate("[window.__lensBoard, window.__lensBoardIn, window.__lensChartIn]")
     if context is None:
         page.context.close()
     else:
         page.close()
     start = next(t for st, t in states if st == "running") / 1000
     end = max(t for st, t in states if st == "notRunning") / 1000
+    lead = max(nav - since, 0.0)  # goto called -> the page clock's zero
     return total, {"page until the script starts": start, "script runs": end - start,
-                   "of which server script time": script_seconds(since), "drawing after": total - end}
+                   "of which server script time": script_seconds(since), "drawing after": total - end,
+                   "first table drawn": lead + board / 1000 if board is not None else float("nan"),
+                   "first table arrives": lead + board_in / 1000 if board_in is not None else float("nan"),
+                   "first chart arrives": lead + chart_in / 1000 if chart_in is not None else float("nan")}
 
 
 def heatmap_cells(page) -> list:
