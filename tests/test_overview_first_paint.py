@@ -46,7 +46,12 @@ def test_the_leaderboard_comes_before_every_chart_and_the_signature_is_text(monk
     # the sentences about the leaderboard are above the first chart too
     before = [el for el in list(walk(at.main))[:kinds.index("plotly_chart")] if el.type == "caption"]
     assert any(str(el.value).startswith("Scored on") for el in before)
-    # the signatures: plain text elements, no code block anywhere on the overview
+    # the signatures: built only once their expander is opened, as plain text, no code block anywhere
+    assert "code" not in kinds and "text" not in kinds
+    at.session_state["ov_signatures"] = True  # the expander opened
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    kinds = [el.type for el in walk(at.main)]
     assert "code" not in kinds
     signatures = [el.value for el in walk(at.main) if el.type == "text"]
     board_signatures = set(at.dataframe[0].value["Signature"].fillna("").replace("", "(none)"))

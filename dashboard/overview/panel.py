@@ -65,6 +65,7 @@ BENCH_COLUMNS = {  # MMLongBench-Doc's own Acc and F1 (the leaderboard has them 
                                             "'Not answerable' (its eval_acc_and_f1)"),
 }
 SAVED_FIELD = "saved_slice"  # dashboard.weak.saved.SAVED_FIELD (a test holds them equal), without importing it
+SIGNATURES = "ov_signatures"  # the signatures' expander (open: its content is built)
 BOARD_NOTED = ("Source", "Questions", "Answered", "Signature")  # leaderboard columns said under it, not shown
 
 
@@ -164,7 +165,12 @@ def board_notes(board) -> None:
     counts = board.groupby("Questions", sort=False)["Run"].apply(list)
     st.caption(md_escape(f"Scored on {next(iter(counts.index))} questions each" if len(counts) == 1 else
                          "Scored on " + "; ".join(f"{n} questions: {', '.join(runs)}" for n, runs in counts.items())))
-    with st.expander("Source and scoring signature of each run", icon=":material/fingerprint:"):
+    # built when opened (a rerun): closed, it adds nothing to the page's first paint
+    box = st.expander("Source and scoring signature of each run", icon=":material/fingerprint:", key=SIGNATURES,
+                      on_change="rerun")
+    if not box.open:
+        return
+    with box:
         for signature, runs in board.groupby("Signature", sort=False)["Run"].apply(list).items():
             sources = set(board[board["Run"].isin(runs)]["Source"])
             st.caption(md_escape(f"{', '.join(runs)} — {', '.join(sorted(sources))}"))
