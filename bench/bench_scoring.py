@@ -14,18 +14,28 @@
    pure-Python reference (tests/reference_release.py, double-loop edit distance) and the fast
    path with workers=1, each from JSONL to report; checks that both give identical rounded
    scores on every question, and prints the ratio.
-4. Prints a markdown table ready for bench/README.md, with the targets: >=30x the pure-Python
-   path, 1M predictions in < 60 s on 2 cores, peak memory < 2 GB.
+4. (c) The command line itself at `--cli-n` predictions (100,000 by default; issue 27.3): `python
+   -m scoring` JSONL -> report JSON + per-question CSV, each run a subprocess, its CPU time the
+   user + system time of the whole process tree (`RUSAGE_CHILDREN` around the run: every process
+   it forked and waited for counts, so a second core cannot flatter it), interleaved `--cli-reps`
+   times with the pure-Python reference CLI (tests/reference_release.py) on the same files -- and,
+   with `--record-path`, with the record path the command line used before (scoring.bulk, forked
+   workers) -- medians, the 1-minute load average before each run, the wall-time ratio to the
+   reference, and whether the outputs are byte-identical. `--cli-only` runs only this part.
+5. Prints a markdown table ready for bench/README.md, with the targets: >=30x the pure-Python
+   path, 1M predictions in < 60 s on 2 cores, peak memory < 2 GB; 100,000 predictions <= 1.3 CPU-s.
 """
 
 from __future__ import annotations
 
 import argparse
+import filecmp
 import itertools
 import json
 import os
 import platform
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -194,6 +204,70 @@ def compare_phase(gold_path: Path, pred_path: Path, sample: int, profile: str, o
             "ref_metrics_s": t_ref_m, "fast_metrics_s": t_fast_m, "ratio_metrics": t_ref_m / t_fast_m}
 
 
+# the record path: the command line as it was before issue 27.3 (Streamed parts in forked processes)
+RECORD_PATH = ("import sys; from scoring import cli; cli._in_columns = lambda args: False; "
+               "sys.argv[0] = 'python -m scoring'; cli.run()")
+
+
+def _timed_tree(cmd: list[str]) -> dict:
+    """Run `cmd` to its end; its wall time and the CPU time (user, system) of its whole process
+    tree: RUSAGE_CHILDREN before and after counts it and every descendant it waited for."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    load = os.getloadavg()[0]
+    t0 = time.perf_counter()
+    proc = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if proc.returncode:
+        raise SystemExit(f"{cmd[:3]} failed: {proc.stderr[-2000:]}")
+    user, system = after.ru_utime - before.ru_utime, after.ru_stime - before.ru_stime
+    return {"wall": wall, "user": user, "sys": system, "cpu": user + system, "load": load}
+
+
+def cli_phase(n: int, reps: int, out: Path, seed: int, record_path: bool) -> dict:
+    """(c): the command line at n predictions, interleaved with the pure-Python reference (and the record path)."""
+    gold, preds = out / f"gold_{n}.jsonl", out / f"predictions_{n}.jsonl"
+    if not (gold.exists() and preds.exists()):
+        make_predictions.generate(n, out, seed)
+    work = out / f"cli_{n}"
+    work.mkdir(parents=True, exist_ok=True)
+    py = sys.executable
+    files = ["--gold-files", str(gold), "--predictions", str(preds)]
+
+    def outputs(name: str) -> list[str]:
+        return ["--output", str(work / f"{name}.json"), "--per-question-csv", str(work / f"{name}.csv")]
+
+    cmds = {"cli": [py, "-m", "scoring", *files, "--profile", "xldocbench-1519", *outputs("cli")],
+            "reference": [py, str(ROOT / "tests" / "reference_release.py"), *files, *outputs("reference")]}
+    if record_path:
+        cmds["record path"] = [py, "-c", RECORD_PATH, *files, "--profile", "xldocbench-1519", *outputs("record")]
+    runs: dict[str, list[dict]] = {k: [] for k in cmds}
+    for rep in range(reps):
+        for name, cmd in cmds.items():
+            r = _timed_tree(cmd)
+            runs[name].append(r)
+            print(f"(c) {n:,} predictions, {name}, run {rep + 1}: wall {r['wall']:.2f} s, CPU {r['cpu']:.2f} s "
+                  f"(user {r['user']:.2f} + sys {r['sys']:.2f}), load before {r['load']:.1f}", flush=True)
+    med = {name: {k: statistics.median(r[k] for r in rs) for k in ("wall", "cpu", "user", "sys", "load")}
+           for name, rs in runs.items()}
+    same = all(filecmp.cmp(work / f"cli.{ext}", work / f"reference.{ext}", shallow=False) for ext in ("json", "csv"))
+    if record_path:
+        same = same and all(filecmp.cmp(work / f"cli.{ext}", work / f"record.{ext}", shallow=False) for ext in ("json", "csv"))
+    pairs = [ref["wall"] / c["wall"] for c, ref in zip(runs["cli"], runs["reference"])]
+    result = {"n": n, "reps": reps, "median": med, "ratio": med["reference"]["wall"] / med["cli"]["wall"],
+              "pair_ratios": pairs, "same": same, "loads": [r["load"] for rs in runs.values() for r in rs]}
+    c = med["cli"]
+    print(f"(c) CLI, {n:,} predictions: CPU {c['cpu']:.2f} s (user {c['user']:.2f} + sys {c['sys']:.2f}, median of {reps}), "
+          f"wall {c['wall']:.2f} s; reference wall {med['reference']['wall']:.1f} s -> {result['ratio']:.1f}x "
+          f"(pairs {min(pairs):.1f}-{max(pairs):.1f}x); load {min(result['loads']):.1f}-{max(result['loads']):.1f}; "
+          f"outputs byte-identical: {same}", flush=True)
+    if record_path:
+        r = med["record path"]
+        print(f"(c) record path (before): CPU {r['cpu']:.2f} s (user {r['user']:.2f} + sys {r['sys']:.2f}), wall {r['wall']:.2f} s",
+              flush=True)
+    return result
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description="scoring/ speed benchmark")
     ap.add_argument("--n", type=int, default=1_000_000)
@@ -204,6 +278,10 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=HERE / "out")
     ap.add_argument("--seed", type=int, default=1519)
     ap.add_argument("--skip-compare", action="store_true")
+    ap.add_argument("--cli-n", type=int, default=100_000, help="predictions of the command-line measurement (c)")
+    ap.add_argument("--cli-reps", type=int, default=3, help="interleaved repetitions of (c)")
+    ap.add_argument("--record-path", action="store_true", help="(c) also times the record path the CLI used before")
+    ap.add_argument("--cli-only", action="store_true", help="run (c) only")
     ap.add_argument("--gc-off", action="store_true",
                     help="what-if: disable Python's cyclic GC in the measured child (not the project's behaviour)")
     ap.add_argument("--_fast-child", nargs=2, metavar=("GOLD", "PREDS"), help=argparse.SUPPRESS)
@@ -215,6 +293,11 @@ def main() -> None:
 
             gc.disable()
         print(json.dumps(fast_phase(*args._fast_child, args.workers, args.profile)))
+        return
+
+    if args.cli_only:
+        cli = cli_phase(args.cli_n, args.cli_reps, args.out, args.seed, args.record_path)
+        _cli_rows(cli)
         return
 
     gold_path, pred_path = args.out / f"gold_{args.n}.jsonl", args.out / f"predictions_{args.n}.jsonl"
@@ -271,6 +354,26 @@ def main() -> None:
         print(f"| speed-up, metrics only (`score_one` vs `judge`, same sample) | "
               f"{cmp['ratio_metrics']:.1f}x ({cmp['ref_metrics_s']:.1f} s vs {cmp['fast_metrics_s']:.2f} s) | >= 30x | {ok(cmp['ratio_metrics'] >= 30)} |")
         print(f"| questions compared, identical rounded scores | {cmp['compared']:,} | all | yes |")
+    cli = cli_phase(args.cli_n, args.cli_reps, args.out, args.seed, args.record_path)
+    _cli_rows(cli)
+
+
+def _cli_rows(cli: dict) -> None:
+    c, ref = cli["median"]["cli"], cli["median"]["reference"]
+    ok = "yes" if c["cpu"] <= 1.3 else "**no**"
+    print()
+    print("| figure | measured | target | met |")
+    print("|---|---|---|---|")
+    print(f"| `python -m scoring`, {cli['n']:,} predictions end to end, CPU of the process tree (user + sys, median of "
+          f"{cli['reps']}, load {min(cli['loads']):.1f}-{max(cli['loads']):.1f}) | {c['cpu']:.2f} s ({c['user']:.2f} + "
+          f"{c['sys']:.2f}); wall {c['wall']:.2f} s | <= 1.3 CPU-s | {ok} |")
+    print(f"| wall-time ratio to the pure-Python reference CLI, same files, interleaved | {cli['ratio']:.1f}x "
+          f"({ref['wall']:.1f} s vs {c['wall']:.2f} s; pairs {min(cli['pair_ratios']):.1f}-{max(cli['pair_ratios']):.1f}x); "
+          f"outputs byte-identical: {cli['same']} | - | - |")
+    if "record path" in cli["median"]:
+        r = cli["median"]["record path"]
+        print(f"| the record path (before issue 27.3), same runs | CPU {r['cpu']:.2f} s ({r['user']:.2f} + {r['sys']:.2f}); "
+              f"wall {r['wall']:.2f} s | - | - |")
 
 
 if __name__ == "__main__":

@@ -3,9 +3,9 @@ the predictions' columns (`loaders.load_gold_columns`, `load_prediction_columns`
 
 No per-question object is built: the join is a dict of prediction ids; each distinct (prediction,
 status, answers, format, rule) is judged once (`decide`, the one scoring function) and the scores
-of a repeated one shared; the breakdowns are computed on columns (each group's label read once
-per distinct value, its positions gathered in question order and summed as `aggregate` sums
-them); the rows are written a batch at a time from columns (`writers.rows_json`, `csv_columns`).
+of a repeated one shared; each breakdown bucket's members are found on columns (each group's
+label read once per distinct value) and summed by `aggregate.aggregate_scores`; the rows are
+written a batch at a time from columns (`writers.rows_json`, `csv_columns`).
 The bytes are those of `RunResult.write_files` and of `bulk` (tests/test_columnar.py compares
 them on generated inputs with every format, status and kind of damaged row).
 
@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from ._gc import paused_gc
-from .aggregate import _bucket_at, _keyed, _repr, bucket
+from .aggregate import aggregate_scores
 from .evaluate import extra_prediction_problems
 from .loaders import ABSENT, GoldColumns, PredictionColumns
 from .metrics import scores_of
@@ -35,7 +35,7 @@ from .runner import StoredRunResult
 from .text import to_str, to_str_release
 from .writers import CSV_COLUMNS, columns_are_safe, csv_columns, dicts_of, open_for_writing, rows_json
 
-__all__ = ["Joined", "join", "score_columns", "write_columns", "run_columns"]
+__all__ = ["Joined", "join", "score_columns", "members_of", "write_columns", "run_columns"]
 
 BATCH = 5_000  # rows encoded per call
 
@@ -140,9 +140,11 @@ def _label_reader(gold: GoldColumns, group: str) -> tuple[list, Callable[[int], 
     return col, meta_label
 
 
-def _fast_keys(col: list) -> list:
-    """`aggregate._keyed(col)`, cheaper where it can be: a column of strings is its own keys; a
-    column of lists of strings (evidence sources) is keyed by their tuples (equal tuples, equal labels)."""
+def _keys(col: list) -> list:
+    """Hashable stand-ins for a column's values, equal for values with equal labels: strings as
+    they are, lists of strings as tuples, anything else as (type, repr) -- so 1, 1.0 and true stay
+    apart, as `aggregate.label_keys` keeps them. A tuple of strings never equals a string nor a
+    (type, text) pair."""
     kinds = set(map(type, col))
     if kinds == _STR_ONLY:
         return col
@@ -151,30 +153,33 @@ def _fast_keys(col: list) -> list:
         if set(map(type, chain.from_iterable(lists))) <= _STR_ONLY:
             if kinds == _LIST_ONLY:
                 return list(map(tuple, col))
-            # a tuple of strings never equals a string nor a (type, text) pair
-            return [tuple(v) if type(v) is list else (v if type(v) is str else (type(v), _repr(v))) for v in col]
-    return _keyed(col)
+            return [tuple(v) if type(v) is list else (v if type(v) is str else _typed(v)) for v in col]
+    return [v if type(v) is str else _typed(v) for v in col]
+
+
+def _typed(value: Any) -> tuple:
+    try:
+        return type(value), repr(value)
+    except RecursionError:  # nested too deeply for repr: a key of its own
+        return type(value), id(value)
 
 
 _STR_ONLY, _LIST_ONLY = {str}, {list}
 
 
-def breakdowns_of(gold: GoldColumns, at: list[int] | None, groups: Sequence[str], acc: list[float], f1: list[float],
-                  an: list[float]) -> dict:
-    """`aggregate`'s breakdowns of the questions scored (gold positions `at`, None: all), in
-    columns: per group, the questions are partitioned by key (positions in question order), the
-    labels are read once per key, and each label's values are summed in question order, as
-    `aggregate` sums them."""
+def members_of(gold: GoldColumns, at: list[int] | None, groups: Sequence[str]) -> dict[str, dict[str, list[int]]]:
+    """`aggregate.breakdown_members` of the questions scored (gold positions `at`, None: all), in
+    columns: group -> label -> ascending positions (a position twice when a question names a label
+    twice). Per group the questions are partitioned by key, and the labels read once per key."""
     out = {}
     for g in groups:
-        keys, labels_at = _label_reader(gold, g)
-        if g != "question_type":
-            keys = _fast_keys(keys)
+        values, labels_at = _label_reader(gold, g)
+        keys = values if g == "question_type" else _keys(values)
         if gold.release_text:  # a few questions write their labels otherwise: their keys apart
             keys = [(k, gold.release_text.get(i)) for i, k in enumerate(keys)]
         if at is not None:
             keys = [keys[i] for i in at]
-        parts: dict = {}  # key -> ascending positions holding it (its first is the key's first)
+        parts: dict = {}  # key -> ascending positions holding it
         for k, key in enumerate(keys):
             idx = parts.get(key)
             if idx is None:
@@ -185,16 +190,15 @@ def breakdowns_of(gold: GoldColumns, at: list[int] | None, groups: Sequence[str]
         for idx in parts.values():
             for label in labels_at(idx[0] if at is None else at[idx[0]]):
                 lists.setdefault(label, []).append(idx)
-        buckets = {}
-        for label in sorted(lists):
-            found = lists[label]
+        members: dict[str, list[int]] = {}
+        for label, found in lists.items():
             if len(found) == 1:
-                idx = found[0]
+                members[label] = found[0]
             else:
-                idx = [i for part in found for i in part]
-                idx.sort()  # ascending runs: merged in O(n log runs)
-            buckets[label] = _bucket_at(idx, acc, f1, an)
-        out[g] = buckets
+                merged = [i for idx in found for i in idx]
+                merged.sort()  # ascending runs: merged in O(n log runs)
+                members[label] = merged
+        out[g] = members
     return out
 
 
@@ -278,7 +282,7 @@ def run_columns(gold: GoldColumns, preds: PredictionColumns, joined: Joined, *, 
             extra_ids=[pr.qid for pr in extras], ignore_missing=ignore_missing, problems=extra_prediction_problems(extras),
             groups=groups,
         )
-        run._agg = (bucket(acc, f1, an), breakdowns_of(gold, joined.gold_at, groups, acc, f1, an))
+        run._agg = aggregate_scores(members_of(gold, joined.gold_at, groups), acc, f1, an)
         if report or csv_path:
             write_columns(run, columns, report=report, csv_path=csv_path, per_question=per_question, lens=lens)
     return run

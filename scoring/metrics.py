@@ -15,14 +15,14 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from .numbers import read_number, release_number
 from .profiles import HARNESS_PROFILE_NAMES, LMMS_EVAL_PROFILE, OWN_ACCURACY_PROFILES, Profile, get_profile
 from .registry import DEFAULT_STATUS, MISSING_STATUS, OVERFLOW_STATUSES, OVERFLOW_TEXT, is_success_status
-from .text import _ARTICLE_WORDS, _ASCII_NOT_KEPT, _articles_folded, levenshtein_similarity, normalize_answer, strip_prefixes
+from .text import levenshtein_similarity, normalize_answer, strip_prefixes
 
 __all__ = [
     "ANSWER_TYPES",
@@ -38,7 +38,6 @@ __all__ = [
     "judge",
     "decide",
     "scores_of",
-    "normalized_all",
 ]
 
 ANSWER_TYPES = {
@@ -240,46 +239,14 @@ def decide(prediction: str | None, answers: Sequence[str], answer_format: str, v
     return acc, token_f1(p_norm, g_norm), anls(pred, gold, profile), rule, threshold, details
 
 
-_SEP = "\x1f"  # joins texts normalised together: white space to split() and to the pattern, never deleted
-
-
-def normalized_all(texts: Iterable[str]) -> dict[str, str]:
-    """{text: normalize_answer(text)} for distinct texts, most of them at once: the ASCII texts are
-    joined by a separator none holds, lower-cased and rid of punctuation in one call each, and cut
-    apart again; each is then split into words (articles dropped) as `normalize_answer` does. A text
-    holding "answer" (a prefix may need cutting), not ASCII, or holding the separator takes
-    `normalize_answer` itself. Same results (tests/test_columnar.py compares them on random text)."""
-    out: dict[str, str] = {}
-    batch: list[str] = []
-    for t in texts:
-        if t.isascii() and _SEP not in t:
-            batch.append(t)
-        else:
-            out[t] = normalize_answer(t)
-    if not batch:
-        return out
-    lowered = _SEP.join(batch).lower()
-    kept = lowered.encode("ascii").translate(None, _ASCII_NOT_KEPT).decode("ascii")
-    articles = _ARTICLE_WORDS
-    for t, low, part in zip(batch, lowered.split(_SEP), kept.split(_SEP)):
-        if "answer" in low:  # strip_prefixes may cut something
-            out[t] = normalize_answer(t)
-        elif "." in part or "-" in part or "%" in part:  # word boundaries inside words: the pattern
-            out[t] = _articles_folded(part) if "a" in part or "the" in part else " ".join(part.split())
-        else:
-            words = part.split()
-            out[t] = " ".join(words) if articles.isdisjoint(words) else " ".join([w for w in words if w not in articles])
-    return out
-
-
 _ZEROS = (0.0, 0.0, 0.0)
 
 
 def scores_of(items: Sequence[tuple], profile: Profile) -> list[tuple[float, float, float]]:
     """`[decide(text, answers, fmt, rule, status, profile)[:3] for text, status, answers, fmt, rule
     in items]` -- the three scores, not the rule's record -- with the work shared across items:
-    every text normalised once (`normalized_all`), each gold's lower-cased form and word set made
-    once, each (format, rule) typed once. Profiles with a rule of their own (multi-answer,
+    every distinct text normalised once, each gold's lower-cased form and word set made once, each
+    (format, rule) typed once. Profiles with a rule of their own (multi-answer,
     harness, MMLongBench-Doc) call `decide` item by item."""
     if profile.multi_answer or profile.name in HARNESS_PROFILE_NAMES or profile.name in OWN_ACCURACY_PROFILES:
         return [decide(text, answers, fmt, rule, status, profile)[:3] for text, status, answers, fmt, rule in items]
@@ -297,7 +264,7 @@ def scores_of(items: Sequence[tuple], profile: Profile) -> list[tuple[float, flo
             plan.append(None)
             continue
         plan.append((OVERFLOW_TEXT if status in OVERFLOW_STATUSES else text, answers[0] if answers else "", fmt, rule))
-    norm = normalized_all({t for p in plan if p is not None for t in p[:2]})
+    norm = {t: normalize_answer(t) for t in {t for p in plan if p is not None for t in p[:2]}}
     types: dict[tuple[str, str], str] = {}
     lows: dict[str, str] = {}
     word_sets: dict[str, set[str]] = {}

@@ -212,8 +212,9 @@ def csv_columns(columns: Sequence[Sequence]) -> str:
     cells: list[Iterable[str]] = []
     for col in columns:
         kinds = set(map(type, col))
-        if kinds == _STR and not _needs_quotes("".join(col)):
-            cells.append(col)
+        if kinds == _STR:  # strings: taken whole when none needs quoting, else only those quoted
+            cells.append([('"' + s.replace('"', '""') + '"') if ('"' in s or "," in s or "\n" in s or "\r" in s) else s
+                          for s in col] if _needs_quotes("".join(col)) else col)
         elif kinds == _FLOAT:
             cells.append(_float_texts(col))
         else:
