@@ -171,6 +171,20 @@ def test_a_table_reads_like_the_list_it_came_from(tmp_path):
         table.aligned(ws.gold.items)
         assert table == want and table[-1] == want[-1] and table[1:4] == want[1:4]
         assert all(table.get(p.qid) == p for p in want) and table.get("nope") is None
+        # a second gold (other ids, in another order) after the columns moved into the first alignment
+        other = list(reversed(ws.gold.items[::2]))
+        al = table.aligned(other)
+        by_id = {p.qid: p for p in want}
+        for q, r, st, text in zip(other, al.rows.tolist(), al.status.tolist(), al.reported.to_pylist()):
+            p = by_id.get(q.qid)
+            assert (r >= 0) == (p is not None)
+            if p is None:
+                assert (st, text) == ("missing", "")
+            else:
+                assert want[r] == p and st == p.status
+                assert text == ("CONTEXT_OVERFLOW" if p.status in ("context_overflow", "vision_unsupported") else p.text)
+        assert sorted(al.extra_rows.tolist()) == [k for k, p in enumerate(want) if p.qid not in {q.qid for q in other}]
+        assert table == want
 
 
 @pytest.mark.parametrize("bench", [SAMPLE, CAMPAIGN, SAMPLE / "mmlongbench", "generated"],

@@ -144,25 +144,57 @@ def score_frame(runs: list[Run], gold_ids: set[str], profile: str | Profile | No
     is right by Accuracy under the run's profile (`scoring.profiles.Profile.is_right`, the one
     definition: Accuracy 1, or at least 0.5 for MMLongBench-Doc's partial score); a run of official
     scores only is read under `frame_profile(runs, profile)`."""
+    return score_frame_at(runs, gold_ids, profile)[0]
+
+
+def score_frame_at(runs: list[Run], gold_ids: set[str], profile: str | Profile | None = None,
+                   questions: pd.Index | None = None) -> tuple[pd.DataFrame, np.ndarray | None]:
+    """`score_frame`, and with `questions` (the question frame's index) each row's position in it
+    (-1: not there; `question_positions`) -- read from each run's columns, which are in gold order,
+    instead of looking four million ids up (a quarter of a gigabyte of strings at 200 runs)."""
     cols = ["run", "question_id", *METRICS, "status", "prediction"]
     fallback = frame_profile(runs, profile)
-    parts = []
+    parts: list[pd.DataFrame] = []
+    positions: list[np.ndarray] = []
+    order = np.arange(len(questions) if questions is not None else 0, dtype=np.intp)
     for run in runs:
         if run.result is not None:  # built column by column (a run's records are not walked: see compact_columns)
             c = compact_columns(run.result)
             part = pd.DataFrame({k: _column(c[k]) for k in cols[1:]}, columns=cols[1:])
         else:
             part = pd.DataFrame([{"question_id": s.qid, "accuracy": s.accuracy, "token_f1": s.token_f1, "anls": s.anls,
-                                  "status": s.status or "success", "prediction": s.prediction or ""}
+                                 "status": s.status or "success", "prediction": s.prediction or ""}
                                  for s in run.official if s.qid in gold_ids], columns=cols[1:])
         if len(part):
             part.insert(0, "run", run.name)
             part = part.astype({m: "float64" for m in METRICS})
             part["right"] = (run.result.profile if run.result is not None else fallback).right_mask(part["accuracy"])
             parts.append(part)
+            if questions is not None:
+                ids = c["question_id"] if run.result is not None else None
+                same = len(part) == len(questions) and isinstance(ids, (pa.Array, pa.ChunkedArray)) and _same_ids(ids, questions)
+                positions.append(order if same else np.asarray(questions.get_indexer(part["question_id"]), dtype=np.intp))
+    where = np.concatenate(positions) if positions else np.zeros(0, dtype=np.intp) if questions is not None else None
     if not parts:
-        return pd.DataFrame([], columns=[*cols, "right"]).astype({"right": bool})
-    return pd.concat(parts, ignore_index=True)
+        return pd.DataFrame([], columns=[*cols, "right"]).astype({"right": bool}), where
+    return pd.concat(parts, ignore_index=True), where
+
+
+_SAME_IDS: list[tuple[object, object]] = []  # (ids array, index) pairs found equal, the last few
+
+
+def _same_ids(ids, index: pd.Index) -> bool:
+    """Whether a run's question ids (an Arrow array, shared by the runs of one gold) are the question
+    frame's index, in order (compared once per pair)."""
+    for a, b in _SAME_IDS:
+        if a is ids and b is index:
+            return True
+    arr = ids.combine_chunks() if isinstance(ids, pa.ChunkedArray) else ids
+    same = len(arr) == len(index) and arr.equals(pa.array(index.astype(str).tolist(), pa.string()))
+    if same:
+        _SAME_IDS.append((ids, index))
+        del _SAME_IDS[:-8]
+    return same
 
 
 _STR = pd.StringDtype("pyarrow", na_value=np.nan)  # pandas' default string dtype ("str"), held in Arrow
@@ -265,9 +297,11 @@ def breakdown(scores: pd.DataFrame, questions: pd.DataFrame, field_name: str, po
         positions = question_positions(scores, questions)
     codes, names = run_codes if run_codes is not None else score_run_codes(scores)
     keep = positions >= 0
-    pos = positions[keep]
-    run_of = codes[keep]
+    kept = bool(keep.all())  # usually: then nothing is copied to leave rows out
+    pos = positions if kept else positions[keep]
+    run_of = codes if kept else codes[keep]
     labels, per_question = _question_labels(questions[field_name], field_name)
+    width = max(1, len(labels))
     if field_name in MULTI_LABEL:  # each row once per label of its question, in row order, labels in order
         counts = np.fromiter((len(v) for v in per_question), np.int64, len(per_question))
         flat = np.fromiter((k for v in per_question for k in v), np.int64, int(counts.sum()))
@@ -275,17 +309,19 @@ def breakdown(scores: pd.DataFrame, questions: pd.DataFrame, field_name: str, po
         n_each = counts[pos]
         rows = np.repeat(np.arange(len(pos)), n_each)
         within = np.arange(len(rows)) - np.repeat(np.cumsum(n_each) - n_each, n_each)
-        label_of = flat[starts[pos[rows]] + within]
+        key = run_of[rows].astype(np.int64) * width + flat[starts[pos[rows]] + within]
+        take = rows if kept else np.flatnonzero(keep)[rows]
+        values = {m: scores[m].to_numpy()[take] for m in METRICS}
     else:
-        rows = np.arange(len(pos))
-        label_of = np.fromiter((v[0] for v in per_question), np.int64, len(per_question))[pos]
-    key = run_of[rows].astype(np.int64) * max(1, len(labels)) + label_of
-    values = {m: scores[m].to_numpy()[keep][rows] for m in METRICS}
-    grouped = pd.DataFrame({"key": key, **values}).groupby("key", sort=True).agg(
+        per_label = np.fromiter((v[0] for v in per_question), np.int64, len(per_question))
+        key = run_of.astype(np.int64) * width + per_label[pos]
+        values = {m: scores[m].to_numpy() if kept else scores[m].to_numpy()[keep] for m in METRICS}
+    # sort=True: grouping unsorted and sorting the groups after gave other last bits in some means
+    grouped = pd.DataFrame(values, copy=False).groupby(key, sort=True).agg(
         count=(METRICS[0], "size"), **{m: (m, "mean") for m in METRICS})
     k = grouped.index.to_numpy()
-    out = pd.DataFrame({"run": pd.array([names[i] for i in k // max(1, len(labels))], dtype=_STR),
-                        "label": pd.array([labels[i] for i in k % max(1, len(labels))], dtype=_STR),
+    out = pd.DataFrame({"run": pd.array([names[i] for i in k // width], dtype=_STR),
+                        "label": pd.array([labels[i] for i in k % width], dtype=_STR),
                         "count": grouped["count"].to_numpy(dtype=np.int64),
                         **{m: grouped[m].to_numpy() for m in METRICS}})
     return out
@@ -477,7 +513,8 @@ class Analysis:
               profile: str | Profile | None = None) -> Analysis:
         """`profile`: the one in force, which reads the runs of official scores (`score_frame`)."""
         questions = question_frame(gold, page_counts)
-        return cls(runs, questions, score_frame(runs, set(questions.index), profile), gold={q.qid: q for q in gold})
+        scores, positions = score_frame_at(runs, set(questions.index), profile, questions.index)
+        return cls(runs, questions, scores, gold={q.qid: q for q in gold}, _positions=positions)
 
     @property
     def gold_ids(self) -> set[str]:

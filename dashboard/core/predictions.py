@@ -85,14 +85,16 @@ def gold_ids(gold: Sequence[GoldQuestion]) -> pa.Array:
 class Alignment:
     """A prediction file joined with one gold, in gold order (see the module's docstring)."""
 
-    __slots__ = ("ids", "rows", "status", "reported", "answered")
+    __slots__ = ("ids", "rows", "status", "reported", "answered", "extra_rows")
 
-    def __init__(self, ids: pa.Array, rows: np.ndarray, status: np.ndarray, reported: pa.Array) -> None:
+    def __init__(self, ids: pa.Array, rows: np.ndarray, status: np.ndarray, reported: pa.Array,
+                 extra_rows: np.ndarray) -> None:
         self.ids = ids  # the gold's ids (shared by every run of that gold)
         self.rows = rows  # int32: the file row of each gold question's prediction, -1 when missing
         self.status = status  # object array of shared strs: the status scored ("missing" without a prediction)
         self.reported = reported  # Arrow strings: the prediction as the release reports it
         self.answered = rows >= 0
+        self.extra_rows = extra_rows  # the file rows of ids that are no gold question's
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -109,23 +111,49 @@ def _interned_status(values: pa.Array) -> np.ndarray:
     return labels[codes]
 
 
+def _narrow(arr: pa.Array, to: pa.DataType) -> pa.Array:
+    """Integers in 32 bits when they fit (line numbers, page numbers); as they are otherwise."""
+    try:
+        return arr.cast(to)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return arr
+
+
+class _Home:
+    """Where a table's rows live after its first alignment: each row's gold position (-1: an id of no
+    gold question), the gold's ids and the alignment's texts and statuses, and aside, by row, what
+    is not there (the ids of no gold question; texts of those rows and of overflow statuses; their statuses)."""
+
+    __slots__ = ("pos", "ids", "reported", "status", "over", "qid", "text", "row_status")
+
+    def __init__(self, pos: np.ndarray, al: Alignment, over: np.ndarray, qid: dict[int, str], text: dict[int, str],
+                 row_status: dict[int, str]) -> None:
+        self.pos, self.ids, self.reported, self.status, self.over = pos, al.ids, al.reported, al.status, over
+        self.qid, self.text, self.row_status = qid, text, row_status
+
+
 class PredictionTable(Sequence[Prediction]):
     """One prediction file's rows as Arrow columns, read as a sequence of `Prediction` records (built
-    when indexed). Read-only; safe to share between sessions."""
+    when indexed). Read-only; safe to share between sessions. After its first alignment with a gold
+    it gives up its id, text and status columns: the gold's ids and the alignment's arrays hold them
+    (`_Home`), so a campaign's texts and ids are held once."""
 
     def __init__(self, qid: pa.Array, text: pa.Array, status: pa.Array, file: str, line: pa.Array,
                  evidence_pages: pa.Array, evidence: pa.Array) -> None:
         n = len(qid)
         if not (len(text) == len(status) == len(line) == len(evidence_pages) == len(evidence) == n):
             raise ValueError("prediction columns of different lengths")
-        self._qid, self._status, self._line = _one(qid), _one(status), _one(line)
-        self._pages, self._evidence = _one(evidence_pages), _one(evidence)
-        self._text: pa.Array | None = _one(text)  # None once the texts live in an alignment's `reported`
-        self._aside: dict[int, str] = {}  # row -> text, for rows whose text is not in `reported`
-        self._home: tuple[np.ndarray, pa.Array] | None = None  # (each row's gold position or -1, reported)
+        self._n = n
+        self._qid: pa.Array | None = _one(qid)  # these three are None once the table has a home (_Home)
+        self._text: pa.Array | None = _one(text)
+        self._status: pa.Array | None = _one(status)
+        self._line = _narrow(_one(line), pa.int32())
+        self._pages = _narrow(_one(evidence_pages), pa.list_(pa.int32()))
+        self._evidence = _one(evidence)
+        self._home: _Home | None = None
         self.file = file
         self._aligned: list[tuple[pa.Array, Alignment]] = []
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
         self._index: dict[str, int] | None = None
 
     # ------------------------------------------------------------------ building
@@ -147,7 +175,7 @@ class PredictionTable(Sequence[Prediction]):
     # ------------------------------------------------------------------ the sequence
 
     def __len__(self) -> int:
-        return len(self._qid)
+        return self._n
 
     @overload
     def __getitem__(self, i: int) -> Prediction: ...
@@ -166,8 +194,7 @@ class PredictionTable(Sequence[Prediction]):
         return self._record(i)
 
     def __iter__(self) -> Iterator[Prediction]:
-        texts = self.texts()
-        qids, statuses = self._qid.to_pylist(), _interned_status(self._status)
+        texts, qids, statuses = self.texts(), self.question_ids.to_pylist(), self._statuses_list()
         lines, pages = self._line.to_pylist(), self._pages.to_pylist()
         evidence = self._evidence.to_pylist()
         for k in range(len(qids)):
@@ -186,47 +213,93 @@ class PredictionTable(Sequence[Prediction]):
         return f"PredictionTable({len(self)} rows of {self.file!r})"
 
     def _record(self, i: int) -> Prediction:
-        return Prediction(self._qid[i].as_py(), self.text_at(i), self._status[i].as_py(), self.file, self._line[i].as_py(),
+        return Prediction(self.qid_at(i), self.text_at(i), self.status_at(i), self.file, self._line[i].as_py(),
                           tuple(self._pages[i].as_py() or ()), _evidence_back(self._evidence[i].as_py()))
 
-    # ------------------------------------------------------------------ columns
+    # ------------------------------------------------------------------ columns, row by row
 
-    @property
-    def question_ids(self) -> pa.Array:
-        return self._qid
+    def qid_at(self, i: int) -> str:
+        with self._lock:
+            if self._qid is not None:
+                return self._qid[i].as_py()
+            h = self._home
+        assert h is not None
+        p = int(h.pos[i])
+        return h.ids[p].as_py() if p >= 0 else h.qid[i]
 
-    @property
-    def statuses(self) -> pa.Array:
-        return self._status
+    def status_at(self, i: int) -> str:
+        with self._lock:
+            if self._status is not None:
+                return self._status[i].as_py()
+            h = self._home
+        assert h is not None
+        p = int(h.pos[i])
+        return h.status[p] if p >= 0 else h.row_status[i]
 
     def text_at(self, i: int) -> str:
         with self._lock:
             if self._text is not None:
                 return self._text[i].as_py()
-            if i in self._aside:
-                return self._aside[i]
-            assert self._home is not None
-            at, reported = self._home
-            return reported[int(at[i])].as_py()
+            h = self._home
+        assert h is not None
+        if i in h.text:
+            return h.text[i]
+        return h.reported[int(h.pos[i])].as_py()
+
+    # ------------------------------------------------------------------ whole columns
+
+    def _taken(self, values, h: _Home) -> pa.Array:
+        return pc.take(values, pa.array(np.where(h.pos >= 0, h.pos, 0), pa.int32()))
+
+    @property
+    def question_ids(self) -> pa.Array:
+        """Every row's question id, in file order (an Arrow array; rebuilt from the home once there is one)."""
+        with self._lock:
+            if self._qid is not None:
+                return self._qid
+            h = self._home
+        assert h is not None
+        if not len(self):
+            return pa.array([], pa.string())
+        out = self._taken(h.ids, h).to_pylist()
+        for i, q in h.qid.items():
+            out[i] = q
+        return pa.array(out, pa.string())
+
+    def _statuses_list(self) -> list[str]:
+        with self._lock:
+            if self._status is not None:
+                return _interned_status(self._status).tolist()
+            h = self._home
+        assert h is not None
+        out = [h.status[p] if p >= 0 else "" for p in h.pos.tolist()]
+        for i, st in h.row_status.items():
+            out[i] = st
+        return out
 
     def texts(self) -> list[str]:
         """Every row's text, in file order."""
         with self._lock:
             if self._text is not None:
                 return self._text.to_pylist()
-            assert self._home is not None
-            at, reported = self._home
-            out = pc.take(reported, pa.array(np.where(at >= 0, at, 0))).to_pylist()
-            for i, t in self._aside.items():
-                out[i] = t
-            return out
+            h = self._home
+        assert h is not None
+        if not len(self):
+            return []
+        out = self._taken(h.reported, h).to_pylist()
+        for i, t in h.text.items():
+            out[i] = t
+        return out
 
     def row_of(self, qid: str) -> int | None:
         """The row of a question id (None: not in the file); the index is built on first use."""
         with self._lock:
-            if self._index is None:
-                self._index = {q: k for k, q in enumerate(self._qid.to_pylist())}
-            return self._index.get(qid)
+            index = self._index
+        if index is None:
+            index = {q: k for k, q in enumerate(self.question_ids.to_pylist())}
+            with self._lock:
+                self._index = index
+        return index.get(qid)
 
     def get(self, qid: str) -> Prediction | None:
         row = self.row_of(qid)
@@ -241,47 +314,48 @@ class PredictionTable(Sequence[Prediction]):
             for known, al in self._aligned:
                 if known is ids:
                     return al
-        rows_arr = pc.index_in(ids, value_set=self._qid) if len(ids) else pa.array([], pa.int32())
-        rows = rows_arr.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int32)
-        take = pa.array(np.where(rows >= 0, rows, 0), pa.int32())
-        status_taken = pc.take(self._status, take) if len(self) else pa.nulls(len(rows), pa.string())
-        status_taken = pc.if_else(pa.array(rows >= 0), status_taken, pa.scalar(None, pa.string()))
-        status = _interned_status(status_taken)
-        overflow = np.isin(status, list(OVERFLOW_STATUSES))
-        with self._lock:
-            source = self._text  # None after a first alignment gave it up: read row by row (a second gold)
-        if source is not None:
-            texts = pc.take(source, take) if len(self) else pa.nulls(len(rows), pa.string())
-        else:
-            texts = pa.array(self._texts_at(rows), pa.string())
-        reported = pc.if_else(pa.array(~overflow & (rows >= 0)), texts,
-                              pa.array(np.where(overflow, OVERFLOW_TEXT, ""), pa.string()))
-        reported = reported.combine_chunks() if isinstance(reported, pa.ChunkedArray) else reported
-        al = Alignment(ids, rows, status, reported)
-        with self._lock:
+            qid = self._qid if self._qid is not None else self.question_ids
+            status = self._status if self._status is not None else pa.array(self._statuses_list(), pa.string())
+            source = self._text
+            n = len(self)
+            rows_arr = pc.index_in(ids, value_set=qid) if len(ids) else pa.array([], pa.int32())
+            rows = rows_arr.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int32)
+            take = pa.array(np.where(rows >= 0, rows, 0), pa.int32())
+            answered = rows >= 0
+            status_taken = pc.take(status, take) if n else pa.nulls(len(rows), pa.string())
+            status_taken = pc.if_else(pa.array(answered), status_taken, pa.scalar(None, pa.string()))
+            scored_status = _interned_status(status_taken)
+            overflow = np.isin(scored_status, list(OVERFLOW_STATUSES))
+            if source is not None:
+                texts = pc.take(source, take) if n else pa.nulls(len(rows), pa.string())
+            else:
+                texts = pa.array([self.text_at(int(r)) if r >= 0 else "" for r in rows], pa.string())
+            reported = pc.if_else(pa.array(~overflow & answered), texts,
+                                  pa.array(np.where(overflow, OVERFLOW_TEXT, ""), pa.string()))
+            reported = reported.combine_chunks() if isinstance(reported, pa.ChunkedArray) else reported
+            in_gold = pc.is_in(qid, value_set=ids).to_numpy(zero_copy_only=False) if n else np.zeros(0, dtype=bool)
+            al = Alignment(ids, rows, scored_status, reported, np.flatnonzero(~in_gold))
             self._aligned.append((ids, al))
-            if self._text is not None:  # the texts now live in `reported`: give up the file-order column
-                self._release(rows, overflow, reported)
+            if self._home is None:  # the first: the ids, texts and statuses now live in the alignment
+                self._move_home(al, overflow, qid, status)
         return al
 
-    def _texts_at(self, rows: np.ndarray) -> list[str]:
-        return [self.text_at(int(r)) if r >= 0 else "" for r in rows]
-
-    def _release(self, rows: np.ndarray, overflow: np.ndarray, reported: pa.Array) -> None:
-        """Called under the lock: each row's text is read from `reported` at its gold position, but
-        those whose text is not there (no gold question, or an overflow status) keep theirs aside."""
+    def _move_home(self, al: Alignment, overflow: np.ndarray, qid: pa.Array, status: pa.Array) -> None:
+        """Called under the lock: give up the id, text and status columns; each row reads them at its
+        gold position, but what is not there (see _Home) is kept aside, by row."""
         assert self._text is not None
-        at = np.full(len(self), -1, dtype=np.int32)
-        answered = rows >= 0
-        at[rows[answered]] = np.nonzero(answered)[0].astype(np.int32)
-        over_rows = rows[answered & overflow]
-        at[over_rows] = -1
-        aside = np.nonzero(at < 0)[0]
-        if len(aside):
-            texts = pc.take(self._text, pa.array(aside)).to_pylist()
-            self._aside = dict(zip(aside.tolist(), texts))
-        self._home = (at, reported)
-        self._text = None
+        pos = np.full(len(self), -1, dtype=np.int32)
+        answered = al.answered
+        pos[al.rows[answered]] = np.flatnonzero(answered).astype(np.int32)
+        over = np.zeros(len(self), dtype=bool)
+        over[al.rows[answered & overflow]] = True
+        extra = np.flatnonzero(pos < 0)
+        odd_text = np.flatnonzero((pos < 0) | over)
+        qids = dict(zip(extra.tolist(), pc.take(qid, pa.array(extra)).to_pylist())) if len(extra) else {}
+        statuses = dict(zip(extra.tolist(), pc.take(status, pa.array(extra)).to_pylist())) if len(extra) else {}
+        texts = dict(zip(odd_text.tolist(), pc.take(self._text, pa.array(odd_text)).to_pylist())) if len(odd_text) else {}
+        self._home = _Home(pos, al, over, qids, texts, statuses)
+        self._qid = self._text = self._status = None
 
 
 def as_table(items: Sequence[Prediction]) -> Sequence[Prediction]:

@@ -15,7 +15,6 @@ from collections.abc import Sequence
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from dashboard.core.predictions import PredictionTable, as_table
 from dashboard.core.store import ScoredRows, ScoreStore
@@ -39,8 +38,6 @@ def column_run(gold: Sequence[GoldQuestion], predictions: Sequence[Prediction], 
     """The run in columns: `accuracy`, `token_f1`, `anls` in gold order (any sequence of floats)."""
     table = table_of(predictions)
     al = table.aligned(gold)
-    in_gold = pc.is_in(table.question_ids, value_set=al.ids).to_numpy(zero_copy_only=False) if len(table) \
-        else np.zeros(0, dtype=bool)
     columns = {
         "question_id": al.ids,
         "status": al.status,
@@ -50,7 +47,7 @@ def column_run(gold: Sequence[GoldQuestion], predictions: Sequence[Prediction], 
         "answered": al.answered,
         "prediction": al.reported,
     }
-    return assemble_columns(gold, table, columns, rows=al.rows, extra_rows=np.nonzero(~in_gold)[0],
+    return assemble_columns(gold, table, columns, rows=al.rows, extra_rows=al.extra_rows,
                             decisions_later=decisions_later, profile=profile, name=name)
 
 
