@@ -226,3 +226,20 @@ def test_breakdown_edge_labels_equal_grouping_on_strings():
     for field in ("domain", "evidence_source", PAGE_CATEGORY):
         pd.testing.assert_frame_equal(breakdown(scores, questions, field), breakdown_by_strings(scores, questions, field),
                                       check_exact=True)
+
+
+def test_rows_of_equals_filtering_by_run_name(tmp_path):
+    """Analysis.rows_of takes runs' blocks of rows; the frame equals `scores[scores["run"].isin(runs)]`
+    for any choice of runs (order, repeats, unknown names, none), on `display_scores` too, and a
+    frame whose runs' rows are not consecutive is filtered by name."""
+    ws = load_workspace(Sources(generated(tmp_path, runs=6)))
+    rows, _fresh, _stored = _both(ws, "xldocbench", S.ScoreStore(tmp_path / "cache"))
+    an = Analysis.build(rows, ws.gold.items, ws.page_counts, "xldocbench")
+    names = an.run_names
+    for pick in ([names[3]], [names[4], names[1]], [names[0], names[0], "nobody"], [], names, ["nobody"]):
+        want = an.scores[an.scores["run"].isin(pick)]
+        pd.testing.assert_frame_equal(an.rows_of(pick), want)
+        pd.testing.assert_frame_equal(an.rows_of(pick, an.display_scores()), want)
+    shuffled = Analysis(an.runs, an.questions, an.scores.sample(frac=1.0, random_state=3))
+    pick = [names[2], names[5]]
+    pd.testing.assert_frame_equal(shuffled.rows_of(pick), shuffled.scores[shuffled.scores["run"].isin(pick)])

@@ -79,7 +79,7 @@ def deltas(an, pairs: pd.DataFrame, a: str, b: str, questions: pd.DataFrame | No
 
 
 def _scores_digest(an, runs: list[str], metric: str) -> int:
-    return _digest(an.scores.loc[an.scores["run"].isin(runs), ["run", "question_id", metric]])
+    return _digest(an.rows_of(runs)[["run", "question_id", metric]])
 
 
 def weakest(an, run: str, metric: str, against: str, runs: list[str]) -> pd.DataFrame:
@@ -89,9 +89,9 @@ def weakest(an, run: str, metric: str, against: str, runs: list[str]) -> pd.Data
 
 
 def intervals(an, runs: list[str]) -> pd.DataFrame:
-    key = ("intervals", tuple(runs), _digest(an.scores.loc[an.scores["run"].isin(runs), ["run", "question_id", *C.METRICS]]),
+    key = ("intervals", tuple(runs), _digest(an.rows_of(runs)[["run", "question_id", *C.METRICS]]),
            _questions_digest(an), SETTINGS)
-    return cache.comparison(key, lambda: C.run_intervals(an.scores, runs, SETTINGS, an.questions))  # type: ignore[return-value]
+    return cache.comparison(key, lambda: C.run_intervals(an.rows_of(runs), runs, SETTINGS, an.questions))  # type: ignore[return-value]
 
 
 # ----------------------------------------------------------------------------- small pieces

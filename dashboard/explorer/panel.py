@@ -91,7 +91,7 @@ def filters(ctx: Context, v: View):
     search = top[1].text_input("Search", value=v.search, key="x_search", placeholder="question id, words of a question or an answer",
                                help=f"Finds text (ignoring case) in the {SEARCHED}.")
     count = st.empty()  # the count line, right under the search it counts
-    statuses = sorted(an.scores[an.scores["run"].isin(runs)]["status"].unique())
+    statuses = sorted(an.rows_of(runs)["status"].unique())
     chosen: dict[str, list[str]] = {}
     ranges: dict[str, tuple[int, int]] = {}
     with st.expander("Filters", expanded=False, icon=":material/filter_list:"):
@@ -171,7 +171,7 @@ def evidence_switch(ctx: Context, v: View):
                    "in its documents, which takes a while the first time.")
     if not show and not v.location:
         return None, False
-    if not locate_first(ctx, list(filter_questions(an.questions, an.scores, v).index), None):
+    if not locate_first(ctx, list(filter_questions(an.questions, an.rows_of(v.runs), v).index), None):
         return None, False  # large data: located in the background, the filtered table's documents first
     return evidence_metrics(ctx), show
 
@@ -180,7 +180,7 @@ def table(ctx: Context, v: View, count, ev: pd.DataFrame | None, show_evidence_c
     """The filtered questions × runs table; selecting a row sets v.question. `ev`: the evidence
     metrics (dashboard.evidence.grounding), for the answer-location filter and, when asked, the columns."""
     an = ctx.analysis
-    questions = filter_questions(an.questions, an.scores, v)
+    questions = filter_questions(an.questions, an.rows_of(v.runs), v)
     if v.location and ev is not None:
         questions = questions[questions.index.isin(located_ids(ev, v.runs, v.location))]
     if (tagged := notes_panel.filter_ids(ctx, v, questions.index)) is not None:
@@ -198,7 +198,7 @@ def table(ctx: Context, v: View, count, ev: pd.DataFrame | None, show_evidence_c
             st.session_state[COLUMNS_MEMO] = kept
         return with_run_columns(frame, kept[1], v.runs)
 
-    frame = extend(explorer_frame(questions, scores, v.runs, hidden_columns(an)))
+    frame = extend(explorer_frame(questions, an.rows_of(v.runs, scores), v.runs, hidden_columns(an)))
     line = f"**{len(frame)} of {len(an.questions)} questions** · profile {ctx.profile}"
     if v.search:
         line += f" · search {md_escape(repr(v.search))} in the {SEARCHED}"
@@ -235,7 +235,7 @@ def _csv(ctx: Context, questions: pd.DataFrame, frame: pd.DataFrame, runs: list[
     button is pressed."""
     an = ctx.analysis
     if an.display_scores() is not an.scores:
-        return lambda: extend(explorer_frame(questions, an.scores, runs, hidden_columns(an))).to_csv(index=False).encode("utf-8")
+        return lambda: extend(explorer_frame(questions, an.rows_of(runs), runs, hidden_columns(an))).to_csv(index=False).encode("utf-8")
     memo = (id(an), key)
     kept = st.session_state.get(CSV_MEMO)
     if kept and kept[0] == memo:

@@ -32,7 +32,7 @@ else:
             b = c2.selectbox("Baseline B", runs, key="cmp_b")
             c3.button("Swap", icon=":material/swap_horiz:", width="stretch", on_click=P.swap, args=(st.session_state,))
             state["a"], state["b"] = a, b
-            pairs = C.paired(an.scores, a, b)
+            pairs = C.paired(an.rows_of([a, b]), a, b)
             if a == b:
                 st.warning("Run A and baseline B are the same run: choose two different runs.")
             elif pairs.empty:

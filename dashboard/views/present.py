@@ -59,7 +59,7 @@ else:
     runs = P.runs_by_accuracy(an)
     a: str = state["a"] if state.get("a") in runs else runs[0]
     b: str = state["b"] if state.get("b") in runs and state.get("b") != a else next(r for r in runs if r != a)
-    pairs = C.paired(an.scores, a, b)
+    pairs = C.paired(an.rows_of([a, b]), a, b)
     st.title(f"{a} against {b}")
     header = P.header_lines(an, [a, b], ctx.corrections)
     if header:

@@ -51,7 +51,7 @@ def pickers(runs: list[str]) -> tuple[str, str, str, W.Settings]:
 def search_key(an, questions, run: str, baseline: str, metric: str, settings: W.Settings) -> tuple:
     """The store's key of one search: the run's (and baseline's) scores, the questions' fields -- the
     saved slices and tags among them -- and the settings."""
-    return ("weak", run, baseline, metric, W.scores_key(an.scores, questions, run, metric, baseline), settings)
+    return ("weak", run, baseline, metric, W.scores_key(an.rows_of([run, baseline] if baseline else [run]), questions, run, metric, baseline), settings)
 
 
 def cached(an, questions, run: str, baseline: str, metric: str, settings: W.Settings) -> SliceSearch | None:
@@ -64,7 +64,7 @@ def compute(an, questions, run: str, baseline: str, metric: str, settings: W.Set
     key = search_key(an, questions, run, baseline, metric, settings)
 
     def build() -> SliceSearch:
-        data = W.inputs(questions, an.scores, an.gold, run, metric, baseline)
+        data = W.inputs(questions, an.rows_of([run, baseline] if baseline else [run]), an.gold, run, metric, baseline)
         return W.search(data, settings, progress=None if bar is None else
                         (lambda f, what: bar.progress(min(1.0, f), text=what.capitalize() + "…")))
 
