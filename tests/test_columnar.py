@@ -300,3 +300,24 @@ def test_scores_of_equals_decide():
         profile = get_profile(name)
         want = [decide(text, answers, fmt, rule, status, profile)[:3] for text, status, answers, fmt, rule in items]
         assert scores_of(items, profile) == want, name
+
+
+def test_large_gold_takes_the_forked_path_when_a_second_core_is_there(tmp_path, monkeypatch):
+    """The column path is the CLI's below cli.COLUMNS_MAX questions (estimated from the files' sizes);
+    from there, with two cores, forked processes score the run (the wall time at 1M)."""
+    small, large = tmp_path / "small.jsonl", tmp_path / "large.jsonl"
+    line = '{"question_id": "q", "answer": {"value": "v"}}\n'
+    small.write_text(line * 1_000, encoding="utf-8")
+    large.write_text(line * (cli.COLUMNS_MAX + 1_000), encoding="utf-8")
+    assert cli._estimated_questions([small]) == 1_000
+    assert cli._estimated_questions([small, large]) == cli.COLUMNS_MAX + 2_000
+    assert cli._estimated_questions([tmp_path / "absent.jsonl"]) == 0
+
+    def wants(*paths: Path, categories: bool = False) -> bool:
+        argv = ["--gold-files", *map(str, paths), "--predictions", "p.jsonl"] + (["--categories-csv", "c"] if categories else [])
+        return cli._in_columns(cli.build_parser().parse_args(argv))
+
+    monkeypatch.setattr(cli, "usable_cores", lambda: 2)
+    assert wants(small) and not wants(large) and not wants(small, categories=True)
+    monkeypatch.setattr(cli, "usable_cores", lambda: 1)
+    assert wants(small) and wants(large) and not wants(small, categories=True)
