@@ -269,6 +269,12 @@ class EntryFolder:
         self.folder = self.root / self.SUBFOLDER
         self.hits = self.misses = self.rejected = 0  # counters, for the app and the benchmarks
         self.published = self.lost_races = 0  # entries this store named; writes that found the winner's entry there
+        self._counting = threading.Lock()  # entries are read by several threads at once (the workspace's readers)
+
+    def _count(self, **by: int) -> None:
+        with self._counting:
+            for name, k in by.items():
+                setattr(self, name, getattr(self, name) + k)
 
     def path(self, key: str) -> Path:
         """The entry's file; the key must be a hex digest, so the path never leaves the folder."""
@@ -318,7 +324,7 @@ class EntryFolder:
         self.published += 1
 
     def _reject(self, path: Path, exc: BaseException | None) -> None:
-        self.rejected += 1
+        self._count(rejected=1)
         try:
             path.unlink()
         except OSError:
@@ -371,7 +377,7 @@ class ScoreStore(EntryFolder):
         """The entry, or None when there is none or it is not exactly what `put` wrote (then it is removed)."""
         path = self.path(key)
         if _refuse(self.folder) or path.is_symlink() or not path.is_file():
-            self.misses += 1
+            self._count(misses=1)
             return None
         try:
             rows = self._read(path, key)
@@ -379,9 +385,9 @@ class ScoreStore(EntryFolder):
             rows = None
             self._reject(path, exc)
         if rows is None:
-            self.misses += 1
+            self._count(misses=1)
         else:
-            self.hits += 1
+            self._count(hits=1)
         return rows
 
     def _valid(self, path: Path, key: str) -> bool:
@@ -410,7 +416,7 @@ class ScoreStore(EntryFolder):
         the run again there if they do not read back (dashboard/core/runs.py)."""
         path = self.path(key)
         if _refuse(self.folder) or path.is_symlink() or not path.is_file():
-            self.misses += 1
+            self._count(misses=1)
             return None
         try:
             got = self._read_scores(path, key)
@@ -418,9 +424,9 @@ class ScoreStore(EntryFolder):
             got = None
             self._reject(path, exc)
         if got is None:
-            self.misses += 1
+            self._count(misses=1)
         else:
-            self.hits += 1
+            self._count(hits=1)
         return got
 
     @staticmethod
@@ -451,7 +457,7 @@ class ScoreStore(EntryFolder):
 
     def discard(self, key: str) -> None:
         """Remove an entry read but found not to fit (the caller rescores and writes it again)."""
-        self.hits, self.misses = self.hits - 1, self.misses + 1
+        self._count(hits=-1, misses=1)
         self._reject(self.path(key), None)
 
     def _read(self, path: Path, key: str) -> ScoredRows:
@@ -730,7 +736,7 @@ class PredictionStore(EntryFolder):
         """The LoadResult as the loader returned it for `file`, or None (no entry, or a bad one: removed)."""
         path = self.path(key)
         if _refuse(self.folder) or path.is_symlink() or not path.is_file():
-            self.misses += 1
+            self._count(misses=1)
             return None
         try:
             with paused_gc():
@@ -739,9 +745,9 @@ class PredictionStore(EntryFolder):
             res = None
             self._reject(path, None)
         if res is None:
-            self.misses += 1
+            self._count(misses=1)
         else:
-            self.hits += 1
+            self._count(hits=1)
         return res
 
     def _valid(self, path: Path, key: str) -> bool:

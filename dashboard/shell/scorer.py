@@ -19,6 +19,7 @@ from dashboard.core.predictions import PredictionTable
 from dashboard.data.workspace import PredictionFile, Workspace
 from dashboard.shell import cache
 from dashboard.shell.context import CONTEXT
+from scoring._gc import paused_gc
 from scoring.evaluate import RunResult
 from scoring.runner import assemble, score_runs
 
@@ -116,6 +117,33 @@ def _stored(ws: Workspace, gold_key: tuple, pf: PredictionFile, profile: str) ->
     return result
 
 
+READERS = 2  # runs read from the Parquet cache at once (Parquet reading and Arrow's joins leave the GIL)
+
+
+def _from_disk(ws: Workspace, gold_key: tuple, profile: str, todo: list[PredictionFile]) -> list[PredictionFile]:
+    """The runs of `todo` read from the Parquet cache on disk, READERS at a time, and remembered in
+    memory; returns those it does not hold (to be scored)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    shared = cache.score_store()  # here: the readers' threads have no script run to call streamlit from
+    gold = ws.gold.items
+    with paused_gc():  # once for all the readers (a collection is paused process-wide)
+        key_of = {pf.run: _store_key(ws, gold_key, pf, profile) for pf in todo if pf.sha256}
+
+        def read(pf: PredictionFile) -> RunResult | None:
+            if pf.run not in key_of:
+                return None
+            load = runs.load_column_run if columnar(pf) else store.load_run
+            return load(shared, key_of[pf.run], gold, pf.loaded.items, profile, pf.run)
+
+        with ThreadPoolExecutor(max_workers=max(1, min(READERS, len(todo)))) as pool:
+            found = list(pool.map(read, todo))
+    for pf, result in zip(todo, found):
+        if result is not None:
+            cache.remember((gold_key, pf.sha256, pf.run, profile), result)
+    return [pf for pf, result in zip(todo, found) if result is None]
+
+
 class _Progress:
     """The progress of scoring one or more runs, drawn into `slot` only once the work has taken
     longer than a moment (PROGRESS_DELAY), so that a quick rescoring does not flash a bar. While it
@@ -157,7 +185,7 @@ def scored_runs(ws: Workspace, gold_key: tuple, profile: str, slot=None) -> list
     runs: list[Run] = []
     scorable = [pf for pf in ws.predictions if pf.loaded.items] if ws.gold.items else []
     todo = [pf for pf in scorable if cache.scored((gold_key, pf.sha256, pf.run, profile)) is None]
-    todo = [pf for pf in todo if _stored(ws, gold_key, pf, profile) is None]
+    todo = _from_disk(ws, gold_key, profile, todo)
     # a first load has no numbers "from before" to warn about
     stale = CONTEXT in st.session_state
     bar = _Progress(slot or st.empty(), profile, len(ws.gold.items) * len(todo), stale=stale) if todo else None
