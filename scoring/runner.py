@@ -37,7 +37,7 @@ from .profiles import Profile, get_profile, signature
 from .registry import MISSING_STATUS, OVERFLOW_STATUSES, OVERFLOW_TEXT, is_success_status
 from .workers import bare_main, discard_shared_pool, shared_pool
 
-__all__ = ["Plan", "plan", "assemble", "assemble_lazily", "assemble_columns", "columns_of", "compact_columns", "column_list", "overall_of",
+__all__ = ["Plan", "plan", "assemble", "assemble_lazily", "assemble_columns", "columns_of", "compact_columns", "in_columns", "column_list", "overall_of",
            "record_of", "prediction_texts", "predictions_by_id", "gold_positions", "decisions_of", "score_runs", "shutdown", "StoredRunResult", "CHUNK"]
 
 AHEAD = 4  # runs whose chunks are on the shared pool at once (score_runs)
@@ -171,6 +171,11 @@ def column_list(values) -> list:
     return values.tolist()
 
 
+def in_columns(result: RunResult) -> bool:
+    """Whether a run is held in columns (`assemble_columns`): its columns are arrays, not lists."""
+    return "_lens_compact" in result.__dict__
+
+
 def compact_columns(result: RunResult) -> dict:
     """The run's columns as it holds them: for a run held in columns (`assemble_columns`), arrays --
     numpy for the scores, `answered` and `status`, whatever the caller gave for `question_id` and
@@ -231,6 +236,8 @@ class StoredRunResult(RunResult):
         c = compact_columns(self)
         statuses = column_list(c["status"])
         ok = {st: is_success_status(st) for st in set(statuses)}  # a handful of distinct statuses
+        if all(ok.values()):
+            return 0
         return sum(1 for a, st in zip(column_list(c["answered"]), statuses) if a and not ok[st])
 
 

@@ -19,7 +19,7 @@ from scoring.mmlongbench import acc_and_f1, gold_rows
 from scoring.model import GoldQuestion, ScoreRow
 from scoring.profiles import MMLONGBENCH_PROFILE, Profile, get_profile
 from scoring.registry import METRIC_LABELS, METRICS, is_success_status
-from scoring.runner import column_list, compact_columns, overall_of, prediction_texts
+from scoring.runner import column_list, compact_columns, in_columns, overall_of, prediction_texts
 from scoring.text import to_str
 
 RECOMPUTED = "recomputed"
@@ -154,6 +154,8 @@ def score_frame_at(runs: list[Run], gold_ids: set[str], profile: str | Profile |
     instead of looking four million ids up (a quarter of a gigabyte of strings at 200 runs)."""
     cols = ["run", "question_id", *METRICS, "status", "prediction"]
     fallback = frame_profile(runs, profile)
+    if runs and all(r.result is not None and in_columns(r.result) for r in runs):
+        return _frame_of_columns(runs, questions)
     parts: list[pd.DataFrame] = []
     positions: list[np.ndarray] = []
     order = np.arange(len(questions) if questions is not None else 0, dtype=np.intp)
@@ -178,6 +180,43 @@ def score_frame_at(runs: list[Run], gold_ids: set[str], profile: str | Profile |
     if not parts:
         return pd.DataFrame([], columns=[*cols, "right"]).astype({"right": bool}), where
     return pd.concat(parts, ignore_index=True), where
+
+
+def _frame_of_columns(runs: list[Run], questions: pd.Index | None) -> tuple[pd.DataFrame, np.ndarray | None]:
+    """`score_frame_at` for runs held in columns (the app's, `dashboard.core.runs`), built column by
+    column over all runs at once -- no frame per run, no concatenation of frames: the question ids
+    and predictions are the runs' Arrow arrays (shared), the run names one dictionary decoded in
+    Arrow. The same frame as concatenating the runs' parts (tests/test_columns_equal_rows.py)."""
+    cs = [compact_columns(r.result) for r in runs if r.result is not None]
+    kept = [(r, c) for r, c in zip(runs, cs) if len(c["accuracy"])]
+    if not kept:
+        return score_frame_at([], set(), None, questions)
+    lengths = np.array([len(c["accuracy"]) for _, c in kept], dtype=np.int64)
+    names = pa.array([r.name for r, _ in kept], pa.string())
+    run = pa.DictionaryArray.from_arrays(pa.array(np.repeat(np.arange(len(kept), dtype=np.int32), lengths)), names)
+
+    def strings(key: str) -> pd.api.extensions.ExtensionArray:
+        chunks = [c[key] if isinstance(c[key], pa.Array) else pa.array(np.asarray(c[key], dtype=object), pa.string())
+                  for _, c in kept]
+        return pd.array(pa.chunked_array(chunks, pa.string()), dtype=_STR)
+
+    frame = pd.DataFrame({
+        "run": pd.array(pa.chunked_array([run.cast(pa.string())]), dtype=_STR),
+        "question_id": strings("question_id"),
+        **{m: np.concatenate([np.asarray(c[m], dtype=np.float64) for _, c in kept]) for m in METRICS},
+        "status": strings("status"),
+        "prediction": strings("prediction"),
+        "right": np.concatenate([r.result.profile.right_mask(np.asarray(c["accuracy"], dtype=np.float64))
+                                 for r, c in kept if r.result is not None]),
+    })
+    if questions is None:
+        return frame, None
+    order = np.arange(len(questions), dtype=np.intp)
+    positions = [order if len(c["accuracy"]) == len(questions) and isinstance(c["question_id"], (pa.Array, pa.ChunkedArray))
+                 and _same_ids(c["question_id"], questions)
+                 else np.asarray(questions.get_indexer(pd.Index(column_list(c["question_id"]))), dtype=np.intp)
+                 for _, c in kept]
+    return frame, np.concatenate(positions)
 
 
 _SAME_IDS: list[tuple[object, object]] = []  # (ids array, index) pairs found equal, the last few
@@ -217,8 +256,8 @@ def coverage(run: Run, gold_ids: set[str]) -> dict[str, int]:
         c = compact_columns(run.result)
         answered = np.asarray(c["answered"], dtype=bool)
         present = np.asarray(c["status"], dtype=object)[answered]
-        ok = {st: is_success(st) for st in set(present.tolist())}  # a handful of distinct statuses
-        failed = sum(1 for st in present.tolist() if not ok[st])
+        # a handful of distinct statuses: each failed one counted in numpy, no Python object per row
+        failed = sum(int(np.count_nonzero(present == st)) for st in pd.unique(present) if not is_success(st))
         missing = len(run.result.missing_ids)
         return {"answered": len(present) - failed, "missing": missing, "failed": failed}
     else:

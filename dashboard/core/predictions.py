@@ -330,10 +330,12 @@ class PredictionTable(Sequence[Prediction]):
                 texts = pc.take(source, take) if n else pa.nulls(len(rows), pa.string())
             else:
                 texts = pa.array([self.text_at(int(r)) if r >= 0 else "" for r in rows], pa.string())
-            reported = pc.if_else(pa.array(~overflow & answered), texts,
-                                  pa.array(np.where(overflow, OVERFLOW_TEXT, ""), pa.string()))
+            reported = texts if answered.all() else pc.if_else(pa.array(answered), texts, pa.scalar("", pa.string()))
+            if overflow.any():
+                reported = pc.if_else(pa.array(overflow), pa.scalar(OVERFLOW_TEXT, pa.string()), reported)
             reported = reported.combine_chunks() if isinstance(reported, pa.ChunkedArray) else reported
-            in_gold = pc.is_in(qid, value_set=ids).to_numpy(zero_copy_only=False) if n else np.zeros(0, dtype=bool)
+            in_gold = np.zeros(n, dtype=bool)  # the rows some gold question took (ids are unique in a file)
+            in_gold[rows[answered]] = True
             al = Alignment(ids, rows, scored_status, reported, np.flatnonzero(~in_gold))
             self._aligned.append((ids, al))
             if self._home is None:  # the first: the ids, texts and statuses now live in the alignment
