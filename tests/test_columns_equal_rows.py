@@ -243,3 +243,16 @@ def test_rows_of_equals_filtering_by_run_name(tmp_path):
     shuffled = Analysis(an.runs, an.questions, an.scores.sample(frac=1.0, random_state=3))
     pick = [names[2], names[5]]
     pd.testing.assert_frame_equal(shuffled.rows_of(pick), shuffled.scores[shuffled.scores["run"].isin(pick)])
+
+
+def test_right_runs_by_position_equal_by_id(tmp_path):
+    """Analysis.right_runs finds a question's rows by position: the same runs as comparing ids."""
+    from dashboard.core.analysis import right_runs
+
+    ws = load_workspace(Sources(generated(tmp_path, runs=5)))
+    rows, fresh, _stored = _both(ws, "xldocbench", S.ScoreStore(tmp_path / "cache"))
+    for runs in (rows, fresh):
+        an = Analysis.build(runs, ws.gold.items, ws.page_counts, "xldocbench")
+        seen = [an.right_runs(q) for q in an.questions.index]
+        assert seen == [right_runs(an.scores, q) for q in an.questions.index] and any(seen)
+        assert an.right_runs("no such question") == set()

@@ -649,6 +649,16 @@ class Analysis:
             labels.add(UNKNOWN)  # a null is `unknown` in a breakdown
         return len(labels) >= 2 and bool(labels - {UNKNOWN})
 
+    def right_runs(self, qid: str) -> set[str]:
+        """`right_runs(self.scores, qid)`, the question's rows found by position (a number compared per
+        row) rather than by comparing every row's question id."""
+        pos = self.questions.index.get_indexer([qid])[0] if len(self.questions) else -1
+        at = self._positions
+        if pos < 0 or not isinstance(at, np.ndarray) or len(at) != len(self.scores):
+            return right_runs(self.scores, qid)
+        mine = self.scores.iloc[np.flatnonzero(at == pos)]
+        return set(mine.loc[mine["right"].astype(bool), "run"])
+
     def rows_of(self, runs, frame: pd.DataFrame | None = None) -> pd.DataFrame:
         """The rows of these runs in `scores` (or in `frame`, a frame with its rows: `display_scores`),
         as `frame[frame["run"].isin(runs)]` gives them -- same rows, order and index -- taken as the

@@ -15,7 +15,6 @@ from pathlib import Path
 
 import streamlit as st
 
-from dashboard.core.analysis import right_runs
 from dashboard.core.escape import md_escape
 from dashboard.data.workspace import fingerprint, responses
 from dashboard.documents import ocr, pdf
@@ -414,7 +413,7 @@ def _located(q: GoldQuestion, runs: list[str], preds: dict, usable: dict, jobs: 
     kept = st.session_state.get(LOCATED)
     if kept is not None and kept[0] == memo:
         return kept[1]
-    right = right_runs(an.scores, q.qid) if an is not None else None
+    right = an.right_runs(q.qid) if an is not None else None
     ws = context.context().workspace if an is not None else None
     said = {run: (responses(ws, run) or {}).get(q.qid) for run in runs} if ws is not None else {}  # raw responses
     located = {run: locate_answer(answered(preds.get(run)), q, usable, right=None if right is None else run in right,
