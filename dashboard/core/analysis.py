@@ -200,15 +200,25 @@ def _frame_of_columns(runs: list[Run], questions: pd.Index | None) -> tuple[pd.D
                   for _, c in kept]
         return pd.array(pa.chunked_array(chunks, pa.string()), dtype=_STR)
 
+    scores = {m: np.concatenate([np.asarray(c[m], dtype=np.float64) for _, c in kept]) for m in METRICS}
     frame = pd.DataFrame({
         "run": pd.array(pa.chunked_array([run.cast(pa.string())]), dtype=_STR),
         "question_id": strings("question_id"),
-        **{m: np.concatenate([np.asarray(c[m], dtype=np.float64) for _, c in kept]) for m in METRICS},
+        **scores,
         "status": strings("status"),
         "prediction": strings("prediction"),
         "right": np.concatenate([r.result.profile.right_mask(np.asarray(c["accuracy"], dtype=np.float64))
                                  for r, c in kept if r.result is not None]),
-    })
+    }, copy=False)
+    # each run's scores become views of the frame's columns (equal values): held once, not twice
+    ends = np.cumsum(lengths)
+    for (_, c), end, n in zip(kept, ends, lengths):
+        for m in METRICS:
+            column = frame[m].to_numpy()
+            if np.shares_memory(column, scores[m]):
+                view = column[end - n:end]
+                view.flags.writeable = False
+                c[m] = view
     if questions is None:
         return frame, None
     order = np.arange(len(questions), dtype=np.intp)
