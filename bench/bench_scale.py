@@ -220,8 +220,9 @@ def interactions(at, repeat: int, pd) -> dict[str, list[float]]:
             key = at.dataframe[0].key
             at.session_state[key] = {"selection": {"rows": [i], "columns": [], "cells": []}}
         clock("explorer: select a question", select)
+    peak_app = _maxrss_mb()  # the app's own work so far; the direct measurements below are the bench's
     times |= direct_interactions(an, repeat, pd)
-    return {"times": times, "errors": errors}
+    return {"times": times, "errors": errors, "maxrss_before_direct_mb": peak_app}
 
 
 def direct_interactions(an, repeat: int, pd) -> dict[str, list[float]]:
@@ -322,8 +323,10 @@ def measure(config: str, repeat: int, change_one: bool, profile_switch: bool = F
         print(f"[{config}]   {name}: NOT MEASURED ({msg})", flush=True)
     peak = max(first_peak, restart_peak)
     per_row = (peak - empty) * 1e6 / (q * r) / 1000
-    print(f"[{config}] memory per scored row: ({peak:,.0f} - {empty:,.0f} MB empty) / {q * r:,} rows = {per_row:.3f} KB",
-          flush=True)
+    print(f"[{config}] memory per scored row: ({peak:,.0f} - {empty:,.0f} MB empty) / {q * r:,} rows = {per_row:.3f} KB "
+          f"(the server process's own peak: first scoring {first['maxrss_self_mb']:,.0f} MB; restart "
+          f"{restart['maxrss_self_mb']:,.0f} MB, of which before the bench's direct compare/disagreement measurements "
+          f"{restart['interactions']['maxrss_before_direct_mb']:,.0f} MB)", flush=True)
     res = {"config": config, "questions": q, "runs": r, "rows": q * r, "first": first, "first_peak": first_peak,
            "restart": restart, "restart_peak": restart_peak, "load_before": load, "load_after": os.getloadavg()[0],
            "empty_peak": empty, "kb_per_row": per_row}
