@@ -356,18 +356,28 @@ def breakdown(scores: pd.DataFrame, questions: pd.DataFrame, field_name: str, po
         flat = np.fromiter((k for v in per_question for k in v), np.int64, int(counts.sum()))
         starts = np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.int64)
         n_each = counts[pos]
-        rows = np.repeat(np.arange(len(pos)), n_each)
-        within = np.arange(len(rows)) - np.repeat(np.cumsum(n_each) - n_each, n_each)
-        key = run_of[rows].astype(np.int64) * width + flat[starts[pos[rows]] + within]
+        rows = np.repeat(np.arange(len(pos), dtype=np.int64), n_each)
+        within = np.arange(len(rows), dtype=np.int64) - np.repeat(np.cumsum(n_each) - n_each, n_each)
+        within += starts[pos[rows]]
+        key = run_of[rows].astype(np.int64) * width + flat[within]
+        del within
         take = rows if kept else np.flatnonzero(keep)[rows]
-        values = {m: scores[m].to_numpy()[take] for m in METRICS}
+        del rows
+
+        def values(m: str) -> np.ndarray:
+            return scores[m].to_numpy()[take]
     else:
         per_label = np.fromiter((v[0] for v in per_question), np.int64, len(per_question))
         key = run_of.astype(np.int64) * width + per_label[pos]
-        values = {m: scores[m].to_numpy() if kept else scores[m].to_numpy()[keep] for m in METRICS}
-    # sort=True: grouping unsorted and sorting the groups after gave other last bits in some means
-    grouped = pd.DataFrame(values, copy=False).groupby(key, sort=True).agg(
-        count=(METRICS[0], "size"), **{m: (m, "mean") for m in METRICS})
+
+        def values(m: str) -> np.ndarray:
+            return scores[m].to_numpy() if kept else scores[m].to_numpy()[keep]
+    # one metric at a time (a copy of one column alive at once); sort=True: grouping unsorted and
+    # sorting the groups after gave other last bits in some means
+    groups = pd.Series(values(METRICS[0]), copy=False).groupby(key, sort=True)
+    grouped = pd.DataFrame({"count": groups.size(), METRICS[0]: groups.mean()})
+    for m in METRICS[1:]:
+        grouped[m] = pd.Series(values(m), copy=False).groupby(key, sort=True).mean()
     k = grouped.index.to_numpy()
     out = pd.DataFrame({"run": pd.array([names[i] for i in k // width], dtype=_STR),
                         "label": pd.array([labels[i] for i in k % width], dtype=_STR),

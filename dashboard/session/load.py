@@ -46,7 +46,12 @@ def load(sources: Sources, profile: str) -> context.Context:
         ws, gold_key, fixes = corrected_workspace(ws, gold_key, notes_store.corrections(benchmark))
     runs = scorer.scored_runs(ws, gold_key, profile, slot)
     key = (ws_key, gold_key, profile, tuple((r.name, r.source, r.file) for r in runs))
-    analysis = cache.analysis(key, lambda: Analysis.build(runs, ws.gold.items, ws.page_counts, profile))
+
+    def build() -> Analysis:
+        cache.trim()  # what reading or scoring the runs left behind goes back before the tables are built
+        return Analysis.build(runs, ws.gold.items, ws.page_counts, profile)
+
+    analysis = cache.analysis(key, build)
     ctx = context.Context(sources, ws, analysis, profile, gold_key, benchmark, plain if fixes else None, fixes)
     st.session_state[context.CONTEXT] = ctx
     context.announce_upload_problems(ws)
