@@ -827,20 +827,9 @@ def load_gold(paths: Sequence[str | Path] | str | Path, *,
         else:
             rows = read_json_lines(path, res, universal=release)
         for line, row in rows:
-            if not isinstance(row, dict):
-                res.skipped += 1
-                res.problems.append(Problem.error(name, line, None, "a JSON object", kind_of(row), kind="rows that are not JSON objects"))
-                continue
-            q = _gold_record(row, name, line, res, shared, release)
+            q = _gold_of(row, name, line, res, shared, release, seen)
             if q is None:
-                res.skipped += 1
                 continue
-            if q.qid in seen:
-                res.skipped += 1
-                res.problems.append(Problem.error(name, line, "question_id", "an id not used before", f"{short_value(q.qid)}, first at {seen[q.qid][0]}:{seen[q.qid][1]}",
-                                                  kind="repeated question ids"))
-                continue
-            seen[q.qid] = (name, line)  # formatted only for a repeated id
             res.items.append(q)
             if on_chunk is not None and len(res.items) - told >= chunk:
                 on_chunk(res.items, told, len(res.items))
@@ -1419,19 +1408,29 @@ def _gold_row(row: Any, name: str, line: int | None, release: bool, seen: dict[s
     # anything else: the record path, which reports what is wrong
     if not cols.deep and deeper_than(row):
         cols.deep = True
+    q = _gold_of(row, name, line, res, shared, release, seen)
+    if q is not None:
+        cols.add_record(q)
+
+
+def _gold_of(row: Any, name: str, line: int | None, res: LoadResult, shared: dict[tuple, dict], release: bool,
+             seen: dict[str, tuple[str, int | None]]) -> GoldQuestion | None:
+    """One gold row as `load_gold` takes it: its question, or None with the row counted as skipped
+    and its problem said (not a JSON object, a record that cannot be read, an id used before);
+    a question kept is remembered in `seen` by its file and line."""
     if not isinstance(row, dict):
         res.skipped += 1
         res.problems.append(Problem.error(name, line, None, "a JSON object", kind_of(row), kind="rows that are not JSON objects"))
-        return
+        return None
     q = _gold_record(row, name, line, res, shared, release)
     if q is None:
         res.skipped += 1
-        return
+        return None
     if q.qid in seen:
         _repeated_gold(name, line, q.qid, seen, res)
-        return
-    seen[q.qid] = (name, line)
-    cols.add_record(q)
+        return None
+    seen[q.qid] = (name, line)  # formatted only for a repeated id
+    return q
 
 
 def _repeated_gold(name: str, line: int | None, qid: str, seen: dict[str, tuple[str, int | None]], res: LoadResult) -> None:
@@ -1512,20 +1511,9 @@ def _prediction_row(row: Any, name: str, line: int, release: bool, cols: Predict
     # anything else: `_object_rows` and `_prediction`, which report what is wrong
     if not cols.deep and deeper_than(row):
         cols.deep = True
-    if not isinstance(row, dict):
-        res.skipped += 1
-        res.problems.append(Problem.error(name, line, None, "a JSON object", kind_of(row), kind="rows that are not JSON objects"))
-        return
-    qid = row.get("question_id")
-    if type(qid) is not str or not (qid := qid.strip()):
-        qid = _first_id(row, id_text=id_text_release if release else to_str)
-    if not qid:
-        res.skipped += 1
-        res.problems.append(Problem.error(name, line, "question_id", f"one of {', '.join(ID_FIELDS)}", "none of them",
-                                          kind="rows without an id"))
-        return
-    pred = _prediction(qid, row, name, line, None, res, release)
-    _put(cols, at, pred.qid, pred.text, pred.status, pred.line, name, res)
+    for _, obj, qid in _object_rows(iter(((line, row),)), name, res, id_text_release if release else to_str):
+        pred = _prediction(qid, obj, name, line, None, res, release)
+        _put(cols, at, pred.qid, pred.text, pred.status, pred.line, name, res)
 
 
 def _put(cols: PredictionColumns, at: dict[str, int], qid: str, text: str, status: str, line: int | None, name: str,
