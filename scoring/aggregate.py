@@ -6,10 +6,14 @@ bytes as one scored whole (scoring/bulk.py joins the parts' values in part order
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from functools import partial
+from typing import TypeVar
 
 from .model import BREAKDOWNS, GoldQuestion, QuestionResult
 from .registry import METRICS
+
+T = TypeVar("T")
 
 
 def bucket(acc: Sequence[float], f1: Sequence[float], an: Sequence[float]) -> dict:
@@ -62,7 +66,7 @@ class _Absent:
 _ABSENT = _Absent()
 
 
-def _partition(keys: Iterable) -> dict:
+def partition(keys: Iterable) -> dict:
     """key -> ascending positions holding it."""
     parts: dict = {}
     for i, k in enumerate(keys):
@@ -86,15 +90,17 @@ def group_members(qs: list[GoldQuestion], metas: list[dict], group: str) -> dict
     """label -> ascending positions of the results in that bucket (a position twice when a
     question names a label twice), as one append per (question, label) would give. Labels are
     computed once per distinct key (a few label values), not per question."""
-    return _members_of_parts([(qs[idx[0]], idx) for idx in _partition(label_keys(qs, metas, group)).values()], group)
+    return members_of_parts([(qs[idx[0]], idx) for idx in partition(label_keys(qs, metas, group)).values()],
+                            partial(labels_of, group=group))
 
 
-def _members_of_parts(parts: list[tuple[GoldQuestion, list[int]]], group: str) -> dict[str, list[int]]:
-    """label -> ascending positions, from (a question, the ascending positions of every question
-    whose labels are that question's) pairs."""
+def members_of_parts(parts: Iterable[tuple[T, list[int]]], labels: Callable[[T], Iterable[str]]) -> dict[str, list[int]]:
+    """label -> ascending positions, from (a representative, the ascending positions of every
+    question whose labels are its) pairs: `labels(representative)` gives them (`labels_of` of a
+    question and a group; the command line's column reader gives them by position)."""
     lists: dict[str, list[list[int]]] = {}
-    for q, idx in parts:
-        for label in labels_of(q, group):
+    for rep, idx in parts:
+        for label in labels(rep):
             lists.setdefault(label, []).append(idx)
     members: dict[str, list[int]] = {}
     for label, found in lists.items():
@@ -125,7 +131,7 @@ def breakdown_members(questions: Sequence[GoldQuestion], groups: Sequence[str] =
     loader shares one dict between questions with equal metadata) -- are partitioned once for
     every group; when few are alike, group by group."""
     qs = list(questions)
-    parts = _partition([
+    parts = partition([
         (id(q.metadata), q.split if type(q.split) is str else id(q.split),
          q.raw_format if type(q.raw_format) is str else id(q.raw_format), q.format_given, q.question_types)
         for q in qs
@@ -134,7 +140,7 @@ def breakdown_members(questions: Sequence[GoldQuestion], groups: Sequence[str] =
         metas = [q.metadata for q in qs]
         return {g: group_members(qs, metas, g) for g in groups}
     reps = [(qs[idx[0]], idx) for idx in parts.values()]
-    return {g: _members_of_parts(reps, g) for g in groups}
+    return {g: members_of_parts(reps, partial(labels_of, group=g)) for g in groups}
 
 
 def aggregate_scores(members: dict[str, dict[str, list[int]]], acc: Sequence[float], f1: Sequence[float],

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from ._gc import paused_gc
-from .aggregate import aggregate_scores
+from .aggregate import aggregate_scores, members_of_parts, partition
 from .evaluate import extra_prediction_problems
 from .loaders import ABSENT, GoldColumns, PredictionColumns
 from .metrics import scores_of
@@ -179,26 +179,9 @@ def members_of(gold: GoldColumns, at: list[int] | None, groups: Sequence[str]) -
             keys = [(k, gold.release_text.get(i)) for i, k in enumerate(keys)]
         if at is not None:
             keys = [keys[i] for i in at]
-        parts: dict = {}  # key -> ascending positions holding it
-        for k, key in enumerate(keys):
-            idx = parts.get(key)
-            if idx is None:
-                parts[key] = [k]
-            else:
-                idx.append(k)
-        lists: dict[str, list[list[int]]] = {}
-        for idx in parts.values():
-            for label in labels_at(idx[0] if at is None else at[idx[0]]):
-                lists.setdefault(label, []).append(idx)
-        members: dict[str, list[int]] = {}
-        for label, found in lists.items():
-            if len(found) == 1:
-                members[label] = found[0]
-            else:
-                merged = [i for idx in found for i in idx]
-                merged.sort()  # ascending runs: merged in O(n log runs)
-                members[label] = merged
-        out[g] = members
+        # each key's labels read once, at the gold position of its first question
+        out[g] = members_of_parts(((idx[0] if at is None else at[idx[0]], idx) for idx in partition(keys).values()),
+                                  labels_at)
     return out
 
 
