@@ -103,8 +103,11 @@ def effective_prediction(text: str, status: str, profile: Profile) -> str:
 
 def token_f1(p_norm: str, g_norm: str) -> float:
     """Set-based token F1 on normalised strings (spec 6)."""
-    gold = set(g_norm.split())
-    pred = set(p_norm.split())
+    return _f1_of_sets(set(p_norm.split()), set(g_norm.split()))
+
+
+def _f1_of_sets(pred: set[str], gold: set[str]) -> float:
+    """`token_f1` of two word sets (the command line's column path keeps each gold's set)."""
     if not gold:
         return 1.0 if not pred else 0.0
     if not pred:
@@ -209,18 +212,28 @@ def _decide_docvqa(pred: str, answers: Sequence[str], profile: Profile) -> Decis
     return acc, f1, best, "no_exact_answer", None, ()
 
 
-def decide(prediction: str | None, answers: Sequence[str], answer_format: str, verification_rule: str,
-           status: str | None, profile: Profile) -> Decision:
-    """The scores of one answer as a tuple (see `judge`, which wraps this in a record)."""
+def _answered(prediction: str | None, status: str | None, profile: Profile) -> tuple[str, str] | str:
+    """The (text, status) an answer is scored with -- a missing one as "" with MISSING_STATUS, an
+    absent status as DEFAULT_STATUS -- or, when the profile scores it 0 without reading it, the
+    rule that says why (MISSING, FAILED)."""
     if prediction is None:
         if profile.failed_status_zero:
-            return 0.0, 0.0, 0.0, MISSING, None, ()
+            return MISSING
         prediction, status = "", MISSING_STATUS
     elif not status:
         status = DEFAULT_STATUS
     if profile.failed_status_zero and not is_success_status(status):
-        return 0.0, 0.0, 0.0, FAILED, None, ()
-    pred = effective_prediction(prediction, status, profile)
+        return FAILED
+    return prediction, status
+
+
+def decide(prediction: str | None, answers: Sequence[str], answer_format: str, verification_rule: str,
+           status: str | None, profile: Profile) -> Decision:
+    """The scores of one answer as a tuple (see `judge`, which wraps this in a record)."""
+    answered = _answered(prediction, status, profile)
+    if isinstance(answered, str):
+        return 0.0, 0.0, 0.0, answered, None, ()
+    pred = effective_prediction(*answered, profile)
     if profile.multi_answer:
         return _decide_docvqa(pred, answers, profile)
     gold = answers[0] if answers else ""
@@ -250,20 +263,13 @@ def scores_of(items: Sequence[tuple], profile: Profile) -> list[tuple[float, flo
     harness, MMLongBench-Doc) call `decide` item by item."""
     if profile.multi_answer or profile.name in HARNESS_PROFILE_NAMES or profile.name in OWN_ACCURACY_PROFILES:
         return [decide(text, answers, fmt, rule, status, profile)[:3] for text, status, answers, fmt, rule in items]
-    zero = profile.failed_status_zero
     plan: list[tuple[str, str, str, str] | None] = []  # (scored text, gold, format, rule); None: zero by its status
     for text, status, answers, fmt, rule in items:
-        if text is None:
-            if zero:
-                plan.append(None)
-                continue
-            text, status = "", MISSING_STATUS
-        elif not status:
-            status = DEFAULT_STATUS
-        if zero and not is_success_status(status):
+        answered = _answered(text, status, profile)
+        if isinstance(answered, str):
             plan.append(None)
             continue
-        plan.append((OVERFLOW_TEXT if status in OVERFLOW_STATUSES else text, answers[0] if answers else "", fmt, rule))
+        plan.append((effective_prediction(*answered, profile), answers[0] if answers else "", fmt, rule))
     norm = {t: normalize_answer(t) for t in {t for p in plan if p is not None for t in p[:2]}}
     types: dict[tuple[str, str], str] = {}
     lows: dict[str, str] = {}
@@ -294,19 +300,6 @@ def scores_of(items: Sequence[tuple], profile: Profile) -> list[tuple[float, flo
         out.append((acc, f1, levenshtein_similarity(pred.strip().lower(), g_low, at_least=floor, strict=strict)))
     return out
 
-
-def _f1_of_sets(pred: set[str], gold: set[str]) -> float:
-    """`token_f1` of two word sets."""
-    if not gold:
-        return 1.0 if not pred else 0.0
-    if not pred:
-        return 0.0
-    shared = len(gold & pred)
-    if shared == 0:
-        return 0.0
-    precision = shared / len(pred)
-    recall = shared / len(gold)
-    return 2 * precision * recall / (precision + recall)
 
 
 def _harness_accuracy(pred: str, answers: Sequence[str], answer_format: str, verification_rule: str,
