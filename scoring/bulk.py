@@ -40,7 +40,7 @@ from typing import BinaryIO
 from ._gc import paused_gc
 from .aggregate import bucket, label_keys, labels_of, run_groups
 from .evaluate import RunResult
-from .loaders import load_predictions
+from .loaders import estimated_rows, load_predictions
 from .metrics import decide
 from .model import BREAKDOWNS, GoldQuestion, Prediction
 from .problems import LoadResult
@@ -600,18 +600,7 @@ class Streamed:
     def chunk_size(self, gold_paths: Sequence[str | Path]) -> int:
         """Questions per part: about four parts per worker, from the gold files' sizes and the
         length of their first lines."""
-        total = 0
-        per_line = 0.0
-        for p in gold_paths:
-            try:
-                total += os.path.getsize(p)
-                if not per_line:
-                    with open(p, "rb") as fh:
-                        head = fh.read(1 << 16)
-                    per_line = len(head) / max(1, head.count(b"\n"))
-            except OSError:
-                continue
-        estimate = int(total / per_line) if per_line else 0
+        estimate = estimated_rows(gold_paths)
         self.chunk = max(2 * BATCH, min(125_000, estimate // (4 * max(1, self.parts.workers))))
         return self.chunk
 

@@ -22,7 +22,7 @@ from typing import NoReturn
 from . import __version__, gate
 from ._gc import paused_gc
 from .evaluate import evaluate, extra_prediction_problems
-from .loaders import load_gold, load_predictions, reads_as_release
+from .loaders import estimated_rows, load_gold, load_predictions, reads_as_release
 from .problems import summarise
 from .profiles import DEFAULT_PROFILE, PROFILES, get_profile
 from .runner import plan
@@ -251,23 +251,7 @@ def _in_columns(args: argparse.Namespace) -> bool:
     for a gold of COLUMNS_MAX questions or more, which forked processes score sooner."""
     if args.categories_csv:
         return False
-    return usable_cores() < 2 or _estimated_questions(_gold_paths(args)) < COLUMNS_MAX
-
-
-def _estimated_questions(paths: list[Path]) -> int:
-    """About how many questions the gold files hold: their sizes over the mean length of the first
-    file's first lines (0 when none can be read)."""
-    total, per_line = 0, 0.0
-    for p in paths:
-        try:
-            total += os.path.getsize(p)
-            if not per_line:
-                with open(p, "rb") as fh:
-                    head = fh.read(1 << 16)
-                per_line = len(head) / max(1, head.count(b"\n"))
-        except OSError:
-            continue
-    return int(total / per_line) if per_line else 0
+    return usable_cores() < 2 or estimated_rows(_gold_paths(args)) < COLUMNS_MAX
 
 
 def _run_in_columns(args: argparse.Namespace, names: list[str], profile, release: bool) -> int | None:

@@ -524,6 +524,22 @@ def _object_rows(rows: Iterator[tuple[int | None, Any]], name: str, res: LoadRes
         yield line, row, qid
 
 
+def estimated_rows(paths: Sequence[str | Path]) -> int:
+    """About how many lines (JSONL rows) the files hold: their sizes over the mean length of the first
+    readable file's first lines (0 when none can be read). How the command line sizes its work."""
+    total, per_line = 0, 0.0
+    for p in paths:
+        try:
+            total += Path(p).stat().st_size
+            if not per_line:
+                with open(p, "rb") as fh:
+                    head = fh.read(1 << 16)
+                per_line = len(head) / max(1, head.count(b"\n"))
+        except OSError:
+            continue
+    return int(total / per_line) if per_line else 0
+
+
 # ----------------------------------------------------------------------------- gold
 
 

@@ -26,6 +26,7 @@ from scoring import cli
 from scoring.loaders import (
     ABSENT,
     META_KEYS,
+    estimated_rows,
     load_gold,
     load_gold_columns,
     load_prediction_columns,
@@ -309,9 +310,9 @@ def test_large_gold_takes_the_forked_path_when_a_second_core_is_there(tmp_path, 
     line = '{"question_id": "q", "answer": {"value": "v"}}\n'
     small.write_text(line * 1_000, encoding="utf-8")
     large.write_text(line * (cli.COLUMNS_MAX + 1_000), encoding="utf-8")
-    assert cli._estimated_questions([small]) == 1_000
-    assert cli._estimated_questions([small, large]) == cli.COLUMNS_MAX + 2_000
-    assert cli._estimated_questions([tmp_path / "absent.jsonl"]) == 0
+    assert estimated_rows([small]) == 1_000
+    assert estimated_rows([small, large]) == cli.COLUMNS_MAX + 2_000
+    assert estimated_rows([tmp_path / "absent.jsonl"]) == 0
 
     def wants(*paths: Path, categories: bool = False) -> bool:
         argv = ["--gold-files", *map(str, paths), "--predictions", "p.jsonl"] + (["--categories-csv", "c"] if categories else [])
