@@ -195,8 +195,7 @@ def _score_runs(args: argparse.Namespace, gold: list, names: list[str], profile,
         for p in summarise(extra_prediction_problems(the_plan.extras)):
             print(p, file=err)
         if the_plan.prediction_count == len(the_plan.extras):  # every id unknown (and --ignore-missing: nothing left)
-            print(f"note: none of the {the_plan.prediction_count:,} prediction ids of {pred_path} is a gold question id", file=err)
-            print(f"ERROR: no prediction could be loaded from {pred_path}", file=err)
+            _no_gold_id(the_plan.prediction_count, pred_path, err)
             failed += 1
             continue
         scored += 1
@@ -218,8 +217,7 @@ def _score_runs(args: argparse.Namespace, gold: list, names: list[str], profile,
                                       prediction_field=args.prediction_field, report=report, csv_path=csv_path,
                                       per_question=not args.no_per_question_json, lens=lens, workers=usable_cores())
         except OSError as exc:  # e.g. the disk filled up, or an output path is a folder
-            print(f"ERROR: cannot write the outputs of {pred_path}: {exc.filename or ''}{': ' if exc.filename else ''}"
-                  f"{exc.strerror or exc}", file=err)
+            _cannot_write(exc, pred_path, err)
             scored -= 1
             failed += 1
             continue
@@ -228,6 +226,17 @@ def _score_runs(args: argparse.Namespace, gold: list, names: list[str], profile,
         print("ERROR: nothing could be scored", file=err)
         return 1
     return 1 if failed else 0
+
+
+def _no_gold_id(count: int, pred_path, err) -> None:
+    """What is said of a prediction file none of whose ids is a gold question's (both paths say it)."""
+    print(f"note: none of the {count:,} prediction ids of {pred_path} is a gold question id", file=err)
+    print(f"ERROR: no prediction could be loaded from {pred_path}", file=err)
+
+
+def _cannot_write(exc: OSError, pred_path, err) -> None:
+    print(f"ERROR: cannot write the outputs of {pred_path}: {exc.filename or ''}{': ' if exc.filename else ''}"
+          f"{exc.strerror or exc}", file=err)
 
 
 def _print_run(run, name: str, several: bool) -> None:
@@ -288,8 +297,7 @@ def _run_in_columns(args: argparse.Namespace, names: list[str], profile, release
         for p in summarise(extra_prediction_problems([preds.record(k) for k in joined.extras])):
             print(p, file=err)
         if joined.prediction_count == len(joined.extras):  # every id unknown (and --ignore-missing: nothing left)
-            print(f"note: none of the {joined.prediction_count:,} prediction ids of {pred_path} is a gold question id", file=err)
-            print(f"ERROR: no prediction could be loaded from {pred_path}", file=err)
+            _no_gold_id(joined.prediction_count, pred_path, err)
             failed += 1
             continue
         scored += 1
@@ -299,8 +307,7 @@ def _run_in_columns(args: argparse.Namespace, names: list[str], profile, release
                               prediction_field=args.prediction_field, report=report, csv_path=csv_path,
                               per_question=not args.no_per_question_json, lens=lens)
         except OSError as exc:  # e.g. the disk filled up, or an output path is a folder
-            print(f"ERROR: cannot write the outputs of {pred_path}: {exc.filename or ''}{': ' if exc.filename else ''}"
-                  f"{exc.strerror or exc}", file=err)
+            _cannot_write(exc, pred_path, err)
             scored -= 1
             failed += 1
             continue
