@@ -42,7 +42,7 @@ import tempfile
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -76,6 +76,7 @@ SCHEMA = pa.schema([
 _NOT_NULL = ("question_id", "accuracy", "token_f1", "anls", "decided_by", "details")
 _SCORE_COLUMNS = ("accuracy", "token_f1", "anls")
 _LOG = logging.getLogger(__name__)
+T = TypeVar("T")
 _WARNED: set[str] = set()
 
 
@@ -332,6 +333,26 @@ class EntryFolder:
         except OSError:
             pass
 
+    def _entry(self, key: str, read: Callable[[Path], T], *, counted: bool = True) -> T | None:
+        """`read(path)` of the entry named `key`, or None: there is none (a miss), or it does not read
+        back -- removed, and a miss. With `counted=False` (an entry read again for a run already
+        loaded from it) nothing is counted and a bad entry is left where it is."""
+        path = self.path(key)
+        if _refuse(self.folder) or path.is_symlink() or not path.is_file():
+            if counted:
+                self._count(misses=1)
+            return None
+        try:
+            got: T | None = read(path)
+        except (OSError, ValueError, TypeError, KeyError, pa.ArrowException) as exc:  # orjson's error is a ValueError
+            if not counted:
+                return None
+            got = None
+            self._reject(path, exc)
+        if counted:
+            self._count(**({"misses": 1} if got is None else {"hits": 1}))
+        return got
+
 
 class ScoreStore(EntryFolder):
     """The Parquet entries under `root`/scored. Safe to share between threads and processes:
@@ -377,20 +398,7 @@ class ScoreStore(EntryFolder):
 
     def get(self, key: str) -> ScoredRows | None:
         """The entry, or None when there is none or it is not exactly what `put` wrote (then it is removed)."""
-        path = self.path(key)
-        if _refuse(self.folder) or path.is_symlink() or not path.is_file():
-            self._count(misses=1)
-            return None
-        try:
-            rows = self._read(path, key)
-        except (OSError, ValueError, TypeError, KeyError, pa.ArrowException) as exc:  # orjson's error is a ValueError
-            rows = None
-            self._reject(path, exc)
-        if rows is None:
-            self._count(misses=1)
-        else:
-            self._count(hits=1)
-        return rows
+        return self._entry(key, lambda path: self._read(path, key))
 
     def _valid(self, path: Path, key: str) -> bool:
         try:
@@ -402,13 +410,7 @@ class ScoreStore(EntryFolder):
     def read_quietly(self, key: str) -> ScoredRows | None:
         """The entry read again for a run already loaded from it (its decisions, for its records),
         without counting a hit or a miss; None when it is gone or no longer reads back (not removed)."""
-        path = self.path(key)
-        if _refuse(self.folder) or path.is_symlink() or not path.is_file():
-            return None
-        try:
-            return self._read(path, key)
-        except (OSError, ValueError, TypeError, KeyError, pa.ArrowException):
-            return None
+        return self._entry(key, lambda path: self._read(path, key), counted=False)
 
     def scores(self, key: str):
         """A run's entry read for its scores only -- (question ids, statuses as Arrow arrays; accuracy,
@@ -416,20 +418,7 @@ class ScoreStore(EntryFolder):
         removed, as `get` does). The columns of the decisions (rule, threshold, details) are neither
         read nor checked here: a run in columns reads them when its records are built, and scores
         the run again there if they do not read back (dashboard/core/runs.py)."""
-        path = self.path(key)
-        if _refuse(self.folder) or path.is_symlink() or not path.is_file():
-            self._count(misses=1)
-            return None
-        try:
-            got = self._read_scores(path, key)
-        except (OSError, ValueError, TypeError, KeyError, pa.ArrowException) as exc:
-            got = None
-            self._reject(path, exc)
-        if got is None:
-            self._count(misses=1)
-        else:
-            self._count(hits=1)
-        return got
+        return self._entry(key, lambda path: self._read_scores(path, key))
 
     @staticmethod
     def _read_scores(path: Path, key: str):
@@ -736,21 +725,11 @@ class PredictionStore(EntryFolder):
 
     def get(self, key: str, file: str):
         """The LoadResult as the loader returned it for `file`, or None (no entry, or a bad one: removed)."""
-        path = self.path(key)
-        if _refuse(self.folder) or path.is_symlink() or not path.is_file():
-            self._count(misses=1)
-            return None
-        try:
+        def read(path: Path):
             with paused_gc():
-                res = self._read(path, key, file)
-        except (OSError, ValueError, TypeError, KeyError, pa.ArrowException):
-            res = None
-            self._reject(path, None)
-        if res is None:
-            self._count(misses=1)
-        else:
-            self._count(hits=1)
-        return res
+                return self._read(path, key, file)
+
+        return self._entry(key, read)
 
     def _valid(self, path: Path, key: str) -> bool:
         try:
