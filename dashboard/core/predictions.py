@@ -170,7 +170,7 @@ class PredictionTable(Sequence[Prediction]):
                    pa.array([p.status for p in items], pa.string()), file,
                    pa.array([p.line for p in items], pa.int64()),
                    pa.array([list(p.evidence_pages) for p in items], pa.list_(pa.int64())),
-                   pa.array([_evidence_json(p.evidence) for p in items], pa.string()))
+                   pa.array([evidence_json(p.evidence) for p in items], pa.string()))
 
     # ------------------------------------------------------------------ the sequence
 
@@ -377,15 +377,31 @@ def _one(arr) -> pa.Array:
     return arr
 
 
-def _evidence_json(evidence) -> str | None:
+def evidence_json(evidence) -> str | None:
+    """A prediction's cited evidence as the JSON text its column holds (None: none cited)."""
     if not evidence:
         return None
     return json.dumps([[e.page, e.document_id, list(e.bbox) if e.bbox is not None else None] for e in evidence],
                       ensure_ascii=True, allow_nan=True)
 
 
+def evidence_of(parsed) -> tuple:
+    """`evidence_json`'s value parsed back into PredictedEvidence records; ValueError for anything of
+    another shape (a cache entry is never trusted: dashboard/core/store.py checks entries with it)."""
+    if type(parsed) is not list or not parsed:
+        raise ValueError("evidence that is not a list")
+    out = []
+    for v in parsed:
+        if type(v) is not list or len(v) != 3 or type(v[0]) is not int or not isinstance(v[1], str):
+            raise ValueError("an evidence entry of another shape")
+        bbox = v[2]
+        if bbox is not None:
+            if type(bbox) is not list or len(bbox) != 4 or any(type(x) not in (int, float) for x in bbox):
+                raise ValueError("a bbox that is not four numbers")
+            bbox = tuple(bbox)
+        out.append(PredictedEvidence(v[0], v[1], bbox))
+    return tuple(out)
+
+
 def _evidence_back(text: str | None) -> tuple:
-    if text is None:
-        return ()
-    parsed = json.loads(text)
-    return tuple(PredictedEvidence(v[0], v[1], tuple(v[2]) if v[2] is not None else None) for v in parsed)
+    return () if text is None else evidence_of(json.loads(text))

@@ -53,7 +53,7 @@ from orjson import dumps as _dumps
 from orjson import loads as _loads
 
 import scoring
-from dashboard.core.predictions import PredictionTable, as_table
+from dashboard.core.predictions import PredictionTable, as_table, evidence_json, evidence_of
 from dashboard.core.settings import cache_root
 from scoring._gc import paused_gc
 from scoring.evaluate import RunResult
@@ -218,14 +218,6 @@ class ScoredRows:
 
     def __len__(self) -> int:
         return len(self._ids)
-
-    def score_arrays(self) -> tuple:
-        """Accuracy, token F1 and ANLS as numpy float64 arrays (no Python float per question)."""
-        import numpy as np
-
-        return tuple(np.asarray(c, dtype=np.float64) if isinstance(c, list) else
-                     np.asarray(c.to_numpy() if isinstance(c, pa.ChunkedArray) else c.to_numpy(zero_copy_only=False),
-                                dtype=np.float64) for c in self._scores)
 
     @property
     def decisions(self) -> list[tuple]:
@@ -642,13 +634,6 @@ def _load_meta(res) -> str:
                       ensure_ascii=True, allow_nan=False)
 
 
-def _evidence_json(evidence) -> str | None:
-    if not evidence:
-        return None
-    return json.dumps([[e.page, e.document_id, list(e.bbox) if e.bbox is not None else None] for e in evidence],
-                      ensure_ascii=True, allow_nan=True)
-
-
 def _parse_memo(texts: list, convert) -> list:
     """Each distinct JSON text parsed once (equal values share one read-only tuple); None stays ()."""
     memo: dict[str, object] = {}
@@ -668,36 +653,6 @@ def _parse_memo(texts: list, convert) -> list:
     return out
 
 
-def _pages_of(column: pa.ChunkedArray) -> list[tuple]:
-    """The list column as tuples of ints, from its flat values and offsets (a list per row is slow)."""
-    arr = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
-    if not len(arr):
-        return []
-    if arr.null_count or arr.values.null_count:
-        raise ValueError("nulls in evidence_pages")
-    offsets, values = arr.offsets.to_pylist(), arr.values.to_pylist()
-    empty = ()
-    return [tuple(values[a:b]) if b > a else empty for a, b in zip(offsets, offsets[1:])]
-
-
-def _evidence_back(parsed) -> tuple:
-    from scoring.model import PredictedEvidence
-
-    if type(parsed) is not list or not parsed:
-        raise ValueError("evidence that is not a list")
-    out = []
-    for v in parsed:
-        if type(v) is not list or len(v) != 3 or type(v[0]) is not int or not isinstance(v[1], str):
-            raise ValueError("an evidence entry of another shape")
-        bbox = v[2]
-        if bbox is not None:
-            if type(bbox) is not list or len(bbox) != 4 or any(type(x) not in (int, float) for x in bbox):
-                raise ValueError("a bbox that is not four numbers")
-            bbox = tuple(bbox)
-        out.append(PredictedEvidence(v[0], v[1], bbox))
-    return tuple(out)
-
-
 class PredictionStore(EntryFolder):
     """The parsed prediction files under `root`/predictions (same rules as ScoreStore)."""
 
@@ -715,7 +670,7 @@ class PredictionStore(EntryFolder):
                 "status": pa.array([p.status for p in items], pa.string()),
                 "line": pa.array([p.line for p in items], pa.int64()),
                 "evidence_pages": pa.array([p.evidence_pages for p in items], pa.list_(pa.int64())),
-                "evidence": pa.array([_evidence_json(p.evidence) for p in items], pa.string()),
+                "evidence": pa.array([evidence_json(p.evidence) for p in items], pa.string()),
             }, schema=PREDICTION_SCHEMA).replace_schema_metadata({
                 "lens.format": str(PREDICTION_FORMAT), "lens.key": key, "lens.rows": str(len(items)),
                 "lens.load": _load_meta(res)})
@@ -765,7 +720,7 @@ class PredictionStore(EntryFolder):
             raise ValueError("nulls in evidence_pages")
         evidence = table.column("evidence")
         if evidence.null_count < n:  # checked as the records would read it; the records are built on demand
-            _parse_memo(pc.drop_null(evidence).to_pylist(), _evidence_back)
+            _parse_memo(pc.drop_null(evidence).to_pylist(), evidence_of)
         items = PredictionTable(table.column("question_id"), table.column("text"), table.column("status"), file,
                                 table.column("line"), table.column("evidence_pages"), evidence)
         return LoadResult(items=cast(list, items), problems=problems, files=files, rows_read=counts[0],
