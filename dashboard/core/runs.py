@@ -16,7 +16,7 @@ from collections.abc import Sequence
 import numpy as np
 import pyarrow as pa
 
-from dashboard.core.predictions import PredictionTable, as_table
+from dashboard.core.predictions import Alignment, PredictionTable, as_table
 from dashboard.core.store import ScoredRows, ScoreStore
 from scoring._gc import paused_gc
 from scoring.model import GoldQuestion, Prediction
@@ -41,9 +41,9 @@ def column_run(gold: Sequence[GoldQuestion], predictions: Sequence[Prediction], 
     columns = {
         "question_id": al.ids,
         "status": al.status,
-        "accuracy": _floats(accuracy),
-        "token_f1": _floats(token_f1),
-        "anls": _floats(anls),
+        "accuracy": np.asarray(accuracy, dtype=np.float64),
+        "token_f1": np.asarray(token_f1, dtype=np.float64),
+        "anls": np.asarray(anls, dtype=np.float64),
         "answered": al.answered,
         "prediction": al.reported,
     }
@@ -51,17 +51,11 @@ def column_run(gold: Sequence[GoldQuestion], predictions: Sequence[Prediction], 
                             decisions_later=decisions_later, profile=profile, name=name)
 
 
-def _floats(values) -> np.ndarray:
-    if isinstance(values, (pa.Array, pa.ChunkedArray)):
-        return np.asarray(values.to_numpy() if isinstance(values, pa.ChunkedArray) else values.to_numpy(zero_copy_only=False),
-                          dtype=np.float64)
-    return np.asarray(values, dtype=np.float64)
-
-
-def _statuses_scored(gold: Sequence[GoldQuestion], predictions: PredictionTable) -> tuple[pa.Array, list]:
-    """(gold ids, the status each question is scored with -- None without a prediction), as the store keeps them."""
-    al = predictions.aligned(gold)
-    return al.ids, [st if a else None for st, a in zip(al.status.tolist(), al.answered.tolist())]
+def _stored_statuses(al: Alignment) -> np.ndarray:
+    """The status each gold question is scored with, as the store keeps it: None without a prediction."""
+    scored = al.status.copy()
+    scored[~al.answered] = None
+    return scored
 
 
 def load_column_run(store: ScoreStore, key: str, gold: Sequence[GoldQuestion], predictions: Sequence[Prediction],
@@ -76,9 +70,7 @@ def load_column_run(store: ScoreStore, key: str, gold: Sequence[GoldQuestion], p
         table = table_of(predictions)
         al = table.aligned(gold)
         try:
-            scored = al.status.copy()
-            scored[~al.answered] = None  # the store keeps no status for a question without a prediction
-            statuses = pa.array(scored, pa.string())
+            statuses = pa.array(_stored_statuses(al), pa.string())
             same = stored_ids.equals(pa.chunked_array([al.ids])) and stored_statuses.equals(pa.chunked_array([statuses]))
         except (pa.ArrowException, UnicodeError):
             same = False
@@ -102,8 +94,8 @@ def save_decisions(store: ScoreStore, key: str, gold: Sequence[GoldQuestion], pr
                    decisions: list[Decision]) -> tuple[bool, bool]:
     """Write a freshly scored run's decisions to the store: (whether the entry is there, whether
     another writer -- a second app server -- published it first: then it is read back from the store)."""
-    ids, statuses = _statuses_scored(gold, table_of(predictions))
+    al = table_of(predictions).aligned(gold)
     lost = store.lost_races
     with paused_gc():
-        written = store.put(key, ScoredRows(ids.to_pylist(), statuses, decisions))
+        written = store.put(key, ScoredRows(al.ids.to_pylist(), _stored_statuses(al).tolist(), decisions))
     return written is not None, store.lost_races != lost
