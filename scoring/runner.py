@@ -360,35 +360,32 @@ def _positions_missing(rows) -> list[int]:
     return [i for i, r in enumerate(rows) if r < 0]
 
 
-_GROUPS: list[tuple[Sequence[GoldQuestion], tuple[str, ...]]] = []  # (gold, run_groups(gold)), the last few
+class _PerGold:
+    """A value computed once per gold list (by identity) and shared by the runs of that gold; the
+    last few golds kept (a gold with corrections is another list). Safe between threads."""
+
+    def __init__(self, make: Callable[[Sequence[GoldQuestion]], Any], kept: int = 4) -> None:
+        self.make, self.kept = make, kept
+        self.memo: list[tuple[Sequence[GoldQuestion], Any]] = []
+        self.lock = threading.Lock()
+
+    def __call__(self, gold: Sequence[GoldQuestion]) -> Any:
+        with self.lock:
+            for g, value in self.memo:
+                if g is gold:
+                    return value
+        value = self.make(gold)
+        with self.lock:
+            self.memo.append((gold, value))
+            del self.memo[:-self.kept]
+        return value
 
 
-def _groups_of(gold: Sequence[GoldQuestion]) -> tuple[str, ...]:
-    """`run_groups(gold)`, once per gold list (two hundred runs of one gold asked it two hundred times)."""
-    for g, groups in _GROUPS:
-        if g is gold:
-            return groups
-    groups = run_groups(gold)
-    _GROUPS.append((gold, groups))
-    del _GROUPS[:-4]
-    return groups
-
-
-_POSITIONS: list[tuple[Sequence[GoldQuestion], dict[str, int]]] = []  # (gold, question id -> position), newest last
-_POSITIONS_LOCK = threading.Lock()
-
-
-def gold_positions(gold: Sequence[GoldQuestion]) -> dict[str, int]:
-    """Question id -> position in the gold, one dict per gold list shared by its runs (the last few kept)."""
-    with _POSITIONS_LOCK:
-        for g, pos in _POSITIONS:
-            if g is gold:
-                return pos
-    pos = {q.qid: i for i, q in enumerate(gold)}
-    with _POSITIONS_LOCK:
-        _POSITIONS.append((gold, pos))
-        del _POSITIONS[:-4]
-    return pos
+# run_groups(gold): two hundred runs of one gold asked it two hundred times
+_groups_of: Callable[[Sequence[GoldQuestion]], tuple[str, ...]] = _PerGold(run_groups)
+# question id -> position in the gold, one dict per gold list shared by its runs
+gold_positions: Callable[[Sequence[GoldQuestion]], dict[str, int]] = _PerGold(
+    lambda gold: {q.qid: i for i, q in enumerate(gold)})
 
 
 class _Answered(Mapping[str, Prediction]):
