@@ -173,9 +173,8 @@ def score_frame_at(runs: list[Run], gold_ids: set[str], profile: str | Profile |
             part["right"] = (run.result.profile if run.result is not None else fallback).right_mask(part["accuracy"])
             parts.append(part)
             if questions is not None:
-                ids = c["question_id"] if run.result is not None else None
-                same = len(part) == len(questions) and isinstance(ids, (pa.Array, pa.ChunkedArray)) and _same_ids(ids, questions)
-                positions.append(order if same else np.asarray(questions.get_indexer(part["question_id"]), dtype=np.intp))
+                positions.append(_positions(c["question_id"] if run.result is not None else part["question_id"],
+                                            questions, order))
     where = np.concatenate(positions) if positions else np.zeros(0, dtype=np.intp) if questions is not None else None
     if not parts:
         return pd.DataFrame([], columns=[*cols, "right"]).astype({"right": bool}), where
@@ -222,11 +221,15 @@ def _frame_of_columns(runs: list[Run], questions: pd.Index | None) -> tuple[pd.D
     if questions is None:
         return frame, None
     order = np.arange(len(questions), dtype=np.intp)
-    positions = [order if len(c["accuracy"]) == len(questions) and isinstance(c["question_id"], (pa.Array, pa.ChunkedArray))
-                 and _same_ids(c["question_id"], questions)
-                 else np.asarray(questions.get_indexer(pd.Index(column_list(c["question_id"]))), dtype=np.intp)
-                 for _, c in kept]
-    return frame, np.concatenate(positions)
+    return frame, np.concatenate([_positions(c["question_id"], questions, order) for _, c in kept])
+
+
+def _positions(ids, questions: pd.Index, order: np.ndarray) -> np.ndarray:
+    """Each of a run's rows' position in the question frame (-1: not there): `order` itself when its
+    ids are the gold's shared Arrow array in the frame's order (no lookup), else looked up."""
+    if isinstance(ids, (pa.Array, pa.ChunkedArray)) and len(ids) == len(questions) and _same_ids(ids, questions):
+        return order
+    return np.asarray(questions.get_indexer(pd.Index(column_list(ids))), dtype=np.intp)
 
 
 _SAME_IDS: list[tuple[object, object]] = []  # (ids array, index) pairs found equal, the last few
