@@ -109,12 +109,16 @@ def _stored(ws: Workspace, gold_key: tuple, pf: PredictionFile, profile: str) ->
     """The run from the Parquet cache on disk (dashboard/core/store.py), remembered in memory too."""
     if not pf.sha256:
         return None
-    load = runs.load_column_run if columnar(pf) else store.load_run
-    result = load(cache.score_store(), _store_key(ws, gold_key, pf, profile), ws.gold.items, pf.loaded.items,
-                  profile, pf.run)
+    result = _read(cache.score_store(), _store_key(ws, gold_key, pf, profile), ws, pf, profile)
     if result is not None:
         cache.remember((gold_key, pf.sha256, pf.run, profile), result)
     return result
+
+
+def _read(shared: store.ScoreStore, key: str, ws: Workspace, pf: PredictionFile, profile: str) -> RunResult | None:
+    """One run from its store entry: in columns, or with its records for a file kept as records."""
+    load = runs.load_column_run if columnar(pf) else store.load_run
+    return load(shared, key, ws.gold.items, pf.loaded.items, profile, pf.run)
 
 
 READERS = 2  # runs read from the Parquet cache at once (Parquet reading and Arrow's joins leave the GIL)
@@ -126,15 +130,11 @@ def _from_disk(ws: Workspace, gold_key: tuple, profile: str, todo: list[Predicti
     from concurrent.futures import ThreadPoolExecutor
 
     shared = cache.score_store()  # here: the readers' threads have no script run to call streamlit from
-    gold = ws.gold.items
     with paused_gc():  # once for all the readers (a collection is paused process-wide)
         key_of = {pf.run: _store_key(ws, gold_key, pf, profile) for pf in todo if pf.sha256}
 
         def read(pf: PredictionFile) -> RunResult | None:
-            if pf.run not in key_of:
-                return None
-            load = runs.load_column_run if columnar(pf) else store.load_run
-            return load(shared, key_of[pf.run], gold, pf.loaded.items, profile, pf.run)
+            return _read(shared, key_of[pf.run], ws, pf, profile) if pf.run in key_of else None
 
         with ThreadPoolExecutor(max_workers=max(1, min(READERS, len(todo)))) as pool:
             found = list(pool.map(read, todo))
