@@ -27,7 +27,7 @@ from ._gc import paused_gc
 from .aggregate import aggregate_scores, members_of_parts, partition
 from .evaluate import extra_prediction_problems
 from .loaders import ABSENT, GoldColumns, PredictionColumns
-from .metrics import scores_of
+from .metrics import column_scores
 from .model import BREAKDOWNS, QuestionResult
 from .profiles import Profile, signature
 from .registry import MISSING_STATUS, OVERFLOW_STATUSES, OVERFLOW_TEXT
@@ -77,18 +77,19 @@ def _picked(col: list, at: list[int] | None) -> list:
 @paused_gc()
 def score_columns(gold: GoldColumns, preds: PredictionColumns, joined: Joined, profile: Profile
                   ) -> tuple[list[float], list[float], list[float]]:
-    """(accuracy, token F1, ANLS) of each question scored, in order: `decide` once per distinct
-    (prediction, status, answers, format, rule) (`scores_of`, which is `decide`'s scores), its
-    scores shared by every question alike."""
+    """(accuracy, token F1, ANLS) of each question scored, in order: `decide`'s scores
+    (`metrics.column_scores`, which is `scores_of` a column at a time)."""
     at = joined.gold_at
-    answers, fmts, rules = _picked(gold.answers, at), _picked(gold.answer_format, at), _picked(gold.verification_rule, at)
     texts, statuses = preds.text, preds.status
-    keys = [(None, None, a, f, r) if k is None else (texts[k], statuses[k], a, f, r)
-            for k, a, f, r in zip(joined.pred_at, answers, fmts, rules)]
-    distinct = list(dict.fromkeys(keys))
-    memo = dict(zip(distinct, scores_of(distinct, profile)))
-    scores = list(map(memo.__getitem__, keys))
-    return [s[0] for s in scores], [s[1] for s in scores], [s[2] for s in scores]
+    pred_at = joined.pred_at
+    if None in pred_at:
+        scored = [None if k is None else texts[k] for k in pred_at]
+        status = [None if k is None else statuses[k] for k in pred_at]
+    else:
+        scored = list(map(texts.__getitem__, pred_at))  # type: ignore[arg-type]
+        status = list(map(statuses.__getitem__, pred_at))  # type: ignore[arg-type]
+    return column_scores(scored, status, _picked(gold.answers, at), _picked(gold.answer_format, at),
+                         _picked(gold.verification_rule, at), profile)
 
 
 # ----------------------------------------------------------------------------- breakdowns
@@ -183,6 +184,7 @@ def members_of(gold: GoldColumns, at: list[int] | None, groups: Sequence[str]) -
         out[g] = members_of_parts(((idx[0] if at is None else at[idx[0]], idx) for idx in partition(keys).values()),
                                   labels_at)
     return out
+
 
 
 # ----------------------------------------------------------------------------- the run and its files

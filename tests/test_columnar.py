@@ -322,3 +322,51 @@ def test_large_gold_takes_the_forked_path_when_a_second_core_is_there(tmp_path, 
     assert wants(small) and not wants(large) and not wants(small, categories=True)
     monkeypatch.setattr(cli, "usable_cores", lambda: 1)
     assert wants(small) and wants(large) and not wants(small, categories=True)
+
+
+def test_column_scores_equal_decide():
+    """`metrics.column_scores` (the command line's scorer: columns in, three score columns out) gives
+    `decide`'s scores question by question -- every status, missing answers, empty and equal texts,
+    unicode -- under each profile, and under profiles at the edges of their thresholds (a strict ANLS
+    threshold of 0, so equal texts score 0; similarity thresholds 0 and 1; failed answers scoring 0)."""
+    from dataclasses import replace
+
+    from scoring.metrics import column_scores
+
+    rng = random.Random(27)
+    alphabet = "aAbtThHeEnN 0123456789.,-%:;!?'\"()[]\n\t\x1f\x0b_é東ǅ"
+    texts = ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 30))) for _ in range(1500)]
+    texts += ["the", "a", "an the a", "a.the", "the-a", "%a%", "A.N.", "\x1f", "", " \x1f the", "  ", "Yes", "no", "42",
+              "Not answerable", "B", "x" * 20_001]
+    golds = [t for t in [*VALUES[:29], *texts[:150], "x" * 20_001] if isinstance(t, str)]
+    rows = []
+    for _ in range(5000):
+        answers = rng.choice([(g,) for g in golds] + [()])
+        draw = rng.random()
+        if answers and draw < 0.3:  # the gold itself, or a near miss
+            text = answers[0] if draw < 0.15 else answers[0][:-1] + "z"
+        else:
+            text = rng.choice([None, *[p for p in PREDICTIONS if isinstance(p, str)], *texts])
+        status = rng.choice(["success", "context_overflow", "vision_unsupported", "error", "", None, "SUCCESS", " ok "])
+        rows.append((text, status, answers, rng.choice([f for f in FORMATS if isinstance(f, str) and f] + ["Str"] * 5),
+                     rng.choice([r for r in RULES if isinstance(r, str)])))
+    base = get_profile("xldocbench")
+    profiles = [get_profile(n) for n in ("xldocbench", "xldocbench-1519", "docvqa", "mmlongbench-doc")] + [
+        replace(base, name="strict-zero", anls_threshold=0.0, anls_keeps_threshold=False),
+        replace(base, name="kept-zero", anls_threshold=0.0, similarity_threshold=1.0),
+        replace(base, name="all-similar", anls_threshold=1.0, similarity_threshold=0.0),
+        replace(base, name="failed-zero", failed_status_zero=not base.failed_status_zero),
+    ]
+    texts_c, statuses, answers_c, formats, rules = (list(c) for c in zip(*rows))
+    for profile in profiles:
+        want = [decide(text, answers, fmt, rule, status, profile)[:3] for text, status, answers, fmt, rule in rows]
+        got = column_scores(texts_c, statuses, answers_c, formats, rules, profile)
+        assert list(zip(*got)) == want, profile.name
+        # the comparison means something: right and wrong answers, partial F1 and ANLS
+        assert {0.0, 1.0} <= set(got[0]) and len(set(got[1])) > 5, profile.name
+        if profile.name in ("xldocbench", "xldocbench-1519", "docvqa"):
+            assert len(set(got[2])) > 5, profile.name
+    # at a strict threshold of 0 an equal text scores 0, but one longer than MAX_EDIT_CHARS scores 1
+    strict = column_scores(["abc", "x" * 20_001], ["success"] * 2, [("abc",), ("x" * 20_001,)], ["Str"] * 2, [""] * 2,
+                           profiles[4])
+    assert strict[2] == [0.0, 1.0]
