@@ -246,6 +246,9 @@ def test_read_json_lines_fast_equals_read_json_lines(tmp_path):
         "empty.jsonl": b"",
         "blank.jsonl": b"\n  \n",
         "bad_utf8.jsonl": b'{"a": "\xff"}\n{"b": 1}\n',
+        # lines longer than a block (loaders.BLOCK), one over HUGE_LINE, one first with a BOM, one last without an end
+        "long_lines.jsonl": b"\xef\xbb\xbf" + ('{"x": "' + "y" * 200_000 + '"}\n{"a": 1}\n\n{"h": "' + "z" * 1_100_000
+                                              + '"}\n{"b": 2}\r\n{"t": "' + "w" * 70_000 + '"}').encode("utf-8"),
     }
     for name, data in cases.items():
         path = tmp_path / name
