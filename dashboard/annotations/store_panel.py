@@ -4,12 +4,15 @@ dashboard/shell/cache.py, so that the shell imports no feature (tests/test_archi
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import streamlit as st
 
 if TYPE_CHECKING:  # the database module (SQLAlchemy) is imported on first use
     from dashboard.annotations.db import AnnotationStore
+
+FILE_NAME = "annotations.sqlite3"  # dashboard.annotations.db.FILE_NAME (a test holds them equal), without importing it
 
 
 @st.cache_resource(show_spinner=False, max_entries=4)
@@ -32,8 +35,36 @@ def annotation_store() -> AnnotationStore:
     return annotations_db(location_key(annotations_from(sys.argv[1:])))
 
 
+def absent_file() -> Path | None:
+    """The annotations database's file when it is a file that does not exist yet (nothing was ever
+    saved: every read finds nothing), else None (it exists, or it is a server). Said without importing
+    the database module (SQLAlchemy: 0.7 s) or creating the file, which opening the store does: the
+    overview reads nothing when a fresh machine has no database. Where it lives as
+    dashboard.annotations.db.resolve_location says (tests hold the two equal)."""
+    import os
+    import sys
+
+    from dashboard.core import settings
+    from dashboard.core.paths import annotations_from
+
+    text = annotations_from(sys.argv[1:]) or settings.DATABASE_URL.value().strip()
+    if not text:
+        path = settings.data_dir() / FILE_NAME
+    elif "://" not in text:
+        path = Path(text).expanduser()
+    elif text.split("://", 1)[0].lower() in ("sqlite", "sqlite+pysqlite") and len(text.split("://", 1)[1]) > 1 \
+            and text.split("://", 1)[1].startswith("/"):
+        path = Path(text.split("://", 1)[1][1:]).expanduser()
+    else:
+        return None  # a server, or a URL the store will say is wrong
+    return None if os.path.lexists(path) else path
+
+
 def corrections(benchmark: str) -> list:
-    """The benchmark's gold corrections as stored now (none when the database cannot be read)."""
+    """The benchmark's gold corrections as stored now (none when the database cannot be read, or
+    does not exist yet)."""
+    if absent_file() is not None:
+        return []
     from dashboard.annotations.db import AnnotationsUnavailable
 
     try:

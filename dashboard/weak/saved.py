@@ -21,12 +21,15 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from dashboard.annotations.db import SavedSlice
 from dashboard.core.links import META, View
 from scoring.registry import METRICS
+
+if TYPE_CHECKING:  # the database module imports SQLAlchemy (0.7 s): not for the types alone
+    from dashboard.annotations.db import SavedSlice
 
 SAVED_FIELD = "saved_slice"  # the breakdown field of saved slices (a question: the names of those it is in)
 TAG_FIELD = "tag"  # the triage notes' tags as a field (the finder's extra condition, a saved slice's field)
