@@ -8,6 +8,13 @@ runs `compute()` (the evidence table) and returns its value. Documents are read 
 the documents of the questions a session shows first (`prefer`, asked by every session that shows
 the section meanwhile), the rest after. A document already read comes from memory or the disk caches
 (doctext/, ocr/) at once. `progress(key)` says what is left (dashboard/evidence/progress.py).
+
+`LocatedStore`: the located answers (the evidence table) kept on disk, `<cache folder>/located/<key>.parquet`,
+named by a digest of everything they are computed from (dashboard/evidence/locate_panel.py `located_key`:
+the gold, each run's answers, which answers are right, each document's bytes, the locating code), so a
+server start reads them back instead of locating every answer again (seconds on the sample), and a changed
+PDF, run or profile gives another name. Written atomically (dashboard/core/store.py EntryFolder); an entry
+that does not read back whole, with its columns, types, key and row count, is a miss and removed.
 """
 
 from __future__ import annotations
@@ -18,7 +25,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from dashboard.core.store import EntryFolder
 from dashboard.documents import ocr, pdf
+from dashboard.evidence.grounding import COLUMNS, LOCATIONS
 from dashboard.evidence.progress import Doc, Tally, reading_order, seconds_left, tally
 
 KEPT = 8  # locatings remembered (their order and counts), oldest dropped first
@@ -163,3 +176,81 @@ def start(key: tuple, docs: Sequence[Path], first: Sequence[Path], compute: Call
 def get(key: tuple) -> Locating | None:
     with _LOCK:
         return _LOCATINGS.get(key)
+
+
+# ----------------------------------------------------------------------------- the located answers on disk
+
+LOCATED_FORMAT = "1"
+LOCATED_SCHEMA = pa.schema([
+    ("question_id", pa.string()),
+    ("run", pa.string()),
+    ("evidence_precision", pa.float64()),  # null: the run cites no page
+    ("evidence_recall", pa.float64()),
+    ("grounding", pa.float64()),  # null: no gold or no cited boxes
+    ("answer_location", pa.string()),  # null: not searched for another reason
+    ("answer_pages_evidence", pa.list_(pa.int64())),
+    ("answer_pages_elsewhere", pa.list_(pa.int64())),
+])
+_FLOATS = ("evidence_precision", "evidence_recall", "grounding")
+_PAGES = ("answer_pages_evidence", "answer_pages_elsewhere")
+assert LOCATED_SCHEMA.names == COLUMNS
+
+
+def _missing(value: object) -> bool:
+    """None, pandas' NA or NaN (a row built with None in a text column holds NaN there)."""
+    return value is None or value is pd.NA or (isinstance(value, float) and value != value)
+
+
+def _floats(values: list) -> list[float | None]:
+    """The table's float cells as Python floats or None (pandas' NA and NaN are None)."""
+    return [None if _missing(v) else float(v) for v in values]
+
+
+class LocatedStore(EntryFolder):
+    """The evidence tables (dashboard.evidence.grounding.evidence_table) kept on disk by `located_key`."""
+
+    SUBFOLDER = "located"
+
+    def put(self, key: str, table: pd.DataFrame) -> Path | None:
+        """Keep `table` under `key`; never raises (a folder that cannot be written: located again next time)."""
+        try:
+            cols = {c: table[c].tolist() for c in COLUMNS}
+            arrays = {c: _floats(cols[c]) if c in _FLOATS else
+                      [[int(p) for p in pages] for pages in cols[c]] if c in _PAGES else
+                      [None if _missing(v) else str(v) for v in cols[c]] for c in COLUMNS}
+            out = pa.table(arrays, schema=LOCATED_SCHEMA.with_metadata(
+                {"lens.key": key, "lens.rows": str(len(table)), "lens.format": LOCATED_FORMAT}))
+        except (KeyError, TypeError, ValueError, pa.ArrowException):
+            return None
+        if self.path(key).is_file() and self._valid(self.path(key), key):
+            return self.path(key)
+        return self._write(self.path(key), out)
+
+    def get(self, key: str) -> pd.DataFrame | None:
+        return self._entry(key, lambda path: self._read(path, key))
+
+    def _valid(self, path: Path, key: str) -> bool:
+        try:
+            self._read(path, key)
+        except (OSError, ValueError, TypeError, KeyError, pa.ArrowException):
+            return False
+        return True
+
+    @staticmethod
+    def _read(path: Path, key: str) -> pd.DataFrame:
+        got = pq.read_table(path)
+        meta = got.schema.metadata or {}
+        if (got.schema.remove_metadata() != LOCATED_SCHEMA or meta.get(b"lens.key") != key.encode()
+                or meta.get(b"lens.format") != LOCATED_FORMAT.encode()
+                or meta.get(b"lens.rows") != str(got.num_rows).encode()):
+            raise ValueError(f"{path.name}: not this key's located answers")
+        cols = {c: got.column(c).to_pylist() for c in COLUMNS}
+        if any(v is None for c in ("question_id", "run", *_PAGES) for v in cols[c]):
+            raise ValueError(f"{path.name}: a null id, run or page list")
+        if any(v is not None and v not in LOCATIONS for v in cols["answer_location"]):
+            raise ValueError(f"{path.name}: an unknown answer location")
+        if any(v is not None and not 0.0 <= v <= 1.0 for c in _FLOATS for v in cols[c]):
+            raise ValueError(f"{path.name}: a rate outside 0..1")
+        # built as evidence_table builds it (rows as dicts), so that the frame is the same, NaN where it had None
+        frame = pd.DataFrame([dict(zip(COLUMNS, row)) for row in zip(*(cols[c] for c in COLUMNS))], columns=COLUMNS)
+        return frame.astype({c: "Float64" for c in _FLOATS})
