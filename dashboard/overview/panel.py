@@ -6,8 +6,10 @@ dashboard/overview/charts.py."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 from dashboard.core.analysis import BENCH_ACC, BENCH_F1, OFFICIAL, PAGE_CATEGORY, Analysis, top_runs
 from dashboard.core.escape import md_escape
@@ -88,6 +90,28 @@ def show(ctx: Context, fig, key: str) -> None:
             saved_panel.open_saved(chosen, hit[0])
     elif hit:
         viewstate.open_slice(*hit)
+
+
+class Later:
+    """The page's charts, each given its place where it belongs (an empty container) and drawn into it
+    once everything else of the page is sent (`draw`, the script's last step). Sent last, Plotly's
+    4.7 MB chunk, which the browser asks for when the first chart arrives, is served by a server with
+    nothing left to do: sent in the middle, the rest of the script held the GIL while the server sent
+    it (1.0 s to download it in the MMLongBench-Doc clone's first paint, against 0.1-0.2 s idle)."""
+
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
+        self.todo: list[tuple[DeltaGenerator, Callable[[], object], str]] = []
+
+    def chart(self, build: Callable[[], object], key: str) -> None:
+        self.todo.append((st.container(), build, key))
+
+    def draw(self) -> None:
+        figures = [(slot, build(), key) for slot, build, key in self.todo]  # built first: then sent at once
+        self.todo.clear()
+        for slot, fig, key in figures:
+            with slot:
+                show(self.ctx, fig, key)
 
 
 def metrics_explained(ctx: Context) -> None:
@@ -253,14 +277,15 @@ def overview(ctx: Context) -> None:
     breakdowns = tuple(n for n in breakdowns_of(an) if an.informative(n))  # none: no tabs (never a default of one value)
     left_out = [n for n in (*HEATMAPS, *breakdowns_of(an)) if n not in heatmaps + breakdowns]
     st.caption("Click a cell or a bar to open those questions in the question explorer. Rows follow the leaderboard.")
+    later = Later(ctx)  # every chart drawn in its place once the rest of the page is sent
     for name in heatmaps:
-        show(ctx, charts.heatmap(an.breakdown(name), name, metric, runs, marked), f"ov_heat_{name}")
+        def heat(name: str = name):
+            return charts.heatmap(an.breakdown(name), name, metric, runs, marked)
+        later.chart(heat, f"ov_heat_{name}")
 
-    from dashboard.weak import saved_panel
-
-    saved = saved_panel.saved_breakdown(ctx)  # the saved slices' tab (one read of the annotations database)
+    saved = saved_breakdown(ctx)  # the saved slices' tab (one read of the annotations database, if any)
     if breakdowns or saved is not None:
-        breakdown_tabs(ctx, v, breakdowns, metric, runs, marked, saved)
+        breakdown_tabs(ctx, v, breakdowns, metric, runs, marked, saved, later)
     if left_out:
         why = (" (document length and evidence position are read from the PDFs' page counts)"
                if {"length", "position"} & set(left_out) else "")
@@ -279,10 +304,11 @@ def overview(ctx: Context) -> None:
                 if run is None:
                     v.runs = list(runs)
                 viewstate.open_slice(run, field_name, label)
-    _after_charts(ctx, runs, marked, heatmaps + breakdowns)
+    _after_charts(ctx, runs, marked, heatmaps + breakdowns, later)
 
 
-def breakdown_tabs(ctx: Context, v, breakdowns: tuple[str, ...], metric: str, runs: list[str], marked: set[str], saved=None) -> None:
+def breakdown_tabs(ctx: Context, v, breakdowns: tuple[str, ...], metric: str, runs: list[str], marked: set[str], saved=None,
+                   later: Later | None = None) -> None:
     """One tab per field that tells questions apart, then the saved slices' (`saved`: their breakdown,
     when any is saved: a bar per saved slice, a question in each it matches); the view's tab open,
     else the first."""
@@ -300,29 +326,80 @@ def breakdown_tabs(ctx: Context, v, breakdowns: tuple[str, ...], metric: str, ru
     for tab, name in zip(tabs, breakdowns):
         with tab:
             if tab.open is not False:
-                frame = saved if name == SAVED_FIELD else an.breakdown(name)
-                show(ctx, charts.bars(frame, name, metric, runs, marked), f"ov_bar_{name}")
+                def build(name: str = name):
+                    return charts.bars(saved if name == SAVED_FIELD else an.breakdown(name), name, metric, runs, marked)
+                if later is not None:
+                    later.chart(build, f"ov_bar_{name}")
+                else:
+                    show(ctx, build(), f"ov_bar_{name}")
 
 
-def _after_charts(ctx: Context, runs: list[str], marked: set[str], fields: tuple[str, ...]) -> None:
-    from dashboard.annotations import panel as notes_panel
+def saved_breakdown(ctx: Context):
+    """The saved slices' breakdown (dashboard.weak.saved_panel), None when none is saved -- known
+    without importing the annotations database (SQLAlchemy, 0.7 s) when there is no database yet."""
+    from dashboard.annotations import store_panel
 
-    fill = answer_locations(ctx, runs, marked)
+    if store_panel.absent_file() is not None:
+        return None
+    from dashboard.weak import saved_panel
+
+    return saved_panel.saved_breakdown(ctx)
+
+
+def _after_charts(ctx: Context, runs: list[str], marked: set[str], fields: tuple[str, ...], later: Later) -> None:
+    fill = answer_locations(ctx, runs, marked, later)
     # tag counts per run and slice, gold corrections (per document when no field tells questions apart)
-    notes_panel.failure_modes(ctx, runs, fields or ("document",))
+    failure_modes(ctx, runs, fields or ("document",))
     if fill is not None:  # the whole-document answer search, last: everything above is drawn already
         fill()
+    later.draw()
 
 
-def answer_locations(ctx: Context, runs: list[str], marked: set[str]) -> Callable[[], None] | None:
+# dashboard.annotations.panel's names for the sample's notes (a test holds them equal), without importing it
+SAMPLE_FILE = "annotations/annotations.jsonl"
+SAMPLE_DISMISSED = "lens_sample_annotations_dismissed"
+SAMPLE_KEY = "ov"  # offer_sample's key on this page: its buttons are ann_sample_ov and ann_sample_no_ov
+NO_TAGS = ("No tagged notes yet. Tag answers in the question explorer (select a question, then Triage notes): their "
+           "failure modes are counted here per run and per slice.")
+
+
+def failure_modes(ctx: Context, runs: list[str], fields: tuple[str, ...]) -> None:
+    """dashboard.annotations.panel.failure_modes; when there is no annotations database yet (a fresh
+    machine: no note, correction or saved slice, and the gold corrections off) the same section is
+    drawn here -- the heading, the offer to import the benchmark's own notes, "no tagged notes yet" --
+    without importing the database module (SQLAlchemy, 0.7 s) or creating the file. Pressing the
+    offer's Import button takes the panel's path (the same button: its click is handled there)."""
+    from dashboard.annotations import store_panel
+
+    where = store_panel.absent_file()
+    if where is None or ctx.corrections is not None or st.session_state.get(f"ann_sample_{SAMPLE_KEY}"):
+        from dashboard.annotations import panel as notes_panel
+
+        notes_panel.failure_modes(ctx, runs, fields)
+        return
+    st.subheader("Failure modes")
+    bench = ctx.workspace.discovery.benchmark
+    sample = Path(bench) / SAMPLE_FILE if bench is not None else None
+    if sample is not None and sample.is_file() and not st.session_state.get(SAMPLE_DISMISSED) and ctx.benchmark:
+        box = st.container(border=True)
+        box.info(md_escape(f"This benchmark comes with triage notes ({SAMPLE_FILE}): import them into the annotations "
+                           f"database ({where}) to see failure modes, tags and a gold correction in every view."),
+                 icon=":material/note_stack:")
+        c1, c2 = box.columns(2)
+        c1.button("Import the sample's notes", key=f"ann_sample_{SAMPLE_KEY}", icon=":material/download:", disabled=False)
+        if c2.button("Not now", key=f"ann_sample_no_{SAMPLE_KEY}"):
+            st.session_state[SAMPLE_DISMISSED] = True
+            st.rerun()
+    st.caption(NO_TAGS)
+
+
+def answer_locations(ctx: Context, runs: list[str], marked: set[str], later: Later | None = None) -> Callable[[], None] | None:
     """Where the answers are: per run, the share of its answers on an evidence page, only on other
     pages, nowhere in the document (a click opens those questions), and the evidence rates. Drawn
     here when the metrics are computed already; else a placeholder, and the function that fills it
     (with the search's progress bar) is returned for the end of the page, so that nothing else
     waits for the search (50 s on a 2,415-page manual)."""
     from dashboard.evidence import grounding  # AUTO_PAIRS read when used (tests lower it)
-    from dashboard.evidence.locate_panel import locate_first, questions_of_runs
-    from dashboard.evidence.panel import evidence_metrics_ready
 
     an = ctx.analysis
     st.subheader("Where the answers are")
@@ -334,26 +411,33 @@ def answer_locations(ctx: Context, runs: list[str], marked: set[str]) -> Callabl
         if not st.button("Locate answers in the documents", icon=":material/plagiarism:", key="ov_locate"):
             return None
         st.session_state[EVIDENCE_ON] = True
+    from dashboard.evidence.locate_panel import locate_first, questions_of_runs
+    from dashboard.evidence.panel import evidence_metrics_ready
+
     if evidence_metrics_ready(ctx):
-        located_answers(ctx, runs, marked)
+        located_answers(ctx, runs, marked, later)
         return None
     slot = st.empty()
     slot.caption("Locating each answer in its documents once the rest of the page is drawn…")
 
     def fill() -> None:  # on large data in the background, the charted runs' documents first (gold order)
         with slot.container():
+            # drawn by the progress fragment when located in the background (its chart at once, there)
             if locate_first(ctx, questions_of_runs(ctx, runs), lambda: located_answers(ctx, runs, marked)):
-                located_answers(ctx, runs, marked)
+                located_answers(ctx, runs, marked, later)
 
     return fill
 
 
-def located_answers(ctx: Context, runs: list[str], marked: set[str]) -> None:
-    """The section's chart, rates and keyboard access, from evidence_metrics (computed here if need be)."""
+def located_answers(ctx: Context, runs: list[str], marked: set[str], later: Later | None = None) -> None:
+    """The section's chart (drawn by `later` when given), rates and keyboard access, from
+    evidence_metrics (computed here if need be)."""
     from dashboard.evidence.grounding import LOCATION_ORDER, location_breakdown, location_label, run_rates
+    from dashboard.evidence.locate_panel import keep_on_disk
     from dashboard.evidence.panel import evidence_metrics
 
     everything = evidence_metrics(ctx)
+    keep_on_disk(ctx)  # a server start reads them back instead of locating again (once a process)
     memo = (id(everything), len(everything), tuple(runs))
     kept = st.session_state.get(LOCATION_MEMO)
     if not kept or kept[0] != memo:
@@ -369,7 +453,10 @@ def located_answers(ctx: Context, runs: list[str], marked: set[str]) -> None:
                "benchmark's `Fail to answer`, or the gold only in the raw response: never counted as not in the "
                "document), or not searched (empty or failed answers, choice letters, pages without text). Click a "
                "segment to open those questions.")
-    show(ctx, charts.locations(breakdown, runs, marked), "ov_locations")
+    if later is not None:
+        later.chart(lambda: charts.locations(breakdown, runs, marked), "ov_locations")
+    else:
+        show(ctx, charts.locations(breakdown, runs, marked), "ov_locations")
     rates = rates.set_index("run").reindex([r for r in runs if r in set(rates["run"])]).reset_index()
     shown = rates[["run", "answers_searched", *RATE_COLUMNS]]
     if not shown["answer_found_no_evidence_page"].fillna(0).any():
