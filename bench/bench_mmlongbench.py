@@ -32,6 +32,10 @@ response, extracted_res, pred and score), then measures:
     issue 27's targets (leaderboard <= 1.15x, every chart <= 1.35x). Each figure's phases are printed,
     with when the first table and the first chart arrive in the page. BENCH_TRACE_LOG=FILE in the
     environment makes the server log when each element is queued and sent (bench_dashboard.py).
+    --annotations none (the default): each benchmark's servers get a fresh, empty user-data folder
+    (LENS_DATA_DIR), so no annotations database exists -- a first-time user's, who has saved no note or
+    slice; the overview then reads none (and imports no SQLAlchemy). --annotations default: the
+    user's own data folder, with its annotations database if there is one (read after the leaderboard).
 
 Needs /usr/bin/chromium and the playwright package for (b) (--no-browser skips it). The machine's
 two cores are shared with Chromium and the server: run it on a quiet machine.
@@ -181,16 +185,20 @@ def floor_seconds(browser, context=None, port: int | None = None) -> tuple[float
 BOARD_TARGET, CHARTS_TARGET = 1.15, 1.35  # issue 27: leaderboard visible, every chart drawn, over the floor's first draw
 
 
-def first_paint(browser, benchmarks: dict[str, Path], repeat: int) -> dict[str, dict]:
+def first_paint(browser, benchmarks: dict[str, Path], repeat: int, annotations: str = "none") -> dict[str, dict]:
     """Per benchmark, `repeat` interleaved pairs on warm server starts (each benchmark's own fresh
     cache folder, filled by one cold start first, not counted): the floor app's first draw (server
     start -> its table and both charts drawn) and the overview's leaderboard visible (server start
     -> the first table's canvas) and every chart drawn (-> the overview complete), each in a new
-    browser context; the order within a pair alternates; the load average is read before each pair."""
+    browser context; the order within a pair alternates; the load average is read before each pair.
+    `annotations` "none": each benchmark's servers get a fresh user-data folder (no annotations database)."""
     out: dict[str, dict] = {}
+    given = os.environ.get("LENS_DATA_DIR")
     for name, bench in benchmarks.items():
         rows: list[dict] = []
-        with tempfile.TemporaryDirectory() as cache:
+        with tempfile.TemporaryDirectory() as cache, tempfile.TemporaryDirectory() as data:
+            if annotations == "none":
+                os.environ["LENS_DATA_DIR"] = data  # bench_dashboard.server passes it on to the server
             cold, _ = overview_seconds(bench, browser, Path(cache))
             for k in range(repeat):
                 load = os.getloadavg()[0]
@@ -204,15 +212,19 @@ def first_paint(browser, benchmarks: dict[str, Path], repeat: int) -> dict[str, 
                              "server start": ap["server start"], "script": ap["of which server script time"]})
                 print(f"    {name} pair {k + 1}: load {load:.1f}; floor {ft:.2f} s ({_phases(fp)}); overview leaderboard "
                       f"{rows[-1]['board']:.2f} s, every chart {at:.2f} s ({_phases(ap)})", flush=True)
+            if annotations == "none":
+                if (Path(data) / "annotations.sqlite3").exists():
+                    print(f"    {name}: the servers made an annotations database: the overview opened it")
+                os.environ.pop("LENS_DATA_DIR", None) if given is None else os.environ.update(LENS_DATA_DIR=given)
         med = {key: statistics.median(r[key] for r in rows) for key in rows[0]}
         out[name] = {"cold": cold, "rows": rows, "median": med, "loads": [r["load"] for r in rows],
                      "board ratio": med["board"] / med["floor"], "charts ratio": med["charts"] / med["floor"]}
     return out
 
 
-def first_paint_report(results: dict[str, dict]) -> None:
+def first_paint_report(results: dict[str, dict], annotations: str = "none") -> None:
     print(f"(c) first paint against the floor app (warm server start, new browser context; medians of interleaved "
-          f"pairs; targets: leaderboard ≤ {BOARD_TARGET}x, every chart ≤ {CHARTS_TARGET}x the floor's first draw)")
+          f"pairs; annotations database: {annotations}; targets: leaderboard ≤ {BOARD_TARGET}x, every chart ≤ {CHARTS_TARGET}x the floor's first draw)")
     print("| benchmark | pairs | load (min–max) | floor first draw | leaderboard visible | ratio | every chart drawn | ratio |")
     print("|---|---|---|---|---|---|---|---|")
     for name, r in results.items():
@@ -240,6 +252,9 @@ def main() -> None:
     ap.add_argument("--no-browser", action="store_true")
     ap.add_argument("--first-paint", type=int, default=0, metavar="N",
                     help="only (c): N interleaved floor/overview pairs on each benchmark of --benchmarks")
+    ap.add_argument("--annotations", choices=("none", "default"), default="none",
+                    help="for --first-paint: none, a fresh user-data folder (no annotations database, a first-time "
+                    "user); default, the user's own (its annotations database, if any)")
     ap.add_argument("--benchmarks", default=",".join(PAINT_BENCHMARKS),
                     help=f"for --first-paint, comma-separated among {', '.join(PAINT_BENCHMARKS)}")
     args = ap.parse_args()
@@ -255,9 +270,9 @@ def main() -> None:
         chosen = {PAINT_BENCHMARKS[k]: folders[PAINT_BENCHMARKS[k]] for k in args.benchmarks.split(",")}
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
-            results = first_paint(browser, chosen, args.first_paint)
+            results = first_paint(browser, chosen, args.first_paint, args.annotations)
             browser.close()
-        first_paint_report(results)
+        first_paint_report(results, args.annotations)
         return
     print(f"synthetic MMLongBench-Doc: {QUESTIONS:,} questions, {DOCUMENTS} documents (no PDFs), "
           f"{len(MODELS)} result files in {bench}")
