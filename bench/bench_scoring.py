@@ -22,6 +22,11 @@
    with `--record-path`, with the record path the command line used before (scoring.bulk, forked
    workers) -- medians, the 1-minute load average before each run, the wall-time ratio to the
    reference, and whether the outputs are byte-identical. `--cli-only` runs only this part.
+   `--cli-before DIR` also times, in the same interleaved runs, the `scoring` package found in DIR
+   (e.g. `git archive <commit> scoring | tar -x -C DIR`) and compares its outputs byte for byte:
+   before and after in one run. `--cli-phases` then times the column path's phases in a child
+   process (CPU of the process; interpreter start and imports measured as processes of their own),
+   best and median of `--cli-reps`: where the CPU-seconds go.
 5. Prints a markdown table ready for bench/README.md, with the targets: >=30x the pure-Python
    path, 1M predictions in < 60 s on 2 cores, peak memory < 2 GB; 100,000 predictions <= 1.3 CPU-s.
 """
@@ -224,8 +229,17 @@ def _timed_tree(cmd: list[str]) -> dict:
     return {"wall": wall, "user": user, "sys": system, "cpu": user + system, "load": load}
 
 
-def cli_phase(n: int, reps: int, out: Path, seed: int, record_path: bool) -> dict:
-    """(c): the command line at n predictions, interleaved with the pure-Python reference (and the record path)."""
+def _before_cmd(before: Path) -> list[str]:
+    """`python -m scoring` with the `scoring` package of `before` (put first on sys.path: `-m` and `-c`
+    would put the current folder, this checkout, before PYTHONPATH)."""
+    code = (f"import sys; sys.path.insert(0, {str(before)!r}); from scoring import cli; "
+            "sys.argv[0] = 'python -m scoring'; cli.run()")
+    return [sys.executable, "-c", code]
+
+
+def cli_phase(n: int, reps: int, out: Path, seed: int, record_path: bool, before: Path | None = None) -> dict:
+    """(c): the command line at n predictions, interleaved with the pure-Python reference (and the record path,
+    and the `scoring` package of `before`)."""
     gold, preds = out / f"gold_{n}.jsonl", out / f"predictions_{n}.jsonl"
     if not (gold.exists() and preds.exists()):
         make_predictions.generate(n, out, seed)
@@ -241,6 +255,8 @@ def cli_phase(n: int, reps: int, out: Path, seed: int, record_path: bool) -> dic
             "reference": [py, str(ROOT / "tests" / "reference_release.py"), *files, *outputs("reference")]}
     if record_path:
         cmds["record path"] = [py, "-c", RECORD_PATH, *files, "--profile", "xldocbench-1519", *outputs("record")]
+    if before is not None:
+        cmds["before"] = [*_before_cmd(before), *files, "--profile", "xldocbench-1519", *outputs("before")]
     runs: dict[str, list[dict]] = {k: [] for k in cmds}
     for rep in range(reps):
         for name, cmd in cmds.items():
@@ -251,8 +267,8 @@ def cli_phase(n: int, reps: int, out: Path, seed: int, record_path: bool) -> dic
     med = {name: {k: statistics.median(r[k] for r in rs) for k in ("wall", "cpu", "user", "sys", "load")}
            for name, rs in runs.items()}
     same = all(filecmp.cmp(work / f"cli.{ext}", work / f"reference.{ext}", shallow=False) for ext in ("json", "csv"))
-    if record_path:
-        same = same and all(filecmp.cmp(work / f"cli.{ext}", work / f"record.{ext}", shallow=False) for ext in ("json", "csv"))
+    for other in ["record"] * record_path + ["before"] * (before is not None):
+        same = same and all(filecmp.cmp(work / f"cli.{ext}", work / f"{other}.{ext}", shallow=False) for ext in ("json", "csv"))
     pairs = [ref["wall"] / c["wall"] for c, ref in zip(runs["cli"], runs["reference"])]
     result = {"n": n, "reps": reps, "median": med, "ratio": med["reference"]["wall"] / med["cli"]["wall"],
               "pair_ratios": pairs, "same": same, "loads": [r["load"] for rs in runs.values() for r in rs]}
@@ -265,7 +281,90 @@ def cli_phase(n: int, reps: int, out: Path, seed: int, record_path: bool) -> dic
         r = med["record path"]
         print(f"(c) record path (before): CPU {r['cpu']:.2f} s (user {r['user']:.2f} + sys {r['sys']:.2f}), wall {r['wall']:.2f} s",
               flush=True)
+    if before is not None:
+        r = med["before"]
+        print(f"(c) {before} (before): CPU {r['cpu']:.2f} s (user {r['user']:.2f} + sys {r['sys']:.2f}), wall {r['wall']:.2f} s; "
+              f"this checkout {c['cpu']:.2f} s", flush=True)
     return result
+
+
+PHASES = ("gold read into columns", "predictions read into columns", "join", "scores (column_scores)",
+          "breakdown members", "aggregation + report rows", "report JSON + CSV written")
+
+
+def phases_child(gold: str, preds: str, out: str) -> dict:
+    """The column path's phases, as `cli._run_in_columns` and `columnar.run_columns` run them, each timed
+    by the CPU time of this process (the imports are done before: `cli_phases` measures them apart)."""
+    import gc
+
+    from scoring import cli, columnar, harness_cli, mmlongbench_cli  # noqa: F401  # what `python -m scoring` imports
+    from scoring.aggregate import aggregate_scores
+    from scoring.evaluate import extra_prediction_problems
+    from scoring.loaders import load_gold_columns, load_prediction_columns
+    from scoring.model import BREAKDOWNS
+    from scoring.profiles import get_profile, signature
+    from scoring.runner import StoredRunResult
+
+    gc.disable()  # as the command line runs (cli.main pauses the collector)
+    profile = get_profile("xldocbench-1519")
+    times = []
+    clock = time.process_time
+    t = clock()
+
+    def lap() -> None:
+        nonlocal t
+        now = clock()
+        times.append(now - t)
+        t = now
+
+    _, gold_cols = load_gold_columns([gold], release=True)
+    lap()
+    _, pred_cols = load_prediction_columns(preds, release=True)
+    lap()
+    joined = columnar.join(gold_cols, pred_cols, ignore_missing=False)
+    lap()
+    acc, f1, an = columnar.score_columns(gold_cols, pred_cols, joined, profile)
+    lap()
+    groups = BREAKDOWNS + (("question_type",) if any(gold_cols.question_types) else ())
+    members = columnar.members_of(gold_cols, joined.gold_at, groups)
+    lap()
+    columns = columnar._row_columns(gold_cols, pred_cols, joined, acc, f1, an)
+    run = StoredRunResult(build=list, columns={}, name="cli", profile=profile,
+                          signature=signature(profile, ignore_missing=False, prediction_field=None),
+                          gold_count=len(gold_cols), prediction_count=joined.prediction_count, missing_ids=joined.missing,
+                          extra_ids=[], ignore_missing=False, problems=extra_prediction_problems([]), groups=groups)
+    run._agg = aggregate_scores(members, acc, f1, an)
+    lap()
+    columnar.write_columns(run, columns, report=Path(out) / "phases.json", csv_path=Path(out) / "phases.csv",
+                           per_question=True, lens=False)
+    lap()
+    return dict(zip(PHASES, times))
+
+
+def cli_phases(n: int, reps: int, out: Path) -> dict:
+    """Where the CPU time of `python -m scoring` at n predictions goes: interpreter start (`python -c pass`),
+    the imports (`python -c "import ..."` less the start) and `phases_child`'s phases, best and median of `reps`."""
+    gold, preds = out / f"gold_{n}.jsonl", out / f"predictions_{n}.jsonl"
+    work = out / f"cli_{n}"
+    py = sys.executable
+    imports = "from scoring import cli, columnar, harness_cli, mmlongbench_cli"
+    rows: dict[str, list[float]] = {"interpreter start": [], "imports": []}
+    for _ in range(reps):
+        start = _timed_tree([py, "-c", "pass"])["cpu"]
+        rows["interpreter start"].append(start)
+        rows["imports"].append(_timed_tree([py, "-c", imports])["cpu"] - start)
+        proc = subprocess.run([py, __file__, "--_phases-child", str(gold), str(preds), str(work)], cwd=ROOT,
+                              capture_output=True, text=True, check=True)
+        for name, value in json.loads(proc.stdout.strip().splitlines()[-1]).items():
+            rows.setdefault(name, []).append(value)
+    print()
+    print(f"| where the CPU time of `python -m scoring` at {n:,} predictions goes (best / median of {reps}) | CPU-s |")
+    print("|---|---|")
+    for name, values in rows.items():
+        print(f"| {name} | {min(values):.3f} / {statistics.median(values):.3f} |")
+    best = sum(min(v) for v in rows.values())
+    print(f"| sum | {best:.2f} / {sum(statistics.median(v) for v in rows.values()):.2f} |")
+    return rows
 
 
 def main() -> None:
@@ -282,6 +381,10 @@ def main() -> None:
     ap.add_argument("--cli-reps", type=int, default=3, help="interleaved repetitions of (c)")
     ap.add_argument("--record-path", action="store_true", help="(c) also times the record path the CLI used before")
     ap.add_argument("--cli-only", action="store_true", help="run (c) only")
+    ap.add_argument("--cli-before", type=Path, metavar="DIR",
+                    help="(c) also times the `scoring` package in DIR (an older checkout), interleaved, outputs compared")
+    ap.add_argument("--cli-phases", action="store_true", help="after (c), where the CLI's CPU time goes, phase by phase")
+    ap.add_argument("--_phases-child", nargs=3, metavar=("GOLD", "PREDS", "OUT"), help=argparse.SUPPRESS)
     ap.add_argument("--gc-off", action="store_true",
                     help="what-if: disable Python's cyclic GC in the measured child (not the project's behaviour)")
     ap.add_argument("--_fast-child", nargs=2, metavar=("GOLD", "PREDS"), help=argparse.SUPPRESS)
@@ -295,9 +398,15 @@ def main() -> None:
         print(json.dumps(fast_phase(*args._fast_child, args.workers, args.profile)))
         return
 
+    if args._phases_child:
+        print(json.dumps(phases_child(*args._phases_child)))
+        return
+
     if args.cli_only:
-        cli = cli_phase(args.cli_n, args.cli_reps, args.out, args.seed, args.record_path)
+        cli = cli_phase(args.cli_n, args.cli_reps, args.out, args.seed, args.record_path, args.cli_before)
         _cli_rows(cli)
+        if args.cli_phases:
+            cli_phases(args.cli_n, args.cli_reps, args.out)
         return
 
     gold_path, pred_path = args.out / f"gold_{args.n}.jsonl", args.out / f"predictions_{args.n}.jsonl"
@@ -354,8 +463,10 @@ def main() -> None:
         print(f"| speed-up, metrics only (`score_one` vs `judge`, same sample) | "
               f"{cmp['ratio_metrics']:.1f}x ({cmp['ref_metrics_s']:.1f} s vs {cmp['fast_metrics_s']:.2f} s) | >= 30x | {ok(cmp['ratio_metrics'] >= 30)} |")
         print(f"| questions compared, identical rounded scores | {cmp['compared']:,} | all | yes |")
-    cli = cli_phase(args.cli_n, args.cli_reps, args.out, args.seed, args.record_path)
+    cli = cli_phase(args.cli_n, args.cli_reps, args.out, args.seed, args.record_path, args.cli_before)
     _cli_rows(cli)
+    if args.cli_phases:
+        cli_phases(args.cli_n, args.cli_reps, args.out)
 
 
 def _cli_rows(cli: dict) -> None:
@@ -373,6 +484,10 @@ def _cli_rows(cli: dict) -> None:
     if "record path" in cli["median"]:
         r = cli["median"]["record path"]
         print(f"| the record path (before issue 27.3), same runs | CPU {r['cpu']:.2f} s ({r['user']:.2f} + {r['sys']:.2f}); "
+              f"wall {r['wall']:.2f} s | - | - |")
+    if "before" in cli["median"]:
+        r = cli["median"]["before"]
+        print(f"| the `--cli-before` package, same runs | CPU {r['cpu']:.2f} s ({r['user']:.2f} + {r['sys']:.2f}); "
               f"wall {r['wall']:.2f} s | - | - |")
 
 

@@ -37,7 +37,7 @@ from .writers import CSV_COLUMNS, columns_are_safe, csv_columns, dicts_of, open_
 
 __all__ = ["Joined", "join", "score_columns", "members_of", "write_columns", "run_columns"]
 
-BATCH = 5_000  # rows encoded per call
+BATCH = 1_000  # rows encoded per call (small enough for its text to stay in the cache)
 
 
 class Joined:

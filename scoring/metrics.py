@@ -594,7 +594,7 @@ def column_scores(texts: Sequence[str | None], statuses: Sequence[str | None], a
     distinct.update(golds)
     norm = {t: normalize_answer(t) for t in distinct}
     low = {t: t.strip().lower() for t in distinct}
-    words: dict[str, set[str]] = {}
+    words: dict[str, set[str]] = {}  # each gold's word set
     t_sim: float = profile.similarity_threshold  # type: ignore[assignment]  # set on every single-answer profile
     floor = 1.0 - profile.anls_threshold
     strict = not profile.anls_keeps_threshold
@@ -628,13 +628,10 @@ def column_scores(texts: Sequence[str | None], statuses: Sequence[str | None], a
                 g_words = words[g_norm] = set(g_norm.split())
             if not g_words:
                 f1.append(0.0)  # `_f1_of_sets`: no gold word, some predicted word (the strings differ)
-            elif g_words.isdisjoint(p_norm.split()):
-                f1.append(0.0)  # no word shared (or none predicted)
             else:
-                p_words = words.get(p_norm)
-                if p_words is None:
-                    p_words = words[p_norm] = set(p_norm.split())
-                f1.append(_f1_of_sets(p_words, g_words))
+                p_words = p_norm.split()
+                # no word shared (or none predicted): 0, without the prediction's set
+                f1.append(0.0 if g_words.isdisjoint(p_words) else _f1_of_sets(set(p_words), g_words))
         p_low, g_low = low[pred], low[gold]
         an.append(1.0 if p_low == g_low and p_low and same_kept else
                   levenshtein_similarity(p_low, g_low, at_least=floor, strict=strict))
