@@ -1532,6 +1532,7 @@ class PredictionColumns:
         self.status: list[str] = []
         self.line: list[int | None] = []
         self.deep = False  # a row read by the record path holds a value nested deeper than DEEP (`deeper_than`)
+        self.at: dict[str, int] | None = None  # id -> position, when the reader made it
 
     def __len__(self) -> int:
         return len(self.qid)
@@ -1593,6 +1594,7 @@ def load_prediction_columns(path: str | Path, *, prediction_field: str | None = 
             _prediction_row(row, name, line, release, cols, at, res)
     if kept:
         _put_predictions(cols, kept)
+    cols.at = at
     return res, cols
 
 
