@@ -5,6 +5,13 @@ import shutil
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+# A property test's outcome never hangs on the machine's speed: no per-example deadline and no
+# "input generation is slow" failure (seen on a loaded CI machine; tests/test_dashboard_helpers.py).
+# A test's own @settings inherits this profile for what it does not name.
+settings.register_profile("lens", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("lens")
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 MINI_BENCH = FIXTURES / "mini_bench"
