@@ -6,6 +6,8 @@ Scores stay fractions in 0..1 in every frame; pages and charts turn them into pe
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -307,9 +309,10 @@ def benchmark_acc_f1(run: Run, gold: dict[str, GoldQuestion]) -> tuple[float, fl
     return acc_and_f1(gold_rows(questions, preds, scored))
 
 
-def leaderboard(runs: list[Run], scores: pd.DataFrame, gold_ids: set[str],
+def leaderboard(runs: list[Run], scores: pd.DataFrame | None, gold_ids: set[str],
                 gold: dict[str, GoldQuestion] | None = None) -> pd.DataFrame:
     """One row per run: the three metrics in % over the questions it is scored on, coverage, signature.
+    `scores` (the score frame) is read only for runs of official scores, those without a result.
     When a run is scored under the mmlongbench-doc profile, every run also gets the benchmark's own
     Acc and F1 in % (BENCH_ACC, BENCH_F1: `benchmark_acc_f1`; empty for a run under another profile)."""
     rows = []
@@ -317,6 +320,7 @@ def leaderboard(runs: list[Run], scores: pd.DataFrame, gold_ids: set[str],
         if run.result is not None:
             overall = overall_of(run.result)
         else:
+            assert scores is not None, "a run of official scores is ranked from the score frame"
             part = scores[scores["run"] == run.name]
             overall = {"count": len(part)} | {m: (part[m].mean() if len(part) else 0.0) for m in METRICS}
         rows.append({"Run": run.name, "Source": run.source, "Questions": overall["count"],
@@ -561,7 +565,7 @@ class Analysis:
 
     runs: list[Run]
     questions: pd.DataFrame
-    scores: pd.DataFrame
+    _scores: pd.DataFrame | None  # None until first asked for: `scores`
     _breakdowns: dict[str, pd.DataFrame] = field(default_factory=dict)
     _leaderboard: pd.DataFrame | None = None
     _positions: object = None  # each score row's position in `questions` (numpy), for breakdowns
@@ -570,14 +574,32 @@ class Analysis:
     gold: dict[str, GoldQuestion] = field(default_factory=dict)  # question id -> its gold (benchmark_acc_f1)
     _joins: dict[str, Join] | None = None  # memo of `joins`
     _field_options: dict[str, list[str]] | None = None  # memo of `field_options`
+    _later: Callable[[], tuple[pd.DataFrame, np.ndarray | None]] | None = None  # builds `scores` when first asked
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     @classmethod
     def build(cls, runs: list[Run], gold: list[GoldQuestion], page_counts: dict[str, int | None],
               profile: str | Profile | None = None) -> Analysis:
-        """`profile`: the one in force, which reads the runs of official scores (`score_frame`)."""
+        """`profile`: the one in force, which reads the runs of official scores (`score_frame`).
+        The score frame is built when first asked for (`scores`): the leaderboard, drawn first, reads
+        the runs' own columns, and at 200 runs x 20,000 questions the frame took a second and a half
+        of a restart before it."""
         questions = question_frame(gold, page_counts)
-        scores, positions = score_frame_at(runs, set(questions.index), profile, questions.index)
-        return cls(runs, questions, scores, gold={q.qid: q for q in gold}, _positions=positions)
+        return cls(runs, questions, None, gold={q.qid: q for q in gold},
+                   _later=lambda: score_frame_at(runs, set(questions.index), profile, questions.index))
+
+    @property
+    def scores(self) -> pd.DataFrame:
+        """One row per (run, gold question) scored (`score_frame_at`), built once, on first use."""
+        if self._scores is None:
+            with self._lock:  # sessions share the analysis: the first one to ask builds it
+                if self._scores is None:
+                    assert self._later is not None
+                    frame, positions = self._later()
+                    if self._positions is None:
+                        self._positions = positions
+                    self._scores, self._later = frame, None
+        return self._scores
 
     @property
     def gold_ids(self) -> set[str]:
@@ -631,8 +653,10 @@ class Analysis:
         Runs that match no gold question are left out (`not_ranked`)."""
         if self._leaderboard is None:
             ranked = set(self.ranked_names)
-            self._leaderboard = leaderboard([r for r in self.runs if r.name in ranked], self.scores, self.gold_ids,
-                                            self.gold)
+            chosen = [r for r in self.runs if r.name in ranked]
+            # the frame only for runs of official scores: the others' overall figures are their own columns'
+            frame = self.scores if any(r.result is None for r in chosen) else None
+            self._leaderboard = leaderboard(chosen, frame, self.gold_ids, self.gold)
         return self._leaderboard.copy()
 
     def display_scores(self) -> pd.DataFrame:
@@ -676,12 +700,13 @@ class Analysis:
         """`right_runs(self.scores, qid)`, the question's rows found by position (a number compared per
         row) rather than by comparing every row's question id."""
         pos = self.questions.index.get_indexer([qid])[0] if len(self.questions) else -1
+        scores = self.scores  # built first: building it finds the positions
         at = self._positions
-        if pos < 0 or not isinstance(at, np.ndarray) or len(at) != len(self.scores):
-            return right_runs(self.scores, qid)
+        if pos < 0 or not isinstance(at, np.ndarray) or len(at) != len(scores):
+            return right_runs(scores, qid)
         rows = np.flatnonzero(at == pos)  # a handful of rows: their run and `right` cells, no row taken whole
-        right = self.scores["right"].to_numpy(dtype=bool)[rows]
-        return set(self.scores["run"].iloc[rows[right]])
+        right = scores["right"].to_numpy(dtype=bool)[rows]
+        return set(scores["run"].iloc[rows[right]])
 
     def rows_of(self, runs, frame: pd.DataFrame | None = None) -> pd.DataFrame:
         """The rows of these runs in `scores` (or in `frame`, a frame with its rows: `display_scores`),
@@ -720,11 +745,12 @@ class Analysis:
 
     def breakdown(self, field_name: str) -> pd.DataFrame:
         if field_name not in self._breakdowns:
+            scores = self.scores  # built first: building it finds the positions
             if self._positions is None:
-                self._positions = question_positions(self.scores, self.questions)
+                self._positions = question_positions(scores, self.questions)
             if self._run_codes is None:
-                self._run_codes = score_run_codes(self.scores)
-            self._breakdowns[field_name] = breakdown(self.scores, self.questions, field_name, self._positions,
+                self._run_codes = score_run_codes(scores)
+            self._breakdowns[field_name] = breakdown(scores, self.questions, field_name, self._positions,
                                                      self._run_codes)
         return self._breakdowns[field_name]
 
