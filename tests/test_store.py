@@ -461,3 +461,106 @@ def test_evidence_boxes_and_uncacheable_text_round_trip(tmp_path):
     odd = LoadResult(items=[Prediction("q1", "\ud800", "success", "f")])
     assert store.put(S.prediction_key("0" * 64, "f"), odd) is None  # not cacheable: read from the file each time
     assert load_predictions(boxed).problems  # the repeated id is a problem kept with the entry
+
+
+# ----------------------------------------------------------------------------- file digests remembered
+
+
+def _digests(tmp_path: Path) -> tuple[S.FileDigests, Path, int]:
+    """A FileDigests on a cache folder, a file, and a clock SETTLED_NS after the file's last change."""
+    import hashlib
+
+    f = tmp_path / "run.jsonl"
+    f.write_bytes(b'{"question_id": "q1", "prediction": "42"}\n' * 3000)  # several chunks of the reader
+    st = f.stat()
+    later = max(st.st_mtime_ns, st.st_ctime_ns) + S.FileDigests.SETTLED_NS
+    d = S.FileDigests(tmp_path / "cache")
+    d.CHUNK = 4096
+    assert d.sha256(f, now_ns=later) == hashlib.sha256(f.read_bytes()).hexdigest()
+    return d, f, later
+
+
+def test_a_settled_file_is_hashed_once(tmp_path):
+    d, f, later = _digests(tmp_path)
+    assert d.hashed == 1
+    again = S.FileDigests(tmp_path / "cache")  # another process: the folder remembers
+    assert again.sha256(f, now_ns=later) == d.sha256(f, now_ns=later)
+    assert (again.hashed, d.hashed) == (0, 1)
+
+
+def test_a_changed_file_is_hashed_again(tmp_path):
+    import hashlib
+
+    d, f, later = _digests(tmp_path)
+    st = f.stat()
+    with open(f, "r+b") as fh:  # same size, and the modification time put back: the status-change time moves
+        fh.write(b"X")
+    os.utime(f, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert f.stat().st_size == st.st_size and f.stat().st_mtime_ns == st.st_mtime_ns
+    got = d.sha256(f, now_ns=f.stat().st_ctime_ns + S.FileDigests.SETTLED_NS)
+    assert got == hashlib.sha256(f.read_bytes()).hexdigest() != hashlib.sha256(b"").hexdigest()
+    assert d.hashed == 2
+
+
+def test_a_file_changed_just_now_is_not_remembered(tmp_path):
+    d, f, later = _digests(tmp_path)
+    f.write_bytes(f.read_bytes() + b"\n")
+    fresh = max(f.stat().st_mtime_ns, f.stat().st_ctime_ns)
+    d.sha256(f, now_ns=fresh + S.FileDigests.SETTLED_NS - 1)  # not settled: a write in the same tick could follow
+    d.sha256(f, now_ns=fresh + S.FileDigests.SETTLED_NS - 1)
+    assert d.hashed == 3
+    d.sha256(f, now_ns=fresh + S.FileDigests.SETTLED_NS)
+    d.sha256(f, now_ns=fresh + S.FileDigests.SETTLED_NS)
+    assert d.hashed == 4
+
+
+@pytest.mark.parametrize("content", [b"", b"not a digest", b"0" * 63, b"G" * 64, b"\xff" * 64])
+def test_a_bad_remembered_digest_is_never_trusted(tmp_path, content):
+    import hashlib
+
+    d, f, later = _digests(tmp_path)
+    (entry,) = list((tmp_path / "cache" / "shas").iterdir())
+    entry.write_bytes(content)
+    assert d.sha256(f, now_ns=later) == hashlib.sha256(f.read_bytes()).hexdigest()
+    assert d.hashed == 2
+
+
+def test_a_symlinked_digest_folder_is_not_used(tmp_path):
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (tmp_path / "cache").mkdir()
+    (tmp_path / "cache" / "shas").symlink_to(elsewhere)
+    d = S.FileDigests(tmp_path / "cache")
+    f = tmp_path / "run.jsonl"
+    f.write_text("{}\n")
+    later = max(f.stat().st_mtime_ns, f.stat().st_ctime_ns) + S.FileDigests.SETTLED_NS
+    d.sha256(f, now_ns=later)
+    d.sha256(f, now_ns=later)
+    assert d.hashed == 2 and not list(elsewhere.iterdir())
+
+
+def test_the_workspace_remembers_its_prediction_files(tmp_path, monkeypatch):
+    """Read twice: the second read of a settled benchmark hashes no prediction file."""
+    from dashboard.core.paths import Sources
+    from dashboard.data import workspace as W
+
+    bench = tmp_path / "bench"
+    shutil.copytree(SAMPLE, bench, ignore=shutil.ignore_patterns("mmlongbench", "campaign", "docs", "*.pdf"))
+    monkeypatch.setenv("LENS_CACHE_DIR", str(tmp_path / "cache"))
+    made: list[S.FileDigests] = []
+
+    class Settled(S.FileDigests):
+        def __init__(self, root=None):
+            super().__init__(root)
+            made.append(self)
+
+        def sha256(self, path, now_ns=None):
+            st = os.stat(path)
+            return super().sha256(path, now_ns=max(st.st_mtime_ns, st.st_ctime_ns) + self.SETTLED_NS)
+
+    monkeypatch.setattr(S, "FileDigests", Settled)
+    first = W.load_workspace(Sources(bench))
+    second = W.load_workspace(Sources(bench))
+    assert len(first.predictions) >= 2
+    assert [pf.sha256 for pf in first.predictions] == [pf.sha256 for pf in second.predictions]
+    assert made[0].hashed == len(first.predictions) and made[1].hashed == 0

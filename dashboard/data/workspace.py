@@ -382,25 +382,27 @@ def run_name(path: Path) -> str:
 def _load_predictions(paths: Sequence[Path], problems: list[Problem]) -> list[PredictionFile]:
     """Each prediction file as scoring.loaders.load_predictions reads it -- from the cache of parsed
     files (dashboard/core/store.py, keyed by the file's sha256) when its bytes were read before."""
-    from dashboard.core.store import PredictionStore, load_predictions_cached
+    from dashboard.core.store import FileDigests, PredictionStore, load_predictions_cached
     from scoring._gc import paused_gc
 
     store = PredictionStore()  # the cache folder as configured now ($LENS_CACHE_DIR at call time)
     with paused_gc():  # a million small acyclic records: one collection after them, not one per file
-        return _read_predictions(paths, problems, store, load_predictions_cached)
+        return _read_predictions(paths, problems, store, load_predictions_cached, FileDigests(store.root).sha256)
 
 
 READERS = 2  # prediction files hashed and read at once (hashing and Parquet reading leave the GIL)
 
 
-def _read_predictions(paths, problems, store, read) -> list[PredictionFile]:
-    """Each file hashed and read (`read(path, sha256, store)`), READERS at a time: at 200 runs this was
-    most of a restart's reading; the files keep their order, names and problems."""
+def _read_predictions(paths, problems, store, read, sha256) -> list[PredictionFile]:
+    """Each file hashed (`sha256(path)`, which remembers the digests of files unchanged since:
+    dashboard.core.store.FileDigests) and read (`read(path, sha256, store)`),
+    READERS at a time: at 200 runs this was most of a restart's reading; the files keep their order,
+    names and problems."""
     from concurrent.futures import ThreadPoolExecutor
 
     def one(path: Path):
         try:
-            sha = hashlib.sha256(path.read_bytes()).hexdigest()
+            sha = sha256(path)
         except OSError:
             sha = ""
         return sha, read(path, sha, store)
