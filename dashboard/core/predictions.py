@@ -31,10 +31,25 @@ import pyarrow.compute as pc
 from scoring.model import GoldQuestion, PredictedEvidence, Prediction
 from scoring.registry import MISSING_STATUS, OVERFLOW_STATUSES, OVERFLOW_TEXT
 
-# Arrow allocates through the C library's malloc, not its bundled mimalloc: a server holds its tables
-# for hours while reading Parquet entries leaves freed buffers behind, which mimalloc kept (110 MB of
-# 520 after reading 50 runs' prediction files; bench/bench_scale.py) and glibc gives back.
-pa.set_memory_pool(pa.system_memory_pool())
+
+def _arrow_pool() -> pa.MemoryPool:
+    """Arrow allocates through its bundled jemalloc where the wheel has it, else the C library's malloc.
+    Not mimalloc, Arrow's default: a server holds its tables for hours while reading Parquet entries
+    leaves freed buffers behind, which mimalloc kept (110 MB of 520 after reading 50 runs' prediction
+    files; bench/bench_scale.py). Not glibc's malloc either where jemalloc is there: with the fixed
+    thresholds below, every Arrow buffer of 256 KB or more was a mapping of its own, faulted in page
+    by page and given back when freed -- reading 200 runs' entries touched 3 GB of fresh pages (2-3
+    CPU-s of the kernel's time); jemalloc reuses freed extents, so a restart at 200 runs x 20,000
+    questions drew the leaderboard after 8.6-9.3 CPU-s instead of 11.3-11.8, with a lower peak
+    (1,503 MB against 1,591) and the same memory once trimmed (1,234 against 1,220 MB;
+    `dashboard.shell.cache.trim` gives jemalloc's unused pages back as it does glibc's)."""
+    try:
+        return pa.jemalloc_memory_pool()
+    except NotImplementedError:  # a pyarrow built without it
+        return pa.system_memory_pool()
+
+
+pa.set_memory_pool(_arrow_pool())
 
 
 def _fixed_malloc_thresholds() -> None:

@@ -96,9 +96,13 @@ def give_back() -> None:
 
 
 def trim() -> None:
-    """glibc's malloc_trim where there is one: the free pages inside the heap go back to the system.
-    Reading a campaign's files leaves them behind (parsed JSON, Parquet buffers: 126 MB at 50 runs),
-    and the tables built next would otherwise stack on top of them."""
+    """Arrow's allocator (jemalloc: dashboard/core/predictions.py) and glibc's malloc_trim, where there
+    is one, give their free pages back to the system. Reading a campaign's files leaves them behind
+    (parsed JSON, Parquet buffers: 126 MB at 50 runs), and the tables built next would otherwise stack
+    on top of them."""
+    import pyarrow as pa
+
+    pa.default_memory_pool().release_unused()
     try:
         import ctypes
 
