@@ -16,7 +16,7 @@ from collections.abc import Sequence
 import numpy as np
 import pyarrow as pa
 
-from dashboard.core.predictions import Alignment, PredictionTable, as_table
+from dashboard.core.predictions import PredictionTable, as_table
 from dashboard.core.store import ScoredRows, ScoreStore
 from scoring._gc import paused_gc
 from scoring.model import GoldQuestion, Prediction
@@ -51,13 +51,6 @@ def column_run(gold: Sequence[GoldQuestion], predictions: Sequence[Prediction], 
                             decisions_later=decisions_later, profile=profile, name=name)
 
 
-def _stored_statuses(al: Alignment) -> np.ndarray:
-    """The status each gold question is scored with, as the store keeps it: None without a prediction."""
-    scored = al.status.copy()
-    scored[~al.answered] = None
-    return scored
-
-
 def load_column_run(store: ScoreStore, key: str, gold: Sequence[GoldQuestion], predictions: Sequence[Prediction],
                     profile, name: str) -> StoredRunResult | None:
     """The run from its store entry, in columns (`store.load_run`'s result, without a record per
@@ -70,7 +63,7 @@ def load_column_run(store: ScoreStore, key: str, gold: Sequence[GoldQuestion], p
         table = table_of(predictions)
         al = table.aligned(gold)
         try:
-            statuses = pa.array(_stored_statuses(al), pa.string())
+            statuses = al.stored_statuses()
             same = stored_ids.equals(pa.chunked_array([al.ids])) and stored_statuses.equals(pa.chunked_array([statuses]))
         except (pa.ArrowException, UnicodeError):
             same = False
@@ -97,5 +90,5 @@ def save_decisions(store: ScoreStore, key: str, gold: Sequence[GoldQuestion], pr
     al = table_of(predictions).aligned(gold)
     lost = store.lost_races
     with paused_gc():
-        written = store.put(key, ScoredRows(al.ids.to_pylist(), _stored_statuses(al).tolist(), decisions))
+        written = store.put(key, ScoredRows(al.ids.to_pylist(), al.stored_statuses().to_pylist(), decisions))
     return written is not None, store.lost_races != lost
