@@ -603,7 +603,7 @@ _PRED_NOT_NULL = ("question_id", "text", "status", "evidence_pages")
 
 
 class FileDigests:
-    """The sha256 of files read before, remembered under `root`/shas by the file's identity: its real
+    """The sha256 of files read before, remembered under `root`/shas by the file's identity: its
     path, device, inode, size, and modification and status-change times in nanoseconds. A restart at
     200 runs read 700 MB of prediction files to hash them (0.9 CPU-s) before any cached entry could be
     found; with this it reads a small file per run. Any write to a file changes its status-change
@@ -648,10 +648,10 @@ class FileDigests:
     @staticmethod
     def _name(path: Path, st: os.stat_result) -> str | None:
         try:
-            real = os.path.realpath(path)
+            where = os.path.abspath(path)  # the file itself is named by its device and inode
         except (OSError, ValueError):
             return None
-        text = "\0".join(("lens-sha/1", real, *map(str, _identity(st))))
+        text = "\0".join(("lens-sha/1", where, *map(str, _identity(st))))
         return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
     def _recall(self, name: str | None) -> str | None:
@@ -843,7 +843,10 @@ def _checked_table(path: Path, key: str, schema, fmt: int):
     format, key and row count are the ones written."""
     # use_threads=False: an entry is small, and handing its columns to Arrow's pool cost more than it
     # saved (a prediction entry 15.3 -> 9.3 ms); the callers read several entries at once instead
-    table = pq.read_table(path, page_checksum_verification=True, use_threads=False)
+    # ParquetFile, not read_table: read_table goes through pyarrow.dataset (imported on first use, and
+    # a dataset made per entry), a fifth of reading 200 prediction entries at a restart
+    with pq.ParquetFile(path, page_checksum_verification=True) as pf:
+        table = pf.read(use_threads=False)
     meta = table.schema.metadata or {}
     if not table.schema.equals(schema, check_metadata=False):
         raise ValueError("another schema")
