@@ -139,7 +139,8 @@ def test_runs_in_columns_equal_the_row_path(tmp_path, bench, profile):
         b = Analysis.build(got, gold, ws.page_counts, profile)
         pd.testing.assert_frame_equal(b.leaderboard(), a.leaderboard())  # first: from the runs' columns alone
         if all(r.result is not None for r in got):
-            assert b._scores is None  # the score frame is not built for the leaderboard
+            assert b._scores is None and b._questions is None  # neither frame is built for the leaderboard
+            assert b.question_count == len(a.questions) and b.gold_ids == set(a.questions.index)
         pd.testing.assert_frame_equal(b.scores, a.scores)
         for field in ("answer_format", "reasoning_type", "evidence_source", "length", "position", "domain"):
             pd.testing.assert_frame_equal(b.breakdown(field), a.breakdown(field))
@@ -284,3 +285,33 @@ def test_overall_of_columns_equals_summing_lists():
         assert [next(iter(_LeftToRight(c))) for c in cols] == [left_to_right(c) for c in cols]
         if sys.version_info < (3, 12):  # where overall_of uses it: the same figures as summing the lists
             assert bucket(*(_LeftToRight(c) for c in cols)) == bucket(*(c.tolist() for c in cols))  # type: ignore[arg-type]
+
+
+def test_frames_built_once_on_first_use_and_no_cycle(tmp_path):
+    """The question and score frames are built when first asked for, once, sharing one question frame;
+    an analysis is freed by reference counting (the app freezes the collector's view of it)."""
+    import gc
+    import weakref
+
+    ws = load_workspace(Sources(SAMPLE))
+    _rows, runs, _stored = _both(ws, "xldocbench", S.ScoreStore(tmp_path / "cache"))
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        an = Analysis.build(runs, ws.gold.items, ws.page_counts, "xldocbench")
+        assert an._questions is None and an._scores is None
+        board = an.leaderboard()
+        assert an._questions is None and an._scores is None
+        scores = an.scores  # builds the question frame too: the same one `questions` gives
+        assert an.questions is an.questions and an._questions is not None and an.scores is scores
+        pd.testing.assert_frame_equal(board, Analysis.build(runs, ws.gold.items, ws.page_counts, "xldocbench").leaderboard())
+        for touched in (False, True):
+            fresh = Analysis.build(runs, ws.gold.items, ws.page_counts, "xldocbench")
+            if touched:
+                fresh.breakdown("domain")
+            ref = weakref.ref(fresh)
+            del fresh
+            assert ref() is None
+    finally:
+        if was:
+            gc.enable()

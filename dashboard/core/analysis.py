@@ -6,6 +6,7 @@ Scores stay fractions in 0..1 in every frame; pages and charts turn them into pe
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -568,7 +569,7 @@ class Analysis:
     and cached; treated as read-only, except the breakdown and leaderboard memos."""
 
     runs: list[Run]
-    questions: pd.DataFrame
+    _questions: pd.DataFrame | None  # None until first asked for: `questions`
     _scores: pd.DataFrame | None  # None until first asked for: `scores`
     _breakdowns: dict[str, pd.DataFrame] = field(default_factory=dict)
     _leaderboard: pd.DataFrame | None = None
@@ -579,24 +580,37 @@ class Analysis:
     _joins: dict[str, Join] | None = None  # memo of `joins`
     _field_options: dict[str, list[str]] | None = None  # memo of `field_options`
     _later: Callable[[], tuple[pd.DataFrame, np.ndarray | None]] | None = None  # builds `scores` when first asked
-    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+    _later_questions: Callable[[], pd.DataFrame] | None = None  # builds `questions` when first asked
+    _lock: threading.RLock = field(default_factory=threading.RLock, repr=False, compare=False)
 
     @classmethod
     def build(cls, runs: list[Run], gold: list[GoldQuestion], page_counts: dict[str, int | None],
               profile: str | Profile | None = None) -> Analysis:
         """`profile`: the one in force, which reads the runs of official scores (`score_frame`).
-        The score frame is built when first asked for (`scores`): the leaderboard, drawn first, reads
-        the runs' own columns, and at 200 runs x 20,000 questions the frame took a second and a half
-        of a restart before it."""
-        questions = question_frame(gold, page_counts)
-        return cls(runs, questions, None, gold={q.qid: q for q in gold},
-                   _later=lambda: score_frame_at(runs, set(questions.index), profile, questions.index))
+        The question and score frames are built when first asked for (`questions`, `scores`): the
+        leaderboard, drawn first, reads the runs' own columns and the gold's ids, and at 200 runs x
+        20,000 questions the two frames took two seconds of a restart before it."""
+        # one frame for both (built under the analysis's lock); the closures do not hold the analysis,
+        # which is freed by reference counting once its cache entry goes (gc.freeze: no cycle is collected)
+        questions_of = functools.cache(lambda: question_frame(gold, page_counts))
+        return cls(runs, None, None, gold={q.qid: q for q in gold}, _later_questions=questions_of,
+                   _later=lambda: score_frame_at(runs, set(questions_of().index), profile, questions_of().index))
+
+    @property
+    def questions(self) -> pd.DataFrame:
+        """One row per gold question (`question_frame`), built once, on first use."""
+        if self._questions is None:
+            with self._lock:  # sessions share the analysis: the first one to ask builds it
+                if self._questions is None:
+                    assert self._later_questions is not None
+                    self._questions, self._later_questions = self._later_questions(), None
+        return self._questions
 
     @property
     def scores(self) -> pd.DataFrame:
         """One row per (run, gold question) scored (`score_frame_at`), built once, on first use."""
         if self._scores is None:
-            with self._lock:  # sessions share the analysis: the first one to ask builds it
+            with self._lock:
                 if self._scores is None:
                     assert self._later is not None
                     frame, positions = self._later()
@@ -606,8 +620,14 @@ class Analysis:
         return self._scores
 
     @property
+    def question_count(self) -> int:
+        """How many gold questions (without building `questions`: the gold's ids are distinct)."""
+        return len(self._questions) if self._questions is not None else len(self.gold)
+
+    @property
     def gold_ids(self) -> set[str]:
-        return set(self.questions.index)
+        """The gold's question ids (the question frame's index; read from the gold while it is not built)."""
+        return set(self._questions.index) if self._questions is not None else set(self.gold)
 
     @property
     def run_names(self) -> list[str]:

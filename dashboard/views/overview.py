@@ -11,9 +11,9 @@ from dashboard.shell import context
 ctx = context.context()
 an = ctx.analysis
 st.title("Overview")
-st.caption(f"Profile {ctx.profile} · {len(an.questions)} gold questions · {len(an.runs)} runs")
+st.caption(f"Profile {ctx.profile} · {an.question_count} gold questions · {len(an.runs)} runs")
 
-if an.questions.empty:
+if not an.question_count:
     st.info(md_escape(f"No gold questions loaded. {P.no_gold_reason(ctx)} Open a benchmark folder or upload gold files in "
                       "the sidebar's Data panel; the Data page lists what was found and what went wrong."))
 elif not an.runs:
