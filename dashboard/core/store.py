@@ -277,8 +277,16 @@ class EntryFolder:
         return self.folder / f"{key}.parquet"
 
     def _valid(self, path: Path, key: str) -> bool:
-        """Whether the entry at `path` reads back whole (each folder's own checks)."""
-        return False
+        """Whether the entry at `path` reads back whole: each folder's own `_read(path, key)` checks it."""
+        try:
+            self._read(path, key)
+        except (OSError, ValueError, TypeError, KeyError, pa.ArrowException):
+            return False
+        return True
+
+    def _read(self, path: Path, key: str) -> Any:
+        """The entry at `path` read and checked (ValueError and Arrow's errors when it is not what was written)."""
+        raise ValueError("a folder without entries of its own")
 
     def _write(self, target: Path, table: pa.Table) -> Path | None:
         tmp = None
@@ -392,13 +400,6 @@ class ScoreStore(EntryFolder):
     def get(self, key: str) -> ScoredRows | None:
         """The entry, or None when there is none or it is not exactly what `put` wrote (then it is removed)."""
         return self._entry(key, lambda path: self._read(path, key))
-
-    def _valid(self, path: Path, key: str) -> bool:
-        try:
-            self._read(path, key)
-        except (OSError, ValueError, TypeError, KeyError, pa.ArrowException):
-            return False
-        return True
 
     def read_quietly(self, key: str) -> ScoredRows | None:
         """The entry read again for a run already loaded from it (its decisions, for its records),
@@ -772,15 +773,8 @@ class PredictionStore(EntryFolder):
 
         return self._entry(key, read)
 
-    def _valid(self, path: Path, key: str) -> bool:
-        try:
-            self._read(path, key, "")
-        except (OSError, ValueError, TypeError, KeyError, pa.ArrowException):
-            return False
-        return True
-
     @staticmethod
-    def _read(path: Path, key: str, file: str):
+    def _read(path: Path, key: str, file: str = ""):
         from scoring.problems import LoadResult
 
         table = _checked_table(path, key, PREDICTION_SCHEMA, PREDICTION_FORMAT)

@@ -229,16 +229,10 @@ class LocatedStore(EntryFolder):
     def get(self, key: str) -> pd.DataFrame | None:
         return self._entry(key, lambda path: self._read(path, key))
 
-    def _valid(self, path: Path, key: str) -> bool:
-        try:
-            self._read(path, key)
-        except (OSError, ValueError, TypeError, KeyError, pa.ArrowException):
-            return False
-        return True
-
     @staticmethod
     def _read(path: Path, key: str) -> pd.DataFrame:
-        got = pq.read_table(path)
+        with pq.ParquetFile(path) as pf:  # not read_table: it makes (and imports) a pyarrow.dataset
+            got = pf.read(use_threads=False)
         meta = got.schema.metadata or {}
         if (got.schema.remove_metadata() != LOCATED_SCHEMA or meta.get(b"lens.key") != key.encode()
                 or meta.get(b"lens.format") != LOCATED_FORMAT.encode()
