@@ -179,6 +179,7 @@ def progress_texts(at) -> list[str]:
 
 def test_overview_says_documents_and_pages_left_while_a_reading_is_held(monkeypatch, tmp_path):
     bench = _copy(tmp_path)
+    monkeypatch.setenv("LENS_CACHE_DIR", str(tmp_path / "cache"))  # located here, not read back (LocatedStore)
     real = ocr.read_whole
     reached, release = threading.Event(), threading.Event()
 
