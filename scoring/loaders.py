@@ -1389,42 +1389,56 @@ def load_gold_columns(paths: Sequence[str | Path] | str | Path, *, release: bool
     return res, cols
 
 
+def _usual_gold(row: Any) -> tuple[str, str, str, str, dict | None, bool] | None:
+    """A well-formed gold row's (question id, answer value, format, rule, metadata, whether the format
+    was given): what `_gold_row` and `_gold_rows` put into the columns straight from the object. None
+    for any other row, which the record path (`_gold_of`) reads and reports."""
+    if type(row) is not dict:
+        return None
+    qid = row.get("question_id")
+    answer = row.get("answer")
+    if not (type(qid) is str and type(answer) is dict and (qid := qid.strip()) and "questionId" not in row):
+        return None
+    raw_fmt = answer.get("format", "Str")
+    rule = answer.get("verification_rule", "")
+    value = answer.get("value")
+    metadata = row.get("metadata")
+    if (type(raw_fmt) is str and raw_fmt in _KNOWN_FORMATS and type(rule) is str
+            and (not rule or rule in _KNOWN_RULES) and type(value) is str and len(value) <= MAX_EDIT_CHARS
+            and (type(metadata) is dict or metadata is None)
+            and (("document" not in row and "documents" not in row) or _docs_quiet(row))):
+        return qid, value, raw_fmt, rule, metadata, "format" in answer
+    return None
+
+
 def _gold_rows(numbers: Sequence[int | None], values: list[Any], name: str, release: bool,
                seen: dict[str, tuple[str, int | None]], shared: dict, cols: GoldColumns, res: LoadResult) -> None:
-    """`_gold_row` of each row, its usual case (a well-formed row, an id not seen before) written
-    out in the loop: the row's fields kept as one tuple, put into the columns together (before
-    any other row goes in by `_gold_row`, and at the end)."""
-    known_formats, known_rules, most = _KNOWN_FORMATS, _KNOWN_RULES, MAX_EDIT_CHARS
+    """`_gold_row` of each row, its usual case (`_usual_gold`, a string split, an id not seen before)
+    kept as one tuple of the row's fields and put into the columns together (before any other row
+    goes in by `_gold_row`, and at the end)."""
     absent = ABSENT
     empty: dict[str, Any] = {}
     kept: list[tuple] = []
     keep = kept.append
+    usual_of = _usual_gold
     for line, row in zip(numbers, values):
-        if type(row) is dict:
-            qid = row.get("question_id")
-            answer = row.get("answer")
-            if type(qid) is str and type(answer) is dict and (qid := qid.strip()) and "questionId" not in row:
-                raw_fmt = answer.get("format", "Str")
-                rule = answer.get("verification_rule", "")
-                value = answer.get("value")
-                m = row.get("metadata")
-                split = row.get("task_type", "unknown")
-                if (type(raw_fmt) is str and raw_fmt in known_formats and type(rule) is str
-                        and (not rule or rule in known_rules) and type(value) is str and len(value) <= most
-                        and (type(m) is dict or m is None) and type(split) is str and qid not in seen
-                        and (("document" not in row and "documents" not in row) or _docs_quiet(row))):
-                    seen[qid] = (name, line)
-                    if m is None:
-                        m = empty
-                    d, r, k, t = (m.get("domain", absent), m.get("reasoning_type", absent), m.get("difficulty", absent),
-                                  m.get("doc_type", absent))
-                    keep((qid, (value,), intern(raw_fmt), intern(rule), intern(split), "format" in answer,
-                          intern(d) if type(d) is str and len(d) < 64 else d,
-                          intern(r) if type(r) is str and len(r) < 64 else r,
-                          intern(k) if type(k) is str and len(k) < 64 else k,
-                          intern(t) if type(t) is str and len(t) < 64 else t,
-                          m.get("evidence_sources", absent)))
-                    continue
+        usual = usual_of(row)
+        if usual is not None:
+            qid, value, raw_fmt, rule, m, given = usual
+            split = row.get("task_type", "unknown")
+            if type(split) is str and qid not in seen:
+                seen[qid] = (name, line)
+                if m is None:
+                    m = empty
+                d, r, k, t = (m.get("domain", absent), m.get("reasoning_type", absent), m.get("difficulty", absent),
+                              m.get("doc_type", absent))
+                keep((qid, (value,), intern(raw_fmt), intern(rule), intern(split), given,
+                      intern(d) if type(d) is str and len(d) < 64 else d,
+                      intern(r) if type(r) is str and len(r) < 64 else r,
+                      intern(k) if type(k) is str and len(k) < 64 else k,
+                      intern(t) if type(t) is str and len(t) < 64 else t,
+                      m.get("evidence_sources", absent)))
+                continue
         if kept:
             _put_gold(cols, kept)
             kept = []
@@ -1452,39 +1466,30 @@ def _put_gold(cols: GoldColumns, kept: list[tuple]) -> None:
 
 def _gold_row(row: Any, name: str, line: int | None, release: bool, seen: dict[str, tuple[str, int | None]], shared: dict,
               cols: GoldColumns, res: LoadResult) -> None:
-    """One gold row into the columns: a well-formed row straight from its object, any other by
-    `_gold_record` (which reports what is wrong), as `load_gold` reads it."""
-    if type(row) is dict:
-        qid = row.get("question_id")
-        answer = row.get("answer")
-        if type(qid) is str and type(answer) is dict and (qid := qid.strip()) and "questionId" not in row:
-            raw_fmt = answer.get("format", "Str")
-            rule = answer.get("verification_rule", "")
-            value = answer.get("value")
-            metadata = row.get("metadata")
-            if (type(raw_fmt) is str and raw_fmt in _KNOWN_FORMATS and type(rule) is str
-                    and (not rule or rule in _KNOWN_RULES) and type(value) is str and len(value) <= MAX_EDIT_CHARS
-                    and (type(metadata) is dict or metadata is None)
-                    and (("document" not in row and "documents" not in row) or _docs_quiet(row))):
-                if qid in seen:
-                    _repeated_gold(name, line, qid, seen, res)
-                    return
-                seen[qid] = (name, line)
-                cols.qid.append(qid)
-                cols.answers.append((value,))
-                raw_fmt, rule = intern(raw_fmt), intern(rule)
-                cols.answer_format.append(raw_fmt)
-                cols.verification_rule.append(rule)
-                split = row.get("task_type", "unknown")
-                cols.split.append(intern(split) if type(split) is str else _split(row, release))
-                cols.raw_format.append(raw_fmt)
-                cols.format_given.append("format" in answer)
-                m = metadata if metadata is not None else {}
-                for key, col in cols.meta.items():
-                    v = m.get(key, ABSENT)
-                    col.append(intern(v) if type(v) is str and len(v) < 64 else v)
-                cols.question_types.append(())
-                return
+    """One gold row into the columns: a well-formed row (`_usual_gold`) straight from its object, any
+    other by `_gold_record` (which reports what is wrong), as `load_gold` reads it."""
+    usual = _usual_gold(row)
+    if usual is not None:
+        qid, value, raw_fmt, rule, metadata, given = usual
+        if qid in seen:
+            _repeated_gold(name, line, qid, seen, res)
+            return
+        seen[qid] = (name, line)
+        cols.qid.append(qid)
+        cols.answers.append((value,))
+        raw_fmt, rule = intern(raw_fmt), intern(rule)
+        cols.answer_format.append(raw_fmt)
+        cols.verification_rule.append(rule)
+        split = row.get("task_type", "unknown")
+        cols.split.append(intern(split) if type(split) is str else _split(row, release))
+        cols.raw_format.append(raw_fmt)
+        cols.format_given.append(given)
+        m = metadata if metadata is not None else {}
+        for key, col in cols.meta.items():
+            v = m.get(key, ABSENT)
+            col.append(intern(v) if type(v) is str and len(v) < 64 else v)
+        cols.question_types.append(())
+        return
     # anything else: the record path, which reports what is wrong
     if not cols.deep and deeper_than(row):
         cols.deep = True
