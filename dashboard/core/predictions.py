@@ -359,13 +359,12 @@ class PredictionTable(Sequence[Prediction]):
                 status_taken = pc.if_else(pa.array(answered), status_taken, pa.scalar(None, pa.string()))
             scored_status = _interned_status(status_taken)
             overflow = np.isin(scored_status, list(OVERFLOW_STATUSES))
-            if source is not None:
-                if in_order:
-                    texts = _one(source)
-                else:
-                    texts = pc.take(source, take) if n else pa.nulls(len(rows), pa.string())
-            else:
+            if source is None:
                 texts = pa.array([self.text_at(int(r)) if r >= 0 else "" for r in rows], pa.string())
+            elif in_order:
+                texts = _one(source)
+            else:
+                texts = pc.take(source, take) if n else pa.nulls(len(rows), pa.string())
             reported = texts if answered.all() else pc.if_else(pa.array(answered), texts, pa.scalar("", pa.string()))
             if overflow.any():
                 reported = pc.if_else(pa.array(overflow), pa.scalar(OVERFLOW_TEXT, pa.string()), reported)
