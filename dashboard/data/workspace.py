@@ -8,7 +8,6 @@ user data: every problem is kept as a `scoring.problems.Problem` and shown on th
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -504,7 +503,9 @@ def _load_lens(disc: Discovery, src: Sources) -> Workspace:
     problems: list[Problem] = []  # the prediction files' problems come first, as before
     with ThreadPoolExecutor(max_workers=1) as beside:
         # the prediction files are hashed and read (hashlib and Parquet leave the GIL) while the gold is
-        # parsed here (Python): at 200 runs a restart spent ~2 s on each, one after the other
+        # parsed here (Python): at 200 runs a restart spent ~2 s on each, one after the other. Once their
+        # digests are remembered (store.FileDigests) the two take the same time side by side or in turn
+        # (the readers wait for the GIL the parse holds); side by side still helps a first start
         reading = beside.submit(_load_predictions, disc.predictions, problems)
         gold = fmt.read_gold(disc.gold) if disc.gold else LoadResult()
         documents = xldocbench.read_documents(disc.documents) if disc.documents else LoadResult()
@@ -553,6 +554,9 @@ def _load_mmlongbench(disc: Discovery, src: Sources) -> Workspace:
     predictions: list[PredictionFile] = []
     disc.scores, scores = [], []
     taken: set[str] = set()
+    from dashboard.core.store import FileDigests
+
+    digests = FileDigests()  # each result file's sha256, remembered as the prediction files' are
     for path in disc.predictions:
         res = load_results(path, gold)
         name = base = result_run_name(path)
@@ -569,7 +573,7 @@ def _load_mmlongbench(disc: Discovery, src: Sources) -> Workspace:
                                                     f"fallback rule {note} (scoring/README.md, MMLongBench-Doc)",
                                                     skipped=False, kind="rows scored by a fallback rule"))
         try:
-            sha = hashlib.sha256(path.read_bytes()).hexdigest()
+            sha = digests.sha256(path)
         except OSError:
             sha = ""
         predictions.append(PredictionFile(name, path, sha, res))
