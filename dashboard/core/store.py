@@ -638,13 +638,7 @@ class FileDigests:
 
     def _hash(self, path: Path) -> str:
         self.hashed += 1
-        h = hashlib.sha256()
-        buf = bytearray(self.CHUNK)  # one buffer for the whole file: no fresh pages per file
-        view = memoryview(buf)
-        with open(path, "rb", buffering=0) as fh:
-            while n := fh.readinto(buf):
-                h.update(view[:n])
-        return h.hexdigest()
+        return file_sha256(path, self.CHUNK)
 
     @staticmethod
     def _name(path: Path, st: os.stat_result) -> str | None:
@@ -682,6 +676,18 @@ class FileDigests:
             if tmp is not None:
                 with contextlib.suppress(OSError):
                     os.unlink(tmp)
+
+
+def file_sha256(path: Path, chunk: int = 1 << 20) -> str:
+    """sha256 (hex) of a file's bytes, read `chunk` bytes at a time into one buffer (reading a file whole
+    gave each file of a few MB fresh pages of its own); OSError when it cannot be read."""
+    h = hashlib.sha256()
+    buf = bytearray(chunk)
+    view = memoryview(buf)
+    with open(path, "rb", buffering=0) as fh:
+        while n := fh.readinto(buf):
+            h.update(view[:n])
+    return h.hexdigest()
 
 
 def _identity(st: os.stat_result) -> tuple[int, ...]:
@@ -822,7 +828,7 @@ def load_predictions_cached(path: Path, prediction_sha256: str, store: Predictio
         return res
     res = load_predictions(path)
     try:
-        same = hashlib.sha256(Path(path).read_bytes()).hexdigest() == prediction_sha256
+        same = file_sha256(path) == prediction_sha256  # read again, never remembered: did it change meanwhile?
     except OSError:
         same = False
     if same:
