@@ -14,6 +14,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from app_kit import app_on
+from dashboard.core import digests as D
 from dashboard.core import store as S
 from scoring import runner
 from scoring.evaluate import evaluate
@@ -466,15 +467,15 @@ def test_evidence_boxes_and_uncacheable_text_round_trip(tmp_path):
 # ----------------------------------------------------------------------------- file digests remembered
 
 
-def _digests(tmp_path: Path) -> tuple[S.FileDigests, Path, int]:
+def _digests(tmp_path: Path) -> tuple[D.FileDigests, Path, int]:
     """A FileDigests on a cache folder, a file, and a clock SETTLED_NS after the file's last change."""
     import hashlib
 
     f = tmp_path / "run.jsonl"
     f.write_bytes(b'{"question_id": "q1", "prediction": "42"}\n' * 3000)  # several chunks of the reader
     st = f.stat()
-    later = max(st.st_mtime_ns, st.st_ctime_ns) + S.FileDigests.SETTLED_NS
-    d = S.FileDigests(tmp_path / "cache")
+    later = max(st.st_mtime_ns, st.st_ctime_ns) + D.FileDigests.SETTLED_NS
+    d = D.FileDigests(tmp_path / "cache")
     d.CHUNK = 4096
     assert d.sha256(f, now_ns=later) == hashlib.sha256(f.read_bytes()).hexdigest()
     return d, f, later
@@ -483,7 +484,7 @@ def _digests(tmp_path: Path) -> tuple[S.FileDigests, Path, int]:
 def test_a_settled_file_is_hashed_once(tmp_path):
     d, f, later = _digests(tmp_path)
     assert d.hashed == 1
-    again = S.FileDigests(tmp_path / "cache")  # another process: the folder remembers
+    again = D.FileDigests(tmp_path / "cache")  # another process: the folder remembers
     assert again.sha256(f, now_ns=later) == d.sha256(f, now_ns=later)
     assert (again.hashed, d.hashed) == (0, 1)
 
@@ -497,7 +498,7 @@ def test_a_changed_file_is_hashed_again(tmp_path):
         fh.write(b"X")
     os.utime(f, ns=(st.st_atime_ns, st.st_mtime_ns))
     assert f.stat().st_size == st.st_size and f.stat().st_mtime_ns == st.st_mtime_ns
-    got = d.sha256(f, now_ns=f.stat().st_ctime_ns + S.FileDigests.SETTLED_NS)
+    got = d.sha256(f, now_ns=f.stat().st_ctime_ns + D.FileDigests.SETTLED_NS)
     assert got == hashlib.sha256(f.read_bytes()).hexdigest() != hashlib.sha256(b"").hexdigest()
     assert d.hashed == 2
 
@@ -506,11 +507,11 @@ def test_a_file_changed_just_now_is_not_remembered(tmp_path):
     d, f, later = _digests(tmp_path)
     f.write_bytes(f.read_bytes() + b"\n")
     fresh = max(f.stat().st_mtime_ns, f.stat().st_ctime_ns)
-    d.sha256(f, now_ns=fresh + S.FileDigests.SETTLED_NS - 1)  # not settled: a write in the same tick could follow
-    d.sha256(f, now_ns=fresh + S.FileDigests.SETTLED_NS - 1)
+    d.sha256(f, now_ns=fresh + D.FileDigests.SETTLED_NS - 1)  # not settled: a write in the same tick could follow
+    d.sha256(f, now_ns=fresh + D.FileDigests.SETTLED_NS - 1)
     assert d.hashed == 3
-    d.sha256(f, now_ns=fresh + S.FileDigests.SETTLED_NS)
-    d.sha256(f, now_ns=fresh + S.FileDigests.SETTLED_NS)
+    d.sha256(f, now_ns=fresh + D.FileDigests.SETTLED_NS)
+    d.sha256(f, now_ns=fresh + D.FileDigests.SETTLED_NS)
     assert d.hashed == 4
 
 
@@ -530,10 +531,10 @@ def test_a_symlinked_digest_folder_is_not_used(tmp_path):
     elsewhere.mkdir()
     (tmp_path / "cache").mkdir()
     (tmp_path / "cache" / "shas").symlink_to(elsewhere)
-    d = S.FileDigests(tmp_path / "cache")
+    d = D.FileDigests(tmp_path / "cache")
     f = tmp_path / "run.jsonl"
     f.write_text("{}\n")
-    later = max(f.stat().st_mtime_ns, f.stat().st_ctime_ns) + S.FileDigests.SETTLED_NS
+    later = max(f.stat().st_mtime_ns, f.stat().st_ctime_ns) + D.FileDigests.SETTLED_NS
     d.sha256(f, now_ns=later)
     d.sha256(f, now_ns=later)
     assert d.hashed == 2 and not list(elsewhere.iterdir())
@@ -547,9 +548,9 @@ def test_the_workspace_remembers_its_prediction_files(tmp_path, monkeypatch):
     bench = tmp_path / "bench"
     shutil.copytree(SAMPLE, bench, ignore=shutil.ignore_patterns("mmlongbench", "campaign", "docs", "*.pdf"))
     monkeypatch.setenv("LENS_CACHE_DIR", str(tmp_path / "cache"))
-    made: list[S.FileDigests] = []
+    made: list[D.FileDigests] = []
 
-    class Settled(S.FileDigests):
+    class Settled(D.FileDigests):
         def __init__(self, root=None):
             super().__init__(root)
             made.append(self)
@@ -558,7 +559,7 @@ def test_the_workspace_remembers_its_prediction_files(tmp_path, monkeypatch):
             st = os.stat(path)
             return super().sha256(path, now_ns=max(st.st_mtime_ns, st.st_ctime_ns) + self.SETTLED_NS)
 
-    monkeypatch.setattr(S, "FileDigests", Settled)
+    monkeypatch.setattr(D, "FileDigests", Settled)
     first = W.load_workspace(Sources(bench))
     second = W.load_workspace(Sources(bench))
     assert len(first.predictions) >= 2

@@ -32,7 +32,6 @@ without that cache (`cache_problems` says why, for the Data page).
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import hmac
 import json
@@ -54,6 +53,7 @@ from orjson import dumps as _dumps
 from orjson import loads as _loads
 
 import scoring
+from dashboard.core.digests import file_sha256, symlinked
 from dashboard.core.predictions import PredictionTable, as_table, evidence_json, evidence_of
 from dashboard.core.settings import cache_root
 from scoring._gc import paused_gc
@@ -91,14 +91,6 @@ def scores_checksum(key: str, columns) -> str:
         mac.update(len(values).to_bytes(8, "big"))
         mac.update(values.astype("<f8", copy=False).tobytes())
     return mac.hexdigest()
-
-
-def symlinked(folder: Path) -> bool:
-    """Whether a cache folder is a symbolic link (then it is not used: its entries would land elsewhere)."""
-    try:
-        return folder.is_symlink()
-    except OSError:
-        return True
 
 
 def _refuse(folder: Path) -> bool:
@@ -601,97 +593,6 @@ PREDICTION_SCHEMA = pa.schema([
     ("evidence", pa.string()),  # null: none; else a JSON array of [page, document_id, bbox or null]
 ])
 _PRED_NOT_NULL = ("question_id", "text", "status", "evidence_pages")
-
-
-class FileDigests:
-    """The sha256 of files read before, remembered under `root`/shas by the file's identity: its
-    path, device, inode, size, and modification and status-change times in nanoseconds. A restart at
-    200 runs read 700 MB of prediction files to hash them (0.9 CPU-s) before any cached entry could be
-    found; with this it reads a small file per run. Any write to a file changes its status-change
-    time, so a changed file is hashed again. A file is remembered only when it had not changed for
-    SETTLED_NS before it was hashed and did not change while it was hashed: a write landing in the
-    same clock tick as the one before it leaves the times as they were (git's "racily clean" files)."""
-
-    SUBFOLDER = "shas"
-    SETTLED_NS = 2_000_000_000
-    CHUNK = 1 << 20
-
-    def __init__(self, root: Path | None = None) -> None:
-        self.folder = (Path(root) if root is not None else cache_root()) / self.SUBFOLDER
-        self.hashed = 0  # files read to be hashed (the rest came from the folder), for tests and benchmarks
-
-    def sha256(self, path: Path, now_ns: int | None = None) -> str:
-        """The file's sha256 (hex); OSError when it cannot be read. `now_ns`: the clock (tests)."""
-        import time
-
-        before = os.stat(path)
-        name = self._name(path, before)
-        known = self._recall(name)
-        if known is not None:
-            return known
-        digest = self._hash(path)
-        after = os.stat(path)
-        settled = (now_ns if now_ns is not None else time.time_ns()) - max(before.st_mtime_ns, before.st_ctime_ns)
-        if name is not None and _identity(after) == _identity(before) and settled >= self.SETTLED_NS:
-            self._remember(name, digest)
-        return digest
-
-    def _hash(self, path: Path) -> str:
-        self.hashed += 1
-        return file_sha256(path, self.CHUNK)
-
-    @staticmethod
-    def _name(path: Path, st: os.stat_result) -> str | None:
-        try:
-            where = os.path.abspath(path)  # the file itself is named by its device and inode
-        except (OSError, ValueError):
-            return None
-        text = "\0".join(("lens-sha/1", where, *map(str, _identity(st))))
-        return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-
-    def _recall(self, name: str | None) -> str | None:
-        if name is None or _refuse(self.folder):
-            return None
-        try:
-            with open(self.folder / name, "rb") as fh:
-                text = fh.read(65).decode("ascii")
-        except (OSError, UnicodeDecodeError):
-            return None
-        return text if _KEY.fullmatch(text) else None  # anything else is as good as no entry
-
-    def _remember(self, name: str, digest: str) -> None:
-        if _refuse(self.folder):
-            return
-        tmp = None
-        try:
-            self.folder.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=self.folder, prefix=".tmp-")
-            with os.fdopen(fd, "w", encoding="ascii") as fh:
-                fh.write(digest)
-            os.replace(tmp, self.folder / name)
-            tmp = None
-        except OSError:
-            pass  # not remembered: hashed again next time
-        finally:
-            if tmp is not None:
-                with contextlib.suppress(OSError):
-                    os.unlink(tmp)
-
-
-def file_sha256(path: Path, chunk: int = 1 << 20) -> str:
-    """sha256 (hex) of a file's bytes, read `chunk` bytes at a time into one buffer (reading a file whole
-    gave each file of a few MB fresh pages of its own); OSError when it cannot be read."""
-    h = hashlib.sha256()
-    buf = bytearray(chunk)
-    view = memoryview(buf)
-    with open(path, "rb", buffering=0) as fh:
-        while n := fh.readinto(buf):
-            h.update(view[:n])
-    return h.hexdigest()
-
-
-def _identity(st: os.stat_result) -> tuple[int, ...]:
-    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
 def prediction_key(prediction_sha256: str, path: str) -> str:

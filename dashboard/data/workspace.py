@@ -381,7 +381,8 @@ def run_name(path: Path) -> str:
 def _load_predictions(paths: Sequence[Path], problems: list[Problem]) -> list[PredictionFile]:
     """Each prediction file as scoring.loaders.load_predictions reads it -- from the cache of parsed
     files (dashboard/core/store.py, keyed by the file's sha256) when its bytes were read before."""
-    from dashboard.core.store import FileDigests, PredictionStore, load_predictions_cached
+    from dashboard.core.digests import FileDigests
+    from dashboard.core.store import PredictionStore, load_predictions_cached
     from scoring._gc import paused_gc
 
     store = PredictionStore()  # the cache folder as configured now ($LENS_CACHE_DIR at call time)
@@ -394,7 +395,7 @@ READERS = 2  # prediction files hashed and read at once (hashing and Parquet rea
 
 def _read_predictions(paths, problems, store, read, sha256) -> list[PredictionFile]:
     """Each file hashed (`sha256(path)`, which remembers the digests of files unchanged since:
-    dashboard.core.store.FileDigests) and read (`read(path, sha256, store)`),
+    dashboard.core.digests.FileDigests) and read (`read(path, sha256, store)`),
     READERS at a time: at 200 runs this was most of a restart's reading; the files keep their order,
     names and problems."""
     from concurrent.futures import ThreadPoolExecutor
@@ -504,7 +505,7 @@ def _load_lens(disc: Discovery, src: Sources) -> Workspace:
     with ThreadPoolExecutor(max_workers=1) as beside:
         # the prediction files are hashed and read (hashlib and Parquet leave the GIL) while the gold is
         # parsed here (Python): at 200 runs a restart spent ~2 s on each, one after the other. Once their
-        # digests are remembered (store.FileDigests) the two take the same time side by side or in turn
+        # digests are remembered (digests.FileDigests) the two take the same time side by side or in turn
         # (the readers wait for the GIL the parse holds); side by side still helps a first start
         reading = beside.submit(_load_predictions, disc.predictions, problems)
         gold = fmt.read_gold(disc.gold) if disc.gold else LoadResult()
@@ -554,7 +555,7 @@ def _load_mmlongbench(disc: Discovery, src: Sources) -> Workspace:
     predictions: list[PredictionFile] = []
     disc.scores, scores = [], []
     taken: set[str] = set()
-    from dashboard.core.store import FileDigests
+    from dashboard.core.digests import FileDigests
 
     digests = FileDigests()  # each result file's sha256, remembered as the prediction files' are
     for path in disc.predictions:

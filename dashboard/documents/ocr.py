@@ -42,6 +42,7 @@ from pathlib import Path
 
 from dashboard.core import settings
 from dashboard.core.bounded import Bounded
+from dashboard.core.digests import FileDigests
 from dashboard.documents.guard import PDF_LOCK, heavy_page
 from dashboard.documents.pagetext import PageText, Rect, norm_text, numbers_in, page_text_from_rawdict
 from scoring.workers import bare_main, usable_cores
@@ -244,16 +245,14 @@ _SHA: Bounded[str] = Bounded(1024)  # (path, mtime_ns, size) -> sha256
 
 
 def file_sha256(path: Path) -> str:
-    """The file's content sha256, cached by (path, mtime, size)."""
+    """The file's content sha256, cached in the process by (path, mtime, size) and on disk by the
+    file's identity (dashboard.core.digests.FileDigests): a restart does not read every document
+    again to name its cached text, page count, OCR and located answers."""
     st = path.stat()
     key = (str(path), st.st_mtime_ns, st.st_size)
     hit = _SHA.get(key)
     if hit is None:
-        h = hashlib.sha256()
-        with open(path, "rb") as fh:
-            for block in iter(lambda: fh.read(1 << 20), b""):
-                h.update(block)
-        hit = h.hexdigest()
+        hit = FileDigests().sha256(path)
         _SHA.put(key, hit)
     return hit
 

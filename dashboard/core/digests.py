@@ -1,0 +1,116 @@
+"""Files' sha256, read in chunks (`file_sha256`) and remembered in the cache folder by the file's
+identity (`FileDigests`), so that a restart does not read a benchmark's files again to find their
+cached entries: the prediction files (dashboard/core/store.py) and the documents (the documents
+layer's `ocr.file_sha256`). Standard library only: the documents layer and its workers import it."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import re
+import tempfile
+from pathlib import Path
+
+from dashboard.core.settings import cache_root
+
+_HEX64 = re.compile(r"[0-9a-f]{64}")
+
+
+def symlinked(folder: Path) -> bool:
+    """Whether a cache folder is a symbolic link (then it is not used: its entries would land elsewhere)."""
+    try:
+        return folder.is_symlink()
+    except OSError:
+        return True
+
+
+class FileDigests:
+    """The sha256 of files read before, remembered under `root`/shas by the file's identity: its
+    path, device, inode, size, and modification and status-change times in nanoseconds. A restart at
+    200 runs read 700 MB of prediction files to hash them (0.9 CPU-s) before any cached entry could be
+    found; with this it reads a small file per run. Any write to a file changes its status-change
+    time, so a changed file is hashed again. A file is remembered only when it had not changed for
+    SETTLED_NS before it was hashed and did not change while it was hashed: a write landing in the
+    same clock tick as the one before it leaves the times as they were (git's "racily clean" files)."""
+
+    SUBFOLDER = "shas"
+    SETTLED_NS = 2_000_000_000
+    CHUNK = 1 << 20
+
+    def __init__(self, root: Path | None = None) -> None:
+        self.folder = (Path(root) if root is not None else cache_root()) / self.SUBFOLDER
+        self.hashed = 0  # files read to be hashed (the rest came from the folder), for tests and benchmarks
+
+    def sha256(self, path: Path, now_ns: int | None = None) -> str:
+        """The file's sha256 (hex); OSError when it cannot be read. `now_ns`: the clock (tests)."""
+        import time
+
+        before = os.stat(path)
+        name = self._name(path, before)
+        known = self._recall(name)
+        if known is not None:
+            return known
+        digest = self._hash(path)
+        after = os.stat(path)
+        settled = (now_ns if now_ns is not None else time.time_ns()) - max(before.st_mtime_ns, before.st_ctime_ns)
+        if name is not None and _identity(after) == _identity(before) and settled >= self.SETTLED_NS:
+            self._remember(name, digest)
+        return digest
+
+    def _hash(self, path: Path) -> str:
+        self.hashed += 1
+        return file_sha256(path, self.CHUNK)
+
+    @staticmethod
+    def _name(path: Path, st: os.stat_result) -> str | None:
+        try:
+            where = os.path.abspath(path)  # the file itself is named by its device and inode
+        except (OSError, ValueError):
+            return None
+        text = "\0".join(("lens-sha/1", where, *map(str, _identity(st))))
+        return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+    def _recall(self, name: str | None) -> str | None:
+        if name is None or symlinked(self.folder):
+            return None
+        try:
+            with open(self.folder / name, "rb") as fh:
+                text = fh.read(65).decode("ascii")
+        except (OSError, UnicodeDecodeError):
+            return None
+        return text if _HEX64.fullmatch(text) else None  # anything else is as good as no entry
+
+    def _remember(self, name: str, digest: str) -> None:
+        if symlinked(self.folder):
+            return
+        tmp = None
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=self.folder, prefix=".tmp-")
+            with os.fdopen(fd, "w", encoding="ascii") as fh:
+                fh.write(digest)
+            os.replace(tmp, self.folder / name)
+            tmp = None
+        except OSError:
+            pass  # not remembered: hashed again next time
+        finally:
+            if tmp is not None:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+
+
+def file_sha256(path: Path, chunk: int = 1 << 20) -> str:
+    """sha256 (hex) of a file's bytes, read `chunk` bytes at a time into one buffer (reading a file whole
+    gave each file of a few MB fresh pages of its own); OSError when it cannot be read."""
+    h = hashlib.sha256()
+    buf = bytearray(chunk)
+    view = memoryview(buf)
+    with open(path, "rb", buffering=0) as fh:
+        while n := fh.readinto(buf):
+            h.update(view[:n])
+    return h.hexdigest()
+
+
+def _identity(st: os.stat_result) -> tuple[int, ...]:
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
