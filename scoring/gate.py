@@ -73,12 +73,16 @@ exit codes:
 
 what the gate tests (--baseline with --fail-on-regression):
   the new run minus the baseline on the questions both answered (a question only one of them
-  answered is not compared, never counted wrong), documents as the unit. For each --gate-metric a
-  regression is a drop below -min-gap whose two-sided sign-flip test against 0 (whole documents'
-  paired differences flipped) rejects at the level --fdr: overall, the gate metrics' p values are
-  adjusted together by Benjamini-Hochberg (q; with no real drop in any metric the gate fails with
-  probability at most the level); per slice field=value holding at least --min-documents documents,
-  q by Benjamini-Hochberg (--fdr-method by: Benjamini-Yekutieli) across the slices of each metric.
+  answered is not compared, never counted wrong), documents as the unit. For each --gate-metric, a
+  regression is a drop below -min-gap whose two-sided sign-flip test against 0 (the documents'
+  paired differences, whole documents flipped) rejects at the level --fdr:
+  - overall: the gate metrics' p values adjusted together by Benjamini-Hochberg across the gate
+    metrics, q < --fdr (the scores of the same answers are positively dependent, where BH holds:
+    when no gate metric really dropped, the overall test fails the gate with probability at most
+    the level);
+  - per slice field=value holding at least --min-documents documents: q by Benjamini-Hochberg
+    (--fdr-method by: Benjamini-Yekutieli) across the slices of each metric; a slice with fewer
+    documents is neither tested nor counted in the family.
   A p below 1e-16 is printed "< 1e-16"; no p is ever printed as 0.
 """
 
@@ -157,10 +161,10 @@ def _p_num(x: float | None) -> float | None:
 
 
 def p_text(p: float | None) -> str:
-    """"= 0.0123", "< 1e-16" (never "= 0"), or "not computed"."""
+    """"= 0.0123", "< 1e-16" (never "= 0"; a p written as the floor reads so too), or "not computed"."""
     if p is None or not math.isfinite(p):
         return "not computed"
-    return f"< {P_FLOOR:g}" if p < P_FLOOR else f"= {p:.3g}"
+    return f"< {P_FLOOR:g}" if p <= P_FLOOR else f"= {p:.3g}"
 
 
 def answered(run: Any) -> int:

@@ -32,9 +32,9 @@ from typing import Any
 
 from . import formats, gate
 from .formats.base import ANLS_FAMILY, MMLONGBENCH_FAMILY, HarnessQuestion, SourceLoad
+from .gate import option_values
 from .harness import HARNESS_SCORING_PROFILES, SLICE_FIELDS, Rescored, own_profile, rescore, sensitivity
 from .problems import Problem, summarise
-from .gate import option_values
 from .profiles import HARNESS_PROFILE_NAMES, signature
 
 __all__ = ["wants", "main", "CSV_COLUMNS", "join_mmlongbench", "join_docvqa"]
