@@ -320,6 +320,10 @@ def _gate_run(args: argparse.Namespace, value: str, gold_paths: list[Path], opti
     src = _open(value)
     if src is None:
         return gate.EXIT_INPUT
+    said = option == "--predictions"  # its problems were printed when it was rescored
+    if not said:
+        for p in summarise(src.problems):
+            print(p, file=sys.stderr)
     runs = [r for r in src.runs if args.all_evals or not r.older]
     if len(runs) != 1:
         names = ", ".join(r.name for r in runs[:10]) + (f" and {len(runs) - 10} more" if len(runs) > 10 else "")
@@ -331,7 +335,7 @@ def _gate_run(args: argparse.Namespace, value: str, gold_paths: list[Path], opti
     if not profile:
         print(f"ERROR: {run.name}: no profile scores {run.harness} runs yet; --profile names one", file=sys.stderr)
         return gate.EXIT_INPUT
-    gold, preds = _gold_and_answers(src, run, gold_paths)
+    gold, preds = _gold_and_answers(src, run, gold_paths, say=not said)
     if not gold or not preds:
         print(f"ERROR: no answer of {value} could be scored", file=sys.stderr)
         return gate.EXIT_INPUT
@@ -343,16 +347,17 @@ def _gate_run(args: argparse.Namespace, value: str, gold_paths: list[Path], opti
     return scored, len(gold)
 
 
-def _gold_and_answers(src: SourceLoad, run: Any, gold_paths: list[Path]) -> tuple[list, list]:
+def _gold_and_answers(src: SourceLoad, run: Any, gold_paths: list[Path], *, say: bool) -> tuple[list, list]:
     """(gold questions, the run's answers): joined to the benchmark's gold when --gold-files joins the
     run's questions (the benchmark's ids, documents and labels; the questions that do not join were
-    named), else the gold the harness's own files state."""
+    named when `say`), else the gold the harness's own files state."""
     from .formats import records
     from .loaders import load_gold
     from .mmlongbench import load_samples
 
     if gold_paths:
-        for p in summarise(_join_gold(src, gold_paths)):
+        joined = _join_gold(src, gold_paths)
+        for p in summarise(joined) if say else ():
             print(p, file=sys.stderr)
         qids = {q.qid: str(q.metadata["benchmark_qid"]) for q in src.gold.get(run.task, []) if "benchmark_qid" in q.metadata}
         if qids:
