@@ -17,7 +17,12 @@ Outputs:
   run's own when there is one run, else by run name.
 - `--per-question-csv`: `run, task, question_id, filter, official_score, score, prediction, gold,
   file, line, note` (scores on 0-1; empty when unknown).
-Exit 1 with `ERROR: …` when nothing could be read or scored."""
+Exit 1 with `ERROR: …` when nothing could be read or scored.
+
+--weak-slices, --baseline, --compare-json and --fail-on-regression (scoring/gate.py) work on one run on
+each side (`_gate`): each scored by its profile on the questions it answered, against the benchmark's
+gold when --gold-files joins it (its documents are then the units), with the same outputs and exit
+codes as on XL-DocBench."""
 
 from __future__ import annotations
 

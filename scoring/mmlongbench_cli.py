@@ -16,6 +16,11 @@ of its `run_api.py` (load_results: joined by position, else by doc_id and questi
   cross-page / unanswerable with overlaps, evidence sources, document type) plus the number of
   evidence pages, and the rows scored by a fallback rule.
 
+--weak-slices, --baseline, --compare-json and --fail-on-regression (scoring/gate.py) work here as on
+XL-DocBench, with one result file on each side, documents being the PDFs (`doc_id`): the same outputs
+and exit codes. `python -m scoring` hands a command line here also without --profile when its gold is
+a samples.json.
+
 Rows scored by a fallback rule (where the released evaluator raises or would eval model text) are
 named by question id on stderr. Problems in the inputs go to stderr as `file: severity: field: …`;
 exit 1 with `ERROR: …` when no gold question or no prediction could be loaded. Never a traceback.
