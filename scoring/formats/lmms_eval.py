@@ -338,7 +338,7 @@ def load(path: Path) -> SourceLoad:
             g["samples"].append((task, found))
     runs_by_model: Counter[tuple[str, str]] = Counter()
     pending: list[HarnessRun] = []
-    found: dict[str, list[tuple[HarnessRow, HarnessQuestion]]] = {}  # task -> (row, the gold its line states)
+    stated: dict[str, list[tuple[HarnessRow, HarnessQuestion]]] = {}  # task -> (row, the gold its line states)
     for (folder, date), g in sorted(groups.items(), key=lambda kv: (str(kv[0][0]), kv[0][1])):
         results = None
         if g["results"] is not None:
@@ -371,7 +371,7 @@ def load(path: Path) -> SourceLoad:
                              model_args=str((config or {}).get("model_args") or ""), config=dict(config or {}),
                              files=[shown] + ([display(g["results"], root)] if g["results"] else []),
                              reported=_reported(results, task), filters=_filters(results, task, key))
-            _read_samples(w.files[sample_path], shown, task, family, key, run, found.setdefault(task, []), out.problems)
+            _read_samples(w.files[sample_path], shown, task, family, key, run, stated.setdefault(task, []), out.problems)
             if family == ANLS_FAMILY:
                 run.extra["v023"] = SAMPLES_V023.match(sample_path.name) is not None
             if results is not None and task not in (results.get("results") or {}):
@@ -379,7 +379,7 @@ def load(path: Path) -> SourceLoad:
                                                     f"an entry for task {task}", "none: no reported numbers"))
             runs_by_model[(model, task)] += 1
             pending.append(run)
-    for task, lines in found.items():
+    for task, lines in stated.items():
         _resolve_keys(lines)
         for run in pending:  # another filter's lines of a doc_id take the key of its first line
             if run.task == task and len(run.filters) > 1:
