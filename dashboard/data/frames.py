@@ -324,7 +324,8 @@ def reported_columns(ws: Workspace) -> tuple[pd.DataFrame, dict[str, str]]:
     rows: dict[str, dict[str, float]] = {}
     helps: dict[str, str] = {}
     for h in ws.harness:
-        for key, value in h.run.reported.items():
+        order = _OVERALL.get(h.run.harness, ())
+        for key, value in sorted(h.run.reported.items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else 0):
             number = _reported_number(value)
             if number is None or not _is_overall(h.run.harness, key):
                 continue
@@ -388,8 +389,8 @@ def conflicts_frame(ws: Workspace) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["Task", "question_id", "Gold", "Stated in", "Files", "Kept", "Decided by"])
 
 
-def conflict_text(ws: Workspace) -> str:
-    """The banner count of conflicting gold ("" for none)."""
+def conflict_text(ws: Workspace, where: str = "The Data page names each") -> str:
+    """The banner count of conflicting gold ("" for none); `where` the conflicts are named."""
     if not ws.conflicts:
         return ""
     n = len({(c.task, c.qid) for c, _ in ws.conflicts})
@@ -398,7 +399,7 @@ def conflict_text(ws: Workspace) -> str:
     if len(how) == 1 and rule.startswith("the benchmark's gold"):
         rule = "the benchmark's gold is used"
     return (f"{_n(n, 'question')} {'get' if n != 1 else 'gets'} different gold from different harness files: {rule}. "
-            "The Data page names each, with both golds and where each file states them.")
+            f"{where}, with both golds and where each file states them.")
 
 
 def harness_notes(ws: Workspace) -> pd.DataFrame:

@@ -64,7 +64,7 @@ RATE_COLUMNS = {  # run_rates column -> (header, help)
                                       "document whose gold names no evidence page (as DocVQA's)"),
 }
 BENCH_COLUMNS = {  # MMLongBench-Doc's own F1 (the leaderboard has it under that profile only; its Acc is Accuracy there)
-    BENCH_F1: st.column_config.NumberColumn("F1 (MMLongBench-Doc) %", format="%.2f", width=96, help="MMLongBench-Doc's "
+    BENCH_F1: st.column_config.NumberColumn("F1 (MMLongBench-Doc) %", format="%.2f", width=164, help="MMLongBench-Doc's "
                                             "own F1 (its eval_acc_and_f1): recall over the answerable questions, precision "
                                             "over the answers that are not 'Not answerable' -- not the token F1"),
 }
@@ -73,7 +73,8 @@ ACC_HEADERS = {MMLONGBENCH_PROFILE: "Acc (MMLongBench-Doc) %", LMMS_EVAL_PROFILE
                VLMEVALKIT_PROFILE: "Acc (VLMEvalKit rule) %"}
 SAVED_FIELD = "saved_slice"  # dashboard.weak.saved.SAVED_FIELD (a test holds them equal), without importing it
 SIGNATURES = "ov_signatures"  # the signatures' expander (open: its content is built)
-BOARD_NOTED = ("Source", "Questions", "Answered", "Signature")  # leaderboard columns said under it, not shown
+# leaderboard columns said under it, not shown (Missing: the gold's count minus Attempted, named under it when any)
+BOARD_NOTED = ("Source", "Questions", "Answered", "Missing", "Signature")
 BOARD_FIRST = ("Run", SHARED_ACC)  # then the board's own order; the harnesses' numbers after ANLS
 
 
@@ -136,24 +137,23 @@ def board_columns(board, profile: str, reported_help: dict[str, str], shared: Sh
     acc_help = get_profile(profile).accuracy_help[1]
     pct = {c: st.column_config.NumberColumn(label, format="%.2f", width=w, help=text)
            for c, label, w, text in (
-               ("Accuracy (%)", ACC_HEADERS.get(profile, "Acc %"), 64 if profile not in ACC_HEADERS else 96,
+               ("Accuracy (%)", ACC_HEADERS.get(profile, "Acc %"), 64 if profile not in ACC_HEADERS else 152,
                 f"Accuracy in %, over the questions the run attempted ({acc_help})"),
-               ("Token F1 (%)", "Token F1 %", 76, "Token F1 in % (ours: word overlap of answer and gold), over the "
+               ("Token F1 (%)", "Token F1 %", 70, "Token F1 in % (ours: word overlap of answer and gold), over the "
                 "questions the run attempted -- not a benchmark's own F1"),
                ("ANLS (%)", "ANLS %", 68, "ANLS in %, over the questions the run attempted"))}
     pct[SHARED_ACC] = st.column_config.NumberColumn(
-        "Shared Acc %", format="%.2f", width=88, help=f"Accuracy over the questions every run here attempted "
+        "Shared Acc %", format="%.2f", width=84, help=f"Accuracy over the questions every run here attempted "
         f"({shared.text()}): the runs compared on the same questions; the board is ranked by it")
     pct |= {c: st.column_config.NumberColumn(c, format="%.2f", help=text) for c, text in reported_help.items()}
-    first = [c for c in BOARD_FIRST if c in board.columns]
+    # the ranking, then the benchmark's and the harnesses' own numbers beside Accuracy, then ours (token F1, ANLS)
+    first = [c for c in (*BOARD_FIRST, "Accuracy (%)", BENCH_F1, *reported_help, "Problems") if c in board.columns]
     shown = first + [c for c in board.columns if c not in BOARD_NOTED and c not in first]
     return shown, pct | {
         "Run": st.column_config.TextColumn("Run", pinned=True),
         ATTEMPTED: st.column_config.NumberColumn(width=76, help="gold questions the run has a row for (answered or "
-                                                 "failed): its metrics are over these"),
-        "Missing": st.column_config.NumberColumn(width=68, help="gold questions the run has no answer for: not counted "
-                                                 "in its metrics (the command line counts them wrong unless "
-                                                 "--ignore-missing)"),
+                                                 "failed): its metrics are over these. The others are missing: not "
+                                                 "counted (the command line counts them wrong unless --ignore-missing)"),
         "Failed": st.column_config.NumberColumn(width=60, help="answers with a failed status (an error, a timeout)"),
         **BENCH_COLUMNS,
         "Signature": st.column_config.TextColumn(width="large"),
@@ -166,14 +166,12 @@ def board_columns(board, profile: str, reported_help: dict[str, str], shared: Sh
 
 
 def with_reported(board: pd.DataFrame, ws) -> tuple[pd.DataFrame, dict[str, str]]:
-    """The board with the harnesses' own overall numbers after ANLS (`reported_columns`), and their help."""
+    """The board with the harnesses' own overall numbers (`reported_columns`; shown beside Accuracy by
+    `board_columns`), and their help."""
     reported, helps = reported_columns(ws)
     if reported.empty:
         return board, {}
-    merged = board.merge(reported, on="Run", how="left")
-    at = list(merged.columns).index("ANLS (%)") + 1
-    order = [c for c in merged.columns if c not in helps]
-    return merged[order[:at] + list(helps) + order[at:]], helps
+    return board.merge(reported, on="Run", how="left"), helps
 
 
 def leaderboard(ctx: Context, v, loaded: list[str]) -> None:
@@ -191,8 +189,9 @@ def leaderboard(ctx: Context, v, loaded: list[str]) -> None:
     # missing; the source, question count and signature are said under it (board_notes), not in columns.
     shared = an.shared(list(board["Run"]))
     shown, config = board_columns(board, ctx.profile, reported_help, shared)
+    # an empty cell (a number this run has not: another harness's, another profile's) reads "—", never "None"
     st.dataframe(board, hide_index=True, width="stretch", height=ROW_PX * (min(len(board), BOARD_ROWS) + 1) + 3,
-                 column_order=shown, column_config=config)
+                 column_order=shown, column_config=config, placeholder="—")
     board_notes(board, shared)
     if reported_help:
         reported_notes(ctx)
@@ -231,7 +230,7 @@ def reported_notes(ctx: Context) -> None:
     per_category = reported_breakdown(ctx.workspace)
     if len(per_category):
         with st.expander("What the harnesses reported per category", icon=":material/table_chart:"):
-            st.dataframe(per_category, hide_index=True, width="stretch",
+            st.dataframe(per_category, hide_index=True, width="stretch", placeholder="—",
                          column_config={c: st.column_config.NumberColumn(format="%.2f") for c in per_category.columns[1:]})
 
 
@@ -248,6 +247,9 @@ def board_notes(board, shared: Shared | None = None) -> None:
         text = ("Scored on the questions each run attempted (answered or failed; a missing answer is not counted, as "
                 "with the command line's --ignore-missing): "
                 + "; ".join(f"{n:,} questions: {', '.join(runs)}" for n, runs in counts.items()))
+    missing = board[board["Missing"] > 0] if "Missing" in board.columns else board.iloc[0:0]
+    if len(missing):
+        text += ". Missing (no row: not counted): " + ", ".join(f"{r} {n:,}" for r, n in zip(missing["Run"], missing["Missing"]))
     if shared is not None and shared.differs:
         text += (f". {shared.text()[0].upper() + shared.text()[1:]}: Shared Acc % compares them on those and ranks the board"
                  if shared.questions else ". They share no question: each is ranked on its own questions, which differ -- "

@@ -111,7 +111,7 @@ if ws.harness:
                    "(questions that could not be joined are in the problem list).")
     st.dataframe(harness_frame(ws), hide_index=True, width="stretch")
     if ws.conflicts:
-        st.warning(md_escape(conflict_text(ws)), icon=":material/rule:")
+        st.warning(md_escape(conflict_text(ws, "The table below names each")), icon=":material/rule:")
         st.dataframe(conflicts_frame(ws), hide_index=True, width="stretch", key="data_conflicts")
     eval_pickers()
     notes = harness_notes(ws)
