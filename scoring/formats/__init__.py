@@ -77,6 +77,7 @@ def open_source(path: str | Path) -> SourceLoad | None:
         out.runs.extend(x.runs)
         out.problems.extend(x.problems)
         out.files.extend(x.files)
+        out.conflicts.extend(x.conflicts)
         for task, questions in x.gold.items():
             out.gold.setdefault(task, []).extend(questions)
     return out
