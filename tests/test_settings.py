@@ -1,4 +1,5 @@
-"""Every LENS_* setting is declared once (dashboard/core/settings.py) and documented in the README's
+"""Every LENS_* setting is declared once (dashboard/core/settings.py; the cache folder's and the engine's in
+scoring/settings.py, which it lists) and documented in the README's
 settings table; no other module spells a LENS_* name in its code."""
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ def test_no_other_module_spells_a_setting_name_in_code():
     """Docstrings and comments may name a variable; string constants in code may not."""
     found = []
     for path in sorted((ROOT / "dashboard").rglob("*.py")) + sorted((ROOT / "scoring").rglob("*.py")):
-        if path == ROOT / "dashboard" / "core" / "settings.py" or "__pycache__" in path.parts:
+        if path in (ROOT / "dashboard" / "core" / "settings.py", ROOT / "scoring" / "settings.py") or "__pycache__" in path.parts:
             continue
         tree = ast.parse(path.read_text(encoding="utf-8"))
         docstrings = {id(n.body[0].value) for n in ast.walk(tree)

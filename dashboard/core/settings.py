@@ -9,27 +9,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 
-APP_FOLDER = "docbench-lens"  # the app's folder name under the user's cache and data folders
-
-
-@dataclass(frozen=True)
-class Setting:
-    name: str
-    default: str  # what applies when the variable is unset or empty, in words
-    help: str
-    is_list: bool = False  # several paths separated by os.pathsep
-
-    def value(self, environ: Mapping[str, str] | None = None) -> str:
-        """The variable's text, '' when unset."""
-        return (os.environ if environ is None else environ).get(self.name, "")
-
-    def paths(self, environ: Mapping[str, str] | None = None) -> list[str]:
-        """The variable split on os.pathsep, empty parts dropped."""
-        return [p for p in self.value(environ).split(os.pathsep) if p]
-
+# declared in scoring/ (the engine reads them there, without the dashboard); listed in SETTINGS below
+from scoring.settings import APP_FOLDER, CACHE_DIR, ENGINE_SETTINGS, Setting, cache_root  # noqa: F401  (the app imports them here)
 
 BENCHMARK = Setting("LENS_BENCHMARK", "the sample benchmark (sample_runs/)",
                     "the benchmark folder the app opens, as `--benchmark`")
@@ -37,8 +20,6 @@ RUNS = Setting("LENS_RUNS", "the benchmark's runs/ and results/", "prediction fi
 SCORES = Setting("LENS_SCORES", "the benchmark's results/", "score files, as `--scores`", is_list=True)
 DATA_ROOTS = Setting("LENS_DATA_ROOTS", "none",
                      "more folders the Data panel, or a link's `data` parameter, may open", is_list=True)
-CACHE_DIR = Setting("LENS_CACHE_DIR", "$XDG_CACHE_HOME/docbench-lens, else ~/.cache/docbench-lens",
-                    "the app's cache folder: scored rows, predictions, uploads, page text")
 DATA_DIR = Setting("LENS_DATA_DIR", "$XDG_DATA_HOME/docbench-lens, else ~/.local/share/docbench-lens",
                    "the user data folder that holds the annotations database")
 DATABASE_URL = Setting("LENS_DATABASE_URL", "annotations.sqlite3 in LENS_DATA_DIR",
@@ -48,7 +29,7 @@ DATABASE_URL = Setting("LENS_DATABASE_URL", "annotations.sqlite3 in LENS_DATA_DI
 OCR_BUDGET = Setting("LENS_OCR_BUDGET_S", "120",
                      "seconds of OCR one page may take before it is abandoned (its worker killed) and named on the page")
 
-SETTINGS = (BENCHMARK, RUNS, SCORES, DATA_ROOTS, CACHE_DIR, DATA_DIR, DATABASE_URL, OCR_BUDGET)
+SETTINGS = (BENCHMARK, RUNS, SCORES, DATA_ROOTS, CACHE_DIR, DATA_DIR, DATABASE_URL, OCR_BUDGET, *ENGINE_SETTINGS)
 
 OCR_BUDGET_DEFAULT_S = 120.0
 
@@ -61,15 +42,6 @@ def ocr_budget_s(environ: Mapping[str, str] | None = None) -> float:
     except ValueError:
         return OCR_BUDGET_DEFAULT_S
     return value if 0 < value <= 86_400 else OCR_BUDGET_DEFAULT_S
-
-
-def cache_root(environ: Mapping[str, str] | None = None) -> Path:
-    """The app's own cache folder: $LENS_CACHE_DIR, else $XDG_CACHE_HOME/docbench-lens, else ~/.cache/docbench-lens."""
-    env = os.environ if environ is None else environ
-    if CACHE_DIR.value(env):
-        return Path(CACHE_DIR.value(env)).expanduser()
-    base = env.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base).expanduser() / APP_FOLDER
 
 
 def data_dir(environ: Mapping[str, str] | None = None) -> Path:
