@@ -18,9 +18,10 @@ HIDDEN = "***"
 # scheme://user:password@host -- the password is everything up to the last @ before the host part
 # (a scheme starts only where no scheme character precedes it: each character is tried once, linear time)
 _URL_PASSWORD = re.compile(r"(?P<head>(?<![A-Za-z0-9+.\-])[A-Za-z][A-Za-z0-9+.\-]*://[^\s:/@]*):(?P<pw>[^\s@/]*)@")
-# libpq key=value: password=secret, password = 'it''s secret', also PGPASSWORD=... in an environment dump
-_KV_PASSWORD = re.compile(r"(?P<key>\b(?:password|pgpassword|passwd|pwd)\s*=\s*)(?P<pw>'(?:[^'\\]|\\.|'')*'|[^\s'\"]+)",
-                          re.IGNORECASE)
+# libpq key=value: password=secret, password = 'it\'s secret' (libpq's quoting), password=''secret'' (the same
+# inside a SQL string literal, quotes doubled), also PGPASSWORD=... in an environment dump
+_KV_PASSWORD = re.compile(r"(?P<key>\b(?:password|pgpassword|passwd|pwd)\s*=\s*)"
+                          r"(?P<pw>''(?:[^'\\]|\\''|\\.)*(?:''|$)|'(?:[^'\\]|\\.)*(?:'|$)|\S+)", re.IGNORECASE)
 # ?password=secret in a URL's query
 _QUERY_PASSWORD = re.compile(r"(?P<key>[?&](?:password|pwd)=)(?P<pw>[^&\s#]*)", re.IGNORECASE)
 

@@ -43,12 +43,11 @@ from scoring.stats import document_clusters
 from .connection import WAIT_S, Engine, EngineError
 from .queries import runs as listed
 from .queries import version_of
-from .schema import FIELDS, LIST_FIELDS, OVERALL, SCALAR_FIELDS, TABLES
+from .schema import FIELDS, LIST_FIELDS, OFFICIAL, OVERALL, RECOMPUTED, SCALAR_FIELDS, TABLES
 
 __all__ = ["Questions", "ScoredRun", "Outcome", "ingest", "remove", "RECOMPUTED", "OFFICIAL", "UNKNOWN",
            "MAX_LABELS", "OFFICIAL_SIGNATURE", "before_commit", "Candidate", "identity_of", "known_identities", "RunNotFound"]
 
-RECOMPUTED, OFFICIAL = "recomputed", "official"
 OFFICIAL_SIGNATURE = "official scores (profile not stated)"  # a run of official scores: its file states no profile
 UNKNOWN = "unknown"
 MAX_LABELS = 32_000  # a field with more distinct labels is not coded (a SMALLINT code each)

@@ -35,7 +35,7 @@ from scoring.registry import METRICS
 from scoring.slices import MIN_DOCUMENTS, MIN_QUESTIONS, MIN_SHARE
 from scoring.stats import mcnemar_exact, sign_flip_p
 
-from .schema import LIST_FIELDS, OVERALL
+from .schema import LIST_FIELDS, OVERALL, RECOMPUTED
 
 __all__ = ["VISIBLE", "runs", "version_of", "leaderboard", "breakdown", "flip_table", "document_sums", "finder_counts",
            "texts", "question_rows", "FLIP_KINDS", "COMPARE_FIELDS", "FINDER_FIELDS", "benchmarks"]
@@ -126,7 +126,8 @@ def leaderboard(con: duckdb.DuckDBPyConnection, benchmark: str | None = None, ru
                 ) -> list[dict]:
     """One row per run (a benchmark's current runs, or `run_ids`), from the summaries: run_id, name,
     version, step, source, signature, questions (= attempted: the rows its file has, answered or
-    failed), the three metrics' means over them as the release rounds them (6 decimals, 0 for none),
+    failed), the three metrics' means over them (a recomputed run's as the release rounds them, 6 decimals;
+    0 for none),
     right (answers right by the profile), answered, missing, failed. Ordered by Accuracy, best first."""
     chosen, params = _chosen(benchmark, run_ids)
     rows = _dicts(con.execute(VISIBLE + f"""
@@ -137,7 +138,9 @@ def leaderboard(con: duckdb.DuckDBPyConnection, benchmark: str | None = None, ru
     out = []
     for r in rows:
         n = int(r["n"] or 0)
-        means = {m: round(float(r[f"sum_{m}"]) / n, 6) if n else 0.0 for m in METRICS}
+        # a recomputed run's means as the release rounds them (scoring.aggregate.bucket); official scores' as read
+        keep = (lambda x: round(x, 6)) if r["source"] == RECOMPUTED else float
+        means = {m: keep(float(r[f"sum_{m}"]) / n) if n else 0.0 for m in METRICS}
         out.append({k: r[k] for k in ("run_id", "name", "version", "step", "series", "source", "profile", "signature",
                                       "origin", "file_rows")}
                    | {"questions": n, **means, "right": int(r["sum_right"] or 0), "attempted": n,

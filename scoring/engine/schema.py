@@ -40,7 +40,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-__all__ = ["SCHEMA_VERSION", "SCALAR_FIELDS", "LIST_FIELDS", "FIELDS", "OVERALL", "TABLES", "statements"]
+__all__ = ["SCHEMA_VERSION", "SCALAR_FIELDS", "LIST_FIELDS", "FIELDS", "OVERALL", "RECOMPUTED", "OFFICIAL", "TABLES",
+           "statements"]
 
 SCHEMA_VERSION = 1
 
@@ -50,6 +51,7 @@ SCALAR_FIELDS = ("split", "domain", "reasoning_type", "answer_format", "difficul
 LIST_FIELDS = ("evidence_source", "page_category", "question_type")
 FIELDS = SCALAR_FIELDS + LIST_FIELDS
 OVERALL = "overall"  # the cells row of the whole run (code 0)
+RECOMPUTED, OFFICIAL = "recomputed", "official"  # runs.source: scored here, or official scores read from a file
 
 _METRIC_COLUMNS = "accuracy DOUBLE, token_f1 DOUBLE, anls DOUBLE"
 _SUM_COLUMNS = "sum_accuracy DOUBLE, sum_token_f1 DOUBLE, sum_anls DOUBLE, sum_right INTEGER"

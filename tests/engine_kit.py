@@ -1,0 +1,85 @@
+"""Helpers of the engine's tests (scoring/engine/): the app's in-memory numbers for a benchmark, computed
+by today's code (`dashboard.core.analysis.Analysis` over runs scored as dashboard/shell/scorer.py scores
+them), and the same benchmark ingested into an engine through `docbench-lens ingest`'s loader."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from dashboard.core.analysis import OFFICIAL, RECOMPUTED, Analysis, Run
+from dashboard.core.paths import Sources
+from dashboard.core.runs import column_run
+from dashboard.data.ingest import benchmark_profile, load
+from dashboard.data.workspace import Workspace, load_workspace
+from scoring.engine.connection import EMBEDDED, Engine, Target
+from scoring.engine.ingest import ingest
+from scoring.runner import score_runs
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLE = ROOT / "sample_runs"
+BENCH = ROOT / "bench"
+
+
+def generated_campaign(out: Path, questions: int = 400, runs: int = 20) -> Path:
+    """A generated benchmark of `runs` runs (bench/make_campaign.py: the same arguments, the same bytes)."""
+    if str(BENCH) not in sys.path:
+        sys.path.insert(0, str(BENCH))
+    import make_campaign
+
+    return make_campaign.ensure(questions, runs, out)
+
+
+def app_runs(ws: Workspace, profile: str) -> list[Run]:
+    """The runs as the app holds them (dashboard/shell/scorer.scored_runs without its caches): each
+    prediction file scored on the shared pool and kept in columns, then the official-only systems."""
+    official = ws.official()
+    out: list[Run] = []
+    gold = ws.gold.items
+    for pf in ws.predictions:
+        if not pf.loaded.items:
+            continue
+
+        def make(_: int, _plan, decisions, pf=pf):
+            acc, f1, an = (np.fromiter((d[k] for d in decisions), np.float64, len(decisions)) for k in range(3))
+            return column_run(gold, pf.loaded.items, acc, f1, an, profile=profile, name=pf.run,
+                              decisions_later=lambda: decisions)
+
+        _, result = next(score_runs(gold, [(pf.run, pf.loaded.items)], profile=profile, make=make))
+        out.append(Run(pf.run, RECOMPUTED, ws.label(str(pf.path)), result, official.get(pf.run, []), pf.origin,
+                       pf.loaded.rows_read))
+    names = {r.name for r in out}
+    for system, rows in official.items():
+        if system not in names:
+            out.append(Run(system, OFFICIAL, ws.label(rows[0].file), None, rows))
+    return out
+
+
+def reference(bench: Path) -> tuple[Workspace, str, Analysis]:
+    """(workspace, profile, Analysis): today's in-memory numbers for the benchmark."""
+    ws = load_workspace(Sources(bench.absolute()))
+    profile = benchmark_profile(ws)
+    return ws, profile, Analysis.build(app_runs(ws, profile), ws.gold.items, ws.page_counts, profile)
+
+
+def args(bench: Path, **kw) -> argparse.Namespace:
+    base = dict(benchmark=str(bench), runs=[], scores=[], step=None, series=None, profile=None, task="", lake=None,
+                lake_data=None, wait=600.0, remove=None, list=False)
+    return argparse.Namespace(**(base | kw))
+
+
+def embedded(path: Path) -> Engine:
+    return Engine(Target(EMBEDDED, database=path, folder=path.parent))
+
+
+def ingest_all(engine: Engine, bench: Path, **kw) -> tuple[str, dict[str, int]]:
+    """Every run of the benchmark ingested (the CLI's loader, the Python API): (benchmark key, name -> run_id)."""
+    batch = load(args(bench, **kw))
+    ids = {}
+    for cand in batch.candidates:
+        outcome = ingest(engine, batch.questions, cand.make())
+        ids[cand.name] = outcome.run_id
+    return batch.questions.key, ids
