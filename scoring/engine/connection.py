@@ -63,6 +63,10 @@ class EngineError(RuntimeError):
     """The engine cannot be used, in one sentence that names no credential."""
 
 
+class _NoLakeYet(Exception):
+    """A DuckLake's catalog holds no lake yet (a reader's first look)."""
+
+
 # ----------------------------------------------------------------------------- extensions
 
 
@@ -243,8 +247,8 @@ class Engine:
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             if not write and not path.exists():  # nothing written yet: made (empty) under the write lock
-                return duckdb.connect(":memory:", config=self._config())
-            return duckdb.connect(str(path), read_only=not write, config=self._config())
+                return _session(duckdb.connect(":memory:", config=self._config()))
+            return _session(duckdb.connect(str(path), read_only=not write, config=self._config()))
         except duckdb.IOException as exc:  # another program holds the file without our lock
             raise self.error(f"{self.shown()} is in use by another process", exc) from None
         except (duckdb.Error, OSError) as exc:
@@ -254,7 +258,7 @@ class Engine:
         t = self.target
         folder = t.folder or cache_root() / "engine"
         try:
-            con = duckdb.connect(":memory:", config=self._config())
+            con = _session(duckdb.connect(":memory:", config=self._config()))
         except duckdb.Error as exc:
             raise self.error("DuckDB cannot start", exc) from None
         try:
@@ -268,6 +272,8 @@ class Engine:
             raise
         except duckdb.Error as exc:
             con.close()
+            if not write and "does not exist" in str(exc) and "creating a new DuckLake" in str(exc):
+                raise _NoLakeYet() from None
             raise self.error(f"{self.shown()} cannot be opened", exc) from None
         return con
 
@@ -276,7 +282,15 @@ class Engine:
              ) -> Iterator[duckdb.DuckDBPyConnection]:
         """A connection to read (a shared lock on an embedded file: it waits while a writer writes)."""
         with self._locked(write=False, wait_s=wait_s, on_wait=on_wait):
-            con = self._open_lake(False) if self.target.kind == LAKE else self._open_embedded(False)
+            if self.target.kind == LAKE:
+                try:
+                    con = self._open_lake(False)
+                except _NoLakeYet:  # a lake nothing was written to: made (empty), then read
+                    with self.write():
+                        pass
+                    con = self._open_lake(False)
+            else:
+                con = self._open_embedded(False)
             try:
                 if self.target.kind == EMBEDDED and self.target.database is not None and not self.target.database.exists():
                     _ensure(con)  # an empty store: the queries find empty tables
@@ -375,6 +389,12 @@ def _holder(lock: Path) -> str:
     except OSError:
         return ""
     return f" (pid {text[0]} on {text[1]})" if len(text) >= 2 and text[0].isdigit() else ""
+
+
+def _session(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
+    """A new connection's own settings: no progress bar (DuckDB draws it on stdout: a job's output)."""
+    con.execute("SET enable_progress_bar = false")
+    return con
 
 
 def _rollback(con: duckdb.DuckDBPyConnection) -> None:

@@ -9,8 +9,9 @@
 A run's identity is its benchmark (the key of its questions), name, file sha256, profile signature and
 step: the same identity ingested again is a no-op ("unchanged"); a changed file under the same name is
 a new version, and the older one stays until removed. Two processes that ingest the same identity at
-once (a DuckLake lets them) both commit; the later copy (by ingest time, then run id) then removes
-itself, so readers see one (`queries.VISIBLE` picks the first in any case).
+once (a DuckLake lets them) both commit; after its commit each one removes every copy but the first
+(by ingest time, then run id) -- the last of them to look sees both -- and readers see the first only
+in the meantime (`queries.VISIBLE`). Both copies hold the same rows (the same file, profile and gold).
 
 Within the transaction: the benchmark's questions (when it is new), the run's row, its label
 dictionary, its scored rows, its texts and its summaries (`cells`, `doc_sums`: computed by DuckDB
@@ -452,12 +453,15 @@ def ingest(engine: Engine, questions: Questions, run: ScoredRun, *, wait_s: floa
             version = _version(con, existing)
             return Outcome("unchanged", existing, run.name, version, len(run),
                            f"{run.name}: unchanged (this file under this profile is version {version}, already ingested)")
-        first = con.execute(f"SELECT run_id FROM runs WHERE identity = ? AND {_VISIBLE} ORDER BY ingested_at, run_id LIMIT 1",
-                            [identity]).fetchone()
-        if first and int(first[0]) != run_id:  # the same file written at the same moment by another job: that one stays
-            _remove_ids(engine, con, [run_id], host, pid)
-            version = _version(con, int(first[0]))
-            return Outcome("unchanged", int(first[0]), run.name, version, len(run),
+        # the same file written at the same moment by another job (a DuckLake lets both commit): the first copy
+        # (ingest time, then run id) stays and the others go, whichever job sees them -- the last to look sees all
+        copies = [int(r[0]) for r in con.execute(f"SELECT run_id FROM runs WHERE identity = ? AND {_VISIBLE} "
+                                                 "ORDER BY ingested_at, run_id", [identity]).fetchall()]
+        if len(copies) > 1:
+            _remove_ids(engine, con, copies[1:], host, pid)
+        if copies and copies[0] != run_id:
+            version = _version(con, copies[0])
+            return Outcome("unchanged", copies[0], run.name, version, len(run),
                            f"{run.name}: unchanged (another job ingested the same file at the same moment: version {version})")
         version = _version(con, run_id)
         return Outcome("ingested", run_id, run.name, version, len(run),
