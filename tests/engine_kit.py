@@ -8,16 +8,12 @@ import argparse
 import sys
 from pathlib import Path
 
-import numpy as np
-
 from dashboard.core.analysis import OFFICIAL, RECOMPUTED, Analysis, Run
 from dashboard.core.paths import Sources
-from dashboard.core.runs import column_run
-from dashboard.data.ingest import benchmark_profile, load
+from dashboard.data.ingest import benchmark_profile, load, scored_result
 from dashboard.data.workspace import Workspace, load_workspace
 from scoring.engine.connection import EMBEDDED, Engine, Target
 from scoring.engine.ingest import ingest
-from scoring.runner import score_runs
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "sample_runs"
@@ -38,19 +34,10 @@ def app_runs(ws: Workspace, profile: str) -> list[Run]:
     prediction file scored on the shared pool and kept in columns, then the official-only systems."""
     official = ws.official()
     out: list[Run] = []
-    gold = ws.gold.items
     for pf in ws.predictions:
-        if not pf.loaded.items:
-            continue
-
-        def make(_: int, _plan, decisions, pf=pf):
-            acc, f1, an = (np.fromiter((d[k] for d in decisions), np.float64, len(decisions)) for k in range(3))
-            return column_run(gold, pf.loaded.items, acc, f1, an, profile=profile, name=pf.run,
-                              decisions_later=lambda: decisions)
-
-        _, result = next(score_runs(gold, [(pf.run, pf.loaded.items)], profile=profile, make=make))
-        out.append(Run(pf.run, RECOMPUTED, ws.label(str(pf.path)), result, official.get(pf.run, []), pf.origin,
-                       pf.loaded.rows_read))
+        if pf.loaded.items:
+            out.append(Run(pf.run, RECOMPUTED, ws.label(str(pf.path)), scored_result(ws, pf, profile),
+                           official.get(pf.run, []), pf.origin, pf.loaded.rows_read))
     names = {r.name for r in out}
     for system, rows in official.items():
         if system not in names:

@@ -7,8 +7,9 @@ benchmark's own layout, a clone of MMLongBench-Doc, harness outputs, score files
 scoring path. The questions' document length and evidence position are the question frame's
 (`analysis.question_frame`: page counts from the PDFs or documents.jsonl).
 
-    main(argv)     `docbench-lens ingest ...` (scoring/engine/cli.py, with `load` below)
-    load(args)     the Batch a command line names: the benchmark's questions and its runs, not yet scored
+    main(argv)                        `docbench-lens ingest ...` (scoring/engine/cli.py, with `load` below)
+    load(args)                        the Batch a command line names: the benchmark's questions and its runs, not yet scored
+    scored_result(ws, file, profile)  one prediction file scored and held as the app holds it
 """
 
 from __future__ import annotations
@@ -28,11 +29,12 @@ from dashboard.data.workspace import HARNESS, MMLONGBENCH, PredictionFile, Works
 from scoring.engine.cli import Batch, LoadError
 from scoring.engine.cli import main as cli_main
 from scoring.engine.ingest import OFFICIAL, OFFICIAL_SIGNATURE, Candidate, Questions, ScoredRun
+from scoring.evaluate import RunResult
 from scoring.problems import ERROR, Problem, summarise
 from scoring.profiles import DEFAULT_PROFILE, HARNESS_PROFILES, MMLONGBENCH_PROFILE, get_profile, signature
-from scoring.runner import score_runs
+from scoring.runner import assemble, score_runs
 
-__all__ = ["main", "load", "questions_of", "benchmark_profile"]
+__all__ = ["main", "load", "questions_of", "benchmark_profile", "scored_result"]
 
 VOCABULARIES = {"length": [*(label for _, label in LENGTH_BUCKETS), LONGEST, UNKNOWN], "position": [*POSITIONS, UNKNOWN]}
 
@@ -82,9 +84,9 @@ def _problems(ws: Workspace, chosen: Sequence[PredictionFile]) -> tuple[list[str
     return lines, any(p.severity == ERROR and p.skipped for p in found)
 
 
-def _scored(ws: Workspace, pf: PredictionFile, profile: str, questions: Questions, args: argparse.Namespace) -> ScoredRun:
-    """One prediction file scored as the app scores it (score_runs on the shared pool, then the run held
-    in columns as dashboard/shell/scorer.py holds it), as the engine stores it."""
+def scored_result(ws: Workspace, pf: PredictionFile, profile: str) -> RunResult:
+    """One prediction file scored as the app scores it: `score_runs` on the shared pool, then the run
+    held in columns as dashboard/shell/scorer.py holds it (a file kept as records: with its records)."""
     gold, preds = ws.gold.items, pf.loaded.items
 
     def make(_: int, the_plan, decisions):
@@ -92,13 +94,15 @@ def _scored(ws: Workspace, pf: PredictionFile, profile: str, questions: Question
         try:
             return column_run(gold, preds, acc, f1, an, profile=profile, name=pf.run, decisions_later=lambda: decisions)
         except ValueError:  # a file kept as records (text Arrow cannot hold): the records' columns
-            from scoring.runner import assemble
-
             return assemble(gold, the_plan, decisions, profile=profile, name=pf.run)
 
-    _, result = next(score_runs(gold, [(pf.run, preds)], profile=profile, make=make))
-    return ScoredRun.from_result(result, questions, file_path=str(pf.path), file_sha256=pf.sha256, step=args.step,
-                                 series=args.series, origin=pf.origin, file_rows=pf.loaded.rows_read,
+    return next(score_runs(gold, [(pf.run, preds)], profile=profile, make=make))[1]
+
+
+def _scored(ws: Workspace, pf: PredictionFile, profile: str, questions: Questions, args: argparse.Namespace) -> ScoredRun:
+    """One prediction file scored (`scored_result`), as the engine stores it."""
+    return ScoredRun.from_result(scored_result(ws, pf, profile), questions, file_path=str(pf.path), file_sha256=pf.sha256,
+                                 step=args.step, series=args.series, origin=pf.origin, file_rows=pf.loaded.rows_read,
                                  responses=responses(ws, pf.run))
 
 

@@ -364,14 +364,20 @@ _SUMS = ("count(*) FILTER (attempted), fsum(accuracy) FILTER (attempted), fsum(t
 
 
 def _summaries(con: duckdb.DuckDBPyConnection, incoming: str, fields: Sequence[str]) -> None:
-    """`cells` and `doc_sums` of the rows in `incoming` (one run's), written from them."""
-    con.execute(f"INSERT INTO cells SELECT any_value(run_id), '{OVERALL}', 0, {_SUMS} FROM {incoming}")
-    for f in fields:
-        if f in LIST_FIELDS:
-            source = f"(SELECT *, unnest({f}) AS lens_code FROM {incoming})"
-        else:
-            source = f"(SELECT *, {f} AS lens_code FROM {incoming} WHERE {f} IS NOT NULL)"
-        con.execute(f"INSERT INTO cells SELECT any_value(run_id), '{f}', lens_code, {_SUMS} FROM {source} GROUP BY lens_code")
+    """`cells` and `doc_sums` of the rows in `incoming` (one run's), written from them: every field's
+    cells in one statement (the fields unpivoted into (field, code) rows, a multi-valued one unnested)."""
+    base = "run_id, q, doc, accuracy, token_f1, anls, is_right, attempted, failed"
+    parts = [f"SELECT {base}, '{OVERALL}' AS field, 0::SMALLINT AS code FROM {incoming}"]
+    scalars = [f for f in fields if f not in LIST_FIELDS]
+    lists = [f for f in fields if f in LIST_FIELDS]
+    if scalars:
+        parts.append(f"SELECT {base}, field, code FROM (UNPIVOT (SELECT {base}, {', '.join(scalars)} FROM {incoming}) "
+                     f"ON {', '.join(scalars)} INTO NAME field VALUE code)")
+    if lists:
+        parts.append(f"SELECT {base}, field, unnest(codes) AS code FROM (UNPIVOT (SELECT {base}, {', '.join(lists)} FROM "
+                     f"{incoming}) ON {', '.join(lists)} INTO NAME field VALUE codes)")
+    con.execute(f"INSERT INTO cells SELECT any_value(run_id), field, code, {_SUMS} FROM ({' UNION ALL '.join(parts)}) "
+                "GROUP BY field, code")
     con.execute(f"INSERT INTO doc_sums SELECT any_value(run_id), doc, count(*), fsum(accuracy), fsum(token_f1), fsum(anls), "
                 f"count(*) FILTER (is_right) FROM {incoming} WHERE attempted GROUP BY doc")
 
