@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import argparse
 import sys
+import threading
 from pathlib import Path
+from typing import IO
 
 from dashboard.core.analysis import OFFICIAL, RECOMPUTED, Analysis, Run
 from dashboard.core.paths import Sources
@@ -15,6 +17,7 @@ from dashboard.data.workspace import Workspace, load_workspace
 from scoring.engine.connection import EMBEDDED, Engine, Target
 from scoring.engine.ingest import ingest
 
+HANG = 600  # s: hang guards, far beyond what any step of these tests takes
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "sample_runs"
 BENCH = ROOT / "bench"
@@ -70,3 +73,21 @@ def ingest_all(engine: Engine, bench: Path, **kw) -> tuple[str, dict[str, int]]:
         outcome = ingest(engine, batch.questions, cand.make())
         ids[cand.name] = outcome.run_id
     return batch.questions.key, ids
+
+
+def line_with(stream: IO[str], wanted: str, timeout: float = HANG) -> str:
+    """The lines a child process writes to `stream` up to the first one holding `wanted` (the state
+    waited for), or all it wrote before it closed the stream; a hang guard of `timeout` seconds."""
+    seen: list[str] = []
+    done = threading.Event()
+
+    def read() -> None:
+        for line in stream:
+            seen.append(line)
+            if wanted in line:
+                break
+        done.set()
+
+    threading.Thread(target=read, daemon=True).start()
+    assert done.wait(timeout), f"no line with {wanted!r} in {timeout} s: {''.join(seen)}"
+    return "".join(seen)

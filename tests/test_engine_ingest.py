@@ -22,15 +22,13 @@ from dashboard.core.paths import Sources
 from dashboard.data.ingest import questions_of
 from dashboard.data.workspace import load_workspace
 from dashboard.launch import main as launch_main
-from engine_kit import ROOT, SAMPLE, app_runs, embedded, ingest_all
+from engine_kit import HANG, ROOT, SAMPLE, app_runs, embedded, ingest_all, line_with
 from scoring.engine import connection
 from scoring.engine import queries as Q
 from scoring.engine.connection import Engine, EngineError, Target, conninfo, extension_file, target_from
 from scoring.engine.ingest import Questions, ScoredRun, ingest
 from scoring.redact import redact
 from scoring.registry import METRICS
-
-HANG = 600  # s: a hang guard, far beyond what any step here takes
 
 
 def run_cli(argv: list[str], env: dict | None = None) -> tuple[int, str, str]:
@@ -236,16 +234,6 @@ def child(args: list[str], env: dict) -> subprocess.Popen:
                             stderr=subprocess.PIPE, text=True)
 
 
-def read_until(stream, wanted: str) -> str:
-    """Lines of `stream` until one holds `wanted` (the state waited for); all of them."""
-    seen = []
-    for line in stream:
-        seen.append(line)
-        if wanted in line:
-            return "".join(seen)
-    return "".join(seen)
-
-
 def test_a_second_writer_waits_for_the_first_and_says_so(cache):
     env = {**os.environ, "LENS_CACHE_DIR": str(cache)}
     engine = engine_of(cache)
@@ -253,7 +241,7 @@ def test_a_second_writer_waits_for_the_first_and_says_so(cache):
     with engine.write() as con:  # this process writes: the child must wait
         con.execute("SELECT 1")
         proc = child(["--benchmark", str(bench), "--runs", str(bench / "runs" / "vision-13b.jsonl")], env)
-        said = read_until(proc.stderr, "waiting")
+        said = line_with(proc.stderr, "waiting")
         assert "is being written by another process (pid" in said and f"pid {os.getpid()} on" in said
         assert "waiting up to 600 s for it to finish" in said
     out, err = proc.communicate(timeout=HANG)
@@ -385,3 +373,13 @@ def test_target_is_in_the_cache_folder_by_default(cache):
     target = target_from()
     assert target.kind == "duckdb" and target.database == cache / "engine" / "lens.duckdb"
     assert isinstance(target, Target)
+
+
+def test_the_engine_is_packaged():
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    assert "scoring.engine" in project["tool"]["setuptools"]["packages"]
+    deps = project["project"]["dependencies"]
+    assert f"duckdb=={duckdb.__version__}" in deps and f"duckdb-extension-ducklake=={duckdb.__version__}" in deps
+    assert f"duckdb-extension-postgres=={duckdb.__version__}" in project["project"]["optional-dependencies"]["server"]

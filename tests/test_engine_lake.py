@@ -16,13 +16,12 @@ import textwrap
 import pytest
 
 from dashboard.data.ingest import load
-from engine_kit import ROOT, SAMPLE
+from engine_kit import HANG, ROOT, SAMPLE, line_with
 from scoring.engine import ingest as I
 from scoring.engine import queries as Q
 from scoring.engine.cli import main as cli_main
 from scoring.engine.connection import Engine, EngineError, target_from
 
-HANG = 600  # s: hang guards, far beyond what any step takes
 CAMPAIGN = SAMPLE / "campaign"
 
 # an ingest process that, inside its transaction, marks that it got there and waits until the other
@@ -93,7 +92,7 @@ def test_two_writers_at_once_and_two_readers_see_whole_runs_only(lake, tmp_path)
         pass
     readers = [spawn(READER, ["2"], lake) for _ in range(2)]
     for proc in readers:  # both connected (a state, waited for) before the writers start
-        assert proc.stdout is not None and proc.stdout.readline().strip() == "connected", proc.communicate()
+        assert proc.stdout is not None and line_with(proc.stdout, "connected").strip() == "connected"
     marks = tmp_path / "marks"
     marks.mkdir()
     writers = [spawn(WRITER, [str(marks), me, other, "--benchmark", str(CAMPAIGN), "--runs", str(CAMPAIGN / "runs" / run)], lake)
