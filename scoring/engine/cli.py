@@ -195,7 +195,8 @@ def _ingest(engine: Engine, args: argparse.Namespace, batch: Batch, out: TextIO,
         try:
             outcome = ingest(engine, batch.questions, run, wait_s=args.wait, on_wait=waiting)
         except EngineError as exc:
-            before = f"; {len(done)} run{'s' if len(done) != 1 else ''} before it are in the store" if done else ""
+            before = (f"; the {len(done)} run{'s' if len(done) != 1 else ''} before it {'are' if len(done) != 1 else 'is'} in "
+                      "the store") if done else ""
             _say(err, f"docbench-lens ingest: {cand.name}: NOT ingested -- {exc}. Nothing of this run is visible in the "
                       f"store{before}; run the job again to ingest it")
             return STORE

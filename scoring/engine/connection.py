@@ -229,8 +229,9 @@ class Engine:
         return self.target.shown()
 
     def error(self, what: str, exc: BaseException) -> EngineError:
-        """An EngineError: `what` and the cause, without a credential."""
-        return EngineError(redact(f"{what}: {exc}", self.target.secrets))
+        """An EngineError: `what` and the cause's first line (DuckDB adds the query it ran), without a credential."""
+        cause = (str(exc).strip().splitlines() or [type(exc).__name__])[0].strip()
+        return EngineError(redact(f"{what}: {cause}", self.target.secrets))
 
     # ------------------------------------------------------------------ connecting
 
