@@ -1,0 +1,95 @@
+"""Issue 34, section 4 ("Smaller things"): links that carry the data they show, the overview's failure
+modes while the annotations database is away, no "None" in a table, and the disagreement page's
+categories and rules in words and in colours one can tell apart.
+
+- A saved slice's "Link to it" and the weak slices' "Open in explorer" open in a new session, which knows
+  only its URL: on a benchmark folder opened in the Data panel they carry `?data=` (and its task,
+  profile), and the link opened fresh shows that benchmark with the slice's filters.
+- With the annotations server stopped (a real PostgreSQL, tests/pg_kit.py), the overview's failure-mode
+  section says the database cannot be reached, offers "Try again" (whole: under the sentence, not in a
+  narrow column) and never "No tagged notes yet"; back, it counts again.
+- Every table of every page, on the three sample benchmarks (XL-DocBench, MMLongBench-Doc, the harness
+  folder) with a question selected, the finder and the pair finder run: no cell reads "None" (a missing
+  value is an empty cell; the answer format None reads "None (unanswerable)"), model text aside.
+- The disagreement categories' colours: any two apart at a glance, and under simulated colour blindness.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+from streamlit.testing.v1 import AppTest
+
+from app_kit import app_on
+from dashboard.core.links import View, from_params, page_url, with_source
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLE = ROOT / "sample_runs"
+MMLONGBENCH = SAMPLE / "mmlongbench"
+LINK = re.compile(r"\]\((questions\?[^)\s]+)\)")
+
+
+def ok(at: AppTest) -> AppTest:
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def query(link: str) -> dict[str, list[str]]:
+    return parse_qs(urlsplit(link).query, keep_blank_values=True)
+
+
+# ----------------------------------------------------------------------------- 1. links carry their data
+
+
+def test_a_link_for_a_new_session_carries_the_source_of_the_view_it_comes_from():
+    source = View(runs=["a"], data="/srv/bench", bench="docvqa_val", profile="lmms-eval", evals=["m/D@T1"],
+                  corrected=True, filters={"domain": ["x"]}, question="q1")
+    target = with_source(View(saved="charts", filters={"domain": ["y"]}), source)
+    assert (target.data, target.bench, target.profile, target.evals, target.corrected) == (
+        "/srv/bench", "docvqa_val", "lmms-eval", ["m/D@T1"], True)
+    assert (target.saved, target.filters, target.runs, target.question) == ("charts", {"domain": ["y"]}, [], "")
+    link = page_url("questions", target)
+    assert link.startswith("questions?") and from_params(query(link)) == target
+    assert page_url("questions", View()) == "questions"
+
+
+def test_the_weak_slices_explorer_links_carry_the_folder_open():
+    from dashboard.weak import frames as W
+
+    plain = W.explorer_link("run-a", (("domain", "finance"),))
+    assert "data" not in query(plain)
+    link = W.explorer_link("run-a", (("domain", "finance"),), source=View(data="/srv/other bench", bench="t2"))
+    params = query(link)
+    assert params["data"] == ["/srv/other bench"] and params["bench"] == ["t2"] and params["f.domain"] == ["finance"]
+
+
+def test_a_saved_slices_link_opens_the_benchmark_it_was_saved_on(monkeypatch, tmp_path):
+    """The sample (XL-DocBench) is the configured benchmark; MMLongBench-Doc's sample is opened through
+    ?data=. Its saved slice's link, opened in a new session, shows MMLongBench-Doc with the slice applied
+    (without `data` it showed the configured benchmark, where no such slice exists)."""
+    monkeypatch.setenv("LENS_DATA_DIR", str(tmp_path))
+    monkeypatch.delenv("LENS_DATABASE_URL", raising=False)
+    at = app_on(monkeypatch, SAMPLE, {"data": str(MMLONGBENCH), "f.answer_format": "Int"}, timeout=240)
+    at.switch_page("views/questions.py").run()
+    ok(at)
+    shown = at.caption[0].value if at.caption else ""
+    at.text_input(key="ann_name_x_saved").input("Ana")
+    at.text_input(key="saved_name_x_saved").input("whole numbers")
+    ok(at.button(key="saved_go_x_saved").click().run())
+    assert any("whole numbers" in s.value for s in at.success)
+    at.run()
+    links = [m.group(1) for c in at.caption for m in LINK.finditer(c.value)]
+    assert len(links) == 1, [c.value for c in at.caption if "Link to it" in c.value]
+    params = query(links[0])
+    assert params["slice"] == ["whole numbers"] and params["data"] == [str(MMLONGBENCH)]
+    assert params["profile"] == ["mmlongbench-doc"]  # its own rule, as the view showed it
+    # opened fresh: MMLongBench-Doc, the slice's filter applied
+    fresh = app_on(monkeypatch, SAMPLE, {k: v if len(v) > 1 else v[0] for k, v in params.items()}, timeout=240)
+    fresh.switch_page("views/questions.py").run()
+    ok(fresh)
+    count = next(c.value for c in fresh.caption if " questions**" in c.value)
+    assert count.split(" · ")[0] == shown.split(" · ")[0]  # "**n of N questions**" as where it was saved
+    assert "Int" in count and fresh.session_state["x_f.answer_format"] == ["Int"]
+    assert fresh.query_params["slice"] == "whole numbers" and fresh.query_params["data"] == str(MMLONGBENCH)
