@@ -93,3 +93,54 @@ def test_a_saved_slices_link_opens_the_benchmark_it_was_saved_on(monkeypatch, tm
     assert count.split(" · ")[0] == shown.split(" · ")[0]  # "**n of N questions**" as where it was saved
     assert "Int" in count and fresh.session_state["x_f.answer_format"] == ["Int"]
     assert fresh.query_params["slice"] == "whole numbers" and fresh.query_params["data"] == str(MMLONGBENCH)
+
+
+# ----------------------------------------------------------------------------- 2. the database away
+
+
+def test_the_overviews_failure_modes_say_the_database_cannot_be_reached(tmp_path, monkeypatch):
+    """A real PostgreSQL holding a tagged note, stopped under the open overview: the failure-mode section
+    says the database cannot be reached, with its reason (no password) and a Try again button -- not
+    "No tagged notes yet" and a disabled import of the benchmark's notes, as before; back, it counts."""
+    import pg_kit
+    from dashboard.annotations import db
+    from dashboard.annotations.db import AnnotationStore
+    from dashboard.annotations.identity import benchmark_identity
+    from scoring.loaders import load_gold
+    from test_annotations_app import tiny_bench
+
+    monkeypatch.setattr(db, "DEFAULT_RETRY_INTERVAL", 0.0)  # the app's store tries the server again on every look
+    bench = tiny_bench(tmp_path)
+    (bench / "annotations").mkdir()
+    (bench / "annotations" / "annotations.jsonl").write_text("\n", encoding="utf-8")  # notes it ships: an import offer
+    identity = benchmark_identity(load_gold([bench / "qa_single_doc.jsonl"]).items)
+
+    def said(at: AppTest) -> str:
+        return " ".join([w.value for w in at.warning] + [c.value for c in at.caption] + [i.value for i in at.info]).replace("\\", "")
+
+    def counted(at: AppTest) -> bool:  # the tag counts, under their caption
+        return any(c.value.startswith("How many answers of each run carry each tag") for c in at.caption) and any(
+            "tag" in d.value.columns and "reasoning_error" in set(d.value["tag"]) for d in at.dataframe)
+
+    with pg_kit.running() as pg:
+        url = pg.fresh_database("overview")
+        AnnotationStore(url).save_note(identity, "q2", "b", text="read the wrong row", tags=["reasoning_error"],
+                                       author="Ana", expected_revision=0)
+        monkeypatch.setenv("LENS_DATA_DIR", str(tmp_path / "data"))
+        at = ok(app_on(monkeypatch, bench, timeout=120, env={"LENS_DATABASE_URL": url}))
+        assert counted(at) and "cannot be reached" not in said(at)
+        pg.stop()
+        for _ in range(2):  # every rerun while it is away
+            ok(at.run())
+            text = said(at)
+            assert "The annotations database cannot be reached now, so the failure modes" in text, text
+            assert "No tagged notes yet" not in text and not counted(at)
+            assert not any(str(b.key).startswith("ann_sample_") for b in at.button)  # no import that cannot happen
+            assert pg_kit.PASSWORD not in text and "127.0.0.1" in text  # which server, never its password
+            assert [b.label for b in at.button if b.key == "ann_retry_ov_modes"] == ["Try again"]
+        ok(at.button(key="ann_retry_ov_modes").click().run())  # tried while still away: the same
+        assert "cannot be reached" in said(at) and not counted(at)
+        pg.start()
+        ok(at.button(key="ann_retry_ov_modes").click().run())  # found again
+        assert counted(at) and "cannot be reached" not in said(at)
+        assert not any(b.key == "ann_retry_ov_modes" for b in at.button)
