@@ -16,10 +16,13 @@ categories and rules in words and in colours one can tell apart.
 
 from __future__ import annotations
 
+import math
 import re
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
+import pandas as pd
+import pytest
 from streamlit.testing.v1 import AppTest
 
 from app_kit import app_on
@@ -144,3 +147,82 @@ def test_the_overviews_failure_modes_say_the_database_cannot_be_reached(tmp_path
         ok(at.button(key="ann_retry_ov_modes").click().run())  # found again
         assert counted(at) and "cannot be reached" not in said(at)
         assert not any(b.key == "ann_retry_ov_modes" for b in at.button)
+
+
+# ----------------------------------------------------------------------------- 3. no "None" in a table
+
+PAGES = ("overview", "questions", "disagreement", "evidence", "compare", "weak", "present", "data")
+# Columns holding what a model, a gold file or a person wrote, shown as written: a model that answered
+# "None" is quoted, not hidden (matched on the column's name, or its last header under a run's group).
+VERBATIM = re.compile(r"(?i)prediction|gold|question$|^text$|answer$|response|scored as|^which$|^value$|note")
+NONE_WORD = re.compile(r"\bNone\b(?! \(unanswerable\))")
+
+
+def none_cells(at: AppTest, where: str) -> list[str]:
+    """Every table cell of the page that would read "None": a missing value drawn with Streamlit's own
+    placeholder (the word None), or a text holding the word (the answer format None is "None
+    (unanswerable)"), outside VERBATIM columns."""
+    found = []
+    for d in at.dataframe:
+        frame: pd.DataFrame = d.value
+        blank = d.proto.HasField("placeholder") and d.proto.placeholder == ""
+        for col in frame.columns:
+            name = col[-1] if isinstance(col, tuple) else str(col)
+            values = frame[col].tolist()
+            for k, v in enumerate(values):
+                missing = v is None or v is pd.NA or (isinstance(v, float) and math.isnan(v))
+                if missing and not blank:
+                    found.append(f"{where}: {name!r} row {k} is missing, drawn as the word None")
+                elif isinstance(v, str) and not VERBATIM.search(name) and NONE_WORD.search(v):
+                    found.append(f"{where}: {name!r} row {k} reads {v[:60]!r}")
+                elif isinstance(v, (list, tuple)) and any(x is None or x == "None" for x in v):
+                    found.append(f"{where}: {name!r} row {k} holds None: {v!r}")
+    return found
+
+
+def visit(monkeypatch, bench: Path, page: str, params: dict | None = None, press: str = "",
+          env: dict[str, str] | None = None) -> AppTest:
+    at = app_on(monkeypatch, bench, params, timeout=600, env=env)
+    if page != "overview":
+        at.switch_page(f"views/{page}.py").run()
+    ok(at)
+    for b in at.button:
+        if press and (b.key == press or b.label == press):
+            ok(b.click().run())
+            break
+    return at
+
+
+# the three samples: XL-DocBench (real PDFs), MMLongBench-Doc as released, a harness folder (VLMEvalKit's task, then
+# lmms-eval's); and MMLongBench-Doc with the harness runs joined to it
+OPENED = {"xldocbench": (SAMPLE, {}, {}), "mmlongbench": (MMLONGBENCH, {}, {}),
+          "harness": (SAMPLE / "harness", {}, {}), "harness-lmms-eval": (SAMPLE / "harness", {"bench": "mmlongbench_doc"}, {}),
+          "mmlongbench-with-harness-runs": (MMLONGBENCH, {}, {"LENS_RUNS": str(SAMPLE / "harness")})}
+
+
+@pytest.mark.parametrize("opened", list(OPENED))
+def test_no_table_of_any_page_reads_none(opened, monkeypatch):
+    """Every page, then the pages with a question selected, the finder run and the pair finder run."""
+    bench, params, env = OPENED[opened]
+    found: list[str] = []
+    for page in PAGES:
+        found += none_cells(visit(monkeypatch, bench, page, params, env=env), page)
+    at = visit(monkeypatch, bench, "questions", params, env=env)
+    first = at.dataframe[0].value.iloc[0]
+    qid, run = first[("Question", "Id")], at.multiselect(key="x_runs").value[0]
+    at = visit(monkeypatch, bench, "questions", {**params, "sel": qid, "run": run}, env=env)
+    at.session_state[f"why_open_{run}"] = True  # the why panel: categories, diff, token overlap
+    found += none_cells(ok(at.run()), "questions, a question selected")
+    found += none_cells(visit(monkeypatch, bench, "evidence", {**params, "sel": qid, "run": run}, env=env),
+                        "evidence, a question selected")
+    found += none_cells(visit(monkeypatch, bench, "disagreement", {**params, "run": run, "dis_run": run, "dis_q": qid}, env=env),
+                        "disagreement, an answer selected")
+    at = visit(monkeypatch, bench, "weak", params, press="Find weak slices", env=env)
+    assert any(m.label == "Slices tested" for m in at.metric)  # the finder ran
+    found += none_cells(at, "weak slices, found")
+    at = visit(monkeypatch, bench, "compare", params, press="cmp_pair_go", env=env)
+    if not any("at least two runs" in i.value for i in at.info):
+        assert any("got worse than" in m.value for m in at.markdown)  # the pair finder ran
+    found += none_cells(at, "compare, pair finder")
+    assert not found, "\n".join(found[:40])
+

@@ -23,7 +23,7 @@ from dashboard.annotations import panel as annotations_panel
 from dashboard.compare import charts
 from dashboard.compare import frames as C
 from dashboard.core.escape import md_escape
-from dashboard.core.links import View, field_label
+from dashboard.core.links import View, field_label, slice_label
 from dashboard.core.samples import CAMPAIGN_PAIR, campaign_offer
 from dashboard.core.textdiff import char_diff, diff_text
 from dashboard.shell import cache, output, viewstate
@@ -98,7 +98,7 @@ def intervals(an, runs: list[str]) -> pd.DataFrame:
 
 
 def slice_text(field_name: str, label: str) -> str:
-    return "All questions" if field_name == C.OVERALL_FIELD else f"{field_label(field_name)}: {label}"
+    return "All questions" if field_name == C.OVERALL_FIELD else slice_label(field_name, label)
 
 
 def downloads(frame: pd.DataFrame, name: str, key: str) -> None:

@@ -117,6 +117,22 @@ def field_label(name: str) -> str:
     return FIELDS.get(name) or name.removeprefix(META).replace("_", " ").capitalize()
 
 
+# A field's value as a table shows it, where the value alone would mislead: the answer format "None"
+# (XL-DocBench's and MMLongBench-Doc's unanswerable questions) read as a missing value.
+VALUE_LABELS = {("answer_format", "None"): "None (unanswerable)"}
+
+
+def value_label(field_name: str, value: object) -> str:
+    """How `value` of field `field_name` reads in a table or a slice's name (VALUE_LABELS, else as it is)."""
+    text = str(value)
+    return VALUE_LABELS.get((field_name, text), text)
+
+
+def slice_label(field_name: str, label: str) -> str:
+    """A slice in words: "Answer format: None (unanswerable)", "Domain: finance"."""
+    return f"{field_label(field_name)}: {value_label(field_name, label)}"
+
+
 # ----------------------------------------------------------------------------- the URL parameters
 #
 # Every part of a View that a link carries, declared once: the View attribute, its query key (or keys)

@@ -12,7 +12,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from dashboard.core.escape import plotly_text
-from dashboard.disagreement.frames import SCORE_LABELS
+from dashboard.disagreement.frames import SCORE_LABELS, category_label
 from scoring.categories import CATEGORY_IDS
 from scoring.profiles import Profile, get_profile
 
@@ -41,7 +41,8 @@ ACC_COLOURS = {1.0: "#2563EB", 0.0: "#F59E0B"}  # right / wrong: blue / orange, 
 
 def category_bars(counts: pd.DataFrame) -> go.Figure:
     """Horizontal stacked bars: one bar per run (rows of `counts`), one segment per category
-    (columns, contract order), length = answers. Segments carry [run, category]."""
+    (columns, contract order; named in words), length = answers.
+    Segments carry [run, category id]."""
     runs = list(counts.index)
     fig = go.Figure()
     for cat in CATEGORY_IDS:
@@ -49,10 +50,10 @@ def category_bars(counts: pd.DataFrame) -> go.Figure:
         if not any(values):
             continue
         fig.add_trace(go.Bar(
-            y=[plotly_text(r) for r in runs], x=values, orientation="h", name=cat,
+            y=[plotly_text(r) for r in runs], x=values, orientation="h", name=category_label(cat),
             marker=dict(color=CATEGORY_COLOURS[cat], line=dict(width=0.5, color="#FFFFFF")),
             customdata=[[r, cat] for r in runs],
-            hovertemplate="Run: %{y}<br>Category: " + cat + "<br>Answers: %{x}<extra></extra>",
+            hovertemplate="Run: %{y}<br>Category: " + category_label(cat) + "<br>Answers: %{x}<extra></extra>",
         ))
     # the legend right of the bars, one category a line: under the bars it wrapped into one scrolling
     # column in an 800 px window; beside them it always reads
@@ -72,7 +73,7 @@ def pair_scatter(points: pd.DataFrame, x: str, y: str, listed: set[tuple[str, st
     says which is which: "Accuracy 1" / "Accuracy 0", or under MMLongBench-Doc's partial score
     "Accuracy ≥ 0.5" / "Accuracy < 0.5"); right is the points' `right` column (scoring's one
     definition), else `profile.is_right` of their Accuracy. Each point carries [run, question_id,
-    category] and shows its raw scores on hover. The points of `listed` (run, question id) -- the
+    category in words] and shows its raw scores on hover. The points of `listed` (run, question id) -- the
     answers listed under the chart -- are ringed, unless that is every point."""
     fig = go.Figure()
     many = len(points) > 2_000
@@ -88,7 +89,7 @@ def pair_scatter(points: pd.DataFrame, x: str, y: str, listed: set[tuple[str, st
             marker=dict(color=ACC_COLOURS[acc], size=5 if many else 8, opacity=0.35 if many else 0.7,
                         line=dict(width=0.5, color="#FFFFFF")),
             customdata=[[r, q, c, xr, yr] for r, q, c, xr, yr in
-                        zip(part["run"].map(plotly_text), part["question_id"].map(plotly_text), part["category"],
+                        zip(part["run"].map(plotly_text), part["question_id"].map(plotly_text), part["category"].map(category_label),
                             part["x_raw"], part["y_raw"])],
             hovertemplate=(f"%{{customdata[1]}} · %{{customdata[0]}}<br>{SCORE_LABELS[x]}: %{{customdata[3]:.3f}}"
                            f"<br>{SCORE_LABELS[y]}: %{{customdata[4]:.3f}}<br>%{{customdata[2]}}<extra>{label}</extra>"),
