@@ -16,6 +16,7 @@ categories and rules in words and in colours one can tell apart.
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from pathlib import Path
@@ -226,3 +227,94 @@ def test_no_table_of_any_page_reads_none(opened, monkeypatch):
     found += none_cells(at, "compare, pair finder")
     assert not found, "\n".join(found[:40])
 
+
+# ----------------------------------------------------------------------------- 4. the categories' colours
+#
+# Colour difference CIEDE2000 (Sharma, Wu & Dalal 2005) of sRGB colours, and how they look with the
+# common colour-vision deficiencies, simulated at full severity with the matrices of Machado, Oliveira &
+# Fernandes (2009) on linear RGB. A difference of about 10 or more reads as another colour at a glance.
+
+CVD = {
+    "deuteranopia": ((0.367322, 0.860646, -0.227968), (0.280085, 0.672501, 0.047413), (-0.011820, 0.042940, 0.968881)),
+    "protanopia": ((0.152286, 1.052583, -0.204868), (0.114503, 0.786281, 0.099216), (-0.003882, -0.048116, 1.051998)),
+    "tritanopia": ((1.255528, -0.076749, -0.178779), (-0.078411, 0.930809, 0.147602), (0.004733, 0.691367, 0.303900)),
+}
+
+
+def linear_rgb(hex_colour: str) -> tuple[float, ...]:
+    channels = (int(hex_colour[i:i + 2], 16) / 255 for i in (1, 3, 5))
+    return tuple(c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in channels)
+
+
+def seen_with(rgb: tuple[float, ...], vision: str) -> tuple[float, ...]:
+    if vision == "normal":
+        return rgb
+    return tuple(min(1.0, max(0.0, sum(m * c for m, c in zip(row, rgb)))) for row in CVD[vision])
+
+
+def lab(rgb: tuple[float, ...]) -> tuple[float, float, float]:
+    r, g, b = rgb
+    xyz = ((0.4124564 * r + 0.3575761 * g + 0.1804375 * b) / 0.95047, 0.2126729 * r + 0.7151522 * g + 0.0721750 * b,
+           (0.0193339 * r + 0.1191920 * g + 0.9503041 * b) / 1.08883)
+    fx, fy, fz = (t ** (1 / 3) if t > 216 / 24389 else (24389 / 27 * t + 16) / 116 for t in xyz)
+    return 116 * fy - 16, 500 * (fx - fy), 200 * (fy - fz)
+
+
+def ciede2000(one: tuple[float, float, float], two: tuple[float, float, float]) -> float:
+    (l1, a1, b1), (l2, a2, b2) = one, two
+    c_mean = (math.hypot(a1, b1) + math.hypot(a2, b2)) / 2
+    g = 0.5 * (1 - math.sqrt(c_mean ** 7 / (c_mean ** 7 + 25 ** 7)))
+    a1, a2 = (1 + g) * a1, (1 + g) * a2
+    c1, c2 = math.hypot(a1, b1), math.hypot(a2, b2)
+    h1 = math.degrees(math.atan2(b1, a1)) % 360 if c1 else 0.0
+    h2 = math.degrees(math.atan2(b2, a2)) % 360 if c2 else 0.0
+    dh = 0.0 if c1 * c2 == 0 else (h2 - h1 + 180) % 360 - 180
+    d_l, d_c, d_h = l2 - l1, c2 - c1, 2 * math.sqrt(c1 * c2) * math.sin(math.radians(dh / 2))
+    l_mean, c_mean = (l1 + l2) / 2, (c1 + c2) / 2
+    if c1 * c2 == 0:
+        h_mean = h1 + h2
+    elif abs(h1 - h2) <= 180:
+        h_mean = (h1 + h2) / 2
+    else:
+        h_mean = (h1 + h2 + 360) / 2 if h1 + h2 < 360 else (h1 + h2 - 360) / 2
+    t = (1 - 0.17 * math.cos(math.radians(h_mean - 30)) + 0.24 * math.cos(math.radians(2 * h_mean))
+         + 0.32 * math.cos(math.radians(3 * h_mean + 6)) - 0.20 * math.cos(math.radians(4 * h_mean - 63)))
+    s_l = 1 + 0.015 * (l_mean - 50) ** 2 / math.sqrt(20 + (l_mean - 50) ** 2)
+    s_c, s_h = 1 + 0.045 * c_mean, 1 + 0.015 * c_mean * t
+    r_t = -math.sin(math.radians(60 * math.exp(-(((h_mean - 275) / 25) ** 2)))) * 2 * math.sqrt(c_mean ** 7 / (c_mean ** 7 + 25 ** 7))
+    return math.sqrt((d_l / s_l) ** 2 + (d_c / s_c) ** 2 + (d_h / s_h) ** 2 + r_t * (d_c / s_c) * (d_h / s_h))
+
+
+def closest(palette: dict[str, str], vision: str) -> tuple[float, str, str]:
+    """The two categories whose colours are closest as `vision` sees them: (difference, one, other)."""
+    return min((ciede2000(lab(seen_with(linear_rgb(palette[x]), vision)), lab(seen_with(linear_rgb(palette[y]), vision))), x, y)
+               for x, y in itertools.combinations(palette, 2))
+
+
+def test_the_colour_difference_matches_the_published_test_data():
+    """Sharma, Wu & Dalal's pairs (L*a*b* in, CIEDE2000 out, four decimals), and sRGB white and black."""
+    pairs = [((50.0, 2.6772, -79.7751), (50.0, 0.0, -82.7485), 2.0425), ((50.0, -1.0, 2.0), (50.0, 0.0, 0.0), 2.3669),
+             ((50.0, 2.5, 0.0), (73.0, 25.0, -18.0), 27.1492), ((60.2574, -34.0099, 36.2677), (60.4626, -34.1751, 39.4387), 1.2644),
+             ((22.7233, 20.0904, -46.694), (23.0331, 14.973, -42.5619), 2.0373)]
+    for one, two, expected in pairs:
+        assert ciede2000(one, two) == pytest.approx(expected, abs=1e-4)
+    assert lab(linear_rgb("#FFFFFF")) == pytest.approx((100.0, 0.0, 0.0), abs=1e-3)
+    assert lab(linear_rgb("#000000")) == pytest.approx((0.0, 0.0, 0.0), abs=1e-9)
+    grey = linear_rgb("#777777")
+    assert all(seen_with(grey, v) == pytest.approx(grey, abs=1e-3) for v in CVD)  # a grey stays that grey
+
+
+def test_the_categories_colours_can_be_told_apart_with_colour_blindness_too():
+    from dashboard.disagreement.charts import CATEGORY_PALETTE, category_bars
+    from scoring.categories import CATEGORY_IDS
+
+    assert list(CATEGORY_PALETTE) == list(CATEGORY_IDS)  # one colour per category, declared once
+    assert closest(CATEGORY_PALETTE, "normal")[0] >= 14, closest(CATEGORY_PALETTE, "normal")
+    for vision in ("deuteranopia", "protanopia"):  # 1 man in 12 sees one of these two
+        assert closest(CATEGORY_PALETTE, vision)[0] >= 9, (vision, closest(CATEGORY_PALETTE, vision))
+    assert closest(CATEGORY_PALETTE, "tritanopia")[0] >= 6  # rare: apart, if less so
+    white = lab(linear_rgb("#FFFFFF"))
+    assert min(ciede2000(lab(linear_rgb(c)), white) for c in CATEGORY_PALETTE.values()) >= 20  # on the page's white
+    bars = category_bars(pd.DataFrame([[1] * len(CATEGORY_IDS)], index=["run"], columns=list(CATEGORY_IDS)))
+    assert [t.marker.color for t in bars.data] == list(CATEGORY_PALETTE.values())
+    assert [t.name for t in bars.data][:2] == ["Failed or missing", "Extraction miss"]  # the legend in words
