@@ -113,7 +113,7 @@ def per_run(frame, runs, mode, d) -> None:
     table = counts.T.rename_axis("category").reset_index().assign(category=[dg.category_label(c) for c in ids])
     ev = st.dataframe(table, hide_index=True, width="stretch", key="dis_counts", on_select="rerun",
                       selection_mode="single-cell", height=35 * (len(table) + 1) + 3,
-                      column_config={"category": st.column_config.TextColumn("Category", pinned=True)})
+                      column_config={"category": st.column_config.TextColumn("Category", pinned=True, width="medium")})
     st.caption("Click a bar or a count to open those questions below.")
     cells = [tuple(c) for c in ev.selection.cells]
     if new_event("dis_counts", cells):
