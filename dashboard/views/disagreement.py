@@ -109,8 +109,8 @@ def per_run(frame, runs, mode, d) -> None:
     hit = [(p["customdata"][0], p["customdata"][1]) for p in event.selection.points if p.get("customdata")]
     if new_event("dis_bars", hit[:1]):
         open_list(d, cat=hit[0][1], dis_run=hit[0][0], dis_slice="")
-    ids = list(counts.columns)  # the table's rows, in words
-    table = counts.T.rename_axis("category").reset_index().assign(category=[dg.category_label(c) for c in ids])
+    words = {dg.category_label(c): c for c in counts.columns}  # the table's rows, in words
+    table = counts.T.rename_axis("category").reset_index().assign(category=list(words))
     ev = st.dataframe(table, hide_index=True, width="stretch", key="dis_counts", on_select="rerun",
                       selection_mode="single-cell", height=35 * (len(table) + 1) + 3,
                       column_config={"category": st.column_config.TextColumn("Category", pinned=True, width="medium")})
@@ -118,7 +118,7 @@ def per_run(frame, runs, mode, d) -> None:
     cells = [tuple(c) for c in ev.selection.cells]
     if new_event("dis_counts", cells):
         row, col = cells[0]
-        open_list(d, cat=ids[row], dis_run=col if col in runs else "", dis_slice="")
+        open_list(d, cat=words[table.iloc[row]["category"]], dis_run=col if col in runs else "", dis_slice="")
 
 
 def per_slice(frame, runs, mode, d) -> str:
@@ -140,7 +140,7 @@ def per_slice(frame, runs, mode, d) -> str:
     cells = [tuple(c) for c in ev.selection.cells]
     if new_event(f"dis_slices_{by}", cells):
         row, col = cells[0]
-        open_list(d, cat=words.get(col, ""), dis_slice=str(shown.iloc[row]["label"]), dis_run="")
+        open_list(d, cat=words.get(str(col), ""), dis_slice=str(shown.iloc[row]["label"]), dis_run="")
     return by
 
 
