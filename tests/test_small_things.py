@@ -176,7 +176,7 @@ def none_cells(at: AppTest, where: str) -> list[str]:
                     found.append(f"{where}: {name!r} row {k} is missing, drawn as the word None")
                 elif isinstance(v, str) and not VERBATIM.search(name) and NONE_WORD.search(v):
                     found.append(f"{where}: {name!r} row {k} reads {v[:60]!r}")
-                elif isinstance(v, (list, tuple)) and any(x is None or x == "None" for x in v):
+                elif isinstance(v, (list, tuple)) and any(x is None or isinstance(x, str) and NONE_WORD.search(x) for x in v):
                     found.append(f"{where}: {name!r} row {k} holds None: {v!r}")
     return found
 
