@@ -228,6 +228,52 @@ def test_no_table_of_any_page_reads_none(opened, monkeypatch):
     assert not found, "\n".join(found[:40])
 
 
+# ----------------------------------------------------------------------------- 4. reasons in words
+
+# One answer decided by each rule scoring.metrics knows (Judgement.decided_by): prediction, gold, format, rule,
+# status, profile.
+DECIDED_BY = {
+    "missing": (None, ["x"], "Str", "", None, "xldocbench"),
+    "failed_status": ("x", ["x"], "Str", "", "timeout", "xldocbench"),
+    "refusal_phrase": ("not answerable", ["Not answerable"], "None", "", None, "xldocbench"),
+    "no_refusal_phrase": ("Paris", ["Not answerable"], "None", "", None, "xldocbench"),
+    "boolean_unreadable": ("maybe", ["Yes"], "Bool", "", None, "xldocbench"),
+    "boolean_polarity": ("yes", ["Yes"], "Bool", "", None, "xldocbench"),
+    "numeric_gold_zero": ("0", ["0"], "Int", "", None, "xldocbench"),
+    "numeric_tolerance": ("12", ["12"], "Int", "", None, "xldocbench"),
+    "choice_letter": ("(B)", ["B"], "single_choice", "", None, "xldocbench"),
+    "containment": ("it is Paris", ["Paris"], "Str", "", None, "xldocbench"),
+    "similarity": ("Pari", ["Paris"], "Str", "", None, "xldocbench"),
+    "both_empty": ("", [""], "Str", "", None, "xldocbench"),
+    "no_match": ("Lyon", ["Paris"], "Str", "", None, "xldocbench"),
+    "exact_answer": ("paris", ["Paris"], "Str", "", None, "docvqa"),
+    "no_exact_answer": ("lyon", ["Paris"], "Str", "", None, "docvqa"),
+    "mmlongbench_eval_score": ("Paris", ["Paris"], "Str", "", None, "mmlongbench-doc"),
+    "mmlongbench_fallback": ("[]", ["[]"], "List", "", None, "mmlongbench-doc"),
+    "harness_rule": ("Paris", ["Paris"], "Str", "anls", None, "lmms-eval"),
+}
+
+
+def test_every_rule_that_decides_reads_in_words_on_the_page():
+    from dashboard.disagreement import frames as dg
+    from scoring.metrics import judge
+
+    for code, (prediction, gold, fmt, rule, status, profile) in DECIDED_BY.items():
+        j = judge(prediction, gold, fmt, rule, status=status, profile=profile)
+        assert j.decided_by == code, (code, j.decided_by)
+        words = dg.rule_label(code)
+        assert code in dg.RULE_LABELS and words[0].isupper() and "_" not in words, (code, words)
+        trace = dict(dg.trace_frame(j).itertuples(index=False))
+        assert trace["Rule that decided"] == words
+    assert set(dg.RULE_LABELS) == set(DECIDED_BY)  # no label of a rule that no longer exists
+    assert len(set(dg.RULE_LABELS.values())) == len(dg.RULE_LABELS)  # no two rules read alike
+    shown = dg.in_words(pd.DataFrame({"category": ["right_but_verbose"], "categories": ["right_but_verbose;fragile_pass"],
+                                      "decision": ["containment"], "rule xldocbench": ["no_match"], "answer_format": ["None"],
+                                      "prediction": ["None"]}))
+    assert shown.iloc[0].tolist() == ["Right but verbose", "Right but verbose; Fragile pass", "The gold inside the answer",
+                                      dg.RULE_LABELS["no_match"], "None (unanswerable)", "None"]  # the model's own words kept
+
+
 # ----------------------------------------------------------------------------- 4. the categories' colours
 #
 # Colour difference CIEDE2000 (Sharma, Wu & Dalal 2005) of sRGB colours, and how they look with the

@@ -58,7 +58,7 @@ RULE_LABELS = {
     "no_match": "The gold not inside, strings not alike enough",
     "exact_answer": "Equal to an acceptable answer",
     "no_exact_answer": "Equal to no acceptable answer",
-    "mmlongbench_eval_score": "MMLongBench-Doc's eval_score",
+    "mmlongbench_eval_score": "MMLongBench-Doc's own evaluator",
     "mmlongbench_fallback": "MMLongBench-Doc's fallback rule",
     "harness_rule": "The harness's own rule",
 }
