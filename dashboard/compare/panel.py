@@ -23,7 +23,7 @@ from dashboard.annotations import panel as annotations_panel
 from dashboard.compare import charts
 from dashboard.compare import frames as C
 from dashboard.core.escape import md_escape
-from dashboard.core.links import field_label
+from dashboard.core.links import View, field_label, slice_label
 from dashboard.core.samples import CAMPAIGN_PAIR, campaign_offer
 from dashboard.core.textdiff import char_diff, diff_text
 from dashboard.shell import cache, output, viewstate
@@ -124,7 +124,7 @@ def intervals(an, runs: list[str]) -> pd.DataFrame:
 
 
 def slice_text(field_name: str, label: str) -> str:
-    return "All questions" if field_name == C.OVERALL_FIELD else f"{field_label(field_name)}: {label}"
+    return "All questions" if field_name == C.OVERALL_FIELD else slice_label(field_name, label)
 
 
 def downloads(frame: pd.DataFrame, name: str, key: str) -> None:
@@ -517,10 +517,11 @@ def open_weak_page(run: str, baseline: str, metric: str) -> None:
     viewstate.switch_to(viewstate.QUESTIONS_PAGE.parent / "weak.py")
 
 
-def pair_slices_table(result, run: str, baseline: str, saved=None) -> pd.DataFrame:
+def pair_slices_table(result, run: str, baseline: str, saved=None, source: View | None = None) -> pd.DataFrame:
     """The top PAIR_TOP kept slices of a pair-mode search: conditions, questions, documents, the gap
-    of the paired difference with its interval by document, q, and the explorer link."""
-    table = W.table(result, run, baseline, saved).head(PAIR_TOP)
+    of the paired difference with its interval by document, q, and the explorer link (showing what
+    `source`, the page's view, shows)."""
+    table = W.table(result, run, baseline, saved, source).head(PAIR_TOP)
     return table[["Rank", "Conditions", "Questions", "Documents", W.INTERVAL, "q", "Open in explorer"]]
 
 
@@ -554,7 +555,7 @@ def where_worse_better(ctx: Context, an, a: str, b: str, state: MutableMapping[s
             st.info(md_escape(f"Not enough evidence: no slice where the difference is {key} than on the other questions "
                               f"beyond chance ({result.tested:,} slices tested, {result.units:,} {result.unit}s as the unit)."))
         else:
-            st.dataframe(pair_slices_table(result, run, base, saved), hide_index=True, width="stretch", key=f"cmp_pair_{key}",
+            st.dataframe(pair_slices_table(result, run, base, saved, viewstate.view()), hide_index=True, width="stretch", key=f"cmp_pair_{key}",
                          column_config={
                              "Conditions": st.column_config.ListColumn("Conditions", width="large"),
                              W.INTERVAL: st.column_config.TextColumn(

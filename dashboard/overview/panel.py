@@ -551,8 +551,8 @@ def located_answers(ctx: Context, runs: list[str], marked: set[str], later: Late
     config |= {c: st.column_config.NumberColumn(h, format=PCT, help=t) for c, (h, t) in RATE_COLUMNS.items()}
     st.dataframe(shown, hide_index=True, width="stretch", column_config=config,
                  height=ROW_PX * (min(len(shown), BOARD_ROWS) + 1) + 3)
-    st.caption("Page precision and recall: the pages a run cites against the gold evidence pages (None: the run "
-               "cites no page; grounding None: no gold or no cited boxes). Rates of the answer's location: over the "
+    st.caption("Page precision and recall: the pages a run cites against the gold evidence pages (empty: the run "
+               "cites no page; grounding empty: no gold or no cited boxes). Rates of the answer's location: over the "
                "answers searched. The Evidence page shows each question's pages with the boxes.")
     with st.expander("Open answers by location without the mouse", icon=":material/keyboard:"):
         c1, c2 = st.columns(2)
