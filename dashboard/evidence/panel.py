@@ -18,13 +18,14 @@ import streamlit as st
 from dashboard.core.escape import md_escape
 from dashboard.data.workspace import fingerprint, responses
 from dashboard.documents import ocr, pdf
-from dashboard.documents.pdf import PARALLEL_MIN_PAGES, DocumentError, doc_text, page_count, warm_up
+from dashboard.documents.pdf import DocumentError, page_count
 from dashboard.evidence import locating
 from dashboard.evidence.grounding import evidence_table, pages_listed, run_rates
 from dashboard.evidence.layers import OCR_WORDS, gold_pages, layers, page_layers, quote_message
 from dashboard.evidence.locate import (
     OTHER_PAGE,
     answered,
+    gold_lazily,
     locate_answer,
     missing_message,
     question_paths,
@@ -288,18 +289,10 @@ SEARCH_GRACE_S = 1.0  # a search done within this long is drawn at once, without
 
 
 
-def _read_text(path: Path):
-    def build(progress):
-        if (_page_count(path) or 0) >= PARALLEL_MIN_PAGES:
-            warm_up()  # long documents are read by worker processes
-        return ocr.read_whole(doc_text, path, progress)
-    return build
-
-
 def _text_jobs(paths: dict) -> dict[Path, ocr.Job]:
     """The background reading of each of the question's documents, started if needed; waits up to
     SEARCH_GRACE_S for them (a short document's text is there by then)."""
-    jobs = {p: ocr.background(locating.text_key(p), _read_text(p)) for p in dict.fromkeys(v for v in paths.values() if v is not None)}
+    jobs = {p: ocr.background(locating.text_key(p), locating.read_text(p)) for p in dict.fromkeys(v for v in paths.values() if v is not None)}
     for j in jobs.values():
         j.finished.wait(SEARCH_GRACE_S)  # the grace of one search (not a timed assertion)
         if j.running:
@@ -416,8 +409,9 @@ def _located(q: GoldQuestion, runs: list[str], preds: dict, usable: dict, jobs: 
     right = an.right_runs(q.qid) if an is not None else None
     ws = context.context().workspace if an is not None else None
     said = {run: (responses(ws, run) or {}).get(q.qid) for run in runs} if ws is not None else {}  # raw responses
+    gold = gold_lazily(q, usable)  # where the gold is, for the one rule: searched once for every run
     located = {run: locate_answer(answered(preds.get(run)), q, usable, right=None if right is None else run in right,
-                                  response=said.get(run)) for run in runs}
+                                  response=said.get(run), gold=gold) for run in runs}
     unread = [ocr.status(p).message for p in dict.fromkeys(v for v in usable.values() if v is not None)
               if ocr.status(p).unread or ocr.status(p).problems]
     st.session_state[LOCATED] = (memo, (located, unread))
