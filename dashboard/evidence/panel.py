@@ -203,6 +203,9 @@ def _viewer(q: GoldQuestion, ref: DocRef, path: Path, runs: list[str], preds: di
               for la in all_layers}
     usual = [name for name in names if name != OCR_WORDS]
     viewstate.seed(_key("layers", *runs), usual if v.layers is None else [name for name in names if name in v.layers])
+    # the page first, its layer switches under it: at 800 px the switches wrap to three rows, which pushed
+    # the page below the fold (the chart's legend above the page toggles the layers too)
+    shown = st.container()
     chosen = st.pills("Layers", names, selection_mode="multi", key=_key("layers", *runs),
                       format_func=lambda name: f"{swatch[name]} {md_escape(name)}",
                       help="Show or hide each kind of box. The chart's legend toggles them too; hover a box for its label.")
@@ -215,15 +218,15 @@ def _viewer(q: GoldQuestion, ref: DocRef, path: Path, runs: list[str], preds: di
         viewstate.sync_url_in_fragment()  # a page turn reruns this fragment alone: app.py's sync does not run
     where = (f"evidence page {evidence.index(page) + 1} of {len(evidence)}" if page in evidence
              else "not an evidence page" if evidence else "the gold names no evidence page")
-    st.caption(md_escape(f"{ref.document_id} · page {page} of {n} · {where}"))
+    shown.caption(md_escape(f"{ref.document_id} · page {page} of {n} · {where}"))
     try:
         rendered = _render(path, page, zoom)
         drawn = page_layers(q, ref, path, page, runs, preds, set(chosen))
     except DocumentError as exc:
-        st.warning(md_escape(str(exc)))
+        shown.warning(md_escape(str(exc)))
         return
     if rendered.capped:
-        st.caption(f"Rendered at {round(rendered.zoom * 100)} % to stay under the pixel limit.")
+        shown.caption(f"Rendered at {round(rendered.zoom * 100)} % to stay under the pixel limit.")
     # the zoom sets the chart's height (the page keeps its aspect ratio): 840 px for A4 at 150 %;
     # up to the default zoom the chart grows with it; beyond, it keeps the default's size and magnifies the
     # page inside it (a taller chart was capped at the column's width: blank space to scroll through)
@@ -233,8 +236,8 @@ def _viewer(q: GoldQuestion, ref: DocRef, path: Path, runs: list[str], preds: di
     # fifth of a question switch (bench/profile_page.py)
     fig = cache.page_figure(figure_key(path, page, zoom, height, drawn.boxes),
                             lambda: page_figure(rendered, drawn.boxes, height=height, magnify=magnify))
-    st.plotly_chart(fig, width="stretch", key=_key("fig", q.qid, ref.document_id),
-                    config={"displaylogo": False, "scrollZoom": False})
+    shown.plotly_chart(fig, width="stretch", key=_key("fig", q.qid, ref.document_id),
+                       config={"displaylogo": False, "scrollZoom": False})
     state = ocr.status(path)
     if drawn.ocr:
         st.caption(f"No text layer: this page was read by OCR (Tesseract, {ocr.DPI} dpi, {drawn.ocr_words} words); "

@@ -43,6 +43,20 @@ def metrics_tables() -> None:
 
 
 
+def question_columns(ids: list[str]):
+    """The question picker's column and the runs picker's: the picker as wide as the longest id needs at an
+    800 px window (a 22-character id was cut to "adubench_single_000" in two fifths of the page); an id
+    longer than LONG_ID characters gets a row of its own."""
+    longest = max(map(len, ids), default=0)
+    if longest > LONG_ID:
+        return [st.container(), st.container()]
+    return st.columns([max(0.8, longest * ID_WEIGHT), 1])
+
+
+LONG_ID = 30  # characters: a longer question id gets the whole row
+ID_WEIGHT = 0.066  # the question column's weight per character of the longest id, against the runs column's 1
+
+
 questions = ws.gold.items
 if not questions:
     st.info("No gold questions loaded: open a benchmark folder or upload gold files in the sidebar's Data panel.")
@@ -50,7 +64,7 @@ else:
     view = viewstate.view()
     ids = [q.qid for q in questions]
     viewstate.seed("ev_question", view.question if view.question in ids else ids[0])
-    cols = st.columns([2, 3])
+    cols = question_columns(ids)
     qid = cols[0].selectbox("Question", ids, key="ev_question",
                             help="The question explorer's selected question opens here too.")
     # by default the runs the question explorer opens on: the best by the overview's metric
