@@ -25,6 +25,7 @@ from dashboard.evidence.layers import GOLD_ANSWERS, answer_layer, page_layers
 from dashboard.overview.charts import LOCATION_COLOURS
 from scoring.mmlongbench import eval_score, load_samples
 from scoring.model import DocRef, GoldQuestion, Prediction
+from test_ocr import fresh  # noqa: F401 -- autouse: each test its own cache folder, no memory of earlier reads
 
 ROOT = Path(__file__).resolve().parent.parent
 MMLB = ROOT / "sample_runs" / "mmlongbench"
@@ -36,17 +37,6 @@ SLIDE = [  # (x, baseline y, text, size) on a 720 x 405 slide, drawn as a pictur
     (40, 175, "TIME: weekly, 8 copies", 18),
     (40, 220, "National Geographic: monthly, 3 copies", 18),
 ]
-
-
-@pytest.fixture(autouse=True)
-def fresh(monkeypatch, tmp_path):
-    """Each test: its own cache folder, no memory of earlier reads."""
-    monkeypatch.setenv("LENS_CACHE_DIR", str(tmp_path / "cache"))
-    ocr.clear()
-    pdf.clear_caches()
-    yield
-    ocr.clear()
-    pdf.clear_caches()
 
 
 @pytest.fixture

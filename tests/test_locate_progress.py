@@ -214,20 +214,7 @@ def test_a_reloaded_evidence_page_shows_the_locating_under_way(monkeypatch, tmp_
     session -- the page reloaded, another tab -- sees that job's progress at once, its switch on, without
     starting anything; once the job is done the metrics are drawn there."""
     bench = _copy(tmp_path)
-    monkeypatch.setenv("LENS_CACHE_DIR", str(tmp_path / "cache"))  # located here, not read back (LocatedStore)
-    real = ocr.read_whole
-    reached, release = threading.Event(), threading.Event()
-
-    def held(read, path, progress=None):
-        if Path(path).parent.parent == bench:
-            if progress is not None:
-                progress(0, 1)
-            reached.set()
-            assert release.wait(HANG)
-        return real(read, path, progress)
-
-    monkeypatch.setattr(ocr, "read_whole", held)
-    monkeypatch.setattr(locate_panel, "AUTO_PAIRS", 0)  # the large-data path on the sample
+    reached, release = held_reading(monkeypatch, tmp_path, bench)
     monkeypatch.setattr(grounding, "AUTO_PAIRS", 0)
     try:
         first = app_on(monkeypatch, bench, {"profile": "docvqa"}, timeout=120)
@@ -268,13 +255,11 @@ def plain(text: str) -> str:
     return re.sub(r"\\(.)", r"\1", text)
 
 
-def progress_texts(at) -> list[str]:
-    return [plain(str(getattr(p.proto, "text", ""))) for p in at.get("progress")]
-
-
-def test_overview_says_documents_and_pages_left_while_a_reading_is_held(monkeypatch, tmp_path):
-    bench = _copy(tmp_path)
-    monkeypatch.setenv("LENS_CACHE_DIR", str(tmp_path / "cache"))  # located here, not read back (LocatedStore)
+def held_reading(monkeypatch, tmp_path: Path, bench: Path) -> tuple[threading.Event, threading.Event]:
+    """The large-data path on a copy of the sample (located in a cache folder of its own, not read back by
+    LocatedStore), every reading of its documents held at its start: (reached, release) -- set once a
+    reading is held; set it to let them go on."""
+    monkeypatch.setenv("LENS_CACHE_DIR", str(tmp_path / "cache"))
     real = ocr.read_whole
     reached, release = threading.Event(), threading.Event()
 
@@ -287,7 +272,17 @@ def test_overview_says_documents_and_pages_left_while_a_reading_is_held(monkeypa
         return real(read, path, progress)
 
     monkeypatch.setattr(ocr, "read_whole", held)
-    monkeypatch.setattr(locate_panel, "AUTO_PAIRS", 0)  # the large-data path on the sample
+    monkeypatch.setattr(locate_panel, "AUTO_PAIRS", 0)
+    return reached, release
+
+
+def progress_texts(at) -> list[str]:
+    return [plain(str(getattr(p.proto, "text", ""))) for p in at.get("progress")]
+
+
+def test_overview_says_documents_and_pages_left_while_a_reading_is_held(monkeypatch, tmp_path):
+    bench = _copy(tmp_path)
+    reached, release = held_reading(monkeypatch, tmp_path, bench)
     try:
         at = app_on(monkeypatch, bench, {"profile": "docvqa"}, timeout=120)
         assert not at.exception, [e.value for e in at.exception]

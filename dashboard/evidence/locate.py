@@ -756,7 +756,7 @@ def locate_answer(answer: str, q: GoldQuestion, paths: dict[str, Path | None],
         return out
     elements = answer_elements(answer)
     listed = elements is not None
-    parts = [ElementLocation(e, searched=bool(answer_candidates(e))) for e in (elements if listed else [answer])]
+    parts = [ElementLocation(e, searched=bool(answer_candidates(e))) for e in _parts(answer)]
     refs = [d for d in q.documents if d.document_id]
     named = any(d.evidence_pages or any(it.pages for it in d.evidence_items) for d in refs)
     read, out.missing = _read_documents(q, paths, progress)
