@@ -149,7 +149,8 @@ def test_a_list_answer_found_in_part_says_which_elements_were_found(slide):
     loc = ev.locate_answer("['The Economist', 'Newsweek']", q, paths, right=False)
     # not found as a whole; the gold's elements are on the page: the missing one is invented
     assert loc.location == ev.NOT_IN_DOCUMENT and loc.in_document is False
-    assert loc.message.endswith("(likely invented); 1 of 2 elements found: “The Economist” (p. 1); not found: “Newsweek”")
+    assert loc.message == ("1 of 2 elements found: “The Economist” (p. 1); not found: “Newsweek” — the rest likely "
+                           "invented: the gold answer is written in the document")
     assert [e.found for e in loc.elements] == [True, False]
     # a list-shaped string without quotes, elements in another order and case
     assert ev.locate_answer("[time, the economist]", q, paths).location == ev.EVIDENCE_PAGE
@@ -220,4 +221,7 @@ def test_the_rule_itself():
     assert ev.not_found_verdict(ev.GOLD_NOT_WRITTEN)[0] == ev.COMPUTED
     assert ev.not_found_verdict(ev.GOLD_UNKNOWN) == (ev.COMPUTED, ev.NOT_FOUND_UNKNOWN)
     assert ev.not_found_verdict(ev.GOLD_WRITTEN, rendered=True) == (ev.COMPUTED, ev.NOT_FOUND_RENDERED)
+    # a list's missing elements, when others were found: the same location, words about the rest
+    assert ev.not_found_verdict(ev.GOLD_WRITTEN, partly=True) == (ev.NOT_IN_DOCUMENT, ev.PART_WRITTEN)
+    assert ev.not_found_verdict(ev.GOLD_NOT_WRITTEN, partly=True) == (ev.COMPUTED, ev.PART_COMPUTED)
     assert LOCATION_COLOURS.get(ev.COMPUTED, "#94A3B8") != LOCATION_COLOURS["not_in_document"]

@@ -584,11 +584,17 @@ NOT_FOUND_COMPUTED = ("not found verbatim in the document{s}, nor is the gold an
 NOT_FOUND_UNKNOWN = ("not found verbatim in the document{s}; computed from it or invented cannot be told: the gold "
                      "answer cannot be looked for (nothing in it to search, or pages without a text layer not read)")
 NOT_FOUND_RENDERED = "not found verbatim in the document{s}: the gold answer written in other characters, not invented"
+# the same verdicts for the elements of a list answer that were not found, when others were
+PART_WRITTEN = "likely invented: the gold answer is written in the document{s}"
+PART_UNANSWERABLE = "likely invented: the document{s} hold no answer to this question"
+PART_COMPUTED = "computed from the page, as the gold is (it is not written in the document{s} either)"
+PART_UNKNOWN = "computed or invented cannot be told: the gold answer cannot be looked for"
 
 
-def not_found_verdict(gold: str, rendered: bool = False) -> tuple[str, str]:
+def not_found_verdict(gold: str, rendered: bool = False, partly: bool = False) -> tuple[str, str]:
     """The one rule for every answer searched and not found in its documents, whoever gave it and
-    whatever it scored: (location, words, with `{s}` for the documents' plural). It reads where the
+    whatever it scored: (location, words, with `{s}` for the documents' plural; `partly`: the words
+    for the missing elements of a list answer whose other elements were found). It reads where the
     question's gold is (`gold_where`), never whether the answer is right -- two wrong or right
     numbers on one question get one label:
 
@@ -602,12 +608,12 @@ def not_found_verdict(gold: str, rendered: bool = False) -> tuple[str, str]:
     if rendered:
         return COMPUTED, NOT_FOUND_RENDERED
     if gold == GOLD_WRITTEN:
-        return NOT_IN_DOCUMENT, NOT_FOUND_WRITTEN
+        return NOT_IN_DOCUMENT, PART_WRITTEN if partly else NOT_FOUND_WRITTEN
     if gold == GOLD_UNANSWERABLE:
-        return NOT_IN_DOCUMENT, NOT_FOUND_UNANSWERABLE
+        return NOT_IN_DOCUMENT, PART_UNANSWERABLE if partly else NOT_FOUND_UNANSWERABLE
     if gold == GOLD_NOT_WRITTEN:
-        return COMPUTED, NOT_FOUND_COMPUTED
-    return COMPUTED, NOT_FOUND_UNKNOWN
+        return COMPUTED, PART_COMPUTED if partly else NOT_FOUND_COMPUTED
+    return COMPUTED, PART_UNKNOWN if partly else NOT_FOUND_UNKNOWN
 
 
 def _read_documents(q: GoldQuestion, paths: dict[str, Path | None],
@@ -804,8 +810,10 @@ def locate_answer(answer: str, q: GoldQuestion, paths: dict[str, Path | None],
         out.message = EXTRACTION_MISSED.format(where=f"is not in the document{'s' if several else ''}") + said
     elif read:
         where = gold() if callable(gold) else gold if gold is not None else gold_where(q, paths, progress)
-        out.location, words = not_found_verdict(where, rendered)
-        out.message = words.format(s="s" if several else "") + said
+        partly = any(p.found for p in looked)  # a list answer some of whose elements were found
+        out.location, words = not_found_verdict(where, rendered, partly)
+        words = words.format(s="s" if several else "")
+        out.message = f"{said[2:]} — the rest {words}" if partly else words + said
         if out.missing:
             out.message += f"; not searched: {', '.join(out.missing)} (missing)"
     elif out.missing:
