@@ -89,6 +89,7 @@ def _union(*rects) -> tuple:
     ("['Paris']", ["Paris"]),
     ("[]", []),
     ("Paris", None), ("[1] Smith et al.", None), ("[A] and [B]", None), ("", None),
+    ("[" * 1500 + "]" * 1500, None),  # nested too deep for either parser: text, no RecursionError
 ])
 def test_list_answers_are_split_into_their_elements(answer, elements):
     assert ev.answer_elements(answer) == elements
@@ -169,6 +170,36 @@ def test_list_questions_of_the_mmlongbench_sample_are_found_and_counted(tmp_path
     assert len(lists) == 6 and (table.loc[lists, "answer_location"] == ev.EVIDENCE_PAGE).all(), table
     assert table.loc["mmlongbench_0010", "answer_pages_evidence"] == [3, 4]  # [18, 24]: one on each page
     assert run_rates(table.reset_index()).iloc[0]["answer_on_evidence_page"] == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("answer, parts", [
+    ("Germany and United Kingdom", ["Germany", "United Kingdom"]),
+    ("Paris, Lyon and Nice", ["Paris", "Lyon", "Nice"]),
+    ("salt; pepper", ["salt", "pepper"]),
+    ("18 and 24", None),  # bare numbers are found almost anywhere: never split in words
+    ("geographic region", None), ("['a b', 'c d']", None),
+])
+def test_lists_in_words_have_parts(answer, parts):
+    assert ev.phrase_parts(answer) == parts
+
+
+def test_a_list_in_words_is_found_when_its_parts_are():
+    """The sample's `Germany and United Kingdom` is written on its evidence page as two names in a table,
+    never as that phrase: found by its parts, and its question is a look-up (the gold is written)."""
+    from scoring.loaders import load_gold
+
+    sample = ROOT / "sample_runs"
+    q = next(x for x in load_gold([sample / "qa_single_doc.jsonl"]).items if x.qid == "adubench_single_000003")
+    paths = {d.document_id: sample / "docs" / f"{d.document_id}.pdf" for d in q.documents}
+    assert q.gold_answer == "Germany and United Kingdom"
+    loc = ev.locate_answer(q.gold_answer, q, paths, right=True)
+    assert loc.location == ev.EVIDENCE_PAGE and loc.message.startswith("all 2 parts appear on the evidence page 15")
+    assert ev.gold_where(q, paths) == ev.GOLD_WRITTEN
+    pt = pdf.page_text(paths[q.documents[0].document_id], 15)
+    assert [(t, k, n) for t, k, n, _ in ev.answer_boxes(pt, q.gold_answer)][:1] == [("Germany", 1, 2)]
+    # one part not in the document: not found, and invented (the gold is written there)
+    wrong = ev.locate_answer("France and United Kingdom", q, paths, right=False)
+    assert wrong.location == ev.NOT_IN_DOCUMENT and "likely invented" in wrong.message
 
 
 # ----------------------------------------------------------------------------- one rule: computed or invented

@@ -255,6 +255,24 @@ def _unquoted(inner: str) -> list[str] | None:
     return [p.strip().strip("'\"\u2018\u2019\u201c\u201d").strip() for p in inner.split(",")]
 
 
+_PHRASE_SPLIT = re.compile(r", and |, |; | and | & ", re.I)  # literal alternatives on single-spaced text: linear
+
+
+def phrase_parts(answer: str) -> list[str] | None:
+    """The parts of an answer written as a list in words -- `Germany and United Kingdom`, `Paris,
+    Lyon and Nice`, `salt; pepper` -- each with at least two letters (`18 and 24` is no such list: a
+    bare number is found almost anywhere), at most MAX_ELEMENTS; None when it has one part, more than
+    MAX_ANSWER_WORDS words, or is a bracketed list (`answer_elements`). Such an answer is found when it
+    is, else when each of its parts is."""
+    text = " ".join(_unwrapped(answer)[0].split())
+    if not text or len(text.split(" ")) > MAX_ANSWER_WORDS or answer_elements(answer) is not None:
+        return None
+    parts = [x.strip() for x in _PHRASE_SPLIT.split(text)]
+    if len(parts) < 2 or any(sum(c.isalpha() for c in x) < 2 for x in parts):
+        return None
+    return list(dict.fromkeys(parts))[:MAX_ELEMENTS]
+
+
 def answer_elements(answer: str) -> list[str] | None:
     """The elements of a list answer, in order, each once (compared as normalised text), at most
     MAX_ELEMENTS; None when the answer is not a list. A list is the answer's text without its
@@ -271,7 +289,7 @@ def answer_elements(answer: str) -> list[str] | None:
     if got is None:
         try:
             got = _elements_of(json.loads(text))
-        except ValueError:  # json.JSONDecodeError, and a number too long to convert
+        except (ValueError, RecursionError):  # not JSON, a number too long to convert, brackets nested too deep
             got = None
     if got is None:
         got = _unquoted(text[1:-1])
@@ -454,7 +472,10 @@ def answer_boxes(pt: PageText, answer: str) -> list[tuple[str, int, int, Rect]]:
     number of elements, the box). A single answer is one element of one: (its text, 1, 1, box)."""
     elements = answer_elements(answer)
     if elements is None:
-        return [(answer, 1, 1, r) for r in answer_rects(pt, answer)]
+        whole = [(answer, 1, 1, r) for r in answer_rects(pt, answer)]
+        elements = phrase_parts(answer) if not whole else None  # "Germany and United Kingdom": its parts
+        if elements is None:
+            return whole
     return [(e, k, len(elements), r) for k, e in enumerate(elements, 1) for r in answer_rects(pt, e)]
 
 
@@ -655,6 +676,7 @@ def gold_where(q: GoldQuestion, paths: dict[str, Path | None],
     if golds and all(_is_refusal(_unwrapped(g)[0]) for g in golds):
         return GOLD_UNANSWERABLE
     wanted = [[p for p in _parts(g) if answer_candidates(p)] for g in golds]
+    wanted += [w for w in map(phrase_parts, golds) if w]  # "Germany and United Kingdom": written when its parts are
     wanted = [w for w in wanted if w]
     if not wanted:
         return GOLD_UNKNOWN
@@ -706,14 +728,32 @@ def _merged(a: dict[str, list[int]], b: dict[str, list[int]]) -> dict[str, list[
     return {d: sorted({*a.get(d, []), *b.get(d, [])}) for d in dict.fromkeys([*a, *b])}
 
 
-def _elements_said(elements: list[ElementLocation], several: bool) -> str:
+def _search(texts: list[str], read: list[tuple[DocRef, Path, DocText]], also: list[str]) -> list[ElementLocation]:
+    """Each text (an answer, or each element of a list answer) looked for in the documents read:
+    the evidence pages and the other pages holding it, per document. `also`: other forms of the
+    answer, looked for with it (`renders_gold`)."""
+    parts = [ElementLocation(t, searched=bool(answer_candidates(t))) for t in texts]
+    for ref, _, dt in read:
+        evidence = set(ref.evidence_pages) | {p for it in ref.evidence_items for p in it.pages}
+        for part in (p for p in parts if p.searched):
+            hits = answer_pages(dt, part.text, also)
+            ev = [p for p in hits if p in evidence]
+            other = [p for p in hits if p not in evidence]
+            if ev:
+                part.evidence_pages[ref.document_id] = ev
+            if other:
+                part.other_pages[ref.document_id] = other
+    return parts
+
+
+def _elements_said(elements: list[ElementLocation], several: bool, noun: str = "elements") -> str:
     """Which elements of a list answer were found where, and which not: "2 of 3 elements found:
     “A” (p. 5), “B” (p. 7); not found: “C”"."""
     looked = [e for e in elements if e.searched]
     found = [e for e in looked if e.found]
     where = [f"“{' '.join(e.text.split())[:60]}” ({'' if several else 'p. '}"
              f"{_pages_text(_merged(e.evidence_pages, e.other_pages), several)})" for e in found[:6]]
-    text = f"{len(found)} of {len(looked)} elements found"
+    text = f"{len(found)} of {len(looked)} {noun} found"
     if where:
         text += ": " + ", ".join(where) + (f" and {len(found) - 6} more" if len(found) > 6 else "")
     missing = [e.text for e in looked if not e.found]
@@ -760,34 +800,33 @@ def locate_answer(answer: str, q: GoldQuestion, paths: dict[str, Path | None],
         elif reason == "a refusal":
             out.location = REFUSED
         return out
-    elements = answer_elements(answer)
-    listed = elements is not None
-    parts = [ElementLocation(e, searched=bool(answer_candidates(e))) for e in _parts(answer)]
+    listed = answer_elements(answer) is not None
     refs = [d for d in q.documents if d.document_id]
     named = any(d.evidence_pages or any(it.pages for it in d.evidence_items) for d in refs)
     read, out.missing = _read_documents(q, paths, progress)
-    for ref, _, dt in read:
-        evidence = set(ref.evidence_pages) | {p for it in ref.evidence_items for p in it.pages}
-        for part in (p for p in parts if p.searched):
-            hits = answer_pages(dt, part.text, [] if listed else also)
-            ev = [p for p in hits if p in evidence]
-            other = [p for p in hits if p not in evidence]
-            for pages, into in ((ev, part.evidence_pages), (other, part.other_pages)):
-                if pages:
-                    into[ref.document_id] = pages
-            for pages, into in ((ev, out.evidence_pages), (other, out.other_pages)):
-                if pages:
-                    into[ref.document_id] = sorted({*into.get(ref.document_id, []), *pages})
+    parts = _search(_parts(answer), read, [] if listed else also)
+    looked = [p for p in parts if p.searched]
+    whole = bool(looked) and all(p.found for p in looked)
+    noun = "elements"
+    on_evidence = whole and all(p.on_evidence_page for p in looked)
+    if not listed and not on_evidence and (phrase := phrase_parts(answer)) is not None:
+        # a list in words: found when each of its parts is (on the evidence pages when each is there)
+        alt = [p for p in _search(phrase, read, []) if p.searched]
+        if alt and all(p.found for p in alt) and (not whole or all(p.on_evidence_page for p in alt)):
+            parts, listed, noun = alt, True, "parts"
+            looked, whole = alt, True
+    for part in looked:
+        for got, into in ((part.evidence_pages, out.evidence_pages), (part.other_pages, out.other_pages)):
+            for doc_id, pages in got.items():
+                into[doc_id] = sorted({*into.get(doc_id, []), *pages})
     if listed:
         out.elements = parts
-    looked = [p for p in parts if p.searched]
     several = len(refs) > 1
     out.searched = bool(read)
-    whole = bool(looked) and all(p.found for p in looked)
-    said = f"; {_elements_said(parts, several)}" if listed else ""
+    said = f"; {_elements_said(parts, several, noun)}" if listed else ""
     if whole and all(p.on_evidence_page for p in looked):
         out.location = EVIDENCE_PAGE
-        what = f"all {len(looked)} elements appear" if listed and len(looked) > 1 else "appears"
+        what = f"all {len(looked)} {noun} appear" if listed and len(looked) > 1 else "appears"
         out.message = f"{what} on the evidence page{'s' if len(out.flat('evidence')) > 1 else ''} " \
                       f"{_pages_text(out.evidence_pages, several)}"
         if out.other_pages:
@@ -801,7 +840,7 @@ def locate_answer(answer: str, q: GoldQuestion, paths: dict[str, Path | None],
         out.location = OTHER_PAGE
         if listed and out.evidence_pages:  # some elements on an evidence page, some only elsewhere
             off = [p.text for p in looked if not p.on_evidence_page]
-            out.message = f"not every element is on the evidence pages ({_quoted(off)} only elsewhere){said}"
+            out.message = f"not every {noun[:-1]} is on the evidence pages ({_quoted(off)} only elsewhere){said}"
         else:
             out.message = f"appears on page{_s(out.flat('other'))} {_pages_text(out.other_pages, several)}, " \
                           "not on the evidence pages"
