@@ -132,8 +132,9 @@ def _read_note(ctx: Context, qid: str, run: str, key: str) -> tuple[Note | None,
 
 def _retry_box(key: str) -> None:
     """The database cannot be read now: the form keeps what was typed; a button tries it again."""
-    st.caption("The annotations database cannot be read now: what you typed stays in this form (it is not saved). "
-               "Save works again once it is back; the page tries it on every rerun.")
+    # the cause is said once, above the forms (_read_only): not again per form
+    st.caption("Not saved: what you typed stays in this form. Save works again once the database is back; the page "
+               "tries it on every rerun.")
     _try_again(key)
 
 
@@ -163,8 +164,10 @@ def database_away(key: str, what: str) -> bool:
     return True
 
 
-def _note_form(ctx: Context, qid: str, run: str, key: str, vocab: list[str], name: str, locked: bool) -> Note | None:
-    """The note of (question, run) -- run "" for the question itself -- as a form. Returns the stored note."""
+def _note_form(ctx: Context, qid: str, run: str, key: str, vocab: list[str], name: str, locked: bool,
+               retry: bool = True) -> Note | None:
+    """The note of (question, run) -- run "" for the question itself -- as a form. Returns the stored note.
+    `retry`: this form offers "Try again" when the database cannot be read (one form of a block does)."""
     s = store()
     rev_key, text_key, tags_key, base_key = f"ann_rev_{key}", f"ann_text_{key}", f"ann_tags_{key}", f"ann_base_{key}"
     drawn = st.session_state.get(rev_key)  # the revision the form showed when it was last drawn
@@ -183,7 +186,7 @@ def _note_form(ctx: Context, qid: str, run: str, key: str, vocab: list[str], nam
         drawn = st.session_state[rev_key] = stored
         st.session_state[base_key] = (st.session_state[text_key], list(st.session_state[tags_key]))
     st.session_state.pop(f"ann_keep_{key}", None)
-    if not known:
+    if not known and retry:
         _retry_box(key)
     options = list(dict.fromkeys([*vocab, *st.session_state.get(tags_key, [])]))
     what = "this answer" if run else "the question (its gold)"
@@ -328,14 +331,14 @@ def annotate(ctx: Context, q: GoldQuestion, runs: Sequence[str], key: str) -> No
         name = _author(key)
         vocab = vocabulary()
         left, right = st.columns(2)
-        with left:
-            qnote = _note_form(ctx, q.qid, "", f"{key}_q_{q.qid}", vocab, name, locked)
+        runs = [r for r in runs if r]
+        with left:  # "Try again" once a block: beside the answer's note when there is one
+            qnote = _note_form(ctx, q.qid, "", f"{key}_q_{q.qid}", vocab, name, locked, retry=not runs)
             if qnote is not None and GOLD_WRONG in qnote.tags:
                 _correction_form(ctx, q, f"{key}_{q.qid}", name, locked)
             else:
                 st.caption(f"Tag the question {GOLD_WRONG} to correct its gold answer or exclude it.")
         with right:
-            runs = [r for r in runs if r]
             if not runs:
                 st.caption("Choose a run to note on its answer.")
             else:
