@@ -140,12 +140,14 @@ def load(path: Path) -> SourceLoad:
         groups[(model, dataset)].append((eval_id, p, real))
     with _LOAD_LOCK:  # one load at a time uses the table cache
         _CACHE.clear()
+        _SAID.clear()
         _prefetch([_main_sheet(real, DATASETS[dataset], _beside(w, real))
                    for (_, dataset), found in groups.items() for _, _, real in found])
         try:
             _read_groups(groups, root, w, out)
         finally:
             _CACHE.clear()
+            _SAID.clear()
     return out
 
 
@@ -173,11 +175,22 @@ def _beside(w: Walk, real: Path) -> dict[str, Path]:
 
 _LOAD_LOCK = threading.Lock()
 _CACHE: dict[Path, Table] = {}  # the tables of the load in progress (prefetched in parallel; emptied after it)
+_SAID: set[Path] = set()  # the tables whose remarks are in the load's problems already
+
+
+def _said(path: Path, table: Table, shown: str, out: SourceLoad) -> None:
+    """The table's remarks (cells not read, where a cap or a damaged file cut it) as problems, once a load."""
+    if path in _SAID:
+        return
+    _SAID.add(path)
+    for r in table.remarks:
+        out.problems.append(Problem.warning(shown, r.line, None, r.expected, r.got, kind=r.kind))
 
 
 def _table(path: Path, shown: str, out: SourceLoad, need: tuple[str, ...]) -> Table | None:
     table = _CACHE.get(path) or read_table(path)
     _CACHE[path] = table
+    _said(path, table, shown, out)
     if table.error:
         out.problems.append(Problem.error(shown, None, None, "a readable table", table.error))
         return None
@@ -193,6 +206,7 @@ def _table(path: Path, shown: str, out: SourceLoad, need: tuple[str, ...]) -> Ta
 
 def _scalar_csv(path: Path, shown: str, out: SourceLoad) -> Table | None:
     table = read_table(path)
+    _said(path, table, shown, out)
     if table.error:
         out.problems.append(Problem.error(shown, None, None, "a readable table", table.error))
         return None
@@ -222,6 +236,7 @@ def _read_run(p: Path, real: Path, root: Path, model: str, dataset: str, eval_id
         _CACHE[main] = probe
         if not probe.error and all(c in probe.columns for c in need):
             table = probe
+            _said(main, probe, display(main, root), out)
     if table is None:
         table = _table(real, shown, out, need)
     if table is None:
