@@ -127,12 +127,40 @@ def bounded_lines(fh: IO[bytes], max_line: int) -> Iterator[bytes | Overlong]:
         ended = raw.endswith(b"\n")
         del raw
         while not ended:
+            size += _skip_hole(fh)
             more = readline(SKIP_CHUNK)
             if not more:
                 break
             size += len(more)
             ended = more.endswith(b"\n")
         yield Overlong(size, ended)
+
+
+def _skip_hole(fh: IO[bytes]) -> int:
+    """Bytes of a hole of a sparse file skipped from the current position (a hole reads as NUL bytes,
+    so it holds no line end): a 2 GB sparse file is read past without reading 2 GB. 0 where the file
+    system cannot tell, or there is data."""
+    seek_data = getattr(os, "SEEK_DATA", None)
+    if seek_data is None:
+        return 0
+    try:
+        fd = fh.fileno()
+        at = fh.tell()
+        raw_at = os.lseek(fd, 0, os.SEEK_CUR)  # the descriptor's own offset, given back below
+        try:
+            data = os.lseek(fd, at, seek_data)
+        except OSError as exc:
+            if exc.errno != errno.ENXIO:  # ENXIO: only a hole up to the end of the file
+                os.lseek(fd, raw_at, os.SEEK_SET)
+                return 0
+            data = os.fstat(fd).st_size
+        os.lseek(fd, raw_at, os.SEEK_SET)  # the buffered reader's view of the descriptor stays true
+        if data <= at:
+            return 0
+        fh.seek(data)
+        return data - at
+    except (OSError, ValueError, AttributeError):
+        return 0
 
 
 def literal_shape(text: str) -> tuple[int, int]:

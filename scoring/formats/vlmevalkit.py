@@ -166,11 +166,7 @@ def _read_groups(groups: dict[tuple[str, str], list[tuple[str, Path, Path]]], ro
 
 def _beside(w: Walk, real: Path) -> dict[str, Path]:
     """Files in the same folder as the real prediction table, by name (walked paths)."""
-    found: dict[str, Path] = {}
-    for r in w.files.values():
-        if r.parent == real.parent:
-            found.setdefault(r.name, r)
-    return found
+    return w.beside(real)
 
 
 _LOAD_LOCK = threading.Lock()
