@@ -18,7 +18,7 @@ from typing import IO, Any
 from .limits import LITERAL_MAX_CHARS, LITERAL_MAX_DEPTH, LITERAL_MAX_ITEMS
 
 __all__ = ["NotRegular", "Overlong", "TooLarge", "special_kind", "open_regular", "read_capped", "bounded_lines",
-           "literal_shape", "read_literal", "literal_refusal"]
+           "literal_shape", "read_literal", "literal_refusal", "skip_hole"]
 
 
 def special_kind(mode: int) -> str | None:
@@ -127,7 +127,7 @@ def bounded_lines(fh: IO[bytes], max_line: int) -> Iterator[bytes | Overlong]:
         ended = raw.endswith(b"\n")
         del raw
         while not ended:
-            size += _skip_hole(fh)
+            size += skip_hole(fh)
             more = readline(SKIP_CHUNK)
             if not more:
                 break
@@ -136,7 +136,7 @@ def bounded_lines(fh: IO[bytes], max_line: int) -> Iterator[bytes | Overlong]:
         yield Overlong(size, ended)
 
 
-def _skip_hole(fh: IO[bytes]) -> int:
+def skip_hole(fh: IO[bytes]) -> int:
     """Bytes of a hole of a sparse file skipped from the current position (a hole reads as NUL bytes,
     so it holds no line end): a 2 GB sparse file is read past without reading 2 GB. 0 where the file
     system cannot tell, or there is data."""

@@ -13,7 +13,6 @@ never opened."""
 
 from __future__ import annotations
 
-import ast
 import json
 import math
 import re
@@ -24,6 +23,7 @@ from typing import Any
 
 from ..harness_rules import vlm_anls_distance, vlm_answers, vlm_docvqa_score
 from ..problems import Problem
+from ..reading import read_literal
 from .base import ANLS_FAMILY, MMLONGBENCH_FAMILY, HarnessQuestion, HarnessRow, HarnessRun, SourceLoad, Walk, display, walk
 from .tables import Table, is_na, read_table
 
@@ -312,21 +312,15 @@ def _question(qid: str, row: dict[str, Any], family: str) -> HarnessQuestion:
                                answer_raw=row.get("answer"), metadata=meta)
     fmt = row.get("answer_format")
     pages: tuple[int, ...] = ()
-    try:
-        value = ast.literal_eval(str(row.get("evidence_pages")))
-        if isinstance(value, list):
-            pages = tuple(int(x) for x in value if isinstance(x, int) and not isinstance(x, bool))
-    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-        pass
+    ok, value = read_literal(str(row.get("evidence_pages")))  # under the literal caps (scoring/limits.py)
+    if ok and isinstance(value, list):
+        pages = tuple(int(x) for x in value if isinstance(x, int) and not isinstance(x, bool))
     sources = meta.get("evidence_sources")
     if isinstance(sources, str) and sources.startswith("[") and len(sources) <= 10_000:
         # a Python-repr list, as in MMLongBench-Doc's samples.json: read as the benchmark's loader reads it (a
         # list of labels); the row's own cell stays as it is for VLMEvalKit's scoring (row.raw)
-        try:
-            value = ast.literal_eval(sources)
-        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-            value = None
-        if isinstance(value, list):
+        ok, value = read_literal(sources)
+        if ok and isinstance(value, list):
             meta["evidence_sources"] = [str(v) for v in value]
     return HarnessQuestion(qid=qid, question=harness_text(row.get("question")), answers=(harness_text(row.get("answer")),),
                            answer_format="None" if is_na(fmt) else harness_text(fmt), answer_raw=row.get("answer"),
@@ -373,7 +367,9 @@ def _distances(text: str) -> list[float]:
     try:
         value = json.loads(text)
     except ValueError:
-        value = ast.literal_eval(_NP_FLOAT.sub(r"\1", text))
+        ok, value = read_literal(_NP_FLOAT.sub(r"\1", text))  # under the literal caps (scoring/limits.py)
+        if not ok:
+            raise ValueError("not a list of distances") from None
     if not isinstance(value, list):
         raise TypeError("not a list")
     return [float(x) for x in value]
