@@ -439,10 +439,8 @@ def json_line_blocks(path: Path, res: LoadResult, *, universal: bool = False
                     continue
             for raw in lines:  # each line handed over as it is read: its row's problems follow its own
                 number += 1
-                if not raw or raw.isspace():
-                    blank += 1
-                    continue
-                if odd and b"\r" in raw.rstrip(b"\r"):  # lone CRs end lines here too
+                if odd and b"\r" in raw.rstrip(b"\r") and len(raw) < MAX_LINE:  # lone CRs end lines here too
+                    # (before the blank test: "\r " is two blank lines, as the line-by-line reader counts them)
                     number -= 1
                     for sub in (raw + b"\n").splitlines(keepends=True):
                         number += 1
@@ -453,6 +451,9 @@ def json_line_blocks(path: Path, res: LoadResult, *, universal: bool = False
                         value = _line_value(sub, number, name, res)
                         if value is not _SKIPPED:
                             yield (number,), [value]
+                    continue
+                if not raw or raw.isspace():
+                    blank += 1
                     continue
                 rows += 1
                 if plain and len(raw) < HUGE_LINE:
@@ -475,12 +476,16 @@ def json_line_blocks(path: Path, res: LoadResult, *, universal: bool = False
             if number == 0 and rest.startswith(codecs.BOM_UTF8):
                 res.problems.append(Problem.warning(name, 1, None, "UTF-8 without a byte-order mark", "a UTF-8 BOM (ignored)"))
                 rest = rest[3:]
-            for sub in rest.splitlines(keepends=True) if split_cr and b"\r" in rest.rstrip(b"\r\n") else [rest]:
+            split = split_cr and b"\r" in rest.rstrip(b"\r\n") and len(rest) <= MAX_LINE
+            for sub in rest.splitlines(keepends=True) if split else [rest]:
                 number += 1
                 if not sub or sub.isspace():
                     blank += 1
                     continue
                 rows += 1
+                if len(sub) > MAX_LINE:  # as the line-by-line reader says it: the file ends inside it
+                    _too_long(name, number, len(sub), False, res, counted=True)
+                    continue
                 value = _line_value(sub, number, name, res)
                 if value is not _SKIPPED:
                     yield (number,), [value]

@@ -173,13 +173,22 @@ class Walk:
     def copy(self) -> Walk:
         return Walk(root=self.root, files=dict(self.files), problems=list(self.problems))
 
+    def within(self, max_depth: int) -> Walk:
+        """The walk `walk(root, max_depth=max_depth)` gives, from this deeper one: the files and problems
+        at most `max_depth` folders below the root."""
+        def depth(parts: int) -> bool:
+            return parts - 1 <= max_depth
+
+        return Walk(root=self.root, files={p: r for p, r in self.files.items() if depth(len(p.relative_to(self.root).parts))},
+                    problems=[p for p in self.problems if depth(p.file.count("/") + 1)])
+
 
 MAX_DEPTH = WALK_MAX_DEPTH
 Progress = Callable[[int, str], None]  # (entries listed so far, the path being listed)
 _PROGRESS: ContextVar[Progress | None] = ContextVar("walk_progress", default=None)
 
 
-_WALKS: ContextVar[dict[tuple[str, int], Walk] | None] = ContextVar("walks", default=None)
+_WALKS: ContextVar[dict[str, tuple[int, Walk]] | None] = ContextVar("walks", default=None)
 
 
 @contextmanager
@@ -250,12 +259,17 @@ def walk(root: Path, *, max_depth: int = MAX_DEPTH, progress: Progress | None = 
     `reporting` set) hears every WALK_PROGRESS_EVERY entries. One `scandir` a folder and no other
     system call for a regular file, so 60,000 files list in a fraction of a second."""
     cache = _WALKS.get()
-    if cache is not None:
-        key = (os.path.abspath(root), max_depth)
-        if key not in cache:
-            cache[key] = _walk(root, max_depth, progress)
-        return cache[key].copy()
-    return _walk(root, max_depth, progress)
+    if cache is None:
+        return _walk(root, max_depth, progress)
+    key = os.path.abspath(root)
+    found = cache.get(key)
+    if found is None or found[0] < max_depth:
+        found = cache[key] = (max(max_depth, WALK_SHARED_DEPTH), _walk(root, max(max_depth, WALK_SHARED_DEPTH), progress))
+    depth, listed = found
+    return listed.copy() if depth == max_depth else listed.within(max_depth)
+
+
+WALK_SHARED_DEPTH = 4  # a walk shared by the formats (listing_once) goes this deep: the deepest a format's load asks
 
 
 def _walk(root: Path, max_depth: int, progress: Progress | None) -> Walk:
@@ -264,6 +278,8 @@ def _walk(root: Path, max_depth: int, progress: Progress | None) -> Walk:
     report = progress or _PROGRESS.get()
     count = 0
 
+    cut_listing: set[Path] = set()  # folders holding more entries than were listed
+
     def entries_of(folder: Path) -> list[os.DirEntry[str]] | None:
         try:
             with os.scandir(folder) as it:
@@ -271,7 +287,8 @@ def _walk(root: Path, max_depth: int, progress: Progress | None) -> Walk:
                 for entry in it:
                     found.append(entry)
                     if count + len(found) > WALK_MAX_ENTRIES:
-                        break  # never more listed than the cap allows, however large the folder
+                        cut_listing.add(folder)  # never more listed than the cap allows, however large the folder
+                        break
         except OSError:
             return None
         found.sort(key=lambda e: e.name)
@@ -291,10 +308,14 @@ def _walk(root: Path, max_depth: int, progress: Progress | None) -> Walk:
         path = folder / entry.name
         count += 1
         if count > WALK_MAX_ENTRIES:
+            where = display(folder, root) if folder != root else "the folder given"
             out.problems.append(Problem.warning(
-                display(path, root), None, None, f"at most {WALK_MAX_ENTRIES:,} files and folders under the folder given",
-                f"more: the first {WALK_MAX_ENTRIES:,} in name order are listed, the rest, from {display(path, root)} on, "
-                "is not read", skipped=True, kind="folders cut short"))
+                display(folder, root) if folder != root else str(root.name or root), None, None,
+                f"at most {WALK_MAX_ENTRIES:,} files and folders under the folder given",
+                (f"more: {where} holds more entries than are left to list; the first {WALK_MAX_ENTRIES:,} listed (in the "
+                 "order the file system gives them, then by name) are read, the rest is not") if folder in cut_listing else
+                (f"more: the first {WALK_MAX_ENTRIES:,} in name order are read, the rest, from {display(path, root)} on, "
+                 "is not"), skipped=True, kind="folders cut short"))
             break
         if report is not None and count % WALK_PROGRESS_EVERY == 0:
             report(count, display(path, root))

@@ -253,6 +253,8 @@ def _os_reason(exc: OSError) -> str:
 
 def _zip_reason(exc: BaseException) -> str:
     text = str(exc)
+    if text == "File is not a zip file":
+        return "no zip directory at its end: a file cut short, or not a workbook"
     if isinstance(exc, EOFError) or "truncated" in text.lower() or "Bad CRC" in text:
         return f"the file is cut short or damaged: {type(exc).__name__}: {text[:200]}"
     return f"{type(exc).__name__}: {text[:200]}"
