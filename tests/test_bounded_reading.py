@@ -462,3 +462,22 @@ def test_predictions_naming_a_path_that_does_not_exist(tmp_path, capsys, monkeyp
     assert cli.main(["--predictions", str(tmp_path / "nope.jsonl")]) == 1
     err = capsys.readouterr().err
     assert err == f"ERROR: no such file: {tmp_path / 'nope.jsonl'}\n"
+
+
+@pytest.mark.parametrize("regex", [True, False])
+def test_cells_that_cannot_be_read_are_named_and_their_rows_kept(tmp_path, monkeypatch, regex):
+    if not regex:
+        def refuse(*_):
+            raise tables._Unsupported("test")
+            yield
+        monkeypatch.setattr(tables, "_regex_rows", refuse)
+    bad = ('<row r="2"><c r="A2"><v>1.2.3</v></c><c r="B2" t="s"><v>²</v></c><c r="C2" t="s"><v>99</v></c>'
+           '<c r="D2" t="b"><v>x</v></c></row>')
+    sheet = SHEET_HEAD.replace("{dimension}", "A1:D3") + inline_row(1, HEADER) + bad + inline_row(3, (3, "q", "a", "p")) + SHEET_TAIL
+    shared = ('<?xml version="1.0" encoding="UTF-8"?><sst xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main">'
+              '<si><t>only</t></si></sst>')
+    t = tables.read_xlsx(write_xlsx(tmp_path / "c.xlsx", sheet, shared=shared))
+    # row 2's four cells each named and read as missing (so the row is blank, and skipped as pandas skips it); row 3 kept
+    assert not t.error and t.lines == [3] and t.rows[0] == {"index": 3, "question": "q", "answer": "a", "prediction": "p"}
+    assert [(r.line, r.got) for r in t.remarks] == [(2, "'1.2.3' (read as missing)"), (2, "'²' (read as missing)"),
+                                                   (2, "shared string #99 of 1 (read as missing)"), (2, "'x' (read as missing)")]

@@ -724,8 +724,10 @@ class _RowState:
         self.seen = 0  # <row> elements looked at, blank ones included
 
 
-_CELL_RE = re.compile(r'<c r="([A-Z]+)(\d+)"([^>]*?)(?:/>|>(.*?)</c>)', re.S)
+# xlsxwriter's and openpyxl's order of a cell's attributes (r, s, t) caught by the expression; any other taken from the rest
+_CELL_RE = re.compile(r'<c r="([A-Z]+)(\d+)"(?: s="(\d+)")?(?: t="(\w+)")?([^>]*?)(?:/>|>(.*?)</c>)', re.S)
 _STYLE_RE = re.compile(r'\bs="(\d+)"')
+_FLOAT_RE = re.compile(r"-?\d+\.\d+(?:[Ee][-+]?\d+)?")  # what xlsxwriter writes for a float (float() reads it)
 _F_ATTR_RE = re.compile(r'\b(t|si)="([^"]*)"')
 
 
@@ -742,7 +744,8 @@ def _regex_piece(data: str, cells: _Cells, state: _RowState) -> Iterator[tuple[i
     row: dict[int, tuple[Any, str, str | None]] = {}
     current = -1
     last_k = -1
-    for letters, number, attrs, body in found:
+    strings, dates, columns = cells.strings, cells.dates, cells.columns
+    for letters, number, style_attr, type_attr, attrs, body in found:
         if len(number) > 15:
             raise _Unsupported("a row number of more than 15 digits")
         r = int(number)
@@ -756,21 +759,23 @@ def _regex_piece(data: str, cells: _Cells, state: _RowState) -> Iterator[tuple[i
             state.last = r
             last_k = -1
             cells.row_number(r)
-        k = cells.column(letters, r)
+        k = columns.get(letters)
         if k is None:
-            continue
+            k = cells.column(letters, r)
+            if k is None:
+                continue
         if k <= last_k:
             raise _Unsupported("cells out of order")
         last_k = k
-        t = "n"
-        style = None
+        t = type_attr or "n"
+        style = style_attr or None
         if attrs:
             if 't="' in attrs:
                 m = _TYPE_RE.search(attrs)
-                t = m.group(1) if m else "n"
+                t = m.group(1) if m else t
             if 's="' in attrs:
                 m = _STYLE_RE.search(attrs)
-                style = m.group(1) if m else None
+                style = m.group(1) if m else style
         formula = None
         if not body:
             v = None
@@ -793,8 +798,13 @@ def _regex_piece(data: str, cells: _Cells, state: _RowState) -> Iterator[tuple[i
         if t == "inlineStr":
             row[k] = (None, "n", formula)
             continue
-        value, dtype = cells.value(r, t, style, v)
-        row[k] = (value, dtype, formula)
+        if v is not None and t == "s" and v.isascii() and v.isdigit() and int(v) < len(strings):  # the usual cells
+            row[k] = (strings[int(v)], "s", formula)
+        elif v is not None and t == "n" and not dates and _FLOAT_RE.fullmatch(v):
+            row[k] = (float(v), "n", formula)
+        else:
+            value, dtype = cells.value(r, t, style, v)
+            row[k] = (value, dtype, formula)
     if current >= 0:
         yield current, row
 
@@ -905,11 +915,10 @@ def _assemble(out: Table, rows: Iterator[tuple[int, dict[int, tuple[Any, str, st
     cap = MAX_TABLE_ROWS
     try:
         for r, cells in rows:
-            present = [k for k, cell in cells.items() if cell[0] is not None]
-            if not present:
+            if not any(cell[0] is not None for cell in cells.values()):
                 continue  # a blank row: pandas skips it
             if not header:
-                width = max(present) + 1
+                width = max(k for k, cell in cells.items() if cell[0] is not None) + 1
                 header = _header([cells.get(k, _BLANK)[0] for k in range(width)])
                 out.columns = header
                 cap = min(MAX_TABLE_ROWS, max(1, MAX_TABLE_CELLS // width))
