@@ -52,6 +52,15 @@ def good_table(path: Path, rows: int = 3) -> Path:
     return path
 
 
+def xml_path(monkeypatch) -> None:
+    """Sheets read by the streamed XML parser, as those the regular expressions do not take are."""
+    def refuse(*_):
+        raise tables._Unsupported("test")
+        yield
+
+    monkeypatch.setattr(tables, "_regex_rows", refuse)
+
+
 def work_dir(tmp_path: Path, make) -> Path:
     """A VLMEvalKit work dir: model `bad` holding the hostile table, model `good` a good one."""
     work = tmp_path / "work"
@@ -167,10 +176,7 @@ def test_rows_times_columns_are_capped(tmp_path, monkeypatch):
 @pytest.mark.parametrize("regex", [True, False])
 def test_a_truncated_sheet_is_named_truncated(tmp_path, monkeypatch, regex):
     if not regex:
-        def refuse(*_):
-            raise tables._Unsupported("test")
-            yield
-        monkeypatch.setattr(tables, "_regex_rows", refuse)
+        xml_path(monkeypatch)
     work = work_dir(tmp_path, truncated_sheet_xlsx)
     src = open_source(work)
     assert {r.name: len(r.rows) for r in src.runs} == {"bad/DocVQA_VAL": 2, "good/DocVQA_VAL": 3}
@@ -190,10 +196,7 @@ def test_a_cut_zip_is_named_damaged(tmp_path):
 
 
 def test_cells_beyond_xfd_are_named_in_the_xml_path_too(tmp_path, monkeypatch):
-    def refuse(*_):
-        raise tables._Unsupported("test")
-        yield
-    monkeypatch.setattr(tables, "_regex_rows", refuse)
+    xml_path(monkeypatch)
     t = tables.read_xlsx(far_column_xlsx(tmp_path / "f.xlsx"))
     assert len(t.rows) == 3 and [r.kind for r in t.remarks] == ["cells beyond column XFD"]
 
@@ -467,10 +470,7 @@ def test_predictions_naming_a_path_that_does_not_exist(tmp_path, capsys, monkeyp
 @pytest.mark.parametrize("regex", [True, False])
 def test_cells_that_cannot_be_read_are_named_and_their_rows_kept(tmp_path, monkeypatch, regex):
     if not regex:
-        def refuse(*_):
-            raise tables._Unsupported("test")
-            yield
-        monkeypatch.setattr(tables, "_regex_rows", refuse)
+        xml_path(monkeypatch)
     bad = ('<row r="2"><c r="A2"><v>1.2.3</v></c><c r="B2" t="s"><v>²</v></c><c r="C2" t="s"><v>99</v></c>'
            '<c r="D2" t="b"><v>x</v></c></row>')
     sheet = SHEET_HEAD.replace("{dimension}", "A1:D3") + inline_row(1, HEADER) + bad + inline_row(3, (3, "q", "a", "p")) + SHEET_TAIL

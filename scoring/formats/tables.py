@@ -539,31 +539,46 @@ def _regex_string_piece(piece: str, strings: _Strings) -> bool:
     return True
 
 
-def _xml_strings(z: zipfile.ZipFile, name: str, strings: _Strings) -> None:
-    si_tag = _NS + "si"
+class _TooLong(Exception):
+    """More than XLSX_MAX_ROW_XML bytes of a part passed without the element read ending."""
+
+
+def _elements(z: zipfile.ZipFile, name: str, container: str, tag: str) -> Iterator[Any]:
+    """The `tag` elements of a part, each as it ends, streamed through the XML parser XLSX_CHUNK bytes
+    at a time and dropped from the tree once read (so that the tree never grows); _TooLong when more
+    than XLSX_MAX_ROW_XML bytes pass without one ending. The parser's and the zip's errors propagate."""
+    parser: Any = ET.XMLPullParser(events=("start", "end"))
     parent: Any = None
     fed = 0
-    parser: Any = ET.XMLPullParser(events=("start", "end"))
+    with z.open(name) as fh:
+        while chunk := fh.read(XLSX_CHUNK):
+            parser.feed(chunk)
+            fed += len(chunk)
+            for event, node in parser.read_events():
+                if event == "start":
+                    if parent is None and node.tag == container:
+                        parent = node
+                    continue
+                if node.tag != tag:
+                    continue
+                fed = 0
+                yield node
+                node.clear()
+                if parent is not None:
+                    with contextlib.suppress(ValueError):
+                        parent.remove(node)
+            if fed > XLSX_MAX_ROW_XML:
+                raise _TooLong
+        parser.close()
+
+
+def _xml_strings(z: zipfile.ZipFile, name: str, strings: _Strings) -> None:
     try:
-        with z.open(name) as fh:
-            while chunk := fh.read(XLSX_CHUNK):
-                parser.feed(chunk)
-                fed += len(chunk)
-                for event, node in parser.read_events():
-                    if event == "start":
-                        if parent is None and node.tag.endswith("sst"):
-                            parent = node
-                        continue
-                    if node.tag == si_tag:
-                        fed = 0
-                        if not strings.add(_text_of(node)):
-                            return
-                        if parent is not None:
-                            parent.remove(node)
-                if fed > XLSX_MAX_ROW_XML:
-                    strings.cut = f"a shared string of more than {XLSX_MAX_ROW_XML:,} bytes of XML"
-                    return
-            parser.close()
+        for node in _elements(z, name, _NS + "sst", _NS + "si"):
+            if not strings.add(_text_of(node)):
+                return
+    except _TooLong:
+        strings.cut = f"a shared string of more than {XLSX_MAX_ROW_XML:,} bytes of XML"
     except (ET.ParseError, zipfile.BadZipFile, EOFError, zlib.error, OSError, ValueError) as exc:
         strings.cut = f"the shared strings part is cut short or not well-formed ({type(exc).__name__}: {str(exc)[:80]})"
 
@@ -814,68 +829,49 @@ def _xml_rows(z: zipfile.ZipFile, name: str, cells: _Cells) -> Iterator[tuple[in
     row read when it ends and dropped from the tree; a row of more than XLSX_MAX_ROW_XML bytes, XML
     that is not well-formed or ends early cut the sheet there (_Cut)."""
     row_tag, cell_tag, v_tag, f_tag, is_tag = _NS + "row", _NS + "c", _NS + "v", _NS + "f", _NS + "is"
-    parser: Any = ET.XMLPullParser(events=("start", "end"))
     state = _RowState()
-    parent: Any = None
-    fed = 0
     try:
-        with z.open(name) as fh:
-            while chunk := fh.read(XLSX_CHUNK):
-                parser.feed(chunk)
-                fed += len(chunk)
-                for event, node in parser.read_events():
-                    if event == "start":
-                        if node.tag == _NS + "sheetData":
-                            parent = node
+        for node in _elements(z, name, _NS + "sheetData", row_tag):
+            state.seen += 1
+            if state.seen > MAX_SHEET_ROWS:
+                raise _Cut(state.last + 1, f"a sheet of at most {MAX_SHEET_ROWS:,} rows (blank ones included)",
+                           f"more: rows up to sheet row {state.last:,} are read, the rest is not")
+            r = _row_number(node.get("r"), state.last)
+            state.last = r
+            cells.row_number(r)
+            row: dict[int, tuple[Any, str, str | None]] = {}
+            k = -1
+            for c in node.iter(cell_tag):
+                ref = c.get("r")
+                if ref:
+                    m = _REF_RE.match(ref)
+                    if m is None:
+                        _remark(cells.out, r, "a cell reference such as B7", f"{ref[:20]!r} (the cell is not read)",
+                                "cells that cannot be read")
                         continue
-                    if node.tag != row_tag:
+                    col = cells.column(m.group(1).upper(), r)
+                    if col is None:
                         continue
-                    fed = 0
-                    state.seen += 1
-                    if state.seen > MAX_SHEET_ROWS:
-                        raise _Cut(state.last + 1, f"a sheet of at most {MAX_SHEET_ROWS:,} rows (blank ones included)",
-                                   f"more: rows up to sheet row {state.last:,} are read, the rest is not")
-                    r = _row_number(node.get("r"), state.last)
-                    state.last = r
-                    cells.row_number(r)
-                    row: dict[int, tuple[Any, str, str | None]] = {}
-                    k = -1
-                    for c in node.iter(cell_tag):
-                        ref = c.get("r")
-                        if ref:
-                            m = _REF_RE.match(ref)
-                            if m is None:
-                                _remark(cells.out, r, "a cell reference such as B7", f"{ref[:20]!r} (the cell is not read)",
-                                        "cells that cannot be read")
-                                continue
-                            col = cells.column(m.group(1).upper(), r)
-                            if col is None:
-                                continue
-                            k = col
-                        else:
-                            k += 1
-                            if k >= EXCEL_MAX_COLUMNS:
-                                cells.beyond(r, "after XFD")
-                                continue
-                        t = c.get("t", "n")
-                        f = c.find(f_tag)
-                        formula = cells.formula(None, f.get("t"), f.get("si"), f.text) if f is not None else None
-                        if t == "inlineStr":
-                            node_is = c.find(is_tag)
-                            row[k] = (_text_of(node_is) if node_is is not None else None, "s" if node_is is not None else "n",
-                                      formula)
-                            continue
-                        value, dtype = cells.value(r, t, c.get("s"), c.findtext(v_tag) or None)
-                        row[k] = (value, dtype, formula)
-                    node.clear()
-                    if parent is not None:
-                        with contextlib.suppress(ValueError):
-                            parent.remove(node)
-                    yield r, row
-                if fed > XLSX_MAX_ROW_XML:
-                    raise _Cut(state.last + 1, f"a sheet row of at most {XLSX_MAX_ROW_XML:,} bytes of XML",
-                               f"more after sheet row {state.last:,}: rows up to it are read, the rest is not")
-            parser.close()
+                    k = col
+                else:
+                    k += 1
+                    if k >= EXCEL_MAX_COLUMNS:
+                        cells.beyond(r, "after XFD")
+                        continue
+                t = c.get("t", "n")
+                f = c.find(f_tag)
+                formula = cells.formula(None, f.get("t"), f.get("si"), f.text) if f is not None else None
+                if t == "inlineStr":
+                    node_is = c.find(is_tag)
+                    row[k] = (_text_of(node_is) if node_is is not None else None, "s" if node_is is not None else "n",
+                              formula)
+                    continue
+                value, dtype = cells.value(r, t, c.get("s"), c.findtext(v_tag) or None)
+                row[k] = (value, dtype, formula)
+            yield r, row
+    except _TooLong:
+        raise _Cut(state.last + 1, f"a sheet row of at most {XLSX_MAX_ROW_XML:,} bytes of XML",
+                   f"more after sheet row {state.last:,}: rows up to it are read, the rest is not") from None
     except ET.ParseError as exc:
         short = "no element found" in str(exc) or "unclosed token" in str(exc)
         raise _Cut(state.last + 1, "a complete, well-formed sheet",
@@ -921,14 +917,10 @@ def _assemble(out: Table, rows: Iterator[tuple[int, dict[int, tuple[Any, str, st
                 width = max(k for k, cell in cells.items() if cell[0] is not None) + 1
                 header = _header([cells.get(k, _BLANK)[0] for k in range(width)])
                 out.columns = header
-                cap = min(MAX_TABLE_ROWS, max(1, MAX_TABLE_CELLS // width))
+                cap = _row_cap(width)
                 continue
             if len(out.rows) >= cap:
-                why = (f"more than {cap:,} rows" if cap == MAX_TABLE_ROWS else
-                       f"more than {cap:,} rows of {len(header):,} columns ({MAX_TABLE_CELLS:,} cells)")
-                _remark(out, r, f"a table of at most {cap:,} rows",
-                        f"{why}: the first {cap:,} (sheet rows {out.lines[0]:,} to {out.lines[-1]:,}) are read, "
-                        f"the rest, from sheet row {r:,} on, is not", CUT_KIND)
+                _rows_cut(out, r, cap, "sheet row")
                 break
             values: dict[str, Any] = {}
             notes: dict[str, str] = {}
@@ -949,6 +941,21 @@ def _assemble(out: Table, rows: Iterator[tuple[int, dict[int, tuple[Any, str, st
         close = getattr(rows, "close", None)
         if close is not None:
             close()
+
+
+def _row_cap(columns: int) -> int:
+    """The rows kept of a table of this many columns: MAX_TABLE_ROWS, fewer when rows x columns would
+    pass MAX_TABLE_CELLS."""
+    return min(MAX_TABLE_ROWS, max(1, MAX_TABLE_CELLS // max(1, columns)))
+
+
+def _rows_cut(out: Table, at: int, cap: int, unit: str) -> None:
+    """The remark of a table cut at `cap` rows, the first row not read at `at` ("sheet row" or "line")."""
+    why = (f"more than {cap:,} rows" if cap == MAX_TABLE_ROWS else
+           f"more than {cap:,} rows of {len(out.columns):,} columns ({MAX_TABLE_CELLS:,} cells)")
+    _remark(out, at, f"a table of at most {cap:,} rows",
+            f"{why}: the first {cap:,} ({unit}s {out.lines[0]:,} to {out.lines[-1]:,}) are read, "
+            f"the rest, from {unit} {at:,} on, is not", CUT_KIND)
 
 
 _NO_NOTES: dict[str, str] = {}  # shared by the rows without a note (never written to)
@@ -1023,14 +1030,12 @@ def read_delimited(path: Path, *, delimiter: str) -> Table:
                         continue
                     header = _header(row)
                     out.columns = header
-                    cap = min(MAX_TABLE_ROWS, max(1, MAX_TABLE_CELLS // max(1, len(header))))
+                    cap = _row_cap(len(header))
                     continue
                 if not row or all(c == "" for c in row) and len(row) <= 1:
                     continue
                 if len(out.rows) >= cap:
-                    _remark(out, line, f"a table of at most {cap:,} rows",
-                            f"more than {cap:,} rows: the first {cap:,} (lines {out.lines[0]:,} to {out.lines[-1]:,}) are "
-                            f"read, the rest, from line {line:,} on, is not", CUT_KIND)
+                    _rows_cut(out, line, cap, "line")
                     break
                 values: dict[str, Any] = {}
                 notes: dict[str, str] = {}
