@@ -481,3 +481,25 @@ def test_cells_that_cannot_be_read_are_named_and_their_rows_kept(tmp_path, monke
     assert not t.error and t.lines == [3] and t.rows[0] == {"index": 3, "question": "q", "answer": "a", "prediction": "p"}
     assert [(r.line, r.got) for r in t.remarks] == [(2, "'1.2.3' (read as missing)"), (2, "'²' (read as missing)"),
                                                    (2, "shared string #99 of 1 (read as missing)"), (2, "'x' (read as missing)")]
+
+
+def test_the_command_line_says_a_long_listing_on_a_terminal(tmp_path, monkeypatch):
+    import io
+    import sys
+
+    from scoring import harness_cli
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    monkeypatch.setattr(base, "WALK_PROGRESS_EVERY", 2)
+    lmms_folder(tmp_path / "out", [lmms_line(0)])
+    for k in range(5):
+        (tmp_path / "out" / "model" / f"log{k}.txt").touch()
+    err = Terminal()
+    monkeypatch.setattr(sys, "stderr", err)
+    assert harness_cli.main(["--predictions", str(tmp_path / "out")]) == 0
+    said = err.getvalue()
+    assert f"\rlisting {tmp_path / 'out'}: 2 entries\rlisting {tmp_path / 'out'}: 4 entries" in said
+    assert "entries\n" in said  # the progress line is ended before anything else is said
