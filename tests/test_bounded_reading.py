@@ -389,10 +389,11 @@ def test_fifos_and_sockets_named_like_result_files_are_named_never_opened(tmp_pa
     (out / "v" / "m").mkdir(parents=True)
     os.mkfifo(out / "v" / "m" / "m_DocVQA_VAL.xlsx")
     os.mkfifo(out / "v" / "m" / "m_InfoVQA_VAL.tsv")
+    good_table(out / "v" / "g" / "g_DocVQA_VAL.xlsx")  # two harnesses in the folder: each walks it, each FIFO is said once
     with socket.socket(socket.AF_UNIX) as s:
         s.bind(str(model / "sock_samples.jsonl"))
         found, _ = open_in_child(out)  # a FIFO opened would wait for a writer: the hang guard ends the test
-    assert found["runs"] == {"m/docvqa_val": 1}
+    assert found["runs"] == {"m/docvqa_val": 1, "g/DocVQA_VAL": 3}
     named = sorted((p[0].rsplit("/", 1)[-1], p[4]) for p in found["problems"] if p[2] == "FIFOs, devices and sockets")
     assert named == [("20260101_000000_samples_infovqa_val.jsonl", "a FIFO (named pipe): never opened, not read"),
                      ("m_DocVQA_VAL.xlsx", "a FIFO (named pipe): never opened, not read"),

@@ -77,9 +77,13 @@ def open_source(path: str | Path, *, progress: Progress | None = None) -> Source
     if len(loads) == 1:
         return loads[0]
     out = SourceLoad(format="+".join(x.format for x in loads), root=loads[0].root)
+    said: set = set()
     for x in loads:
         out.runs.extend(x.runs)
-        out.problems.extend(x.problems)
+        for p in x.problems:  # a folder's own problems (a FIFO, a link loop) are found by every format's walk: said once
+            if p not in said:
+                said.add(p)
+                out.problems.append(p)
         out.files.extend(x.files)
         for task, questions in x.gold.items():
             out.gold.setdefault(task, []).extend(questions)
