@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
-from .limits import LITERAL_MAX_CHARS, LITERAL_MAX_DEPTH, LITERAL_MAX_ITEMS
+from .limits import LINE_SKIP_CHUNK, LITERAL_MAX_CHARS, LITERAL_MAX_DEPTH, LITERAL_MAX_ITEMS
 
 __all__ = ["NotRegular", "Overlong", "TooLarge", "special_kind", "open_regular", "read_capped", "bounded_lines",
            "literal_shape", "read_literal", "literal_refusal", "skip_hole"]
@@ -109,7 +109,7 @@ class Overlong:
         return f"Overlong({self.size}, ended={self.ended})"
 
 
-SKIP_CHUNK = 1 << 20  # bytes read at a time while reading past an over-long line
+SKIP_CHUNK = LINE_SKIP_CHUNK
 
 
 def bounded_lines(fh: IO[bytes], max_line: int) -> Iterator[bytes | Overlong]:

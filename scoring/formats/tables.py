@@ -48,11 +48,13 @@ from ..limits import (
     MAX_TABLE_CELLS,
     MAX_TABLE_ROWS,
     TABLE_MAX_LINE,
+    TABLE_MAX_REMARKS,
     XLSX_CHUNK,
     XLSX_MAX_META_BYTES,
     XLSX_MAX_PART_BYTES,
     XLSX_MAX_ROW_XML,
     XLSX_MAX_SHARED_CHARS,
+    XLSX_MAX_SHARED_FORMULAS,
     XLSX_MAX_SHARED_STRINGS,
     ZIP_MAX_ENTRIES,
     ZIP_MAX_RATIO,
@@ -233,7 +235,7 @@ class _Unsupported(Exception):
     cell without its reference first, CDATA, ...)."""
 
 
-REMARKS_KEPT = 200  # remarks of one kind kept per table; the rest are counted in one
+REMARKS_KEPT = TABLE_MAX_REMARKS
 
 
 def _remark(out: Table, line: int | None, expected: str, got: str, kind: str) -> None:
@@ -618,8 +620,7 @@ class _Cells:
         if k >= EXCEL_MAX_COLUMNS or k < 0:
             self.beyond(r, letters if len(letters) <= 12 else letters[:12] + "…")
             return None
-        if len(self.columns) < 20_000:
-            self.columns[letters] = k
+        self.columns[letters] = k  # at most EXCEL_MAX_COLUMNS of them
         return k
 
     def beyond(self, r: int, column: str) -> None:
@@ -677,7 +678,7 @@ class _Cells:
         """The formula text a note quotes ("=..."); a shared formula's dependents quote its first cell's."""
         if kind == "shared" and si is not None:
             if text:
-                if len(self.shared_formulas) < 10_000:
+                if len(self.shared_formulas) < XLSX_MAX_SHARED_FORMULAS:
                     self.shared_formulas[si] = text
                 return "=" + text
             return "=" + self.shared_formulas.get(si, "")
@@ -993,6 +994,8 @@ _TYPE_RE = re.compile(r'\bt="(\w+)"')
 def _entity(m: re.Match[str]) -> str:
     name = m.group(1)
     if name[0] == "#":
+        if len(name) > 12:  # beyond any character: an XML parser refuses it
+            return "\ufffd"
         code = int(name[2:], 16) if name[1] in "xX" else int(name[1:])
         return chr(code) if code <= 0x10FFFF else "\ufffd"
     return _ENTITIES[name]
