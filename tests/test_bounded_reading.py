@@ -504,3 +504,22 @@ def test_the_command_line_says_a_long_listing_on_a_terminal(tmp_path, monkeypatc
     said = err.getvalue()
     assert f"\rlisting {tmp_path / 'out'}: 2 entries\rlisting {tmp_path / 'out'}: 4 entries" in said
     assert "entries\n" in said  # the progress line is ended before anything else is said
+
+
+def test_gold_sniffers_never_wait_on_a_fifo_nor_hold_a_sparse_line(tmp_path):
+    """Which benchmark a folder is (its gold files' first lines) is asked of FIFOs and sparse files too."""
+    fifo = tmp_path / "qa_single_doc.jsonl"
+    os.mkfifo(fifo)
+    big = sparse(tmp_path / "qa_cross_doc.jsonl", 2 << 30)
+    samples = tmp_path / "samples.json"
+    os.mkfifo(samples)
+    code = f"""
+from pathlib import Path
+from scoring.formats import docvqa, mmlongbench_doc, xldocbench
+print(xldocbench.looks_like_gold(Path({str(fifo)!r})), docvqa._docvqa_file(Path({str(fifo)!r})),
+      xldocbench.looks_like_gold(Path({str(big)!r})), docvqa._docvqa_file(Path({str(big)!r})),
+      mmlongbench_doc.recognise(Path({str(samples)!r})))
+"""
+    rc, mb, out = peak(code, limit=ADDRESS, timeout=HANG)
+    assert rc == 0 and out.splitlines()[0] == "True False True False False", out
+    assert mb < CEILING_MB

@@ -85,6 +85,7 @@ def open_source(path: str | Path, *, progress: Progress | None = None) -> Source
                 said.add(p)
                 out.problems.append(p)
         out.files.extend(x.files)
+        out.conflicts.extend(x.conflicts)
         for task, questions in x.gold.items():
             out.gold.setdefault(task, []).extend(questions)
     return out

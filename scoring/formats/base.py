@@ -15,7 +15,7 @@ import errno
 import math
 import os
 import stat
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -26,8 +26,10 @@ from ..limits import HARNESS_MAX_LINES, WALK_MAX_DEPTH, WALK_MAX_ENTRIES, WALK_P
 from ..problems import Problem, kind_of
 from ..reading import NotRegular, Overlong, TooLarge, bounded_lines, open_regular, special_kind
 
-__all__ = ["BenchmarkFiles", "HarnessQuestion", "HarnessRow", "HarnessRun", "SourceLoad", "Walk", "walk", "single", "siblings",
-           "inside", "display", "reporting", "listing_once", "official_score", "unreadable", "overlong_line", "cut_lines", "text_lines",
+__all__ = ["BenchmarkFiles", "GoldConflict", "GoldVariant", "HarnessQuestion", "HarnessRow", "HarnessRun", "SourceLoad",
+           "Walk", "walk", "single", "siblings", "inside", "display", "settle_gold", "conflict_problems", "gold_text", "CONFLICT_RULE",
+           "CONFLICTING_GOLD", "reporting", "listing_once", "official_score", "unreadable", "overlong_line", "cut_lines",
+           "text_lines",
            "ANLS_FAMILY", "MMLONGBENCH_FAMILY", "LONGDOCURL_FAMILY"]
 
 # task families: how a harness scores them (scoring.harness_rules) and which benchmark evaluator they compare with
@@ -88,6 +90,38 @@ class HarnessRun:
 
 
 @dataclass(slots=True)
+class GoldVariant:
+    """One gold a harness's files give a question: its text and answers, where (file, line or sheet
+    row) each file states it, and the question as the first of them holds it."""
+
+    question: HarnessQuestion
+    where: list[tuple[str, int | None]] = field(default_factory=list)  # (file, line) per file, file order
+
+    @property
+    def files(self) -> list[str]:
+        return list(dict.fromkeys(f for f, _ in self.where))
+
+    @property
+    def first(self) -> str:
+        f, line = self.where[0]
+        return f"{f}:{line}" if line is not None else f
+
+
+@dataclass(slots=True)
+class GoldConflict:
+    """A question to which two files of a task give different gold: every variant (kept first), so
+    that the page names both, and a benchmark's own gold can be looked for under each."""
+
+    task: str
+    qid: str
+    variants: list[GoldVariant]  # the kept one first, then the others in file order
+
+    @property
+    def kept(self) -> GoldVariant:
+        return self.variants[0]
+
+
+@dataclass(slots=True)
 class SourceLoad:
     """Everything one path held: gold per task, runs, documents named, problems."""
 
@@ -97,6 +131,7 @@ class SourceLoad:
     runs: list[HarnessRun] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
     files: list[str] = field(default_factory=list)
+    conflicts: list[GoldConflict] = field(default_factory=list)  # questions whose gold differs between files
 
     @property
     def documents(self) -> list[str]:
@@ -113,6 +148,77 @@ class SourceLoad:
             if q.qid == qid:
                 return q
         return None
+
+
+CONFLICTING_GOLD = "questions with conflicting gold"  # Problem.kind of a conflict
+CONFLICT_RULE = "the gold most files give is kept (on a tie, the one of the file whose path sorts first)"
+
+
+def gold_text(q: HarnessQuestion) -> str:
+    """A gold as a conflict names it: the question and its answers, each cut to 80 characters."""
+    def cut(text: str) -> str:
+        return text if len(text) <= 80 else text[:79] + "…"
+
+    answers = " | ".join(cut(a) for a in q.answers[:5]) + (f" | … ({len(q.answers)} answers)" if len(q.answers) > 5 else "")
+    return f"{cut(q.question.strip())!r} → {answers!r}"
+
+
+def _gold_key(q: HarnessQuestion) -> tuple[str, tuple[str, ...]]:
+    return q.question.strip(), tuple(q.answers)
+
+
+def settle_gold(task: str, found: Iterable[tuple[HarnessRow, HarnessQuestion]]) -> tuple[list[HarnessQuestion], list[GoldConflict]]:
+    """One gold question per question id from the gold each line (or sheet row) of a task's files
+    states, in first-seen order. Lines agreeing on a question's text and answers are one gold (the
+    fullest statement kept: the one naming its document, else with the most fields). When files
+    disagree, CONFLICT_RULE decides which is the question's gold, each disagreement is a GoldConflict
+    (`conflict_problems` names it), and every row stating another gold carries a note saying so --
+    never the first file read silently."""
+    groups: dict[str, dict[tuple[str, tuple[str, ...]], GoldVariant]] = {}
+    rows: dict[str, list[tuple[HarnessRow, tuple[str, tuple[str, ...]]]]] = {}
+    for row, q in found:
+        variants = groups.setdefault(row.qid, {})
+        key = _gold_key(q)
+        v = variants.get(key)
+        if v is None:
+            v = variants[key] = GoldVariant(q)
+        elif (bool(q.document), len(q.metadata)) > (bool(v.question.document), len(v.question.metadata)):
+            v.question = q
+        if row.file not in v.files:
+            v.where.append((row.file, row.line))
+        rows.setdefault(row.qid, []).append((row, key))
+    out: list[HarnessQuestion] = []
+    conflicts: list[GoldConflict] = []
+    for qid, variants in groups.items():
+        stated = list(variants.values())
+        kept = min(stated, key=lambda v: (-len(v.files), min(v.files)))
+        for v in stated:
+            v.question.qid = qid
+        out.append(kept.question)
+        if len(stated) == 1:
+            continue
+        conflicts.append(GoldConflict(task, qid, [kept, *(v for v in stated if v is not kept)]))
+        kept_key = _gold_key(kept.question)
+        for row, key in rows[qid]:
+            if key != kept_key:
+                row.notes = (*row.notes, f"gold: this file states {gold_text(variants[key].question)} for question "
+                             f"{qid}; {kept.first} states {gold_text(kept.question)} (conflicting gold)")
+    return out, conflicts
+
+
+def conflict_problems(c: GoldConflict, decided: str = CONFLICT_RULE) -> list[Problem]:
+    """A warning per gold of a conflict other than the kept one, at its first file and line: the
+    question id, both golds with where each is stated, and how the question's gold was decided."""
+    kept = c.kept
+    more = f" and {len(kept.files) - 1} more file{'s' if len(kept.files) > 2 else ''}" if len(kept.files) > 1 else ""
+    out = []
+    for v in c.variants[1:]:
+        f, line = v.where[0]
+        also = f" (also in {len(v.files) - 1} more file{'s' if len(v.files) > 2 else ''})" if len(v.files) > 1 else ""
+        out.append(Problem.warning(
+            f, line, "gold", f"the gold {kept.first}{more} give{'s' if not more else ''} question {c.qid} of {c.task}: "
+            f"{gold_text(kept.question)}", f"{gold_text(v.question)}{also}: {decided}", kind=CONFLICTING_GOLD))
+    return out
 
 
 @dataclass(slots=True)

@@ -35,8 +35,10 @@ from .base import (
     HarnessRun,
     SourceLoad,
     Walk,
+    conflict_problems,
     display,
     official_score,
+    settle_gold,
     single,
     text_lines,
     unreadable,
@@ -189,7 +191,8 @@ def _official(obj: dict[str, Any], family: str, key: str) -> tuple[float | None,
 
 
 def _read_samples(path: Path, shown: str, task: str, family: str, key: str, run: HarnessRun,
-                  gold: dict[str, HarnessQuestion], problems: list[Problem]) -> None:
+                  found: list[tuple[HarnessRow, HarnessQuestion]], problems: list[Problem]) -> None:
+    """The run's rows, and beside each the gold its line states (`found`: keyed later, `_settle`)."""
     seen_lines: dict[bytes, int] = {}  # a digest of each line: a copy is named without every line held twice
     occurrences: Counter[int] = Counter()
     for number, line, last in text_lines(path, shown, problems, LMMS_MAX_LINE):
@@ -231,19 +234,20 @@ def _read_samples(path: Path, shown: str, task: str, family: str, key: str, run:
                                             "a number in 0..1", f"{why} (no official score)",
                                             kind="scores that are not numbers in 0..1"))
         qid = str(doc_id)
+        given = None  # the dataset's own question id, when the line states it
         if doc and doc.get("questionId") not in (None, ""):
-            qid = str(doc["questionId"])
+            qid = given = str(doc["questionId"])
         elif isinstance(metric, dict) and metric.get("questionId") not in (None, ""):
-            qid = str(metric["questionId"])
+            qid = given = str(metric["questionId"])
         prediction, response = _prediction(obj)
         target = obj.get("target")
         notes: list[str] = []
-        if qid not in gold:
-            q = _gold_question(qid, doc_id, obj, doc, target, family, shown, number, problems)
-            gold[qid] = q
-        run.rows.append(HarnessRow(qid=qid, prediction=prediction, official=official, file=shown, line=number,
-                                   response=response, raw={"doc_id": doc_id, "metric": metric, "target": target},
-                                   notes=tuple(notes), occurrence=k))
+        row = HarnessRow(qid=qid, prediction=prediction, official=official, file=shown, line=number,
+                         response=response, raw={"doc_id": doc_id, "metric": metric, "target": target, "questionId": given},
+                         notes=tuple(notes), occurrence=k)
+        run.rows.append(row)
+        if not k:  # another filter's line of a doc_id states the same gold
+            found.append((row, _gold_question(qid, doc_id, obj, doc, target, family, shown, number, problems)))
 
 
 def _gold_question(qid: str, doc_id: int, obj: dict[str, Any], doc: dict[str, Any] | None, target: Any, family: str,
@@ -338,6 +342,7 @@ def load(path: Path) -> SourceLoad:
             g["samples"].append((task, found))
     runs_by_model: Counter[tuple[str, str]] = Counter()
     pending: list[HarnessRun] = []
+    stated: dict[str, list[tuple[HarnessRow, HarnessQuestion]]] = {}  # task -> (row, the gold its line states)
     for (folder, date), g in sorted(groups.items(), key=lambda kv: (str(kv[0][0]), kv[0][1])):
         results = None
         if g["results"] is not None:
@@ -370,22 +375,70 @@ def load(path: Path) -> SourceLoad:
                              model_args=str((config or {}).get("model_args") or ""), config=dict(config or {}),
                              files=[shown] + ([display(g["results"], root)] if g["results"] else []),
                              reported=_reported(results, task), filters=_filters(results, task, key))
-            gold = {q.qid: q for q in out.gold.get(task, [])}
-            _read_samples(w.files[sample_path], shown, task, family, key, run, gold, out.problems)
-            out.gold[task] = list(gold.values())
+            _read_samples(w.files[sample_path], shown, task, family, key, run, stated.setdefault(task, []), out.problems)
             if family == ANLS_FAMILY:
-                run.extra["anls_rule"] = _anls_rule(run, gold, v023=SAMPLES_V023.match(sample_path.name) is not None)
-                if run.extra["anls_rule"] == "any":
-                    out.problems.append(Problem.warning(
-                        shown, None, key, "lmms-eval v0.3.0 or later (ANLS per line)",
-                        "per-line scores of lmms-eval up to v0.2.4 (1 when any answer's ANLS is at least 0.5, else 0): "
-                        "scored by that rule", kind="runs of old lmms-eval versions"))
+                run.extra["v023"] = SAMPLES_V023.match(sample_path.name) is not None
             if results is not None and task not in (results.get("results") or {}):
                 out.problems.append(Problem.warning(display(g["results"], root), None, "results",
                                                     f"an entry for task {task}", "none: no reported numbers"))
             runs_by_model[(model, task)] += 1
             pending.append(run)
+    for task, lines in stated.items():
+        _resolve_keys(lines)
+        for run in pending:  # another filter's lines of a doc_id take the key of its first line
+            if run.task == task and len(run.filters) > 1:
+                keys = {r.raw["doc_id"]: r.qid for r in run.rows if not r.occurrence}
+                for r in run.rows:
+                    r.qid = keys.get(r.raw["doc_id"], r.qid)
+        questions, conflicts = settle_gold(task, lines)
+        out.gold[task] = questions
+        out.conflicts.extend(conflicts)
+        out.problems.extend(p for c in conflicts for p in conflict_problems(c))
     for run in pending:
         run.name = f"{run.model}/{run.task}" + (f"@{run.date}" if runs_by_model[(run.model, run.task)] > 1 else "")
+        if run.family == ANLS_FAMILY:
+            gold = {q.qid: q for q in out.gold.get(run.task, [])}
+            run.extra["anls_rule"] = _anls_rule(run, gold, v023=bool(run.extra.pop("v023", False)))
+            if run.extra["anls_rule"] == "any":
+                out.problems.append(Problem.warning(
+                    run.files[0], None, TASKS[run.task][1], "lmms-eval v0.3.0 or later (ANLS per line)",
+                    "per-line scores of lmms-eval up to v0.2.4 (1 when any answer's ANLS is at least 0.5, else 0): "
+                    "scored by that rule", kind="runs of old lmms-eval versions"))
         out.runs.append(run)
     return out
+
+
+def _content(q: HarnessQuestion) -> tuple[str, tuple[str, ...]]:
+    return q.question.strip(), tuple(q.answers)
+
+
+def _resolve_keys(found: list[tuple[HarnessRow, HarnessQuestion]]) -> None:
+    """One key per question across a task's files, whatever each version logged. Lines up to v0.3.5
+    keep the `doc` and its `questionId`; from v0.4 a line names only its `doc_id` (the row of the
+    split), `input` and `target`. When some line of the task states a questionId, every line that
+    does not is keyed by it: by its (question, answers) when exactly one questionId has them, else
+    by its doc_id when the lines stating a questionId give that doc_id exactly one (and its
+    (question, answers) name no other). A line that neither finds keeps its doc_id. Rows and their
+    stated gold are re-keyed in place (`settle_gold` then makes one gold per key)."""
+    by_doc: dict[int, set[str]] = {}
+    by_content: dict[tuple[str, tuple[str, ...]], set[str]] = {}
+    for row, q in found:
+        given = row.raw.get("questionId")
+        if given is not None:
+            by_doc.setdefault(row.raw["doc_id"], set()).add(given)
+            by_content.setdefault(_content(q), set()).add(given)
+    if not by_doc:
+        return  # no line states a questionId: doc_id is the key throughout (every version logs it)
+    for row, q in found:
+        if row.raw.get("questionId") is not None:
+            continue
+        same = by_content.get(_content(q), set())
+        at = by_doc.get(row.raw["doc_id"], set())
+        if len(same) == 1:
+            key = next(iter(same))
+        elif len(at) == 1 and (not same or at <= same):
+            key = next(iter(at))
+        else:
+            continue
+        q.qid = row.qid = key
+        row.raw["key_from"] = "question and answers" if len(same) == 1 else "doc_id"

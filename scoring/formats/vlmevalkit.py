@@ -24,7 +24,19 @@ from typing import Any
 from ..harness_rules import vlm_anls_distance, vlm_answers, vlm_docvqa_score
 from ..problems import Problem
 from ..reading import read_literal
-from .base import ANLS_FAMILY, MMLONGBENCH_FAMILY, HarnessQuestion, HarnessRow, HarnessRun, SourceLoad, Walk, display, walk
+from .base import (
+    ANLS_FAMILY,
+    MMLONGBENCH_FAMILY,
+    HarnessQuestion,
+    HarnessRow,
+    HarnessRun,
+    SourceLoad,
+    Walk,
+    conflict_problems,
+    display,
+    settle_gold,
+    walk,
+)
 from .tables import Table, is_na, read_table
 
 __all__ = ["NAME", "DATASETS", "recognise", "load", "harness_text"]
@@ -143,19 +155,26 @@ def load(path: Path) -> SourceLoad:
         _SAID.clear()
         _prefetch([_main_sheet(real, DATASETS[dataset], _beside(w, real))
                    for (_, dataset), found in groups.items() for _, _, real in found])
+        stated: dict[str, list[tuple[HarnessRow, HarnessQuestion]]] = {}  # dataset -> (row, the gold its row states)
         try:
-            _read_groups(groups, root, w, out)
+            _read_groups(groups, root, w, out, stated)
         finally:
             _CACHE.clear()
             _SAID.clear()
+    for dataset, rows in stated.items():  # one gold per index; sheets that disagree are named (settle_gold)
+        questions, conflicts = settle_gold(dataset, rows)
+        out.gold[dataset] = questions
+        out.conflicts.extend(conflicts)
+        out.problems.extend(p for c in conflicts for p in conflict_problems(c))
     return out
 
 
-def _read_groups(groups: dict[tuple[str, str], list[tuple[str, Path, Path]]], root: Path, w: Walk, out: SourceLoad) -> None:
+def _read_groups(groups: dict[tuple[str, str], list[tuple[str, Path, Path]]], root: Path, w: Walk, out: SourceLoad,
+                 stated: dict[str, list[tuple[HarnessRow, HarnessQuestion]]]) -> None:
     for (model, dataset), found in sorted(groups.items()):
         found.sort(key=lambda t: _eval_key(t[0]), reverse=True)
         for k, (eval_id, p, real) in enumerate(found):
-            run = _read_run(p, real, root, model, dataset, eval_id, w, out)
+            run = _read_run(p, real, root, model, dataset, eval_id, w, out, stated.setdefault(dataset, []))
             if run is None:
                 continue
             run.older = k > 0
@@ -217,7 +236,7 @@ def _number(value: Any) -> float | None:
 
 
 def _read_run(p: Path, real: Path, root: Path, model: str, dataset: str, eval_id: str, w: Walk,
-              out: SourceLoad) -> HarnessRun | None:
+              out: SourceLoad, stated: list[tuple[HarnessRow, HarnessQuestion]]) -> HarnessRun | None:
     shown = display(p, root)
     family = DATASETS[dataset]
     stem = real.stem
@@ -238,7 +257,6 @@ def _read_run(p: Path, real: Path, root: Path, model: str, dataset: str, eval_id
     if table is None:
         return None
     run = HarnessRun(name="", harness=NAME, task=dataset, family=family, model=model, date=eval_id, files=[shown])
-    questions: dict[str, HarnessQuestion] = {q.qid: q for q in out.gold.get(dataset, [])}
     seen: set[str] = set()
     for row, line, notes in zip(table.rows, table.lines, table.notes):
         qid = harness_text(row.get("index"))
@@ -247,11 +265,9 @@ def _read_run(p: Path, real: Path, root: Path, model: str, dataset: str, eval_id
                                               kind="duplicate rows"))
             continue
         seen.add(qid)
-        if qid not in questions:
-            questions[qid] = _question(qid, row, family)
         run.rows.append(HarnessRow(qid=qid, prediction=harness_text(row.get("prediction")), official=None, file=shown,
                                    line=line, raw=dict(row), notes=tuple(f"{c}: {n}" for c, n in notes.items())))
-    out.gold[dataset] = list(questions.values())
+        stated.append((run.rows[-1], _question(qid, row, family)))  # the gold this sheet row states
     if family == ANLS_FAMILY:
         _docvqa_outputs(run, stem, beside, root, out)
     else:
@@ -304,8 +320,14 @@ def _prefetch(paths: list[Path]) -> None:
         discard_shared_pool()  # read in this process instead, as they come
 
 
+# a run's own columns (its answer and what the evaluation wrote beside it): never part of the gold
+RUN_COLUMNS = frozenset({"prediction", "thinking", "extra_records", "res", "log", "pred", "score", "eval_gt", "eval_pred",
+                         "eval_match", "eval_score", "verifier_score", "verifier_match"})
+
+
 def _question(qid: str, row: dict[str, Any], family: str) -> HarnessQuestion:
-    meta = {k: v for k, v in row.items() if k not in ("prediction", "question", "answer") and not is_na(v)}
+    """The gold a sheet row states: the dataset's columns (not the run's: RUN_COLUMNS)."""
+    meta = {k: v for k, v in row.items() if k not in RUN_COLUMNS and k not in ("question", "answer") and not is_na(v)}
     if family == ANLS_FAMILY:
         answers, _ = vlm_answers(harness_text(row.get("answer")))
         return HarnessQuestion(qid=qid, question=harness_text(row.get("question")), answers=tuple(answers),
