@@ -93,7 +93,10 @@ def _open(value: str) -> SourceLoad | None:
     if not path.exists() and not path.is_symlink():
         print(f"ERROR: {value}: no such file or folder", file=sys.stderr)
         return None
-    src = formats.open_source(path)
+    said: list[int] = []
+    src = formats.open_source(path, progress=_progress(value, sys.stderr, said))
+    if said:
+        print(file=sys.stderr)  # the progress line ended
     if src is None:
         print(f"ERROR: {value}: not a harness output this reader knows (lmms-eval, VLMEvalKit, LongDocURL)", file=sys.stderr)
     return src
@@ -148,6 +151,19 @@ def _rescore_all(args: argparse.Namespace) -> int:
             print(f"Ranks on {move['task']} by {move['key']} move: " + ", ".join(
                 f"{name} {before[name]} -> {k + 1}" for k, name in enumerate(move["recomputed"]) if before[name] != k + 1))
     return 0
+
+
+def _progress(value: str, err: Any, said: list[int]) -> Any:
+    """A long listing of a folder said on a terminal, on one line ("listing outputs/: 60,000 entries"),
+    else nothing; `said` receives the counts said."""
+    if not getattr(err, "isatty", lambda: False)():
+        return None
+
+    def say(count: int, where: str) -> None:
+        said.append(count)
+        print(f"\rlisting {value}: {count:,} entries", end="", file=err, flush=True)
+
+    return say
 
 
 def _clean(value: Any) -> Any:
