@@ -28,7 +28,6 @@ and CSV), then:
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import math
 import sys
@@ -194,17 +193,16 @@ def slice_rows(search: Any) -> list[dict]:
 
 def _write_weak_slices(args: argparse.Namespace, run: Any) -> None:
     from .slices import find_weak_slices, question_fields
+    from .writers import write_csv
 
     questions, scores, clusters = _arrays(run, args.slice_metric)
     search = find_weak_slices(scores, question_fields(questions), clusters, fdr=args.fdr, method=args.fdr_method,
                               min_questions=args.min_questions, min_documents=args.min_documents)
     out = Path(args.weak_slices)
     out.parent.mkdir(parents=True, exist_ok=True)
-    with out.open("w", encoding="utf-8", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=CSV_COLUMNS)
-        w.writeheader()
-        for row in slice_rows(search):
-            w.writerow({k: (format(v, ".6g") if isinstance(v, float) else v) for k, v in row.items()})
+    with out.open("w", encoding="utf-8", newline="") as fh:  # numbers as numbers, slice names spreadsheet-safe
+        write_csv(fh, ([row[k] for k in CSV_COLUMNS] for row in slice_rows(search)), CSV_COLUMNS,
+                  float_format=lambda v: format(v, ".6g"))
     print(f"weak slices ({args.slice_metric}): {search.summary()}")
     for s in search.weak[:10]:
         print(f"  {s.name}: {s.gap * 100:+.1f} points vs the rest [{s.ci_low * 100:+.1f}, {s.ci_high * 100:+.1f}], "
