@@ -345,11 +345,12 @@ _NUMERIC_KINDS = frozenset("biufc")  # numpy dtype kinds of bool, int, unsigned,
 
 
 def frame_csv(frame: Any) -> bytes:
-    """A pandas DataFrame as a CSV download: `frame.to_csv(index=False)` (its line ends, its empty
-    cells for NaN and None) in UTF-8, with the column names and every cell of a column that is not
-    numeric through `safe_cell` (a numeric column holds numbers only). Duck-typed: scoring imports
-    no pandas."""
-    text = frame.to_csv(index=False)
+    """A pandas DataFrame as a CSV download: `frame.to_csv(index=False)` (its empty cells for NaN and
+    None) in UTF-8 with "\r\n" line ends -- as every CSV of ours: with pandas' "\n" a cell holding a
+    carriage return is not quoted, and a spreadsheet starts a new row there --, the column names and
+    every cell of a column that is not numeric through `safe_cell` (a numeric column holds numbers
+    only). Duck-typed: scoring imports no pandas."""
+    text = frame.to_csv(index=False, lineterminator="\r\n")
     if not _MAYBE_FORMULA.search(text):
         return text.encode("utf-8")
     safe = frame.copy()
@@ -357,7 +358,7 @@ def frame_csv(frame: Any) -> bytes:
         if getattr(dtype, "kind", "O") not in _NUMERIC_KINDS:
             safe.isetitem(i, [safe_cell(v) for v in frame.iloc[:, i].tolist()])
     safe.columns = [safe_cell(c) for c in frame.columns]
-    return safe.to_csv(index=False).encode("utf-8")
+    return safe.to_csv(index=False, lineterminator="\r\n").encode("utf-8")
 
 
 def open_for_writing(path: str | Path) -> IO[str]:
