@@ -215,6 +215,23 @@ class ServerLocation:
         return hash(self.text)
 
 
+class UnusableLocation:
+    """Where a database URL that cannot be used points (another scheme, no database...): `str()` is
+    the URL as messages show it (`shown_url`), whole -- a Path would fold its "//"; nothing is there."""
+
+    def __init__(self, shown: str) -> None:
+        self.shown = shown
+
+    def exists(self) -> bool:
+        return False
+
+    def __str__(self) -> str:
+        return self.shown
+
+    def __repr__(self) -> str:
+        return f"UnusableLocation({self.shown!r})"
+
+
 def _location(text: str) -> Path | ServerLocation:
     """A `--annotations` value or LENS_DATABASE_URL: `sqlite:///PATH` -> that file, `postgresql://...`
     -> the server, anything without `://` -> a file path. InvalidInput for another scheme."""
@@ -267,7 +284,7 @@ class AnnotationsUnavailable(Exception):
     corrupt, locked, unwritable, newer, read_only, foreign, error (a file) or unreachable, refused,
     missing, denied, locked, newer, foreign, error (a server)."""
 
-    def __init__(self, path: Path | ServerLocation, reason: str, message: str) -> None:
+    def __init__(self, path: Path | ServerLocation | UnusableLocation, reason: str, message: str) -> None:
         super().__init__(message)
         self.path = path
         self.reason = reason
@@ -917,7 +934,7 @@ class AnnotationStore:
             where = resolve_location(path, env)
         except InvalidInput as exc:
             shown = shown_url(str(path) if path else settings.DATABASE_URL.value(env))
-            self.path: Path | ServerLocation = Path(shown)
+            self.path: Path | ServerLocation | UnusableLocation = UnusableLocation(shown)
             self.dialect = "none"
             self.readable = False
             self._problem = AnnotationsUnavailable(self.path, "error", f"The annotations database cannot be used: {exc}")
