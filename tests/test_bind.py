@@ -8,28 +8,20 @@ from __future__ import annotations
 
 import contextlib
 import ipaddress
-import os
 import socket
 import subprocess
 import sys
-import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
-from browser_kit import PROC_NET, proc_net_entries, server_env
+import pg_kit
+import server_kit
+from browser_kit import PROC_NET, _process_tree, _socket_inodes, proc_net_entries
 from dashboard import launch
 from dashboard.core import settings
 
 ROOT = Path(__file__).resolve().parent.parent
-START_TIMEOUT = 120  # s, a hang guard: a server answers its health check within a few seconds
 CONNECT_TIMEOUT = 10  # s for one connection attempt (a refusal is immediate)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def machine_addresses() -> list[str]:
@@ -48,27 +40,11 @@ def machine_addresses() -> list[str]:
     return sorted(a for a in found if not ipaddress.ip_address(a).is_loopback)
 
 
-def _process_tree(pid: int) -> list[int]:
-    out, todo = [], [pid]
-    while todo:
-        p = todo.pop()
-        out.append(p)
-        for task in Path(f"/proc/{p}/task").glob("*/children"):
-            with contextlib.suppress(OSError):
-                todo += [int(c) for c in task.read_text().split()]
-    return out
-
-
 def listening_on(pid: int, port: int) -> set[str]:
     """The local addresses the process tree of `pid` listens on at `port` (from /proc/<pid>/net)."""
     found = set()
     for p in _process_tree(pid):
-        inodes = set()
-        for fd in Path(f"/proc/{p}/fd").glob("*"):
-            with contextlib.suppress(OSError):
-                target = os.readlink(fd)
-                if target.startswith("socket:["):
-                    inodes.add(int(target[8:-1]))
+        inodes = _socket_inodes(p)
         for kind in PROC_NET[:2]:  # tcp, tcp6
             with contextlib.suppress(OSError):
                 for local, remote, inode in proc_net_entries(Path(f"/proc/{p}/net/{kind}").read_text()):
@@ -87,37 +63,12 @@ def accepts(address: str, port: int) -> bool:
         return False
 
 
-def _healthy(host: str, port: int) -> bool:
-    try:
-        with urllib.request.urlopen(f"http://{host}:{port}/_stcore/health", timeout=5) as r:
-            return r.status == 200
-    except OSError:
-        return False
-
-
 @contextlib.contextmanager
 def started(cmd: list[str], port: int, tmp_path: Path, env_extra: dict[str, str] | None = None,
-            cwd: Path | None = None, health_host: str = "127.0.0.1") -> Iterator[subprocess.Popen]:
-    """A server started with `cmd`, once it answers its health check at health_host:port; stopped after."""
-    log = tmp_path / f"server_{port}.log"
-    env = server_env({"LENS_DATA_DIR": str(tmp_path / "data"), **(env_extra or {})})
-    with open(log, "w") as sink:
-        proc = subprocess.Popen(cmd, cwd=cwd or tmp_path, env=env, stdout=sink, stderr=subprocess.STDOUT,
-                                stdin=subprocess.DEVNULL)
-    try:
-        deadline = time.monotonic() + START_TIMEOUT
-        while not _healthy(health_host, port):
-            assert proc.poll() is None, f"the server exited ({proc.returncode}):\n{log.read_text()}"
-            assert time.monotonic() < deadline, f"no health answer (hang guard):\n{log.read_text()}"
-            time.sleep(0.25)
+            cwd: Path | None = None) -> Iterator[subprocess.Popen]:
+    with server_kit.started(cmd, f"http://127.0.0.1:{port}", tmp_path / f"server_{port}.log", cwd or tmp_path,
+                            {"LENS_DATA_DIR": str(tmp_path / "data"), **(env_extra or {})}) as proc:
         yield proc
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=10)
 
 
 def _loopback_only(proc: subprocess.Popen, port: int) -> None:
@@ -127,7 +78,7 @@ def _loopback_only(proc: subprocess.Popen, port: int) -> None:
 
 
 def test_the_launcher_listens_on_loopback_alone(tmp_path):
-    port = free_port()
+    port = pg_kit.free_port()
     cmd = [sys.executable, "-m", "dashboard.launch", "--headless", "--port", str(port)]
     with started(cmd, port, tmp_path) as proc:
         _loopback_only(proc, port)
@@ -135,7 +86,7 @@ def test_the_launcher_listens_on_loopback_alone(tmp_path):
 
 def test_streamlit_run_in_the_checkout_listens_on_loopback_alone(tmp_path):
     """`streamlit run dashboard/app.py` from the repository root reads .streamlit/config.toml."""
-    port = free_port()
+    port = pg_kit.free_port()
     cmd = [sys.executable, "-m", "streamlit", "run", "dashboard/app.py", "--server.headless", "true",
            "--server.port", str(port), "--server.fileWatcherType", "none"]
     with started(cmd, port, tmp_path, cwd=ROOT) as proc:
@@ -145,7 +96,7 @@ def test_streamlit_run_in_the_checkout_listens_on_loopback_alone(tmp_path):
 def test_an_address_given_binds_there(tmp_path):
     """LENS_ADDRESS (and --address, which wins over it) binds elsewhere: every interface here, where
     the same probe connects on the machine's other addresses."""
-    port = free_port()
+    port = pg_kit.free_port()
     cmd = [sys.executable, "-m", "dashboard.launch", "--headless", "--port", str(port), "--address", "0.0.0.0"]
     with started(cmd, port, tmp_path, env_extra={"LENS_ADDRESS": "127.0.0.1"}) as proc:
         assert listening_on(proc.pid, port) == {"0.0.0.0"}

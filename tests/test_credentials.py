@@ -9,18 +9,16 @@ from __future__ import annotations
 
 import logging
 import re
-import subprocess
 import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
 import pg_kit
+import server_kit
 from app_kit import app_on
-from browser_kit import OUT, check_clean, open_page, server_env, settle
+from browser_kit import OUT, check_clean, open_page, settle
 from browser_kit import launch as browser
 from dashboard import launch
 from dashboard.annotations.db import AnnotationStore, AnnotationsUnavailable, InvalidInput, ServerLocation, shown_url
@@ -31,7 +29,6 @@ SAMPLE = ROOT / "sample_runs"
 SECRET = "Qz-9secret-Pw"  # never the real password: the login is refused with it
 PASSFILE = "/home/ana/hidden-dir/pgpass"
 SSLPW = "key-Unlock-77"
-START_TIMEOUT = 120  # s, a hang guard: the server answers its health check in a few seconds
 
 
 # ----------------------------------------------------------------------------- the function itself
@@ -189,14 +186,6 @@ def test_the_data_page_and_the_notes_never_show_a_secret(form, postgres, monkeyp
 
 # ----------------------------------------------------------------------------- a served app's own output
 
-def _healthy(base: str) -> bool:
-    try:
-        with urllib.request.urlopen(base + "/_stcore/health", timeout=5) as r:
-            return r.status == 200
-    except OSError:
-        return False
-
-
 def test_a_served_app_logs_no_secret(postgres, tmp_path):
     """A real server started by the launcher, its logging at debug level, with LENS_DATABASE_URL holding
     the password as a query parameter (no database), an ssl password and a password file; a browser
@@ -208,17 +197,10 @@ def test_a_served_app_logs_no_secret(postgres, tmp_path):
     url = _wrong_ways(postgres, database)["query, no database"] + f"&sslpassword={SSLPW}&passfile={PASSFILE}"
     port = pg_kit.free_port()
     log = tmp_path / "server.log"
-    env = server_env({"LENS_DATA_DIR": str(tmp_path / "data"), "STREAMLIT_LOGGER_LEVEL": "debug", "LENS_DATABASE_URL": url})
+    env = {"LENS_DATA_DIR": str(tmp_path / "data"), "STREAMLIT_LOGGER_LEVEL": "debug", "LENS_DATABASE_URL": url}
     cmd = [sys.executable, "-m", "dashboard.launch", "--headless", "--port", str(port)]
-    with open(log, "w") as sink:
-        proc = subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=sink, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
     base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + START_TIMEOUT
-        while not _healthy(base):
-            assert proc.poll() is None, log.read_text()
-            assert time.monotonic() < deadline, "no health answer (hang guard)\n" + log.read_text()
-            time.sleep(0.25)
+    with server_kit.started(cmd, base, log, tmp_path, env):
         # a session in a real browser: the script runs, opens the store (refused) and says so on the Data page
         with browser() as b:
             errors: list[str] = []
@@ -233,13 +215,6 @@ def test_a_served_app_logs_no_secret(postgres, tmp_path):
             page.screenshot(path=str(OUT / "credentials_data_page.png"))
             check_clean(page, errors, log, "the Data page")
             page.close()
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=10)
     output = log.read_text(errors="replace")
     assert "Runtime state:" in output  # a debug-level line: the logging really was at debug level
     for secret in (SECRET, SSLPW, PASSFILE):
