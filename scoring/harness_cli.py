@@ -27,7 +27,6 @@ codes as on XL-DocBench."""
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import math
 import sys
@@ -41,6 +40,7 @@ from .gate import option_values
 from .harness import HARNESS_SCORING_PROFILES, SLICE_FIELDS, Rescored, own_profile, rescore, sensitivity
 from .problems import Problem, summarise
 from .profiles import HARNESS_PROFILE_NAMES, signature
+from .writers import write_csv
 
 __all__ = ["wants", "main", "CSV_COLUMNS", "join_mmlongbench", "join_docvqa"]
 
@@ -275,19 +275,16 @@ def ranks(results: list[Rescored]) -> list[dict[str, Any]]:
     return out
 
 
-def _cell(value: float | None) -> str:
-    return "" if value is None else repr(float(value))
+def _cell(value: float | None) -> float | str:
+    """A score as a number (the CSV writes its repr), or an empty cell."""
+    return "" if value is None else float(value)
 
 
 def _write_csv(path: Path, results: list[Rescored]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "w", encoding="utf-8", newline="") as fh:
-        w = csv.writer(fh)
-        w.writerow(CSV_COLUMNS)
-        for r in results:
-            for x in r.rows:
-                w.writerow([r.run.name, r.run.task, x.qid, x.filter, _cell(x.official), _cell(x.score), x.prediction, x.gold,
-                            x.file, "" if x.line is None else x.line, x.note, x.reason])
+        write_csv(fh, ([r.run.name, r.run.task, x.qid, x.filter, _cell(x.official), _cell(x.score), x.prediction, x.gold,
+                        x.file, "" if x.line is None else x.line, x.note, x.reason] for r in results for x in r.rows), CSV_COLUMNS)
 
 
 def _print_run(r: Rescored) -> None:

@@ -31,6 +31,7 @@ from dashboard.shell.context import Context
 from dashboard.weak import frames as W
 from dashboard.weak import panel as weak_panel
 from dashboard.weak import saved_panel
+from scoring.writers import frame_csv
 
 SETTINGS = C.Settings()
 PAIR_TAB, ALL_TAB = "A against baseline B", "All runs: weakest slices and ranks"
@@ -130,7 +131,7 @@ def slice_text(field_name: str, label: str) -> str:
 def downloads(frame: pd.DataFrame, name: str, key: str) -> None:
     """CSV and JSON of a table (fractions as in dashboard/compare/frames.py, not rounded)."""
     c1, c2, _ = st.columns([1, 1, 3])
-    c1.download_button("CSV", frame.to_csv(index=False).encode("utf-8"), file_name=f"{name}.csv", mime="text/csv",
+    c1.download_button("CSV", frame_csv(frame), file_name=f"{name}.csv", mime="text/csv",
                        icon=":material/download:", key=f"{key}_csv", on_click="ignore", width="stretch")
     records = json.loads(frame.to_json(orient="records", force_ascii=False))
     c2.download_button("JSON", json.dumps(records, indent=1, ensure_ascii=False).encode("utf-8"), file_name=f"{name}.json",

@@ -18,6 +18,7 @@ from dashboard.weak import charts
 from dashboard.weak import frames as W
 from scoring.registry import METRIC_LABELS, METRICS
 from scoring.slices import SliceSearch
+from scoring.writers import frame_csv
 
 SEARCHES: Bounded[SliceSearch] = Bounded(32)
 METHODS = {"bh": "Benjamini–Hochberg", "by": "Benjamini–Yekutieli (stricter, any dependence)"}
@@ -107,7 +108,8 @@ def show(result: SliceSearch, run: str, baseline: str, metric: str, saved=None) 
             st.markdown(offer)  # the app's own sentence and link (dashboard/core/samples.py)
         return
     shown = [c for c in W.TABLE_COLUMNS if c != "Gap (pp)"]  # the interval's text leads with it
-    st.dataframe(W.table(result, run, baseline, saved, viewstate.view()), hide_index=True, key="weak_table", column_order=shown, column_config={
+    table = W.table(result, run, baseline, saved, viewstate.view())
+    st.dataframe(table, hide_index=True, key="weak_table", column_order=shown, column_config={
         "Rank": st.column_config.NumberColumn(width="small"),
         "Conditions": st.column_config.ListColumn("Conditions", width="large",
                                                   help="field=value; a question is in the slice when all hold"),
@@ -119,6 +121,8 @@ def show(result: SliceSearch, run: str, baseline: str, metric: str, saved=None) 
         "Explains": st.column_config.NumberColumn(help="significant slices folded under this one (listed below)"),
         "Open in explorer": st.column_config.LinkColumn(display_text="questions ↗"),
     })
+    st.download_button("Download these slices as CSV", lambda: frame_csv(table), file_name=f"weak_slices_{metric}.csv",
+                       mime="text/csv", icon=":material/download:", key="weak_dl_csv", on_click="ignore")
     st.plotly_chart(charts.forest(result, METRIC_LABELS[metric]), key="weak_forest")
     if result.folded:
         with st.expander(f"Folded slices ({len(result.folded):,}): what explains each"):
