@@ -193,10 +193,13 @@ def slice_rows(search: Any) -> list[dict]:
 
 
 def _write_weak_slices(args: argparse.Namespace, run: Any) -> None:
-    from .slices import find_weak_slices, question_fields
+    from .slice_fields import page_counts_beside, slice_fields
+    from .slices import find_weak_slices
 
     questions, scores, clusters = _arrays(run, args.slice_metric)
-    search = find_weak_slices(scores, question_fields(questions), clusters, fdr=args.fdr, method=args.fdr_method,
+    gold_paths = args.gold_files or [(Path(args.data_dir) if args.data_dir else Path.cwd() / "data") / "qa_single_doc.jsonl"]
+    fields = slice_fields(questions, page_counts_beside(gold_paths))  # the dashboard's fields (scoring/slice_fields.py)
+    search = find_weak_slices(scores, fields, clusters, fdr=args.fdr, method=args.fdr_method,
                               min_questions=args.min_questions, min_documents=args.min_documents)
     out = Path(args.weak_slices)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -206,8 +209,11 @@ def _write_weak_slices(args: argparse.Namespace, run: Any) -> None:
         for row in slice_rows(search):
             w.writerow({k: (format(v, ".6g") if isinstance(v, float) else v) for k, v in row.items()})
     print(f"weak slices ({args.slice_metric}): {search.summary()}")
+    print(f"  {search.fields_text()}")
+    if search.weak:
+        print(f"  gap = slice - rest; ci_low, ci_high: {search.interval_text()}")
     for s in search.weak[:10]:
-        print(f"  {s.name}: {s.gap * 100:+.1f} points vs the rest [{s.ci_low * 100:+.1f}, {s.ci_high * 100:+.1f}], "
+        print(f"  {s.label}: {s.gap * 100:+.1f} points vs the rest [{s.ci_low * 100:+.1f}, {s.ci_high * 100:+.1f}], "
               f"{s.n:,} questions in {s.documents:,} {search.unit}s, q = {s.q:.2g}, explains {len(s.explains)}")
 
 

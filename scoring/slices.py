@@ -258,11 +258,21 @@ class SliceSearch:
         """The field's values a condition stands for: a numeric range's values, else the value itself."""
         return list(self.ranges.get(name, {}).get(value, (value,)))
 
+    def interval_text(self) -> str:
+        """How a found slice's interval was made, in words with its level (empty when nothing was found)."""
+        if not self.significant:
+            return ""
+        how = "" if self.method == "bh" else " / H(m)"
+        return (f"adjusted for the search (false-coverage rate, Benjamini-Yekutieli): each end at level 1 - R q / m{how} "
+                f"= 1 - {self.significant:,} x {self.fdr:g} / {self.tested:,}{how} = {_level_text(self.adjusted_level)}, "
+                f"so a slice found weak has its whole interval below 0")
+
     def fields_text(self) -> str:
         """Which fields were tested, in words, and the cap on conjunctions (no user text but field names)."""
         from .slice_fields import field_label
 
-        out = f"fields tested ({len(self.fields)}): " + ", ".join(field_label(f) for f in self.fields)
+        tested = [f for f in self.fields if f not in self.untestable_fields]
+        out = f"fields tested ({len(tested)}): " + ", ".join(field_label(f) for f in tested)
         if self.skipped_fields:
             out += "; one value for every question: " + ", ".join(field_label(f) for f in self.skipped_fields)
         if self.untestable_fields:
@@ -288,6 +298,14 @@ class SliceSearch:
         if not self.weak:
             return head + ": no slice is weaker than the rest beyond chance (not enough evidence)"
         return head + f": {len(self.weak)} weak slice(s), {len(self.folded)} more folded under them"
+
+
+def _level_text(level: float) -> str:
+    """99.96 %: enough digits to tell the level from 100 %."""
+    if math.isnan(level):
+        return "-"
+    digits = max(1, min(6, -math.floor(math.log10(max(1e-12, 100 * (1 - level))))))
+    return f"{100 * level:.{digits}f} %"
 
 
 def slice_name(conditions: Sequence[tuple[str, str]]) -> str:

@@ -46,5 +46,5 @@ else:
                 P.flips_section(an, pairs, a, b, state, ctx, questions)
     with all_tab:
         if all_tab.open is not False:
-            P.many_runs(an, runs, state)
+            P.many_runs(ctx, an, runs, state)
     report_panel.report_section(ctx, runs, state)
