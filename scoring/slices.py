@@ -529,7 +529,7 @@ def _enumerate(conds: _Conditions, doc: np.ndarray, min_q: int, min_d: int, max_
         mask = np.zeros(n, dtype=bool)
         mask[conds.members[k]] = True
         masks[k] = mask
-    frontier = [((k,), conds.members[k]) for k in singles]
+    frontier: list[tuple[tuple[int, ...], np.ndarray]] = [((k,), conds.members[k]) for k in singles]
     # the singles of later-ranked fields start at after[field position]
     after = [next((j for j, c in enumerate(singles) if position[conds.field[c]] > p), len(singles)) for p in range(len(chosen))]
     conj = 0
@@ -777,7 +777,7 @@ def run_search(prep: Prepared, progress: Callable[[float, str], object] | None =
     weak = [make(i, tuple(names[j] for j in sorted(under[i], key=lambda j: r["p"][j]))) for i in kept]
     weak.sort(key=lambda s: (-s.guaranteed_excess, s.p, s.name))
     folded = sorted((make(i, under=names[rep[i]]) for i in sig if rep[i] != i), key=lambda s: (s.p, s.name))
-    table = {x: r[x] for x in ("n", "documents", "gap", "se", "df", "p", "score_slice", "score_rest")}
+    table: dict[str, Any] = {x: r[x] for x in ("n", "documents", "gap", "se", "df", "p", "score_slice", "score_rest")}
     table.update(q=q, ci_low=lo, ci_high=hi, adjusted=adjusted, ci_low_named=r["ci_low"], ci_high_named=r["ci_high"],
                  conditions=conditions)
     say(1.0, "done")

@@ -479,8 +479,8 @@ def found_rows(result: SliceSearch, top: int = WEAK_ROWS) -> pd.DataFrame:
     """The top kept slices of a search as report rows: rank, the conditions in words, the gap (pp,
     negative: worse) with its interval adjusted for the search, one-sided p, q, questions, documents,
     excess failures and how many slices each explains."""
-    return pd.DataFrame([{"Rank": str(k), "Slice": s.label, W.INTERVAL: W.interval_text(s), "p": pvalue(s.p),
-                          "q": pvalue(s.q), "Questions": str(s.n), "Documents": str(s.documents),
+    return pd.DataFrame([{"Rank": str(k), "Slice": s.label, W.INTERVAL: W.interval_text(s), "p": W.p_text(s.p),
+                          "q": W.p_text(s.q), "Questions": str(s.n), "Documents": str(s.documents),
                           "Excess failures": f"{s.excess_failures:.1f}", "Explains": str(len(s.explains))}
                          for k, s in enumerate(result.weak[:top], 1)],
                         columns=["Rank", "Slice", W.INTERVAL, "p", "q", "Questions", "Documents", "Excess failures",

@@ -85,9 +85,9 @@ else:
           charts.runs_chart(P.intervals(an, runs), "accuracy"))
     # where A is weak: the finder's answer, as in the report and Compare's "All runs" (one search, one store)
     settings = W.Settings()
-    weak, said = weak_panel.answer(an, saved_panel.questions_with_fields(ctx, [a], with_tags=True), a, "", "accuracy",
-                                   settings, "Finding where A is weak…")
-    slide(2, W.markdown(said), weak_charts.forest(weak, "Accuracy", top=P.WEAK_TOP) if weak is not None and weak.weak else None)
+    weak, weak_said = weak_panel.answer(an, saved_panel.questions_with_fields(ctx, [a], with_tags=True), a, "", "accuracy",
+                                        settings, "Finding where A is weak…")
+    slide(2, W.markdown(weak_said), weak_charts.forest(weak, "Accuracy", top=P.WEAK_TOP) if weak is not None and weak.weak else None)
     flips = C.flip_table(pairs, an.questions)
     f = flips.iloc[0]
     slide(3, f"**{f['only A']}** questions only {md_escape(a)} gets right, **{f['only B']}** only {md_escape(b)}; "
@@ -98,7 +98,7 @@ else:
     slide(4, holds_message(table, C.tested_count(table)),
           charts.delta_chart(table[table["field"].isin([C.OVERALL_FIELD, *fields])], "accuracy", a, b))
     # the finder in pair mode (dashboard/weak): its store is the Weak slices page's, so a search made there is reused
-    found, said = weak_panel.answer(an, saved_panel.questions_with_fields(ctx, [a, b], with_tags=True), a, b, "accuracy",
-                                    settings, "Finding where A lost more to B…")
-    slide(5, W.markdown(said), weak_charts.forest(found, "Accuracy", top=P.WEAK_TOP) if found is not None and found.weak else None)
+    found, found_said = weak_panel.answer(an, saved_panel.questions_with_fields(ctx, [a, b], with_tags=True), a, b,
+                                          "accuracy", settings, "Finding where A lost more to B…")
+    slide(5, W.markdown(found_said), weak_charts.forest(found, "Accuracy", top=P.WEAK_TOP) if found is not None and found.weak else None)
     st.page_link("views/compare.py", label="Leave the presentation", icon=":material/close:")

@@ -184,7 +184,7 @@ def table(found: SliceSearch, run: str, baseline: str = "", saved: Mapping[str, 
     percentage points (negative: worse) with its interval adjusted for the search, p, q, questions,
     documents, excess failures, how many significant slices each explains, and its explorer link."""
     rows = [{"Rank": k, "Conditions": [describe_condition(f, v) for f, v in s.conditions], INTERVAL: interval_text(s),
-             "p (one-sided)": s.p, "q": s.q, "Questions": s.n, "Documents": s.documents, "Gap (pp)": s.gap * 100,
+             "p (one-sided)": max(s.p, P_FLOOR), "q": max(s.q, P_FLOOR), "Questions": s.n, "Documents": s.documents, "Gap (pp)": s.gap * 100,
              "Excess failures": s.excess_failures, "Explains": len(s.explains),
              "Open in explorer": explorer_link(run, s.conditions, baseline, saved, found)} for k, s in enumerate(found.weak, 1)]
     return pd.DataFrame(rows, columns=TABLE_COLUMNS)
@@ -275,7 +275,7 @@ def sentence(found: SliceSearch, run: str, metric_label: str, baseline: str = ""
         head = [(run, True), (" is weakest on ", False), (first.label, True),
                 (f": {100 * first.score_slice:.1f} % {metric_label} on {first.n:,} questions in {first.documents:,} "
                  f"{unit}s against {100 * first.score_rest:.1f} % on the rest", False)]
-    head.append((f", a gap of {pp(first.gap)} pp ({_interval_words(first)}; q {_q_text(first.q)})", False))
+    head.append((f", a gap of {pp(first.gap)} pp ({_interval_words(first)}; q {p_text(first.q)})", False))
     rest = found.weak[1:top]
     if rest:
         head.append(("; then ", False))
@@ -300,8 +300,13 @@ def _interval_words(s: Slice) -> str:
     return f"{pp(s.ci_low)} to {pp(s.ci_high)}, 95 % interval by document of a slice named in advance"
 
 
-def _q_text(q: float) -> str:
-    return "< 1e-16" if q < 1e-16 else f"{q:.2g}"
+P_FLOOR = 1e-300  # a p or q that underflowed to 0 is shown as below this, never as 0
+
+
+def p_text(p: float) -> str:
+    """A p or q as every page and the report write it: two significant digits ("1.8e-16", "0.032"),
+    "< 1e-300" for one that underflowed to 0."""
+    return f"< {P_FLOOR:g}" if p < P_FLOOR else f"{p:.2g}"
 
 
 def markdown(parts: Parts) -> str:

@@ -151,12 +151,12 @@ def found(an, run: str, baseline: str, metric: str, settings: W.Settings, questi
 
 def table_config() -> dict:
     """The weak-slice table's columns as every page shows them: p and q right after the interval, so
-    they stay in view at 1,400 px (the conditions' chips wrap in a medium column)."""
+    they stay in view at 1,400 px (fixed widths: the table scrolls sideways for the rest)."""
     return {
         "Rank": st.column_config.NumberColumn("#", width=40),
-        "Conditions": st.column_config.ListColumn("Conditions", width="medium",
+        "Conditions": st.column_config.ListColumn("Conditions", width=320,
                                                   help="a question is in the slice when every condition holds"),
-        W.INTERVAL: st.column_config.TextColumn(W.INTERVAL, width="medium", help=W.INTERVAL_HELP),
+        W.INTERVAL: st.column_config.TextColumn("Gap [adjusted interval] (pp)", width=190, help=W.INTERVAL_HELP),
         "p (one-sided)": st.column_config.NumberColumn("p", format="%.2g", width=70,
                                                        help="one-sided: the slice is weaker than the rest"),
         "q": st.column_config.NumberColumn(format="%.2g", width=70,
