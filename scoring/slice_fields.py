@@ -12,9 +12,11 @@ What is a field
 ---------------
 1. The benchmark's breakdowns: split, reasoning_type, evidence_source (multi-valued), answer_format,
    domain, difficulty, doc_type; page_category (multi-valued) when the gold carries it.
-2. Document length and evidence position (`length_bucket`, `evidence_position`) when page counts
-   are known (the dashboard reads them from the documents; the command line from documents.jsonl
-   beside the gold files, `page_counts_beside`).
+2. Document length and evidence position (`length_bucket`, `evidence_position`) when the benchmark's
+   documents.jsonl declares page counts -- the command line reads it beside the gold files
+   (`page_counts_beside`), the dashboard from its workspace (`Analysis.declared_pages`): the page counts
+   both can read, so both list the same fields (the dashboard's overview also counts a PDF's pages;
+   the command line reads no PDF). Without them both name the two fields as left out.
 3. Every other gold metadata key holding a scalar:
    - numbers (every value an int or a float, not a boolean) are cut into at most NUMERIC_BINS ranges
      of about equal numbers of questions, labelled by the values they hold ("3–5"; "3" when a range
@@ -118,7 +120,8 @@ def question_position(q: GoldQuestion, page_counts: Mapping[str, int | None]) ->
 
 def page_counts_beside(gold_paths: Iterable[str | Path]) -> dict[str, int | None] | None:
     """Page counts from documents.jsonl in the folder of the first gold file (None when there is
-    none, or it names no page count): what the command line knows of document length."""
+    none, or it names no page count): what the command line knows of document length, and what
+    the dashboard's finder uses too (`Analysis.declared_pages`)."""
     from .loaders import load_documents
 
     for path in gold_paths:
@@ -235,13 +238,16 @@ def slice_fields(gold: Sequence[GoldQuestion], page_counts: Mapping[str, int | N
         "difficulty": [q.meta("difficulty") for q in gold],
         "doc_type": [q.meta("doc_type") for q in gold],
     }
-    if page_counts is not None:
+    no_pages: dict[str, str] = {}
+    if page_counts and any(page_counts.values()):
         cols[LENGTH] = [length_bucket(context_pages(q, page_counts)) for q in gold]
         cols[POSITION] = [question_position(q, page_counts) for q in gold]
+    else:
+        no_pages = {LENGTH: "no page counts in documents.jsonl", POSITION: "no page counts in documents.jsonl"}
     if any(PAGE_CATEGORY in q.metadata for q in gold):
         cols[PAGE_CATEGORY] = [tuple(v) if isinstance(v := q.metadata.get(PAGE_CATEGORY), (list, tuple)) else
                                (v if v else ()) for q in gold]
-    out = FieldSet(cols)
+    out = FieldSet(cols, left_out=no_pages)
     if metadata:
         keys = dict.fromkeys(k for q in gold for k in q.metadata
                              if k not in STANDARD_METADATA and k != PAGE_CATEGORY)

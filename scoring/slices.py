@@ -34,7 +34,8 @@ choice does not look at where the run is weak) -- the best-ranked combinations f
 stops at `max_slices` (MAX_CONJUNCTIONS, 20,000) conjunctions or `max_members` (MAX_MEMBERS) questions
 held by all candidates together. `SliceSearch.fields_text()` names the fields tested, those left out
 of conjunctions and what a cap stopped; the scan runs over chunks of SCAN_CHUNK positions. At 20,000
-questions this bounds a search to about 1.5 CPU-s and 450 MB (bench/bench_slices.py, 8 to 200 fields).
+questions this bounds a search to about 1.5 CPU-s and 300 MB of peak RSS (bench/bench_slices.py, 8 to 200
+fields).
 
 The test (one slice)
 --------------------

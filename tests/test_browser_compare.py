@@ -107,6 +107,14 @@ def test_compare_slice_flip_question_and_presentation(server, browser):
     page.locator(".js-plotly-plot .scatterlayer .point").first.wait_for()
     check_clean(page, errors, log, "many runs on the campaign")
     shot(page, "compare-03b-many-runs-campaign.png")
+    # p and q stay in view at 1,400 px: the columns up to q fit in the table's width without scrolling sideways
+    from dashboard.weak import panel as weak_panel
+
+    widths = {k: c["width"] for k, c in weak_panel.table_config().items()}
+    upto_q = weak_panel.SHOWN[:weak_panel.SHOWN.index("q") + 1]
+    assert all(isinstance(widths[c], int) for c in upto_q)
+    grid = page.locator('[data-testid="stDataFrame"]').first.bounding_box()  # the weak-slice table (then the ranks)
+    assert grid and sum(widths[c] for c in upto_q) <= grid["width"], (grid, upto_q)
     points = page.locator(".js-plotly-plot .scatterlayer .point")
     ranks = points.evaluate_all("""els => els.map(el => {
         const gd = el.closest('.js-plotly-plot'); const c = gd.data[0].customdata[el.__data__.i]; return c[c.length - 1]; })""")

@@ -212,7 +212,7 @@ def test_where_a_run_is_weakest_is_the_finders_answer_on_the_campaign_sample():
 
     ws, an, names = report.load(SAMPLE / "campaign", ["vision-13b", "ckpt-0520"])
     page = report.build_report(an, names, workspace=ws, settings=report.C.Settings(resamples=200))
-    found = W.search(W.inputs(an.questions, an.scores, an.gold, "vision-13b", "accuracy", "", an.page_counts), W.Settings())
+    found = W.search(W.inputs(an.questions, an.scores, an.gold, "vision-13b", "accuracy", "", an.declared_pages), W.Settings())
     top = found.weak[0]
     assert top.label == "Reasoning type: counting & Evidence source: Chart" and top.gap < 0 and top.adjusted
     section = page.split("Where vision-13b is weakest</h2>", 1)[1].split("</section>", 1)[0]

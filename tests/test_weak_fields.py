@@ -41,10 +41,11 @@ def test_numeric_metadata_becomes_ranges_and_ids_and_free_text_are_left_out():
     assert fs.raw_values("meta.evidence_page_count", "7–8") == ["7", "8"]  # the explorer filters on these
     assert field_label("meta.evidence_page_count") == "Evidence pages"
     assert describe([("answer_format", "Int"), ("meta.evidence_page_count", "3–4")]) == "Answer format: Int & Evidence pages: 3–4"
-    assert fs.left_out == {"meta.position": "every question its own value", "meta.answer": "every question its own value"}
+    assert {k: v for k, v in fs.left_out.items() if k.startswith("meta.")} == {
+        "meta.position": "every question its own value", "meta.answer": "every question its own value"}
     assert set(fs.columns["meta.is_unanswerable"]) == {"True", "False"}
     assert "meta.evidence_pages" not in fs.columns and "meta.evidence_pages" not in fs.left_out  # a list: no label
-    assert "length" not in fs.columns  # no page counts: no length, no position
+    assert "length" not in fs.columns and fs.left_out["length"] == "no page counts in documents.jsonl"  # said, on both
     with_pages = slice_fields(gold, {"d1": 30})
     assert set(with_pages.columns["length"]) == {"11–50 pages"} and set(with_pages.columns["position"]) == {"first third"}
     labels, raw = numeric_ranges([1, 1, 2, None, 3])
@@ -92,7 +93,7 @@ def campaign_answer():
     from dashboard.report import build as report
 
     ws, an, names = report.load(CAMPAIGN, ["vision-13b", "ckpt-0520"])
-    found = W.search(W.inputs(an.questions, an.scores, an.gold, "vision-13b", "accuracy", "", an.page_counts), W.Settings())
+    found = W.search(W.inputs(an.questions, an.scores, an.gold, "vision-13b", "accuracy", "", an.declared_pages), W.Settings())
     page = report.build_report(an, names, workspace=ws, settings=report.C.Settings(resamples=200))
     return found, page
 

@@ -1,7 +1,9 @@
 """The Weak slices page through AppTest: on a generated benchmark with one planted weakness the search,
-run on request, ranks that slice first with its interval, documents and q, draws the forest plot,
-folds the slices it explains, and links to exactly its questions in the explorer; on the mini
-benchmark (ten questions) nothing can be tested and the page says there is not enough evidence."""
+run on request, ranks that slice first -- in words, with its gap, its interval adjusted for the search
+(wider than the one-slice test's, wholly below 0), documents and q -- draws the forest plot, folds the
+slices it explains, and links to exactly its questions in the explorer; a benchmark with fewer documents
+than a slice needs says so at once ("each slice needs 20 documents; this benchmark has 6") and offers
+the campaign sample."""
 
 from __future__ import annotations
 

@@ -559,7 +559,9 @@ class Analysis:
     _run_codes: tuple[np.ndarray, list[str]] | None = None  # each score row's run as a code (score_run_codes)
     _bounds: dict[str, tuple[int, int]] | bool | None = None  # memo of `_run_bounds` (False: not consecutive)
     gold: dict[str, GoldQuestion] = field(default_factory=dict)  # question id -> its gold (benchmark_acc_f1)
-    page_counts: dict[str, int | None] = field(default_factory=dict)  # document id -> pages (the finder's fields)
+    # document id -> pages as documents.jsonl declares them: the finder's length and position, as the command
+    # line reads them (scoring/slice_fields.py); the question frame's columns also count a PDF's pages
+    declared_pages: dict[str, int | None] = field(default_factory=dict)
     _joins: dict[str, Join] | None = None  # memo of `joins`
     _field_options: dict[str, list[str]] | None = None  # memo of `field_options`
     _later: Callable[[], tuple[pd.DataFrame, np.ndarray | None]] | None = None  # builds `scores` when first asked
@@ -568,7 +570,7 @@ class Analysis:
 
     @classmethod
     def build(cls, runs: list[Run], gold: list[GoldQuestion], page_counts: dict[str, int | None],
-              profile: str | Profile | None = None) -> Analysis:
+              profile: str | Profile | None = None, declared_pages: dict[str, int | None] | None = None) -> Analysis:
         """`profile`: the one in force, which reads the runs of official scores (`score_frame`).
         The question and score frames are built when first asked for (`questions`, `scores`): the
         leaderboard, drawn first, reads the runs' own columns and the gold's ids, and at 200 runs x
@@ -576,7 +578,8 @@ class Analysis:
         # one frame for both (built under the analysis's lock); the closures do not hold the analysis,
         # which is freed by reference counting once its cache entry goes (gc.freeze: no cycle is collected)
         questions_of = functools.cache(lambda: question_frame(gold, page_counts))
-        return cls(runs, None, None, gold={q.qid: q for q in gold}, page_counts=dict(page_counts), _later_questions=questions_of,
+        return cls(runs, None, None, gold={q.qid: q for q in gold}, declared_pages=dict(declared_pages or {}),
+                   _later_questions=questions_of,
                    _later=lambda: score_frame_at(runs, set(questions_of().index), profile, questions_of().index))
 
     @property

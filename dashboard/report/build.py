@@ -121,7 +121,7 @@ def load(benchmark: Path, runs: Sequence[str], profile: str = DEFAULT_PROFILE,
         else:
             rows = official[name]
             chosen.append(Run(name, OFFICIAL, ws.label(rows[0].file), None, rows))
-    return ws, Analysis.build(chosen, ws.gold.items, ws.page_counts, profile), names
+    return ws, Analysis.build(chosen, ws.gold.items, ws.page_counts, profile, ws.declared_pages()), names
 
 
 def pick_pair(runs: list[str], baseline: str | None) -> tuple[str | None, str | None]:
@@ -472,7 +472,7 @@ def _flips(an: Analysis, pairs: pd.DataFrame, a: str, b: str, settings: C.Settin
 
 def search_of(an: Analysis, questions: pd.DataFrame, run: str, baseline: str = "") -> SliceSearch:
     """The finder (dashboard.weak.frames.search, default settings) on one run, or in pair mode."""
-    return W.search(W.inputs(questions, an.scores, an.gold, run, "accuracy", baseline, an.page_counts), W.Settings())
+    return W.search(W.inputs(questions, an.scores, an.gold, run, "accuracy", baseline, an.declared_pages), W.Settings())
 
 
 def found_rows(result: SliceSearch, top: int = WEAK_ROWS) -> pd.DataFrame:
@@ -498,7 +498,7 @@ def _weakest(an: Analysis, questions: pd.DataFrame, a: str, b: str | None, searc
     weak: list[tuple[str, list[str], float]] = []
     for run, base, title in ((a, "", f"Where {a} is weaker than on its other questions"),
                              *(((a, b, f"Where {a} lost more to {b} than elsewhere"),) if b else ())):
-        data = W.inputs(questions, an.scores, an.gold, run, "accuracy", base, an.page_counts)
+        data = W.inputs(questions, an.scores, an.gold, run, "accuracy", base, an.declared_pages)
         part: dict = {"title": title, "sentence": [], "settings": "", "chart": None, "table": None}
         parts.append(part)
         small = W.too_small(data, W.Settings())

@@ -1,5 +1,6 @@
 """Compare runs: run A against baseline B (deltas with intervals, flips, questions side by side), and
-all runs (a run's weakest slices, ranks per slice). The stakeholder report is built from here."""
+all runs (where a run is weakest -- the weak-slice finder's answer -- and ranks per slice). The
+stakeholder report is built from here."""
 
 import streamlit as st
 
