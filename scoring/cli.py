@@ -90,6 +90,11 @@ def main(argv: list[str] | None = None, *, exit_when_done: bool = False) -> int:
     if mmlongbench_cli.wants(sys.argv[1:] if argv is None else argv):
         return mmlongbench_cli.main(argv)
     args = build_parser().parse_args(argv)
+    missing = [p for p in args.predictions if not os.path.lexists(p)]
+    for p in missing:  # said first: before the gold is read (whose own absence would be all that is said)
+        print(f"ERROR: no such file: {p}", file=sys.stderr)
+    if missing:
+        return 1
     if gate.wants(args):  # the weak-slice finder and the regression gate (scoring/gate.py)
         return gate.run(args)
     # no reference cycles are made between loading and writing: the collector stays off for the

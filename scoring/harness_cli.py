@@ -27,7 +27,6 @@ codes as on XL-DocBench."""
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import math
 import sys
@@ -41,6 +40,7 @@ from .gate import option_values
 from .harness import HARNESS_SCORING_PROFILES, SLICE_FIELDS, Rescored, own_profile, rescore, sensitivity
 from .problems import Problem, summarise
 from .profiles import HARNESS_PROFILE_NAMES, signature
+from .writers import write_csv
 
 __all__ = ["wants", "main", "CSV_COLUMNS", "join_mmlongbench", "join_docvqa"]
 
@@ -93,7 +93,10 @@ def _open(value: str) -> SourceLoad | None:
     if not path.exists() and not path.is_symlink():
         print(f"ERROR: {value}: no such file or folder", file=sys.stderr)
         return None
-    src = formats.open_source(path)
+    said: list[int] = []
+    src = formats.open_source(path, progress=_progress(value, sys.stderr, said))
+    if said:
+        print(file=sys.stderr)  # the progress line ended
     if src is None:
         print(f"ERROR: {value}: not a harness output this reader knows (lmms-eval, VLMEvalKit, LongDocURL)", file=sys.stderr)
     return src
@@ -148,6 +151,19 @@ def _rescore_all(args: argparse.Namespace) -> int:
             print(f"Ranks on {move['task']} by {move['key']} move: " + ", ".join(
                 f"{name} {before[name]} -> {k + 1}" for k, name in enumerate(move["recomputed"]) if before[name] != k + 1))
     return 0
+
+
+def _progress(value: str, err: Any, said: list[int]) -> Any:
+    """A long listing of a folder said on a terminal, on one line ("listing outputs/: 60,000 entries"),
+    else nothing; `said` receives the counts said."""
+    if not getattr(err, "isatty", lambda: False)():
+        return None
+
+    def say(count: int, where: str) -> None:
+        said.append(count)
+        print(f"\rlisting {value}: {count:,} entries", end="", file=err, flush=True)
+
+    return say
 
 
 def _clean(value: Any) -> Any:
@@ -259,19 +275,16 @@ def ranks(results: list[Rescored]) -> list[dict[str, Any]]:
     return out
 
 
-def _cell(value: float | None) -> str:
-    return "" if value is None else repr(float(value))
+def _cell(value: float | None) -> float | str:
+    """A score as a number (the CSV writes its repr), or an empty cell."""
+    return "" if value is None else float(value)
 
 
 def _write_csv(path: Path, results: list[Rescored]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "w", encoding="utf-8", newline="") as fh:
-        w = csv.writer(fh)
-        w.writerow(CSV_COLUMNS)
-        for r in results:
-            for x in r.rows:
-                w.writerow([r.run.name, r.run.task, x.qid, x.filter, _cell(x.official), _cell(x.score), x.prediction, x.gold,
-                            x.file, "" if x.line is None else x.line, x.note, x.reason])
+        write_csv(fh, ([r.run.name, r.run.task, x.qid, x.filter, _cell(x.official), _cell(x.score), x.prediction, x.gold,
+                        x.file, "" if x.line is None else x.line, x.note, x.reason] for r in results for x in r.rows), CSV_COLUMNS)
 
 
 def _print_run(r: Rescored) -> None:

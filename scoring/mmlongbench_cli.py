@@ -29,7 +29,6 @@ exit 1 with `ERROR: …` when no gold question or no prediction could be loaded.
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import math
 import sys
@@ -57,6 +56,7 @@ from .model import GoldQuestion
 from .problems import summarise
 from .profiles import MMLONGBENCH_PROFILE, get_profile
 from .text import to_str
+from .writers import write_csv
 
 __all__ = ["QUESTION_CSV_COLUMNS", "wants", "main", "score_file", "question_rows", "report"]
 
@@ -225,10 +225,7 @@ def _write_outputs(args: argparse.Namespace, run: RunResult, res: ResultsLoad, g
     if table:
         table.parent.mkdir(parents=True, exist_ok=True)
         with open(table, "w", encoding="utf-8", newline="") as fh:
-            writer = csv.writer(fh)
-            writer.writerow(QUESTION_CSV_COLUMNS)
-            for row in question_rows(run, res):
-                writer.writerow([row[c] for c in QUESTION_CSV_COLUMNS])
+            write_csv(fh, ([row[c] for c in QUESTION_CSV_COLUMNS] for row in question_rows(run, res)), QUESTION_CSV_COLUMNS)
     out = _path(args.output, res.run, ".json", several)
     if out:
         out.parent.mkdir(parents=True, exist_ok=True)
@@ -236,9 +233,10 @@ def _write_outputs(args: argparse.Namespace, run: RunResult, res: ResultsLoad, g
             fh.write(json.dumps(report(run, res, gold), ensure_ascii=False, indent=2) + "\n")
 
 
-def _cell(value: Any) -> str:
-    """A JSON value as one CSV cell: text as it is, anything else as JSON."""
-    if isinstance(value, str):
+def _cell(value: Any) -> Any:
+    """A JSON value as one CSV cell: text as it is, a whole or finite number as a number (the CSV
+    writes its JSON digits, and it stays a number for writers.safe_cell), anything else as JSON."""
+    if isinstance(value, str) or type(value) is int or type(value) is float and math.isfinite(value):
         return value
     return json.dumps(value, ensure_ascii=False)
 

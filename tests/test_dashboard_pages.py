@@ -108,7 +108,7 @@ def test_question_explorer_deep_link_filters_and_detail(open_app, mini_bench):
     assert "12 15" in codes and "<script>alert(1)</script> ![x](http://example.org/x.png)" in codes
     assert not any("<script>" in m.value or "![x]" in m.value for m in at.markdown)
     trace = at.dataframe[1].value.set_index("Step")["Value"]
-    assert trace["Rule that decided"] == "numeric_tolerance"
+    assert trace["Rule that decided"] == "Numbers compared (relative error)"  # the rule in words (numeric_tolerance)
     assert trace["Number read from the prediction"] == "1215 → 1215"
     q6 = alpha[Q(6)]
     assert [m.value for m in at.metric][:3] == [f"{100 * q6.accuracy:.1f}%", f"{100 * q6.token_f1:.1f}%", f"{100 * q6.anls:.1f}%"]

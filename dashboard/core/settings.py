@@ -28,10 +28,21 @@ DATABASE_URL = Setting("LENS_DATABASE_URL", "annotations.sqlite3 in LENS_DATA_DI
 
 OCR_BUDGET = Setting("LENS_OCR_BUDGET_S", "120",
                      "seconds of OCR one page may take before it is abandoned (its worker killed) and named on the page")
+ADDRESS = Setting("LENS_ADDRESS", "127.0.0.1",
+                  "the address `docbench-lens` has the server listen on, as `--address`: 127.0.0.1 is this machine alone; "
+                  "for a team, a private interface's address that only its proxy reaches (`streamlit run` takes "
+                  "`--server.address`)")
 
-SETTINGS = (BENCHMARK, RUNS, SCORES, DATA_ROOTS, CACHE_DIR, DATA_DIR, DATABASE_URL, OCR_BUDGET, *ENGINE_SETTINGS)
+SETTINGS = (BENCHMARK, RUNS, SCORES, DATA_ROOTS, CACHE_DIR, DATA_DIR, DATABASE_URL, OCR_BUDGET, ADDRESS,
+            *ENGINE_SETTINGS)
 
 OCR_BUDGET_DEFAULT_S = 120.0
+LOOPBACK = "127.0.0.1"  # where the server listens unless told otherwise: nobody else on the network reaches it
+
+
+def address(environ: Mapping[str, str] | None = None) -> str:
+    """$LENS_ADDRESS (spaces around it dropped), else 127.0.0.1."""
+    return ADDRESS.value(environ).strip() or LOOPBACK
 
 
 def ocr_budget_s(environ: Mapping[str, str] | None = None) -> float:

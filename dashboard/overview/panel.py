@@ -59,7 +59,9 @@ RATE_COLUMNS = {  # run_rates column -> (header, help)
     "answer_only_on_other_page": ("Wrong page", "Share of the searched answers found only on pages that are not "
                                   "evidence pages"),
     "answer_not_in_document": ("Not in the document", "Share of the searched answers not found verbatim in the "
-                               "document: invented, or computed from it"),
+                               "document although its gold is written there: likely invented"),
+    "answer_computed": ("Computed from the page", "Share of the searched answers not written in the document whose "
+                        "gold is not written there either: computed from what the page shows"),
     "answer_found_no_evidence_page": ("Found (no evidence page named)", "Share of the searched answers found in a "
                                       "document whose gold names no evidence page (as DocVQA's)"),
 }
@@ -487,7 +489,10 @@ def answer_locations(ctx: Context, runs: list[str], marked: set[str], later: Lat
     an = ctx.analysis
     st.subheader("Where the answers are")
     pairs = len(ctx.workspace.gold.items) * len(an.runs)
-    if pairs > grounding.AUTO_PAIRS and not st.session_state.get(EVIDENCE_ON):
+    from dashboard.evidence.locate_panel import under_way
+
+    # a job already running for this data (started before a reload, or by another session) is shown, not offered again
+    if pairs > grounding.AUTO_PAIRS and not st.session_state.get(EVIDENCE_ON) and not under_way(ctx):
         st.caption(f"Finding each answer in its documents means searching the whole documents for {pairs:,} "
                    "question × run pairs: on long documents that takes a while the first time (then it is kept). It "
                    "runs in the background, the documents of the charted runs' questions first, with what is left.")
@@ -551,8 +556,8 @@ def located_answers(ctx: Context, runs: list[str], marked: set[str], later: Late
     config |= {c: st.column_config.NumberColumn(h, format=PCT, help=t) for c, (h, t) in RATE_COLUMNS.items()}
     st.dataframe(shown, hide_index=True, width="stretch", column_config=config,
                  height=ROW_PX * (min(len(shown), BOARD_ROWS) + 1) + 3)
-    st.caption("Page precision and recall: the pages a run cites against the gold evidence pages (None: the run "
-               "cites no page; grounding None: no gold or no cited boxes). Rates of the answer's location: over the "
+    st.caption("Page precision and recall: the pages a run cites against the gold evidence pages (empty: the run "
+               "cites no page; grounding empty: no gold or no cited boxes). Rates of the answer's location: over the "
                "answers searched. The Evidence page shows each question's pages with the boxes.")
     with st.expander("Open answers by location without the mouse", icon=":material/keyboard:"):
         c1, c2 = st.columns(2)
