@@ -52,7 +52,7 @@ def reference(bench: Path) -> tuple[Workspace, str, Analysis]:
     """(workspace, profile, Analysis): today's in-memory numbers for the benchmark."""
     ws = load_workspace(Sources(bench.absolute()))
     profile = benchmark_profile(ws)
-    return ws, profile, Analysis.build(app_runs(ws, profile), ws.gold.items, ws.page_counts, profile)
+    return ws, profile, Analysis.build(app_runs(ws, profile), ws.gold.items, ws.page_counts, profile, ws.declared_pages())
 
 
 def args(bench: Path, **kw) -> argparse.Namespace:

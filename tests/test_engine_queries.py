@@ -19,8 +19,8 @@ from dashboard.weak import frames as W
 from engine_kit import SAMPLE, embedded, generated_campaign, ingest_all, reference
 from scoring.engine import queries as Q
 from scoring.registry import METRICS
-from scoring.slices import _condition_masks, find_weak_slices
-from scoring.stats import sign_flip_p
+from scoring.slices import _condition_members, find_weak_slices
+from scoring.stats import paired_by_document, sign_flip_p
 
 DATASETS = ["sample", "campaign", "generated", "mmlongbench", "docvqa", "lmms-eval", "vlmevalkit"]
 
@@ -111,7 +111,7 @@ def test_the_document_sums_are_what_the_document_bootstrap_resamples(world):
         for m in METRICS:
             d = pairs[f"{m}_a"].to_numpy(float) - pairs[f"{m}_b"].to_numpy(float)
             assert np.allclose(got[m], np.bincount(codes, weights=d), rtol=0, atol=1e-9), (name, a, b, m)
-            p = C.paired_by_document(pairs[f"{m}_a"].to_numpy(float), pairs[f"{m}_b"].to_numpy(float),
+            p = paired_by_document(pairs[f"{m}_a"].to_numpy(float), pairs[f"{m}_b"].to_numpy(float),
                                      C.clusters_at(*C.cluster_codes(an.questions, pairs.index), np.arange(len(pairs))),
                                      resamples=2_000).p
             assert sign_flip_p(got[m], resamples=2_000)[0] == pytest.approx(p, abs=1e-12), (name, a, b, m)
@@ -120,18 +120,22 @@ def test_the_document_sums_are_what_the_document_bootstrap_resamples(world):
 
 
 def test_the_finders_candidate_counts_equal_the_finders(world):
+    """Per condition field = value of the fields the finder lists (dashboard.weak.frames.inputs, as the
+    Weak slices page calls it: scoring.slice_fields on declared page counts), the questions and
+    documents, and how many single conditions the finder tests -- from the engine's summaries."""
     name, an, con, key, ids = world
     for run in [r.name for r in an.runs][:3]:
-        data = W.inputs(an.questions, an.scores, an.gold, run, "accuracy")
-        fields = {f: v for f, v in data.fields.items() if not f.startswith(META)}
-        order = np.argsort(data.clusters.codes, kind="stable")
-        conds, kept, skipped = _condition_masks(fields, order)
+        data = W.inputs(an.questions, an.scores, an.gold, run, "accuracy", page_counts=an.declared_pages)
+        fields = {f: v for f, v in data.fields.columns.items() if not f.startswith(META)}
         got = Q.finder_counts(con, ids[run])
+        assert sorted(got["fields"]) == sorted(fields), (name, run)  # the same fields, the meta.* keys aside
+        order = np.argsort(data.clusters.codes, kind="stable")
+        conds = _condition_members(fields, order)
         assert got["questions"] == len(data.outcome) and got["documents"] == data.clusters.units, (name, run)
         doc = data.clusters.codes[order]
-        want = {(f, v): (int(mask.sum()), int(np.unique(doc[mask]).size)) for f, v, mask in conds}
+        want = {(f, v): (int(m.size), int(np.unique(doc[m]).size)) for f, v, m in zip(conds.field, conds.value, conds.members)}
         assert {(c["field"], c["label"]): (c["questions"], c["documents"]) for c in got["conditions"]} == want, (name, run)
-        assert sorted(got["skipped_fields"]) == sorted(set(skipped) | (set(Q.FINDER_FIELDS) - set(fields))), (name, run)
+        assert sorted(got["skipped_fields"]) == sorted(conds.skipped), (name, run)
         found = find_weak_slices(data.outcome, fields, data.clusters, max_conditions=1)
         assert got["candidates"] == found.tested and got["min_questions"] == found.min_questions, (name, run)
 

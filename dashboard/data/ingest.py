@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from dashboard.core.analysis import LENGTH_BUCKETS, LONGEST, POSITIONS, UNKNOWN, question_frame
+from dashboard.core.analysis import question_frame
 from dashboard.core.digests import file_sha256
 from dashboard.core.paths import Sources
 from dashboard.core.runs import column_run
@@ -33,6 +33,7 @@ from scoring.evaluate import RunResult
 from scoring.problems import ERROR, Problem, summarise
 from scoring.profiles import DEFAULT_PROFILE, HARNESS_PROFILES, MMLONGBENCH_PROFILE, get_profile, signature
 from scoring.runner import assemble, score_runs
+from scoring.slice_fields import LENGTH_BUCKETS, LONGEST, POSITIONS, UNKNOWN, slice_fields
 
 __all__ = ["main", "load", "questions_of", "benchmark_profile", "scored_result"]
 
@@ -58,10 +59,12 @@ def benchmark_profile(ws: Workspace) -> str:
 
 
 def questions_of(ws: Workspace, name: str = "") -> Questions:
-    """The workspace's questions as the engine codes them (the question frame's length and position bins)."""
+    """The workspace's questions as the engine codes them (the question frame's length and position bins;
+    the fields the weak-slice finder lists alike, `Questions.finder_fields`)."""
     frame = question_frame(ws.gold.items, ws.page_counts)
     extra = {f: frame[f].tolist() for f in ("length", "position") if f in frame.columns}
-    return Questions.from_gold(ws.gold.items, name=name, extra=extra, vocab=VOCABULARIES)
+    finder = slice_fields(ws.gold.items, ws.declared_pages(), metadata=False).columns  # as the Weak slices page lists them
+    return Questions.from_gold(ws.gold.items, name=name, extra=extra, vocab=VOCABULARIES, finder=finder)
 
 
 def _under(path: Path, targets: Sequence[Path]) -> bool:

@@ -44,7 +44,7 @@ from scoring.stats import document_clusters
 from .connection import WAIT_S, Engine, EngineError
 from .queries import runs as listed
 from .queries import version_of
-from .schema import FIELDS, LIST_FIELDS, OFFICIAL, OVERALL, RECOMPUTED, SCALAR_FIELDS, TABLES
+from .schema import FIELDS, FINDER_FIELDS, LIST_FIELDS, OFFICIAL, OVERALL, RECOMPUTED, SCALAR_FIELDS, TABLES
 
 __all__ = ["Questions", "ScoredRun", "Outcome", "ingest", "remove", "RECOMPUTED", "OFFICIAL", "UNKNOWN",
            "MAX_LABELS", "OFFICIAL_SIGNATURE", "before_commit", "Candidate", "identity_of", "known_identities", "RunNotFound"]
@@ -80,6 +80,24 @@ def _labels(value: Any, field_name: str) -> list[str]:
     return [UNKNOWN if value is None or (isinstance(value, float) and value != value) else str(value)]
 
 
+def _finder_labels(v: Any) -> frozenset[str]:
+    """The labels the finder reads in a value (scoring.slices: None none, a list its distinct items)."""
+    if v is None:
+        return frozenset()
+    if isinstance(v, (list, tuple, set, frozenset)):
+        return frozenset(str(x) for x in v if x is not None)
+    return frozenset((str(v),))
+
+
+def _same_labels(values: Sequence[Any], codes: Any, names: list[str]) -> bool:
+    """Whether the finder's values give every question the labels the codes give it."""
+    if len(values) != len(codes):
+        return False
+    if isinstance(codes, list):
+        return all(_finder_labels(v) == frozenset(names[c] for c in cs.tolist()) for v, cs in zip(values, codes))
+    return all(_finder_labels(v) == frozenset((names[c],)) for v, c in zip(values, codes.tolist()))
+
+
 @dataclass
 class Questions:
     """A benchmark's questions in gold order, as the engine stores them: ids, texts, gold answers, the
@@ -97,6 +115,7 @@ class Questions:
     unit: str  # "document", or "question" when no question names a document
     dictionary: dict[str, list[str]]
     codes: dict[str, Any]
+    finder_fields: tuple[str, ...] = ()  # the coded fields the finder lists with the same labels (FINDER_FIELDS)
     _lists: dict[str, pa.ListArray] = field(default_factory=dict, repr=False)
 
     def __len__(self) -> int:
@@ -111,12 +130,16 @@ class Questions:
 
     @classmethod
     def from_gold(cls, gold: Sequence[GoldQuestion], *, name: str = "", extra: Mapping[str, Sequence[Any]] | None = None,
-                  vocab: Mapping[str, Sequence[str]] | None = None) -> Questions:
+                  vocab: Mapping[str, Sequence[str]] | None = None,
+                  finder: Mapping[str, Sequence[Any]] | None = None) -> Questions:
         """The questions of `gold`, their fields from scoring.slices.question_fields (with `extra`: the
         dashboard's document length and evidence position, one value per question) and DocVQA's
         question types. `vocab`: every label a field may take (length, position: their fixed bins),
         so that its codes do not depend on which of them occur. The key hashes what the scores
-        depend on and the gold-derived labels: the same gold, the same key, the same codes."""
+        depend on and the gold-derived labels: the same gold, the same key, the same codes.
+        `finder`: the weak-slice finder's fields (scoring.slice_fields.slice_fields(...).columns):
+        the coded fields it lists with the same labels per question are `finder_fields` (its length
+        and position rest on declared page counts only, and may be absent or other)."""
         extra = dict(extra or {})
         values = question_fields(gold, {k: v for k, v in extra.items() if k in FIELDS})
         if any(q.question_types for q in gold):
@@ -139,13 +162,15 @@ class Questions:
                 codes[f] = [np.fromiter((index[lab] for lab in labs), np.int16, len(labs)) for labs in per]
             else:
                 codes[f] = np.fromiter((index[labs[0]] for labs in per), np.int16, len(per))
+        finder_fields = tuple(f for f in FINDER_FIELDS if f in codes and (
+            finder is None or (f in finder and _same_labels(finder[f], codes[f], dictionary[f]))))
         h = hashlib.sha256(b"lens-engine-questions/1\0")
         for q, f_values in zip(gold, zip(*(values[f] for f in values if f not in extra)) if values else ()):
             h.update(orjson.dumps([q.qid, q.question, list(q.answers), q.verification_rule, q.document_ids,
                                    [list(v) if isinstance(v, tuple) else v for v in f_values]], default=str))
             h.update(b"\0")
         return cls(name, h.hexdigest()[:32], ids, [q.question for q in gold], [q.gold_answer for q in gold], docs,
-                   np.asarray(clusters.codes, dtype=np.int32), clusters.unit, dictionary, codes)
+                   np.asarray(clusters.codes, dtype=np.int32), clusters.unit, dictionary, codes, finder_fields)
 
     def list_array(self, f: str) -> pa.ListArray:
         """A multi-valued field's codes as an Arrow list per question (made once)."""
@@ -437,9 +462,10 @@ def ingest(engine: Engine, questions: Questions, run: ScoredRun, *, wait_s: floa
                 con.execute(f"INSERT INTO questions SELECT {_columns('questions')} FROM lens_in_questions")
             finally:
                 con.unregister("lens_in_questions")
-        con.execute("INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        con.execute("INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     [run_id, identity, benchmark, run.name, run.source, run.file_path, run.file_sha256, run.profile,
-                     run.signature, run.step, run.series, run.origin, len(run), run.file_rows, now, host, pid])
+                     run.signature, run.step, run.series, run.origin, len(run), run.file_rows, now, host, pid,
+                     list(questions.finder_fields)])
         con.execute(f"INSERT INTO labels SELECT {_columns('labels')} FROM lens_in_labels")
         con.execute(f"INSERT INTO scores SELECT {_columns('scores')} FROM lens_in_scores")
         con.execute(f"INSERT INTO texts SELECT {_columns('texts')} FROM lens_in_texts")

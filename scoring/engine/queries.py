@@ -32,19 +32,16 @@ import duckdb
 import numpy as np
 
 from scoring.registry import METRICS
-from scoring.slices import MIN_DOCUMENTS, MIN_QUESTIONS, MIN_SHARE
+from scoring.slices import MIN_DOCUMENTS, MIN_QUESTIONS, MIN_SHARE, MIN_SIDE_DOCUMENTS
 from scoring.stats import mcnemar_exact, sign_flip_p
 
-from .schema import LIST_FIELDS, OVERALL, RECOMPUTED
+from .schema import FINDER_FIELDS, LIST_FIELDS, OVERALL, RECOMPUTED
 
 __all__ = ["VISIBLE", "runs", "version_of", "leaderboard", "breakdown", "flip_table", "document_sums", "finder_counts",
            "texts", "question_rows", "FLIP_KINDS", "COMPARE_FIELDS", "FINDER_FIELDS", "benchmarks"]
 
 # the comparison's slices (scoring.model.BREAKDOWNS, in the order the Compare page shows them)
 COMPARE_FIELDS = ("reasoning_type", "evidence_source", "domain", "difficulty", "answer_format", "doc_type", "split")
-# the finder's fields (dashboard/weak/frames.FIELD_COLUMNS that the engine codes)
-FINDER_FIELDS = ("split", "reasoning_type", "evidence_source", "answer_format", "domain", "difficulty", "doc_type",
-                 "length", "position", "page_category")
 FLIP_KINDS = ("both_right", "only_a", "only_b", "both_wrong")
 
 # every run not removed, with its version; of two copies of one identity, the first
@@ -251,17 +248,22 @@ def document_sums(con: duckdb.DuckDBPyConnection, run_a: int, run_b: int) -> dic
 
 
 def finder_counts(con: duckdb.DuckDBPyConnection, run_id: int, *, min_questions: int | None = None,
-                  min_documents: int = MIN_DOCUMENTS, fields: Sequence[str] = FINDER_FIELDS) -> dict[str, Any]:
+                  min_documents: int = MIN_DOCUMENTS, fields: Sequence[str] | None = None) -> dict[str, Any]:
     """What the finder (scoring.slices.find_weak_slices) would test for one run, from the summaries:
     `questions` and `documents` (the run's rows: its population), `min_questions` (default max(30,
     0.5 % of the questions)), `min_documents`, `conditions` (one per field = label: field, label,
     questions, documents, tested -- at least min_questions questions, not every question, at least
-    min_documents documents), `candidates` (how many single conditions are tested) and
-    `skipped_fields` (fields with no condition that splits the questions)."""
+    min_documents documents and 2), `candidates` (how many single conditions are tested) and
+    `skipped_fields` (fields with no condition that splits the questions). `fields`: by default the
+    finder's fields the run was ingested with (`runs.finder_fields`; the meta.* keys are not coded)."""
     total = con.execute(f"SELECT questions_all, documents_all FROM cells WHERE run_id = ? AND field = '{OVERALL}'",
                         [int(run_id)]).fetchone()
     n, g = (int(total[0]), int(total[1])) if total else (0, 0)
+    if fields is None:
+        got = con.execute("SELECT finder_fields FROM runs WHERE run_id = ?", [int(run_id)]).fetchone()
+        fields = [f for f in FINDER_FIELDS if got and got[0] is not None and f in got[0]]
     min_q = int(min_questions) if min_questions is not None else max(MIN_QUESTIONS, math.ceil(MIN_SHARE * n))
+    min_d = max(MIN_SIDE_DOCUMENTS, int(min_documents))
     marks = ", ".join("?" for _ in fields) or "NULL"
     rows = con.execute(f"""
         SELECT c.field, l.label, c.questions_all, c.documents_all
@@ -280,10 +282,10 @@ def finder_counts(con: duckdb.DuckDBPyConnection, run_id: int, *, min_questions:
             skipped.append(f)
             continue
         for c in kept:
-            c["tested"] = c["questions"] >= min_q and c["documents"] >= int(min_documents)
+            c["tested"] = c["questions"] >= min_q and c["documents"] >= min_d
             conditions.append(c)
     return {"questions": n, "documents": g, "min_questions": min_q, "min_documents": int(min_documents),
-            "conditions": conditions, "candidates": sum(1 for c in conditions if c["tested"]),
+            "fields": list(fields), "conditions": conditions, "candidates": sum(1 for c in conditions if c["tested"]),
             "skipped_fields": skipped}
 
 

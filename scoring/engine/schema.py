@@ -7,7 +7,8 @@ writers may both have written (`queries.py`).
     runs        one row per ingest of a run: run_id, identity (what makes it the same run: benchmark,
                 name, file sha256, profile signature, step), benchmark, name, source (recomputed or
                 official scores), file path and sha256, profile and signature, step and series, origin,
-                questions held, the file's rows, ingested_at, host and pid of the writer
+                questions held, the file's rows, ingested_at, host and pid of the writer, finder_fields
+                (the coded fields the weak-slice finder lists with these values: its counts are theirs)
     removals    run_id, removed_at, host, pid: a run removed (`docbench-lens ingest --remove`) or
                 written twice at once (the later copy). A run is visible while it has no removal.
     benchmarks  benchmark (the key of its questions, `Questions.key`), name, questions, units
@@ -40,7 +41,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-__all__ = ["SCHEMA_VERSION", "SCALAR_FIELDS", "LIST_FIELDS", "FIELDS", "OVERALL", "RECOMPUTED", "OFFICIAL", "TABLES",
+__all__ = ["SCHEMA_VERSION", "SCALAR_FIELDS", "LIST_FIELDS", "FIELDS", "OVERALL", "FINDER_FIELDS", "RECOMPUTED", "OFFICIAL", "TABLES",
            "statements"]
 
 SCHEMA_VERSION = 1
@@ -51,6 +52,9 @@ SCALAR_FIELDS = ("split", "domain", "reasoning_type", "answer_format", "difficul
 LIST_FIELDS = ("evidence_source", "page_category", "question_type")
 FIELDS = SCALAR_FIELDS + LIST_FIELDS
 OVERALL = "overall"  # the cells row of the whole run (code 0)
+# the finder's fields among them (scoring.slice_fields lists them; the meta.* keys are not coded)
+FINDER_FIELDS = ("split", "reasoning_type", "evidence_source", "answer_format", "domain", "difficulty", "doc_type",
+                 "length", "position", "page_category")
 RECOMPUTED, OFFICIAL = "recomputed", "official"  # runs.source: scored here, or official scores read from a file
 
 _METRIC_COLUMNS = "accuracy DOUBLE, token_f1 DOUBLE, anls DOUBLE"
@@ -60,7 +64,7 @@ TABLES: dict[str, str] = {
     "lens_meta": "key VARCHAR, value VARCHAR",
     "runs": ("run_id BIGINT, identity VARCHAR, benchmark VARCHAR, name VARCHAR, source VARCHAR, file_path VARCHAR, "
              "file_sha256 VARCHAR, profile VARCHAR, signature VARCHAR, step BIGINT, series VARCHAR, origin VARCHAR, "
-             "questions INTEGER, file_rows INTEGER, ingested_at TIMESTAMP, host VARCHAR, pid INTEGER"),
+             "questions INTEGER, file_rows INTEGER, ingested_at TIMESTAMP, host VARCHAR, pid INTEGER, finder_fields VARCHAR[]"),
     "removals": "run_id BIGINT, removed_at TIMESTAMP, host VARCHAR, pid INTEGER",
     "benchmarks": "benchmark VARCHAR, name VARCHAR, questions INTEGER, unit VARCHAR, created_at TIMESTAMP",
     "questions": ("benchmark VARCHAR, q INTEGER, question_id VARCHAR, doc INTEGER, cluster VARCHAR, documents VARCHAR[], "
