@@ -78,9 +78,10 @@ class Judge:
         return JudgeIdentity(self.model, self.prompt.sha256, parameters_for(self.prompt))
 
 
-def open_judge(args: argparse.Namespace, near: Sequence[str | Path | None], err: TextIO = sys.stderr) -> Judge | None:
+def open_judge(args: argparse.Namespace, near: Sequence[str | Path | None], err: TextIO | None = None) -> Judge | None:
     """The judge the options name, its prompt read and its model id asked of the server; None (the
     error said, `ERROR: ...`) when the prompt cannot be found or read or the server cannot say."""
+    err = err or sys.stderr
     if args.judge_prompt:
         path: Path | None = Path(args.judge_prompt)
     else:
@@ -105,8 +106,9 @@ def open_judge(args: argparse.Namespace, near: Sequence[str | Path | None], err:
     return Judge(client, prompt, cache, server_model, args.judge_concurrency)
 
 
-def judge_answers(judge: Judge, answers: Sequence[JudgedAnswer], label: str = "", err: TextIO = sys.stderr) -> JudgeRun:
+def judge_answers(judge: Judge, answers: Sequence[JudgedAnswer], label: str = "", err: TextIO | None = None) -> JudgeRun:
     """Every answer judged (scoring.judge.rejudge), progress said on stderr every tenth."""
+    err = err or sys.stderr
     step = max(1, len(answers) // 10)
     said = [0]
 

@@ -29,9 +29,11 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit, urlunsplit
 
-import requests
+if TYPE_CHECKING:  # imported where used: `python -m scoring` without a judge never loads it
+    import requests
 
 __all__ = ["URL_ENV", "MODEL_ENV", "API_KEY_ENV", "PARAMETERS", "MAX_REPLY_BYTES", "Reply", "JudgeError", "JudgeClient",
            "shown_url", "api_root"]
@@ -100,7 +102,8 @@ class JudgeClient:
         self.model = model
         # messages are made here and never name these; scrubbed all the same (a short one would garble words)
         self._secrets = [s for s in (api_key, parts.password, parts.username) if s and len(s) >= 4]
-        self._auth = (parts.username or "", parts.password or "") if parts.username or parts.password else None
+        # the key, when given, is the one credential sent (a Bearer token); else the URL's user and password
+        self._auth = (parts.username or "", parts.password or "") if (parts.username or parts.password) and not api_key else None
         self._headers = {"Content-Type": "application/json", "Accept": "application/json"}
         if api_key:
             self._headers["Authorization"] = f"Bearer {api_key}"
@@ -116,6 +119,8 @@ class JudgeClient:
     # -- plumbing
 
     def _session(self) -> requests.Session:
+        import requests
+
         s = getattr(self._local, "session", None)
         if s is None:
             s = self._local.session = requests.Session()
@@ -145,6 +150,8 @@ class JudgeClient:
 
     def _once(self, method: str, path: str, body: Mapping[str, Any] | None) -> tuple[bool, Any]:
         """(True, the JSON body) or (False, (retry?, message))."""
+        import requests
+
         url = self.root + path
         try:
             r = self._session().request(method, url, headers=self._headers, timeout=self.timeout, stream=True,
