@@ -11,6 +11,7 @@ import threading
 from pathlib import Path
 
 import pytest
+
 from gate_kit import answer, mm_results, mm_samples, wrong
 from judge_kit import (
     FakeJudge,
@@ -24,7 +25,6 @@ from judge_kit import (
     slow,
     status,
 )
-
 from scoring import cli
 from scoring.judge import client as client_mod
 from scoring.judge.agreement import agreement, by_decile, by_label, cohen_kappa, kappa_of_table

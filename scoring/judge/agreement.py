@@ -16,8 +16,9 @@ The interval resamples documents, not answers (questions come in documents: a ju
 one document's tables misreads all its questions together): B resamples of the documents drawn with
 replacement, each drawing all its answers; kappa of each resample from the summed per-document
 confusion tables; the percentile interval (2.5 %, 97.5 % at 95 %). Resamples where kappa is undefined
-are left out; with fewer than 2 documents, or when more than half the resamples are undefined, there
-is no interval (nan) -- "not enough evidence". Seeded: the same inputs give the same interval.
+are left out; with fewer than MIN_UNITS documents (a percentile interval over a handful of documents
+claims more than they hold), or when more than half the resamples are undefined, there is no interval
+(nan) -- "not enough evidence". Seeded: the same inputs give the same interval.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ import numpy as np
 __all__ = ["Agreement", "confusion", "cohen_kappa", "kappa_of_table", "agreement", "by_decile", "by_label", "RESAMPLES"]
 
 RESAMPLES = 2_000
+MIN_UNITS = 10  # documents (or answers) an interval needs
 DRAWS_PER_BATCH = 2_000_000
 
 
@@ -110,7 +112,7 @@ def agreement(a: Sequence[Hashable], b: Sequence[Hashable], documents: Sequence[
     codes = np.fromiter((codes_of.setdefault(k, len(codes_of)) for k in keys), dtype=np.int64, count=n)
     g = len(codes_of)
     low = high = math.nan
-    if g >= 2 and n:
+    if g >= MIN_UNITS and n:
         k = len(labels)
         index = {lab: i for i, lab in enumerate(labels)}
         cell = np.fromiter((index[x] * k + index[y] for x, y in zip(a, b)), dtype=np.int64, count=n)

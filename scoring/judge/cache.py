@@ -91,3 +91,42 @@ class ReplyCache:
         except OSError:
             return False
         return True
+
+    # -- the judges whose replies are here (so that a restarted app reads them back without asking a server)
+
+    def note_judge(self, identity: Mapping[str, Any], style: str) -> None:
+        """Remember a judge (its identity and its prompt's style) as having replies here."""
+        if self.folder is None:
+            return
+        entry = {"identity": dict(identity), "style": style}
+        name = sha256_text(json.dumps(entry["identity"], sort_keys=True))
+        path = self.folder / "judges" / f"{name}.json"
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                json.dump(entry, fh, ensure_ascii=True, sort_keys=True)
+            os.replace(tmp, path)
+        except OSError:
+            return
+
+    def judges(self, limit: int = 50) -> list[tuple[dict[str, Any], str]]:
+        """(identity, style) of the judges noted here, the most recently noted first (at most `limit`)."""
+        if self.folder is None:
+            return []
+        try:
+            files = sorted((self.folder / "judges").glob("*.json"), key=lambda p: p.stat().st_mtime, reverse=True)[:limit]
+        except OSError:
+            return []
+        out = []
+        for f in files:
+            try:
+                with open(f, "rb") as fh:
+                    entry = json.loads(fh.read(MAX_ENTRY_BYTES))
+                ident = entry["identity"]
+                if isinstance(ident, dict) and isinstance(ident.get("model"), str) and isinstance(ident.get("parameters"), dict) \
+                        and isinstance(ident.get("prompt_sha256"), str):
+                    out.append((ident, str(entry.get("style", ""))))
+            except (OSError, ValueError, KeyError, TypeError, RecursionError):
+                continue
+        return out

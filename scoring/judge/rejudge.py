@@ -29,7 +29,7 @@ from .client import PARAMETERS, JudgeClient, JudgeError, Reply
 from .prompts import JudgePrompt
 from .verdicts import JUDGE_ERROR, LONGDOCURL_RULES, UNPARSABLE, Verdict, scored_verdict
 
-__all__ = ["DEFAULT_CONCURRENCY", "JudgeIdentity", "JudgeRun", "rejudge", "verdict_of_reply", "parameters_for"]
+__all__ = ["DEFAULT_CONCURRENCY", "JudgeIdentity", "JudgeRun", "rejudge", "verdict_of_reply", "parameters_for", "read_back"]
 
 DEFAULT_CONCURRENCY = 4
 LONGDOCURL_MAX_TOKENS = 512  # its extraction can be a list of answers in tags
@@ -108,6 +108,7 @@ def rejudge(answers: Sequence[JudgedAnswer], client: JudgeClient, prompt: JudgeP
     params = dict(parameters if parameters is not None else parameters_for(prompt))
     ident = JudgeIdentity(model or client.server_model(), prompt.sha256, params)
     run = JudgeRun(ident)
+    cache.note_judge(ident.as_dict(), prompt.style)
     total = len(answers)
     todo: list[tuple[JudgedAnswer, str]] = []
     for a in answers:
@@ -164,4 +165,20 @@ def rejudge(answers: Sequence[JudgedAnswer], client: JudgeClient, prompt: JudgeP
     run.errors.sort(key=lambda e: order.get(e[0], 0))
     run.unasked.sort(key=lambda q: order.get(q, 0))
     run.verdicts = {a.qid: run.verdicts[a.qid] for a in answers if a.qid in run.verdicts}
+    return run
+
+
+def read_back(answers: Sequence[JudgedAnswer], cache: ReplyCache, identity: JudgeIdentity, prompt: JudgePrompt) -> JudgeRun:
+    """The verdicts a judge's cached replies give, without asking any server (a restarted app): the
+    answers with no reply in the cache are left out (`JudgeRun.unasked`)."""
+    run = JudgeRun(identity)
+    for a in answers:
+        hit = cache.get(cache_key(a.question, a.response, identity.model, identity.prompt_sha256, identity.parameters))
+        if hit is None:
+            run.unasked.append(a.qid)
+            continue
+        run.verdicts[a.qid] = verdict_of_reply(a, hit, prompt)
+        run.cached += 1
+        if hit.model:
+            run.reply_models.add(hit.model)
     return run
