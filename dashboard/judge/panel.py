@@ -154,7 +154,7 @@ def _kappa_text(ag: Agreement, what: str) -> str:
         return f"{what}: no answer to compare."
     k = "undefined (one label only)" if math.isnan(ag.kappa) else f"{ag.kappa:.2f}"
     interval = (f"95% interval {ag.low:.2f} to {ag.high:.2f}, {ag.units:,} {ag.unit}s as the unit"
-                if not math.isnan(ag.low) else f"not enough evidence for an interval ({ag.units:,} {ag.unit}s)")
+                if not math.isnan(ag.low) else f"not enough evidence for an interval: {ag.units:,} {ag.unit}s")
     return f"{what}: Cohen's κ {k} ({interval}); they agree on {ag.agree:,} of {ag.n:,} answers."
 
 
@@ -195,8 +195,8 @@ def rules_section(ctx: Context, source: F.Source, answers: list[JudgedAnswer]) -
     st.dataframe(lengths, hide_index=True, width="stretch", column_config=_agreement_config())
     st.bar_chart(lengths, x="Decile", y="Agree %", height=220)
     dis = F.disagreements(frame)
-    st.markdown(md_escape(f"**Where they disagree** ({len(dis):,} answers; reason: "
-                          f"{F.category_label(F.JUDGE_DISAGREES)})"))
+    st.markdown("**Where they disagree** " + md_escape(f"({len(dis):,} answers; reason: "
+                                                       f"{F.category_label(F.JUDGE_DISAGREES)})"))
     if dis.empty:
         return
     ev = st.dataframe(clipped(dis, 300), hide_index=True, width="stretch", key="judge_dis", on_select="rerun",
