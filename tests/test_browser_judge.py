@@ -11,6 +11,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+
 from browser_kit import check_clean, launch, open_page, serve, settle, shot, wait_idle
 from judge_kit import FakeJudge, analysis_of, extraction, reply
 

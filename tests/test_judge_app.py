@@ -7,10 +7,9 @@ import shutil
 from pathlib import Path
 
 from app_kit import app_on
-from judge_kit import FakeJudge, analysis_of, extraction, reply
-
 from dashboard.judge import frames as F
 from dashboard.judge import jobs
+from judge_kit import FakeJudge, analysis_of, extraction, reply
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE_MM = ROOT / "sample_runs" / "mmlongbench"

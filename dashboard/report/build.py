@@ -328,7 +328,7 @@ def build_report(analysis: Analysis, runs: list[str], baseline: str | None = Non
     judged = _judge(workspace, runs, notes) if workspace is not None else None  # the LLM judge (dashboard/judge)
     if judged is not None:
         sections.append(judged)
-        page["signature"] += "".join(f" | {j}" for j in judged["judges"])
+        page["signature"] = str(page["signature"]) + "".join(f" | {j}" for j in judged["judges"])
     for number, section in enumerate(sections, 1):
         section["number"] = number
     sections.append({"template": "method.html", "resamples": f"{settings.resamples:,}", "seed": settings.seed,
