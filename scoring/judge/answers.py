@@ -22,6 +22,7 @@ from ..model import GoldQuestion
 from ..profiles import DEFAULT_PROFILE, get_profile
 from ..text import to_str
 from .verdicts import (
+    LONGDOCURL_FORMATS,
     LONGDOCURL_RULES,
     MMLONGBENCH_RULES,
     VLMEVALKIT_RULES,
@@ -34,7 +35,6 @@ from .verdicts import (
 __all__ = ["JudgedAnswer", "answers_of_results", "answers_of_run", "judged_family", "rules_right", "RULES_PROFILE"]
 
 RULES_PROFILE = DEFAULT_PROFILE  # the rules the raw response is scored by, against the judge: our Accuracy
-_LONGDOCURL_FORMATS = {"Integer": "Int", "Float": "Float", "String": "Str", "List": "List", "None": "None"}
 
 
 @dataclass(slots=True)
@@ -118,7 +118,7 @@ def answers_of_run(run: HarnessRun, questions: Mapping[str, HarnessQuestion], qi
             out.append(JudgedAnswer(
                 response=row.response, gold=gold_value, answer_format=fmt, rules=LONGDOCURL_RULES,
                 stored=from_longdocurl(row.raw, gold=gold_value, answer_format=fmt, score=row.official),
-                rule_format=_LONGDOCURL_FORMATS.get(fmt, "Str"), **common))
+                rule_format=LONGDOCURL_FORMATS.get(fmt, "Str"), **common))
         elif run.harness == "vlmevalkit":
             judged = any(k in row.raw for k in ("res", "log"))
             out.append(JudgedAnswer(

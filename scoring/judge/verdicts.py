@@ -45,7 +45,7 @@ from ..profiles import MMLONGBENCH_PROFILE, is_right
 __all__ = ["STATES", "CORRECT", "INCORRECT", "UNPARSABLE", "JUDGE_ERROR", "INVALID", "ANSWERED", "FAILED",
            "Verdict", "count_states", "read_mmlongbench_reply", "read_longdocurl_reply", "from_mmlongbench",
            "from_vlmevalkit", "from_longdocurl", "scored_verdict", "score_extracted", "without_failures",
-           "MMLONGBENCH_RULES", "VLMEVALKIT_RULES", "LONGDOCURL_RULES", "RULES", "FAIL_TO_ANSWER", "FAIL_TO_EXTRACT"]
+           "MMLONGBENCH_RULES", "VLMEVALKIT_RULES", "LONGDOCURL_RULES", "RULES", "LONGDOCURL_FORMATS", "FAIL_TO_ANSWER", "FAIL_TO_EXTRACT"]
 
 STATES = ("correct", "incorrect", "unparsable", "judge_error", "invalid")
 CORRECT, INCORRECT, UNPARSABLE, JUDGE_ERROR, INVALID = STATES
@@ -67,7 +67,7 @@ RULES = {
     LONGDOCURL_RULES: "MMLongBench-Doc's evaluator with LongDocURL's formats (LongDocURL's score_v3 is not reproduced; "
                       "a stored answer keeps its stored score)",
 }
-_LONGDOCURL_FORMATS = {"Integer": "Int", "Float": "Float", "String": "Str", "List": "List", "None": "None"}
+LONGDOCURL_FORMATS = {"Integer": "Int", "Float": "Float", "String": "Str", "List": "List", "None": "None"}
 MAX_TEXT = 100_000  # a reply or log longer than this is kept cut (a judge's reply is a few lines)
 
 
@@ -130,12 +130,11 @@ def _missing(value: Any) -> bool:
 
 def read_mmlongbench_reply(reply: str) -> str | None:
     """The answer MMLongBench-Doc's run_api.py (and VLMEvalKit) cut from an extraction reply: what follows
-    the first `Extracted answer:` up to the first `Answer format:`, stripped; None when there is none."""
-    head = reply.split("Answer format:")[0]
-    marker = head.find("Extracted answer:")
-    if marker < 0:
-        return None
-    return head[marker + len("Extracted answer:"):].split("Extracted answer:")[0].strip()
+    the first `Extracted answer:` up to the first `Answer format:`, stripped; None when there is none
+    (scoring.mmlongbench.extract_pred, the one reading)."""
+    from ..mmlongbench import extract_pred
+
+    return extract_pred(reply)
 
 
 def _between(text: str, start: str, end: str) -> str | None:
@@ -180,7 +179,7 @@ def score_extracted(rules: str, answer: str, gold: Any, answer_format: Any) -> f
     from ..mmlongbench import eval_score
 
     if rules == LONGDOCURL_RULES:
-        fmt = _LONGDOCURL_FORMATS.get(str(answer_format), "Str")
+        fmt = LONGDOCURL_FORMATS.get(str(answer_format), "Str")
         value = _literal(answer)
         return float(eval_score(gold, value if fmt == "List" else answer, fmt))
     return float(eval_score(gold, answer, answer_format))
