@@ -329,6 +329,10 @@ def build_report(analysis: Analysis, runs: list[str], baseline: str | None = Non
         sections.append(_failures(an, workspace, pairs if pairs is not None else _self_pairs(an, a), weak, a, b, failures))
     if notes or changes is not None:  # the annotations' failure modes (dashboard/annotations), when there are any
         sections.append(_failure_modes(list(notes or ()), runs, changes, changes_summary))
+    judged = _judge(workspace, runs, notes) if workspace is not None else None  # the LLM judge (dashboard/judge)
+    if judged is not None:
+        sections.append(judged)
+        page["signature"] = str(page["signature"]) + "".join(f" | {j}" for j in judged["judges"])
     for number, section in enumerate(sections, 1):
         section["number"] = number
     sections.append({"template": "method.html", "resamples": f"{settings.resamples:,}", "seed": settings.seed,
@@ -336,6 +340,18 @@ def build_report(analysis: Analysis, runs: list[str], baseline: str | None = Non
     page["sections"] = sections
     page["plotlyjs"] = Markup(plotly.offline.get_plotlyjs())  # the Plotly bundle itself
     return render(page)
+
+
+def _judge(ws: Workspace, runs: list[str], notes: Sequence | None) -> dict | None:
+    """The LLM judge's section (dashboard/judge/frames.py `report_table`): None when no run here went through a judge."""
+    from dashboard.judge import frames as J
+    from scoring.judge.agreement import MIN_UNITS
+
+    table, idents = J.report_table(ws, runs, notes or ())
+    if table.empty:
+        return None
+    return {"template": "judge.html", "table": table_data(table), "judges": [i.signature for i in idents],
+            "min_units": MIN_UNITS}
 
 
 def render(page: dict) -> str:
