@@ -359,7 +359,8 @@ def _write_weak_slices(args: argparse.Namespace, run: Any) -> bool:
     from .writers import csv_string
 
     questions, scores, clusters = _arrays(run, args.slice_metric)
-    gold_paths = args.gold_files or [(Path(args.data_dir) if args.data_dir else Path.cwd() / "data") / "qa_single_doc.jsonl"]
+    data_dir = getattr(args, "data_dir", None)  # the harness command line has no --data-dir
+    gold_paths = getattr(args, "gold_files", None) or [(Path(data_dir) if data_dir else Path.cwd() / "data") / "qa_single_doc.jsonl"]
     fields = slice_fields(questions, page_counts_beside(gold_paths))  # the dashboard's fields (scoring/slice_fields.py)
     search = find_weak_slices(scores, fields, clusters, fdr=args.fdr, method=args.fdr_method,
                               min_questions=args.min_questions, min_documents=args.min_documents)

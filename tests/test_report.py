@@ -191,7 +191,9 @@ def _documents_bench(docs: int = 40, per: int = 3):
     b = [1.0 if q.endswith("_0") else 0.0 for q in ids]
     scores = pd.DataFrame([{"run": r, "question_id": q, "accuracy": v, "token_f1": v, "anls": v, "status": "success",
                             "prediction": ""} for r, vals in (("A", a), ("B", b)) for q, v in zip(ids, vals)])
-    return types.SimpleNamespace(questions=questions, scores=scores)
+    # every run attempted every question: the report's "attempted" rows are all of them
+    return types.SimpleNamespace(questions=questions, scores=scores,
+                                 attempted_scores=lambda runs, shared=True: (scores[scores["run"].isin(runs)], None))
 
 
 def test_a_real_difference_is_called_so_with_its_documents():

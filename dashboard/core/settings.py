@@ -11,6 +11,8 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
+from scoring.judge import client as judge_client
+
 # declared in scoring/ (the engine reads them there, without the dashboard); listed in SETTINGS below
 from scoring.settings import APP_FOLDER, CACHE_DIR, ENGINE_SETTINGS, Setting, cache_root  # noqa: F401  (the app imports them here)
 
@@ -33,8 +35,17 @@ ADDRESS = Setting("LENS_ADDRESS", "127.0.0.1",
                   "for a team, a private interface's address that only its proxy reaches (`streamlit run` takes "
                   "`--server.address`)")
 
-SETTINGS = (BENCHMARK, RUNS, SCORES, DATA_ROOTS, CACHE_DIR, DATA_DIR, DATABASE_URL, OCR_BUDGET, ADDRESS,
-            *ENGINE_SETTINGS)
+
+# the LLM judge (dashboard/judge): the names are the command line's too (scoring/judge/client.py)
+JUDGE_URL = Setting(judge_client.URL_ENV, "none: Re-judge is off",
+                    "an OpenAI-compatible server (vLLM, Ollama, llama.cpp's server) the Judge page's Re-judge asks, e.g. "
+                    "`http://127.0.0.1:8000/v1`; a `user:password@` in it is used and never shown")
+JUDGE_MODEL = Setting(judge_client.MODEL_ENV, "none", "the model that server serves as the judge")
+JUDGE_API_KEY = Setting(judge_client.API_KEY_ENV, "none",
+                        "the judge server's key, when it needs one: sent as a Bearer token, never shown or logged")
+
+SETTINGS = (BENCHMARK, RUNS, SCORES, DATA_ROOTS, CACHE_DIR, DATA_DIR, DATABASE_URL, OCR_BUDGET, ADDRESS, JUDGE_URL, JUDGE_MODEL,
+            JUDGE_API_KEY, *ENGINE_SETTINGS)
 
 OCR_BUDGET_DEFAULT_S = 120.0
 LOOPBACK = "127.0.0.1"  # where the server listens unless told otherwise: nobody else on the network reaches it

@@ -312,13 +312,13 @@ def build_report(analysis: Analysis, runs: list[str], baseline: str | None = Non
 
     sections: list[dict] = []
     say("intervals per run")
-    iv = C.run_intervals(an.scores, runs, settings, an.questions)
+    iv = C.run_intervals(an.attempted_scores(runs, shared=False)[0], runs, settings, an.questions)
     sections.append(_headline(an, iv, a, b, settings, chart, own))
     questions = S.with_fields(an.questions, list(saved)) if saved else an.questions
     say(f"weak slices of {a} (the finder)")
     weakest, weak = _weakest(an, questions, a, b, searches or {}, chart)
     sections.append(weakest)
-    pairs = C.paired(an.scores, a, b) if b else None
+    pairs = C.paired(an.attempted_scores([a, b])[0], a, b) if b else None
     if b and pairs is not None:
         say(f"flips and per-slice deltas, {a} against {b}")
         sections.append(_flips(an, pairs, a, b, settings, chart, questions if saved else None))
@@ -329,6 +329,10 @@ def build_report(analysis: Analysis, runs: list[str], baseline: str | None = Non
         sections.append(_failures(an, workspace, pairs if pairs is not None else _self_pairs(an, a), weak, a, b, failures))
     if notes or changes is not None:  # the annotations' failure modes (dashboard/annotations), when there are any
         sections.append(_failure_modes(list(notes or ()), runs, changes, changes_summary))
+    judged = _judge(workspace, runs, notes) if workspace is not None else None  # the LLM judge (dashboard/judge)
+    if judged is not None:
+        sections.append(judged)
+        page["signature"] = str(page["signature"]) + "".join(f" | {j}" for j in judged["judges"])
     for number, section in enumerate(sections, 1):
         section["number"] = number
     sections.append({"template": "method.html", "resamples": f"{settings.resamples:,}", "seed": settings.seed,
@@ -336,6 +340,18 @@ def build_report(analysis: Analysis, runs: list[str], baseline: str | None = Non
     page["sections"] = sections
     page["plotlyjs"] = Markup(plotly.offline.get_plotlyjs())  # the Plotly bundle itself
     return render(page)
+
+
+def _judge(ws: Workspace, runs: list[str], notes: Sequence | None) -> dict | None:
+    """The LLM judge's section (dashboard/judge/frames.py `report_table`): None when no run here went through a judge."""
+    from dashboard.judge import frames as J
+    from scoring.judge.agreement import MIN_UNITS
+
+    table, idents = J.report_table(ws, runs, notes or ())
+    if table.empty:
+        return None
+    return {"template": "judge.html", "table": table_data(table), "judges": [i.signature for i in idents],
+            "min_units": MIN_UNITS}
 
 
 def render(page: dict) -> str:
@@ -363,7 +379,7 @@ def _failure_modes(notes: list, runs: list[str], changes: pd.DataFrame | None, s
 
 
 def _self_pairs(an: Analysis, a: str) -> pd.DataFrame:
-    return C.paired(an.scores, a, a)
+    return C.paired(an.attempted_scores([a])[0], a, a)
 
 
 def _runs_chart(iv: pd.DataFrame):
@@ -389,7 +405,7 @@ def _headline(an: Analysis, iv: pd.DataFrame, a: str, b: str | None, settings: C
               own: dict[str, tuple[float, float]] | None = None) -> dict:
     section: dict = {"template": "headline.html", "a": a, "b": b, "top": None}
     if b:
-        pairs = C.paired(an.scores, a, b)
+        pairs = C.paired(an.attempted_scores([a, b])[0], a, b)
         top = C.headline(C.deltas(pairs, an.questions, [], settings))
         if top:
             d = top["accuracy_delta"]
@@ -472,7 +488,8 @@ def _flips(an: Analysis, pairs: pd.DataFrame, a: str, b: str, settings: C.Settin
 
 def search_of(an: Analysis, questions: pd.DataFrame, run: str, baseline: str = "") -> SliceSearch:
     """The finder (dashboard.weak.frames.search, default settings) on one run, or in pair mode."""
-    return W.search(W.inputs(questions, an.scores, an.gold, run, "accuracy", baseline, an.declared_pages), W.Settings())
+    scores = an.attempted_scores([run, baseline] if baseline else [run])[0]  # a missing answer is no answer
+    return W.search(W.inputs(questions, scores, an.gold, run, "accuracy", baseline, an.declared_pages), W.Settings())
 
 
 def found_rows(result: SliceSearch, top: int = WEAK_ROWS) -> pd.DataFrame:
@@ -498,7 +515,8 @@ def _weakest(an: Analysis, questions: pd.DataFrame, a: str, b: str | None, searc
     weak: list[tuple[str, list[str], float]] = []
     for run, base, title in ((a, "", f"Where {a} is weaker than on its other questions"),
                              *(((a, b, f"Where {a} lost more to {b} than elsewhere"),) if b else ())):
-        data = W.inputs(questions, an.scores, an.gold, run, "accuracy", base, an.declared_pages)
+        scores = an.attempted_scores([run, base] if base else [run])[0]  # a missing answer is no answer
+        data = W.inputs(questions, scores, an.gold, run, "accuracy", base, an.declared_pages)
         part: dict = {"title": title, "sentence": [], "settings": "", "chart": None, "table": None}
         parts.append(part)
         small = W.too_small(data, W.Settings())
@@ -522,7 +540,7 @@ def _weakest(an: Analysis, questions: pd.DataFrame, a: str, b: str | None, searc
 
 
 def _ranks(an: Analysis, runs: list[str]) -> dict:
-    long = C.slice_scores(an.scores, an.questions, runs, "accuracy")
+    long = C.slice_scores(an.attempted_scores(runs)[0], an.questions, runs, "accuracy")
     wide = C.rank_table(long)
     frame = wide.assign(Slice=[slice_text(f, lab) for f, lab in zip(wide["field"], wide["label"])])
     frame = frame[["Slice", "questions", *runs]].rename(columns={"questions": "Questions"})

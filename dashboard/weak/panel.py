@@ -62,7 +62,7 @@ def cached(an, questions, run: str, baseline: str, metric: str, settings: W.Sett
 
 def inputs(an, questions, run: str, baseline: str, metric: str) -> W.Inputs:
     """The finder's inputs of a run (and baseline): its scores, the fields, the documents."""
-    return W.inputs(questions, an.rows_of([run, baseline] if baseline else [run]), an.gold, run, metric, baseline,
+    return W.inputs(questions, an.attempted_scores([run, baseline] if baseline else [run])[0], an.gold, run, metric, baseline,
                     getattr(an, "declared_pages", None))
 
 
