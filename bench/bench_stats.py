@@ -3,7 +3,10 @@ documents -- one comparison's document bootstrap (scoring.stats.paired_by_docume
 documents drawn with replacement, the sign-flip p by document, 10,000 resamples), and its per-slice
 paired table (scoring.paired_slices.paired_table: every slice of bench_slices.py's 8 fields, three
 metrics, the gate's and the Compare page's table) -- with documents as the unit, and with questions
-as the unit (a gold naming no document: every question its own unit).
+as the unit (a gold naming no document: every question its own unit), there once with token F1 as
+the bench has always drawn it (every difference its own value: index draws, the worst case) and once
+with token F1 on the lattice short answers give (2 x overlap / (gold + predicted tokens), up to 6
+tokens each: a few hundred distinct differences, drawn as counts).
 
     .venv/bin/python bench/bench_stats.py [--questions 20000] [--documents 1000] [--resamples 10000]
                                           [--repeat 7] [--against REV]
@@ -59,6 +62,15 @@ def comparison(seed: int, n: int, documents: int) -> tuple[np.ndarray, np.ndarra
     return acc_a, acc_b, f1_a, f1_b, doc
 
 
+def lattice_f1(accuracy: np.ndarray, seed: int) -> np.ndarray:
+    """Token F1 as short answers give it: 1 when right, else 2 x overlap / (gold + predicted tokens)."""
+    rng = np.random.default_rng(seed)
+    n = accuracy.size
+    gold, predicted = rng.integers(1, 7, n), rng.integers(1, 7, n)
+    overlap = np.floor(rng.random(n) * (np.minimum(gold, predicted) + 1))
+    return np.where(accuracy == 1, 1.0, 2 * overlap / (gold + predicted))
+
+
 def stats_at(rev: str) -> ModuleType:
     """scoring/stats.py as it was at git revision `rev`, imported as a module of its own."""
     source = subprocess.run(["git", "-C", str(ROOT), "show", f"{rev}:scoring/stats.py"], check=True,
@@ -74,23 +86,27 @@ def stats_at(rev: str) -> ModuleType:
 def cases(args: argparse.Namespace, before: ModuleType | None) -> dict[str, Callable[[], object]]:
     acc_a, acc_b, f1_a, f1_b, doc = comparison(1, args.questions, args.documents)
     _, fields, _ = benchmark(1, args.questions, args.documents, 0.3)  # the finder bench's 8 fields
-    a, b = np.vstack([acc_a, f1_a, 0.9 * f1_a]), np.vstack([acc_b, f1_b, 0.9 * f1_b])
+    continuous = np.vstack([acc_a, f1_a, 0.9 * f1_a]), np.vstack([acc_b, f1_b, 0.9 * f1_b])
+    la, lb = lattice_f1(acc_a, 2), lattice_f1(acc_b, 3)
+    on_lattice = np.vstack([acc_a, la, la]), np.vstack([acc_b, lb, lb])
     by_doc = Clusters(np.unique(doc, return_inverse=True)[1], "document", int(np.unique(doc).size))
     by_question = Clusters(np.arange(args.questions), "question", args.questions)
     r = args.resamples
     out: dict[str, Callable[[], object]] = {}
-    for unit, clusters in (("documents", by_doc), ("questions", by_question)):
-        out[f"one comparison, 3 metrics, {unit} as the unit"] = (
-            lambda c=clusters: paired_by_document_rows(a, b, c, resamples=r))
-        out[f"per-slice table, 3 metrics, {unit} as the unit"] = (
-            lambda c=clusters: paired_table(a, b, c, fields, metrics=METRICS, resamples=r))
+    for unit, clusters, (a, b) in (("documents as the unit", by_doc, continuous),
+                                   ("questions as the unit", by_question, continuous),
+                                   ("questions as the unit, lattice F1", by_question, on_lattice)):
+        out[f"one comparison, 3 metrics, {unit}"] = (
+            lambda c=clusters, a=a, b=b: paired_by_document_rows(a, b, c, resamples=r))
+        out[f"per-slice table, 3 metrics, {unit}"] = (
+            lambda c=clusters, a=a, b=b: paired_table(a, b, c, fields, metrics=METRICS, resamples=r))
         if before is None:
             continue
         conds = conditions(fields, args.questions)
         out[f"  before: one comparison, {unit}"] = (
-            lambda c=clusters: before.paired_by_document_rows(a, b, c.codes, resamples=r, approximate=True))
+            lambda c=clusters, a=a, b=b: before.paired_by_document_rows(a, b, c.codes, resamples=r, approximate=True))
         for label, reps in (("page", 10_000), ("gate", SLICE_RESAMPLES)):
-            def old_table(c: Clusters = clusters, reps: int = reps) -> object:
+            def old_table(c: Clusters = clusters, reps: int = reps, a: np.ndarray = a, b: np.ndarray = b) -> object:
                 before.paired_by_document_rows(a, b, c.codes, resamples=r, approximate=True)
                 return [before.paired_by_document_rows(a[:, pos], b[:, pos], c.codes[pos], resamples=reps, approximate=True)
                         for _, _, pos in conds]
@@ -136,9 +152,9 @@ def main() -> None:
         for label in timed:
             if label.startswith("  before"):
                 continue
-            unit = "documents" if "documents" in label else "questions"
-            for old in (k for k in timed if k.startswith("  before") and unit in k and
-                        ("table" in k) == ("table" in label)):
+            unit = label.split("3 metrics, ", 1)[1]
+            for old in (k for k in timed if k.startswith("  before") and f"{unit}," in k + "," and
+                        ("lattice" in k) == ("lattice" in unit) and ("table" in k) == ("table" in label)):
                 print(f"  {old.strip()} / {label}: {statistics.median(cpu[old]) / statistics.median(cpu[label]):.2f}")
     print(f"load average after: {os.getloadavg()[0]:.2f}")
 

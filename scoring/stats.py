@@ -129,9 +129,9 @@ MIN_DOCUMENTS = 20  # fewer units than this: "too few documents to tell" (no int
 POWER = 0.80  # the power `detectable_gap` is computed for
 DOCUMENT, QUESTION = "document", "question"
 EXACT_SUM_LIMIT = 200_000  # integer document sums whose absolute total is at most this: the sign-flip p is exact
-MULTINOMIAL_LIMIT = 64  # at most this many distinct (sum, size) documents: resampled as multinomial counts ...
-MULTINOMIAL_COST = 25  # ... when cheaper: a multinomial count costs about as much as 25 index draws
+MULTINOMIAL_COST = 25  # a multinomial count costs about as much as 25 index draws: counts when cheaper
 DRAWS_PER_BATCH = 2_000_000  # random numbers drawn at once (bounds memory)
+_BYTE_BITS = np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1).astype(float)  # 256 x 8, high bit first
 
 
 class Clusters(NamedTuple):
@@ -239,10 +239,11 @@ def cluster_bootstrap_means(sums: np.ndarray, sizes: np.ndarray, resamples: int,
 
     Drawn from per-cluster sums and counts, never from questions: a resample is fully described by
     how often each cluster is drawn. Clusters with the same (sum, size) are interchangeable, so when
-    there are at most MULTINOMIAL_LIMIT distinct ones (Accuracy differences over documents of a few
-    sizes), and fewer than G / MULTINOMIAL_COST, the counts are drawn from multinomial(G, their
-    frequencies) -- the same distribution, in O(distinct) per resample; otherwise G cluster indices
-    are drawn per resample and their sums and sizes gathered (O(G), not O(N)).
+    there are fewer than G / MULTINOMIAL_COST distinct ones (Accuracy differences over documents of a
+    few sizes; token F1 differences over questions, which take few distinct values), the counts are
+    drawn from multinomial(G, their frequencies) -- the same distribution, in O(distinct) per
+    resample; otherwise G cluster indices are drawn per resample and their sums and sizes gathered
+    (O(G), not O(N)).
 
     With one question per unit (`paired_bootstrap`; a gold naming no document) this is the
     question bootstrap; Accuracy differences (-1, 0, 1) are then drawn as counts."""
@@ -250,7 +251,7 @@ def cluster_bootstrap_means(sums: np.ndarray, sizes: np.ndarray, resamples: int,
     B = int(resamples)
     pairs, freq = np.unique(np.column_stack([sums, sizes]), axis=0, return_counts=True)
     distinct = pairs.shape[0]
-    if distinct <= MULTINOMIAL_LIMIT and MULTINOMIAL_COST * distinct <= max(g, 2 * MULTINOMIAL_COST):
+    if MULTINOMIAL_COST * distinct <= max(g, 2 * MULTINOMIAL_COST):
         w = rng.multinomial(g, freq / g, size=B).astype(float)
         return (w @ pairs[:, 0]) / (w @ pairs[:, 1])
     out = np.empty(B)
@@ -273,7 +274,9 @@ def sign_flip_p(sums: Sequence[float] | np.ndarray, *, resamples: int = 10_000, 
       distinct |sum| v's contribution v * (2K - c), K ~ binomial(c, 1/2) over its c documents.
       With one question per document this is McNemar's exact test.
     - Otherwise (token F1, ANLS, a fractional Accuracy): `resamples` random sign vectors,
-      p = (1 + #{|T*| >= |T|}) / (1 + resamples) -- never 0, at least 1/(resamples + 1); seeded.
+      p = (1 + #{|T*| >= |T|}) / (1 + resamples) -- never 0, at least 1/(resamples + 1); seeded. A
+      vector is one random byte per 8 documents, and each byte's sum of the sums it puts on the +
+      side is read from a table of the 256 (O(G / 8) per vector, not O(G)).
 
     Never 0 (`_floored`: an exact p is at least `smallest_p` of the documents that differ). A sum
     that is NaN (a NaN score) has no sign: ValueError naming how many."""
@@ -303,15 +306,22 @@ def sign_flip_p(sums: Sequence[float] | np.ndarray, *, resamples: int = 10_000, 
         return _floored(min(1.0, p / float(pmf.sum())), s.size), True
     rng = np.random.default_rng(seed)
     R = int(resamples)
+    groups = (s.size + 7) // 8
+    padded = np.zeros(8 * groups)
+    padded[: s.size] = s
+    # one random bit per (vector, document), 8 documents a byte (the high bit first): T* = sum(+s) - sum(-s)
+    # = 2 * plus - sum(s), plus = the sum of each byte's table entry: table[j, byte] = the sums of group j
+    # whose bits the byte sets
+    table = (padded.reshape(groups, 8) @ _BYTE_BITS.T).ravel()
+    offsets = np.arange(groups, dtype=np.int32) * 256
     hits = 0
-    step = max(1, min(R, DRAWS_PER_BATCH // s.size))
+    step = max(1, min(R, DRAWS_PER_BATCH // groups))
     tol = 1e-9 * max(1.0, t)
     total = float(s.sum())
     for start in range(0, R, step):
         k = min(step, R - start)
-        # one random bit per (vector, document): T* = sum(+s) - sum(-s) = 2 * bits @ s - sum(s)
-        bits = np.unpackbits(rng.integers(0, 256, size=(k, (s.size + 7) // 8), dtype=np.uint8), axis=1, count=s.size)
-        hits += int(np.count_nonzero(np.abs(2 * (bits.astype(np.float64) @ s) - total) >= t - tol))
+        plus = table[rng.integers(0, 256, size=(k, groups), dtype=np.uint8) + offsets].sum(axis=1)
+        hits += int(np.count_nonzero(np.abs(2 * plus - total) >= t - tol))
     return (1 + hits) / (1 + R), False
 
 

@@ -90,7 +90,7 @@ def test_cluster_bootstrap_of_two_documents_matches_the_enumeration(monkeypatch,
     # document X: sum 2 over 2 questions; Y: sum 0 over 3. Two draws with replacement:
     # XX (1/4): 4/4 = 1.0; XY or YX (1/2): 2/5 = 0.4; YY (1/4): 0/6 = 0.0  (the ratio sum(d)/count)
     if force_index_draws:
-        monkeypatch.setattr(stats, "MULTINOMIAL_LIMIT", 0)
+        monkeypatch.setattr(stats, "MULTINOMIAL_COST", 10 ** 9)
     means = cluster_bootstrap_means(np.array([2.0, 0.0]), np.array([2.0, 3.0]), 40_000, np.random.default_rng(5))
     values, counts = np.unique(np.round(means, 12), return_counts=True)
     assert values.tolist() == [0.0, 0.4, 1.0]
