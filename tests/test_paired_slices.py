@@ -24,6 +24,7 @@ from dashboard.data.workspace import load_workspace
 from scoring.cli import main
 from scoring.evaluate import evaluate
 from scoring.paired_slices import SLICE_RESAMPLES, paired_table
+from scoring.profiles import RIGHT_EPS
 from scoring.stats import Clusters, paired_by_document
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -183,6 +184,8 @@ def test_an_accuracy_of_exactly_one_half_is_right_without_a_right_column():
     """A score frame built by hand (no `right` column) reads Accuracy by MMLongBench-Doc's threshold:
     0.5 is right (the mutant `>` read it as wrong), 0.49 is not."""
     assert C.is_right(np.array([0.5, 0.49, 1.0, 0.0, math.nan])).tolist() == [True, False, True, False, False]
+    # a mean of floats a hair under the mark is right, down to the one definition's RIGHT_EPS and no further
+    assert C.is_right([0.5 - 1e-12, 0.5 - RIGHT_EPS, 0.5 - 2 * RIGHT_EPS]).tolist() == [True, True, False]
     assert C.flip_of(0.5, 0.49) == C.ONLY_A and C.flip_of(0.49, 0.5) == C.ONLY_B and C.flip_of(0.5, 0.5) == C.BOTH_RIGHT
     rows = [{"run": r, "question_id": q, "accuracy": acc, "token_f1": acc, "anls": acc, "status": "success", "prediction": "x"}
             for r, accs in (("A", (0.5, 0.5, 0.25)), ("B", (0.49, 0.5, 1.0))) for q, acc in zip(("q1", "q2", "q3"), accs)]
