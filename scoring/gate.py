@@ -63,7 +63,8 @@ exit codes:
   1  input: nothing could be scored (no gold question, no prediction of a gold question, an
      unreadable file), or an output could not be written when no verdict was asked for
   2  usage: an unknown option or a bad value
-  3  regression (--fail-on-regression): see "what the gate tests"
+  3  regression (--fail-on-regression): see "what the gate tests"; with --trend, a real,
+     lasting drop larger than --min-gap (see "what the trend tests")
   4  inconclusive (--fail-on-regression): a gate metric dropped by more than --min-gap, but the
      documents cannot test it: even the smallest p they can give is not below the level (5
      documents: 2/2^5 = 0.0625 > 0.05); prints INCONCLUSIVE: <metric> dropped by X points on N
@@ -84,6 +85,17 @@ what the gate tests (--baseline with --fail-on-regression):
     (--fdr-method by: Benjamini-Yekutieli) across the slices of each metric; a slice with fewer
     documents is neither tested nor counted in the family.
   A p below 1e-16 is printed "< 1e-16"; no p is ever printed as 0.
+
+what the trend tests (--trend, the --predictions runs ordered by checkpoint step):
+  for the whole benchmark ("overall") and every slice of one or two conditions holding at least
+  --min-documents documents, and every candidate checkpoint k with one checkpoint before it and
+  two from it on: three paired sign-flip tests by document against the mean of the up to 3
+  checkpoints before k -- the mean of k..latest, checkpoint k itself and the latest checkpoint
+  are all lower; p is the largest of the three. An alarm: q < --fdr by Benjamini-Hochberg across
+  slices x candidates x --gate-metric metrics. One bad checkpoint followed by recovery raises
+  nothing (the latest is not lower); a drop seen only at the latest checkpoint waits for the next.
+  Exit 4 (inconclusive): the latest checkpoint is more than --min-gap below the ones before it and
+  the benchmark's documents cannot test a drop at all.
 """
 
 
@@ -112,6 +124,14 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
                    help="the metrics the gate checks (default: accuracy token_f1 anls)")
     g.add_argument("--inconclusive", choices=("fail", "pass"), default="fail",
                    help=f"a drop the documents cannot test: fail (exit {EXIT_INCONCLUSIVE}, default) or pass with a warning")
+    t = ap.add_argument_group("checkpoint trend (scoring/trend_cli.py)")
+    t.add_argument("--trend", metavar="CSV",
+                   help="order the --predictions runs by checkpoint step and write one row per real, lasting drop "
+                        "(slice, metric, step, before, after, gap, interval, p, q, documents) to this CSV; with "
+                        f"--fail-on-regression exit {EXIT_REGRESSION} when a drop is larger than --min-gap")
+    t.add_argument("--steps", metavar="FILE",
+                   help="a CSV with columns run, step (and series) giving each run's checkpoint step (default: read from "
+                        "the file names: checkpoint-1200, ckpt-0520, step_3000, global_step3000)")
 
 
 def option_values(argv: Sequence[str], option: str) -> list[str]:
@@ -130,12 +150,19 @@ def option_values(argv: Sequence[str], option: str) -> list[str]:
 
 
 def wants(args: argparse.Namespace) -> bool:
-    """Whether the command line asked for the finder or the gate (then the gate's path does the work)."""
-    return bool(args.weak_slices or args.baseline or args.compare_json or args.fail_on_regression)
+    """Whether the command line asked for the finder, the gate or the trend (then the gate's path does the work)."""
+    return bool(args.weak_slices or args.baseline or args.compare_json or args.fail_on_regression or args.trend
+                or args.steps)
 
 
 def refusal(args: argparse.Namespace) -> str | None:
     """Why the finder's and the gate's options cannot be used as given (a usage error), or None."""
+    if args.trend:
+        from .trend_cli import refusal as trend_refusal
+
+        return trend_refusal(args)
+    if args.steps:
+        return "--steps orders the runs of --trend: give --trend OUT.csv too"
     if (args.compare_json or args.fail_on_regression) and not args.baseline:
         return "--compare-json and --fail-on-regression need --baseline"
     if len(args.predictions) != 1:
@@ -207,7 +234,12 @@ def _score(args: argparse.Namespace, gold: list, path: str, name: str, profile: 
 
 
 def run(args: argparse.Namespace) -> int:
-    """XL-DocBench (and DocVQA-style gold): score the run(s), then `finish`; the exit code."""
+    """XL-DocBench (and DocVQA-style gold): score the run(s), then `finish`; the exit code. --trend: the
+    checkpoints' trend instead (scoring/trend_cli.py)."""
+    if args.trend:
+        from . import trend_cli
+
+        return trend_cli.run(args)
     why = refusal(args)
     if why:
         print(f"ERROR: {why}", file=sys.stderr)
