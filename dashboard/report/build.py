@@ -276,13 +276,15 @@ def build_report(analysis: Analysis, runs: list[str], baseline: str | None = Non
                  profile: str = DEFAULT_PROFILE, title: str = "", settings: C.Settings | None = None,
                  failures: int = 8, progress: Progress | None = None, notes: Sequence | None = None,
                  changes: pd.DataFrame | None = None, changes_summary: str = "", saved: Sequence = (),
-                 searches: dict | None = None) -> str:
+                 searches: dict | None = None, trend: dict | None = None) -> str:
     """The whole report as one HTML string (see the module docstring). Sections are numbered in the
     order they appear: the headline, the weakest slices, the flips (two runs or more), the weak slices
     the finder found, the ranks (three runs or more), the failures, the failure modes.
     `saved`: the benchmark's saved slices (dashboard.annotations.db.SavedSlice), a breakdown field of the
     per-slice table and of the finder; `searches`: finder results already made ((run, baseline) ->
-    scoring.slices.SliceSearch, as the app's store keeps them), the rest computed here."""
+    scoring.slices.SliceSearch, as the app's store keeps them), the rest computed here. `trend`: the
+    checkpoint trend of the series open in the app (dashboard.trends.frames.report_section), a section of
+    its own after the others."""
     import plotly.offline
 
     settings = settings or C.Settings()
@@ -325,6 +327,11 @@ def build_report(analysis: Analysis, runs: list[str], baseline: str | None = Non
         sections.append(_failures(an, workspace, pairs if pairs is not None else _self_pairs(an, a), weak, a, b, failures))
     if notes or changes is not None:  # the annotations' failure modes (dashboard/annotations), when there are any
         sections.append(_failure_modes(list(notes or ()), runs, changes, changes_summary))
+    if trend:  # the open series' checkpoint trend (templates/trend.html)
+        section = dict(trend)
+        figure = section.pop("figure", None)
+        section["chart"] = chart(figure) if figure is not None else ""
+        sections.append(section)
     for number, section in enumerate(sections, 1):
         section["number"] = number
     sections.append({"template": "method.html", "resamples": f"{settings.resamples:,}", "seed": settings.seed,

@@ -1,5 +1,6 @@
 """Presentation mode: the comparison of the Compare page (run A, baseline B) as slides -- one message
-and one large chart per screen, no controls, the sidebar hidden."""
+and one large chart per screen, no controls, the sidebar hidden -- and, when a series of checkpoints is
+open (the Trends page), its trend."""
 
 import streamlit as st
 
@@ -8,6 +9,7 @@ from dashboard.compare import frames as C
 from dashboard.compare import panel as P
 from dashboard.core.escape import md_escape
 from dashboard.shell import context, viewstate
+from dashboard.trends import panel as trend_panel
 from dashboard.weak import charts as weak_charts
 from dashboard.weak import frames as W
 from dashboard.weak import panel as weak_panel
@@ -60,6 +62,8 @@ else:
     a: str = state["a"] if state.get("a") in runs else runs[0]
     b: str = state["b"] if state.get("b") in runs and state.get("b") != a else next(r for r in runs if r != a)
     pairs = C.paired(an.rows_of([a, b]), a, b)
+    trend = trend_panel.slide(ctx)  # the open series' checkpoint trend (dashboard/trends): a last slide
+    SLIDES += 1 if trend else 0
     st.title(f"{a} against {b}")
     header = P.header_lines(an, [a, b], ctx.corrections)
     if header:
@@ -113,4 +117,6 @@ else:
         found = weak_panel.compute(an, questions, a, b, "accuracy", W.Settings(), bar)
         bar.empty()
     slide(5, weak_message(found, a, b), weak_charts.forest(found, "Accuracy") if found.weak else None)
+    if trend:
+        slide(6, *trend)
     st.page_link("views/compare.py", label="Leave the presentation", icon=":material/close:")
