@@ -28,23 +28,25 @@ per-document sums of the per-question differences (`scoring.stats.sign_flip_p`: 
 between the two sides) -- each against "before":
 
   1. the mean of checkpoints k..latest is lower (the drop, whose size and interval are reported);
-  2. checkpoint k itself is lower (the change is at k, not later);
-  3. the latest checkpoint is lower (it stays down: a dip that recovered raises nothing).
+  2. the mean of the first half of them (k and the next, up to ceil(n / 2) of the n checkpoints from k on)
+     is lower: the change is at k, not later;
+  3. the mean of the second half (the latest ones) is lower: it stays down.
 
+Each p is one-sided (a drop: half the two-sided sign-flip p, the test's distribution being symmetric).
 The candidate's p is the largest of the three (an intersection-union test: "all three" holds at the
 level each one does, so no adjustment among them), and 1 unless all three differences are drops.
 Benjamini-Hochberg q across every (slice, candidate) tested -- and across metrics when several are asked
-for -- and a slice alarms at the candidates with q < fdr; of consecutive ones, the one with the smallest
-p (ties: the earliest). Only slices with at least `min_documents` documents and `min_questions`
+for -- and a slice alarms once, at the candidate with q < fdr and the smallest p (ties: the largest drop). Only slices with at least `min_documents` documents and `min_questions`
 questions are tested (the finder's thresholds). So a gentle improvement (no drop), noise (no drop beyond
-chance across the family) and one bad checkpoint followed by recovery (test 3 fails at it, test 2 at
-the next) raise nothing. A score is never smoothed before a test.
+chance across the family) and one bad checkpoint followed by recovery -- or a dip of a few checkpoints
+that recovered, as long as it lies within one half of a candidate's checkpoints: the other half does not
+drop -- raise nothing. A score is never smoothed before a test.
 
 "Dropped from the best so far" is said of an alarm only: the best of many noisy checkpoints is biased
 upward, so the gap to it is never tested nor reported alone; an alarm reports the tested drop and names
 the best checkpoint before it.
 
-Redundant alarms fold, as the weak-slice finder's do (at the same change point, level fdr):
+Redundant alarms fold, as the weak-slice finder's do (change points at most NEAR checkpoints apart, level fdr):
  - a slice that dropped only because of a slice inside it (the rest of it did not drop) folds under it;
  - a slice inside an alarmed slice that did not drop more than the rest of it (`scoring.slices.gap_test`
    on the per-question differences, documents as clusters) folds under it;
@@ -62,7 +64,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -83,6 +85,7 @@ MIN_AFTER = 2  # checkpoints from a change on, the latest included: a drop seen 
 REFINE = 0.1  # approximate p at or below this are computed exactly where they can be
 EXACT_TOTAL = 20_000  # whole-number document sums up to this absolute total: the exact convolution
 FDR = 0.05
+NEAR = 2  # alarms whose change points are this close are taken as one change when folding
 RESAMPLES = 10_000  # the drop's document-bootstrap interval
 CSV_COLUMNS = ["rank", "slice", "metric", "step", "before", "after", "gap", "ci_low", "ci_high", "p", "q", "documents"]
 P_FLOOR = 1e-16
@@ -104,15 +107,22 @@ def checkpoint_scores(results: Sequence[Any], gold_ids: Sequence[str], metrics: 
     answered = np.zeros((k, n), dtype=bool)
     at: dict[str, int] | None = None
     ids_list = list(gold_ids)
+    placed: dict[int, tuple[Any, np.ndarray]] = {}  # runs of one gold share their ids' array: looked up once
     for row, result in enumerate(results):
         c = compact_columns(result)
-        ids = column_list(c["question_id"])
-        done = np.asarray(column_list(c["answered"]) if not hasattr(c["answered"], "dtype") else c["answered"], dtype=bool)
-        if ids == ids_list:
-            pos = np.arange(n)
+        raw = c["question_id"]
+        hit = placed.get(id(raw))
+        if hit is not None and hit[0] is raw:
+            pos = hit[1]
         else:
-            at = at if at is not None else {q: i for i, q in enumerate(ids_list)}
-            pos = np.fromiter((at.get(str(q), -1) for q in ids), dtype=np.int64, count=len(ids))
+            ids = column_list(raw)
+            if ids == ids_list:
+                pos = np.arange(n)
+            else:
+                at = at if at is not None else {q: i for i, q in enumerate(ids_list)}
+                pos = np.fromiter((at.get(str(q), -1) for q in ids), dtype=np.int64, count=len(ids))
+            placed[id(raw)] = (raw, pos)
+        done = np.asarray(column_list(c["answered"]) if not hasattr(c["answered"], "dtype") else c["answered"], dtype=bool)
         keep = pos >= 0
         answered[row, pos[keep]] = done[keep]
         for m in metrics:
@@ -232,7 +242,8 @@ class Alarm:
     """A real, lasting drop (module docstring). `index`: the checkpoint (position in the series) that is
     the first after the change, `step` its step; before / after / gap (after - before) fractions with the
     gap's document-bootstrap interval; `p` the largest of the three tests' p (`p_mean`, `p_first`,
-    `p_last`), `q` across the family; `best_step`, `best`: the best checkpoint before the change;
+    `p_last`: the mean, the first half's, the second half's), `q` across the family; `best_step`, `best`: the
+    best checkpoint before the change;
     `forgotten`: the questions (positions in the questions' order) right at the checkpoint before the
     change and wrong at it and at the latest; `explains`: the alarms folded under this one."""
 
@@ -288,6 +299,7 @@ class TrendSearch:
     fdr: float
     min_questions: int
     min_documents: int
+    family: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False)  # every test's p (the BH family)
 
     def summary(self) -> str:
         """One line: what was tested and what was found, with the unit."""
@@ -377,35 +389,41 @@ def _candidates(k: int) -> np.ndarray:
 
 
 def _differences(s: _Slice, cands: np.ndarray, before: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Per candidate and document, the sums of the three tests' paired differences, each scaled by a whole
-    number so that 0/1 scores give whole numbers (the sign-flip test is unchanged by a positive scale):
-    (mean after - before) x w (K - k), (checkpoint k - before) x w, (latest - before) x w; and w (K - k)."""
+    """Per candidate and document, the sums of the three tests' paired differences, each scaled by a positive
+    whole number so that 0/1 scores give whole numbers (the sign-flip test is unchanged by a positive scale):
+    (mean of k..latest - before) x w n, (mean of the first half - before) x w h1, (mean of the second half -
+    before) x w h2, with w checkpoints before, n = h1 + h2 from k on (h1 = ceil(n / 2)); and w n."""
     A = s.A
     K = A.shape[0] - 1
     w = np.minimum(cands, before)
-    span = (K - cands).astype(float)
+    n = K - cands
+    h1 = (n + 1) // 2
+    mid = cands + h1
     base = A[cands] - A[cands - w]  # candidates x documents: the before window's sums
-    after = A[K] - A[cands]
-    first = A[cands + 1] - A[cands]
-    last = (A[K] - A[K - 1])[None, :]  # the same latest checkpoint for every candidate
     wf = w[:, None].astype(float)
-    mean = after * wf - base * span[:, None]
-    return mean, first * wf - base, last * wf - base, wf[:, 0] * span
+
+    def against(start: np.ndarray, stop: np.ndarray) -> np.ndarray:
+        return (A[stop] - A[start]) * wf - base * (stop - start)[:, None].astype(float)
+
+    return against(cands, np.full_like(cands, K)), against(cands, mid), against(mid, np.full_like(cands, K)), \
+        wf[:, 0] * n
 
 
 def _p_values(sums: np.ndarray, refine_below: float, seed: int) -> np.ndarray:
-    """Two-sided sign-flip p of each row of per-document sums (module docstring: approximated, then
-    computed exactly where the approximation is at most `refine_below` and the sums allow it)."""
+    """One-sided sign-flip p of a drop for each row of per-document sums whose total is negative: half the
+    two-sided p (the sign-flip distribution is symmetric, so P(T* <= T) = P(|T*| >= |T|) / 2 for T < 0);
+    approximated, then computed exactly where the approximation is at most `refine_below` and the sums
+    allow it (module docstring)."""
     total = sums.sum(axis=1)
     s2 = sums * sums
     nonzero = np.count_nonzero(np.abs(sums) > 1e-9, axis=1)
     p = sign_flip_tail(total, s2.sum(axis=1), (s2 * s2).sum(axis=1), nonzero)
-    for i in np.flatnonzero(p <= refine_below):
+    for i in np.flatnonzero(p <= 2 * refine_below):
         row = sums[i][np.abs(sums[i]) > 1e-9]
         whole = np.allclose(row, np.rint(row), atol=1e-6)
         if row.size <= EXACT_FLIPS or (whole and float(np.abs(np.rint(row)).sum()) <= EXACT_TOTAL):
             p[i] = sign_flip_p(np.rint(row) if whole else row, seed=seed)[0]
-    return p
+    return p / 2
 
 
 @dataclass
@@ -416,13 +434,14 @@ class _Scan:
     slice: _Slice
     trend: Trend
     p: np.ndarray  # combined, per candidate (1 where not all three are drops)
-    parts: np.ndarray  # candidates x 3: p of mean, first, last
+    parts: np.ndarray  # candidates x 3: p of the mean, the first half, the second half
+    drop: np.ndarray  # per candidate: mean of k..latest minus before (a fraction; negative: a drop)
 
 
 def _scan(s: _Slice, cands: np.ndarray, before: int, seed: int, metric: str, trend: Trend) -> _Scan:
     if not cands.size:
-        return _Scan(metric, s, trend, np.ones(0), np.ones((0, 3)))
-    mean, first, last = _differences(s, cands, before)[:3]
+        return _Scan(metric, s, trend, np.ones(0), np.ones((0, 3)), np.zeros(0))
+    mean, first, last, scale = _differences(s, cands, before)
     drops = (mean.sum(axis=1) < -1e-9) & (first.sum(axis=1) < -1e-9) & (last.sum(axis=1) < -1e-9)
     parts = np.ones((cands.size, 3))
     rows = np.flatnonzero(drops)
@@ -432,7 +451,8 @@ def _scan(s: _Slice, cands: np.ndarray, before: int, seed: int, metric: str, tre
         pf = _p_values(first[rows], REFINE, seed)
         pl = _p_values(last[rows], REFINE, seed)
         parts[rows] = np.column_stack([pm, pf, pl])
-    return _Scan(metric, s, trend, parts.max(axis=1), parts)
+    drop = mean.sum(axis=1) / scale / max(s.n, 1.0)
+    return _Scan(metric, s, trend, parts.max(axis=1), parts, drop)
 
 
 def _bh(p: np.ndarray) -> np.ndarray:
@@ -516,14 +536,16 @@ def search(scores: Mapping[str, np.ndarray], clusters: Clusters | np.ndarray, fi
     tests = sum(sc.p.size for sc in scans)
     alarms: list[Alarm] = []
     folded: list[Alarm] = []
+    family = np.concatenate([sc.p for sc in scans]) if scans else np.zeros(0)
     if tests:
-        q_all = _bh(np.concatenate([sc.p for sc in scans]))
+        q_all = _bh(family)
         start = 0
         raw: list[tuple[_Scan, int, float]] = []
         for sc in scans:
             qs = q_all[start:start + sc.p.size]
             start += sc.p.size
-            for c in _pick(sc.p, qs, fdr):
+            c = _pick(sc.p, qs, sc.drop, fdr)
+            if c is not None:
                 raw.append((sc, c, float(qs[c])))
         right_kept = None if right is None else np.asarray(right, dtype=bool)[:, keep]
         made = [_alarm(sc, int(cands[c]), c, q, steps, before, seed, right_kept, keep, order) for sc, c, q in raw]
@@ -532,22 +554,17 @@ def search(scores: Mapping[str, np.ndarray], clusters: Clusters | np.ndarray, fi
     return TrendSearch(runs=list(runs), steps=[int(s) for s in steps], metrics=metrics, trends=found_trends,
                        alarms=alarms, folded=folded, tests=tests, slices_tested=len({id(sc.slice.definition) for sc in scans}),
                        candidates=int(cands.size), questions=n, left_out=n_all - n, units=int(np.unique(codes).size),
-                       unit=unit, fdr=fdr, min_questions=min_q, min_documents=min_documents)
+                       unit=unit, fdr=fdr, min_questions=min_q, min_documents=min_documents, family=family)
 
 
-def _pick(p: np.ndarray, q: np.ndarray, fdr: float) -> list[int]:
-    """The candidates a slice alarms at: of each run of consecutive candidates with q < fdr, the one with
-    the smallest p (the earliest on a tie)."""
-    out: list[int] = []
-    run: list[int] = []
-    for c in [*range(p.size), -1]:
-        if c >= 0 and q[c] < fdr:
-            run.append(c)
-            continue
-        if run:
-            out.append(min(run, key=lambda x: (p[x], x)))
-            run = []
-    return out
+def _pick(p: np.ndarray, q: np.ndarray, drop: np.ndarray, fdr: float) -> int | None:
+    """The candidate a slice alarms at: of those with q < fdr, the smallest p, then the largest drop (a
+    strong drop reaches the smallest p its documents can give at several neighbouring candidates; the
+    change is where the drop is largest); None when no candidate passes."""
+    passing = np.flatnonzero(q < fdr)
+    if not passing.size:
+        return None
+    return int(min(passing.tolist(), key=lambda c: (p[c], drop[c], c)))
 
 
 def _alarm(sc: _Scan, k: int, c: int, q: float, steps: Sequence[int], before: int, seed: int,
@@ -626,7 +643,7 @@ def _fold_edges(made: list[Alarm], idx: list[int], sets: Mapping[int, np.ndarray
                 before: int, seed: int, level: float) -> dict[int, int]:
     """Which alarm of one metric folds under which (alarm -> the one it folds under), by the three rules."""
     edge: dict[int, int] = {}
-    near = {i: [j for j in idx if j != i and abs(made[j].index - made[i].index) <= 1] for i in idx}
+    near = {i: [j for j in idx if j != i and abs(made[j].index - made[i].index) <= NEAR] for i in idx}
     # 1. a slice that dropped only because of a slice inside it
     for i in idx:
         best, best_p = -1, -1.0
