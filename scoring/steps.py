@@ -119,6 +119,7 @@ def read_steps_csv(path: str | Path, text: str | None = None) -> StepsFile:
             out.problems.append(Problem.warning(where, None, None, f"at most {MAX_BYTES:,} bytes",
                                                 "a larger file: the rest is not read"))
             raw = raw[:MAX_BYTES]
+            raw = raw[:raw.rfind(b"\n") + 1]  # never half a row
         text = raw.decode("utf-8-sig", errors="replace")
     reader = csv.reader(io.StringIO(text[:MAX_BYTES]))
     try:
