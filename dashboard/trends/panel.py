@@ -77,8 +77,9 @@ def page(ctx: Context) -> None:
     questions = saved_panel.questions_with_fields(ctx, runs)
     with st.spinner("Computing every slice's trend and testing for lasting drops…"):
         found = F.trend_search(an, runs, steps, metric, questions, chosen)
+    wanted_slice = state.get("tr_slice", "")
     state.clear()
-    state.update({"tr_series": name, "tr_metric": "" if metric == "accuracy" else metric})
+    state.update({"tr_series": name, "tr_metric": "" if metric == "accuracy" else metric, "tr_slice": wanted_slice})
     st.caption(md_escape(found.summary()))
     m1, m2, m3, m4 = st.columns(4)
     m1.metric("Checkpoints", len(runs))
@@ -133,6 +134,8 @@ def chart(found: TrendSearch, series_name: str, metric: str, state: dict) -> Non
                               "(overall) and every slice of one or two conditions"))
     if picked != names[0]:
         state["tr_slice"] = picked
+    else:
+        state.pop("tr_slice", None)
     t = found.trend(metric, picked)
     if t is None:
         return
