@@ -89,8 +89,8 @@ def test_the_matrix_opened_from_an_alarm_shows_the_questions_it_lost(monkeypatch
     grid = table(at, "Flips")
     runs = [c for c in grid.columns if c.startswith("ckpt-")]
     assert runs == sorted(runs) and len(runs) == 10  # ordered by step
-    assert len(grid) > 0 and all(grid["ckpt-0630"] == "✅") and all(grid["ckpt-0740"] == "❌")
-    assert all(grid["ckpt-1070"] == "❌")
+    assert len(grid) > 0 and all(grid["ckpt-0630"] == "✓") and all(grid["ckpt-0740"] == "✗")
+    assert all(grid["ckpt-1070"] == "✗")
     summary = next(c.value for c in at.caption if "questions ×" in c.value)
     assert f"{len(grid)} of 408 questions" in summary.replace("\\", "")
 

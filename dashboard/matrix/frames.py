@@ -27,7 +27,9 @@ from scoring.runner import column_list, compact_columns
 from scoring.trends import checkpoint_scores
 
 MISSING, WRONG, PARTIAL, RIGHT = 0, 1, 2, 3
-SYMBOL = {RIGHT: "✅", PARTIAL: "🔶", WRONG: "❌", MISSING: "·"}
+SYMBOL = {RIGHT: "✓", PARTIAL: "◐", WRONG: "✗", MISSING: "·"}  # shapes that differ without their colours
+STYLE = {"✓": "background-color: #dcfce7; color: #166534", "✗": "background-color: #fee2e2; color: #991b1b",
+         "◐": "background-color: #fef9c3; color: #854d0e", "·": "color: #94a3b8"}
 WORD = {RIGHT: "right", PARTIAL: "partial", WRONG: "wrong", MISSING: "missing"}
 SORTS = {"forgotten": "forgotten first (right at first, wrong at last)",
          "learned": "learned first (wrong at first, right at last)",
@@ -199,6 +201,17 @@ def document_page(g: Grid, names: list[str], right: np.ndarray, seen: np.ndarray
     for row, run in enumerate(g.runs):
         frame[run] = [f"{int(r)}/{int(s)}" if s else "·" for r, s in zip(right[row, part], seen[row, part])]
     return frame
+
+
+def cell_style(value: object) -> str:
+    """A cell's CSS: a question cell by its state (STYLE), a document cell `right/answered` green by its share."""
+    text = str(value)
+    if text in STYLE:
+        return STYLE[text]
+    right, sep, seen = text.partition("/")
+    if sep and right.isdecimal() and seen.isdecimal() and int(seen):
+        return f"background-color: rgba(22, 163, 74, {0.08 + 0.45 * int(right) / int(seen):.2f})"
+    return ""
 
 
 def answer(analysis: Any, run: str, qid: str) -> dict[str, Any]:

@@ -64,7 +64,7 @@ def page(ctx: Context) -> None:
     an = ctx.analysis
     view = viewstate.view()
     state = view.matrix
-    c1, c2, c3 = st.columns([3, 1, 2])
+    c1, c2, c3 = st.columns([5, 3, 4])
     with c1:
         name, runs, steps = _runs(ctx, state)
     viewstate.seed("mx_by", M.DOCUMENT if state.get("mx_by") == M.DOCUMENT else M.QUESTION)
@@ -126,7 +126,8 @@ def page(ctx: Context) -> None:
     config = {run: st.column_config.TextColumn(run, width="small", help=f"step {s}" if s is not None else "no step")
               for run, s in zip(runs, steps)}
     config["Text"] = st.column_config.TextColumn(width="medium")
-    event = st.dataframe(frame, hide_index=True, key=f"mx_grid_{by}", on_select="rerun", selection_mode="single-cell",
+    shown = frame.style.map(M.cell_style, subset=[r for r in runs if r in frame.columns])  # this page's cells only
+    event = st.dataframe(shown, hide_index=True, key=f"mx_grid_{by}", on_select="rerun", selection_mode="single-cell",
                          column_config=config, height=min(720, ROW_PX * (len(frame) + 1) + 3))
     cells = event.selection.cells if event is not None else []
     if cells:

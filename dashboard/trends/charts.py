@@ -27,7 +27,7 @@ def trend_chart(t: Trend, steps: Sequence[int], runs: Sequence[str], metric_labe
     smooth = [100 * v for v in t.smooth]
     half = 196 * t.noise if t.noise == t.noise else 0.0
     fig = go.Figure()
-    fig.add_trace(go.Scatter(x=x + x[::-1], y=[v + half for v in smooth] + [v - half for v in smooth[::-1]],
+    fig.add_trace(go.Scatter(x=x + x[::-1], y=[min(100.0, v + half) for v in smooth] + [max(0.0, v - half) for v in smooth[::-1]],
                              fill="toself", fillcolor=BAND, line=dict(width=0), hoverinfo="skip",
                              name="noise band (± 1.96 × neighbour noise)"))
     fig.add_trace(go.Scatter(x=x, y=smooth, mode="lines", line=dict(color=SMOOTH, width=2, dash="dot"),
