@@ -36,8 +36,10 @@ Each p is one-sided (a drop: half the two-sided sign-flip p, the test's distribu
 The candidate's p is the largest of the three (an intersection-union test: "all three" holds at the
 level each one does, so no adjustment among them), and 1 unless all three differences are drops.
 Benjamini-Hochberg q across every (slice, candidate) tested -- and across metrics when several are asked
-for -- and a slice alarms once, at the candidate with q < fdr and the smallest p (ties: the largest drop). Only slices with at least `min_documents` documents and `min_questions`
-questions are tested (the finder's thresholds). So a gentle improvement (no drop), noise (no drop beyond
+for -- and a slice alarms once, at the candidate with q < fdr and the largest drop (then the smallest p):
+a candidate before the change dilutes the drop with undropped checkpoints, one after it with dropped
+ones in "before". Only slices with at least `min_documents` documents and `min_questions` questions
+are tested (the finder's thresholds). So a gentle improvement (no drop), noise (no drop beyond
 chance across the family) and one bad checkpoint followed by recovery -- or a dip of a few checkpoints
 that recovered, as long as it lies within one half of a candidate's checkpoints: the other half does not
 drop -- raise nothing. A score is never smoothed before a test.
@@ -46,18 +48,20 @@ drop -- raise nothing. A score is never smoothed before a test.
 upward, so the gap to it is never tested nor reported alone; an alarm reports the tested drop and names
 the best checkpoint before it.
 
-Redundant alarms fold, as the weak-slice finder's do (change points at most NEAR checkpoints apart, level fdr):
+Redundant alarms fold, as the weak-slice finder's do (each test at the change point of the alarm it
+decides; between nested slices at the level fdr / the metric's alarms, between overlapping ones at fdr):
  - a slice that dropped only because of a slice inside it (the rest of it did not drop) folds under it;
  - a slice inside an alarmed slice that did not drop more than the rest of it (`scoring.slices.gap_test`
    on the per-question differences, documents as clusters) folds under it;
  - of overlapping slices, one whose questions outside the alarms already kept did not drop folds under
    the one it shares most questions with.
 
-p values: exact (every sign vector, or the exact convolution of whole-number sums) where the document
-sums are few or small whole numbers (Accuracy on a benchmark of hundreds of questions); otherwise the
-normal tail with its kurtosis term (`scoring.stats.sign_flip_tail`, the approximation `sign_flip_p`
-uses beyond 200 documents). A p is refined to the exact one only where the approximation is below
-REFINE: a larger p decides nothing at any level up to REFINE / 2.
+p values: the normal tail with its kurtosis term for every test at once (`scoring.stats.sign_flip_tail`,
+the approximation `sign_flip_p` uses beyond EXACT_LIMIT documents); exact (every sign vector, or the
+exact convolution of whole-number sums) where a candidate could decide something -- its approximate p
+within a factor REFINE_MARGIN of the Benjamini-Hochberg cut-off the approximations give -- and few
+documents moved (at most EXACT_LIMIT, where the tail is least to be trusted) and the sums allow it
+cheaply (Accuracy on a benchmark of hundreds of questions). BH is then applied to the refined family.
 """
 
 from __future__ import annotations
@@ -73,6 +77,7 @@ from scipy import stats as _stats
 from .slices import MIN_DOCUMENTS, MIN_QUESTIONS, MIN_SHARE, SEP, gap_test
 from .stats import (
     EXACT_FLIPS,
+    EXACT_LIMIT,
     Clusters,
     cluster_bootstrap_means,
     sign_flip_p,
@@ -82,10 +87,10 @@ from .stats import (
 OVERALL = "overall"  # the benchmark-wide row's name (the --trend CSV's `slice` column)
 BEFORE = 3  # checkpoints just before a candidate change that make "before"
 MIN_AFTER = 2  # checkpoints from a change on, the latest included: a drop seen once is not yet lasting
-REFINE = 0.1  # approximate p at or below this are computed exactly where they can be
+REFINE = 0.1  # approximate p at or below this are computed exactly where they can be (`_drop_p`)
+REFINE_MARGIN = 10  # in the family: approximations within this factor of the BH cut-off are computed exactly
 EXACT_TOTAL = 20_000  # whole-number document sums up to this absolute total: the exact convolution
 FDR = 0.05
-NEAR = 2  # alarms whose change points are this close are taken as one change when folding
 RESAMPLES = 10_000  # the drop's document-bootstrap interval
 CSV_COLUMNS = ["rank", "slice", "metric", "step", "before", "after", "gap", "ci_low", "ci_high", "p", "q", "documents"]
 P_FLOOR = 1e-16
@@ -409,21 +414,22 @@ def _differences(s: _Slice, cands: np.ndarray, before: int) -> tuple[np.ndarray,
         wf[:, 0] * n
 
 
-def _p_values(sums: np.ndarray, refine_below: float, seed: int) -> np.ndarray:
-    """One-sided sign-flip p of a drop for each row of per-document sums whose total is negative: half the
-    two-sided p (the sign-flip distribution is symmetric, so P(T* <= T) = P(|T*| >= |T|) / 2 for T < 0);
-    approximated, then computed exactly where the approximation is at most `refine_below` and the sums
-    allow it (module docstring)."""
-    total = sums.sum(axis=1)
+def _approximate(sums: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(two-sided sign-flip p by the normal tail, documents that moved) of each row of per-document sums."""
     s2 = sums * sums
     nonzero = np.count_nonzero(np.abs(sums) > 1e-9, axis=1)
-    p = sign_flip_tail(total, s2.sum(axis=1), (s2 * s2).sum(axis=1), nonzero)
-    for i in np.flatnonzero(p <= 2 * refine_below):
-        row = sums[i][np.abs(sums[i]) > 1e-9]
-        whole = np.allclose(row, np.rint(row), atol=1e-6)
-        if row.size <= EXACT_FLIPS or (whole and float(np.abs(np.rint(row)).sum()) <= EXACT_TOTAL):
-            p[i] = sign_flip_p(np.rint(row) if whole else row, seed=seed)[0]
-    return p / 2
+    return sign_flip_tail(sums.sum(axis=1), s2.sum(axis=1), (s2 * s2).sum(axis=1), nonzero), nonzero
+
+
+def _exact(row: np.ndarray, seed: int) -> float | None:
+    """The exact two-sided sign-flip p of one row of per-document sums, where it is cheap: at most
+    EXACT_FLIPS documents moved (every sign vector), or whole-number sums of absolute total at most
+    EXACT_TOTAL (the convolution); else None."""
+    row = row[np.abs(row) > 1e-9]
+    whole = np.allclose(row, np.rint(row), atol=1e-6)
+    if row.size <= EXACT_FLIPS or (whole and float(np.abs(np.rint(row)).sum()) <= EXACT_TOTAL):
+        return sign_flip_p(np.rint(row) if whole else row, seed=seed)[0]
+    return None
 
 
 @dataclass
@@ -436,23 +442,94 @@ class _Scan:
     p: np.ndarray  # combined, per candidate (1 where not all three are drops)
     parts: np.ndarray  # candidates x 3: p of the mean, the first half, the second half
     drop: np.ndarray  # per candidate: mean of k..latest minus before (a fraction; negative: a drop)
+    cands: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    drops: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))  # all three are drops
+    two: np.ndarray = field(default_factory=lambda: np.ones((0, 3)))  # two-sided p of the three tests
+    moved: np.ndarray = field(default_factory=lambda: np.zeros((0, 3), dtype=np.int64))  # documents that moved
 
 
-def _scan(s: _Slice, cands: np.ndarray, before: int, seed: int, metric: str, trend: Trend) -> _Scan:
+def _scan(s: _Slice, cands: np.ndarray, before: int, seed: int, metric: str, trend: Trend,
+          refine_below: float = 2 * REFINE) -> _Scan:
+    """The three one-sided tests of every candidate (a drop: half the two-sided sign-flip p, the test's
+    distribution being symmetric) by the normal tail, and exactly (`_refine`) where the largest of a
+    candidate's three two-sided approximations is at most `refine_below`."""
     if not cands.size:
-        return _Scan(metric, s, trend, np.ones(0), np.ones((0, 3)), np.zeros(0))
-    mean, first, last, scale = _differences(s, cands, before)
-    drops = (mean.sum(axis=1) < -1e-9) & (first.sum(axis=1) < -1e-9) & (last.sum(axis=1) < -1e-9)
-    parts = np.ones((cands.size, 3))
+        return _Scan(metric, s, trend, np.ones(0), np.ones((0, 3)), np.zeros(0), cands)
+    sums = _differences(s, cands, before)
+    mean, scale = sums[0], sums[3]
+    drops = (mean.sum(axis=1) < -1e-9) & (sums[1].sum(axis=1) < -1e-9) & (sums[2].sum(axis=1) < -1e-9)
+    two = np.ones((cands.size, 3))
     rows = np.flatnonzero(drops)
-    if rows.size:
-        # a candidate's p is the largest of three: one above REFINE decides the candidate without the others
-        pm = _p_values(mean[rows], REFINE, seed)
-        pf = _p_values(first[rows], REFINE, seed)
-        pl = _p_values(last[rows], REFINE, seed)
-        parts[rows] = np.column_stack([pm, pf, pl])
-    drop = mean.sum(axis=1) / scale / max(s.n, 1.0)
-    return _Scan(metric, s, trend, parts.max(axis=1), parts, drop)
+    moved = np.zeros((cands.size, 3), dtype=np.int64)
+    for j in range(3):
+        if rows.size:
+            two[rows, j], moved[rows, j] = _approximate(sums[j][rows])
+    found = _Scan(metric, s, trend, np.ones(cands.size), np.ones((cands.size, 3)), mean.sum(axis=1) / scale / max(s.n, 1.0),
+                  cands, drops, two, moved)
+    _refine(found, sums, np.flatnonzero(drops & (two.max(axis=1) <= refine_below)), seed)
+    return found
+
+
+def _refine(sc: _Scan, sums: Sequence[np.ndarray], rows: np.ndarray, seed: int, at: int = 0) -> None:
+    """The candidates `rows` of a scan (rows of `sums`; candidate `at + row`) computed exactly where few
+    documents moved (at most EXACT_LIMIT: where the tail is least to be trusted) and the sums allow it
+    cheaply (`_exact`); then every candidate's one-sided parts and combined p set from the two-sided ones
+    (never 0)."""
+    for r in rows.tolist():
+        c = at + r
+        if sc.drops[c] and sc.moved[c].min() <= EXACT_LIMIT:
+            for j in range(3):
+                exact = _exact(sums[j][r], seed)
+                if exact is not None:
+                    sc.two[c, j] = exact
+    sc.parts = np.where(sc.drops[:, None], np.maximum(sc.two / 2, math.ulp(0.0)), 1.0)
+    sc.p = sc.parts.max(axis=1)
+
+
+def _refined(scans: list[_Scan], fdr: float, before: int, seed: int) -> np.ndarray:
+    """Every test's p (the family), exact where it could decide something: Benjamini-Hochberg on the
+    approximations gives the cut-off (the largest p it lets through, or fdr / tests when none); the
+    candidates whose approximation is within a factor REFINE_MARGIN of it are computed exactly where they
+    can be (`_refine`). A p far from the cut-off, above or below, decides the same whatever its last digits."""
+    if not scans:
+        return np.zeros(0)
+    approx = np.concatenate([sc.p for sc in scans])
+    if not approx.size:
+        return approx
+    q = _bh(approx)
+    cut = max(float(approx[q < fdr].max()) if (q < fdr).any() else 0.0, fdr / approx.size)
+    for sc in scans:
+        p = sc.parts.max(axis=1)
+        rows = np.flatnonzero(sc.drops & (p <= REFINE_MARGIN * cut) & (p >= cut / REFINE_MARGIN))
+        if rows.size:
+            _refine(sc, _differences(sc.slice, sc.cands, before), rows, seed)
+    return np.concatenate([sc.p for sc in scans])
+
+
+def _picked(scans: list[_Scan], fdr: float, before: int, seed: int, rounds: int = 3) -> list[tuple[_Scan, int, float]]:
+    """(scan, candidate, q) of every slice that alarms (`_pick`), its candidate's p exact where it can be: the
+    tail can be far below the exact p in the extremes (it is a p to decide with, near the cut-off, not one to
+    report), so the candidates picked are computed exactly, the q recomputed, and picked again (a few rounds,
+    until the picks were all computed)."""
+    done: set[tuple[int, int]] = set()
+    raw: list[tuple[_Scan, int, float]] = []
+    for _ in range(rounds):
+        q_all = _bh(np.concatenate([sc.p for sc in scans]))
+        start = 0
+        raw = []
+        for sc in scans:
+            qs = q_all[start:start + sc.p.size]
+            start += sc.p.size
+            c = _pick(sc.p, qs, sc.drop, fdr)
+            if c is not None:
+                raw.append((sc, c, float(qs[c])))
+        todo = [(sc, c) for sc, c, _ in raw if (id(sc), c) not in done]
+        if not todo:
+            break
+        for sc, c in todo:
+            done.add((id(sc), c))
+            _refine(sc, _differences(sc.slice, sc.cands[c:c + 1], before), np.array([0]), seed, at=c)
+    return raw
 
 
 def _bh(p: np.ndarray) -> np.ndarray:
@@ -532,21 +609,14 @@ def search(scores: Mapping[str, np.ndarray], clusters: Clusters | np.ndarray, fi
             trend = _trend(s, tested)
             found_trends[m].append(trend)
             if tested:
-                scans.append(_scan(s, cands, before, seed, m, trend))
+                scans.append(_scan(s, cands, before, seed, m, trend, refine_below=0.0))
     tests = sum(sc.p.size for sc in scans)
     alarms: list[Alarm] = []
     folded: list[Alarm] = []
-    family = np.concatenate([sc.p for sc in scans]) if scans else np.zeros(0)
+    family = _refined(scans, fdr, before, seed)
     if tests:
-        q_all = _bh(family)
-        start = 0
-        raw: list[tuple[_Scan, int, float]] = []
-        for sc in scans:
-            qs = q_all[start:start + sc.p.size]
-            start += sc.p.size
-            c = _pick(sc.p, qs, sc.drop, fdr)
-            if c is not None:
-                raw.append((sc, c, float(qs[c])))
+        raw = _picked(scans, fdr, before, seed)
+        family = np.concatenate([sc.p for sc in scans])
         right_kept = None if right is None else np.asarray(right, dtype=bool)[:, keep]
         made = [_alarm(sc, int(cands[c]), c, q, steps, before, seed, right_kept, keep, order) for sc, c, q in raw]
         alarms, folded = _fold(made, raw, cums, before, seed, fdr, doc) if fold else (made, [])
@@ -558,13 +628,14 @@ def search(scores: Mapping[str, np.ndarray], clusters: Clusters | np.ndarray, fi
 
 
 def _pick(p: np.ndarray, q: np.ndarray, drop: np.ndarray, fdr: float) -> int | None:
-    """The candidate a slice alarms at: of those with q < fdr, the smallest p, then the largest drop (a
-    strong drop reaches the smallest p its documents can give at several neighbouring candidates; the
-    change is where the drop is largest); None when no candidate passes."""
+    """The candidate a slice alarms at: of those with q < fdr, the one with the largest drop, then the
+    smallest p (a candidate before the change counts undropped checkpoints after it, one after the change
+    dropped ones before it: both dilute the drop, while their p, on thousands of questions, can be smaller
+    still); None when no candidate passes."""
     passing = np.flatnonzero(q < fdr)
     if not passing.size:
         return None
-    return int(min(passing.tolist(), key=lambda c: (p[c], drop[c], c)))
+    return int(min(passing.tolist(), key=lambda c: (drop[c], p[c], c)))
 
 
 def _alarm(sc: _Scan, k: int, c: int, q: float, steps: Sequence[int], before: int, seed: int,
@@ -617,7 +688,9 @@ def _fold(made: list[Alarm], raw: list[tuple[_Scan, int, float]], cums: Mapping[
         idx = [i for i, a in enumerate(made) if a.metric == metric]
         if len(idx) >= 2:
             sets = {i: raw[i][0].slice.members for i in idx}  # positions in document order
-            edge.update(_fold_edges(made, idx, sets, cums[metric], doc, before, seed, level))
+            # a nested decision is made once per pair of alarms: at level / alarms, so that among many
+            # alarms of one cause none stays by chance as "weaker still" (the finder's nested bar)
+            edge.update(_fold_edges(made, idx, sets, cums[metric], doc, before, seed, level / len(idx), level))
     top: dict[int, int] = {}
     for i in range(len(made)):
         j, seen = i, {i}
@@ -640,10 +713,10 @@ def _inside(small: np.ndarray, big: np.ndarray) -> bool:
 
 
 def _fold_edges(made: list[Alarm], idx: list[int], sets: Mapping[int, np.ndarray], cum: np.ndarray, doc: np.ndarray,
-                before: int, seed: int, level: float) -> dict[int, int]:
+                before: int, seed: int, nested: float, level: float) -> dict[int, int]:
     """Which alarm of one metric folds under which (alarm -> the one it folds under), by the three rules."""
     edge: dict[int, int] = {}
-    near = {i: [j for j in idx if j != i and abs(made[j].index - made[i].index) <= NEAR] for i in idx}
+    near = {i: [j for j in idx if j != i] for i in idx}
     # 1. a slice that dropped only because of a slice inside it
     for i in idx:
         best, best_p = -1, -1.0
@@ -652,7 +725,7 @@ def _fold_edges(made: list[Alarm], idx: list[int], sets: Mapping[int, np.ndarray
                 continue
             rest = np.setdiff1d(sets[i], sets[j], assume_unique=True)
             p = _drop_p(_subset(doc, cum, rest), made[i].index, before, seed) if rest.size else 1.0
-            if p > level and p > best_p:
+            if p > nested and p > best_p:
                 best, best_p = j, p
         if best >= 0:
             edge[i] = best
@@ -668,7 +741,7 @@ def _fold_edges(made: list[Alarm], idx: list[int], sets: Mapping[int, np.ndarray
             in_a[sets[i]] = True
             in_b = np.zeros(y.size, dtype=bool)
             in_b[np.setdiff1d(sets[j], sets[i], assume_unique=True)] = True
-            if in_b.any() and gap_test(y, doc, in_a, in_b).p > level:
+            if in_b.any() and gap_test(y, doc, in_a, in_b).p > nested:
                 edge[i] = j
                 break
     # 3. overlapping slices: nothing of its own beyond the alarms kept

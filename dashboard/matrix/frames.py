@@ -153,13 +153,11 @@ def question_page(g: Grid, positions: np.ndarray, questions: pd.DataFrame, page:
     part = positions[page * rows:(page + 1) * rows]
     ids = [g.ids[i] for i in part.tolist()]
     text = questions["question"].reindex(ids).fillna("").astype(str) if len(questions) else pd.Series([""] * len(ids))
-    frame = pd.DataFrame({"Question": ids, "Text": [t if len(t) <= TEXT_CHARS else t[:TEXT_CHARS - 1] + "…" for t in text],
-                          "Flips": g.keys()["flips"][part]})
     symbols = np.array([SYMBOL[s] for s in (MISSING, WRONG, PARTIAL, RIGHT)], dtype=object)
     cells = symbols[g.state[:, part]]  # runs x page
-    for row, run in enumerate(g.runs):
-        frame[run] = cells[row]
-    return frame
+    columns = {"Question": ids, "Text": [t if len(t) <= TEXT_CHARS else t[:TEXT_CHARS - 1] + "…" for t in text],
+               "Flips": g.keys()["flips"][part], **{run: cells[row] for row, run in enumerate(g.runs)}}
+    return pd.DataFrame(columns)  # one frame built at once (a column at a time fragments it: 200 runs)
 
 
 def document_rows(g: Grid, positions: np.ndarray, documents: Sequence[str]) -> tuple[list[str], np.ndarray, np.ndarray]:
@@ -197,10 +195,10 @@ def document_page(g: Grid, names: list[str], right: np.ndarray, seen: np.ndarray
                   order: np.ndarray, page: int, rows: int = PAGE_ROWS) -> pd.DataFrame:
     """One page of the document rows: the document, its questions' flips, and per run `right/answered`."""
     part = order[page * rows:(page + 1) * rows]
-    frame = pd.DataFrame({"Document": [names[i] for i in part], "Flips": flips[part].astype(int)})
+    columns: dict[str, Any] = {"Document": [names[i] for i in part], "Flips": flips[part].astype(int)}
     for row, run in enumerate(g.runs):
-        frame[run] = [f"{int(r)}/{int(s)}" if s else "·" for r, s in zip(right[row, part], seen[row, part])]
-    return frame
+        columns[run] = [f"{int(r)}/{int(s)}" if s else "·" for r, s in zip(right[row, part], seen[row, part])]
+    return pd.DataFrame(columns)
 
 
 def cell_style(value: object) -> str:
