@@ -69,6 +69,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -171,12 +172,25 @@ def conditions_of(fields: Mapping[str, Sequence[Any]], n: int) -> list[SliceDef]
         values = list(column)
         if len(values) != n:
             raise ValueError(f"field {name!r} has {len(values)} values for {n} questions")
-        members: dict[str, list[int]] = {}
-        for i, v in enumerate(values):
-            for label in set(_labels(v)):
-                members.setdefault(label, []).append(i)
-        for label in sorted(members):
-            idx = np.asarray(members[label], dtype=np.int64)
+        found: dict[str, np.ndarray] = {}
+        if all(v is None or isinstance(v, str) for v in values):  # one label or none: grouped in numpy
+            named = np.array([v is not None for v in values], dtype=bool)
+            if named.any():
+                labels = np.array([v for v in values if v is not None], dtype=object).astype(str)
+                uniq, inverse = np.unique(labels, return_inverse=True)
+                where = np.flatnonzero(named)
+                order = np.argsort(inverse.ravel(), kind="stable")
+                bounds = np.searchsorted(inverse.ravel()[order], np.arange(uniq.size + 1))
+                for k in range(uniq.size):
+                    found[str(uniq[k])] = where[np.sort(order[bounds[k]:bounds[k + 1]])]
+        else:
+            members: dict[str, list[int]] = {}
+            for i, v in enumerate(values):
+                for label in set(_labels(v)):
+                    members.setdefault(label, []).append(i)
+            found = {label: np.asarray(idx, dtype=np.int64) for label, idx in members.items()}
+        for label in sorted(found):
+            idx = found[label].astype(np.int64)
             if 0 < idx.size < n:
                 out.append(SliceDef(((name, label),), idx))
     return out
@@ -359,6 +373,7 @@ class _Slice:
     A: np.ndarray
     sizes: np.ndarray
     members: np.ndarray  # positions in document order
+    docs: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))  # each column's document code
 
     @property
     def n(self) -> float:
@@ -366,11 +381,27 @@ class _Slice:
 
 
 def _slice_sums(cum: np.ndarray, doc: np.ndarray, members: np.ndarray, definition: SliceDef) -> _Slice:
+    """The slice's `_Slice` from the per-question cumulative sums `cum` (questions in document order x
+    checkpoints + 1: a member's row is one contiguous read)."""
     d = doc[members]
     starts = np.flatnonzero(np.r_[True, d[1:] != d[:-1]]) if d.size else np.zeros(0, dtype=np.int64)
-    A = np.add.reduceat(cum[:, members], starts, axis=1) if d.size else np.zeros((cum.shape[0], 0))
+    A = (np.ascontiguousarray(np.add.reduceat(cum[members], starts, axis=0).T) if d.size
+         else np.zeros((cum.shape[1], 0)))
     sizes = np.diff(np.r_[starts, d.size]).astype(float)
-    return _Slice(definition, A, sizes, members)
+    return _Slice(definition, A, sizes, members, d[starts])
+
+
+def _without(big: _Slice, small: _Slice) -> _Slice:
+    """The questions of `big` not in `small` (which lies inside it), from their per-document sums (the sums
+    are linear: no question is read again); documents left with no question are dropped."""
+    at = np.searchsorted(big.docs, small.docs)
+    A = big.A.copy()
+    A[:, at] -= small.A
+    sizes = big.sizes.copy()
+    sizes[at] -= small.sizes
+    keep = sizes > 0
+    members = np.setdiff1d(big.members, small.members, assume_unique=True)
+    return _Slice(SliceDef((), members), A[:, keep], sizes[keep], members, big.docs[keep])
 
 
 def _trend(s: _Slice, tested: bool, confidence: float = 0.95) -> Trend:
@@ -506,30 +537,48 @@ def _refined(scans: list[_Scan], fdr: float, before: int, seed: int) -> np.ndarr
     return np.concatenate([sc.p for sc in scans])
 
 
-def _picked(scans: list[_Scan], fdr: float, before: int, seed: int, rounds: int = 3) -> list[tuple[_Scan, int, float]]:
-    """(scan, candidate, q) of every slice that alarms (`_pick`), its candidate's p exact where it can be: the
-    tail can be far below the exact p in the extremes (it is a p to decide with, near the cut-off, not one to
-    report), so the candidates picked are computed exactly, the q recomputed, and picked again (a few rounds,
-    until the picks were all computed)."""
-    done: set[tuple[int, int]] = set()
-    raw: list[tuple[_Scan, int, float]] = []
-    for _ in range(rounds):
-        q_all = _bh(np.concatenate([sc.p for sc in scans]))
-        start = 0
-        raw = []
-        for sc in scans:
-            qs = q_all[start:start + sc.p.size]
-            start += sc.p.size
-            c = _pick(sc.p, qs, sc.drop, fdr)
-            if c is not None:
-                raw.append((sc, c, float(qs[c])))
-        todo = [(sc, c) for sc, c, _ in raw if (id(sc), c) not in done]
-        if not todo:
-            break
-        for sc, c in todo:
-            done.add((id(sc), c))
-            _refine(sc, _differences(sc.slice, sc.cands[c:c + 1], before), np.array([0]), seed, at=c)
+def _picked(scans: list[_Scan], fdr: float) -> list[tuple[_Scan, int, float]]:
+    """(scan, candidate, q) of every slice that alarms (`_pick`)."""
+    q_all = _bh(np.concatenate([sc.p for sc in scans]))
+    start = 0
+    raw = []
+    for sc in scans:
+        qs = q_all[start:start + sc.p.size]
+        start += sc.p.size
+        c = _pick(sc.p, qs, sc.drop, fdr)
+        if c is not None:
+            raw.append((sc, c, float(qs[c])))
     return raw
+
+
+def _reported(alarms: list[Alarm], raw: list[tuple[_Scan, int, float]], scans: list[_Scan], before: int,
+              seed: int) -> tuple[list[Alarm], np.ndarray]:
+    """The kept alarms as reported, and the family's p: each kept alarm's three tests computed exactly where
+    they can be (the normal tail can be far below the exact p in the extremes: a p to decide with, near
+    the cut-off, where the family is exact already, not one to report), q recomputed over the family with
+    them, and the drop's interval."""
+    where = {(a.slice, a.metric): (sc, c) for a, (sc, c, _) in zip(_by_raw(raw), raw)}
+    for a in alarms:
+        sc, c = where[(a.slice, a.metric)]
+        _refine(sc, _differences(sc.slice, sc.cands[c:c + 1], before), np.array([0]), seed, at=c)
+    family = np.concatenate([sc.p for sc in scans])
+    q_all = _bh(family)
+    offset = {}
+    start = 0
+    for sc in scans:
+        offset[id(sc)] = start
+        start += sc.p.size
+    out = []
+    for a in alarms:
+        sc, c = where[(a.slice, a.metric)]
+        pm, pf, pl = (float(x) for x in sc.parts[c])
+        reported = replace(a, p=float(sc.p[c]), q=float(q_all[offset[id(sc)] + c]), p_mean=pm, p_first=pf, p_last=pl)
+        out.append(_interval(reported, sc.slice, before, seed))
+    return out, family
+
+
+def _by_raw(raw: list[tuple[_Scan, int, float]]) -> list[SimpleNamespace]:
+    return [SimpleNamespace(slice=sc.slice.definition.name, metric=sc.metric) for sc, _, _ in raw]
 
 
 def _bh(p: np.ndarray) -> np.ndarray:
@@ -600,8 +649,8 @@ def search(scores: Mapping[str, np.ndarray], clusters: Clusters | np.ndarray, fi
     cums: dict[str, np.ndarray] = {}
     for m in metrics:
         y = np.asarray(scores[m], dtype=float)[:, keep][:, order]
-        cum = cums[m] = np.zeros((k + 1, n))
-        np.cumsum(y, axis=0, out=cum[1:])
+        cum = cums[m] = np.zeros((n, k + 1))  # questions x checkpoints + 1: a question's sums in a row
+        np.cumsum(y.T, axis=1, out=cum[:, 1:])
         found_trends[m] = []
         for d in defs:
             s = _slice_sums(cum, doc, np.sort(rank[d.members]), d)
@@ -615,11 +664,11 @@ def search(scores: Mapping[str, np.ndarray], clusters: Clusters | np.ndarray, fi
     folded: list[Alarm] = []
     family = _refined(scans, fdr, before, seed)
     if tests:
-        raw = _picked(scans, fdr, before, seed)
-        family = np.concatenate([sc.p for sc in scans])
+        raw = _picked(scans, fdr)
         right_kept = None if right is None else np.asarray(right, dtype=bool)[:, keep]
         made = [_alarm(sc, int(cands[c]), c, q, steps, before, seed, right_kept, keep, order) for sc, c, q in raw]
         alarms, folded = _fold(made, raw, cums, before, seed, fdr, doc) if fold else (made, [])
+        alarms, family = _reported(alarms, raw, scans, before, seed)
         alarms.sort(key=lambda a: (-a.guaranteed, a.q, a.p, a.slice, a.metric))
     return TrendSearch(runs=list(runs), steps=[int(s) for s in steps], metrics=metrics, trends=found_trends,
                        alarms=alarms, folded=folded, tests=tests, slices_tested=len({id(sc.slice.definition) for sc in scans}),
@@ -649,11 +698,7 @@ def _alarm(sc: _Scan, k: int, c: int, q: float, steps: Sequence[int], before: in
     after_sum = A[K] - A[k]
     diff = after_sum / (K - k) - before_sum / w  # per document: sums of the per-question differences
     b, a = float(before_sum.sum()) / (w * n), float(after_sum.sum()) / ((K - k) * n)
-    if s.sizes.size >= 2 and np.any(diff != diff[0]):
-        means = cluster_bootstrap_means(diff, s.sizes, RESAMPLES, np.random.default_rng(seed), approximate=True)
-        lo, hi = (float(v) for v in np.quantile(means, [0.025, 0.975]))
-    else:
-        lo = hi = a - b
+    lo = hi = math.nan  # the interval: `_interval`, for the alarms kept
     score = sc.trend.score
     best = int(np.argmax(score[:k]))
     forgotten: tuple[int, ...] = ()
@@ -663,9 +708,25 @@ def _alarm(sc: _Scan, k: int, c: int, q: float, steps: Sequence[int], before: in
         lost = r[k - 1] & ~r[k] & ~r[K - 1]
         forgotten = tuple(int(x) for x in np.sort(members[lost]))
     pm, pf, pl = (float(x) for x in sc.parts[c])
+    del diff
     return Alarm(s.definition.name, s.definition.conditions, sc.metric, k, int(steps[k]), b, a, a - b,
-                 min(lo, a - b), max(hi, a - b), float(sc.p[c]), q, pm, pf, pl, int(s.sizes.size), int(n),
+                 lo, hi, float(sc.p[c]), q, pm, pf, pl, int(s.sizes.size), int(n),
                  int(steps[best]), float(score[best]), forgotten)
+
+
+def _interval(a: Alarm, s: _Slice, before: int, seed: int) -> Alarm:
+    """The alarm with its drop's 95 % document-bootstrap interval (documents drawn with replacement, each
+    bringing the per-question differences of all its questions: `scoring.stats.cluster_bootstrap_means`)."""
+    A, k = s.A, a.index
+    K = A.shape[0] - 1
+    w = min(k, before)
+    diff = (A[K] - A[k]) / (K - k) - (A[k] - A[k - w]) / w  # per document: sums of the per-question differences
+    if s.sizes.size >= 2 and np.any(diff != diff[0]):
+        means = cluster_bootstrap_means(diff, s.sizes, RESAMPLES, np.random.default_rng(seed), approximate=True)
+        lo, hi = (float(v) for v in np.quantile(means, [0.025, 0.975]))
+    else:
+        lo = hi = a.gap
+    return replace(a, ci_low=min(lo, a.gap), ci_high=max(hi, a.gap))
 
 
 def _drop_p(s: _Slice, k: int, before: int, seed: int) -> float:
@@ -687,10 +748,10 @@ def _fold(made: list[Alarm], raw: list[tuple[_Scan, int, float]], cums: Mapping[
     for metric in dict.fromkeys(a.metric for a in made):
         idx = [i for i, a in enumerate(made) if a.metric == metric]
         if len(idx) >= 2:
-            sets = {i: raw[i][0].slice.members for i in idx}  # positions in document order
+            slices = {i: raw[i][0].slice for i in idx}
             # a nested decision is made once per pair of alarms: at level / alarms, so that among many
             # alarms of one cause none stays by chance as "weaker still" (the finder's nested bar)
-            edge.update(_fold_edges(made, idx, sets, cums[metric], doc, before, seed, level / len(idx), level))
+            edge.update(_fold_edges(made, idx, slices, cums[metric], doc, before, seed, level / len(idx), level))
     top: dict[int, int] = {}
     for i in range(len(made)):
         j, seen = i, {i}
@@ -709,13 +770,18 @@ def _fold(made: list[Alarm], raw: list[tuple[_Scan, int, float]], cums: Mapping[
 
 
 def _inside(small: np.ndarray, big: np.ndarray) -> bool:
-    return small.size < big.size and bool(np.isin(small, big, assume_unique=True).all())
+    """Whether the sorted positions `small` are a strict subset of the sorted positions `big`."""
+    if not small.size < big.size or (small.size and (small[0] < big[0] or small[-1] > big[-1])):
+        return False
+    at = np.searchsorted(big, small)
+    return bool(np.all(big[np.minimum(at, big.size - 1)] == small))
 
 
-def _fold_edges(made: list[Alarm], idx: list[int], sets: Mapping[int, np.ndarray], cum: np.ndarray, doc: np.ndarray,
+def _fold_edges(made: list[Alarm], idx: list[int], slices: Mapping[int, _Slice], cum: np.ndarray, doc: np.ndarray,
                 before: int, seed: int, nested: float, level: float) -> dict[int, int]:
     """Which alarm of one metric folds under which (alarm -> the one it folds under), by the three rules."""
     edge: dict[int, int] = {}
+    sets = {i: slices[i].members for i in idx}
     near = {i: [j for j in idx if j != i] for i in idx}
     # 1. a slice that dropped only because of a slice inside it
     for i in idx:
@@ -723,8 +789,8 @@ def _fold_edges(made: list[Alarm], idx: list[int], sets: Mapping[int, np.ndarray
         for j in near[i]:
             if not _inside(sets[j], sets[i]):
                 continue
-            rest = np.setdiff1d(sets[i], sets[j], assume_unique=True)
-            p = _drop_p(_subset(doc, cum, rest), made[i].index, before, seed) if rest.size else 1.0
+            rest = _without(slices[i], slices[j])
+            p = _drop_p(rest, made[i].index, before, seed) if rest.sizes.size else 1.0
             if p > nested and p > best_p:
                 best, best_p = j, p
         if best >= 0:
@@ -750,8 +816,8 @@ def _fold_edges(made: list[Alarm], idx: list[int], sets: Mapping[int, np.ndarray
         shared = {j: np.intersect1d(sets[i], sets[j], assume_unique=True).size for j in accepted if j in near[i]}
         overlapping = [j for j, c in shared.items() if c]
         if overlapping:
-            rest = np.setdiff1d(sets[i], np.concatenate([sets[j] for j in overlapping]))
-            p = _drop_p(_subset(doc, cum, rest), made[i].index, before, seed) if rest.size else 1.0
+            outside = np.setdiff1d(sets[i], np.concatenate([sets[j] for j in overlapping]))
+            p = _drop_p(_subset(doc, cum, outside), made[i].index, before, seed) if outside.size else 1.0
             if p > level:
                 edge[i] = max(overlapping, key=lambda j: (shared[j], -made[j].p))
                 continue
@@ -761,9 +827,9 @@ def _fold_edges(made: list[Alarm], idx: list[int], sets: Mapping[int, np.ndarray
 
 def _per_question_drop(cum: np.ndarray, k: int, before: int) -> np.ndarray:
     """Each question's mean after k (to the latest) minus its mean over the before window."""
-    K = cum.shape[0] - 1
+    K = cum.shape[1] - 1
     w = min(k, before)
-    return (cum[K] - cum[k]) / (K - k) - (cum[k] - cum[k - w]) / w
+    return (cum[:, K] - cum[:, k]) / (K - k) - (cum[:, k] - cum[:, k - w]) / w
 
 
 # ----------------------------------------------------------------------------- the CSV
