@@ -48,7 +48,6 @@ from scoring.slices import question_fields  # noqa: E402
 from scoring.stats import document_clusters  # noqa: E402
 from scoring.trends import checkpoint_scores, search  # noqa: E402
 
-
 PLANTED = ("reasoning_type", "aggregation")  # the slice that drops for good two thirds of the way
 
 
@@ -122,13 +121,14 @@ def main() -> None:
     series = held(simulate(gold, args.checkpoints), ids)
     steps = list(range(100, 100 * (args.checkpoints + 1), 100))
 
+    from streamlit.elements.lib.pandas_styler_utils import marshall_styler
+    from streamlit.proto.Dataframe_pb2 import Dataframe
+
     from dashboard.core.analysis import question_frame
     from dashboard.core.links import View
     from dashboard.explorer.frames import filter_questions
     from dashboard.matrix import frames as M
     from dashboard.matrix.panel import EMPTY_SCORES
-    from streamlit.elements.lib.pandas_styler_utils import marshall_styler
-    from streamlit.proto.Dataframe_pb2 import Dataframe
 
     questions = question_frame(gold, {})
     wide = held(simulate(gold, args.matrix_runs, seed=11), ids)

@@ -90,7 +90,11 @@ def main(argv: list[str] | None = None, *, exit_when_done: bool = False) -> int:
     if mmlongbench_cli.wants(sys.argv[1:] if argv is None else argv):
         return mmlongbench_cli.main(argv)
     args = build_parser().parse_args(argv)
-    if gate.wants(args):  # the weak-slice finder and the regression gate (scoring/gate.py)
+    if gate.wants(args):  # the weak-slice finder and the regression gate (scoring/gate.py), the trend (trend_cli.py)
+        if args.trend:
+            from . import trend_cli
+
+            return trend_cli.run(args)
         return gate.run(args)
     # no reference cycles are made between loading and writing: the collector stays off for the
     # whole run (between the paused phases it would otherwise walk millions of records)

@@ -156,17 +156,18 @@ def wants(args: argparse.Namespace) -> bool:
 
 
 def refusal(args: argparse.Namespace) -> str | None:
-    """Why the finder's and the gate's options cannot be used as given (a usage error), or None."""
+    """Why the finder's, the gate's and the trend's options cannot be used as given (a usage error), or None."""
     if args.trend:
-        from .trend_cli import refusal as trend_refusal
-
-        return trend_refusal(args)
-    if args.steps:
+        if args.baseline or args.compare_json or args.weak_slices:
+            return ("--trend compares a series' checkpoints with each other: --baseline, --compare-json and "
+                    "--weak-slices are asked for in a command line of their own")
+    elif args.steps:
         return "--steps orders the runs of --trend: give --trend OUT.csv too"
-    if (args.compare_json or args.fail_on_regression) and not args.baseline:
-        return "--compare-json and --fail-on-regression need --baseline"
-    if len(args.predictions) != 1:
-        return "--weak-slices and --baseline take exactly one --predictions file"
+    else:
+        if (args.compare_json or args.fail_on_regression) and not args.baseline:
+            return "--compare-json and --fail-on-regression need --baseline"
+        if len(args.predictions) != 1:
+            return "--weak-slices and --baseline take exactly one --predictions file"
     if not 0 < args.fdr < 1:
         return f"--fdr must be between 0 and 1, got {args.fdr}"
     if args.min_gap < 0:
@@ -234,12 +235,8 @@ def _score(args: argparse.Namespace, gold: list, path: str, name: str, profile: 
 
 
 def run(args: argparse.Namespace) -> int:
-    """XL-DocBench (and DocVQA-style gold): score the run(s), then `finish`; the exit code. --trend: the
-    checkpoints' trend instead (scoring/trend_cli.py)."""
-    if args.trend:
-        from . import trend_cli
-
-        return trend_cli.run(args)
+    """XL-DocBench (and DocVQA-style gold): score the run(s), then `finish`; the exit code. (--trend is
+    scoring/trend_cli.py's: `python -m scoring` hands it there.)"""
     why = refusal(args)
     if why:
         print(f"ERROR: {why}", file=sys.stderr)
@@ -281,7 +278,7 @@ def _why(exc: OSError) -> str:
     return f"{exc.filename or ''}{': ' if exc.filename else ''}{exc.strerror or exc}"
 
 
-def _write_text(path: str, text: str, what: str) -> bool:
+def write_text(path: str, text: str, what: str) -> bool:
     """Write an output; on failure one sentence on stderr (no traceback) and False."""
     out = Path(path)
     try:
@@ -314,7 +311,7 @@ def finish(args: argparse.Namespace, new: Any, old: Any | None, *, gold_count: i
     comparison["gate"] = decide(comparison, min_gap=args.min_gap, level=args.fdr, metrics=args.gate_metric)
     if args.compare_json:
         text = json.dumps(comparison, indent=2, ensure_ascii=False) + "\n"
-        wrote = _write_text(args.compare_json, text, "the comparison (--compare-json)") and wrote
+        wrote = write_text(args.compare_json, text, "the comparison (--compare-json)") and wrote
     print(f"compared on {len(pairs):,} shared questions of {gold_count:,} (the new run answered {answered(new):,}, "
           f"the baseline {answered(old):,}; a question only one of them answered is not compared)")
     if differing:
@@ -399,7 +396,7 @@ def _write_weak_slices(args: argparse.Namespace, run: Any) -> bool:
     w.writeheader()
     for row in slice_rows(search):
         w.writerow({k: (format(v, ".6g") if isinstance(v, float) else v) for k, v in row.items()})
-    wrote = _write_text(args.weak_slices, buffer.getvalue(), "the weak slices (--weak-slices)")
+    wrote = write_text(args.weak_slices, buffer.getvalue(), "the weak slices (--weak-slices)")
     print(f"weak slices ({args.slice_metric}): {search.summary()}")
     for s in search.weak[:10]:
         print(f"  {s.name}: {s.gap * 100:+.1f} points vs the rest [{s.ci_low * 100:+.1f}, {s.ci_high * 100:+.1f}], "

@@ -38,26 +38,14 @@ from typing import Any
 
 import numpy as np
 
+from . import gate
 from . import steps as S
 from .stats import smallest_p
 from .trends import BEFORE, CSV_COLUMNS, OVERALL, TrendSearch, alarm_rows
 
-EXIT_PASS, EXIT_INPUT, EXIT_USAGE, EXIT_REGRESSION, EXIT_INCONCLUSIVE = 0, 1, 2, 3, 4
+EXIT_PASS, EXIT_INPUT, EXIT_USAGE = gate.EXIT_PASS, gate.EXIT_INPUT, gate.EXIT_USAGE
+EXIT_REGRESSION, EXIT_INCONCLUSIVE = gate.EXIT_REGRESSION, gate.EXIT_INCONCLUSIVE
 DANGEROUS = ("=", "+", "-", "@", "\t", "\r")
-
-
-def refusal(args: argparse.Namespace) -> str | None:
-    """Why --trend cannot be used as given (a usage error), or None."""
-    if args.baseline or args.compare_json or args.weak_slices:
-        return ("--trend compares a series' checkpoints with each other: --baseline, --compare-json and --weak-slices "
-                "are asked for in a command line of their own")
-    if not 0 < args.fdr < 1:
-        return f"--fdr must be between 0 and 1, got {args.fdr}"
-    if args.min_gap < 0:
-        return f"--min-gap must be >= 0, got {args.min_gap}"
-    if args.min_documents < 1 or (args.min_questions is not None and args.min_questions < 1):
-        return "--min-questions and --min-documents must be >= 1"
-    return None
 
 
 def cell(value: Any) -> Any:
@@ -124,7 +112,7 @@ def order(args: argparse.Namespace, names: list[str], hints: dict[str, list[str]
 def run(args: argparse.Namespace) -> int:
     """XL-DocBench (and DocVQA-style gold): every --predictions run scored, ordered by step, the trend's
     alarms written and the exit code (module docstring)."""
-    why = refusal(args)
+    why = gate.refusal(args)
     if why:
         print(f"ERROR: {why}", file=sys.stderr)
         return EXIT_USAGE
@@ -206,7 +194,7 @@ def finish(args: argparse.Namespace, series: list[S.Checkpoint], results: list[A
     found = search({m: scores[m] for m in metrics}, clusters, question_fields(gold), steps,
                    runs=[c.run for c in series], answered=answered, right=right, fdr=args.fdr,
                    min_questions=args.min_questions, min_documents=args.min_documents)
-    wrote = _write(args.trend, csv_text(found))
+    wrote = gate.write_text(args.trend, csv_text(found), "the trend (--trend)")
     print(f"trend of {len(series)} checkpoints ({', '.join(f'{c.run} @ {c.step}' for c in series[:6])}"
           f"{' ...' if len(series) > 6 else ''}): {found.summary()}")
     for a in found.alarms:
@@ -265,16 +253,3 @@ def _untestable(found: TrendSearch, scores: dict, answered: Any, metrics: list[s
 
 def _p(p: float) -> str:
     return "< 1e-16" if p <= 1e-16 else f"= {p:.3g}"
-
-
-def _write(path: str, text: str) -> bool:
-    out = Path(path)
-    try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        with open(out, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
-    except OSError as exc:
-        where = "is a folder" if isinstance(exc, IsADirectoryError) else (exc.strerror or str(exc))
-        print(f"ERROR: cannot write the trend (--trend) to {path}: {where}", file=sys.stderr)
-        return False
-    return True
