@@ -181,3 +181,18 @@ def test_step_overrides_read_back(values):
     if values == ["x:run", "3:"]:
         assert parsed == {}
     assert F.override_value("a:b", 3, "s:x") == "3@s-x:a:b" and F.parse_override("3@s-x:a:b") == ("a:b", 3, "s-x")
+
+
+def test_an_edit_of_the_steps_table_becomes_an_override_in_the_link():
+    from scoring import steps as S
+
+    points = S.checkpoints(["ckpt-0100", "ckpt-0200", "vision-13b"])
+    before = F.steps_table(points)
+    after = before.copy()
+    after.loc[after["Run"] == "vision-13b", ["Step", "Series"]] = [5000, "side:x"]
+    after.loc[after["Run"] == "ckpt-0200", "Step"] = None
+    got = F.edited_steps(before, after, ["7:other"])
+    assert got == ["7:other", "-:ckpt-0200", "5000@side-x:vision-13b"]
+    assert F.edited_steps(before, before.copy(), got) == got  # no edit: the overrides stay as they were
+    again = F.steps_table(S.checkpoints(["ckpt-0100", "ckpt-0200", "vision-13b"], overrides=F.overrides(got)))
+    assert again.set_index("Run").loc["vision-13b", "From"] == "set here"
