@@ -14,7 +14,6 @@ question's order keys are computed over every run at once (numpy); only the page
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -23,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from dashboard.core.bounded import Bounded
+from dashboard.trends.frames import scores_digest
 from scoring.runner import column_list, compact_columns
 from scoring.trends import checkpoint_scores
 
@@ -81,21 +81,11 @@ def order_keys(state: np.ndarray) -> dict[str, np.ndarray]:
             "flips": flips}
 
 
-def _digest(results: Sequence[Any]) -> str:
-    h = hashlib.blake2b(digest_size=16)
-    for r in results:
-        c = compact_columns(r)
-        h.update(np.ascontiguousarray(np.asarray(c["accuracy"], dtype=float)).tobytes())
-        h.update(np.asarray(column_list(c["answered"]) if not hasattr(c["answered"], "dtype") else c["answered"],
-                            dtype=bool).tobytes())
-    return h.hexdigest()
-
-
 def grid(analysis: Any, runs: Sequence[str], steps: Sequence[int | None], ids: Sequence[str]) -> Grid:
     """The matrix of these runs (in this order) over the questions `ids`, built once and shared by the
     sessions (keyed by the runs' scores, not their names)."""
     results = [analysis.result_of(r) for r in runs]
-    key = ("grid", tuple(runs), tuple(steps), len(ids), hash(tuple(ids)) if len(ids) < 50_000 else id(ids), _digest(results))
+    key = ("grid", tuple(runs), tuple(steps), len(ids), hash(tuple(ids)), scores_digest(results, ["accuracy"]))
 
     def build() -> Grid:
         scores, answered = checkpoint_scores(results, list(ids), ["accuracy"])

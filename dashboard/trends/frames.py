@@ -9,6 +9,7 @@ the run (lmms-eval's model arguments, VLMEvalKit's model folder), its name.
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -24,6 +25,7 @@ from dashboard.core.links import View, to_params
 from dashboard.weak import frames as W
 from scoring import steps as S
 from scoring.registry import METRIC_LABELS
+from scoring.runner import column_list, compact_columns
 from scoring.slices import question_fields
 from scoring.stats import document_clusters
 from scoring.trends import OVERALL, Alarm, Trend, TrendSearch, checkpoint_scores, search
@@ -170,11 +172,27 @@ def fields_of(questions: pd.DataFrame, gold: Mapping[str, Any]) -> dict[str, lis
     return question_fields(items, extra)
 
 
+def scores_digest(results: Sequence[Any], metrics: Sequence[str]) -> str:
+    """A digest of the runs' scores of `metrics` and of which questions they answered (their columns'
+    bytes): what a search or a matrix built from them is keyed by, so that a changed file is never served
+    an old result, whatever object holds it."""
+    h = hashlib.blake2b(digest_size=16)
+    for r in results:
+        c = compact_columns(r)
+        for m in metrics:
+            h.update(np.ascontiguousarray(np.asarray(c[m], dtype=float)).tobytes())
+        done = c["answered"]
+        h.update(np.asarray(done if hasattr(done, "dtype") else column_list(done), dtype=bool).tobytes())
+        h.update(b"\0")
+    return h.hexdigest()
+
+
 def _key(analysis: Any, runs: Sequence[str], metric: str, questions: pd.DataFrame, settings: Settings) -> tuple:
     results = [analysis.result_of(r) for r in runs]
     cols = [c for c in ("saved_slice", "tag") if c in questions.columns]
     extra = int(pd.util.hash_pandas_object(questions[cols].astype(str), index=True).sum()) if cols else 0
-    return ("trend", tuple(runs), tuple(id(r) for r in results), id(analysis), metric, len(questions), extra, settings)
+    ids = hash(tuple(str(q) for q in questions.index))
+    return ("trend", tuple(runs), scores_digest(results, [metric, "accuracy"]), ids, metric, extra, settings)
 
 
 def trend_search(analysis: Any, runs: Sequence[str], steps: Sequence[int], metric: str, questions: pd.DataFrame,
