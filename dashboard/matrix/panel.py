@@ -64,9 +64,8 @@ def page(ctx: Context) -> None:
     an = ctx.analysis
     view = viewstate.view()
     state = view.matrix
-    c1, c2, c3 = st.columns([5, 3, 4])
-    with c1:
-        name, runs, steps = _runs(ctx, state)
+    name, runs, steps = _runs(ctx, state)
+    c2, c3 = st.columns(2)
     viewstate.seed("mx_by", M.DOCUMENT if state.get("mx_by") == M.DOCUMENT else M.QUESTION)
     by = c2.segmented_control("Rows", [M.QUESTION, M.DOCUMENT], key="mx_by") or M.QUESTION
     viewstate.seed("mx_sort", state.get("mx_sort") if state.get("mx_sort") in M.SORTS else "forgotten")
@@ -125,7 +124,9 @@ def page(ctx: Context) -> None:
              else M.question_page(g, order, questions, number - 1))
     config = {run: st.column_config.TextColumn(run, width="small", help=f"step {s}" if s is not None else "no step")
               for run, s in zip(runs, steps)}
-    config["Text"] = st.column_config.TextColumn(width="medium")
+    config["Question"] = st.column_config.TextColumn(pinned=True)  # stays in view while the runs scroll by
+    config["Document"] = st.column_config.TextColumn(pinned=True)
+    config["Text"] = st.column_config.TextColumn(width="small", help="the question (cut); the cell opens it whole")
     shown = frame.style.map(M.cell_style, subset=[r for r in runs if r in frame.columns])  # this page's cells only
     event = st.dataframe(shown, hide_index=True, key=f"mx_grid_{by}", on_select="rerun", selection_mode="single-cell",
                          column_config=config, height=min(720, ROW_PX * (len(frame) + 1) + 3))
