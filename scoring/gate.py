@@ -207,7 +207,24 @@ def print_run(run: Any, name: str) -> None:
           f"Accuracy {o['accuracy'] * 100:.2f}%, Token F1 {o['token_f1'] * 100:.2f}%, ANLS {o['anls'] * 100:.2f}%")
 
 
-def _score(args: argparse.Namespace, gold: list, path: str, name: str, profile: Any, write: bool) -> Any:
+def load_gold_items(args: argparse.Namespace, profile: Any) -> list | None:
+    """The gold questions of --gold-files (else --data-dir's, else ./data's default files), their problems
+    printed; None, the error said, when none could be loaded."""
+    from .loaders import load_gold, reads_as_release
+    from .problems import summarise
+
+    paths = [Path(f) for f in args.gold_files] if args.gold_files else [
+        (Path(args.data_dir) if args.data_dir else Path.cwd() / "data") / f for f in ("qa_single_doc.jsonl", "qa_cross_doc.jsonl")]
+    gold = load_gold(paths, release=reads_as_release(profile))
+    for p in summarise(gold.problems):
+        print(p, file=sys.stderr)
+    if not gold.items:
+        print("ERROR: no gold question could be loaded", file=sys.stderr)
+        return None
+    return list(gold.items)
+
+
+def score_run(args: argparse.Namespace, gold: list, path: str, name: str, profile: Any, write: bool) -> Any:
     """A run scored as the plain command line scores it (None when its predictions cannot be read)."""
     from .evaluate import evaluate
     from .loaders import load_predictions, reads_as_release
@@ -241,20 +258,13 @@ def run(args: argparse.Namespace) -> int:
     if why:
         print(f"ERROR: {why}", file=sys.stderr)
         return EXIT_USAGE
-    from .loaders import load_gold, reads_as_release
-    from .problems import summarise
     from .profiles import get_profile
 
     profile = get_profile(args.profile)
-    paths = [Path(f) for f in args.gold_files] if args.gold_files else [
-        (Path(args.data_dir) if args.data_dir else Path.cwd() / "data") / f for f in ("qa_single_doc.jsonl", "qa_cross_doc.jsonl")]
-    gold = load_gold(paths, release=reads_as_release(profile))
-    for p in summarise(gold.problems):
-        print(p, file=sys.stderr)
-    if not gold.items:
-        print("ERROR: no gold question could be loaded", file=sys.stderr)
+    gold = load_gold_items(args, profile)
+    if gold is None:
         return EXIT_INPUT
-    new = _score(args, gold.items, args.predictions[0], Path(args.predictions[0]).stem, profile, write=True)
+    new = score_run(args, gold, args.predictions[0], Path(args.predictions[0]).stem, profile, write=True)
     if new is None:
         return EXIT_INPUT
     if not answered(new):
@@ -263,10 +273,10 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_INPUT
     old = None
     if args.baseline:
-        old = _score(args, gold.items, args.baseline, Path(args.baseline).stem, profile, write=False)
+        old = score_run(args, gold, args.baseline, Path(args.baseline).stem, profile, write=False)
         if old is None:
             return EXIT_INPUT
-    return finish(args, new, old, gold_count=len(gold.items))
+    return finish(args, new, old, gold_count=len(gold))
 
 
 # ----------------------------------------------------------------------------- every profile's last steps

@@ -120,39 +120,25 @@ def run(args: argparse.Namespace) -> int:
     if len(set(names)) != len(names):
         print("ERROR: several prediction files share a name; each run is named by its file", file=sys.stderr)
         return EXIT_USAGE
-    from .evaluate import evaluate
-    from .loaders import load_gold, load_predictions, reads_as_release
-    from .problems import summarise
     from .profiles import get_profile
 
     profile = get_profile(args.profile)
-    paths = [Path(f) for f in args.gold_files] if args.gold_files else [
-        (Path(args.data_dir) if args.data_dir else Path.cwd() / "data") / f for f in ("qa_single_doc.jsonl", "qa_cross_doc.jsonl")]
     path_of = dict(zip(names, args.predictions))
-    loaded: list[Any] = []
+    loaded: list[list] = []
 
     def score(name: str) -> tuple[Any, list] | int:
         if not loaded:  # the gold once, when the series is known
-            gold = load_gold(paths, release=reads_as_release(profile))
-            for p in summarise(gold.problems):
-                print(p, file=sys.stderr)
-            if not gold.items:
-                print("ERROR: no gold question could be loaded", file=sys.stderr)
+            gold = gate.load_gold_items(args, profile)
+            if gold is None:
                 return EXIT_INPUT
-            loaded.append(gold.items)
-        gold_items = loaded[0]
-        preds = load_predictions(path_of[name], prediction_field=args.prediction_field, release=reads_as_release(profile))
-        for p in summarise(preds.problems):
-            print(p, file=sys.stderr)
-        if preds.unreadable or not preds.items:
-            print(f"ERROR: no prediction could be loaded from {path_of[name]}", file=sys.stderr)
+            loaded.append(gold)
+        result = gate.score_run(args, loaded[0], path_of[name], name, profile, write=False)
+        if result is None:
             return EXIT_INPUT
-        result = evaluate(gold_items, preds.items, profile=profile, ignore_missing=args.ignore_missing, name=name,
-                          prediction_field=args.prediction_field, workers=None if len(gold_items) >= 100_000 else 1)
-        if not any(r.prediction is not None for r in result.results):
+        if not gate.answered(result):
             print(f"ERROR: none of the prediction ids of {path_of[name]} is a gold question id", file=sys.stderr)
             return EXIT_INPUT
-        return result, gold_items
+        return result, loaded[0]
 
     return order_and_score(args, names, {}, score)
 
