@@ -41,13 +41,15 @@ prefetch(early)
 
 from dashboard.core.paths import sources_from  # noqa: E402  (after the prefetch: these take a second on a busy machine)
 from dashboard.session.load import load  # noqa: E402
-from dashboard.shell import sidebar, viewstate  # noqa: E402
+from dashboard.shell import output, sidebar, viewstate  # noqa: E402
 
+output.blank_missing_cells()  # a missing value is an empty cell in every table, never the word "None"
 viewstate.start()
 page = st.navigation([
     st.Page(VIEWS / "overview.py", title="Overview", icon=":material/leaderboard:", default=True),
     st.Page(VIEWS / "questions.py", title="Question explorer", icon=":material/quiz:"),
     st.Page(VIEWS / "disagreement.py", title="Metric disagreement", icon=":material/rule:"),
+    st.Page(VIEWS / "judge.py", title="LLM judge", icon=":material/gavel:"),
     st.Page(VIEWS / "evidence.py", title="Evidence", icon=":material/plagiarism:"),
     st.Page(VIEWS / "compare.py", title="Compare runs", icon=":material/compare_arrows:"),
     st.Page(VIEWS / "weak.py", title="Weak slices", icon=":material/troubleshoot:"),

@@ -10,14 +10,16 @@ prediction file's name without its extension) or from their file names (`checkpo
 of two series or more are a usage error (one series per call: the CSV has no series column). Each run is
 scored as the plain command line scores it, then `scoring.trends.search` finds the alarms on the
 --gate-metric metrics (one Benjamini-Hochberg family across metrics, slices and candidate checkpoints;
-slices of one or two conditions on the finder's fields, each with at least --min-documents documents).
+slices of one or two conditions on the finder's fields -- `scoring.slice_fields.slice_fields`, as
+--weak-slices lists them -- each with at least --min-documents documents).
 
 --trend OUT.csv: one row per alarm, strongest first (the drop its interval guarantees), columns
 `scoring.trends.CSV_COLUMNS`: rank, slice, metric, step (the first checkpoint after the change), before,
 after, gap (after - before; fractions), ci_low, ci_high (the gap's 95 % document-bootstrap interval), p,
 q, documents. `slice` is written as the weak-slices CSV writes it (`reasoning_type=counting &
-evidence_source=Chart`); the benchmark-wide row is `overall`. No alarm: the header only. A text cell
-starting with = + - @ is written with a leading apostrophe (numbers are written as numbers).
+evidence_source=Chart`); the benchmark-wide row is `overall`. No alarm: the header only. Written by the one
+CSV writer (scoring/writers.py): a text cell starting with = + - @ gets a leading apostrophe, numbers stay
+numbers.
 
 With --fail-on-regression: exit 3 (regression) when an alarm's drop is larger than --min-gap; exit 4
 (inconclusive; --inconclusive pass lets it through) when the latest checkpoint is more than --min-gap
@@ -29,8 +31,6 @@ the command line's (1 input, 2 usage).
 from __future__ import annotations
 
 import argparse
-import csv
-import io
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -42,31 +42,19 @@ from . import gate
 from . import steps as S
 from .stats import smallest_p
 from .trends import BEFORE, CSV_COLUMNS, OVERALL, TrendSearch, alarm_rows
+from .writers import csv_string
 
 EXIT_PASS, EXIT_INPUT, EXIT_USAGE = gate.EXIT_PASS, gate.EXIT_INPUT, gate.EXIT_USAGE
 EXIT_REGRESSION, EXIT_INCONCLUSIVE = gate.EXIT_REGRESSION, gate.EXIT_INCONCLUSIVE
 DANGEROUS = ("=", "+", "-", "@", "\t", "\r")
 
 
-def cell(value: Any) -> Any:
-    """A CSV cell: a float with 6 significant digits, text starting with = + - @ (or a tab or carriage
-    return) neutralised with a leading apostrophe, anything else as it is. (To be routed through the
-    project's one CSV writer when it lands.)"""
-    if isinstance(value, float):
-        return format(value, ".6g")
-    if isinstance(value, str) and value.startswith(DANGEROUS):
-        return "'" + value
-    return value
-
-
 def csv_text(found: TrendSearch | None) -> str:
-    """The --trend CSV: the header, then one row per alarm (`scoring.trends.alarm_rows`)."""
-    buffer = io.StringIO()
-    w = csv.DictWriter(buffer, fieldnames=CSV_COLUMNS, lineterminator="\n")
-    w.writeheader()
-    for row in alarm_rows(found) if found is not None else []:
-        w.writerow({k: "" if v is None else cell(v) for k, v in row.items()})
-    return buffer.getvalue()
+    """The --trend CSV: the header, then one row per alarm (`scoring.trends.alarm_rows`), through the one CSV
+    writer (`scoring.writers.csv_string`: numbers as numbers, text cells spreadsheet-safe)."""
+    rows = alarm_rows(found) if found is not None else []
+    return csv_string(([row[k] for k in CSV_COLUMNS] for row in rows), CSV_COLUMNS,
+                      float_format=lambda v: format(v, ".6g"))
 
 
 def order(args: argparse.Namespace, names: list[str], hints: dict[str, list[str]] | None = None
@@ -167,7 +155,7 @@ def finish(args: argparse.Namespace, series: list[S.Checkpoint], results: list[A
     """The steps every profile shares once the checkpoints are scored (`scoring.evaluate.RunResult`, in
     step order, against `gold`): the search, the CSV, the lines printed and the exit code."""
     from .profiles import get_profile
-    from .slices import question_fields
+    from .slice_fields import page_counts_beside, slice_fields
     from .stats import document_clusters
     from .trends import checkpoint_scores, search
 
@@ -177,7 +165,10 @@ def finish(args: argparse.Namespace, series: list[S.Checkpoint], results: list[A
     right = get_profile(results[0].profile if results else args.profile).right_mask(scores["accuracy"])
     clusters = document_clusters([q.document_ids for q in gold])
     steps = [int(c.step or 0) for c in series]
-    found = search({m: scores[m] for m in metrics}, clusters, question_fields(gold), steps,
+    data_dir = getattr(args, "data_dir", None)  # the finder's fields, as --weak-slices lists them (gate.py)
+    gold_paths = getattr(args, "gold_files", None) or [(Path(data_dir) if data_dir else Path.cwd() / "data") / "qa_single_doc.jsonl"]
+    fields = slice_fields(gold, page_counts_beside(gold_paths))
+    found = search({m: scores[m] for m in metrics}, clusters, fields, steps,
                    runs=[c.run for c in series], answered=answered, right=right, fdr=args.fdr,
                    min_questions=args.min_questions, min_documents=args.min_documents)
     wrote = gate.write_text(args.trend, csv_text(found), "the trend (--trend)")

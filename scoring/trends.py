@@ -1,7 +1,7 @@
 """Checkpoint trends per slice, and alarms only on real, lasting drops. Pure: numpy and scipy.
 
     checkpoint_scores(results, gold_ids, metrics)   the data access: each checkpoint's per-question scores
-    slice_defs(fields, clusters, ...)               the benchmark and every slice of one or two conditions
+    slice_defs(fields, codes, ...)                  the benchmark and every slice of one or two conditions
     search(scores, clusters, fields, steps, ...)    every slice's trend and the alarms (`TrendSearch`)
     alarm_rows(found) / CSV_COLUMNS                 the alarms as the command line's --trend CSV rows
 
@@ -319,6 +319,11 @@ class TrendSearch:
     min_questions: int
     min_documents: int
     family: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False)  # every test's p (the BH family)
+    ranges: dict[str, dict[str, tuple[str, ...]]] = field(default_factory=dict, repr=False)  # numeric fields' ranges
+
+    def raw_values(self, name: str, value: str) -> list[str]:
+        """The values of field `name` a condition stands for (a numeric range's values; else itself)."""
+        return list(self.ranges.get(name, {}).get(value, (value,)))
 
     def summary(self) -> str:
         """One line: what was tested and what was found, with the unit."""
@@ -585,7 +590,7 @@ def _bh(p: np.ndarray) -> np.ndarray:
     return np.asarray(_stats.false_discovery_control(p, method="bh"), dtype=float) if p.size else p
 
 
-def search(scores: Mapping[str, np.ndarray], clusters: Clusters | np.ndarray, fields: Mapping[str, Sequence[Any]],
+def search(scores: Mapping[str, np.ndarray], clusters: Clusters | np.ndarray, fields: Any,
            steps: Sequence[int], *, runs: Sequence[str] = (), answered: np.ndarray | None = None,
            right: np.ndarray | None = None, fdr: float = FDR, min_questions: int | None = None,
            min_documents: int = MIN_DOCUMENTS, max_conditions: int = 2, before: int = BEFORE, seed: int = 0,
@@ -593,8 +598,9 @@ def search(scores: Mapping[str, np.ndarray], clusters: Clusters | np.ndarray, fi
     """Every slice's trend and the alarms of one series (module docstring).
 
     `scores`: metric -> checkpoints x questions (checkpoints in step order, `steps`); `clusters`: each
-    question's document (`scoring.stats.document_clusters`, or codes); `fields`: the breakdown fields
-    (`scoring.slices.question_fields`, saved slices among them); `answered`: checkpoints x questions, the
+    question's document (`scoring.stats.document_clusters`, or codes); `fields`: the finder's fields
+    (`scoring.slice_fields.slice_fields`: a FieldSet, whose numeric ranges the result keeps; saved slices
+    among them), or field -> one value per question; `answered`: checkpoints x questions, the
     trends and tests use the questions every checkpoint answered; `right`: checkpoints x questions, the
     profile's right answers (an alarm's `forgotten` questions); `slices`: the slices to use instead of
     enumerating them (`slice_defs`, positions in the questions' order)."""
@@ -625,6 +631,8 @@ def search(scores: Mapping[str, np.ndarray], clusters: Clusters | np.ndarray, fi
     _, codes = np.unique(raw_codes[keep], return_inverse=True) if n else (None, np.zeros(0, dtype=np.int64))
     codes = np.asarray(codes, dtype=np.int64).ravel()
     min_q = int(min_questions) if min_questions is not None else max(MIN_QUESTIONS, math.ceil(MIN_SHARE * n))
+    ranges: dict[str, dict[str, tuple[str, ...]]] = dict(getattr(fields, "ranges", {}) or {})
+    fields = getattr(fields, "columns", fields)  # a `scoring.slice_fields.FieldSet`, or field -> values
     kept_fields: dict[str, list[Any]] = {}
     for name, col in fields.items():
         values = list(col)
@@ -673,7 +681,8 @@ def search(scores: Mapping[str, np.ndarray], clusters: Clusters | np.ndarray, fi
     return TrendSearch(runs=list(runs), steps=[int(s) for s in steps], metrics=metrics, trends=found_trends,
                        alarms=alarms, folded=folded, tests=tests, slices_tested=len({id(sc.slice.definition) for sc in scans}),
                        candidates=int(cands.size), questions=n, left_out=n_all - n, units=int(np.unique(codes).size),
-                       unit=unit, fdr=fdr, min_questions=min_q, min_documents=min_documents, family=family)
+                       unit=unit, fdr=fdr, min_questions=min_q, min_documents=min_documents, family=family,
+                       ranges=ranges)
 
 
 def _pick(p: np.ndarray, q: np.ndarray, drop: np.ndarray, fdr: float) -> int | None:

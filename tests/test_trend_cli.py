@@ -155,9 +155,13 @@ def test_a_drop_too_few_documents_can_test_is_inconclusive(tmp_path):
 
 
 def test_text_cells_are_neutralised_and_numbers_stay_numbers():
-    assert trend_cli.cell("=HYPERLINK(1)") == "'=HYPERLINK(1)" and trend_cli.cell("@x") == "'@x"
-    assert trend_cli.cell("+1") == "'+1" and trend_cli.cell("-cmd") == "'-cmd" and trend_cli.cell("domain=x") == "domain=x"
-    assert trend_cli.cell(-0.25) == "-0.25" and trend_cli.cell(3) == 3
+    from types import SimpleNamespace
+
+    alarm = SimpleNamespace(slice="=HYPERLINK(1) & domain=x", metric="accuracy", step=740, before=0.6, after=0.1,
+                            gap=-0.5, ci_low=-0.6, ci_high=-0.4, p=1e-20, q=0.01, documents=40)
+    text = trend_cli.csv_text(SimpleNamespace(alarms=[alarm]))  # type: ignore[arg-type]
+    row = text.splitlines()[1]
+    assert row.startswith("1,'=HYPERLINK(1) & domain=x,accuracy,740,0.6,0.1,-0.5,-0.6,-0.4,1e-16,0.01,40")
 
 
 def lmms_checkpoint(out: Path, step: int, wrong: int) -> None:

@@ -91,6 +91,7 @@ from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError, SQLAlch
 from sqlalchemy.pool import NullPool
 
 from dashboard.core import settings
+from dashboard.core.redact import is_secret_name, redact, redact_url
 
 __all__ = [
     "SCHEMA_VERSION", "SCHEMA_V1", "HEAD_REVISION", "REVISIONS", "DEFAULT_TAGS", "FILE_NAME", "APP_DIR", "MIGRATIONS_DIR",
@@ -159,16 +160,14 @@ def resolve_path(path: str | os.PathLike[str] | None = None, env: Mapping[str, s
     return default_path(env)
 
 
-_PASSWORD = re.compile(r"(://[^/@:]*):[^@/]*@")
-
-
 def shown_url(url: str | URL) -> str:
-    """A database URL as messages show it: without its password (and as the user spells the
-    dialect, `postgresql://`, not the driver SQLAlchemy is given)."""
+    """A database URL as messages show it: without its password or any query parameter (as the
+    user spells the dialect, `postgresql://`, not the driver SQLAlchemy is given); a URL's text
+    without any credential (dashboard.core.redact.redact_url: no password, `?password=***`)."""
     if isinstance(url, URL):
         bare = URL.create(url.get_backend_name(), username=url.username, host=url.host, port=url.port, database=url.database)
         return bare.render_as_string(hide_password=False)
-    return _PASSWORD.sub(r"\1@", url)
+    return redact_url(url)
 
 
 class ServerLocation:
@@ -179,10 +178,14 @@ class ServerLocation:
     def __init__(self, text: str) -> None:
         self.text = text
         self.shown = shown_url(text)
+        self.secrets: tuple[str, ...] = ()
         try:
             url = make_url(text)
         except (ArgumentError, ValueError):
             raise InvalidInput(f"{self.shown} is not a database URL (postgresql://user@host:port/database)") from None
+        # the password and every secret query value (?password=, ?sslpassword=, ?passfile=...): masked in any text
+        self.secrets = (url.password or "", *(v for name, value in url.query.items() if is_secret_name(name)
+                                              for v in ((value,) if isinstance(value, str) else value)))
         if url.get_backend_name() != "postgresql":
             raise InvalidInput(f"{self.shown}: only sqlite:///PATH and postgresql://user@host:port/database are supported")
         if not url.database:
@@ -195,8 +198,9 @@ class ServerLocation:
         return True
 
     def scrub(self, text: str) -> str:
-        """`text` with the password (if any) replaced by ***."""
-        return text.replace(str(self.password), "***") if self.password else text
+        """`text` without any credential (dashboard.core.redact.redact): URLs in it without their
+        password and secret parameters, and this URL's password and secret values replaced by ***."""
+        return redact(text, self.secrets)
 
     def __str__(self) -> str:
         return self.shown
@@ -209,6 +213,23 @@ class ServerLocation:
 
     def __hash__(self) -> int:
         return hash(self.text)
+
+
+class UnusableLocation:
+    """Where a database URL that cannot be used points (another scheme, no database...): `str()` is
+    the URL as messages show it (`shown_url`), whole -- a Path would fold its "//"; nothing is there."""
+
+    def __init__(self, shown: str) -> None:
+        self.shown = shown
+
+    def exists(self) -> bool:
+        return False
+
+    def __str__(self) -> str:
+        return self.shown
+
+    def __repr__(self) -> str:
+        return f"UnusableLocation({self.shown!r})"
 
 
 def _location(text: str) -> Path | ServerLocation:
@@ -263,7 +284,7 @@ class AnnotationsUnavailable(Exception):
     corrupt, locked, unwritable, newer, read_only, foreign, error (a file) or unreachable, refused,
     missing, denied, locked, newer, foreign, error (a server)."""
 
-    def __init__(self, path: Path | ServerLocation, reason: str, message: str) -> None:
+    def __init__(self, path: Path | ServerLocation | UnusableLocation, reason: str, message: str) -> None:
         super().__init__(message)
         self.path = path
         self.reason = reason
@@ -913,7 +934,7 @@ class AnnotationStore:
             where = resolve_location(path, env)
         except InvalidInput as exc:
             shown = shown_url(str(path) if path else settings.DATABASE_URL.value(env))
-            self.path: Path | ServerLocation = Path(shown)
+            self.path: Path | ServerLocation | UnusableLocation = UnusableLocation(shown)
             self.dialect = "none"
             self.readable = False
             self._problem = AnnotationsUnavailable(self.path, "error", f"The annotations database cannot be used: {exc}")

@@ -15,6 +15,10 @@ once, in PARAMS (the View attribute, its query key, its codec); both walk it.
     ?step=1200:run-a&step=-:baseline         (checkpoint steps set by hand: run-a at step 1200, baseline no checkpoint)
     ?tr_series=run7&tr_slice=domain%3Dlegal&tr_metric=anls   (the Trends page: series, slice, metric)
     ?mx_series=run7&mx_sort=forgotten&mx_page=3&mx_q=q1&mx_run=ckpt-0520   (the matrix page)
+
+A link the app builds for another tab or another person (`page_url`: the weak slices' "Open in explorer",
+a saved slice's "Link to it") opens a new session, which knows only its URL: it carries the view's source
+(`with_source`: SOURCE) or it shows the configured benchmark instead of the one open.
 """
 
 from __future__ import annotations
@@ -22,23 +26,17 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
+from urllib.parse import urlencode
 
 from scoring.profiles import DEFAULT_PROFILE, HARNESS_PROFILES, PROFILES
 from scoring.registry import METRICS  # the pages and tables import it from here
+from scoring.slice_fields import FIELD_LABELS
+from scoring.slice_fields import field_label as finder_label
 
-FIELDS = {
-    "split": "Split",
-    "domain": "Domain",
-    "reasoning_type": "Reasoning type",
-    "difficulty": "Difficulty",
-    "doc_type": "Document type",
-    "answer_format": "Answer format",
-    "evidence_source": "Evidence source",
-    "length": "Document length",
-    "position": "Evidence position",
-    "document": "Document",
-}
-META = "meta."  # prefix of the other metadata keys found in the gold
+# the filter fields in the explorer's order, named as the finder names them (scoring/slice_fields.py)
+FIELDS = {k: FIELD_LABELS[k] for k in ("split", "domain", "reasoning_type", "difficulty", "doc_type", "answer_format",
+                                       "evidence_source", "length", "position")} | {"document": "Document"}
+META = "meta."  # prefix of the other metadata keys found in the gold (scoring.slice_fields.META)
 FILTER_PREFIX = "f."
 PERCENT_MAX = 100  # score ranges are whole percentages, 0..PERCENT_MAX
 FULL_RANGE = (0, PERCENT_MAX)
@@ -123,7 +121,24 @@ class View:
 
 
 def field_label(name: str) -> str:
-    return FIELDS.get(name) or name.removeprefix(META).replace("_", " ").capitalize()
+    """A field's name in words, as the finder writes it ("Evidence pages" for meta.evidence_page_count)."""
+    return FIELDS.get(name) or finder_label(name)
+
+
+# A field's value as a table shows it, where the value alone would mislead: the answer format "None"
+# (XL-DocBench's and MMLongBench-Doc's unanswerable questions) read as a missing value.
+VALUE_LABELS = {("answer_format", "None"): "None (unanswerable)"}
+
+
+def value_label(field_name: str, value: object) -> str:
+    """How `value` of field `field_name` reads in a table or a slice's name (VALUE_LABELS, else as it is)."""
+    text = str(value)
+    return VALUE_LABELS.get((field_name, text), text)
+
+
+def slice_label(field_name: str, label: str) -> str:
+    """A slice in words: "Answer format: None (unanswerable)", "Domain: finance"."""
+    return f"{field_label(field_name)}: {value_label(field_name, label)}"
 
 
 # ----------------------------------------------------------------------------- the URL parameters
@@ -352,3 +367,21 @@ def to_params(view: View) -> dict[str, str | list[str]]:
 def from_params(params: Mapping[str, str | list[str]]) -> View:
     """Read a view back; anything unreadable is ignored (an unknown profile gives the default)."""
     return View(**{p.attr: p.codec.read(p.key, params) for p in PARAMS})
+
+
+# What a view shows and how it is scored, beside what it looks at: the benchmark folder opened (`data`),
+# the harness task in it (`bench`), the older evals loaded (`eval`), the profile and the gold corrections.
+SOURCE = ("data", "bench", "evals", "profile", "corrected")
+
+
+def with_source(view: View, source: View) -> View:
+    """`view` showing what `source` shows: its SOURCE attributes (the rest of `view` kept)."""
+    return replace(view, **{attr: getattr(source, attr) for attr in SOURCE})
+
+
+def page_url(page: str, view: View) -> str:
+    """The URL of `page` (its path relative to the app: "questions", "compare") showing `view`: the
+    link that opens it in a new tab or another person's browser (a new session, which knows only
+    its URL: give it `with_source` of the view it comes from)."""
+    query = urlencode(to_params(view), doseq=True)
+    return f"{page}?{query}" if query else page

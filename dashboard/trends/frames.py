@@ -12,21 +12,21 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
-from urllib.parse import urlencode
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
 
 from dashboard.core.bounded import Bounded
-from dashboard.core.links import View, to_params
+from dashboard.core.links import View, page_url, with_source
 from dashboard.weak import frames as W
+from dashboard.weak.frames import EXTRA_FIELDS
 from scoring import steps as S
 from scoring.registry import METRIC_LABELS
 from scoring.runner import column_list, compact_columns
-from scoring.slices import question_fields
+from scoring.slice_fields import FieldSet, slice_fields
 from scoring.stats import document_clusters
 from scoring.trends import OVERALL, Alarm, Trend, TrendSearch, checkpoint_scores, search
 
@@ -159,17 +159,14 @@ class Settings:
     min_documents: int = 20
 
 
-def fields_of(questions: pd.DataFrame, gold: Mapping[str, Any]) -> dict[str, list]:
-    """The breakdown fields (`scoring.slices.question_fields`: the finder's) of the questions in the frame's
-    order, with the dashboard's document-length and evidence-position bins and, when the frame has them,
-    the saved slices and tags."""
-    items = [gold[q] for q in questions.index]
-    extra: dict[str, list] = {}
-    for col in ("length", "position", "saved_slice", "tag"):
-        if col in questions.columns:
-            values = questions[col].tolist()
-            extra[col] = [tuple(v) if isinstance(v, (list, tuple)) else v for v in values]
-    return question_fields(items, extra)
+def fields_of(questions: pd.DataFrame, gold: Mapping[str, Any], page_counts: Mapping[str, int | None] | None = None
+              ) -> FieldSet:
+    """The finder's fields (`scoring.slice_fields.slice_fields`, as the Weak slices page lists them) of the
+    questions in the frame's order, with the documents' declared page counts and, when the frame has
+    them, the saved slices and tags."""
+    extra = {col: [tuple(v) if isinstance(v, (list, tuple)) else v for v in questions[col].tolist()]
+             for col in EXTRA_FIELDS if col in questions.columns}
+    return slice_fields([gold[q] for q in questions.index], page_counts, extra)
 
 
 def scores_digest(results: Sequence[Any], metrics: Sequence[str]) -> str:
@@ -189,7 +186,7 @@ def scores_digest(results: Sequence[Any], metrics: Sequence[str]) -> str:
 
 def _key(analysis: Any, runs: Sequence[str], metric: str, questions: pd.DataFrame, settings: Settings) -> tuple:
     results = [analysis.result_of(r) for r in runs]
-    cols = [c for c in ("saved_slice", "tag") if c in questions.columns]
+    cols = [c for c in EXTRA_FIELDS if c in questions.columns]
     extra = int(pd.util.hash_pandas_object(questions[cols].astype(str), index=True).sum()) if cols else 0
     ids = hash(tuple(str(q) for q in questions.index))
     return ("trend", tuple(runs), scores_digest(results, [metric, "accuracy"]), ids, metric, extra, settings)
@@ -209,7 +206,8 @@ def trend_search(analysis: Any, runs: Sequence[str], steps: Sequence[int], metri
         scores, answered = checkpoint_scores(results, ids, wanted)
         right = results[0].profile.right_mask(scores["accuracy"]) if results else None
         clusters = document_clusters([analysis.gold[q].document_ids for q in ids])
-        return search({metric: scores[metric]}, clusters, fields_of(questions, analysis.gold), steps, runs=list(runs),
+        fields = fields_of(questions, analysis.gold, getattr(analysis, "declared_pages", None))
+        return search({metric: scores[metric]}, clusters, fields, steps, runs=list(runs),
                       answered=answered, right=right, fdr=settings.fdr,
                       min_questions=settings.min_questions or None, min_documents=settings.min_documents)
 
@@ -224,11 +222,12 @@ def pct(x: float) -> float:
 
 
 def matrix_view(series_name: str, conditions: Sequence[tuple[str, str]], step: int | None = None,
-                saved: Mapping[str, Any] | None = None) -> View:
+                saved: Mapping[str, Any] | None = None, found: TrendSearch | None = None) -> View:
     """The matrix page's view of a slice of a series: the slice's conditions as the explorer's filters
-    (`dashboard.weak.frames.explorer_view`), ordered by questions forgotten; with `step`, only the questions
-    right at the checkpoint before it and wrong at it and at the latest (an alarm's lost questions)."""
-    base = W.explorer_view("", tuple(conditions), saved=saved)
+    (`dashboard.weak.frames.explorer_view`; a numeric range's values from `found`), ordered by questions
+    forgotten; with `step`, only the questions right at the checkpoint before it and wrong at it and at the
+    latest (an alarm's lost questions)."""
+    base = W.explorer_view("", tuple(conditions), saved=saved, found=cast(Any, found))
     keys = {"mx_series": series_name, "mx_sort": "forgotten"}
     if step is not None:
         keys["mx_at"] = str(step)
@@ -236,15 +235,18 @@ def matrix_view(series_name: str, conditions: Sequence[tuple[str, str]], step: i
 
 
 def matrix_link(series_name: str, conditions: Sequence[tuple[str, str]], step: int | None = None,
-                saved: Mapping[str, Any] | None = None, data: str = "") -> str:
-    """The matrix page's URL (relative to the app) of `matrix_view`, keeping the data folder open."""
-    view = matrix_view(series_name, conditions, step, saved)
-    view.data = data
-    return f"{MATRIX}?{urlencode(to_params(view), doseq=True)}"
+                saved: Mapping[str, Any] | None = None, source: View | None = None,
+                found: TrendSearch | None = None) -> str:
+    """The matrix page's URL (relative to the app) of `matrix_view`, showing what `source` (the page's view)
+    shows -- its folder, task, profile and steps set by hand (links.with_source; it opens in a new tab)."""
+    view = matrix_view(series_name, conditions, step, saved, found)
+    if source is not None:
+        view = replace(with_source(view, source), steps=list(source.steps))
+    return page_url(MATRIX, view)
 
 
 def alarms_table(found: TrendSearch, series_name: str, saved: Mapping[str, Any] | None = None,
-                 data: str = "") -> pd.DataFrame:
+                 source: View | None = None) -> pd.DataFrame:
     """The kept alarms, strongest first: the slice, the first checkpoint after the change, the levels before
     and after, the drop with its 95 % interval by document, p, q, its documents and questions, the best
     checkpoint before it, the questions lost and the matrix link to them."""
@@ -256,7 +258,7 @@ def alarms_table(found: TrendSearch, series_name: str, saved: Mapping[str, Any] 
                      "p": a.p, "q": a.q, "Documents": a.documents, "Questions": a.questions,
                      "Best so far": f"{pct(a.best):.1f} % at step {a.best_step}",
                      "Lost questions": len(a.forgotten),
-                     "Open in matrix": matrix_link(series_name, a.conditions, a.step, saved, data)})
+                     "Open in matrix": matrix_link(series_name, a.conditions, a.step, saved, source, found)})
     return pd.DataFrame(rows, columns=ALARM_COLUMNS)
 
 

@@ -106,7 +106,7 @@ def alarms(found: TrendSearch, series_name: str, metric: str, ctx: Context) -> N
         return
     for a in found.alarms[:3]:
         st.error(md_escape(F.alarm_text(a, found, metric)), icon=":material/trending_down:")
-    table = F.alarms_table(found, series_name, saved_panel.by_name(ctx), viewstate.view().data)
+    table = F.alarms_table(found, series_name, saved_panel.by_name(ctx), viewstate.view())
     st.dataframe(table, hide_index=True, key="tr_alarms", column_config={
         "Before (%)": st.column_config.NumberColumn(format="%.1f"),
         "After (%)": st.column_config.NumberColumn(format="%.1f"),

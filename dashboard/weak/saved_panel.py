@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from urllib.parse import urlencode
 
 import pandas as pd
 import streamlit as st
@@ -21,9 +20,10 @@ from dashboard.annotations import panel as notes_panel
 from dashboard.annotations.db import AnnotationsUnavailable, Conflict, InvalidInput, SavedSlice
 from dashboard.core.bounded import Bounded
 from dashboard.core.escape import md_escape
-from dashboard.core.links import SAVED_KEY, View
+from dashboard.core.links import View, page_url, with_source
 from dashboard.shell import output, viewstate
 from dashboard.shell.context import Context
+from dashboard.weak import frames as W
 from dashboard.weak import saved as S
 
 APPLIED = "lens_saved_applied"  # the saved slice whose filters the explorer last applied from the view
@@ -67,7 +67,9 @@ def saved_breakdown(ctx: Context) -> pd.DataFrame | None:
     if not saved:
         return None
     t = tags(ctx) if any(S.TAG_FIELD in s.definition for s in saved) else None
-    return S.breakdown(ctx.analysis.scores, ctx.analysis.questions, saved, t, membership(ctx, saved, t))
+    an = ctx.analysis  # each run on the questions it attempted, as the leaderboard and the other breakdowns
+    scores = an.attempted_scores([r.name for r in an.runs], shared=False)[0]
+    return S.breakdown(scores, an.questions, saved, t, membership(ctx, saved, t))
 
 
 def questions_with_fields(ctx: Context, runs: Sequence[str] | None = None, with_tags: bool = False) -> pd.DataFrame:
@@ -200,4 +202,5 @@ def manage(ctx: Context, key: str, run: str | None = None) -> None:
         else:
             st.toast(md_escape(f"Deleted the saved slice “{chosen.name}”."), icon=":material/check:")
             st.rerun()
-    st.caption(md_escape(f"Link to it: questions?{urlencode({SAVED_KEY: chosen.name})}") + " (opens the explorer with its filters).")
+    link = page_url(W.EXPLORER, with_source(View(saved=chosen.name), viewstate.view()))  # a new session: the folder open too
+    st.caption(f"Link to it: [{md_escape(link)}]({link}) (opens the explorer with its filters, on this benchmark).")
