@@ -16,20 +16,12 @@ import pytest
 from annotations_kit import write_notes
 from dashboard.annotations import exchange
 from dashboard.annotations.corrections import apply_corrections, check_answer, corrections_key
-from dashboard.annotations.db import (
-    DEFAULT_TAGS,
-    HEAD_REVISION,
-    MAX_TEXT,
-    SCHEMA_VERSION,
-    AnnotationStore,
-    AnnotationsUnavailable,
-    Conflict,
-    Correction,
-    InvalidInput,
-    default_path,
-    resolve_path,
-)
+from dashboard.annotations.errors import AnnotationsUnavailable, InvalidInput
 from dashboard.annotations.identity import benchmark_identity
+from dashboard.annotations.location import default_path, resolve_path
+from dashboard.annotations.records import DEFAULT_TAGS, MAX_TEXT, Conflict, Correction
+from dashboard.annotations.schema import HEAD_REVISION, SCHEMA_VERSION
+from dashboard.annotations.store import AnnotationStore
 from scoring.evaluate import evaluate
 from scoring.loaders import load_gold
 from scoring.model import Prediction
@@ -711,7 +703,7 @@ CREATE TABLE corrections (benchmark TEXT NOT NULL, question_id TEXT NOT NULL,
     created TEXT NOT NULL, updated TEXT NOT NULL, revision INTEGER NOT NULL DEFAULT 1 CHECK (revision >= 1),
     PRIMARY KEY (benchmark, question_id));
 PRAGMA user_version = 2;
-"""  # what dashboard/annotations/db.py wrote before Alembic (commit 0fde644), in WAL mode
+"""  # what the annotations database module wrote before Alembic (commit 0fde644), in WAL mode
 
 
 def test_a_version_2_file_written_before_alembic_opens_and_gains_saved_slices(tmp_path):
@@ -748,7 +740,7 @@ def test_the_schema_constants_name_the_newest_migration():
     from alembic.config import Config
     from alembic.script import ScriptDirectory
 
-    from dashboard.annotations.db import MIGRATIONS_DIR, REVISIONS
+    from dashboard.annotations.schema import MIGRATIONS_DIR, REVISIONS
 
     cfg = Config()
     cfg.set_main_option("script_location", str(MIGRATIONS_DIR))

@@ -280,7 +280,7 @@ def build_report(analysis: Analysis, runs: list[str], baseline: str | None = Non
     """The whole report as one HTML string (see the module docstring). Sections are numbered in the
     order they appear: the headline, the weakest slices, the flips (two runs or more), the weak slices
     the finder found, the ranks (three runs or more), the failures, the failure modes.
-    `saved`: the benchmark's saved slices (dashboard.annotations.db.SavedSlice), a breakdown field of the
+    `saved`: the benchmark's saved slices (dashboard.annotations.records.SavedSlice), a breakdown field of the
     per-slice table and of the finder; `searches`: finder results already made ((run, baseline) ->
     scoring.slices.SliceSearch, as the app's store keeps them), the rest computed here."""
     import plotly.offline
