@@ -363,10 +363,14 @@ def test_saving_notes_records_author_time_and_revision(tmp_path, databases):
     clock.step = timedelta(0)  # a clock that does not move still gives a later time to each change
     c = store.save_note(BENCH, "q1", "", text="gold is 22", author="Bo", expected_revision=2)
     assert c.updated > b.updated
-    assert store.note(BENCH, "q1", "") == c and store.notes(BENCH, run="") == [c] and store.notes(BENCH, run="x") == []
-    store.save_note(BENCH, "q0", "run", text="answer note", author="Bo", expected_revision=0)
-    assert [n.question_id for n in store.notes(BENCH)] == ["q0", "q1"] and store.notes("other") == []
-    assert store.benchmarks() == {BENCH: 2}
+    assert store.note(BENCH, "q1", "") == c and store.notes(BENCH, run="x") == []
+    d = store.save_note(BENCH, "q0", "run", text="answer note", author="Bo", expected_revision=0)
+    e = store.save_note(BENCH, "q1", "run", text="another answer note", author="Bo", expected_revision=0)
+    assert [n.key[1:] for n in store.notes(BENCH)] == [("q0", "run"), ("q1", ""), ("q1", "run")] and store.notes("other") == []
+    # run "" is a filter (the notes on questions), not "any run": asked beside answer notes, of the benchmark and of one question
+    assert store.notes(BENCH, run="") == [c] and store.notes(BENCH, run="run") == [d, e]
+    assert store.notes(BENCH, question_id="q1", run="") == [c] and store.notes(BENCH, question_id="q1") == [c, e]
+    assert store.benchmarks() == {BENCH: 3}
 
 
 def test_user_input_is_validated_and_capped(tmp_path, databases):
