@@ -131,6 +131,11 @@ def build_command(args: argparse.Namespace) -> list[str]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] == "ingest":  # `docbench-lens ingest ...`: scored runs into the engine (scoring/engine/cli.py)
+        from dashboard.data.ingest import main as ingest_main
+
+        return ingest_main(argv[1:])
     ap = build_parser()
     args = ap.parse_args(argv)
     if args.benchmark and not Path(args.benchmark).expanduser().is_dir():

@@ -362,7 +362,7 @@ def test_every_csv_download_of_the_app(tmp_path, monkeypatch, downloads):
         got.update(_csvs(downloads))
     names = sorted(got)
     expected = [r"questions\.csv", r"disagreement\.csv", r"sensitivity_.+\.csv", r"evidence_metrics\.csv",
-                r"deltas_.+_vs_.+\.csv", r"flips_.+_vs_.+\.csv", r"questions_.+_vs_.+\.csv", r"weakest_.+\.csv",
+                r"deltas_.+_vs_.+\.csv", r"flips_.+_vs_.+\.csv", r"questions_.+_vs_.+\.csv",
                 r"ranks_.+\.csv", r"weak_slices_.+\.csv", r"annotations\.csv"]
     assert [p for p in expected if not any(re.fullmatch(p, n) for n in names)] == [], names
     for name, text in got.items():
