@@ -46,6 +46,7 @@ from typing import Any
 
 from rapidfuzz.distance import Levenshtein
 
+from . import guard
 from .model import DocRef, DocumentRecord, GoldQuestion, Prediction, ScoreRow
 from .problems import LoadResult, Problem, kind_of, short_value
 from .text import drop_parenthesised, to_str
@@ -563,6 +564,17 @@ def _pages(value: Any, raw: Any, where: str, name: str, res: LoadResult[Any]) ->
 
 
 def load_samples(path: str | Path) -> LoadResult[GoldQuestion]:
+    """`_load_samples` where the file can be killed (scoring/guard.py): over the read limits, it is named
+    and not read. Its evidence fields are Python literals, whose parsing the file's size does not bound."""
+    return guard.read(_load_samples, path, refused=_unread)
+
+
+def _unread(problem: Problem) -> LoadResult[Any]:
+    res: LoadResult[Any] = LoadResult(problems=[problem], unreadable=[problem.file])
+    return res
+
+
+def _load_samples(path: str | Path) -> LoadResult[GoldQuestion]:
     """`data/samples.json`: one JSON list of samples. The question id is `qid_for(position)`
     (the 0-based position in the list, counted over every element). Problems name the file,
     line None and the field as `[index].field`.
@@ -674,6 +686,13 @@ class ResultsLoad(LoadResult[Prediction]):
 
 
 def load_results(path: str | Path, gold: Sequence[GoldQuestion] | LoadResult[GoldQuestion]) -> ResultsLoad:
+    """`_load_results` where the file can be killed (scoring/guard.py): over the read limits, it is named
+    and not read."""
+    return guard.read(_load_results, path, gold, refused=lambda problem: ResultsLoad(
+        problems=[problem], unreadable=[problem.file], run=run_name(path)))
+
+
+def _load_results(path: str | Path, gold: Sequence[GoldQuestion] | LoadResult[GoldQuestion]) -> ResultsLoad:
     """`results/res_<model>.json` joined to the questions of `load_samples`.
 
     A row is joined to the question at its own position when its `doc_id` and `question` equal

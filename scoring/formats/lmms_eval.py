@@ -20,6 +20,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from .. import guard
 from ..harness_rules import infer_mmlongbench_format, lmms_anls, lmms_anls_any
 from ..problems import Problem, kind_of, short_value
 from .base import (
@@ -385,3 +386,25 @@ def load(path: Path) -> SourceLoad:
         run.name = f"{run.model}/{run.task}" + (f"@{run.date}" if runs_by_model[(run.model, run.task)] > 1 else "")
         out.runs.append(run)
     return out
+
+
+def _each_file_guarded(read: Any, bounded: bool) -> Any:
+    """`read(path, shown, ..., problems)` inside a bracket of its own (scoring/guard.py): a file over the
+    read limits is named in `problems` (its reader's last argument) and not read; the rest of the folder
+    loads."""
+
+    def reader(path: Path, shown: str, *rest: Any) -> Any:
+        with guard.reading(path, shown, bounded=bounded) as refused:
+            if refused is not None:
+                rest[-1].append(refused)
+                return None
+            return read(path, shown, *rest)
+
+    reader.__doc__ = read.__doc__
+    return reader
+
+
+# every results and samples file is read where it can be killed; samples hold Python literals, whose
+# parsing their size does not bound (`bounded=False`)
+_read_results = _each_file_guarded(_read_results, bounded=True)
+_read_samples = _each_file_guarded(_read_samples, bounded=False)

@@ -12,6 +12,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from .. import guard
 from ..problems import Problem, kind_of
 from ..text import to_str
 from .base import LONGDOCURL_FAMILY, HarnessQuestion, HarnessRow, HarnessRun, SourceLoad, display, single, walk
@@ -112,3 +113,20 @@ def load(path: Path) -> SourceLoad:
         out.runs.append(run)
     out.gold[TASK] = list(questions.values())
     return out
+
+
+def _guarded(read: Any) -> Any:
+    """`load` inside one bracket for the source (scoring/guard.py): a folder of results files over the
+    read limits is named and not read."""
+
+    def load(path: Path) -> SourceLoad:
+        with guard.reading(path, bounded=True) as refused:
+            if refused is not None:
+                return SourceLoad(format=NAME, root=str(path), problems=[refused])
+            return read(path)
+
+    load.__doc__ = read.__doc__
+    return load
+
+
+load = _guarded(load)  # read where it can be killed, one bracket per source (results files are one per model)

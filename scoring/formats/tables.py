@@ -25,6 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .. import guard
+
 __all__ = ["NA_STRINGS", "Table", "is_na", "read_table", "read_xlsx", "read_delimited", "EXCEL_CELL_LIMIT"]
 
 # pandas' default missing-value strings (pandas._libs.parsers STR_NA_VALUES)
@@ -585,6 +587,17 @@ def read_json_records(path: Path) -> Table:
 
 
 def read_table(path: Path) -> Table:
+    """The table a prediction or evaluation file holds (by its extension), read where it can be killed
+    (scoring/guard.py): a file over the read limits is a table whose `error` says so."""
+    with guard.reading(path, bounded=path.suffix.lower() != ".xlsx") as refused:
+        if refused is not None:
+            out = Table()
+            out.error = refused.got
+            return out
+        return _read_table(path)
+
+
+def _read_table(path: Path) -> Table:
     suffix = path.suffix.lower()
     if suffix == ".xlsx":
         return read_xlsx(path)
