@@ -39,6 +39,7 @@ Where `resource` is missing (not a Unix) nothing can be limited: the readers run
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import os
 import signal
@@ -428,14 +429,17 @@ class _Child:
     pid: int
     sentinel: Any
 
-    def kill(self) -> None: ...
+    def kill(self) -> None:
+        raise NotImplementedError
 
-    def status(self) -> int: ...  # after it ended: its exit code, or minus the signal that ended it
+    def status(self) -> int:
+        """After it ended: its exit code, or minus the signal that ended it."""
+        raise NotImplementedError
 
 
 class _JobChild(_Child):
     def __init__(self, fn: Callable, args: tuple, kwargs: dict, state: dict) -> None:
-        ctx = forkserver_context()
+        ctx: Any = forkserver_context()
         self.conn, child = ctx.Pipe(duplex=False)
         self.proc = ctx.Process(target=_job_main, args=(child, fn, args, kwargs, state), daemon=True,
                                 name="lens-reader")
@@ -736,7 +740,7 @@ def supervise() -> None:
         send.close()
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # the terminal's ^C reaches the child, which ends the command
         for sig in (signal.SIGTERM, signal.SIGHUP):  # a kill of the command is passed on
-            signal.signal(sig, lambda s, _f, child=pid: _kill_pid_with(child, s))
+            signal.signal(sig, functools.partial(_pass_on, pid))
         child = _ForkedChild(pid, receive)
         try:
             outcome = _watch(child, finished)
@@ -750,7 +754,7 @@ def supervise() -> None:
         _exit_like(outcome)
 
 
-def _kill_pid_with(pid: int, sig: int) -> None:
+def _pass_on(pid: int, sig: int, _frame: Any) -> None:
     with contextlib.suppress(OSError):
         os.kill(pid, sig)
 

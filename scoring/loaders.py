@@ -831,10 +831,10 @@ def load_gold(paths: Sequence[str | Path] | str | Path, *,
     end as in the release's text files (universal newlines)."""
     paths = [paths] if isinstance(paths, (str, Path)) else list(paths)
     if not guard.here(paths, bounded=True):  # read where it can be killed (scoring/guard.py), chunks at the end
-        res = guard.job(load_gold, paths, release=release, paths=paths, bounded=True, failed=_unread)
-        if on_chunk is not None and res.items:
-            on_chunk(res.items, 0, len(res.items))
-        return res
+        got = guard.job(load_gold, paths, release=release, paths=paths, bounded=True, failed=_unread)
+        if on_chunk is not None and got.items:
+            on_chunk(got.items, 0, len(got.items))
+        return got
     res: LoadResult[GoldQuestion] = LoadResult()
     told = 0
     seen: dict[str, tuple[str, int | None]] = {}

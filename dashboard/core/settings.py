@@ -12,6 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from scoring import guard
+
 APP_FOLDER = "docbench-lens"  # the app's folder name under the user's cache and data folders
 
 
@@ -47,8 +49,20 @@ DATABASE_URL = Setting("LENS_DATABASE_URL", "annotations.sqlite3 in LENS_DATA_DI
 
 OCR_BUDGET = Setting("LENS_OCR_BUDGET_S", "120",
                      "seconds of OCR one page may take before it is abandoned (its worker killed) and named on the page")
+# The read limits of a user's file (scoring/guard.py), read by the command line too: their names and the
+# parsing of their values live there, in scoring/ (which never imports dashboard); they are listed here.
+READ_MEMORY = Setting(guard.MEMORY_VARIABLE, guard.DEFAULT_MEMORY_TEXT,
+                      "the memory one file a user or a harness left may take while it is read (`1G`, `512M`, `2G`), in a "
+                      "worker process; a file that needs more is named on the Data page and not read, the rest loads")
+READ_BUDGET = Setting(guard.BUDGET_VARIABLE, f"{guard.DEFAULT_BUDGET_S:g}",
+                      "seconds one such file may take to read before its worker is killed and the file named, not read")
 
-SETTINGS = (BENCHMARK, RUNS, SCORES, DATA_ROOTS, CACHE_DIR, DATA_DIR, DATABASE_URL, OCR_BUDGET)
+SETTINGS = (BENCHMARK, RUNS, SCORES, DATA_ROOTS, CACHE_DIR, DATA_DIR, DATABASE_URL, OCR_BUDGET, READ_MEMORY, READ_BUDGET)
+
+
+def read_limits(environ: Mapping[str, str] | None = None) -> guard.Limits:
+    """$LENS_READ_MEMORY and $LENS_READ_BUDGET_S as read (scoring.guard.limits: defaults 1 GB and 60 s)."""
+    return guard.limits(environ)
 
 OCR_BUDGET_DEFAULT_S = 120.0
 
