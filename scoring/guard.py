@@ -73,7 +73,10 @@ MIN_MEMORY = 32 << 20  # a smaller limit is raised to this (an interpreter canno
 MAX_BUDGET_S = 86_400.0
 BOUNDED_FACTOR = 8  # a JSON / JSON-lines / CSV file of n bytes may take 8n of memory (gold: about 4n)
 BOUNDED_RATE = 4 << 20  # and a second per 4 MB (the loaders parse 20-60 MB a second)
-INLINE_MAX_BYTES = 1 << 20  # `job` reads bounded files up to this size here (at most ~25 MB of objects)
+# `job` reads bounded files up to this size here: parsing JSON takes at most ~34 times a file's size (a
+# 4 MB line of empty lists, `[],` repeated, took 135 MB; dicts the same, short strings 88 MB), so at most
+# ~70 MB a file -- and XL-DocBench's release (1.6 MB of gold, 0.2-0.5 MB a run) opens without a process
+INLINE_MAX_BYTES = 2 << 20
 MAX_REFUSALS = 8  # files refused before the rest of the work's unread files are refused together
 JOB_SLOTS = 2  # jobs of one process that run at once (each may take the memory limit)
 POLL_S = 0.2  # how often a supervisor looks at a grandchild reading inside a bracket
@@ -354,7 +357,7 @@ def _read_in_job(fn: Callable, path: str | Path, args: tuple, kwargs: dict, show
 
 def _harmless(paths: Sequence[str | Path], bounded: bool) -> bool:
     """Whether every path is a regular file of at most INLINE_MAX_BYTES of a bounded format (or missing:
-    its loader says so), so that reading them here cannot take more than about 25 MB each."""
+    its loader says so), so that reading them here cannot take more than about 70 MB each."""
     if not bounded:
         return False
     import stat as st

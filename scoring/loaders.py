@@ -830,10 +830,11 @@ def load_gold(paths: Sequence[str | Path] | str | Path, *,
     become text as the public release writes them (`to_str_release`, `id_text_release`) and lines
     end as in the release's text files (universal newlines)."""
     paths = [paths] if isinstance(paths, (str, Path)) else list(paths)
-    if not guard.here(paths, bounded=True):  # read where it can be killed (scoring/guard.py), chunks at the end
+    if not guard.here(paths, bounded=True):  # read where it can be killed (scoring/guard.py); its chunks told after
         got = guard.job(load_gold, paths, release=release, paths=paths, bounded=True, failed=_unread)
-        if on_chunk is not None and got.items:
-            on_chunk(got.items, 0, len(got.items))
+        step = max(chunk, 1)
+        for start in range(0, len(got.items) - step + 1, step) if on_chunk is not None else ():
+            on_chunk(got.items, start, start + step)
         return got
     res: LoadResult[GoldQuestion] = LoadResult()
     told = 0

@@ -130,7 +130,7 @@ def test_a_worker_process_of_ours_limits_itself(tmp_path, monkeypatch):
 def test_a_plain_process_reads_small_bounded_files_here_and_the_rest_in_a_job(tmp_path):
     small, big = tmp_path / "small.jsonl", tmp_path / "big.jsonl"
     small.write_text("{}\n" * 10)
-    big.write_text("{}\n" * 400_000)
+    big.write_text("{}\n" * 800_000)
     assert guard.here([small], bounded=True)
     assert not guard.here([big], bounded=True)
     assert not guard.here([small], bounded=False)  # a workbook's or a literal's size bounds nothing
