@@ -183,7 +183,6 @@ _LOCK = threading.Lock()
 @dataclass
 class _State:
     channel: Any = None  # the write end to the supervisor: this process (or an ancestor it forked from) is supervised
-    disposable: bool = False  # a worker process of ours with no supervisor: brackets limit it, it may die
     limits: Limits | None = None
     refused: dict[str, Refusal] = field(default_factory=dict)
     done: frozenset[str] | None = None  # the last attempt: any file not read before is refused
@@ -201,7 +200,7 @@ def guarded() -> bool:
     """Whether a file read here is read where it can be killed: this process is supervised (a job's child,
     the command line's child, or forked from one), or it is a worker process of ours (a pool's: it may
     die; its caller reads the file again in a bracket of its own)."""
-    if _STATE.channel is not None or _STATE.disposable:
+    if _STATE.channel is not None:
         return True
     import multiprocessing
 
@@ -281,7 +280,7 @@ def reading(path: str | Path, shown: str | None = None, *, bounded: bool = False
     named to the user (default: the path); `bounded`: the format's bytes bound what parsing it takes
     (JSON, JSON lines, CSV), so its limits grow with its size.
 
-    In a process that is neither supervised nor disposable (the server itself, a library caller) the
+    In a process that is neither supervised nor a worker of ours (the server itself, a library caller) the
     block runs unguarded: those callers go through `job` or `read`, which supervise it."""
     name = str(shown if shown is not None else path)
     if resource is None or not guarded():
@@ -376,7 +375,7 @@ _SLOTS = threading.BoundedSemaphore(JOB_SLOTS)
 
 
 def here(paths: Sequence[str | Path] = (), *, bounded: bool = False) -> bool:
-    """Whether `job` runs its function in this process: this process is supervised or disposable, or
+    """Whether `job` runs its function in this process: this process is supervised or a worker of ours, or
     every one of `paths` is a small file of a bounded format (see `job`)."""
     return not _plain() or (bool(paths) and _harmless(paths, bounded))
 
@@ -384,7 +383,7 @@ def here(paths: Sequence[str | Path] = (), *, bounded: bool = False) -> bool:
 def job(fn: Callable[..., T], *args: Any, paths: Sequence[str | Path] = (), bounded: bool = False,
         failed: Callable[[Problem], T] | None = None, shown: str | None = None, **kwargs: Any) -> T:
     """`fn(*args, **kwargs)` where the files it reads (inside `reading` brackets) can be killed: here when
-    this process is already supervised (or disposable), or when every one of `paths` is a small file of
+    this process is already supervised (or a worker of ours), or when every one of `paths` is a small file of
     a bounded format; else in a supervised child process (forkserver), its result pickled back. A child
     that stops outside any bracket, or that cannot start, gives `failed(problem)` (which must be given
     then), the problem naming `shown` (default: the first path)."""

@@ -565,8 +565,9 @@ def _pages(value: Any, raw: Any, where: str, name: str, res: LoadResult[Any]) ->
 
 def load_samples(path: str | Path) -> LoadResult[GoldQuestion]:
     """`_load_samples` where the file can be killed (scoring/guard.py): over the read limits, it is named
-    and not read. Its evidence fields are Python literals, whose parsing the file's size does not bound."""
-    return guard.read(_load_samples, path, refused=_unread)
+    and not read. Its size bounds what reading it takes (`bounded`): the file is one JSON document, and
+    each Python literal in it is parsed only up to LITERAL_MAX_CHARS and LITERAL_MAX_DEPTH (`read_literal`)."""
+    return guard.read(_load_samples, path, bounded=True, refused=_unread)
 
 
 def _unread(problem: Problem) -> LoadResult[Any]:
@@ -687,8 +688,8 @@ class ResultsLoad(LoadResult[Prediction]):
 
 def load_results(path: str | Path, gold: Sequence[GoldQuestion] | LoadResult[GoldQuestion]) -> ResultsLoad:
     """`_load_results` where the file can be killed (scoring/guard.py): over the read limits, it is named
-    and not read."""
-    return guard.read(_load_results, path, gold, refused=lambda problem: ResultsLoad(
+    and not read (its size bounds what reading it takes, as `load_samples`'s does)."""
+    return guard.read(_load_results, path, gold, bounded=True, refused=lambda problem: ResultsLoad(
         problems=[problem], unreadable=[problem.file], run=run_name(path)))
 
 
