@@ -41,8 +41,9 @@ prefetch(early)
 
 from dashboard.core.paths import sources_from  # noqa: E402  (after the prefetch: these take a second on a busy machine)
 from dashboard.session.load import load  # noqa: E402
-from dashboard.shell import sidebar, viewstate  # noqa: E402
+from dashboard.shell import output, sidebar, viewstate  # noqa: E402
 
+output.blank_missing_cells()  # a missing value is an empty cell in every table, never the word "None"
 viewstate.start()
 page = st.navigation([
     st.Page(VIEWS / "overview.py", title="Overview", icon=":material/leaderboard:", default=True),

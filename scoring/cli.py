@@ -8,6 +8,13 @@ problems on stderr as `file:line: message` (after 20 of one kind, the rest in on
 1 with `ERROR: ...` when nothing could be scored or a prediction file yields no prediction of a gold
 question (`ERROR: no prediction could be loaded from FILE`; the other files are still scored). With several --predictions, --output and --per-question-csv name folders that receive
 `<run>.json` and `<run>.csv`; --categories-csv (disagreement categories per question) likewise.
+
+The command line is handed on by what it names: harness outputs (an lmms-eval or VLMEvalKit file or
+folder as --predictions, or a harness --profile) to scoring/harness_cli.py; MMLongBench-Doc's files
+(`--profile mmlongbench-doc`, or no --profile and a samples.json as the gold) to
+scoring/mmlongbench_cli.py. Each takes the weak-slice finder's and the regression gate's options
+(scoring/gate.py) with the same outputs and exit codes (`--help` lists them: 0 pass, 1 input, 2 usage,
+3 regression, 4 inconclusive, 5 a baseline sharing no question).
 """
 
 from __future__ import annotations
@@ -39,7 +46,11 @@ COLUMNS_MAX = 300_000
 
 
 def build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="python -m scoring", description="Score document-QA predictions (XL-DocBench, DocVQA).")
+    ap = argparse.ArgumentParser(prog="python -m scoring", description=(
+        "Score document-QA predictions (XL-DocBench, DocVQA).\n"
+        "MMLongBench-Doc's files (--profile mmlongbench-doc, or a samples.json as --gold-files) and lmms-eval or\n"
+        "VLMEvalKit outputs (as --predictions) are scored by their own command lines, with the same weak-slice and\n"
+        "gate options and exit codes (`--profile mmlongbench-doc --help`, `--profile lmms-eval --help`)."))
     ap.add_argument("--predictions", nargs="+", required=True, metavar="PATH", help="prediction file(s): JSON or JSONL")
     ap.add_argument("--data-dir", metavar="DIR", help="folder holding the default gold files (qa_single_doc.jsonl, qa_cross_doc.jsonl)")
     ap.add_argument("--gold-files", nargs="+", metavar="F", help="gold question files, read in this order")
@@ -79,6 +90,11 @@ def main(argv: list[str] | None = None, *, exit_when_done: bool = False) -> int:
     if mmlongbench_cli.wants(sys.argv[1:] if argv is None else argv):
         return mmlongbench_cli.main(argv)
     args = build_parser().parse_args(argv)
+    missing = [p for p in args.predictions if not os.path.lexists(p)]
+    for p in missing:  # said first: before the gold is read (whose own absence would be all that is said)
+        print(f"ERROR: no such file: {p}", file=sys.stderr)
+    if missing:
+        return 1
     if gate.wants(args):  # the weak-slice finder and the regression gate (scoring/gate.py)
         return gate.run(args)
     # no reference cycles are made between loading and writing: the collector stays off for the

@@ -189,6 +189,7 @@ class _State:
     mute_until: str = ""  # the command line's replay: no output until the bracket of this key
     seen_before: frozenset[str] = frozenset()  # the keys the attempt before this one opened
     depth: int = 0  # brackets open in this process
+    open: list[str] = field(default_factory=list)  # their keys, the innermost last
     saved: tuple | None = None  # (RLIMIT_AS, RLIMIT_CPU) before the first open bracket
 
 
@@ -260,7 +261,20 @@ def _after_fork_in_child() -> None:
     if _STATE.depth:
         _restore()
         _STATE.depth = 0
+        _STATE.open = []
     _LOCAL.__dict__.clear()
+
+
+def _uncaught(kind: type[BaseException], value: BaseException, tb: Any) -> None:
+    """A supervised process's MemoryError that reached the top while a bracket was open (raised in a frame
+    above the bracket's own, e.g. a loop over a reader's lines): the file of the innermost bracket is
+    refused, as if the bracket had seen it."""
+    if issubclass(kind, MemoryError) and _STATE.open:
+        _out_of_memory(_STATE.open[-1])
+    _PREVIOUS_HOOK(kind, value, tb)
+
+
+_PREVIOUS_HOOK = sys.excepthook
 
 
 if hasattr(os, "register_at_fork"):
@@ -307,6 +321,7 @@ def reading(path: str | Path, shown: str | None = None, *, bounded: bool = False
         if _STATE.depth == 0:
             _lower(lim)
         _STATE.depth += 1
+        _STATE.open.append(key)
     open_here.add(key)
     _send(("B", os.getpid(), key, name[-300:], lim.memory, lim.budget_s, scaled))
     try:
@@ -318,6 +333,8 @@ def reading(path: str | Path, shown: str | None = None, *, bounded: bool = False
         open_here.discard(key)
         with _LOCK:
             _STATE.depth -= 1
+            with contextlib.suppress(ValueError):
+                _STATE.open.remove(key)
             if _STATE.depth == 0:
                 _restore()
         _send(("E", os.getpid(), key))
@@ -476,6 +493,8 @@ def _job_main(conn, fn: Callable, args: tuple, kwargs: dict, state: dict) -> Non
         value = fn(*args, **kwargs)
         conn.send(("R", value))
     except MemoryError:
+        if _STATE.open:  # raised above a bracket's own frame while it was open: that file's
+            _out_of_memory(_STATE.open[-1])
         _send(("X", "out of memory outside the reading of a file"))
         os._exit(MEMORY_EXIT)
     except BaseException as exc:  # noqa: BLE001 - a bug of ours: said to the caller, which names the file
@@ -736,6 +755,7 @@ def supervise() -> None:
                 signal.signal(sig, handler)
             die_with_parent()
             _become_supervised(send, state)
+            sys.excepthook = _uncaught
             if state.get("mute_until"):
                 sys.stdout, sys.stderr = _Muted(sys.stdout), _Muted(sys.stderr)
             return

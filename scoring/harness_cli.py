@@ -17,7 +17,12 @@ Outputs:
   run's own when there is one run, else by run name.
 - `--per-question-csv`: `run, task, question_id, filter, official_score, score, prediction, gold,
   file, line, note` (scores on 0-1; empty when unknown).
-Exit 1 with `ERROR: …` when nothing could be read or scored."""
+Exit 1 with `ERROR: …` when nothing could be read or scored.
+
+--weak-slices, --baseline, --compare-json and --fail-on-regression (scoring/gate.py) work on one run on
+each side (`_gate`): each scored by its profile on the questions it answered, against the benchmark's
+gold when --gold-files joins it (its documents are then the units), with the same outputs and exit
+codes as on XL-DocBench."""
 
 from __future__ import annotations
 
@@ -30,8 +35,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from . import formats
+from . import formats, gate
 from .formats.base import ANLS_FAMILY, MMLONGBENCH_FAMILY, HarnessQuestion, SourceLoad
+from .gate import option_values
 from .harness import HARNESS_SCORING_PROFILES, SLICE_FIELDS, Rescored, own_profile, rescore, sensitivity
 from .problems import Problem, summarise
 from .profiles import HARNESS_PROFILE_NAMES, signature
@@ -42,26 +48,13 @@ CSV_COLUMNS = ("run", "task", "question_id", "filter", "official_score", "score"
                "reason")
 
 
-def _values(argv: Sequence[str], option: str) -> list[str]:
-    out: list[str] = []
-    for k, arg in enumerate(argv):
-        if arg == option:
-            for value in argv[k + 1:]:
-                if value.startswith("--"):
-                    break
-                out.append(value)
-        elif arg.startswith(option + "="):
-            out.append(arg.split("=", 1)[1])
-    return out
-
-
 def wants(argv: Sequence[str]) -> bool:
     """Whether a command line is about harness files: a harness profile, or a --predictions path a
     harness format recognises."""
     argv = list(argv)
-    if any(p in HARNESS_PROFILE_NAMES for p in _values(argv, "--profile")):
+    if any(p in HARNESS_PROFILE_NAMES for p in option_values(argv, "--profile")):
         return True
-    return any(formats.detect(p) is not None for p in _values(argv, "--predictions") if Path(p).exists())
+    return any(formats.detect(p) is not None for p in option_values(argv, "--predictions") if Path(p).exists())
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -74,6 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--per-question-csv", metavar="PATH", help="write the per-question CSV")
     ap.add_argument("--no-per-question-json", action="store_true", help="leave the per_question lists out of the JSON report")
     ap.add_argument("--all-evals", action="store_true", help="VLMEvalKit: also score older eval ids (default: the newest only)")
+    gate.add_arguments(ap)  # --weak-slices, --baseline, --compare-json, --fail-on-regression, ...
     return ap
 
 
@@ -82,16 +76,40 @@ def main(argv: Sequence[str] | None = None) -> int:
     err = sys.stderr
     if unknown:  # the benchmark CLI's other options (--data-dir, --ignore-missing, ...) mean nothing here
         print(f"note: ignored for harness files: {' '.join(unknown)}", file=err)
+    asks_gate = gate.wants(args)
+    why = gate.refusal(args) if asks_gate else None
+    if why:
+        print(f"ERROR: {why}", file=err)
+        return gate.EXIT_USAGE
+    code = _rescore_all(args)
+    if code or not asks_gate:
+        return code
+    return _gate(args)
+
+
+def _open(value: str) -> SourceLoad | None:
+    """A harness output opened (None, the error said, when it is not there or not one)."""
+    path = Path(value)
+    if not path.exists() and not path.is_symlink():
+        print(f"ERROR: {value}: no such file or folder", file=sys.stderr)
+        return None
+    said: list[int] = []
+    src = formats.open_source(path, progress=_progress(value, sys.stderr, said))
+    if said:
+        print(file=sys.stderr)  # the progress line ended
+    if src is None:
+        print(f"ERROR: {value}: not a harness output this reader knows (lmms-eval, VLMEvalKit, LongDocURL)", file=sys.stderr)
+    return src
+
+
+def _rescore_all(args: argparse.Namespace) -> int:
+    """Every run of the --predictions rescored, the outputs written and the numbers printed."""
+    err = sys.stderr
     sources: list[SourceLoad] = []
     problems: list[Problem] = []
     for value in args.predictions:
-        path = Path(value)
-        if not path.exists() and not path.is_symlink():
-            print(f"ERROR: {value}: no such file or folder", file=err)
-            return 1
-        src = formats.open_source(path)
+        src = _open(value)
         if src is None:
-            print(f"ERROR: {value}: not a harness output this reader knows (lmms-eval, VLMEvalKit, LongDocURL)", file=err)
             return 1
         sources.append(src)
         problems.extend(src.problems)
@@ -133,6 +151,19 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"Ranks on {move['task']} by {move['key']} move: " + ", ".join(
                 f"{name} {before[name]} -> {k + 1}" for k, name in enumerate(move["recomputed"]) if before[name] != k + 1))
     return 0
+
+
+def _progress(value: str, err: Any, said: list[int]) -> Any:
+    """A long listing of a folder said on a terminal, on one line ("listing outputs/: 60,000 entries"),
+    else nothing; `said` receives the counts said."""
+    if not getattr(err, "isatty", lambda: False)():
+        return None
+
+    def say(count: int, where: str) -> None:
+        said.append(count)
+        print(f"\rlisting {value}: {count:,} entries", end="", file=err, flush=True)
+
+    return say
 
 
 def _clean(value: Any) -> Any:
@@ -280,6 +311,80 @@ def _print_run(r: Rescored) -> None:
                                                for label, c in labels.items()))
     if r.profile:
         print(f"Signature: {signature(r.profile)}")
+
+
+# ----------------------------------------------------------------------------- weak slices and the gate
+
+
+def _gate(args: argparse.Namespace) -> int:
+    """--weak-slices and the regression gate on harness runs (scoring/gate.py), one run on each side:
+    each run scored by its profile (--profile, else its harness's own) on the questions it answered,
+    against the benchmark's gold when --gold-files joins it (its question ids and documents), else
+    against the gold its own files state. Runs are compared on the questions both answered."""
+    gold_paths = [Path(f) for f in args.gold_files or ()]
+    new = _gate_run(args, args.predictions[0], gold_paths, "--predictions")
+    if not isinstance(new, tuple):
+        return new
+    old = None
+    if args.baseline:
+        got = _gate_run(args, args.baseline, gold_paths, "--baseline")
+        if not isinstance(got, tuple):
+            return got
+        old = got[0]
+    return gate.finish(args, new[0], old, gold_count=new[1])
+
+
+def _gate_run(args: argparse.Namespace, value: str, gold_paths: list[Path], option: str) -> tuple[Any, int] | int:
+    """(the run scored, how many gold questions it was scored against), or the exit code (the error said)."""
+    from .evaluate import evaluate
+
+    src = _open(value)
+    if src is None:
+        return gate.EXIT_INPUT
+    said = option == "--predictions"  # its problems were printed when it was rescored
+    if not said:
+        for p in summarise(src.problems):
+            print(p, file=sys.stderr)
+    runs = [r for r in src.runs if args.all_evals or not r.older]
+    if len(runs) != 1:
+        names = ", ".join(r.name for r in runs[:10]) + (f" and {len(runs) - 10} more" if len(runs) > 10 else "")
+        print(f"ERROR: {option} {value} holds {len(runs)} runs{': ' + names if runs else ''}; --weak-slices and --baseline "
+              "take one run on each side (point at one run's file or folder)", file=sys.stderr)
+        return gate.EXIT_USAGE if runs else gate.EXIT_INPUT
+    run = runs[0]
+    profile = args.profile or own_profile(run)
+    if not profile:
+        print(f"ERROR: {run.name}: no profile scores {run.harness} runs yet; --profile names one", file=sys.stderr)
+        return gate.EXIT_INPUT
+    gold, preds = _gold_and_answers(src, run, gold_paths, say=not said)
+    if not gold or not preds:
+        print(f"ERROR: no answer of {value} could be scored", file=sys.stderr)
+        return gate.EXIT_INPUT
+    scored = evaluate(gold, preds, profile=profile, ignore_missing=True, name=run.name, workers=1)
+    if not scored.results:
+        print(f"ERROR: no answer of {value} is a question of the gold", file=sys.stderr)
+        return gate.EXIT_INPUT
+    gate.print_run(scored, f"{run.name} ({run.harness}, {run.task}, profile {profile})")
+    return scored, len(gold)
+
+
+def _gold_and_answers(src: SourceLoad, run: Any, gold_paths: list[Path], *, say: bool) -> tuple[list, list]:
+    """(gold questions, the run's answers): joined to the benchmark's gold when --gold-files joins the
+    run's questions (the benchmark's ids, documents and labels; the questions that do not join were
+    named when `say`), else the gold the harness's own files state."""
+    from .formats import records
+    from .loaders import load_gold
+    from .mmlongbench import load_samples
+
+    if gold_paths:
+        joined = _join_gold(src, gold_paths)
+        for p in summarise(joined) if say else ():
+            print(p, file=sys.stderr)
+        qids = {q.qid: str(q.metadata["benchmark_qid"]) for q in src.gold.get(run.task, []) if "benchmark_qid" in q.metadata}
+        if qids:
+            gold = load_samples(gold_paths[0]) if run.family == MMLONGBENCH_FAMILY else load_gold(gold_paths)
+            return list(gold.items), list(records.predictions(run, qids).items)
+    return list(records.gold_of(src, run.task).items), list(records.predictions(run).items)
 
 
 # ----------------------------------------------------------------------------- joining the benchmark's gold

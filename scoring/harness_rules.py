@@ -11,7 +11,6 @@ vqa_eval.py` `anls_compute`/`hit_calculate`; `vlmeval/dataset/mmlongbenchdoc.py`
 
 from __future__ import annotations
 
-import ast
 import functools
 import math
 import re
@@ -21,6 +20,7 @@ from typing import Any
 from rapidfuzz.distance import Levenshtein
 
 from .mmlongbench import float_matches
+from .reading import read_literal
 from .text import MAX_EDIT_CHARS, drop_parenthesised
 
 __all__ = [
@@ -28,8 +28,6 @@ __all__ = [
     "vlm_answers", "vlm_anls_distance", "vlm_docvqa_score", "vlm_overall", "vlm_mmlongbench_score",
     "vlm_get_f1", "vlm_categories", "VLM_CATEGORIES", "infer_mmlongbench_format",
 ]
-
-LITERAL_MAX_CHARS = 100_000
 
 
 def _distance(a: str, b: str) -> int:
@@ -41,13 +39,9 @@ def _distance(a: str, b: str) -> int:
 
 
 def _literal(text: str) -> tuple[bool, Any]:
-    """(True, value) when `text` is a Python literal (read with ast.literal_eval, never eval)."""
-    if len(text) > LITERAL_MAX_CHARS:
-        return False, None
-    try:
-        return True, ast.literal_eval(text)
-    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-        return False, None
+    """(True, value) when `text` is a Python literal (ast.literal_eval, never eval), read only under
+    the literal caps (scoring/limits.py: characters, items, nesting)."""
+    return read_literal(text)
 
 
 # ----------------------------------------------------------------------------- lmms-eval

@@ -12,6 +12,7 @@ import csv
 import io
 import json
 import math
+import os
 import re
 from collections.abc import Callable, Iterator, Sequence
 from itertools import chain, repeat
@@ -21,9 +22,11 @@ from typing import IO, Any
 
 from . import guard
 from ._gc import paused_gc
+from .limits import DOCUMENT_MAX_BYTES, JSONL_HUGE_LINE, JSONL_MAX_LINE, WIDE_TEXT_MAX_BYTES
 from .model import DocRef, DocumentRecord, EvidenceItem, GoldQuestion, PredictedEvidence, Prediction, ScoreRow
 from .problems import LoadResult, Problem, kind_of, short_value
 from .profiles import Profile, get_profile
+from .reading import NotRegular, Overlong, TooLarge, bounded_lines, open_regular, read_capped, read_upto, skip_hole
 from .text import MAX_EDIT_CHARS, id_text_release, to_str, to_str_release
 
 __all__ = [
@@ -56,15 +59,20 @@ def reads_as_release(profile: str | Profile | None) -> bool:
     return get_profile(profile).name == RELEASE_PROFILE
 
 
-HUGE_LINE = 1 << 20  # a line this long loads, with a warning
-MAX_LINE = 64 << 20  # a line longer than this is skipped
+HUGE_LINE = JSONL_HUGE_LINE  # a line this long loads, with a warning
+MAX_LINE = JSONL_MAX_LINE  # a line longer than this is skipped (read past, never held)
 
 
 # ----------------------------------------------------------------------------- raw reading
 
 
 def _cannot_open(name: str, exc: OSError, res: LoadResult) -> None:
-    got = {FileNotFoundError: "no such file", IsADirectoryError: "a directory"}.get(type(exc), exc.strerror or str(exc))
+    if isinstance(exc, NotRegular) and exc.what == "a folder":
+        got = "a directory"
+    elif isinstance(exc, (NotRegular, TooLarge)):
+        got = exc.strerror or str(exc)  # a FIFO, a device, a socket (never opened); a file too large to read whole
+    else:
+        got = {FileNotFoundError: "no such file", IsADirectoryError: "a directory"}.get(type(exc), exc.strerror or str(exc))
     res.problems.append(Problem.error(name, None, None, "a readable file", got))
     res.unreadable.append(name)
 
@@ -121,12 +129,13 @@ def _to_utf8(data: bytes, name: str, res: LoadResult) -> bytes:
 
 
 def _read_bytes(path: Path, res: LoadResult) -> bytes | None:
-    """The file's bytes as UTF-8 without a BOM; None (and a problem) when it cannot be read or is
-    empty. An empty file is a warning: for JSONL it is an empty list of records."""
+    """The file's bytes as UTF-8 without a BOM; None (and a problem) when it cannot be read, is
+    larger than DOCUMENT_MAX_BYTES (it is read whole) or is empty. An empty file is a warning: for
+    JSONL it is an empty list of records."""
     name = str(path)
     res.files.append(name)
     try:
-        data = path.read_bytes()
+        data = read_capped(path, DOCUMENT_MAX_BYTES)
     except OSError as exc:
         _cannot_open(name, exc, res)
         return None
@@ -220,22 +229,51 @@ def _parse(text: str | bytes) -> tuple[Any, str | None, int]:
     return value, None, 0
 
 
-def _lines(path: Path, fh: IO[bytes], name: str, res: LoadResult) -> Iterator[bytes]:
-    """The file's lines as UTF-8 bytes: streamed as they are, or -- for a UTF-16/UTF-32 file --
-    decoded whole and re-encoded (with a warning)."""
+def _lines(path: Path, fh: IO[bytes], name: str, res: LoadResult) -> Iterator[bytes | Overlong]:
+    """The file's lines as UTF-8 bytes, each at most MAX_LINE bytes (a longer one is read past and
+    given as Overlong, never held): streamed as they are, or -- for a UTF-16/UTF-32 file of at most
+    WIDE_TEXT_MAX_BYTES -- decoded whole and re-encoded (with a warning)."""
     head = fh.read(WIDE_SNIFF)
     fh.seek(0)
     if not head.startswith(codecs.BOM_UTF8) and _wide_encoding(head) is not None:
-        yield from _to_utf8(fh.read(), name, res).splitlines(keepends=True)
+        data = _wide_whole(fh, name, res)
+        if data is not None:
+            for raw in data.splitlines(keepends=True):
+                yield raw if len(raw) <= MAX_LINE else Overlong(len(raw), raw.endswith((b"\n", b"\r")))
         return
-    yield from fh
+    yield from bounded_lines(fh, MAX_LINE)
 
 
-def _universal(lines: Iterator[bytes]) -> Iterator[bytes]:
+def _wide_whole(fh: IO[bytes], name: str, res: LoadResult) -> bytes | None:
+    """A UTF-16/UTF-32 file re-encoded as UTF-8, read whole when at most WIDE_TEXT_MAX_BYTES; None
+    (and a problem) when larger."""
+    size = os.fstat(fh.fileno()).st_size
+    if size > WIDE_TEXT_MAX_BYTES:
+        res.problems.append(Problem.error(name, None, None, f"UTF-16/UTF-32 text of at most {WIDE_TEXT_MAX_BYTES:,} bytes "
+                                          "(it is decoded whole)", f"{size:,} bytes: not read (save it as UTF-8)"))
+        res.unreadable.append(name)
+        return None
+    return _to_utf8(read_upto(fh, size, WIDE_TEXT_MAX_BYTES), name, res)
+
+
+def _too_long(name: str, number: int, size: int, ended: bool, res: LoadResult, *, counted: bool = False) -> None:
+    """A line longer than MAX_LINE, read past: counted as read (unless the caller counts it) and
+    skipped, and named."""
+    if not counted:
+        res.rows_read += 1
+    res.skipped += 1
+    tail = "" if ended else ", to the end of the file (no line end: a sparse or zero-filled file?)"
+    res.problems.append(Problem.error(name, number, None, f"a line under {MAX_LINE >> 20} MiB", f"{size:,} bytes{tail}",
+                                      kind="lines too long to read"))
+
+
+def _universal(lines: Iterator[bytes | Overlong]) -> Iterator[bytes | Overlong]:
     """Lines split as Python's text files split them (universal newlines): at "\n", "\r\n" and a
     lone "\r" -- the public release reads its files so (profile xldocbench-1519, issue 18)."""
     for raw in lines:
-        if b"\r" in raw.rstrip(b"\r\n"):
+        if isinstance(raw, Overlong):
+            yield raw
+        elif b"\r" in raw.rstrip(b"\r\n"):
             yield from raw.splitlines(keepends=True)  # bytes.splitlines splits at \n, \r\n and \r only
         else:
             yield raw
@@ -248,7 +286,7 @@ def read_json_lines(path: Path, res: LoadResult, *, universal: bool = False) -> 
     name = str(path)
     res.files.append(name)
     try:
-        fh = open(path, "rb")
+        fh = open_regular(path)
     except OSError as exc:
         _cannot_open(name, exc, res)
         return
@@ -257,6 +295,10 @@ def read_json_lines(path: Path, res: LoadResult, *, universal: bool = False) -> 
     with fh:
         lines = _lines(path, fh, name, res)
         for number, raw in enumerate(_universal(lines) if universal else lines, start=1):
+            if isinstance(raw, Overlong):
+                content = True
+                _too_long(name, number, raw.size, raw.ended, res)
+                continue
             if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
                 res.problems.append(Problem.warning(name, 1, None, "UTF-8 without a byte-order mark", "a UTF-8 BOM (ignored)"))
                 raw = raw[3:]
@@ -335,7 +377,7 @@ def json_line_blocks(path: Path, res: LoadResult, *, universal: bool = False
     name = str(path)
     res.files.append(name)
     try:
-        fh = open(path, "rb")
+        fh = open_regular(path)
     except OSError as exc:
         _cannot_open(name, exc, res)
         return
@@ -346,18 +388,38 @@ def json_line_blocks(path: Path, res: LoadResult, *, universal: bool = False
         fh.seek(0)
         wide = not head.startswith(codecs.BOM_UTF8) and _wide_encoding(head) is not None
         if wide:  # decoded whole, and its lines split at every line end (as `_lines` splits them)
-            blocks: Iterator[bytes] = iter([_to_utf8(fh.read(), name, res)])
+            whole = _wide_whole(fh, name, res)
+            blocks: Iterator[bytes] = iter([whole] if whole is not None else [])
         else:
             blocks = iter(lambda: fh.read(BLOCK), b"")
         split_cr = universal or wide
         pending: list[bytes] = []  # the start of a line not ended yet, as read (joined once: a long line is no quadratic copy)
+        held = 0  # bytes in `pending`
+        skipping = -1  # bytes of an over-long line read past so far (-1: none being read past)
         for block in blocks:
+            if skipping >= 0:  # inside a line longer than MAX_LINE: read past to its end, never held
+                end = block.find(b"\n")
+                if end < 0:
+                    skipping += len(block) + skip_hole(fh)
+                    continue
+                number += 1
+                rows += 1
+                _too_long(name, number, skipping + end + 1, True, res, counted=True)
+                skipping = -1
+                block = block[end + 1:]
+                if not block:
+                    continue
             cut = block.rfind(b"\n") + 1
             if not cut:
                 pending.append(block)
+                held += len(block)
+                if held > MAX_LINE:  # this line will not be read: stop holding it
+                    skipping = held
+                    pending, held = [], 0
                 continue
             data = b"".join([*pending, block[:cut]]) if pending else block[:cut]
             pending = [block[cut:]] if cut < len(block) else []
+            held = len(block) - cut
             if number == 0 and data.startswith(codecs.BOM_UTF8):
                 res.problems.append(Problem.warning(name, 1, None, "UTF-8 without a byte-order mark", "a UTF-8 BOM (ignored)"))
                 data = data[3:]
@@ -378,10 +440,8 @@ def json_line_blocks(path: Path, res: LoadResult, *, universal: bool = False
                     continue
             for raw in lines:  # each line handed over as it is read: its row's problems follow its own
                 number += 1
-                if not raw or raw.isspace():
-                    blank += 1
-                    continue
-                if odd and b"\r" in raw.rstrip(b"\r"):  # lone CRs end lines here too
+                if odd and b"\r" in raw.rstrip(b"\r") and len(raw) < MAX_LINE:  # lone CRs end lines here too
+                    # (before the blank test: "\r " is two blank lines, as the line-by-line reader counts them)
                     number -= 1
                     for sub in (raw + b"\n").splitlines(keepends=True):
                         number += 1
@@ -392,6 +452,9 @@ def json_line_blocks(path: Path, res: LoadResult, *, universal: bool = False
                         value = _line_value(sub, number, name, res)
                         if value is not _SKIPPED:
                             yield (number,), [value]
+                    continue
+                if not raw or raw.isspace():
+                    blank += 1
                     continue
                 rows += 1
                 if plain and len(raw) < HUGE_LINE:
@@ -405,17 +468,25 @@ def json_line_blocks(path: Path, res: LoadResult, *, universal: bool = False
                 value = _line_value(raw + b"\n", number, name, res)
                 if value is not _SKIPPED:
                     yield (number,), [value]
+        if skipping >= 0:  # the file ended inside an over-long line
+            number += 1
+            rows += 1
+            _too_long(name, number, skipping, False, res, counted=True)
         rest = b"".join(pending)
         if rest:  # the last line, without a line end
             if number == 0 and rest.startswith(codecs.BOM_UTF8):
                 res.problems.append(Problem.warning(name, 1, None, "UTF-8 without a byte-order mark", "a UTF-8 BOM (ignored)"))
                 rest = rest[3:]
-            for sub in rest.splitlines(keepends=True) if split_cr and b"\r" in rest.rstrip(b"\r\n") else [rest]:
+            split = split_cr and b"\r" in rest.rstrip(b"\r\n") and len(rest) <= MAX_LINE
+            for sub in rest.splitlines(keepends=True) if split else [rest]:
                 number += 1
                 if not sub or sub.isspace():
                     blank += 1
                     continue
                 rows += 1
+                if len(sub) > MAX_LINE:  # as the line-by-line reader says it: the file ends inside it
+                    _too_long(name, number, len(sub), False, res, counted=True)
+                    continue
                 value = _line_value(sub, number, name, res)
                 if value is not _SKIPPED:
                     yield (number,), [value]
@@ -426,7 +497,7 @@ def json_line_blocks(path: Path, res: LoadResult, *, universal: bool = False
         res.blank_lines += blank
 
 
-PRETTY_JSON_LIMIT = 512 << 20  # a .jsonl file larger than this is never tried as one JSON document
+PRETTY_JSON_LIMIT = DOCUMENT_MAX_BYTES  # a .jsonl file larger than this is never tried as one JSON document
 
 
 def _pretty_document(path: Path) -> tuple[bool, Any]:
@@ -434,13 +505,15 @@ def _pretty_document(path: Path) -> tuple[bool, Any]:
     (a pretty-printed list or object), else (False, None). Only the first line is read unless it
     opens such a document and is not a JSON value by itself."""
     try:
-        with open(path, "rb") as fh:
+        with open_regular(path) as fh:
             head = fh.read(WIDE_SNIFF)
             fh.seek(0)
             if not head.startswith(codecs.BOM_UTF8) and _wide_encoding(head) is not None:
                 return False, None
             first = b""
-            for raw in fh:
+            for raw in bounded_lines(fh, HUGE_LINE):
+                if isinstance(raw, Overlong):
+                    return False, None  # longer than a first line of such a document is
                 if raw.strip():
                     first = raw.strip().removeprefix(codecs.BOM_UTF8).strip()
                     break
@@ -448,10 +521,10 @@ def _pretty_document(path: Path) -> tuple[bool, Any]:
                 return False, None
             if _parse(first)[1] in (None, LONE_SURROGATE):  # a JSON value on its own: a real JSONL file
                 return False, None
-            if path.stat().st_size > PRETTY_JSON_LIMIT:
+            if os.fstat(fh.fileno()).st_size > PRETTY_JSON_LIMIT:
                 return False, None
             fh.seek(0)
-            data = fh.read().removeprefix(codecs.BOM_UTF8)
+            data = fh.read(PRETTY_JSON_LIMIT + 1).removeprefix(codecs.BOM_UTF8)
     except OSError:
         return False, None
     value, why, _ = _parse(data)
@@ -535,7 +608,7 @@ def estimated_rows(paths: Sequence[str | Path]) -> int:
         try:
             total += Path(p).stat().st_size
             if not per_line:
-                with open(p, "rb") as fh:
+                with open_regular(p) as fh:
                     head = fh.read(1 << 16)
                 per_line = len(head) / max(1, head.count(b"\n"))
         except OSError:
@@ -807,9 +880,9 @@ def _json_record_list(path: Path, res: LoadResult) -> list | None:
             return [doc]
     else:
         try:
-            data = path.read_bytes()
+            data = read_capped(path, DOCUMENT_MAX_BYTES)
         except OSError:
-            return None
+            return None  # read (and named) as JSONL: a FIFO, a file too large to read whole
         doc, why, _ = _parse(data.removeprefix(codecs.BOM_UTF8))
         if why not in (None, LONE_SURROGATE):
             return None
@@ -832,9 +905,10 @@ def load_gold(paths: Sequence[str | Path] | str | Path, *,
     paths = [paths] if isinstance(paths, (str, Path)) else list(paths)
     if not guard.here(paths, bounded=True):  # read where it can be killed (scoring/guard.py); its chunks told after
         got = guard.job(load_gold, paths, release=release, paths=paths, bounded=True, failed=_unread)
-        step = max(chunk, 1)
-        for start in range(0, len(got.items) - step + 1, step) if on_chunk is not None else ():
-            on_chunk(got.items, start, start + step)
+        if on_chunk is not None:
+            step = max(chunk, 1)
+            for start in range(0, len(got.items) - step + 1, step):
+                on_chunk(got.items, start, start + step)
         return got
     res: LoadResult[GoldQuestion] = LoadResult()
     told = 0

@@ -34,11 +34,9 @@ How the evaluator scores one answer (gold `gt`, extracted prediction `pred`, for
 
 from __future__ import annotations
 
-import ast
 import json
 import math
 import re
-import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,8 +45,10 @@ from typing import Any
 from rapidfuzz.distance import Levenshtein
 
 from . import guard
+from .limits import LITERAL_MAX_CHARS, LITERAL_MAX_DEPTH, LITERAL_MAX_ITEMS
 from .model import DocRef, DocumentRecord, GoldQuestion, Prediction, ScoreRow
 from .problems import LoadResult, Problem, kind_of, short_value
+from .reading import read_literal
 from .text import drop_parenthesised, to_str
 
 __all__ = [
@@ -88,16 +88,16 @@ __all__ = [
 FORMATS = ("Int", "Float", "Str", "List", "None")
 NOT_ANSWERABLE = "Not answerable"
 QID_PREFIX = "mmlongbench_"
-LITERAL_MAX_CHARS = 100_000  # longer text starting with `[` is not parsed (fallback rule)
-LITERAL_MAX_DEPTH = 100  # brackets nested deeper than this are not parsed (fallback rule)
 
 # The rules for the rows the released evaluator cannot score without raising or executing text.
 FALLBACK_RULES: dict[str, str] = {
     "gold_not_literal": "format List (or unknown): the gold starts with '[' but is not a Python literal "
-                        f"(or is longer than {LITERAL_MAX_CHARS:,} characters or nested deeper than {LITERAL_MAX_DEPTH}); "
+                        f"(or is longer than {LITERAL_MAX_CHARS:,} characters, has more than {LITERAL_MAX_ITEMS:,} items or is nested "
+                        f"deeper than {LITERAL_MAX_DEPTH}); "
                         "the release would eval it. Scored 0.",
     "pred_not_literal": "format List (or unknown): the prediction starts with '[' but is not a Python literal "
-                        f"(or is longer than {LITERAL_MAX_CHARS:,} characters or nested deeper than {LITERAL_MAX_DEPTH}); "
+                        f"(or is longer than {LITERAL_MAX_CHARS:,} characters, has more than {LITERAL_MAX_ITEMS:,} items or is nested "
+                        f"deeper than {LITERAL_MAX_DEPTH}); "
                         "the release would eval it (and raise, or run it). Scored 0.",
     "empty_lists": "format List (or unknown): gold and prediction are both empty lists; the release raises "
                    "IndexError. Scored 1 (two empty lists are equal joined with '-', the rule it would apply).",
@@ -209,45 +209,6 @@ def float_matches(gold: float, pred: float) -> bool:
         except (ValueError, OverflowError, TypeError):
             continue
     return False
-
-
-def _too_deep(text: str, limit: int) -> bool:
-    """Whether brackets nest deeper than `limit` outside quoted strings (a cheap, linear pre-check
-    before parsing; Python's own parser refuses 200 levels)."""
-    depth = 0
-    quote = ""
-    escaped = False
-    for ch in text:
-        if quote:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == quote:
-                quote = ""
-        elif ch in "'\"":
-            quote = ch
-        elif ch in "([{":
-            depth += 1
-            if depth > limit:
-                return True
-        elif ch in ")]}":
-            depth -= 1
-    return False
-
-
-def read_literal(text: str) -> tuple[bool, Any]:
-    """(True, value) when `text` is a Python literal (read with `ast.literal_eval`, never
-    executed), at most LITERAL_MAX_CHARS long and nested at most LITERAL_MAX_DEPTH deep;
-    (False, None) otherwise. Never raises."""
-    if len(text) > LITERAL_MAX_CHARS or _too_deep(text, LITERAL_MAX_DEPTH):
-        return False, None
-    try:
-        with warnings.catch_warnings():  # e.g. "invalid escape sequence" in a string literal
-            warnings.simplefilter("ignore")
-            return True, ast.literal_eval(text)
-    except Exception:  # SyntaxError, ValueError, TypeError (an unhashable key), MemoryError, RecursionError
-        return False, None
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,6 +16,11 @@ of its `run_api.py` (load_results: joined by position, else by doc_id and questi
   cross-page / unanswerable with overlaps, evidence sources, document type) plus the number of
   evidence pages, and the rows scored by a fallback rule.
 
+--weak-slices, --baseline, --compare-json and --fail-on-regression (scoring/gate.py) work here as on
+XL-DocBench, with one result file on each side, documents being the PDFs (`doc_id`): the same outputs
+and exit codes. `python -m scoring` hands a command line here also without --profile when its gold is
+a samples.json.
+
 Rows scored by a fallback rule (where the released evaluator raises or would eval model text) are
 named by question id on stderr. Problems in the inputs go to stderr as `file: severity: field: …`;
 exit 1 with `ERROR: …` when no gold question or no prediction could be loaded. Never a traceback.
@@ -32,7 +37,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from . import gate
 from .evaluate import RunResult, evaluate
+from .formats.mmlongbench_doc import is_samples
+from .gate import option_values
 from .metrics import MMLONGBENCH_FALLBACK
 from .mmlongbench import (
     FALLBACK_RULES,
@@ -59,14 +67,18 @@ DEFAULT_SAMPLES = Path("data") / "samples.json"
 
 
 def wants(argv: Sequence[str]) -> bool:
-    """Whether a command line asks for the mmlongbench-doc profile (`--profile X` or `--profile=X`)."""
+    """Whether a command line is about MMLongBench-Doc's own files: `--profile mmlongbench-doc` (or
+    `--profile=mmlongbench-doc`), or no --profile and the gold its samples.json -- the --gold-files
+    given are samples.json files, or the --data-dir holds samples.json and not XL-DocBench's gold."""
     argv = list(argv)
-    for k, arg in enumerate(argv):
-        if arg == "--profile" and k + 1 < len(argv) and argv[k + 1] == MMLONGBENCH_PROFILE:
-            return True
-        if arg == f"--profile={MMLONGBENCH_PROFILE}":
-            return True
-    return False
+    profiles = option_values(argv, "--profile")
+    if profiles:
+        return MMLONGBENCH_PROFILE in profiles
+    gold = option_values(argv, "--gold-files")
+    if gold:
+        return all(is_samples(Path(g)) for g in gold)
+    return any((Path(d) / "samples.json").is_file() and not (Path(d) / "qa_single_doc.jsonl").exists()
+               for d in option_values(argv, "--data-dir"))
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -79,6 +91,7 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--output-txt", metavar="PATH", help="write the evaluator's text report (a folder when several files)")
     ap.add_argument("--per-question-csv", metavar="PATH", help="write the per-question CSV (a folder when several files)")
     ap.add_argument("--output", metavar="PATH", help="write the JSON report (a folder when several files)")
+    gate.add_arguments(ap)  # --weak-slices, --baseline, --compare-json, --fail-on-regression, ...
     return ap
 
 
@@ -89,6 +102,11 @@ def _pct(x: float) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(list(sys.argv[1:] if argv is None else argv))
     err = sys.stderr
+    asks_gate = gate.wants(args)
+    why = gate.refusal(args) if asks_gate else None
+    if why:
+        print(f"ERROR: {why}", file=err)
+        return gate.EXIT_USAGE
     if args.gold_files and len(args.gold_files) > 1:
         print("ERROR: --gold-files takes one file under --profile mmlongbench-doc (data/samples.json)", file=err)
         return 1
@@ -99,44 +117,81 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not gold.items:
         print("ERROR: no gold question could be loaded", file=err)
         return 1
+    if asks_gate:
+        return _gate(args, gold.items)
     several = len(args.predictions) > 1
     scored = failed = 0
     for path in map(Path, args.predictions):
-        res = load_results(path, gold)
-        for p in summarise(res.problems):
-            print(p, file=err)
-        if not res.items:
-            print(f"ERROR: no prediction could be loaded from {path}", file=err)
+        run = _one_file(args, path, gold.items, several, write=True)
+        if run is None:
             failed += 1
-            continue
-        run = score_file(gold.items, res)
-        for qid, note in fallback_rows(run):
-            print(f"note: {qid}: scored by fallback rule {note} ({FALLBACK_RULES.get(note, '')})", file=err)
-        try:
-            _write_outputs(args, run, res, gold.items, several)
-        except OSError as exc:
-            print(f"ERROR: cannot write the outputs of {path}: {exc.filename or ''}{': ' if exc.filename else ''}"
-                  f"{exc.strerror or exc}", file=err)
-            failed += 1
-            continue
-        scored += 1
-        rep = report(run, res, gold.items, per_question=False)
-        if several:
-            print(f"== {res.run}")
-        print(f"Gold questions: {run.gold_count}")
-        print(f"Predictions loaded: {run.prediction_count}")
-        print(f"Missing predictions: {len(run.missing_ids)}")
-        print(f"Acc (MMLongBench-Doc): {_pct(rep['acc'])}")
-        print(f"F1 (MMLongBench-Doc): {_pct(rep['f1'])}")
-        print(f"Accuracy (every gold question): {_pct(rep['overall']['accuracy'])}")
-        print(f"Token F1: {_pct(rep['overall']['token_f1'])}")
-        print(f"ANLS: {_pct(rep['overall']['anls'])}")
-        print(f"Fallback rows: {len(rep['fallback'])}")
-        print(f"Signature: {run.signature}")
+        else:
+            scored += 1
     if not scored:
         print("ERROR: nothing could be scored", file=err)
         return 1
     return 1 if failed else 0
+
+
+def _one_file(args: argparse.Namespace, path: Path, gold: Sequence[GoldQuestion], several: bool, *,
+              write: bool, header: bool = False) -> RunResult | None:
+    """One result file loaded, scored, its outputs written (`write`) and its numbers printed; None (the
+    error said) when nothing could be loaded or its outputs could not be written."""
+    err = sys.stderr
+    res = load_results(path, gold)
+    for p in summarise(res.problems):
+        print(p, file=err)
+    if not res.items:
+        print(f"ERROR: no prediction could be loaded from {path}", file=err)
+        return None
+    run = score_file(gold, res)
+    for qid, note in fallback_rows(run):
+        print(f"note: {qid}: scored by fallback rule {note} ({FALLBACK_RULES.get(note, '')})", file=err)
+    if write:
+        try:
+            _write_outputs(args, run, res, gold, several)
+        except OSError as exc:
+            print(f"ERROR: cannot write the outputs of {path}: {exc.filename or ''}{': ' if exc.filename else ''}"
+                  f"{exc.strerror or exc}", file=err)
+            return None
+    rep = report(run, res, gold, per_question=False)
+    if several or header:
+        print(f"== {res.run}")
+    print(f"Gold questions: {run.gold_count}")
+    print(f"Predictions loaded: {run.prediction_count}")
+    print(f"Missing predictions: {len(run.missing_ids)}")
+    print(f"Acc (MMLongBench-Doc): {_pct(rep['acc'])}")
+    print(f"F1 (MMLongBench-Doc): {_pct(rep['f1'])}")
+    print(f"Accuracy (every gold question): {_pct(rep['overall']['accuracy'])}")
+    print(f"Token F1: {_pct(rep['overall']['token_f1'])}")
+    print(f"ANLS: {_pct(rep['overall']['anls'])}")
+    print(f"Fallback rows: {len(rep['fallback'])}")
+    print(f"Signature: {run.signature}")
+    return run
+
+
+def _gate(args: argparse.Namespace, gold: Sequence[GoldQuestion]) -> int:
+    """--weak-slices and the regression gate on result files (scoring/gate.py): documents are the PDFs
+    (`doc_id`); the run's own outputs are written as without them."""
+    new = _one_file(args, Path(args.predictions[0]), gold, False, write=True, header=bool(args.baseline))
+    if new is None:
+        return gate.EXIT_INPUT
+    old = None
+    if args.baseline:
+        if not Path(args.baseline).is_file():
+            print(f"ERROR: {args.baseline}: no such result file", file=sys.stderr)
+            return gate.EXIT_INPUT
+        res = load_results(Path(args.baseline), gold)
+        if not res.items and res.rows:  # read, but not one row is a question of this samples.json
+            for p in summarise(res.problems):
+                print(p, file=sys.stderr)
+            print(f"ERROR: the baseline {args.baseline} shares no question with the new run (none of its {len(res.rows):,} "
+                  "rows is a question of this samples.json: another benchmark, or another version of it)", file=sys.stderr)
+            return gate.EXIT_NO_SHARED
+        old = _one_file(args, Path(args.baseline), gold, False, write=False, header=True)
+        if old is None:
+            return gate.EXIT_INPUT
+    return gate.finish(args, new, old, gold_count=len(gold))
 
 
 def score_file(gold: Sequence[GoldQuestion], res: ResultsLoad) -> RunResult:

@@ -58,6 +58,15 @@ _ACCURACY_HELP: dict[str, tuple[str, str]] = {
                           "their elements.",
                           "Partial credit, not all or nothing: a near answer earns part of it (Kevan for Kevin: "
                           "0.8). An answer counts as right from 0.5: every answer the evaluator credits scores above it."),
+    LMMS_EVAL_PROFILE: ("lmms-eval's own per-line score: DocVQA/InfoVQA its ANLS (lower-cased, spaces folded, exactly 0.5 "
+                        "kept, below it 0); MMLongBench-Doc its acc (the first number for Int/Float, exactly 'not "
+                        "answerable' for None, literal lists).",
+                        "Partial credit on ANLS tasks: a near spelling earns part of it. Its mean is lmms-eval's own "
+                        "reported number (results.json, a fraction: here ×100)."),
+    VLMEVALKIT_PROFILE: ("VLMEvalKit's own per-row score: DocVQA/InfoVQA its ANLS (exactly 0.5 kept); MMLongBench_DOC "
+                         "the eval_score of the judge's extracted answer.",
+                         "Partial credit: a near answer earns part of it. Its mean is VLMEvalKit's own Overall / "
+                         "overall_acc."),
 }
 
 

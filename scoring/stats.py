@@ -17,6 +17,12 @@ questions together, so question-level resampling calls a handful of documents "s
     cluster_robust_se(d, clusters)     the CR1 standard error of a mean with documents as clusters
     detectable_gap(d, clusters)        the smallest gap detectable at 80 % power and the given confidence
     sign_flip_p(sums)                  the document-level test behind `paired_by_document`'s p
+    smallest_p(units)                  the smallest p that test can give on this many documents
+
+Edges: a NaN score never yields a p (`paired_by_document` refuses the comparison and says why in
+`Paired.refused`; `sign_flip_p` raises), and no p is ever 0: an exact p is at least the smallest the
+test can give (2/2^k for k documents that differ, or the smallest positive float where that
+underflows), a Monte Carlo p at least 1/(resamples + 1).
 """
 
 from __future__ import annotations
@@ -44,7 +50,26 @@ def mcnemar_exact(only_a: int, only_b: int) -> float:
     n = only_a + only_b
     if n == 0:
         return 1.0
-    return float(min(1.0, _stats.binomtest(min(only_a, only_b), n, 0.5).pvalue))
+    return _floored(float(min(1.0, _stats.binomtest(min(only_a, only_b), n, 0.5).pvalue)), n)
+
+
+def smallest_p(units: int, *, resamples: int | None = None) -> float:
+    """The smallest two-sided p the sign-flip test (`sign_flip_p`) can give on `units` documents:
+    2/2^units, reached only when every document moved the same way (with one question per
+    document, McNemar's exact test, the same). With `resamples` random sign vectors (the Monte
+    Carlo test) it is never below 1/(resamples + 1) either. 1.0 for fewer than 2 documents.
+
+    5 documents: 2/32 = 0.0625 -- no drop, however large, reaches p < 0.05 on 5 documents."""
+    units = int(units)
+    exact = 1.0 if units < 2 else math.ldexp(1.0, 1 - units)
+    return max(exact, 1.0 / (int(resamples) + 1)) if resamples else exact
+
+
+def _floored(p: float, k: int) -> float:
+    """p never below what k documents (or discordant questions) that differ can give, nor 0: the
+    exact tail sums underflow to 0 where the true p is below ~1e-308, and the normal tail
+    approximation can reach 0 first. Raising a p is conservative: it stays a valid p."""
+    return max(p, smallest_p(k), math.ulp(0.0))
 
 
 EXACT_LIMIT = 200  # up to this many values off the most frequent one, resample means are drawn exactly
@@ -343,8 +368,15 @@ def sign_flip_p(sums: Sequence[float] | np.ndarray, *, resamples: int = 10_000, 
     - Only with `approximate=True` and more than EXACT_LIMIT non-zero sums that are not integers:
       T* is a sum of many independent symmetric terms (mean 0, variance sum S^2, excess kurtosis
       -2 sum S^4 / (sum S^2)^2), so its tail is the normal one with the Edgeworth kurtosis term:
-      P(T* >= t) = 1 - Phi(z) + phi(z) k (z^3 - 3z) / 24, z = t / sqrt(sum S^2); O(G), not O(R x G)."""
+      P(T* >= t) = 1 - Phi(z) + phi(z) k (z^3 - 3z) / 24, z = t / sqrt(sum S^2); O(G), not O(R x G).
+
+    Never 0 (`_floored`: exact and normal-tail p's are at least `smallest_p` of the documents that
+    differ). A sum that is NaN (a NaN score) has no sign: ValueError naming how many."""
     s = np.asarray(sums, dtype=float)
+    bad = int(np.count_nonzero(~np.isfinite(s)))
+    if bad:
+        raise ValueError(f"{bad} of {s.size} document sums are not finite numbers (a NaN or infinite score): "
+                         "a sign-flip test needs every score")
     s = s[s != 0]  # a document with sum 0 adds nothing under any sign
     t = abs(float(s.sum()))
     if not s.size or t == 0:
@@ -363,7 +395,7 @@ def sign_flip_p(sums: Sequence[float] | np.ndarray, *, resamples: int = 10_000, 
         m = (pmf.size - 1) // 2  # pmf[j] = P(T* = j - m)
         tt = int(round(t))
         p = float(pmf[: m - tt + 1].sum() + pmf[m + tt:].sum())
-        return min(1.0, p / float(pmf.sum())), True
+        return _floored(min(1.0, p / float(pmf.sum())), s.size), True
     if s.size <= EXACT_FLIPS:
         k = s.size
         signs = ((np.arange(2 ** k)[:, None] >> np.arange(k)) & 1) * 2.0 - 1.0
@@ -375,7 +407,7 @@ def sign_flip_p(sums: Sequence[float] | np.ndarray, *, resamples: int = 10_000, 
         z = t / math.sqrt(var)
         kurt = -2.0 * float(np.dot(s2, s2)) / var ** 2
         tail = float(_stats.norm.sf(z) + _stats.norm.pdf(z) * kurt * (z ** 3 - 3 * z) / 24)
-        return min(1.0, max(0.0, 2 * tail)), False
+        return _floored(min(1.0, max(0.0, 2 * tail)), s.size), False
     rng = np.random.default_rng(seed)
     R = int(resamples)
     hits = 0
@@ -407,11 +439,13 @@ class Paired:
     boot_low/_high   the cluster bootstrap interval even when too_few (for those who ask)
     question_low/_high  the question-level paired bootstrap interval (questions as independent)
     p_question       McNemar's exact p on discordant questions (0/1 scores only; else nan)
+    refused          why no test was made ("" when one was): a NaN score among the paired ones --
+                     then p is None and every number nan, never a p computed over a NaN
     """
     delta: float
     low: float
     high: float
-    p: float
+    p: float | None
     unit: str
     units: int
     questions: int
@@ -425,6 +459,7 @@ class Paired:
     question_high: float
     p_question: float
     exact: bool
+    refused: str = ""
 
     @property
     def significant(self) -> bool:
@@ -433,9 +468,21 @@ class Paired:
         return not self.too_few and not math.isnan(self.low) and (self.low > 0 or self.high < 0)
 
 
-def _nan_paired(unit: str, method: str) -> Paired:
+def _nan_paired(unit: str, method: str, *, units: int = 0, questions: int = 0, refused: str = "") -> Paired:
     nan = math.nan
-    return Paired(nan, nan, nan, nan, unit, 0, 0, nan, math.inf, True, method, nan, nan, nan, nan, nan, True)
+    return Paired(nan, nan, nan, None if refused else nan, unit, units, questions, nan, math.inf, True, method, nan, nan,
+                  nan, nan, nan, not refused, refused)
+
+
+def nan_scores(a: np.ndarray, b: np.ndarray) -> str:
+    """Why two paired score arrays cannot be tested ("" when they can): how many scores are NaN
+    (or infinite), in each run."""
+    bad_a, bad_b = int(np.count_nonzero(~np.isfinite(a))), int(np.count_nonzero(~np.isfinite(b)))
+    if not bad_a and not bad_b:
+        return ""
+    both = int(np.count_nonzero(~np.isfinite(a) | ~np.isfinite(b)))
+    return (f"{both} of {a.size} paired questions have a NaN score ({bad_a} in the first run, {bad_b} in the second): "
+            "no p without every score")
 
 
 def paired_by_document(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray,
@@ -464,7 +511,10 @@ def paired_by_document(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.
     `approximate=True` (the dashboard's tables): beyond EXACT_LIMIT documents the bootstrap is
     linearised and moment-matched and the Monte Carlo sign flips become their normal tail
     (`cluster_bootstrap_means`, `sign_flip_p`; exact sums stay exact), as `bootstrap_means` does for
-    questions. The same seed gives the same result. No question: nan everywhere."""
+    questions. The same seed gives the same result. No question: nan everywhere.
+
+    A NaN (or infinite) score among the pairs: no test at all -- `refused` says how many, p is None and
+    every number nan (a sign-flip count over a NaN sum would otherwise read as p = 0)."""
     x = np.asarray(a, dtype=float)
     y = np.asarray(b, dtype=float)
     _check(x, y, confidence)
@@ -472,6 +522,9 @@ def paired_by_document(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.
     boot = f"{unit} bootstrap ({int(resamples):,} resamples)"
     if x.size == 0:
         return _nan_paired(unit, boot)
+    why = nan_scores(x, y)
+    if why:
+        return _nan_paired(unit, f"not tested: {why}", units=g, questions=x.size, refused=why)
     d = x - y
     n = d.size
     delta = float(d.mean())

@@ -149,12 +149,14 @@ def test_a_unicode_rendering_of_the_gold_is_not_invented(pdf):
     # "beta" for a gold written "β": the gold's form is looked for too, and found on the evidence page
     loc = ev.locate_answer("beta", question(gold="\u03b2"), {"d": pdf}, right=False)
     assert loc.location == ev.EVIDENCE_PAGE and loc.flat("evidence") == [1]
-    # "χ²" for "chi^2", neither on any page: not found, and not called invented
+    # "χ²" for "chi^2", neither on any page: not found, and not called invented (nor drawn red)
     loc = ev.locate_answer("\u03c7\u00b2", question(gold="chi^2"), {"d": pdf}, right=False)
-    assert loc.location == ev.NOT_IN_DOCUMENT and "invented" not in loc.message.replace("not invented", "")
+    assert loc.location == ev.COMPUTED and "invented" not in loc.message.replace("not invented", "")
     assert "other characters" in loc.message
-    # a plain wrong answer is still called what it is
-    assert "likely invented" in ev.locate_answer("gamma", question(gold="chi^2"), {"d": pdf}, right=False).message
+    # a plain wrong answer is called what the one rule says: invented where the gold is written (0.42 on p. 1)
+    assert "likely invented" in ev.locate_answer("gamma", question(gold="0.42"), {"d": pdf}, right=False).message
+    # ... and computed where the gold is not written either
+    assert ev.locate_answer("gamma", question(gold="chi^2"), {"d": pdf}, right=False).location == ev.COMPUTED
 
 
 # ----------------------------------------------------------------------------- the evidence page's mark

@@ -21,6 +21,7 @@ from browser_kit import ROW_PX, check_clean, open_page, settle, shot, wait_idle
 
 RUN = "small-9b"
 CATEGORY = "false_refusal"
+WORDS = "False refusal"  # how the page names it (scoring.categories.CATEGORY_LABELS)
 EXPECTED = json.loads((Path(__file__).resolve().parent / "fixtures" / "expected" / "categories_sample_runs.json")
                       .read_text())["runs"][RUN]["primary"][CATEGORY]
 
@@ -76,13 +77,13 @@ def test_category_click_lists_its_answers_and_why(server, browser):
     bar.scroll_into_view_if_needed()
     box = bar.bounding_box()
     page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
-    page.get_by_text(f"Category: {CATEGORY}").first.wait_for()
+    page.get_by_text(f"Category: {WORDS}").first.wait_for()
     shot(page, "20-disagreement-bars-hover.png")
     page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
     wait_idle(page)
     check_clean(page, errors, log, "category clicked")
     assert params(page.url)["cat"] == [CATEGORY] and params(page.url)["dis_run"] == [RUN]
-    expect(page.get_by_text(re.compile(rf"^category {CATEGORY} · run {RUN}: {EXPECTED} answers$"))).to_be_visible()
+    expect(page.get_by_text(re.compile(rf"^category {WORDS} · run {RUN}: {EXPECTED} answers$"))).to_be_visible()
     rows = answer_rows(page, EXPECTED)
     assert all(r[1] == RUN for r in rows) and len({r[0] for r in rows}) == EXPECTED, rows
     shot(page, "21-disagreement-category-answers.png")
@@ -93,7 +94,7 @@ def test_category_click_lists_its_answers_and_why(server, browser):
     page.mouse.click(gbox["x"] + 16, gbox["y"] + ROW_PX + ROW_PX / 2)
     wait_idle(page)
     check_clean(page, errors, log, "answer selected")
-    expect(page.get_by_text(f"Category: {CATEGORY}", exact=False).last).to_be_visible()
+    expect(page.get_by_text(f"Category: {WORDS}", exact=False).last).to_be_visible()
     expect(page.get_by_text("Character diff, prediction → gold")).to_be_visible()
     diff = page.locator('[data-testid="stCode"]').filter(has_text="[-").first
     expect(diff).to_be_visible()

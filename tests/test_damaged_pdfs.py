@@ -248,7 +248,7 @@ def test_the_cli_keeps_every_other_documents_rows_and_its_pool_works_from_dash_m
         for a, b in zip(before, after):
             touched = a["question_id"] in on_damaged
             if name == "answers.jsonl" and touched and b["location"] is not None:
-                assert b["location"] in ("no_document", "not_in_document", "evidence_page", "other_page",
+                assert b["location"] in ("no_document", "not_in_document", "computed", "evidence_page", "other_page",
                                          "refused", "extraction_failed"), b  # the last two: the answer's own kind
             if name == "boxes.jsonl" and a["document_id"] == "doc_000001":
                 hit += 1

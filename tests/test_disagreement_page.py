@@ -14,7 +14,7 @@ from streamlit.testing.v1 import AppTest
 from app_kit import app_on
 from dashboard.disagreement import frames as dg
 from dashboard.disagreement.charts import category_bars, pair_scatter, points_of
-from scoring.categories import CATEGORY_IDS, categorize
+from scoring.categories import CATEGORY_IDS, CATEGORY_LABELS, categorize
 from scoring.evaluate import evaluate
 from scoring.loaders import load_gold, load_predictions
 from scoring.metrics import judge
@@ -56,16 +56,19 @@ def test_counts_per_run_match_the_checked_in_file(open_page):
     at = open_page()
     assert at.title[0].value == "Metric disagreement"
     counts = frame_titled(at, "category").set_index("category")
-    assert list(counts.index) == list(CATEGORY_IDS)
+    assert list(counts.index) == [CATEGORY_LABELS[c] for c in CATEGORY_IDS]  # in words, in the contract's order
+    counts.index = list(CATEGORY_IDS)
     for run, expected in EXPECTED["runs"].items():
         assert {c: int(n) for c, n in counts[run].items() if n} == expected["primary"]
-    # every category is defined in one sentence on the page
+    # every category is defined in one sentence on the page, in words, with the id the exports use
     defs = frame_titled(at, "Category")
-    assert list(defs["Category"]) == list(CATEGORY_IDS) and all(defs["Definition"].str.endswith("."))
+    assert list(defs["Category"]) == [CATEGORY_LABELS[c] for c in CATEGORY_IDS] and all(defs["Definition"].str.endswith("."))
+    assert list(defs["Id"]) == list(CATEGORY_IDS)
     # the "any" count mode
     at.radio(key="dis_mode_w").set_value("any").run()
     assert_clean(at)
     counts = frame_titled(at, "category").set_index("category")
+    counts.index = list(CATEGORY_IDS)
     assert {c: int(n) for c, n in counts["small-9b"].items() if n} == EXPECTED["runs"]["small-9b"]["any"]
     assert at.query_params["dis_mode"] == "any"
 
@@ -79,21 +82,23 @@ def test_selecting_a_count_opens_that_categorys_answers(open_page):
     assert_clean(at)
     table = answers(at)
     assert len(table) == EXPECTED["runs"]["small-9b"]["primary"]["false_refusal"]
-    assert set(table["run"]) == {"small-9b"} and set(table["category"]) == {"false_refusal"}
+    assert set(table["run"]) == {"small-9b"} and set(table["category"]) == {"False refusal"}
     assert at.query_params["cat"] == "false_refusal" and at.query_params["dis_run"] == "small-9b"
     # the URL alone restores it
     again = open_page({"run": ["small-9b", "longctx-ocr"], "cat": "false_refusal", "dis_run": "small-9b"})
     assert answers(again)["question_id"].tolist() == table["question_id"].tolist()
     # a slice cell: category x label over the chosen runs
     slices = frame_titled(at, "label")
-    label = slices.index[slices["wrong_all_agree"] > 0][0]
-    n = int(slices.loc[label, "wrong_all_agree"])
+    assert "wrong_all_agree" not in slices.columns  # the categories in words
+    label = slices.index[slices["Wrong all agree"] > 0][0]
+    n = int(slices.loc[label, "Wrong all agree"])
     at.session_state["dis_slices_reasoning_type"] = {
-        "selection": {"rows": [], "columns": [], "cells": [[int(label), "wrong_all_agree"]]}}
+        "selection": {"rows": [], "columns": [], "cells": [[int(label), "Wrong all agree"]]}}
     at.run()
     assert_clean(at)
     table = answers(at)
-    assert len(table) == n and set(table["category"]) == {"wrong_all_agree"}
+    assert len(table) == n and set(table["category"]) == {"Wrong all agree"}
+    assert at.query_params["cat"] == "wrong_all_agree"
     assert at.query_params["dis_slice"] == slices.loc[label, "label"]
 
 
@@ -131,7 +136,7 @@ def test_deep_link_to_an_answer_shows_why(open_page):
     codes = [c.value for c in at.code]
     # the diffs, as text: the verbose answer's extra words marked as only in the prediction
     assert "[-based on document answer is -]no[-.-]" in codes and "[-based on the document, the answer is **-]no[-**.-]" in codes
-    assert any(m.value.startswith("**Category: `fragile_pass`**") for m in at.markdown)
+    assert any(m.value.startswith("**Category: Fragile pass**") for m in at.markdown)
     tokens = frame_titled(at, "Tokens")
     assert tokens["Tokens"].tolist() == ["shared", "missing (gold only)", "extra (prediction only)"]
     # "no." keeps its full stop after normalisation, so it is not the gold's "no": F1 0 for a right answer
@@ -199,7 +204,7 @@ def test_why_panel_shows_hostile_prediction_as_text(monkeypatch):
         assert "<script>" not in c.value
     trace = at.dataframe[0].value.set_index("Step")["Value"]
     assert trace["Prediction as scored"] == HOSTILE
-    assert trace["Rule that decided"] == "no_match"
+    assert trace["Rule that decided"] == dg.RULE_LABELS["no_match"]
 
 
 # ----------------------------------------------------------------------------- pure helpers
@@ -289,7 +294,7 @@ def test_question_explorer_detail_has_the_why_panel(open_page):
     assert_clean(at)
     codes = [c.value for c in at.code]
     # "United Kingdom and Germany" for "Germany and United Kingdom": same words, Accuracy 0
-    assert any(m.value.startswith("**Category: `same_words_other_order`**") for m in at.markdown)
+    assert any(m.value.startswith("**Category: Same words other order**") for m in at.markdown)
     assert len(codes) == len(before) + 1 and "{+" in codes[-1]  # one diff: ANLS and normalised strings agree
     tokens = frame_titled(at, "Tokens")
     assert tokens["Count"].tolist() == [4, 0, 0]

@@ -143,3 +143,33 @@ def test_good_rows_kept_bad_rows_named(plan, kind, crlf):
             errors = {p.line for p in res.problems if p.severity == ERROR}
             assert set(bad) <= errors, (bad, [str(p) for p in res.problems])
             assert res.rows_read == res.loaded + res.skipped
+
+
+line_piece = st.sampled_from([b'{"question_id": "q", "prediction": "a"}', b'{"question_id": "r", "prediction": "' + b"x" * 40 + b'"}',
+                              b"", b" ", b"{oops", b"\r", b"z" * 90, b"\x00" * 70])
+
+
+@SETTINGS
+@given(st.lists(st.tuples(st.lists(line_piece, min_size=1, max_size=3), st.sampled_from([b"\n", b"\r\n", b""])), max_size=12),
+       st.sampled_from([8, 32, 1 << 16]), st.booleans())
+def test_lines_over_the_cap_are_read_past_alike_by_both_readers(lines, block, universal):
+    """Issue 35: a line longer than MAX_LINE is read past (never held) by the line-by-line reader and
+    by the block reader, with the same values, problems and counts, at any block size."""
+    import scoring.loaders as loaders
+
+    data = b"".join(b"".join(pieces) + end for pieces, end in lines)
+    saved = loaders.MAX_LINE, loaders.HUGE_LINE, loaders.BLOCK
+    loaders.MAX_LINE, loaders.HUGE_LINE, loaders.BLOCK = 100, 60, block
+    try:
+        with tempfile.TemporaryDirectory() as d:
+            f = Path(d) / "p.jsonl"
+            f.write_bytes(data)
+            a: LoadResult = LoadResult()
+            b: LoadResult = LoadResult()
+            one = list(loaders.read_json_lines(f, a, universal=universal))
+            two = list(loaders.read_json_lines_fast(f, b, universal=universal))
+    finally:
+        loaders.MAX_LINE, loaders.HUGE_LINE, loaders.BLOCK = saved
+    assert one == two
+    assert [str(p) for p in a.problems] == [str(p) for p in b.problems]
+    assert (a.rows_read, a.skipped, a.blank_lines) == (b.rows_read, b.skipped, b.blank_lines)

@@ -8,6 +8,7 @@ import csv
 import json
 import math
 import random
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -172,3 +173,110 @@ def test_python_m_scoring_exits_3(files):
     assert done.returncode == 3, done.stderr
     assert "REGRESSION: reasoning_type=counting accuracy" in done.stdout
     assert not math.isnan(json.loads(out.read_text(encoding="utf-8"))["overall"]["accuracy"]["delta"])
+
+
+# ----------------------------------------------------------------------------- the decision, edge by edge
+
+
+def _comparison(slice_p: float, slice_q: float | None, delta: float = -0.3) -> dict:
+    """A comparison object as `compare` writes it: no overall drop, one slice that dropped by 30 points."""
+    flat = {"delta": 0.0, "ci": [-0.01, 0.01], "p": 1.0, "unit": "document", "units": 200}
+    cut = {"delta": delta, "ci": [-0.4, -0.2], "p": slice_p, "q": slice_q, "unit": "document", "units": 25}
+    return {"overall": {m: dict(flat) for m in ("accuracy", "token_f1", "anls")},
+            "slices": [{"slice": "domain=finance", "field": "domain", "value": "finance", "questions": 300,
+                        **{m: dict(cut) for m in ("accuracy", "token_f1", "anls")}}]}
+
+
+def test_a_slice_is_decided_on_its_q_never_its_p():
+    from scoring.gate import decide, regressions
+
+    # p 0.001 alone would fail it; among many slices its q is 0.3: not a regression
+    assert regressions(_comparison(0.001, 0.3), min_gap=0.02, level=0.05) == []
+    assert decide(_comparison(0.001, 0.3), min_gap=0.02, level=0.05)["verdict"] == "pass"
+    failing = regressions(_comparison(0.2, 0.01), min_gap=0.02, level=0.05, metrics=["accuracy"])
+    assert failing == ["domain=finance accuracy -30.00 points [-40.00, -20.00], q = 0.01 (300 questions, 25 documents)"]
+    # a slice too small to be tested has no q and never fails, whatever its p
+    assert regressions(_comparison(1e-9, None), min_gap=0.02, level=0.05) == []
+
+
+def test_the_overall_metrics_are_adjusted_together_by_bh():
+    from scoring.gate import decide
+
+    comparison = _comparison(1.0, 1.0, delta=0.0)
+    for m, p in zip(("accuracy", "token_f1", "anls"), (0.03, 0.04, 0.2)):
+        comparison["overall"][m] |= {"delta": -0.1, "p": p}
+    # BH over 0.03, 0.04, 0.2: q = 0.06, 0.06, 0.2 -- none below 0.05, and 200 documents could have shown it
+    gate = decide(comparison, min_gap=0.02, level=0.05)
+    assert gate["overall_q"] == pytest.approx({"accuracy": 0.06, "token_f1": 0.06, "anls": 0.2})
+    assert gate["verdict"] == "pass" and gate["inconclusive"] == []
+    # the gate on Accuracy alone: a family of one, q = p = 0.03
+    gate = decide(comparison, min_gap=0.02, level=0.05, metrics=["accuracy"])
+    assert gate["verdict"] == "regression" and gate["regressions"][0].startswith("overall accuracy -10.00 points")
+
+
+def test_a_refused_metric_is_inconclusive():
+    from scoring.gate import decide
+
+    comparison = _comparison(1.0, 1.0, delta=0.0)
+    comparison["overall"]["anls"] = {"delta": None, "ci": [None, None], "p": None, "unit": "document", "units": 200,
+                                     "refused": "1 of 10 paired questions have a NaN score"}
+    gate = decide(comparison, min_gap=0.02, level=0.05)
+    assert gate["verdict"] == "inconclusive" and gate["inconclusive"] == ["anls not tested: 1 of 10 paired questions have a NaN score"]
+
+
+def _rare_gold(tmp: Path) -> Path:
+    """40 documents of 6 questions; difficulty "hard" only in documents 0-4 (too few to test)."""
+    from gate_kit import xl_gold
+
+    path = xl_gold(tmp, 40, 6)
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    for r in rows:
+        r["metadata"]["difficulty"] = "hard" if int(r["document"]["document_id"][4:]) < 5 else "easy"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def test_slices_with_too_few_documents_stay_out_of_the_fdr_family(tmp_path):
+    from scipy import stats as sps
+
+    from gate_kit import xl_run
+
+    gold = _rare_gold(tmp_path)
+    old = xl_run(tmp_path, "old", 40, 6)
+    new = xl_run(tmp_path, "new", 40, 6, right=lambda d, k: (d + k) % 3 != 0)  # a third lost, everywhere
+    out = tmp_path / "c.json"
+    assert main(["--gold-files", str(gold), "--predictions", str(new), "--baseline", str(old), "--compare-json", str(out)]) == 0
+    got = json.loads(out.read_text(encoding="utf-8"))
+    rows = {r["slice"]: r for r in got["slices"]}
+    assert rows["difficulty=hard"]["accuracy"]["units"] == 5
+    for m in ("accuracy", "token_f1", "anls"):
+        assert rows["difficulty=hard"][m]["q"] is None and rows["difficulty=hard"][m]["ci"] == [None, None]
+        tested = [r for r in got["slices"] if r[m]["q"] is not None]
+        assert {r["slice"] for r in tested} == set(rows) - {"difficulty=hard"}
+        assert [r[m]["q"] for r in tested] == pytest.approx(list(sps.false_discovery_control([r[m]["p"] for r in tested])))
+
+
+def test_no_p_is_printed_or_written_as_zero(tmp_path, capsys):
+    """1,100 documents all lost: the exact p 2/2^1100 underflows to 0.0 -- printed "< 1e-16", written 1e-16."""
+    from gate_kit import xl_gold, xl_run
+
+    gold = xl_gold(tmp_path, 1_100, 1)
+    old = xl_run(tmp_path, "old", 1_100, 1)
+    new = xl_run(tmp_path, "new", 1_100, 1, right=lambda d, k: False)
+    out, weak = tmp_path / "c.json", tmp_path / "w.csv"
+    assert main(["--gold-files", str(gold), "--predictions", str(new), "--baseline", str(old), "--compare-json", str(out),
+                 "--fail-on-regression", "--gate-metric", "accuracy"]) == 3
+    printed = capsys.readouterr().out
+    assert "accuracy: -100.00 points vs baseline" in printed and "p < 1e-16" in printed
+    assert not re.search(r"\b[pq] = 0(\.0*)?\b", printed), printed
+    text = out.read_text(encoding="utf-8")
+    assert not re.search(r'"[pq]": 0(\.0+)?[,\n]', text)
+    assert json.loads(text)["overall"]["accuracy"]["p"] == 1e-16
+    # the finder's own p and q (a t test on a run right nowhere but one domain) are never written 0 either
+    lone = xl_run(tmp_path, "lone", 1_100, 1, right=lambda d, k: d % 2 == 1)
+    assert main(["--gold-files", str(gold), "--predictions", str(lone), "--weak-slices", str(weak)]) == 0
+    printed = capsys.readouterr().out
+    with weak.open(encoding="utf-8", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    assert rows and all(float(r["p"]) > 0 and float(r["q"]) > 0 for r in rows)
+    assert "q < 1e-16" in printed and not re.search(r"\bq = 0(\.0*)?\b", printed)

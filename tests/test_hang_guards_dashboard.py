@@ -38,6 +38,9 @@ INPUTS = {
     "letters then digit": "a" * MB + "1",
     "ellipses": "a ... " * (MB // 6),
     "bracketed ellipses": "[ " * (MB // 2),
+    "list elements": "['a', " * (MB // 6) + "]",
+    "comma words": "ab, " * (MB // 4),
+    "and words": "ab and " * (MB // 7),
 }
 
 # name -> (setup statements, call with `s` the text)
@@ -54,6 +57,8 @@ FUNCTIONS = {
         "page_text_from_rawdict(raw(s), 1, 600, 800, 0)"),
     "quote_parts": ("from dashboard.evidence.locate import quote_parts", "quote_parts(s)"),
     "answer_candidates": ("from dashboard.evidence.locate import answer_candidates", "answer_candidates(s)"),
+    "answer_elements": ("from dashboard.evidence.locate import answer_elements, phrase_parts",
+                        "answer_elements(s); answer_elements(s[:3999] + ']'); phrase_parts(s); phrase_parts(s[:60])"),
     "_answer_number": ("from dashboard.evidence.locate import _answer_number", "_answer_number(s)"),
     "answer_rects": (
         "from dashboard.evidence.locate import answer_rects\n"

@@ -53,7 +53,7 @@ def test_bad_lines_each_named_rest_loaded(tmp_path):
     src = open_source(f)
     lines = {(p.line, p.kind or p.expected) for p in src.problems}
     assert (2, "a JSON object") in lines and (3, "duplicate lines") in lines and (4, "a non-empty string") in lines
-    assert (5, "a number") in lines and (6, "a JSON object") in lines
+    assert (5, "scores that are not numbers in 0..1") in lines and (6, "a JSON object") in lines
     (run,) = src.runs
     assert [x.line for x in run.rows] == [1, 5] and run.rows[1].official is None
 

@@ -166,6 +166,88 @@ def test_the_documents_in_view_are_read_first_and_shared(tmp_path):
             ocr.forget(jobs[p].key)
 
 
+def test_a_document_the_evidence_page_is_reading_is_timed_by_the_locating(tmp_path):
+    """The Evidence page reads the question in view's documents with jobs of its own (the same job key as
+    the locating's): the locating listens to such a job's steps, so the pages it reads count as timed work
+    and the time left moves as documents finish (they counted as untimed before: the estimate stood still)."""
+    docs = sorted((_copy(tmp_path) / "docs").glob("*.png"))
+    steps = {p: threading.Event() for p in docs}
+    ends = {p: threading.Event() for p in docs}
+
+    def held(p):
+        def build(progress):
+            progress(0, 4)  # four pages without a text layer to read by OCR
+            assert steps[p].wait(HANG)
+            progress(4, 4)
+            assert ends[p].wait(HANG)
+            return "text"
+        return build
+
+    jobs = {p: ocr.background(locating.text_key(p), held(p)) for p in docs}  # started by the Evidence page
+    key = ("test-locate-timed", str(tmp_path))
+    loc = locating.start(key, docs, [docs[0]], lambda: "table")
+    try:
+        assert _until(lambda: loc.current == docs[0] and jobs[docs[0]].listeners)  # it listens to the page's job
+        assert loc.seconds_left(loc.started + 10) is None  # nothing timed yet: estimating
+        steps[docs[0]].set()
+        assert _until(lambda: loc.tally().ocr_timed == 4)  # the steps of a job it did not start
+        first = loc.seconds_left(loc.started + 10)
+        assert first is not None
+        ends[docs[0]].set()
+        assert _until(lambda: loc.current == docs[1] and jobs[docs[1]].listeners)
+        steps[docs[1]].set()
+        assert _until(lambda: loc.tally().ocr_timed == 8 and loc.tally().docs_done == 1)
+        later = loc.seconds_left(loc.started + 20)  # twice the time for twice the pages: the same rate, less left
+        assert later is not None and later < first
+    finally:
+        for p in docs:
+            steps[p].set()
+            ends[p].set()
+        assert loc.job is not None and loc.job.finished.wait(HANG)
+        for p in docs:
+            jobs[p].finished.wait(HANG)
+            ocr.forget(jobs[p].key)
+
+
+def test_a_reloaded_evidence_page_shows_the_locating_under_way(monkeypatch, tmp_path):
+    """One page load starts locating every answer (the Evidence page's switch, on large data); a new
+    session -- the page reloaded, another tab -- sees that job's progress at once, its switch on, without
+    starting anything; once the job is done the metrics are drawn there."""
+    bench = _copy(tmp_path)
+    reached, release = held_reading(monkeypatch, tmp_path, bench)
+    monkeypatch.setattr(grounding, "AUTO_PAIRS", 0)
+    try:
+        first = app_on(monkeypatch, bench, {"profile": "docvqa"}, timeout=120)
+        first.switch_page("views/evidence.py").run()
+        assert not first.exception, [e.value for e in first.exception]
+        assert first.toggle(key="ev_metrics").value is False
+        assert not [t for t in progress_texts(first) if "Locating every answer" in t]
+        first.toggle(key="ev_metrics").set_value(True).run()
+        assert not first.exception, [e.value for e in first.exception]
+        assert reached.wait(HANG)
+        assert _until(lambda: any(v.docs and v.docs[0].parent.parent == bench and v.job is not None and v.job.running
+                                  for v in locating._LOCATINGS.values()))
+
+        again = app_on(monkeypatch, bench, {"profile": "docvqa"}, timeout=120)  # the page reloaded: a new session
+        again.switch_page("views/evidence.py").run()
+        assert not again.exception, [e.value for e in again.exception]
+        assert again.toggle(key="ev_metrics").value is True
+        texts = progress_texts(again)
+        assert any("Locating every answer" in t and "0 / 5 documents" in t for t in texts), texts
+        assert not any("Turn the switch on" in c.value for c in again.caption)
+
+        release.set()
+        loc = next(v for v in locating._LOCATINGS.values() if v.docs and v.docs[0].parent.parent == bench)
+        assert loc.job is not None and loc.job.finished.wait(HANG) and not loc.job.failed, loc.job and loc.job.error
+        again.run()
+        assert not again.exception, [e.value for e in again.exception]
+        assert not [t for t in progress_texts(again) if "Locating every answer" in t]
+        assert any("precision" in " ".join(map(str, d.value.columns)).lower() for d in again.dataframe), \
+            [list(d.value.columns) for d in again.dataframe]
+    finally:
+        release.set()
+
+
 # ----------------------------------------------------------------------------- the overview while a reading is held
 
 
@@ -173,13 +255,11 @@ def plain(text: str) -> str:
     return re.sub(r"\\(.)", r"\1", text)
 
 
-def progress_texts(at) -> list[str]:
-    return [plain(str(getattr(p.proto, "text", ""))) for p in at.get("progress")]
-
-
-def test_overview_says_documents_and_pages_left_while_a_reading_is_held(monkeypatch, tmp_path):
-    bench = _copy(tmp_path)
-    monkeypatch.setenv("LENS_CACHE_DIR", str(tmp_path / "cache"))  # located here, not read back (LocatedStore)
+def held_reading(monkeypatch, tmp_path: Path, bench: Path) -> tuple[threading.Event, threading.Event]:
+    """The large-data path on a copy of the sample (located in a cache folder of its own, not read back by
+    LocatedStore), every reading of its documents held at its start: (reached, release) -- set once a
+    reading is held; set it to let them go on."""
+    monkeypatch.setenv("LENS_CACHE_DIR", str(tmp_path / "cache"))
     real = ocr.read_whole
     reached, release = threading.Event(), threading.Event()
 
@@ -192,7 +272,17 @@ def test_overview_says_documents_and_pages_left_while_a_reading_is_held(monkeypa
         return real(read, path, progress)
 
     monkeypatch.setattr(ocr, "read_whole", held)
-    monkeypatch.setattr(locate_panel, "AUTO_PAIRS", 0)  # the large-data path on the sample
+    monkeypatch.setattr(locate_panel, "AUTO_PAIRS", 0)
+    return reached, release
+
+
+def progress_texts(at) -> list[str]:
+    return [plain(str(getattr(p.proto, "text", ""))) for p in at.get("progress")]
+
+
+def test_overview_says_documents_and_pages_left_while_a_reading_is_held(monkeypatch, tmp_path):
+    bench = _copy(tmp_path)
+    reached, release = held_reading(monkeypatch, tmp_path, bench)
     try:
         at = app_on(monkeypatch, bench, {"profile": "docvqa"}, timeout=120)
         assert not at.exception, [e.value for e in at.exception]

@@ -149,7 +149,8 @@ def test_unpacked_wheel_opens_its_own_sample_from_any_folder(wheel, tmp_path):
         assert not at.exception, [e.value for e in at.exception]
         assert at.title[0].value == "Overview"
         board = at.dataframe[0].value
-        assert len(board) == 7 and board["Questions"].tolist() == [77] * 7, board
+        # the questions each run is scored on: those it attempted (issue 34; agent-pipeline has no answer to 2)
+        assert len(board) == 7 and board["Attempted"].sum() == 7 * 77 - 2, board
         print("ok", len(board))
     """)
     env = {k: v for k, v in os.environ.items() if not k.startswith("LENS_")}

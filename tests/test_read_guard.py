@@ -127,6 +127,16 @@ def test_a_worker_process_of_ours_limits_itself(tmp_path, monkeypatch):
     assert proc.exitcode == guard.MEMORY_EXIT
 
 
+def test_a_small_document_reads_under_a_small_limit(monkeypatch):
+    """A JSON document is read whole up to a cap of hundreds of MB: the read must not reserve the cap
+    (under a 64 MB limit that reservation alone failed, and a 428-byte file was refused)."""
+    from scoring import loaders
+
+    _limited(monkeypatch, "64M")
+    res = _within_guard(guard.job, loaders.load_predictions, MINI / "runs" / "beta.json")
+    assert not res.unreadable and len(res.items) == 10, res.problems
+
+
 def test_a_plain_process_reads_small_bounded_files_here_and_the_rest_in_a_job(tmp_path):
     small, big = tmp_path / "small.jsonl", tmp_path / "big.jsonl"
     small.write_text("{}\n" * 10)

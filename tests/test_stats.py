@@ -228,3 +228,61 @@ def test_a_few_large_differences_among_small_ones_are_drawn_exactly():
     assert np.all(_quantiles_in_sd(fast, exact) < 0.08)
     c = d - d.mean()  # the guard fired: the resample mean's excess kurtosis is beyond the bound
     assert (np.mean(c ** 4) / np.mean(c ** 2) ** 2 - 3) / d.size > stats.MAX_KURTOSIS
+
+
+# ----------------------------------------------------------------------------- edges: NaN, p = 0, too few documents
+
+
+@pytest.mark.parametrize("documents", [10, 40])
+def test_a_nan_score_is_refused_and_named_never_a_p(documents):
+    # one NaN among the paired scores used to come out as p = 0.0 "exact" (10 documents) or 1e-4 (40)
+    a = np.ones(documents)
+    b = np.zeros(documents)
+    a[3] = np.nan
+    r = stats.paired_by_document(a, b, np.arange(documents))
+    assert r.p is None and r.refused and not r.significant
+    assert f"1 of {documents} paired questions have a NaN score (1 in the first run, 0 in the second)" in r.refused
+    assert r.refused in r.method and math.isnan(r.delta) and math.isnan(r.low)
+    assert (r.units, r.questions) == (documents, documents)
+    b[5] = np.nan  # both runs: counted once per question, named per run
+    assert "2 of" in stats.paired_by_document(a, b, np.arange(documents)).refused
+    rows = stats.paired_by_document_rows(np.vstack([a, np.ones(documents)]), np.vstack([b, np.zeros(documents)]),
+                                         np.arange(documents))
+    assert rows[0].p is None and rows[1].p == pytest.approx(2 / 2 ** documents) and rows[1].refused == ""
+
+
+def test_the_sign_flip_test_raises_on_a_nan_sum():
+    with pytest.raises(ValueError, match="1 of 3 document sums are not finite"):
+        stats.sign_flip_p([1.0, math.nan, -2.0])
+
+
+def test_no_p_is_ever_zero():
+    # 3,000 documents all one way: 2/2^3000 underflows; the exact sum, McNemar and the normal tail gave 0.0
+    p, exact = stats.sign_flip_p([1] * 3000)
+    assert exact and p > 0
+    assert stats.mcnemar_exact(0, 3000) > 0
+    rng = np.random.default_rng(0)
+    p, exact = stats.sign_flip_p(rng.normal(1, 0.1, 3000), approximate=True)
+    assert not exact and p > 0
+    # where 2/2^k is representable, the floor is exactly it: an exact p never goes below what k documents give
+    p, _ = stats.sign_flip_p(rng.normal(1, 0.1, 600), approximate=True)
+    assert p == stats.smallest_p(600) == 2.0 ** -599
+    assert stats.sign_flip_p([1] * 60)[0] == pytest.approx(2 / 2 ** 60, rel=1e-12)  # as before where nothing underflows
+
+
+def test_smallest_p_of_n_documents():
+    assert stats.smallest_p(5) == 0.0625 == stats.sign_flip_p([1] * 5)[0]
+    assert stats.smallest_p(6) == 0.03125
+    assert stats.smallest_p(1) == stats.smallest_p(0) == 1.0
+    assert stats.smallest_p(40, resamples=9_999) == pytest.approx(1e-4)
+
+
+def test_twenty_documents_are_enough_and_nineteen_too_few():
+    rng = np.random.default_rng(3)
+    for documents, too_few in ((20, False), (19, True), (21, False)):
+        docs = np.repeat(np.arange(documents), 3)
+        a, b = rng.random(docs.size), rng.random(docs.size)
+        r = stats.paired_by_document(a, b, docs, resamples=500)
+        assert r.too_few is too_few and r.units == documents, documents
+        assert math.isnan(r.low) is too_few and math.isnan(r.high) is too_few
+        assert r.boot_low <= r.delta <= r.boot_high  # computed either way, for those who ask

@@ -132,16 +132,42 @@ def _read_note(ctx: Context, qid: str, run: str, key: str) -> tuple[Note | None,
 
 def _retry_box(key: str) -> None:
     """The database cannot be read now: the form keeps what was typed; a button tries it again."""
-    c1, c2 = st.columns([4, 1], vertical_alignment="center")
-    c1.caption("The annotations database cannot be read now: what you typed stays in this form (it is not saved). "
-               "Save works again once it is back; the page tries it on every rerun.")
-    if c2.button("Try again", key=f"ann_retry_{key}", icon=":material/refresh:"):
+    # the cause is said once, above the forms (_read_only): not again per form
+    st.caption("Not saved: what you typed stays in this form. Save works again once the database is back; the page "
+               "tries it on every rerun.")
+    _try_again(key)
+
+
+def _try_again(key: str) -> None:
+    """The button that tries the database again at once. Under what it is about, as wide as its label:
+    in a narrow column beside the sentence it read "Tr…" at 1,400 px and lost its words at 800."""
+    if st.button("Try again", key=f"ann_retry_{key}", icon=":material/refresh:", width="content"):
         store().reopen()
         st.rerun()
 
 
-def _note_form(ctx: Context, qid: str, run: str, key: str, vocab: list[str], name: str, locked: bool) -> Note | None:
-    """The note of (question, run) -- run "" for the question itself -- as a form. Returns the stored note."""
+def database_away(key: str, what: str) -> bool:
+    """When the annotations database cannot be read now (a server away, a file that cannot be opened):
+    says so where its contents would be -- `what` cannot be shown (the end of a sentence: "the failure
+    modes ... cannot be counted") -- with why and a Try again button, and returns True; never "nothing yet",
+    which is what reads that return nothing would show. False when it can be read."""
+    s = store()
+    if s.readable:
+        return False
+    problem = s.problem
+    how = "reached" if problem is None or problem.reason == "unreachable" else "read"
+    st.warning(md_escape(f"The annotations database cannot be {how} now, so {what}. They show here once it is back: "
+                         "the page tries it again on every rerun."), icon=":material/cloud_off:")
+    if problem is not None:
+        st.caption(md_escape(problem.message))
+    _try_again(key)
+    return True
+
+
+def _note_form(ctx: Context, qid: str, run: str, key: str, vocab: list[str], name: str, locked: bool,
+               retry: bool = True) -> Note | None:
+    """The note of (question, run) -- run "" for the question itself -- as a form. Returns the stored note.
+    `retry`: this form offers "Try again" when the database cannot be read (one form of a block does)."""
     s = store()
     rev_key, text_key, tags_key, base_key = f"ann_rev_{key}", f"ann_text_{key}", f"ann_tags_{key}", f"ann_base_{key}"
     drawn = st.session_state.get(rev_key)  # the revision the form showed when it was last drawn
@@ -160,7 +186,7 @@ def _note_form(ctx: Context, qid: str, run: str, key: str, vocab: list[str], nam
         drawn = st.session_state[rev_key] = stored
         st.session_state[base_key] = (st.session_state[text_key], list(st.session_state[tags_key]))
     st.session_state.pop(f"ann_keep_{key}", None)
-    if not known:
+    if not known and retry:
         _retry_box(key)
     options = list(dict.fromkeys([*vocab, *st.session_state.get(tags_key, [])]))
     what = "this answer" if run else "the question (its gold)"
@@ -305,14 +331,14 @@ def annotate(ctx: Context, q: GoldQuestion, runs: Sequence[str], key: str) -> No
         name = _author(key)
         vocab = vocabulary()
         left, right = st.columns(2)
-        with left:
-            qnote = _note_form(ctx, q.qid, "", f"{key}_q_{q.qid}", vocab, name, locked)
+        runs = [r for r in runs if r]
+        with left:  # "Try again" once a block: beside the answer's note when there is one
+            qnote = _note_form(ctx, q.qid, "", f"{key}_q_{q.qid}", vocab, name, locked, retry=not runs)
             if qnote is not None and GOLD_WRONG in qnote.tags:
                 _correction_form(ctx, q, f"{key}_{q.qid}", name, locked)
             else:
                 st.caption(f"Tag the question {GOLD_WRONG} to correct its gold answer or exclude it.")
         with right:
-            runs = [r for r in runs if r]
             if not runs:
                 st.caption("Choose a run to note on its answer.")
             else:
@@ -453,9 +479,11 @@ def failure_modes(ctx: Context, runs: Sequence[str], fields: Sequence[str]) -> N
     """The overview's section: tag counts per run, per slice of every breakdown, and the gold
     corrections' effect; a tag and run open those questions in the explorer."""
     st.subheader("Failure modes")
+    mine = notes(ctx)
+    if database_away("ov_modes", "the failure modes -- the tags of its triage notes -- cannot be counted"):
+        return
     corrections_summary(ctx)
     offer_sample(ctx, "ov")
-    mine = notes(ctx)
     tagged = [n for n in mine if n.tags]
     if not tagged:
         st.caption("No tagged notes yet. Tag answers in the question explorer (select a question, then Triage notes): "
@@ -487,7 +515,10 @@ def failure_modes(ctx: Context, runs: Sequence[str], fields: Sequence[str]) -> N
 def modes_a_not_b(ctx: Context, a: str, b: str) -> None:
     """Compare runs: the failure modes A's answers carry where B's answers to the same questions do not."""
     st.markdown("**Failure modes A has that B does not** (annotation tags)")
-    table = frames.modes_not_in(notes(ctx), a, b)
+    mine = notes(ctx)
+    if database_away("cmp_modes", "A's and B's failure modes -- the tags of its triage notes -- cannot be compared"):
+        return
+    table = frames.modes_not_in(mine, a, b)
     if table.empty:
         st.caption(md_escape(f"No tagged notes on {a}'s answers yet (question explorer: Triage notes)."))
         return

@@ -13,7 +13,7 @@ import plotly.graph_objects as go
 
 from dashboard.compare.frames import FLIPS, METRIC_LABELS, MIN_DOCUMENTS, OVERALL_FIELD
 from dashboard.core.escape import plotly_text
-from dashboard.core.links import field_label
+from dashboard.core.links import slice_label
 
 FONT = dict(size=13)
 ROW = 24  # px per row of a horizontal chart
@@ -24,7 +24,7 @@ RUN_COLOURS = ("#3B82F6", "#F59E0B", "#10B981", "#EF4444", "#8B5CF6", "#06B6D4",
 
 
 def slice_name(field_name: str, label: str, n: int | None = None) -> str:
-    text = "All questions" if field_name == OVERALL_FIELD else f"{field_label(field_name)}: {label}"
+    text = "All questions" if field_name == OVERALL_FIELD else slice_label(field_name, label)
     return plotly_text(text + (f" ({n})" if n is not None else ""))
 
 

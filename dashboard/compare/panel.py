@@ -23,7 +23,7 @@ from dashboard.annotations import panel as annotations_panel
 from dashboard.compare import charts
 from dashboard.compare import frames as C
 from dashboard.core.escape import md_escape
-from dashboard.core.links import field_label
+from dashboard.core.links import View, field_label, slice_label
 from dashboard.core.samples import CAMPAIGN_PAIR, campaign_offer
 from dashboard.core.textdiff import char_diff, diff_text
 from dashboard.shell import cache, output, viewstate
@@ -43,11 +43,37 @@ PRESENT_PAGE = "views/present.py"
 
 
 def runs_by_accuracy(an) -> list[str]:
-    """Run names, best mean Accuracy first (ties keep the loading order); a run that matches no gold
-    question is never offered (Analysis.ranked_names)."""
-    means = an.scores.groupby("run", sort=False)["accuracy"].mean()
-    names = an.ranked_names
-    return sorted(names, key=lambda r: (-float(means.get(r, -1.0)), names.index(r)))
+    """Run names in the leaderboard's order: best Accuracy over the questions each attempted first --
+    over the questions they all attempted when those differ (Analysis.leaderboard); a run that
+    matches no gold question is never offered (Analysis.ranked_names)."""
+    return [r for r in an.leaderboard()["Run"] if r in set(an.ranked_names)]
+
+
+def compared_scores(an, runs: list[str]) -> pd.DataFrame:
+    """The score rows that compare these runs: on the questions they all attempted (a missing answer
+    is no answer, and a run of 40 questions is not ranked against others over 1,082)."""
+    return an.attempted_scores(list(runs))[0]
+
+
+def shared_note(an, runs: list[str]) -> str:
+    """`3 runs share 40 of 1,082 questions: …` when the runs attempted different questions, else ""."""
+    common = an.shared(list(runs))
+    if not common.differs:
+        return ""
+    text = common.text()
+    return (text[0].upper() + text[1:] + (": slices and ranks compare them on those." if common.questions else
+                                          ": nothing to compare them on."))
+
+
+def pair_note(an, a: str, b: str, shared: int) -> str:
+    """Under the pair's pickers, when A or B attempted only some questions: how many each did, and that
+    they are compared on the `shared` ones; "" when both attempted every question."""
+    joins = an.joins()
+    ja, jb = joins.get(a), joins.get(b)
+    if ja is None or jb is None or (ja.matched == ja.total and jb.matched == jb.total):
+        return ""
+    return (f"{a} attempted {ja.matched:,} and {b} {jb.matched:,} of the {ja.total:,} questions: they are compared on "
+            f"the {shared:,} both attempted.")
 
 
 def _digest(frame: pd.DataFrame) -> int:
@@ -79,13 +105,13 @@ def deltas(an, pairs: pd.DataFrame, a: str, b: str, questions: pd.DataFrame | No
 
 
 def _scores_digest(an, runs: list[str], metric: str) -> int:
-    return _digest(an.rows_of(runs)[["run", "question_id", metric]])
+    return _digest(compared_scores(an, runs)[["run", "question_id", metric]])
 
 
 def weakest(an, run: str, metric: str, against: str, runs: list[str]) -> pd.DataFrame:
     key = ("weakest", run, metric, against, tuple(runs), _scores_digest(an, runs, metric), _questions_digest(an), SETTINGS)
-    return cache.comparison(key, lambda: C.weakest(an.scores, an.questions, run, metric, against=against,  # type: ignore[return-value]
-                                                   runs=runs, settings=SETTINGS))
+    return cache.comparison(key, lambda: C.weakest(compared_scores(an, runs), an.questions, run, metric,  # type: ignore[return-value]
+                                                   against=against, runs=runs, settings=SETTINGS))
 
 
 def intervals(an, runs: list[str]) -> pd.DataFrame:
@@ -98,7 +124,7 @@ def intervals(an, runs: list[str]) -> pd.DataFrame:
 
 
 def slice_text(field_name: str, label: str) -> str:
-    return "All questions" if field_name == C.OVERALL_FIELD else f"{field_label(field_name)}: {label}"
+    return "All questions" if field_name == C.OVERALL_FIELD else slice_label(field_name, label)
 
 
 def downloads(frame: pd.DataFrame, name: str, key: str) -> None:
@@ -421,6 +447,9 @@ def weakest_sentence(top: pd.DataFrame, run: str, metric: str, against: str) -> 
 
 def many_runs(an, order: list[str], state: MutableMapping[str, str]) -> None:
     st.subheader("Where a run is weakest")
+    note = shared_note(an, order)
+    if note:
+        st.info(md_escape(note), icon=":material/join_inner:")
     st.caption(f"Slices ranked by questions × gap: a large slice with a large gap comes first. Intervals are 95 % intervals "
                f"from resampling documents; a slice under {C.MIN_DOCUMENTS} documents or {C.SMALL} questions gets none "
                "(pale), and a slice is called weak only when its interval lies above 0.")
@@ -460,7 +489,7 @@ def many_runs(an, order: list[str], state: MutableMapping[str, str]) -> None:
         downloads(weak, f"weakest_{file_part(run)}_{metric}", "cmp_dl_weak")
 
     st.subheader("Ranks per slice")
-    long = C.slice_scores(an.scores, an.questions, order, metric)
+    long = C.slice_scores(compared_scores(an, order), an.questions, order, metric)
     wide = C.rank_table(long)
     ranks = wide.assign(Slice=[slice_text(f, lab) for f, lab in zip(wide["field"], wide["label"])])
     ranks = ranks[["Slice", "questions", *order]].rename(columns={"questions": "Questions"})
@@ -488,10 +517,11 @@ def open_weak_page(run: str, baseline: str, metric: str) -> None:
     viewstate.switch_to(viewstate.QUESTIONS_PAGE.parent / "weak.py")
 
 
-def pair_slices_table(result, run: str, baseline: str, saved=None) -> pd.DataFrame:
+def pair_slices_table(result, run: str, baseline: str, saved=None, source: View | None = None) -> pd.DataFrame:
     """The top PAIR_TOP kept slices of a pair-mode search: conditions, questions, documents, the gap
-    of the paired difference with its interval by document, q, and the explorer link."""
-    table = W.table(result, run, baseline, saved).head(PAIR_TOP)
+    of the paired difference with its interval by document, q, and the explorer link (showing what
+    `source`, the page's view, shows)."""
+    table = W.table(result, run, baseline, saved, source).head(PAIR_TOP)
     return table[["Rank", "Conditions", "Questions", "Documents", W.INTERVAL, "q", "Open in explorer"]]
 
 
@@ -525,7 +555,7 @@ def where_worse_better(ctx: Context, an, a: str, b: str, state: MutableMapping[s
             st.info(md_escape(f"Not enough evidence: no slice where the difference is {key} than on the other questions "
                               f"beyond chance ({result.tested:,} slices tested, {result.units:,} {result.unit}s as the unit)."))
         else:
-            st.dataframe(pair_slices_table(result, run, base, saved), hide_index=True, width="stretch", key=f"cmp_pair_{key}",
+            st.dataframe(pair_slices_table(result, run, base, saved, viewstate.view()), hide_index=True, width="stretch", key=f"cmp_pair_{key}",
                          column_config={
                              "Conditions": st.column_config.ListColumn("Conditions", width="large"),
                              W.INTERVAL: st.column_config.TextColumn(

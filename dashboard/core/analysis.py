@@ -17,11 +17,12 @@ import pyarrow as pa
 
 from dashboard.core.escape import COPY_CHARS, TABLE_CHARS, clip_where
 from dashboard.core.links import FIELDS, META
+from scoring.aggregate import bucket
 from scoring.evaluate import RunResult
 from scoring.mmlongbench import acc_and_f1, gold_rows
 from scoring.model import GoldQuestion, ScoreRow
 from scoring.profiles import MMLONGBENCH_PROFILE, Profile, get_profile
-from scoring.registry import METRIC_LABELS, METRICS, is_success_status
+from scoring.registry import METRIC_LABELS, METRICS, MISSING_STATUS, is_success_status
 from scoring.runner import column_list, compact_columns, in_columns, overall_of, prediction_texts
 from scoring.text import to_str
 
@@ -44,6 +45,7 @@ class Run:
     result: RunResult | None = None
     official: list[ScoreRow] = field(default_factory=list)
     origin: str = ""  # a harness run: harness, version, task, model arguments, date (shown with its signature)
+    file_rows: int = 0  # the rows its file held (read, joined or not; 0: not known): how a join is judged (`Join`)
 
     @property
     def signature(self) -> str:
@@ -268,6 +270,8 @@ def _column(values):
 
 
 def coverage(run: Run, gold_ids: set[str]) -> dict[str, int]:
+    """How many gold questions a run answered (a success status), failed (an error, a timeout) and is
+    missing (no row for it). It attempted the answered and the failed ones."""
     if run.result is not None:
         c = compact_columns(run.result)
         answered = np.asarray(c["answered"], dtype=bool)
@@ -283,7 +287,20 @@ def coverage(run: Run, gold_ids: set[str]) -> dict[str, int]:
     return {"answered": len(present) - failed, "missing": missing, "failed": failed}
 
 
-BENCH_ACC, BENCH_F1 = "Acc (benchmark, %)", "F1 (benchmark, %)"  # MMLongBench-Doc's own Acc and F1
+BENCH_F1 = "F1 (benchmark, %)"  # MMLongBench-Doc's own F1 (its Acc is Accuracy under its profile)
+SHARED_ACC = "Shared Acc (%)"  # Accuracy over the questions every ranked run attempted (when their questions differ)
+ATTEMPTED = "Attempted"  # questions a run has a row for (answered or failed): its metrics are over these
+
+
+def attempted_overall(result: RunResult) -> dict:
+    """The count and the three means (as the release rounds them) over the questions the run
+    attempted -- answered or failed, not missing: `overall_of` itself when it attempted every one."""
+    c = compact_columns(result)
+    answered = np.asarray(c["answered"], dtype=bool)
+    if answered.all():
+        return overall_of(result)
+    acc, f1, an = (np.asarray(c[m], dtype=np.float64)[answered].tolist() for m in METRICS)
+    return bucket(acc, f1, an)
 
 
 def _benchmark_profile(run: Run) -> bool:
@@ -310,31 +327,41 @@ def benchmark_acc_f1(run: Run, gold: dict[str, GoldQuestion]) -> tuple[float, fl
     return acc_and_f1(gold_rows(questions, preds, scored))
 
 
+def board_signature(run: Run, missing: int) -> str:
+    """The signature of a run's leaderboard numbers: its own, saying `missing:ignored` when it has
+    missing questions (they are not counted: the numbers are those of the command line's
+    --ignore-missing, `scoring.profiles.signature`)."""
+    sig = run.signature
+    return sig.replace("|missing:scored|", "|missing:ignored|") if missing and run.result is not None else sig
+
+
 def leaderboard(runs: list[Run], scores: pd.DataFrame | None, gold_ids: set[str],
                 gold: dict[str, GoldQuestion] | None = None) -> pd.DataFrame:
-    """One row per run: the three metrics in % over the questions it is scored on, coverage, signature.
-    `scores` (the score frame) is read only for runs of official scores, those without a result.
-    When a run is scored under the mmlongbench-doc profile, every run also gets the benchmark's own
-    Acc and F1 in % (BENCH_ACC, BENCH_F1: `benchmark_acc_f1`; empty for a run under another profile)."""
+    """One row per run: the three metrics in % over the questions it attempted (answered or failed: a
+    run of 40 questions beside 1,082 is scored on its 40, `attempted_overall`), how many it attempted
+    (`Questions` = ATTEMPTED), answered, missed and failed, and its signature. `scores` (the score
+    frame) is read only for runs of official scores, those without a result. When a run is scored
+    under the mmlongbench-doc profile, every run also gets the benchmark's own F1 in % (BENCH_F1:
+    `benchmark_acc_f1`; empty for a run under another profile) -- its Acc is Accuracy there, shown once."""
     rows = []
     for run in runs:
         if run.result is not None:
-            overall = overall_of(run.result)
+            overall = attempted_overall(run.result)
         else:
             assert scores is not None, "a run of official scores is ranked from the score frame"
             part = scores[scores["run"] == run.name]
             overall = {"count": len(part)} | {m: (part[m].mean() if len(part) else 0.0) for m in METRICS}
+        cover = coverage(run, gold_ids)
         rows.append({"Run": run.name, "Source": run.source, "Questions": overall["count"],
                      **{METRIC_LABELS[m] + " (%)": 100 * overall[m] for m in METRICS},
-                     **{k.capitalize(): v for k, v in coverage(run, gold_ids).items()},
-                     "Signature": run.signature + (f"\nsource: {run.origin}" if run.origin else "")})
+                     ATTEMPTED: cover["answered"] + cover["failed"],
+                     **{k.capitalize(): v for k, v in cover.items()},
+                     "Signature": board_signature(run, cover["missing"]) + (f"\nsource: {run.origin}" if run.origin else "")})
     frame = pd.DataFrame(rows, columns=["Run", "Source", "Questions", "Accuracy (%)", "Token F1 (%)", "ANLS (%)",
-                                        "Answered", "Missing", "Failed", "Signature"])
+                                        ATTEMPTED, "Answered", "Missing", "Failed", "Signature"])
     if any(_benchmark_profile(r) for r in runs):
         pairs = [benchmark_acc_f1(r, gold or {}) for r in runs]
-        at = frame.columns.get_loc("Accuracy (%)")
-        frame.insert(at, BENCH_F1, [100 * p[1] if p else float("nan") for p in pairs])
-        frame.insert(at, BENCH_ACC, [100 * p[0] if p else float("nan") for p in pairs])
+        frame.insert(frame.columns.get_loc("ANLS (%)") + 1, BENCH_F1, [100 * p[1] if p else float("nan") for p in pairs])
     return frame.sort_values("Accuracy (%)", ascending=False, kind="stable").reset_index(drop=True)
 
 
@@ -462,13 +489,14 @@ JOIN_WARN_SHARE = 0.5  # a run matching fewer than this share of the gold questi
 
 @dataclass(frozen=True)
 class Join:
-    """How one run joins the gold: questions matched of the gold's, and one id of the run's that
-    matches no gold question (empty when every id matches)."""
+    """How one run joins the gold: questions matched (attempted) of the gold's, the rows its file held
+    (0: not known), and one id of the run's that matches no gold question (empty when every id matches)."""
 
     run: str
     matched: int
     total: int
     unmatched_example: str = ""
+    rows: int = 0
 
     @property
     def ranked(self) -> bool:
@@ -479,38 +507,90 @@ class Join:
     def short(self) -> bool:
         return self.total > 0 and self.matched < JOIN_WARN_SHARE * self.total
 
+    @property
+    def foreign(self) -> bool:
+        """It matches no gold question, or almost none of its own rows do: another benchmark's run,
+        or one keyed by other ids (not a run that answered a subset of this one)."""
+        if self.total == 0:
+            return False
+        if self.rows <= 0:  # the rows are not known: an id matching nothing says it is not a mere subset
+            return self.matched == 0 or bool(self.unmatched_example)
+        return self.matched < JOIN_WARN_SHARE * self.rows
+
+    @property
+    def subset(self) -> bool:
+        """Its rows match the gold, but it attempted only some of the questions: scored on those."""
+        return not self.foreign and 0 < self.matched < self.total
+
     def message(self) -> str:
         """`run X matched N of M gold questions (e.g. unmatched id 'foo')`."""
         text = f"run {self.run} matched {self.matched:,} of {self.total:,} gold questions"
-        if self.unmatched_example:
-            text += f" (e.g. unmatched id {self.unmatched_example[:60]!r})"
-        return text
+        said = [f"e.g. unmatched id {self.unmatched_example[:60]!r}"] if self.unmatched_example else []
+        if self.matched and self.rows > self.matched:
+            said.append(f"{self.matched:,} of its {self.rows:,} rows match")
+        return text + (f" ({'; '.join(said)})" if said else "")
+
+    def stray(self) -> str:
+        """A subset run's rows that match no gold question, in words ("" for none)."""
+        n = self.rows - self.matched if self.rows else 0
+        if not self.unmatched_example or n <= 0:
+            return ""
+        return (f"{self.run}: {n:,} row{'s' if n != 1 else ''} {'match' if n != 1 else 'matches'} no gold question, "
+                f"e.g. id {self.unmatched_example[:60]!r}")
 
 
 JOIN_LISTED = 5  # runs named in the join warning before the rest are counted
 
 
+def _listed(parts: list[str], n: int) -> list[str]:
+    return parts[:JOIN_LISTED] + ([f"and {n - JOIN_LISTED} more run{'s' if n - JOIN_LISTED > 1 else ''}"]
+                                  if n > JOIN_LISTED else [])
+
+
 def join_warning(short: list[Join]) -> str:
-    """The warning for runs matching fewer than half of the gold: each run's `Join.message`, those
-    matching none said to be left out of the ranking; "" when there is none."""
+    """The warning for runs matching fewer than half of the gold, saying what is true of each: a run
+    that answered a subset (its rows match the gold) is scored on the questions it attempted; a run
+    matching no or almost no gold (`Join.foreign`) is likely from another benchmark or keyed by other
+    ids, and one matching none is left out of the ranking; "" when there is none."""
     if not short:
         return ""
-    parts = [j.message() + ("" if j.ranked else ": not ranked, charted or compared") for j in short[:JOIN_LISTED]]
-    if len(short) > JOIN_LISTED:
-        parts.append(f"and {len(short) - JOIN_LISTED} more run{'s' if len(short) - JOIN_LISTED > 1 else ''}")
-    return ("; ".join(parts) + ". A run matching few gold questions is likely from another benchmark or "
-            "keyed by other ids; the Data page shows each run's join.")
+    subset = [j for j in short if not j.foreign]
+    foreign = [j for j in short if j.foreign]
+    out = []
+    if subset:
+        counts = sorted({j.matched for j in subset})
+        total = subset[0].total
+        if len(counts) == 1:
+            of = f"{counts[0]:,} of {total:,} questions"
+            who = f": {', '.join(j.run for j in subset[:JOIN_LISTED])}" + (
+                f" and {len(subset) - JOIN_LISTED} more" if len(subset) > JOIN_LISTED else "")
+            head = (f"{len(subset)} runs answered a subset ({of}){who}" if len(subset) > 1
+                    else f"run {subset[0].run} answered a subset ({of})")
+        else:
+            head = (f"{len(subset)} runs answered a subset (" if len(subset) > 1 else "a run answered a subset (") + \
+                "; ".join(_listed([f"{j.run}: {j.matched:,}" for j in subset], len(subset))) + f" of {total:,} questions)"
+        stray = [j.stray() for j in subset if j.stray()]
+        out.append(head + (": each is scored on the questions it attempted" if len(subset) > 1
+                           else ": it is scored on the questions it attempted")
+                   + (f" ({'; '.join(stray[:JOIN_LISTED])})" if stray else "") + ".")
+    if foreign:
+        parts = [j.message() + ("" if j.ranked else ": not ranked, charted or compared") for j in foreign]
+        out.append("; ".join(_listed(parts, len(foreign))) + ". A run matching no or almost no gold question is likely "
+                   "from another benchmark or keyed by other ids; the Data page shows each run's join.")
+    return " ".join(out)
 
 
 def run_join(run: Run, gold_ids: set[str]) -> Join:
     if run.result is not None:
         matched = int(np.count_nonzero(np.asarray(compact_columns(run.result)["answered"], dtype=bool)))
         extra = next(iter(run.result.extra_ids), "")
+        rows = run.file_rows or (matched + len(run.result.extra_ids))
     else:
         ids = {s.qid for s in run.official}
         matched = len(ids & gold_ids)
         extra = next((s.qid for s in run.official if s.qid not in gold_ids), "")
-    return Join(run.name, matched, len(gold_ids), extra)
+        rows = run.file_rows or len(ids)
+    return Join(run.name, matched, len(gold_ids), extra, rows)
 
 
 def right_runs(scores: pd.DataFrame, qid: str) -> set[str]:
@@ -560,6 +640,27 @@ def field_options(questions: pd.DataFrame) -> dict[str, list[str]]:
     return out
 
 
+@dataclass(frozen=True)
+class Shared:
+    """The questions a set of runs all attempted: `runs` runs share `questions` of the gold's `total`;
+    `differs`: some run attempted questions the others did not (then they are compared on `mask`,
+    a boolean over the gold questions in gold order)."""
+
+    runs: int
+    questions: int
+    total: int
+    differs: bool
+    mask: np.ndarray = field(repr=False, compare=False)
+
+    def text(self) -> str:
+        """`3 runs share 40 questions` (of the gold's 1,082 when fewer)."""
+        of = f" of {self.total:,}" if self.questions < self.total else ""
+        if not self.questions:
+            return f"the {self.runs} runs share no question"
+        return f"{self.runs} run{'s' if self.runs != 1 else ''} share{'' if self.runs != 1 else 's'} " \
+               f"{self.questions:,}{of} question{'s' if self.questions != 1 else ''}"
+
+
 # ----------------------------------------------------------------------------- all of it
 
 
@@ -571,7 +672,7 @@ class Analysis:
     runs: list[Run]
     _questions: pd.DataFrame | None  # None until first asked for: `questions`
     _scores: pd.DataFrame | None  # None until first asked for: `scores`
-    _breakdowns: dict[str, pd.DataFrame] = field(default_factory=dict)
+    _breakdowns: dict[object, pd.DataFrame] = field(default_factory=dict)  # field (or field, runs) -> breakdown
     _leaderboard: pd.DataFrame | None = None
     _positions: object = None  # each score row's position in `questions` (numpy), for breakdowns
     _run_codes: tuple[np.ndarray, list[str]] | None = None  # each score row's run as a code (score_run_codes)
@@ -581,6 +682,9 @@ class Analysis:
     _field_options: dict[str, list[str]] | None = None  # memo of `field_options`
     _later: Callable[[], tuple[pd.DataFrame, np.ndarray | None]] | None = None  # builds `scores` when first asked
     _later_questions: Callable[[], pd.DataFrame] | None = None  # builds `questions` when first asked
+    _attempted: dict[str, np.ndarray] = field(default_factory=dict)  # run -> attempted (bool, gold order): `attempted`
+    _attempted_rows: np.ndarray | bool | None = None  # each score row attempted (False: every row is), `_row_attempted`
+    _gold_ids: pd.Index | None = None  # memo of `_gold_index`
     _lock: threading.RLock = field(default_factory=threading.RLock, repr=False, compare=False)
 
     @classmethod
@@ -674,14 +778,120 @@ class Analysis:
 
     def leaderboard(self) -> pd.DataFrame:
         """Computed once (a page asks for it several times per rerun); a copy, which callers may change.
-        Runs that match no gold question are left out (`not_ranked`)."""
+        Runs that match no gold question are left out (`not_ranked`). Each run's metrics are over the
+        questions it attempted; when the runs attempted different questions, SHARED_ACC is each one's
+        Accuracy over those they all attempted (`shared`), and the board is ranked by it (nan and
+        ranked by Accuracy when they share none)."""
         if self._leaderboard is None:
             ranked = set(self.ranked_names)
             chosen = [r for r in self.runs if r.name in ranked]
             # the frame only for runs of official scores: the others' overall figures are their own columns'
             frame = self.scores if any(r.result is None for r in chosen) else None
-            self._leaderboard = leaderboard(chosen, frame, self.gold_ids, self.gold)
+            board = leaderboard(chosen, frame, self.gold_ids, self.gold)
+            common = self.shared([r.name for r in chosen])
+            if common.differs:
+                at = board.columns.get_loc("ANLS (%)") + 1
+                board.insert(at, SHARED_ACC, [self.mean_on(name, "accuracy", common.mask) * 100 if common.questions
+                                              else float("nan") for name in board["Run"]])
+                if common.questions:
+                    board = board.sort_values(SHARED_ACC, ascending=False, kind="stable").reset_index(drop=True)
+            self._leaderboard = board
         return self._leaderboard.copy()
+
+    # ------------------------------------------------------------------ what each run attempted
+
+    def attempted(self, name: str) -> np.ndarray:
+        """Over the gold questions (gold order, the question frame's): whether run `name` attempted
+        each -- has a row for it, answered or failed (computed once per run)."""
+        got = self._attempted.get(name)
+        if got is None:
+            got = self._aligned(self.run_of(name), None)
+            self._attempted[name] = got
+        return got
+
+    def _gold_index(self) -> pd.Index:
+        """The gold's question ids in gold order (the question frame's index, without building it)."""
+        if self._gold_ids is None:
+            self._gold_ids = pd.Index(list(self.gold), dtype=object)
+        return self._gold_ids
+
+    def _aligned(self, run: Run, metric: str | None) -> np.ndarray:
+        """A run's `metric` over the gold questions (gold order; nan where it has no row), or with
+        `metric` None whether it attempted each."""
+        index = self._gold_index()
+        n = len(index)
+        if run.result is not None:
+            c = compact_columns(run.result)
+            pos = _positions(c["question_id"], index, np.arange(n, dtype=np.intp))
+            done = np.asarray(c["answered"], dtype=bool)
+            values = None if metric is None else np.asarray(c[metric], dtype=np.float64)
+        else:
+            rows = [s for s in run.official if s.qid in self.gold]
+            pos = np.asarray(index.get_indexer([s.qid for s in rows]), dtype=np.intp)
+            done = np.ones(len(rows), dtype=bool)
+            values = None if metric is None else np.array([getattr(s, metric) for s in rows], dtype=np.float64)
+        ok = (pos >= 0) & done
+        if values is None:
+            out = np.zeros(n, dtype=bool)
+            out[pos[ok]] = True
+            return out
+        aligned = np.full(n, np.nan)
+        aligned[pos[ok]] = values[ok]
+        return aligned
+
+    def mean_on(self, name: str, metric: str, mask: np.ndarray) -> float:
+        """Run `name`'s mean `metric` over the gold questions of `mask` (gold order) it attempted."""
+        values = self._aligned(self.run_of(name), metric)[mask & self.attempted(name)]
+        return float(values.mean()) if len(values) else float("nan")
+
+    def shared(self, names: list[str]) -> Shared:
+        """The questions every one of these runs attempted, and whether some run attempted others."""
+        total = self.question_count
+        if not names:
+            return Shared(0, total, total, False, np.ones(total, dtype=bool))
+        joins = self.joins()
+        if all(joins[n].matched == total for n in names if n in joins):  # the usual case: nothing to align
+            return Shared(len(names), total, total, False, np.ones(total, dtype=bool))
+        masks = [self.attempted(n) for n in names]
+        mask = np.logical_and.reduce(masks)
+        count = int(np.count_nonzero(mask))
+        return Shared(len(names), count, total, any(int(np.count_nonzero(m)) != count for m in masks), mask)
+
+    def _row_attempted(self) -> np.ndarray | None:
+        """Each score row: whether its run attempted its question (not a `missing` row, which the
+        frame keeps for the explorer); None when every row is."""
+        if self._attempted_rows is None:
+            joins = self.joins()
+            if all(j.matched == j.total for j in joins.values()):
+                self._attempted_rows = False
+            else:
+                status = self.scores["status"]
+                self._attempted_rows = (status.astype(str) != MISSING_STATUS).to_numpy(dtype=bool) if len(status) \
+                    else False
+        return None if self._attempted_rows is False else self._attempted_rows  # type: ignore[return-value]
+
+    def attempted_scores(self, names: list[str], shared: bool = True) -> tuple[pd.DataFrame, Shared]:
+        """The score rows of these runs on the questions they attempted -- with `shared`, only those
+        every one of them attempted (`shared`): what compares them on the same questions; `scores`
+        itself when nothing is left out."""
+        common = self.shared(names)
+        keep = self._row_attempted()
+        if shared and common.differs:
+            pos = self._row_positions()
+            on = np.zeros(len(pos), dtype=bool)
+            ok = pos >= 0
+            on[ok] = common.mask[pos[ok]]
+            keep = on if keep is None else keep & on
+        frame = self.rows_of(names)
+        if keep is not None:  # the score frame's index is its rows' positions (a RangeIndex)
+            frame = frame[keep[frame.index.to_numpy()]]
+        return frame, common
+
+    def _row_positions(self) -> np.ndarray:
+        scores = self.scores
+        if self._positions is None:
+            self._positions = question_positions(scores, self.questions)
+        return self._positions  # type: ignore[return-value]
 
     def display_scores(self) -> pd.DataFrame:
         """`scores` with the predictions longer than COPY_CHARS cut to TABLE_CHARS (computed once);
@@ -767,16 +977,29 @@ class Analysis:
                 self._bounds = {names[c]: (int(a), int(b)) for c, a, b in zip(run_at.tolist(), starts, ends)}
         return self._bounds if isinstance(self._bounds, dict) else None
 
-    def breakdown(self, field_name: str) -> pd.DataFrame:
-        if field_name not in self._breakdowns:
+    def breakdown(self, field_name: str, runs: list[str] | None = None) -> pd.DataFrame:
+        """`breakdown` of every run over the questions it attempted (a missing answer is no 0 here: it
+        is no answer). With `runs` whose questions differ (`shared`), over the questions they all
+        attempted, so that their bars compare the same questions (`chart_note` says so)."""
+        common = self.shared(list(runs)) if runs is not None else None
+        if common is not None and not common.questions:  # nothing shared: each run over its own questions
+            common = None
+        key = field_name if common is None or not common.differs else (field_name, tuple(sorted(runs or ())))
+        if key not in self._breakdowns:
             scores = self.scores  # built first: building it finds the positions
-            if self._positions is None:
-                self._positions = question_positions(scores, self.questions)
+            positions = self._row_positions()
             if self._run_codes is None:
                 self._run_codes = score_run_codes(scores)
-            self._breakdowns[field_name] = breakdown(scores, self.questions, field_name, self._positions,
-                                                     self._run_codes)
-        return self._breakdowns[field_name]
+            keep = self._row_attempted()
+            if common is not None and common.differs:
+                ok = positions >= 0
+                on = np.zeros(len(positions), dtype=bool)
+                on[ok] = common.mask[positions[ok]]
+                keep = on if keep is None else keep & on
+            if keep is not None:  # rows left out: position -1, as an id not in the gold
+                positions = np.where(keep, positions, -1)
+            self._breakdowns[key] = breakdown(scores, self.questions, field_name, positions, self._run_codes)
+        return self._breakdowns[key]
 
 
 def filter_fields(questions: pd.DataFrame) -> list[str]:

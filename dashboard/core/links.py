@@ -12,6 +12,10 @@ once, in PARAMS (the View attribute, its query key, its codec); both walk it.
     ?wk_run=a&wk_base=b&wk_metric=anls     (the Weak slices page: run, baseline -- pair mode -- and metric)
     ?data=/srv/outputs&bench=docvqa_val&profile=lmms-eval   (a harness folder as the benchmark: its task, its profile)
     ?eval=ModelA/DocVQA_VAL@T20260301-090000   (VLMEvalKit: an older eval id of a (model, dataset) loaded; the newest unless named)
+
+A link the app builds for another tab or another person (`page_url`: the weak slices' "Open in explorer",
+a saved slice's "Link to it") opens a new session, which knows only its URL: it carries the view's source
+(`with_source`: SOURCE) or it shows the configured benchmark instead of the one open.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
+from urllib.parse import urlencode
 
 from scoring.profiles import DEFAULT_PROFILE, HARNESS_PROFILES, PROFILES
 from scoring.registry import METRICS  # the pages and tables import it from here
@@ -110,6 +115,22 @@ class View:
 
 def field_label(name: str) -> str:
     return FIELDS.get(name) or name.removeprefix(META).replace("_", " ").capitalize()
+
+
+# A field's value as a table shows it, where the value alone would mislead: the answer format "None"
+# (XL-DocBench's and MMLongBench-Doc's unanswerable questions) read as a missing value.
+VALUE_LABELS = {("answer_format", "None"): "None (unanswerable)"}
+
+
+def value_label(field_name: str, value: object) -> str:
+    """How `value` of field `field_name` reads in a table or a slice's name (VALUE_LABELS, else as it is)."""
+    text = str(value)
+    return VALUE_LABELS.get((field_name, text), text)
+
+
+def slice_label(field_name: str, label: str) -> str:
+    """A slice in words: "Answer format: None (unanswerable)", "Domain: finance"."""
+    return f"{field_label(field_name)}: {value_label(field_name, label)}"
 
 
 # ----------------------------------------------------------------------------- the URL parameters
@@ -335,3 +356,21 @@ def to_params(view: View) -> dict[str, str | list[str]]:
 def from_params(params: Mapping[str, str | list[str]]) -> View:
     """Read a view back; anything unreadable is ignored (an unknown profile gives the default)."""
     return View(**{p.attr: p.codec.read(p.key, params) for p in PARAMS})
+
+
+# What a view shows and how it is scored, beside what it looks at: the benchmark folder opened (`data`),
+# the harness task in it (`bench`), the older evals loaded (`eval`), the profile and the gold corrections.
+SOURCE = ("data", "bench", "evals", "profile", "corrected")
+
+
+def with_source(view: View, source: View) -> View:
+    """`view` showing what `source` shows: its SOURCE attributes (the rest of `view` kept)."""
+    return replace(view, **{attr: getattr(source, attr) for attr in SOURCE})
+
+
+def page_url(page: str, view: View) -> str:
+    """The URL of `page` (its path relative to the app: "questions", "compare") showing `view`: the
+    link that opens it in a new tab or another person's browser (a new session, which knows only
+    its URL: give it `with_source` of the view it comes from)."""
+    query = urlencode(to_params(view), doseq=True)
+    return f"{page}?{query}" if query else page

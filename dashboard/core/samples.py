@@ -14,9 +14,8 @@ import os
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from urllib.parse import urlencode
 
-from dashboard.core.links import View, to_params
+from dashboard.core.links import View, page_url
 from dashboard.core.paths import check_folder, data_roots, sources_from
 from dashboard.resources import sample_benchmark
 
@@ -48,7 +47,7 @@ def campaign_link(page: str, opened: str = "", argv: Sequence[str] | None = None
     if check_folder(str(folder), data_roots(default, env)):
         return ""
     view = View(data=str(folder), compare=dict(compare or {}))
-    return f"{page}?{urlencode(to_params(view), doseq=True)}"
+    return page_url(page, view)
 
 
 def campaign_offer(page: str, opened: str = "", compare: Mapping[str, str] | None = None) -> str:

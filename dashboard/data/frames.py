@@ -15,6 +15,7 @@ from dashboard.core.analysis import Run, is_success
 from dashboard.data.workspace import Workspace
 from scoring import guard
 from scoring.evaluate import RunResult
+from scoring.formats.base import ANLS_FAMILY, CONFLICT_RULE, gold_text
 from scoring.mmlongbench import NOT_EVALUATED
 from scoring.model import ScoreRow
 from scoring.problems import LoadResult, Omitted, Problem
@@ -292,19 +293,115 @@ def problem_line(p: Problem | Omitted, label: Callable[[str], str]) -> str:
     return f"{where} — {p.severity}: {p.message}"
 
 
+HARNESS_NAMES = {"lmms-eval": "lmms-eval", "vlmevalkit": "VLMEvalKit", "longdocurl": "LongDocURL"}
+# the harnesses' overall keys (the rest of what they report is per category: `reported_breakdown`)
+_OVERALL = {"vlmevalkit": ("Overall", "overall_acc", "overall_f1")}
+_PRINTED_PERCENT = {("vlmevalkit", "Overall")}  # VLMEvalKit's DocVQA/InfoVQA _acc.csv: a percentage already
+
+
+def _reported_number(value: object) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
+        return None
+    return float(value)
+
+
+def reported_header(harness: str, key: str) -> str:
+    """A reported number's header: the harness, its own key, and whether it is shown as printed (a
+    percentage already) or as the fraction it printed x100."""
+    name = HARNESS_NAMES.get(harness, harness)
+    return f"{name} {key} %" if (harness, key) in _PRINTED_PERCENT else f"{name} {key} ×100"
+
+
+def _is_overall(harness: str, key: str) -> bool:
+    keys = _OVERALL.get(harness)
+    return keys is None or key in keys
+
+
+def reported_columns(ws: Workspace) -> tuple[pd.DataFrame, dict[str, str]]:
+    """What each harness run's own files report overall, beside the recomputed scores: one column per
+    (harness, key) under its own name (`reported_header`: lmms-eval's `anls,none` and
+    `mmlongbench_doc_acc,none`, VLMEvalKit's `Overall`, `overall_acc`, `overall_f1`), in % (a
+    fraction x100, the header says so); a row per harness run (the app's run name). Returns the frame
+    and each column's help."""
+    rows: dict[str, dict[str, float]] = {}
+    helps: dict[str, str] = {}
+    for h in ws.harness:
+        order = _OVERALL.get(h.run.harness, ())
+        for key, value in sorted(h.run.reported.items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else 0):
+            number = _reported_number(value)
+            if number is None or not _is_overall(h.run.harness, key):
+                continue
+            col = reported_header(h.run.harness, key)
+            percent = (h.run.harness, key) in _PRINTED_PERCENT
+            rows.setdefault(h.name, {})[col] = number if percent else 100 * number
+            where = next((f for f in h.run.files if f.endswith((".json", ".csv"))), h.run.files[-1] if h.run.files else "")
+            helps[col] = (f"{HARNESS_NAMES.get(h.run.harness, h.run.harness)}'s own number `{key}` as its files report it "
+                          f"({where.rsplit('/', 1)[-1]}{', a percentage' if percent else ', a fraction shown x100'}); "
+                          "empty for runs of another harness")
+    frame = pd.DataFrame([{"Run": run, **cols} for run, cols in rows.items()], columns=["Run", *helps])
+    return frame, helps
+
+
+def reported_breakdown(ws: Workspace) -> pd.DataFrame:
+    """The rest of what the harnesses report, per category (VLMEvalKit's MMLongBench_DOC `_score.csv`:
+    text, layout, table, chart, image, single-page, multi-page, unanswerable; its DocVQA `_acc.csv`
+    splits): one row per category, a column per run, in % (the header names harness and scale)."""
+    cols: dict[str, dict[str, float]] = {}
+    for h in ws.harness:
+        for key, value in h.run.reported.items():
+            number = _reported_number(value)
+            if number is None or _is_overall(h.run.harness, key):
+                continue
+            percent = (h.run.harness, "Overall") in _PRINTED_PERCENT and h.run.family == ANLS_FAMILY
+            col = f"{h.name} ({HARNESS_NAMES.get(h.run.harness, h.run.harness)}{', %' if percent else ', ×100'})"
+            cols.setdefault(col, {})[key] = number if percent else 100 * number
+    categories = list(dict.fromkeys(k for c in cols.values() for k in c))
+    return pd.DataFrame({"Category": categories, **{c: [v.get(k, np.nan) for k in categories] for c, v in cols.items()}},
+                        columns=["Category", *cols])
+
+
 def harness_frame(ws: Workspace) -> pd.DataFrame:
     """One row per harness run: where it comes from (harness, version, task, model arguments, date), its
-    files, and the harness's own aggregate numbers as its files state them."""
+    files, and the harness's own aggregate numbers as its files state them (each under its own key,
+    as printed: lmms-eval's and VLMEvalKit's MMLongBench_DOC's are fractions, VLMEvalKit's DocVQA
+    `Overall` a percentage)."""
     rows = []
     for h in ws.harness:
         run = h.run
         rows.append({"Run": h.name, "Harness": run.harness, "Version": run.version or "not stated", "Task": run.task,
                      "Model": run.model, "Model arguments": run.model_args, "Date": run.date or "not stated",
-                     "Older eval": run.older, "Lines": len(run.rows),
-                     "Reported": ", ".join(f"{k}: {v:.4g}" if isinstance(v, float) else f"{k}: {v}" for k, v in run.reported.items()),
+                     "Older eval": run.older, "Lines": len(run.rows), "Questions": len({r.qid for r in run.rows}),
+                     "Reported": ", ".join(f"{k}: {v:.6g}" if isinstance(v, float) else f"{k}: {v}"
+                                                        for k, v in run.reported.items()),
                      "Files": ", ".join(run.files)})
     return pd.DataFrame(rows, columns=["Run", "Harness", "Version", "Task", "Model", "Model arguments", "Date", "Older eval",
-                                       "Lines", "Reported", "Files"])
+                                       "Lines", "Questions", "Reported", "Files"])
+
+
+def conflicts_frame(ws: Workspace) -> pd.DataFrame:
+    """The questions to which two harness files give different gold: one row per gold stated, with
+    where (file:line or sheet row), whether it is the one kept, and how the question's gold was decided."""
+    rows = []
+    for c, decided in ws.conflicts:
+        for k, v in enumerate(c.variants):
+            rows.append({"Task": c.task, "question_id": c.qid, "Gold": gold_text(v.question),
+                         "Stated in": ", ".join(f"{f}:{line}" if line is not None else f for f, line in v.where),
+                         "Files": len(v.files), "Kept": k == 0 and decided == CONFLICT_RULE,
+                         "Decided by": decided})
+    return pd.DataFrame(rows, columns=["Task", "question_id", "Gold", "Stated in", "Files", "Kept", "Decided by"])
+
+
+def conflict_text(ws: Workspace, where: str = "The Data page names each") -> str:
+    """The banner count of conflicting gold ("" for none); `where` the conflicts are named."""
+    if not ws.conflicts:
+        return ""
+    n = len({(c.task, c.qid) for c, _ in ws.conflicts})
+    how = {decided for _, decided in ws.conflicts}
+    rule = next(iter(how)) if len(how) == 1 else "see the Data page for each"
+    if len(how) == 1 and rule.startswith("the benchmark's gold"):
+        rule = "the benchmark's gold is used"
+    return (f"{_n(n, 'question')} {'get' if n != 1 else 'gets'} different gold from different harness files: {rule}. "
+            f"{where}, with both golds and where each file states them.")
 
 
 def harness_notes(ws: Workspace) -> pd.DataFrame:

@@ -18,7 +18,18 @@ from dashboard.core.predictions import as_table
 from dashboard.documents.pdf import DocCheck, inspect_document
 from scoring import guard
 from scoring.formats import benchmark_format, docvqa, mmlongbench_doc, xldocbench
-from scoring.formats.base import ANLS_FAMILY, MMLONGBENCH_FAMILY, BenchmarkFiles, HarnessQuestion, HarnessRun, SourceLoad
+from scoring.formats.base import (
+    ANLS_FAMILY,
+    CONFLICT_RULE,
+    CONFLICTING_GOLD,
+    MMLONGBENCH_FAMILY,
+    BenchmarkFiles,
+    GoldConflict,
+    HarnessQuestion,
+    HarnessRun,
+    SourceLoad,
+    conflict_problems,
+)
 from scoring.model import DocumentRecord, GoldQuestion, Prediction, ScoreRow
 from scoring.problems import LoadResult, Problem
 
@@ -320,6 +331,9 @@ class Workspace:
     # a run's eval ids when VLMEvalKit evaluated its (model, dataset) more than once: run name -> its
     # eval ids, newest first (the newest is the run loaded; `with_evals` loads another)
     evals: dict[str, list[EvalOption]] = field(default_factory=dict)
+    # questions to which two harness files give different gold (scoring.formats.base.GoldConflict), with how
+    # the question's gold was decided: (conflict, the sentence saying so)
+    conflicts: list[tuple[GoldConflict, str]] = field(default_factory=list)
 
     def with_evals(self, picks: Iterable[str]) -> Workspace:
         """This workspace with the eval ids the view picked (`<model>/<dataset>@<eval id>`) as the runs of
@@ -716,7 +730,8 @@ def _join_harness(ws: Workspace, disc: Discovery) -> None:
         src = harness_source(path)
         if src is None:
             continue
-        ws.problems.extend(_problems_of(src, path))
+        # conflicting gold is said below, per task joined: there the benchmark's gold decides
+        ws.problems.extend(p for p in _problems_of(src, path) if p.kind != CONFLICTING_GOLD)
         root = _root_of(path)
         for task, runs in records.tasks(src).items():
             family = runs[0].family
@@ -728,12 +743,51 @@ def _join_harness(ws: Workspace, disc: Discovery) -> None:
                                                    "not loaded; open the folder as the benchmark to see it)",
                                                    skipped=True, kind="tasks of another benchmark"))
                 continue
-            joined = join_mmlongbench(task, questions, [disc.gold[0]]) if kind == MMLONGBENCH_FAMILY \
-                else join_docvqa(task, questions, list(disc.gold))
+            def join(those: list[HarnessQuestion], task: str = task) -> list[Problem]:
+                return join_mmlongbench(task, those, [disc.gold[0]]) if kind == MMLONGBENCH_FAMILY \
+                    else join_docvqa(task, those, list(disc.gold))
+
+            joined = join(questions)
+            joined = _join_conflicts(ws, src, task, questions, joined, join, disc, path)
             ws.problems.extend(p for p in joined if p.kind == "questions not in the benchmark's gold")
             qids = {q.qid: str(q.metadata["benchmark_qid"]) for q in questions if "benchmark_qid" in q.metadata}
             by_qid = {q.qid: q for q in questions}
             taken |= set(_add_runs(ws, runs, root, by_qid, qids, _benchmark_profile(family), taken))
+
+
+def _join_conflicts(ws: Workspace, src: SourceLoad, task: str, questions: list[HarnessQuestion], joined: list[Problem],
+                    join, disc: Discovery, path: Path) -> list[Problem]:
+    """The questions of `task` whose harness files give different gold, joined to the benchmark: when
+    the gold the harness's rule kept finds no benchmark question but another file's gold does, that
+    one joins (the benchmark's gold is the question's gold either way); each conflict is named with
+    the benchmark deciding. Returns `joined`'s problems without those of the questions joined here."""
+    conflicts = [c for c in src.conflicts if c.task == task]
+    if not conflicts:
+        return joined
+    by_qid = {q.qid: q for q in questions}
+    rescued: set[str] = set()
+    for k in range(1, max(len(c.variants) for c in conflicts)):  # one join per round: the benchmark's gold read once each
+        tried = [(by_qid[c.qid], replace(c.variants[k].question, metadata=dict(c.variants[k].question.metadata)))
+                 for c in conflicts if k < len(c.variants) and c.qid in by_qid
+                 and "benchmark_qid" not in by_qid[c.qid].metadata]
+        if not tried:
+            break
+        join([other for _, other in tried])
+        for q, other in tried:
+            if "benchmark_qid" in other.metadata:
+                q.metadata.update({key: val for key, val in other.metadata.items() if key.startswith("benchmark_")})
+                q.answer_format, q.document, q.evidence_pages = other.answer_format, other.document, other.evidence_pages
+                rescued.add(q.qid)
+    for c in conflicts:
+        joined_q = by_qid.get(c.qid)
+        if joined_q is None:
+            continue
+        where = ws.label(str(disc.gold[0])) if disc.gold else "the benchmark"
+        said = (f"the benchmark's gold ({where}) is used for question {joined_q.metadata['benchmark_qid']}"
+                if "benchmark_qid" in joined_q.metadata else "no file's gold is a question of the benchmark: not scored")
+        ws.conflicts.append((c, said))
+        ws.problems.extend(replace(p, file=str(_root_of(path) / p.file)) for p in conflict_problems(c, said))
+    return [p for p in joined if not (p.kind == "questions not in the benchmark's gold" and p.field in rescued)]
 
 
 def _load_harness_benchmark(disc: Discovery, src: Sources) -> Workspace:
@@ -767,6 +821,7 @@ def _load_harness_benchmark(disc: Discovery, src: Sources) -> Workspace:
     ws = Workspace(disc, gold, LoadResult(), [], [], LoadResult(), {}, {}, dict(src.labels), problems)
     ws.tasks = {t: records.task_label(src_load, t) for t in found}
     ws.task = task
+    ws.conflicts = [(c, CONFLICT_RULE) for c in src_load.conflicts if c.task == task]
     family = runs[0].family if runs else ""
     by_qid = {q.qid: q for q in src_load.gold.get(task, [])}
     _add_runs(ws, runs, root, by_qid, None, _benchmark_profile(family))

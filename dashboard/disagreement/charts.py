@@ -12,36 +12,40 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from dashboard.core.escape import plotly_text
-from dashboard.disagreement.frames import SCORE_LABELS
+from dashboard.disagreement.frames import SCORE_LABELS, category_label
 from scoring.categories import CATEGORY_IDS
 from scoring.profiles import Profile, get_profile
 
 FONT = dict(size=13)
-# One colour per category: greens for right, ambers for disputed, reds/greys for wrong. Distinct
-# hues inside each family so neighbours in a stacked bar stay apart.
-CATEGORY_COLOURS = {
-    "failed_or_missing": "#6B7280",
-    "extraction_miss": "#92400E",
-    "false_refusal": "#7C3AED",
-    "invented_answer": "#DB2777",
-    "fragile_pass": "#FACC15",
-    "right_but_verbose": "#34D399",
-    "right_other_format": "#10B981",
-    "right_all_agree": "#047857",
-    "same_words_other_order": "#60A5FA",
-    "probably_right_scored_wrong": "#2563EB",
-    "unit_or_scale_slip": "#F97316",
-    "numeric_near_miss": "#FB923C",
-    "partially_right": "#93C5FD",
-    "wrong_but_string_credit": "#F87171",
-    "wrong_all_agree": "#B91C1C",
+# CATEGORY_PALETTE: one colour per category, fifteen told apart at a glance -- any two at least 14 apart in
+# CIEDE2000, and at least 9 apart under simulated deuteranopia and protanopia (Machado et al. 2009; a
+# stacked bar of the old greens, ambers and reds had pairs 0.5 apart for a deuteranope), measured by
+# tests/test_small_things.py. Named colours of Okabe & Ito's palette and of Paul Tol's bright, muted, dark
+# and light ones; right-ish answers blue and green, wrong ones red and brown, no answer grey.
+CATEGORY_PALETTE = {
+    "failed_or_missing": "#6B7280",  # grey
+    "extraction_miss": "#000000",  # black (Okabe & Ito)
+    "false_refusal": "#332288",  # indigo (Tol muted)
+    "invented_answer": "#CC79A7",  # reddish purple (Okabe & Ito)
+    "fragile_pass": "#F0E442",  # yellow (Okabe & Ito)
+    "right_but_verbose": "#56B4E9",  # sky blue (Okabe & Ito)
+    "right_other_format": "#0077BB",  # blue (Tol vibrant)
+    "right_all_agree": "#009E73",  # bluish green (Okabe & Ito)
+    "same_words_other_order": "#225555",  # dark cyan (Tol dark)
+    "probably_right_scored_wrong": "#E69F00",  # orange (Okabe & Ito)
+    "unit_or_scale_slip": "#666633",  # dark yellow (Tol dark)
+    "numeric_near_miss": "#FFAABB",  # pink (Tol light)
+    "partially_right": "#EE6677",  # red (Tol bright)
+    "wrong_but_string_credit": "#663333",  # dark red (Tol dark)
+    "wrong_all_agree": "#D55E00",  # vermillion (Okabe & Ito)
 }
 ACC_COLOURS = {1.0: "#2563EB", 0.0: "#F59E0B"}  # right / wrong: blue / orange, told apart with colour-blindness too
 
 
 def category_bars(counts: pd.DataFrame) -> go.Figure:
     """Horizontal stacked bars: one bar per run (rows of `counts`), one segment per category
-    (columns, contract order), length = answers. Segments carry [run, category]."""
+    (columns, contract order; named in words, coloured from CATEGORY_PALETTE), length = answers.
+    Segments carry [run, category id]."""
     runs = list(counts.index)
     fig = go.Figure()
     for cat in CATEGORY_IDS:
@@ -49,10 +53,10 @@ def category_bars(counts: pd.DataFrame) -> go.Figure:
         if not any(values):
             continue
         fig.add_trace(go.Bar(
-            y=[plotly_text(r) for r in runs], x=values, orientation="h", name=cat,
-            marker=dict(color=CATEGORY_COLOURS[cat], line=dict(width=0.5, color="#FFFFFF")),
+            y=[plotly_text(r) for r in runs], x=values, orientation="h", name=category_label(cat),
+            marker=dict(color=CATEGORY_PALETTE[cat], line=dict(width=0.5, color="#FFFFFF")),
             customdata=[[r, cat] for r in runs],
-            hovertemplate="Run: %{y}<br>Category: " + cat + "<br>Answers: %{x}<extra></extra>",
+            hovertemplate="Run: %{y}<br>Category: " + category_label(cat) + "<br>Answers: %{x}<extra></extra>",
         ))
     # the legend right of the bars, one category a line: under the bars it wrapped into one scrolling
     # column in an 800 px window; beside them it always reads
@@ -72,7 +76,7 @@ def pair_scatter(points: pd.DataFrame, x: str, y: str, listed: set[tuple[str, st
     says which is which: "Accuracy 1" / "Accuracy 0", or under MMLongBench-Doc's partial score
     "Accuracy ≥ 0.5" / "Accuracy < 0.5"); right is the points' `right` column (scoring's one
     definition), else `profile.is_right` of their Accuracy. Each point carries [run, question_id,
-    category] and shows its raw scores on hover. The points of `listed` (run, question id) -- the
+    category in words] and shows its raw scores on hover. The points of `listed` (run, question id) -- the
     answers listed under the chart -- are ringed, unless that is every point."""
     fig = go.Figure()
     many = len(points) > 2_000
@@ -88,7 +92,7 @@ def pair_scatter(points: pd.DataFrame, x: str, y: str, listed: set[tuple[str, st
             marker=dict(color=ACC_COLOURS[acc], size=5 if many else 8, opacity=0.35 if many else 0.7,
                         line=dict(width=0.5, color="#FFFFFF")),
             customdata=[[r, q, c, xr, yr] for r, q, c, xr, yr in
-                        zip(part["run"].map(plotly_text), part["question_id"].map(plotly_text), part["category"],
+                        zip(part["run"].map(plotly_text), part["question_id"].map(plotly_text), part["category"].map(category_label),
                             part["x_raw"], part["y_raw"])],
             hovertemplate=(f"%{{customdata[1]}} · %{{customdata[0]}}<br>{SCORE_LABELS[x]}: %{{customdata[3]:.3f}}"
                            f"<br>{SCORE_LABELS[y]}: %{{customdata[4]:.3f}}<br>%{{customdata[2]}}<extra>{label}</extra>"),

@@ -14,8 +14,8 @@ from collections.abc import Iterable, Sequence
 
 import pandas as pd
 
-from dashboard.core.links import field_label
-from scoring.categories import CATEGORIES, CATEGORY_IDS, answerable, classify
+from dashboard.core.links import field_label, value_label
+from scoring.categories import CATEGORIES, CATEGORY_IDS, CATEGORY_LABELS, answerable, classify
 from scoring.evaluate import RunResult
 from scoring.metrics import Judgement
 from scoring.sensitivity import ProfileComparison
@@ -40,6 +40,55 @@ FUZZY_DEFINITION = ("Fuzzy match: how alike the answer and the gold read as stri
                     "brackets and quotes dropped); a text of over 20 characters found inside the other scores "
                     "0.85 + 0.15 × their length ratio.")
 SCORE_LABELS = {"accuracy": "Accuracy", "token_f1": "Token F1", "anls": "ANLS", "fuzzy": FUZZY_LABEL}
+# The rule that decided an answer's Accuracy (scoring.metrics' Judgement.decided_by codes), in words: what the
+# page's tables and traces show (the CSV and JSON exports keep the codes, as the command line writes them).
+RULE_LABELS = {
+    "missing": "No prediction",
+    "failed_status": "A failed status",
+    "refusal_phrase": "A refusal phrase found",
+    "no_refusal_phrase": "No refusal phrase found",
+    "boolean_unreadable": "Neither yes nor no read",
+    "boolean_polarity": "Yes or no compared",
+    "numeric_gold_zero": "Numbers compared (the gold is 0)",
+    "numeric_tolerance": "Numbers compared (relative error)",
+    "choice_letter": "Option letters compared",
+    "containment": "The gold inside the answer",
+    "similarity": "Strings alike enough",
+    "both_empty": "Both empty",
+    "no_match": "The gold not inside, strings not alike enough",
+    "exact_answer": "Equal to an acceptable answer",
+    "no_exact_answer": "Equal to no acceptable answer",
+    "mmlongbench_eval_score": "MMLongBench-Doc's own evaluator",
+    "mmlongbench_fallback": "MMLongBench-Doc's fallback rule",
+    "harness_rule": "The harness's own rule",
+}
+
+
+def category_label(category: str) -> str:
+    """A disagreement category in words ("right_but_verbose" -> "Right but verbose")."""
+    return CATEGORY_LABELS.get(category, category)
+
+
+def rule_label(rule: str) -> str:
+    """The rule that decided Accuracy, in words (RULE_LABELS; an unknown code with its underscores as spaces)."""
+    return RULE_LABELS.get(rule) or str(rule).replace("_", " ").capitalize()
+
+
+def in_words(frame: pd.DataFrame) -> pd.DataFrame:
+    """A table of this page as the page shows it: categories, rules and answer formats in words (the
+    CSV downloads keep the codes). Columns: `category`, `categories` (joined by ';'), `decision` and
+    `rule <profile>` (rule codes), `answer_format`; the others as they are."""
+    out = frame.copy()
+    for col in out.columns:
+        if col == "category":
+            out[col] = out[col].map(category_label)
+        elif col == "categories":
+            out[col] = out[col].map(lambda cs: "; ".join(category_label(c) for c in (cs.split(";") if isinstance(cs, str) else cs) if c))
+        elif col == "decision" or str(col).startswith("rule "):
+            out[col] = out[col].map(rule_label)
+        elif col == "answer_format":
+            out[col] = out[col].map(lambda v: value_label("answer_format", v))
+    return out
 
 
 def run_categories(run: RunResult, responses: dict | None = None) -> pd.DataFrame:
@@ -335,5 +384,7 @@ def profile_leaderboard(scored: dict[str, dict[str, RunResult]], base: str) -> p
 
 
 def trace_frame(ex: Judgement) -> pd.DataFrame:
-    """The Accuracy trace of a scoring.metrics.Judgement as (step, value) text rows."""
-    return pd.DataFrame(ex.trace(), columns=["Step", "Value"])
+    """The Accuracy trace of a scoring.metrics.Judgement as (step, value) text rows, the rule that
+    decided in words."""
+    rows = [(step, rule_label(value) if step == "Rule that decided" else value) for step, value in ex.trace()]
+    return pd.DataFrame(rows, columns=["Step", "Value"])

@@ -12,7 +12,14 @@ from __future__ import annotations
 import streamlit as st
 
 from dashboard.core.escape import clipped, md_escape
-from dashboard.disagreement.frames import FUZZY_DEFINITION, FUZZY_LABEL, token_overlap, trace_frame, why_diffs
+from dashboard.disagreement.frames import (
+    FUZZY_DEFINITION,
+    FUZZY_LABEL,
+    category_label,
+    token_overlap,
+    trace_frame,
+    why_diffs,
+)
 from scoring.categories import CATEGORIES, classify
 from scoring.metrics import Judgement, judge
 
@@ -45,9 +52,9 @@ def show_why(judgement: Judgement, *, key: str = "", trace: bool = True, title: 
 
 def _draw(judgement: Judgement, key: str, trace: bool, response: object = None) -> None:
     c = classify(judgement, with_fuzzy=True, response=response)
-    st.markdown(f"**Category: `{c.primary}`**" + (f" · also {', '.join(f'`{x}`' for x in c.categories[1:])}"
-                                                  if len(c.categories) > 1 else ""))
-    st.caption("  \n".join(f"{x}: {CATEGORIES[x]}" for x in c.categories) + f"  \n{FUZZY_LABEL}: {c.fuzzy:.3f}",
+    st.markdown(f"**Category: {category_label(c.primary)}**" + (
+        f" · also {', '.join(category_label(x) for x in c.categories[1:])}" if len(c.categories) > 1 else ""))
+    st.caption("  \n".join(f"{category_label(x)}: {CATEGORIES[x]}" for x in c.categories) + f"  \n{FUZZY_LABEL}: {c.fuzzy:.3f}",
                help=FUZZY_DEFINITION)
     j, cut = _explained(judgement)
     if cut:

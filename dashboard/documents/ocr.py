@@ -666,9 +666,17 @@ class Job:
     error: str = ""
     value: object = None
     finished: threading.Event = field(default_factory=threading.Event)
+    listeners: list[Callable[[int, int], None]] = field(default_factory=list)
 
     def progress(self, done: int, total: int) -> None:
         self.done, self.total = done, total
+        for listen in list(self.listeners):
+            listen(done, total)
+
+    def listen(self, listener: Callable[[int, int], None]) -> None:
+        """Tell `listener(done, total)` of every progress step from now on (a job another session
+        started, joined later: its steps from the join on)."""
+        self.listeners.append(listener)
 
     @property
     def running(self) -> bool:
@@ -692,16 +700,20 @@ def _run_job(job: Job, build: Callable[[Callable[[int, int], None]], object]) ->
         job.finished.set()
 
 
-def background(key: tuple, build: Callable[[Callable[[int, int], None]], object]) -> Job:
+def background(key: tuple, build: Callable[[Callable[[int, int], None]], object],
+               listener: Callable[[int, int], None] | None = None) -> Job:
     """The job for `key`: the one running or finished, else `build(progress)` started now in a
     daemon thread. Single-flight: two sessions asking at once get the same job and `build` runs
     once. `build` may call `progress(done, total)` from any thread; an exception it raises becomes
-    the job's `error`. A failed job stays failed until `forget(key)` (the page offers a retry)."""
+    the job's `error`. A failed job stays failed until `forget(key)` (the page offers a retry).
+    `listener(done, total)` is told of the job's progress steps, whoever started it (Job.listen)."""
     with _JOBS_LOCK:
         job = _JOBS.get(key)
         if job is not None:
+            if listener is not None and job.running:
+                job.listen(listener)
             return job
-        job = _JOBS[key] = Job(key)
+        job = _JOBS[key] = Job(key, listeners=[listener] if listener is not None else [])
         finished = [k for k, j in _JOBS.items() if not j.running]
         for k in finished[:max(0, len(finished) - JOBS_KEPT)]:
             del _JOBS[k]

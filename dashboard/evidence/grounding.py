@@ -15,7 +15,9 @@
 * answer_location: evidence_page, other_page (the answer is in the document, only on pages that are
   not evidence pages: a wrong-page answer), in_document (found, in a question whose gold names no
   evidence page, as DocVQA's: counted as found, never as wrong-page), not_in_document (not found
-  verbatim: invented, or computed from the document), no_document (the document is missing);
+  verbatim where the gold answer is written, or on a question the documents hold no answer to:
+  invented), computed (not found verbatim, nor is the gold: computed from the page -- one rule for
+  every answer, dashboard.evidence.locate.not_found_verdict), no_document (the document is missing);
   refused (a refusal: not searched) and extraction_failed (the benchmark's failure marker `Fail to
   answer`, or -- where the raw responses and the right answers are given -- a wrong answer not in
   the document while the gold occurs in the raw response), each its own outcome, never "not in the
@@ -33,7 +35,7 @@ import pandas as pd
 
 from dashboard.documents.pagetext import Rect
 from dashboard.documents.pdf import DocumentError, page_text
-from dashboard.evidence.locate import AnswerLocation, answered, locate_answer
+from dashboard.evidence.locate import AnswerLocation, answered, gold_lazily, locate_answer
 from dashboard.evidence.render import from_normalised, looks_normalised
 from scoring.model import GoldQuestion, Prediction
 
@@ -41,9 +43,9 @@ GOLD_COVERED, CITED_INSIDE = 0.5, 0.2  # the paper's thresholds, as our seed art
 RELEASED_MAX_IOA = 0.3  # ParseBench's released code: max of the two intersection-over-area ratios
 COLUMNS = ["question_id", "run", "evidence_precision", "evidence_recall", "grounding", "answer_location",
            "answer_pages_evidence", "answer_pages_elsewhere"]
-LOCATIONS = ("evidence_page", "in_document", "other_page", "not_in_document", "no_document", "refused",
+LOCATIONS = ("evidence_page", "in_document", "other_page", "not_in_document", "computed", "no_document", "refused",
              "extraction_failed")
-SEARCHED = ("evidence_page", "in_document", "other_page", "not_in_document")  # the answers a rate is over
+SEARCHED = ("evidence_page", "in_document", "other_page", "not_in_document", "computed")  # the answers a rate is over
 
 
 def area(r: Rect) -> float:
@@ -154,15 +156,16 @@ class EvidenceRow:
 
 
 def evidence_row(q: GoldQuestion, run: str, pred: Prediction | None, paths: Mapping[str, Path | None], *,
-                 right: bool | None = None, response: object = None) -> EvidenceRow:
-    """`right` and `response`: as locate_answer takes them (whether the answer is right; the raw
-    response beside it)."""
+                 right: bool | None = None, response: object = None,
+                 gold: str | Callable[[], str] | None = None) -> EvidenceRow:
+    """`right`, `response` and `gold`: as locate_answer takes them (whether the answer is right; the raw
+    response beside it; where the question's gold is, dashboard.evidence.locate.gold_where)."""
     cited = cited_pages(q, pred)
     # a run that cites no page at all does not report evidence: neither precision nor recall
     p, r = precision_recall(cited, gold_pages(q)) if cited else (None, None)
     boxes = cited_boxes(q, pred, paths)
     g = grounding(boxes, gold_boxes(q, paths)) if boxes else None
-    loc = locate_answer(answered(pred), q, dict(paths), right=right, response=response)
+    loc = locate_answer(answered(pred), q, dict(paths), right=right, response=response, gold=gold)
     return EvidenceRow(q.qid, run, p, r, g, loc.location, loc.flat("evidence"), loc.flat("other"), loc)
 
 
@@ -181,6 +184,7 @@ def evidence_table(questions: list[GoldQuestion], runs: Mapping[str, Mapping[str
     done = 0
     for q in questions:
         where = paths(q)
+        gold = gold_lazily(q, dict(where))  # the one rule's input: searched once for all runs, if needed
         for run, preds in runs.items():
             done += 1
             pred = preds.get(q.qid)
@@ -188,7 +192,7 @@ def evidence_table(questions: list[GoldQuestion], runs: Mapping[str, Mapping[str
                 continue
             mine = (responses or {}).get(run)
             row = evidence_row(q, run, pred, where, right=None if right is None or run not in right else q.qid in right[run],
-                               response=mine.get(q.qid) if mine else None)
+                               response=mine.get(q.qid) if mine else None, gold=gold)
             rows.append({c: getattr(row, c) for c in COLUMNS})
             if progress and done % 20 == 0:
                 progress(done, total)
@@ -198,8 +202,9 @@ def evidence_table(questions: list[GoldQuestion], runs: Mapping[str, Mapping[str
 
 def run_rates(table: pd.DataFrame) -> pd.DataFrame:
     """Per run: mean page precision and recall, mean grounding (over questions where defined), and
-    the rates of answers only on a non-evidence page and nowhere in the document (over the
-    answers that were searched in a document)."""
+    the rates of answers only on a non-evidence page, nowhere in the document (invented) and not
+    written in it where the gold is not either (computed), over the answers that were searched in a
+    document."""
     rows = []
     for run, part in table.groupby("run", sort=False):
         searched = part[part["answer_location"].isin(SEARCHED)]
@@ -214,11 +219,12 @@ def run_rates(table: pd.DataFrame) -> pd.DataFrame:
             "answer_on_evidence_page": (searched["answer_location"] == "evidence_page").mean() if n else None,
             "answer_only_on_other_page": (searched["answer_location"] == "other_page").mean() if n else None,
             "answer_not_in_document": (searched["answer_location"] == "not_in_document").mean() if n else None,
+            "answer_computed": (searched["answer_location"] == "computed").mean() if n else None,
             "answer_found_no_evidence_page": (searched["answer_location"] == "in_document").mean() if n else None,
         })
     cols = ["run", "questions", "evidence_precision", "evidence_recall", "grounding", "grounded_questions",
             "answers_searched", "answer_on_evidence_page", "answer_only_on_other_page", "answer_not_in_document",
-            "answer_found_no_evidence_page"]
+            "answer_computed", "answer_found_no_evidence_page"]
     return pd.DataFrame(rows, columns=cols)
 
 
@@ -237,7 +243,8 @@ EXPLORER_LABELS = {"evidence_precision": "Page precision", "evidence_recall": "P
 NOT_SEARCHED = "not_searched"  # the location key of an answer that was not searched (answer_location None)
 LOCATION_LABELS = {"evidence_page": "on an evidence page", "in_document": "in the document (no evidence page named)",
                    "other_page": "only on other pages",
-                   "not_in_document": "not in the document", "no_document": "document missing",
+                   "not_in_document": "not in the document", "computed": "computed from the page",
+                   "no_document": "document missing",
                    "refused": "a refusal (not searched)", "extraction_failed": "extraction failed"}
 LOCATION_ORDER = (*LOCATIONS, NOT_SEARCHED)  # the explorer filter's options and the overview's segments, in order
 AUTO_PAIRS = 2_000  # more (question, run) pairs than this: the pages compute the metrics on request only

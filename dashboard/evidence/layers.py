@@ -18,7 +18,7 @@ from pathlib import Path
 from dashboard.documents import ocr
 from dashboard.documents.pagetext import PageText
 from dashboard.documents.pdf import DocumentError, page_text
-from dashboard.evidence.locate import EXACT, NOT_FOUND, Location, answer_rects, answered, locate_quote
+from dashboard.evidence.locate import EXACT, NOT_FOUND, Location, answer_boxes, answered, locate_quote
 from dashboard.evidence.render import GOLD_ANSWER, GOLD_BOX, GOLD_EVIDENCE, RUN_COLOURS, Box, from_normalised, looks_normalised
 from scoring.model import DocRef, GoldQuestion, Prediction
 
@@ -117,15 +117,14 @@ def page_layers(q: GoldQuestion, ref: DocRef, path: Path, page: int, runs: Seque
                                  GOLD_BOXES))
     if on(GOLD_ANSWERS):
         for ans in dict.fromkeys(q.answers):
-            for r in answer_rects(pt, ans):
-                out.boxes.append(Box(r, GOLD_ANSWER, f"Gold answer: “{short(ans)}”", GOLD_ANSWERS))
+            for found, k, n, r in answer_boxes(pt, ans):
+                out.boxes.append(Box(r, GOLD_ANSWER, f"Gold answer{element_label(k, n)}: “{short(found)}”", GOLD_ANSWERS))
     for run in runs:
         pred = preds.get(run)
         colour = run_colour(runs, run)
         if on(answer_layer(run)):
-            text = answered(pred)
-            for r in answer_rects(pt, text):
-                out.boxes.append(Box(r, colour, f"{run}: answer “{short(text)}”", answer_layer(run)))
+            for found, k, n, r in answer_boxes(pt, answered(pred)):
+                out.boxes.append(Box(r, colour, f"{run}: answer{element_label(k, n)} “{short(found)}”", answer_layer(run)))
         if pred is None:
             continue
         cites_page = page in pred.evidence_pages and ref.document_id == first
@@ -141,6 +140,11 @@ def page_layers(q: GoldQuestion, ref: DocRef, path: Path, page: int, runs: Seque
                 out.boxes.append(Box((inset, inset, pt.width - inset, pt.height - inset), colour,
                                      f"{run} cites page {page}", cited_layer(run), dashed=True, fill=False))
     return out
+
+
+def element_label(k: int, n: int) -> str:
+    """", element 2 of 3" for an element of a list answer; "" for an answer that is not a list."""
+    return f", element {k} of {n}" if n > 1 else ""
 
 
 def quote_message(note: QuoteNote) -> str:

@@ -24,6 +24,7 @@ LRUs keyed by (path, mtime_ns, page), never Document objects.
 
 from __future__ import annotations
 
+import json
 import re
 import threading
 from bisect import bisect_right
@@ -36,9 +37,10 @@ from pathlib import Path
 from rapidfuzz import fuzz
 
 from dashboard.core.paths import inside
+from dashboard.documents import ocr
 from dashboard.documents.pagetext import NUMBER_TOKEN, DocText, PageText, Rect, norm_text, number_key, tight, token_value
-from dashboard.documents.pdf import DocumentError, doc_text, is_image, page_text
-from scoring.mmlongbench import extraction_miss
+from dashboard.documents.pdf import DocumentError, doc_text, page_text
+from scoring.mmlongbench import extraction_miss, read_literal
 from scoring.model import DocRef, GoldQuestion, Prediction
 from scoring.numbers import read_number
 from scoring.registry import is_failure_marker
@@ -51,6 +53,9 @@ IN_DOCUMENT = "in_document"  # found, in a question whose gold names no evidence
 # `Fail to answer`, scoring.registry.FAILURE_MARKERS), or an extracted answer not in the document while the
 # gold occurs in the model's raw response (scoring.mmlongbench.extraction_miss).
 REFUSED, EXTRACTION_FAILED = "refused", "extraction_failed"
+# Not found in the documents, on a question whose gold answer is not written in them either (or cannot be
+# looked for): computed from the page, never "invented" (`not_found_verdict`, the one rule)
+COMPUTED = "computed"
 FUZZY_MIN, FUZZY_MIN_SHORT, SHORT_QUOTE = 0.80, 0.90, 12
 # fuzzy alignment costs about (quote length x page length): beyond this many character pairs (about
 # 0.2 s) a quote is located exactly or not at all, and its message says so
@@ -174,14 +179,12 @@ _OPTION = re.compile(r"^[A-Da-d]\)\s+")
 _LABELS = frozenset({"answer", "evidence", "final answer", "answer is"})
 
 
-def answer_candidates(answer: str) -> list[str]:
-    """What to look for in the document for one answer: its text without wrappers ("The answer
-    is", "Answer:", Markdown emphasis, a final period), and its bold parts. Empty for refusals,
-    empty answers and single characters other than a digit (a choice letter names an option, not a
-    text; a digit is a number, searched as one)."""
+def _unwrapped(answer: str) -> tuple[str, list[str]]:
+    """An answer without its wrappers ("The answer is", "Answer:", Markdown emphasis, a final period,
+    quotes, an option's letter), and its bold parts."""
     text = (answer or "").strip()
     if not text:
-        return []
+        return "", []
     lines = [ln for ln in text.splitlines() if ln.strip()]
     marked = [ln for ln in lines if re.search(r"answer\s*[:*]", ln, re.I)]
     text = (marked[-1] if marked else lines[-1] if len(lines) > 1 and len(lines[-1]) < 80 else text).strip()
@@ -189,8 +192,25 @@ def answer_candidates(answer: str) -> list[str]:
     text = _PREFIX.sub("", text.replace("**", "").replace("__", "").strip()).strip()
     text = re.sub(r"^[-*•]\s+", "", text).strip()
     text = _PREFIX.sub("", text).strip().rstrip(".").strip().strip('"\'').strip()
-    text = _OPTION.sub("", text)
-    if REFUSALS.match(norm_text(text)) or norm_text(text).startswith(("not answerable", "unanswerable")):
+    return _OPTION.sub("", text), bold
+
+
+def _is_refusal(text: str) -> bool:
+    n = norm_text(text)
+    return bool(REFUSALS.match(n)) or n.startswith(("not answerable", "unanswerable"))
+
+
+def answer_candidates(answer: str) -> list[str]:
+    """What to look for in the document for one answer: its text without wrappers ("The answer
+    is", "Answer:", Markdown emphasis, a final period), and its bold parts; for a list answer
+    (`answer_elements`), each element's. Empty for refusals, empty answers and lists, and single
+    characters other than a digit (a choice letter names an option, not a text; a digit is a
+    number, searched as one)."""
+    elements = answer_elements(answer)
+    if elements is not None:
+        return list(dict.fromkeys(c for e in elements for c in answer_candidates(e)))
+    text, bold = _unwrapped(answer)
+    if _is_refusal(text):
         return []
     out = []
     if text and len(text.split()) <= MAX_ANSWER_WORDS:
@@ -203,6 +223,85 @@ def answer_candidates(answer: str) -> list[str]:
     return out
 
 
+# ----------------------------------------------------------------------------- list answers
+
+# A list answer (MMLongBench-Doc's `List` format: `['The Economist', 'TIME']`, `[18, 24]`; a JSON list;
+# a list-shaped string such as `[The Economist, TIME]`) is searched element by element. Longer text is
+# searched as text: the Python-literal parse (scoring.mmlongbench.read_literal, never eval) is bounded
+# by this size, the elements by their count.
+LIST_MAX_CHARS = 4_000
+MAX_ELEMENTS = 50  # elements searched at most (each is a search of the whole document)
+_SCALARS = (str, int, float)
+
+
+def _elements_of(value: object) -> list[str] | None:
+    """The texts of a parsed list's elements (one nested level flattened; None, booleans, objects
+    and deeper lists left out), or None when `value` is not a list."""
+    if not isinstance(value, (list, tuple)):
+        return None
+    out: list[str] = []
+    for v in value:
+        for w in (v if isinstance(v, (list, tuple)) else (v,)):
+            if isinstance(w, _SCALARS) and not isinstance(w, bool):
+                out.append(str(w).strip())
+    return out
+
+
+def _unquoted(inner: str) -> list[str] | None:
+    """`a, b` of a list-shaped string `[a, b]` that is no literal: its comma-separated parts, quotes
+    stripped; None when brackets are nested inside (not a list of plain elements)."""
+    if "[" in inner or "]" in inner:
+        return None
+    return [p.strip().strip("'\"\u2018\u2019\u201c\u201d").strip() for p in inner.split(",")]
+
+
+_PHRASE_SPLIT = re.compile(r", and |, |; | and | & ", re.I)  # literal alternatives on single-spaced text: linear
+
+
+def phrase_parts(answer: str) -> list[str] | None:
+    """The parts of an answer written as a list in words -- `Germany and United Kingdom`, `Paris,
+    Lyon and Nice`, `salt; pepper` -- each with at least two letters (`18 and 24` is no such list: a
+    bare number is found almost anywhere), at most MAX_ELEMENTS; None when it has one part, more than
+    MAX_ANSWER_WORDS words, or is a bracketed list (`answer_elements`). Such an answer is found when it
+    is, else when each of its parts is."""
+    text = " ".join(_unwrapped(answer)[0].split())
+    if not text or len(text.split(" ")) > MAX_ANSWER_WORDS or answer_elements(answer) is not None:
+        return None
+    parts = [x.strip() for x in _PHRASE_SPLIT.split(text)]
+    if len(parts) < 2 or any(sum(c.isalpha() for c in x) < 2 for x in parts):
+        return None
+    return list(dict.fromkeys(parts))[:MAX_ELEMENTS]
+
+
+def answer_elements(answer: str) -> list[str] | None:
+    """The elements of a list answer, in order, each once (compared as normalised text), at most
+    MAX_ELEMENTS; None when the answer is not a list. A list is the answer's text without its
+    wrappers, between `[` and `]`: a Python literal (scoring.mmlongbench.read_literal:
+    `ast.literal_eval`, never eval), else a JSON list (`null`, `true`), else a list-shaped string
+    (`[The Economist, TIME]`, split at its commas). `[]` is a list without elements."""
+    if not answer or "[" not in answer:
+        return None
+    text, _ = _unwrapped(answer)
+    if not (text.startswith("[") and text.endswith("]")) or len(text) > LIST_MAX_CHARS:
+        return None
+    ok, value = read_literal(text)
+    got = _elements_of(value) if ok else None
+    if got is None:
+        try:
+            got = _elements_of(json.loads(text))
+        except (ValueError, RecursionError):  # not JSON, a number too long to convert, brackets nested too deep
+            got = None
+    if got is None:
+        got = _unquoted(text[1:-1])
+    if got is None:
+        return None
+    seen: dict[str, str] = {}
+    for e in got:
+        if e and norm_text(e) not in seen:
+            seen[norm_text(e)] = e
+    return list(seen.values())[:MAX_ELEMENTS]
+
+
 _CHOICE = re.compile(r"^\(?([A-Da-d])[).]?$")
 
 
@@ -211,10 +310,13 @@ def not_searched_reason(answer: str) -> str:
     text = (answer or "").strip()
     if not text:
         return "an empty answer"
+    elements = answer_elements(text)
+    if elements is not None:
+        return "an empty list" if not elements else "a list with nothing to look for in its elements"
     bare = _PREFIX.sub("", text.replace("**", "").replace("__", "")).strip().rstrip(".").strip().strip('"\'').strip()
     if _CHOICE.match(bare):
         return f"a choice letter ({bare})"
-    if REFUSALS.match(norm_text(bare)) or norm_text(bare).startswith(("not answerable", "unanswerable")):
+    if _is_refusal(bare):
         return "a refusal"
     if len(bare) <= 1:
         return "a single character, not a text to look for"
@@ -345,11 +447,9 @@ def renders_gold(answer: str, gold: str) -> bool:
     return bool(a) and a == spelled(gold) and norm_text(answer) != norm_text(gold)
 
 
-def answer_rects(pt: PageText, answer: str) -> list[Rect]:
-    """Every occurrence of the answer on this page: its text (word-bounded), and a numeric
-    answer's value written in any form (`1,250` finds `1250`)."""
+def _candidate_rects(pt: PageText, candidates: list[str]) -> list[Rect]:
     rects: list[Rect] = []
-    for cand in answer_candidates(answer):
+    for cand in candidates:
         q = norm_text(cand)
         num = _answer_number(cand)
         if num is None:
@@ -359,6 +459,24 @@ def answer_rects(pt: PageText, answer: str) -> list[Rect]:
             for a, b in _number_hits(pt.text, *num, page=pt.page):
                 rects += pt.span_rects(a, b)
     return list(dict.fromkeys(rects))
+
+
+def answer_rects(pt: PageText, answer: str) -> list[Rect]:
+    """Every occurrence of the answer on this page: its text (word-bounded), and a numeric
+    answer's value written in any form (`1,250` finds `1250`); of a list answer, each element's."""
+    return _candidate_rects(pt, answer_candidates(answer))
+
+
+def answer_boxes(pt: PageText, answer: str) -> list[tuple[str, int, int, Rect]]:
+    """`answer_rects` with what each box is of: (the text found, its element's 1-based position, the
+    number of elements, the box). A single answer is one element of one: (its text, 1, 1, box)."""
+    elements = answer_elements(answer)
+    if elements is None:
+        whole = [(answer, 1, 1, r) for r in answer_rects(pt, answer)]
+        elements = phrase_parts(answer) if not whole else None  # "Germany and United Kingdom": its parts
+        if elements is None:
+            return whole
+    return [(e, k, len(elements), r) for k, e in enumerate(elements, 1) for r in answer_rects(pt, e)]
 
 
 def answer_pages(doc: DocText, answer: str, also: list[str] | None = None) -> list[int]:
@@ -402,17 +520,36 @@ def _packed_page(doc: DocText, k: int) -> str:
 
 
 @dataclass
+class ElementLocation:
+    """One element of a list answer, located: the pages holding it per document."""
+
+    text: str
+    evidence_pages: dict[str, list[int]] = field(default_factory=dict)
+    other_pages: dict[str, list[int]] = field(default_factory=dict)
+    searched: bool = True  # False: nothing in it to look for (a single letter, a refusal)
+
+    @property
+    def found(self) -> bool:
+        return bool(self.evidence_pages or self.other_pages)
+
+    @property
+    def on_evidence_page(self) -> bool:
+        return bool(self.evidence_pages)
+
+
+@dataclass
 class AnswerLocation:
     answer: str
     searched: bool  # False: a refusal, a failure marker, an empty answer or a choice letter, or no text layer
-    # evidence_page, in_document, other_page, not_in_document, no_document, refused, extraction_failed;
-    # None when not searched for another reason
+    # evidence_page, in_document, other_page, not_in_document, computed, no_document, refused,
+    # extraction_failed; None when not searched for another reason
     location: str | None
     evidence_pages: dict[str, list[int]] = field(default_factory=dict)  # document -> evidence pages holding it
     other_pages: dict[str, list[int]] = field(default_factory=dict)  # document -> other pages holding it
     missing: list[str] = field(default_factory=list)  # documents that could not be searched
     message: str = ""
     right: bool | None = None  # whether the answer is right (scoring's definition); None: unknown
+    elements: list[ElementLocation] = field(default_factory=list)  # a list answer's elements, each located
 
     @property
     def mark(self) -> str:
@@ -426,7 +563,7 @@ class AnswerLocation:
     def in_document(self) -> bool | None:
         if self.location in (EVIDENCE_PAGE, OTHER_PAGE, IN_DOCUMENT):
             return True
-        if self.location == NOT_IN_DOCUMENT:
+        if self.location in (NOT_IN_DOCUMENT, COMPUTED):
             return False
         return None
 
@@ -436,6 +573,7 @@ class AnswerLocation:
 
 
 LOCATION_MARKS = {OTHER_PAGE: ":orange[:material/warning:]", NOT_IN_DOCUMENT: ":red[:material/help:]",
+                  COMPUTED: ":blue[:material/calculate:]",
                   REFUSED: ":violet[:material/block:]", EXTRACTION_FAILED: ":gray[:material/content_cut:]"}
 
 
@@ -452,10 +590,121 @@ def _pages_text(pages: dict[str, list[int]], several: bool) -> str:
     return "; ".join(parts)
 
 
-NOT_FOUND_RIGHT = "not found verbatim in the document{s} (the answer may be computed from it)"
-NOT_FOUND_WRONG = "appears nowhere in the document{s} (likely invented)"
-NOT_FOUND_UNKNOWN = "not found verbatim in the document{s} (computed from it, or invented)"
+# ----------------------------------------------------------------------------- computed or invented: one rule
+
+# Where a question's gold answer is written (`gold_where`): what the one rule (`not_found_verdict`) reads.
+GOLD_WRITTEN = "written"  # found verbatim in the question's documents: a look-up question
+GOLD_NOT_WRITTEN = "not_written"  # searched, not found: computed, counted, or read from a figure
+GOLD_UNANSWERABLE = "unanswerable"  # the gold is a refusal ("Not answerable"): the documents hold no answer
+GOLD_UNKNOWN = "unknown"  # nothing to look for in the gold (empty, a choice letter), or no document read
+
+NOT_FOUND_WRITTEN = "appears nowhere in the document{s}, where the gold answer is written (likely invented)"
+NOT_FOUND_UNANSWERABLE = "appears nowhere in the document{s}, which hold no answer to this question (likely invented)"
+NOT_FOUND_COMPUTED = ("not found verbatim in the document{s}, nor is the gold answer: computed from the page "
+                      "(or read from a figure), as the gold is")
+NOT_FOUND_UNKNOWN = ("not found verbatim in the document{s}; computed from it or invented cannot be told: the gold "
+                     "answer cannot be looked for (nothing in it to search, or pages without a text layer not read)")
 NOT_FOUND_RENDERED = "not found verbatim in the document{s}: the gold answer written in other characters, not invented"
+# the same verdicts for the elements of a list answer that were not found, when others were
+PART_WRITTEN = "likely invented: the gold answer is written in the document{s}"
+PART_UNANSWERABLE = "likely invented: the document{s} hold no answer to this question"
+PART_COMPUTED = "computed from the page, as the gold is (it is not written in the document{s} either)"
+PART_UNKNOWN = "computed or invented cannot be told: the gold answer cannot be looked for"
+
+
+def not_found_verdict(gold: str, rendered: bool = False, partly: bool = False) -> tuple[str, str]:
+    """The one rule for every answer searched and not found in its documents, whoever gave it and
+    whatever it scored: (location, words, with `{s}` for the documents' plural; `partly`: the words
+    for the missing elements of a list answer whose other elements were found). It reads where the
+    question's gold is (`gold_where`), never whether the answer is right -- two wrong or right
+    numbers on one question get one label:
+
+    * the gold is written in the documents (a look-up question), or the question has no answer in
+      them (its gold a refusal): NOT_IN_DOCUMENT, "likely invented" -- the red "not in the document";
+    * the gold is not written in them either (computed, counted, read from a figure): COMPUTED;
+    * the gold cannot be looked for (nothing in it to search, no document read, pages without a
+      text layer left unread): COMPUTED, saying that computed or invented cannot be told (never
+      red without a reason);
+    * an answer that writes the gold in other characters (`renders_gold`): COMPUTED, not invented."""
+    if rendered:
+        return COMPUTED, NOT_FOUND_RENDERED
+    if gold == GOLD_WRITTEN:
+        return NOT_IN_DOCUMENT, PART_WRITTEN if partly else NOT_FOUND_WRITTEN
+    if gold == GOLD_UNANSWERABLE:
+        return NOT_IN_DOCUMENT, PART_UNANSWERABLE if partly else NOT_FOUND_UNANSWERABLE
+    if gold == GOLD_NOT_WRITTEN:
+        return COMPUTED, PART_COMPUTED if partly else NOT_FOUND_COMPUTED
+    return COMPUTED, PART_UNKNOWN if partly else NOT_FOUND_UNKNOWN
+
+
+def _read_documents(q: GoldQuestion, paths: dict[str, Path | None],
+                    progress: Callable[[int, int], None] | None = None) -> tuple[list[tuple[DocRef, Path, DocText]], list[str]]:
+    """The question's documents that can be searched, with their whole texts, and the ids of those
+    that cannot (missing or unreadable). A document without text on any page (page images not read
+    by OCR) is neither."""
+    read, missing = [], []
+    for ref in (d for d in q.documents if d.document_id):
+        path = paths.get(ref.document_id)
+        if path is None:
+            missing.append(ref.document_id)
+            continue
+        try:
+            dt = doc_text(path, progress)
+        except (DocumentError, OSError):
+            missing.append(ref.document_id)
+            continue
+        if not any(dt.pages):
+            continue  # page images not read by OCR (dashboard/documents/ocr.py): nothing to search
+        read.append((ref, path, dt))
+    return read, missing
+
+
+def _parts(answer: str) -> list[str]:
+    """What must each be found for the answer to be: a list answer's elements, else the answer."""
+    elements = answer_elements(answer)
+    return [answer] if elements is None else elements
+
+
+def gold_where(q: GoldQuestion, paths: dict[str, Path | None],
+               progress: Callable[[int, int], None] | None = None) -> str:
+    """Where the question's gold answer is, for `not_found_verdict`: GOLD_WRITTEN when one of its
+    answers is found verbatim in the question's documents (a list gold: each of its elements that
+    can be looked for), GOLD_UNANSWERABLE when every gold answer is a refusal, GOLD_NOT_WRITTEN when
+    searched and not found, GOLD_UNKNOWN when there is nothing to look for or no document to read, or
+    when not found while a page without a text layer was left unread (OCR missing, refused, not yet)."""
+    golds = [g for g in q.answers if g and g.strip()]
+    if golds and all(_is_refusal(_unwrapped(g)[0]) for g in golds):
+        return GOLD_UNANSWERABLE
+    wanted = [[p for p in _parts(g) if answer_candidates(p)] for g in golds]
+    wanted += [w for w in map(phrase_parts, golds) if w]  # "Germany and United Kingdom": written when its parts are
+    wanted = [w for w in wanted if w]
+    if not wanted:
+        return GOLD_UNKNOWN
+    read, _ = _read_documents(q, paths, progress)
+    if not read:
+        return GOLD_UNKNOWN
+    for parts in wanted:
+        if all(any(answer_pages(dt, p) for _, _, dt in read) for p in parts):
+            return GOLD_WRITTEN
+    unread = any((st := ocr.status(path)).unread or st.problems or st.missing for _, path, _ in read)
+    return GOLD_UNKNOWN if unread else GOLD_NOT_WRITTEN
+
+
+def gold_lazily(q: GoldQuestion, paths: dict[str, Path | None]) -> Callable[[], str]:
+    """`gold_where(q, paths)` as a function computing it on its first call only: for `locate_answer`'s
+    `gold`, shared by the runs of one question (searched once, and only when an answer is not found)."""
+    kept: list[str] = []
+
+    def get() -> str:
+        if not kept:
+            kept.append(gold_where(q, paths))
+        return kept[0]
+    return get
+
+
+# ----------------------------------------------------------------------------- one answer
+
+
 FAILURE_MARKED = "no answer: the benchmark's extraction failed (its marker “{answer}”); not searched"
 EXTRACTION_MISSED = ("the extraction likely failed: the gold answer occurs in the model's raw response, the "
                      "extracted answer {where}")
@@ -470,18 +719,69 @@ def _extraction_missed(q: GoldQuestion, response: object, right: bool | None) ->
     return extraction_miss(q.metadata.get("answer", q.gold_answer), q.raw_format or q.answer_format, response, 0.0)
 
 
+def _quoted(texts: list[str], limit: int = 6) -> str:
+    shown = ", ".join(f"“{' '.join(t.split())[:60]}”" for t in texts[:limit])
+    return shown + (f" and {len(texts) - limit} more" if len(texts) > limit else "")
+
+
+def _merged(a: dict[str, list[int]], b: dict[str, list[int]]) -> dict[str, list[int]]:
+    return {d: sorted({*a.get(d, []), *b.get(d, [])}) for d in dict.fromkeys([*a, *b])}
+
+
+def _search(texts: list[str], read: list[tuple[DocRef, Path, DocText]], also: list[str]) -> list[ElementLocation]:
+    """Each text (an answer, or each element of a list answer) looked for in the documents read:
+    the evidence pages and the other pages holding it, per document. `also`: other forms of the
+    answer, looked for with it (`renders_gold`)."""
+    parts = [ElementLocation(t, searched=bool(answer_candidates(t))) for t in texts]
+    for ref, _, dt in read:
+        evidence = set(ref.evidence_pages) | {p for it in ref.evidence_items for p in it.pages}
+        for part in (p for p in parts if p.searched):
+            hits = answer_pages(dt, part.text, also)
+            ev = [p for p in hits if p in evidence]
+            other = [p for p in hits if p not in evidence]
+            if ev:
+                part.evidence_pages[ref.document_id] = ev
+            if other:
+                part.other_pages[ref.document_id] = other
+    return parts
+
+
+def _elements_said(elements: list[ElementLocation], several: bool, noun: str = "elements") -> str:
+    """Which elements of a list answer were found where, and which not: "2 of 3 elements found:
+    “A” (p. 5), “B” (p. 7); not found: “C”"."""
+    looked = [e for e in elements if e.searched]
+    found = [e for e in looked if e.found]
+    where = [f"“{' '.join(e.text.split())[:60]}” ({'' if several else 'p. '}"
+             f"{_pages_text(_merged(e.evidence_pages, e.other_pages), several)})" for e in found[:6]]
+    text = f"{len(found)} of {len(looked)} {noun} found"
+    if where:
+        text += ": " + ", ".join(where) + (f" and {len(found) - 6} more" if len(found) > 6 else "")
+    missing = [e.text for e in looked if not e.found]
+    if missing:
+        text += "; not found: " + _quoted(missing)
+    skipped = [e.text for e in elements if not e.searched]
+    if skipped:
+        text += "; not searched: " + _quoted(skipped)
+    return text
+
+
 def locate_answer(answer: str, q: GoldQuestion, paths: dict[str, Path | None],
                   progress: Callable[[int, int], None] | None = None, *, right: bool | None = None,
-                  response: object = None) -> AnswerLocation:
+                  response: object = None, gold: str | Callable[[], str] | None = None) -> AnswerLocation:
     """Where an answer appears in the question's documents: on an evidence page, only on other
     pages (a wrong-page answer), on some page of a question whose gold names no evidence page
-    (IN_DOCUMENT), nowhere, or unknown (no document). `right`: whether the answer is right
-    (scoring.profiles.Profile.is_right; None: unknown); a right answer found nowhere is never called
-    invented, nor is an answer that writes the gold in other characters (`renders_gold`: it is
-    also looked for as the gold is written). Not searched, each its own outcome: a failure marker
-    (`Fail to answer`: EXTRACTION_FAILED) and a refusal (REFUSED). `response`: the model's raw answer
-    where the run has one (MMLongBench-Doc): a wrong answer (`right` False) that is a refusal or is
-    not found while the gold occurs in the response is EXTRACTION_FAILED too."""
+    (IN_DOCUMENT), nowhere (NOT_IN_DOCUMENT, invented, or COMPUTED: `not_found_verdict`, the one
+    rule, from `gold` -- `gold_where(q, paths)`, or a function giving it, called only when the answer
+    is not found; computed here when not given), or unknown (no
+    document). A list answer (`answer_elements`) is found when each of its elements is, and is
+    on an evidence page when each is; `elements` says where each was found. `right`: whether the
+    answer is right (scoring.profiles.Profile.is_right; None: unknown): it marks a wrong answer on
+    an evidence page and tells a failed extraction, never whether a missing answer is invented; an
+    answer that writes the gold in other characters (`renders_gold`) is also looked for as the gold
+    is written. Not searched, each its own outcome: a failure marker (`Fail to answer`:
+    EXTRACTION_FAILED) and a refusal (REFUSED). `response`: the model's raw answer where the run has
+    one (MMLongBench-Doc): a wrong answer (`right` False) that is a refusal or is not found while the
+    gold occurs in the response is EXTRACTION_FAILED too."""
     out = AnswerLocation(answer, False, None, right=right)
     missed = _extraction_missed(q, response, right)
     if is_failure_marker(answer):
@@ -500,54 +800,59 @@ def locate_answer(answer: str, q: GoldQuestion, paths: dict[str, Path | None],
         elif reason == "a refusal":
             out.location = REFUSED
         return out
+    listed = answer_elements(answer) is not None
     refs = [d for d in q.documents if d.document_id]
     named = any(d.evidence_pages or any(it.pages for it in d.evidence_items) for d in refs)
-    searched_any = False
-    for ref in refs:
-        path = paths.get(ref.document_id)
-        if path is None:
-            out.missing.append(ref.document_id)
-            continue
-        try:
-            dt = doc_text(path, progress)
-        except (DocumentError, OSError):
-            out.missing.append(ref.document_id)
-            continue
-        if is_image(path) and not any(dt.pages):
-            continue  # a page image not read by OCR (dashboard/documents/ocr.py): not searched
-        searched_any = True
-        hits = answer_pages(dt, answer, also)
-        gold = set(ref.evidence_pages) | {p for it in ref.evidence_items for p in it.pages}
-        ev = [p for p in hits if p in gold]
-        other = [p for p in hits if p not in gold]
-        if ev:
-            out.evidence_pages[ref.document_id] = ev
-        if other:
-            out.other_pages[ref.document_id] = other
+    read, out.missing = _read_documents(q, paths, progress)
+    parts = _search(_parts(answer), read, [] if listed else also)
+    looked = [p for p in parts if p.searched]
+    whole = bool(looked) and all(p.found for p in looked)
+    noun = "elements"
+    on_evidence = whole and all(p.on_evidence_page for p in looked)
+    if not listed and not on_evidence and (phrase := phrase_parts(answer)) is not None:
+        # a list in words: found when each of its parts is (on the evidence pages when each is there)
+        alt = [p for p in _search(phrase, read, []) if p.searched]
+        if alt and all(p.found for p in alt) and (not whole or all(p.on_evidence_page for p in alt)):
+            parts, listed, noun = alt, True, "parts"
+            looked, whole = alt, True
+    for part in looked:
+        for got, into in ((part.evidence_pages, out.evidence_pages), (part.other_pages, out.other_pages)):
+            for doc_id, pages in got.items():
+                into[doc_id] = sorted({*into.get(doc_id, []), *pages})
+    if listed:
+        out.elements = parts
     several = len(refs) > 1
-    out.searched = searched_any
-    if out.evidence_pages:
+    out.searched = bool(read)
+    said = f"; {_elements_said(parts, several, noun)}" if listed else ""
+    if whole and all(p.on_evidence_page for p in looked):
         out.location = EVIDENCE_PAGE
-        out.message = f"appears on the evidence page{'s' if len(out.flat('evidence')) > 1 else ''} " \
+        what = f"all {len(looked)} {noun} appear" if listed and len(looked) > 1 else "appears"
+        out.message = f"{what} on the evidence page{'s' if len(out.flat('evidence')) > 1 else ''} " \
                       f"{_pages_text(out.evidence_pages, several)}"
         if out.other_pages:
             out.message += f" (and on page{_s(out.flat('other'))} {_pages_text(out.other_pages, several)})"
         if right is False:
             out.message += WRONG_ON_EVIDENCE
-    elif out.other_pages and not named:  # the gold names no evidence page: found is all that can be said
+    elif whole and not named:  # the gold names no evidence page: found is all that can be said
         out.location = IN_DOCUMENT
         out.message = f"appears on page{_s(out.flat('other'))} {_pages_text(out.other_pages, several)}"
-    elif out.other_pages:
+    elif whole:
         out.location = OTHER_PAGE
-        out.message = f"appears on page{_s(out.flat('other'))} {_pages_text(out.other_pages, several)}, not on the evidence pages"
-    elif searched_any and missed:
+        if listed and out.evidence_pages:  # some elements on an evidence page, some only elsewhere
+            off = [p.text for p in looked if not p.on_evidence_page]
+            out.message = f"not every {noun[:-1]} is on the evidence pages ({_quoted(off)} only elsewhere){said}"
+        else:
+            out.message = f"appears on page{_s(out.flat('other'))} {_pages_text(out.other_pages, several)}, " \
+                          "not on the evidence pages"
+    elif read and missed:
         out.location = EXTRACTION_FAILED
-        out.message = EXTRACTION_MISSED.format(where=f"is not in the document{'s' if several else ''}")
-    elif searched_any:
-        out.location = NOT_IN_DOCUMENT
-        text = (NOT_FOUND_RIGHT if right else NOT_FOUND_RENDERED if rendered else NOT_FOUND_WRONG if right is False
-                else NOT_FOUND_UNKNOWN)
-        out.message = text.format(s="s" if several else "")
+        out.message = EXTRACTION_MISSED.format(where=f"is not in the document{'s' if several else ''}") + said
+    elif read:
+        where = gold() if callable(gold) else gold if gold is not None else gold_where(q, paths, progress)
+        partly = any(p.found for p in looked)  # a list answer some of whose elements were found
+        out.location, words = not_found_verdict(where, rendered, partly)
+        words = words.format(s="s" if several else "")
+        out.message = f"{said[2:]} — the rest {words}" if partly else words + said
         if out.missing:
             out.message += f"; not searched: {', '.join(out.missing)} (missing)"
     elif out.missing:

@@ -175,6 +175,14 @@ def _compute(ctx: Context, key: tuple, where: dict) -> Callable[[], object]:
     return compute
 
 
+def under_way(ctx: Context) -> bool:
+    """Whether a background locating of this data is running in this server (started by any session):
+    a page opened or reloaded meanwhile shows its progress (`locate_first` joins it) instead of offering
+    to start it -- the job is per data (dashboard/evidence/locating.py), not per session."""
+    loc = locating.get(panel.metrics_key(ctx))
+    return loc is not None and loc.job is not None and loc.job.running
+
+
 def locate_first(ctx: Context, question_ids: list[str], draw: Callable[[], None] | None) -> bool:
     """True when the caller may draw the located answers now: they are computed already, or the data
     is small enough to compute them at once (evidence_metrics, with its own bar). Else the

@@ -46,21 +46,18 @@ def text_key(path: Path) -> tuple:
     return ("doc_text", str(path), mtime)
 
 
-def read_text(path: Path, tick: Callable[[int, int], None] | None = None):
+def read_text(path: Path):
     """The build of a document's whole-text job: pdf.doc_text until complete (ocr.read_whole), long
-    documents on the worker processes; `tick(done, total)` also told of each progress step."""
+    documents on the worker processes. The Evidence page's job for one question's documents and the
+    locating's are one job (`text_key`): whichever starts it, the other listens to its steps."""
     def build(progress):
-        def both(done: int, total: int) -> None:
-            progress(done, total)
-            if tick is not None:
-                tick(done, total)
         try:
             n = pdf.page_count(path)
         except pdf.DocumentError:
             n = 0
         if n >= pdf.PARALLEL_MIN_PAGES:
             pdf.warm_up()
-        return ocr.read_whole(pdf.doc_text, path, both)
+        return ocr.read_whole(pdf.doc_text, path, progress)
     return build
 
 
@@ -136,7 +133,9 @@ class Locating:
         while (path := self._next()) is not None:
             r = self._reading(path)
             self.current = path
-            job = ocr.background(text_key(path), read_text(path, r.tick))
+            # its steps timed whoever started the job (the Evidence page may have, for the question in view): a
+            # document read meanwhile counted as untimed work kept the time left where it was as documents finished
+            job = ocr.background(text_key(path), read_text(path), listener=r.tick)
             job.finished.wait()  # a background thread of its own: waiting holds no session
             if job.failed:  # the search names the document's problem
                 ocr.forget(job.key)

@@ -18,13 +18,14 @@ import streamlit as st
 from dashboard.core.escape import md_escape
 from dashboard.data.workspace import fingerprint, responses
 from dashboard.documents import ocr, pdf
-from dashboard.documents.pdf import PARALLEL_MIN_PAGES, DocumentError, doc_text, page_count, warm_up
+from dashboard.documents.pdf import DocumentError, page_count
 from dashboard.evidence import locating
 from dashboard.evidence.grounding import evidence_table, pages_listed, run_rates
 from dashboard.evidence.layers import OCR_WORDS, gold_pages, layers, page_layers, quote_message
 from dashboard.evidence.locate import (
     OTHER_PAGE,
     answered,
+    gold_lazily,
     locate_answer,
     missing_message,
     question_paths,
@@ -202,6 +203,9 @@ def _viewer(q: GoldQuestion, ref: DocRef, path: Path, runs: list[str], preds: di
               for la in all_layers}
     usual = [name for name in names if name != OCR_WORDS]
     viewstate.seed(_key("layers", *runs), usual if v.layers is None else [name for name in names if name in v.layers])
+    # the page first, its layer switches under it: at 800 px the switches wrap to three rows, which pushed
+    # the page below the fold (the chart's legend above the page toggles the layers too)
+    shown = st.container()
     chosen = st.pills("Layers", names, selection_mode="multi", key=_key("layers", *runs),
                       format_func=lambda name: f"{swatch[name]} {md_escape(name)}",
                       help="Show or hide each kind of box. The chart's legend toggles them too; hover a box for its label.")
@@ -214,15 +218,15 @@ def _viewer(q: GoldQuestion, ref: DocRef, path: Path, runs: list[str], preds: di
         viewstate.sync_url_in_fragment()  # a page turn reruns this fragment alone: app.py's sync does not run
     where = (f"evidence page {evidence.index(page) + 1} of {len(evidence)}" if page in evidence
              else "not an evidence page" if evidence else "the gold names no evidence page")
-    st.caption(md_escape(f"{ref.document_id} · page {page} of {n} · {where}"))
+    shown.caption(md_escape(f"{ref.document_id} · page {page} of {n} · {where}"))
     try:
         rendered = _render(path, page, zoom)
         drawn = page_layers(q, ref, path, page, runs, preds, set(chosen))
     except DocumentError as exc:
-        st.warning(md_escape(str(exc)))
+        shown.warning(md_escape(str(exc)))
         return
     if rendered.capped:
-        st.caption(f"Rendered at {round(rendered.zoom * 100)} % to stay under the pixel limit.")
+        shown.caption(f"Rendered at {round(rendered.zoom * 100)} % to stay under the pixel limit.")
     # the zoom sets the chart's height (the page keeps its aspect ratio): 840 px for A4 at 150 %;
     # up to the default zoom the chart grows with it; beyond, it keeps the default's size and magnifies the
     # page inside it (a taller chart was capped at the column's width: blank space to scroll through)
@@ -232,8 +236,8 @@ def _viewer(q: GoldQuestion, ref: DocRef, path: Path, runs: list[str], preds: di
     # fifth of a question switch (bench/profile_page.py)
     fig = cache.page_figure(figure_key(path, page, zoom, height, drawn.boxes),
                             lambda: page_figure(rendered, drawn.boxes, height=height, magnify=magnify))
-    st.plotly_chart(fig, width="stretch", key=_key("fig", q.qid, ref.document_id),
-                    config={"displaylogo": False, "scrollZoom": False})
+    shown.plotly_chart(fig, width="stretch", key=_key("fig", q.qid, ref.document_id),
+                       config={"displaylogo": False, "scrollZoom": False})
     state = ocr.status(path)
     if drawn.ocr:
         st.caption(f"No text layer: this page was read by OCR (Tesseract, {ocr.DPI} dpi, {drawn.ocr_words} words); "
@@ -288,18 +292,10 @@ SEARCH_GRACE_S = 1.0  # a search done within this long is drawn at once, without
 
 
 
-def _read_text(path: Path):
-    def build(progress):
-        if (_page_count(path) or 0) >= PARALLEL_MIN_PAGES:
-            warm_up()  # long documents are read by worker processes
-        return ocr.read_whole(doc_text, path, progress)
-    return build
-
-
 def _text_jobs(paths: dict) -> dict[Path, ocr.Job]:
     """The background reading of each of the question's documents, started if needed; waits up to
     SEARCH_GRACE_S for them (a short document's text is there by then)."""
-    jobs = {p: ocr.background(locating.text_key(p), _read_text(p)) for p in dict.fromkeys(v for v in paths.values() if v is not None)}
+    jobs = {p: ocr.background(locating.text_key(p), locating.read_text(p)) for p in dict.fromkeys(v for v in paths.values() if v is not None)}
     for j in jobs.values():
         j.finished.wait(SEARCH_GRACE_S)  # the grace of one search (not a timed assertion)
         if j.running:
@@ -416,8 +412,9 @@ def _located(q: GoldQuestion, runs: list[str], preds: dict, usable: dict, jobs: 
     right = an.right_runs(q.qid) if an is not None else None
     ws = context.context().workspace if an is not None else None
     said = {run: (responses(ws, run) or {}).get(q.qid) for run in runs} if ws is not None else {}  # raw responses
+    gold = gold_lazily(q, usable)  # where the gold is, for the one rule: searched once for every run
     located = {run: locate_answer(answered(preds.get(run)), q, usable, right=None if right is None else run in right,
-                                  response=said.get(run)) for run in runs}
+                                  response=said.get(run), gold=gold) for run in runs}
     unread = [ocr.status(p).message for p in dict.fromkeys(v for v in usable.values() if v is not None)
               if ocr.status(p).unread or ocr.status(p).problems]
     st.session_state[LOCATED] = (memo, (located, unread))

@@ -251,7 +251,9 @@ def page_figure(rendered: Rendered, boxes: Sequence[Box], title: str = "", heigh
     x0, y0 = _window(boxes, rendered, m)
     layout = dict(
         images=[image], xaxis=dict(range=[x0, x0 + w / m], visible=False, constrain="domain"),
-        yaxis=dict(range=[y0 + h / m, y0], visible=False, scaleanchor="x", constrain="domain"),
+        # the page at the top of the chart when the column is narrower than the page's aspect needs (at 800 px
+        # it was centred in the chart's height: 90 px of blank above it, pushing it below the fold)
+        yaxis=dict(range=[y0 + h / m, y0], visible=False, scaleanchor="x", constrain="domain", constraintoward="top"),
         height=height or max(420, min(1100, round(760 * h / max(w, 1)))), margin=dict(l=0, r=0, t=30 if title else 4, b=0),
         legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="left", x=0, title_text=""),
         plot_bgcolor="white", dragmode="pan" if m > 1 else "zoom", hoverlabel=dict(namelength=-1))

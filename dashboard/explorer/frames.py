@@ -7,7 +7,7 @@ from collections.abc import Collection
 import pandas as pd
 
 from dashboard.core.analysis import META_GROUP, QUESTION_GROUP, run_column, top_runs
-from dashboard.core.links import View
+from dashboard.core.links import View, value_label
 from scoring.registry import METRIC_SHORT_LABELS, METRICS
 
 DEFAULT_RUNS = 4  # runs the explorer and the Evidence page open on when the link names none
@@ -87,6 +87,14 @@ def explorer_frame(questions: pd.DataFrame, scores: pd.DataFrame, runs: list[str
     if "evidence_source" in meta.columns:
         meta["evidence_source"] = meta["evidence_source"].map(", ".join)
     return pd.concat([base, meta], axis=1).reset_index(drop=True)
+
+
+def in_words(frame: pd.DataFrame) -> pd.DataFrame:
+    """explorer_frame's `frame` as the table shows it: the metadata values whose value alone misleads in
+    words (links.value_label: the answer format "None" is "None (unanswerable)"); the CSV keeps the values."""
+    if "answer_format" not in frame.columns:
+        return frame
+    return frame.assign(answer_format=frame["answer_format"].map(lambda v: value_label("answer_format", v)))
 
 
 def hidden_columns(analysis) -> frozenset[str]:

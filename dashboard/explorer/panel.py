@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import replace
+from functools import partial
 from typing import cast
 
 import pandas as pd
@@ -14,7 +15,7 @@ import streamlit as st
 
 from dashboard.annotations import panel as notes_panel
 from dashboard.core.escape import clipped, md_escape
-from dashboard.core.links import View, field_label, to_params
+from dashboard.core.links import View, field_label, to_params, value_label
 from dashboard.data.frames import gold_mark
 from dashboard.disagreement.frames import trace_frame
 from dashboard.disagreement.why_panel import show_why
@@ -32,6 +33,7 @@ from dashboard.explorer.frames import (
     filter_questions,
     grouped,
     hidden_columns,
+    in_words,
     question_header,
     run_column,
     with_run_columns,
@@ -62,7 +64,7 @@ EVIDENCE_HELP = {"Pages P": "Page precision: the share of the pages this run cit
 
 def _active(v: View) -> str:
     """The filters in force, in words (the expander holding them starts collapsed)."""
-    parts = [f"{field_label(k)}: {', '.join(x)}" for k, x in v.filters.items()]
+    parts = [f"{field_label(k)}: {', '.join(value_label(k, y) for y in x)}" for k, x in v.filters.items()]
     parts += [f"{METRIC_LABELS[m]} {lo}–{hi} %" for m, (lo, hi) in v.ranges.items()]
     if v.ranges and len(v.runs) > 1:
         parts.append(f"ranges hold for {v.match} chosen run")
@@ -98,7 +100,8 @@ def filters(ctx: Context, v: View):
         cols = st.columns(4)
         for k, (name, values) in enumerate(filter_options(an, v).items()):  # one-valued fields offer nothing
             viewstate.seed(f"x_f.{name}", [x for x in v.filters.get(name, []) if x in values])
-            chosen[name] = cols[k % 4].multiselect(field_label(name), values, key=f"x_f.{name}", placeholder="any")
+            chosen[name] = cols[k % 4].multiselect(field_label(name), values, key=f"x_f.{name}", placeholder="any",
+                                                   format_func=partial(value_label, name))
         cols = st.columns(4)
         for col, metric in zip(cols, METRICS):
             viewstate.seed(f"x_r.{metric}", v.ranges.get(metric, (0, 100)))
@@ -214,7 +217,7 @@ def table(ctx: Context, v: View, count, ev: pd.DataFrame | None, show_evidence_c
     ids = list(frame["question_id"])
     if v.question in ids:
         viewstate.seed(key, {"selection": {"rows": [ids.index(v.question)], "columns": [], "cells": []}})
-    shown = grouped(clipped(frame), v.runs)
+    shown = grouped(in_words(clipped(frame)), v.runs)
     height = min(MAX_TABLE_PX, ROW_PX * (len(frame) + 2) + 3)  # two header rows, then the rows
     event = st.dataframe(shown, key=key, on_select="rerun", selection_mode="single-row", hide_index=True,
                          width="stretch", height=max(height, ROW_PX * 3 + 3), column_config=_config(ctx, shown))
@@ -318,7 +321,7 @@ def run_detail(ctx: Context, name: str, q: GoldQuestion) -> None:
         score = scored.accuracy
         if extraction_miss(q.metadata.get("answer", q.gold_answer), q.raw_format, extras.response, score):
             st.warning("Extraction is the likely failure: the gold answer occurs in the raw response, but the "
-                       "extracted answer scores 0 (category extraction_miss).", icon=":material/content_cut:")
+                       "extracted answer scores 0 (category “Extraction miss”).", icon=":material/content_cut:")
     if result is None:
         st.caption("Scores loaded, not recomputed: no trace.")
         return

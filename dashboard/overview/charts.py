@@ -163,7 +163,7 @@ def slice_of(event: Any) -> tuple[str, str, str] | None:
 # The answer-location segments (dashboard.evidence.grounding's keys), coloured by what they say about the answer.
 LOCATION_COLOURS = {"evidence_page": "#10B981", "other_page": "#F59E0B", "not_in_document": "#EF4444",
                     "no_document": "#64748B", "refused": "#8B5CF6", "extraction_failed": "#92400E",
-                    "not_searched": "#CBD5E1"}
+                    "not_searched": "#CBD5E1", "computed": "#0EA5E9"}
 LOCATION_FIELD = "answer_location"  # the field a location segment opens (links.View.with_slice)
 MIN_TEXT_SHARE = 6  # % of a bar under which a segment shows no count (it would not fit at 800 px)
 

@@ -8,17 +8,21 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+import pandas as pd
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
-from dashboard.core.analysis import BENCH_ACC, BENCH_F1, OFFICIAL, PAGE_CATEGORY, Analysis, top_runs
+from dashboard.core.analysis import ATTEMPTED, BENCH_F1, OFFICIAL, PAGE_CATEGORY, SHARED_ACC, Analysis, Shared, top_runs
 from dashboard.core.escape import md_escape
 from dashboard.core.links import LOCATION_FIELD, field_label
 from dashboard.data.frames import (
     compared_count,
+    conflict_text,
     failed_zeroed,
     failed_zeroed_text,
     gold_trouble,
+    reported_breakdown,
+    reported_columns,
     repro_frame,
     skipped_reasons,
     skipped_warning,
@@ -26,7 +30,7 @@ from dashboard.data.frames import (
 from dashboard.overview import charts
 from dashboard.shell import viewstate
 from dashboard.shell.context import Context
-from scoring.profiles import PROFILES, get_profile
+from scoring.profiles import LMMS_EVAL_PROFILE, MMLONGBENCH_PROFILE, PROFILES, VLMEVALKIT_PROFILE, get_profile
 from scoring.registry import METRIC_LABELS, METRICS
 
 HEATMAPS = ("reasoning_type", "evidence_source")
@@ -55,20 +59,25 @@ RATE_COLUMNS = {  # run_rates column -> (header, help)
     "answer_only_on_other_page": ("Wrong page", "Share of the searched answers found only on pages that are not "
                                   "evidence pages"),
     "answer_not_in_document": ("Not in the document", "Share of the searched answers not found verbatim in the "
-                               "document: invented, or computed from it"),
+                               "document although its gold is written there: likely invented"),
+    "answer_computed": ("Computed from the page", "Share of the searched answers not written in the document whose "
+                        "gold is not written there either: computed from what the page shows"),
     "answer_found_no_evidence_page": ("Found (no evidence page named)", "Share of the searched answers found in a "
                                       "document whose gold names no evidence page (as DocVQA's)"),
 }
-BENCH_COLUMNS = {  # MMLongBench-Doc's own Acc and F1 (the leaderboard has them under that profile only)
-    BENCH_ACC: st.column_config.NumberColumn("Bench Acc %", format="%.2f", width=84, help="MMLongBench-Doc's Acc: "
-                                             "the mean of its per-question scores over the questions the run answered"),
-    BENCH_F1: st.column_config.NumberColumn("Bench F1 %", format="%.2f", width=80, help="MMLongBench-Doc's F1: recall "
-                                            "over the answerable questions, precision over the answers that are not "
-                                            "'Not answerable' (its eval_acc_and_f1)"),
+BENCH_COLUMNS = {  # MMLongBench-Doc's own F1 (the leaderboard has it under that profile only; its Acc is Accuracy there)
+    BENCH_F1: st.column_config.NumberColumn("F1 (MMLongBench-Doc) %", format="%.2f", width=164, help="MMLongBench-Doc's "
+                                            "own F1 (its eval_acc_and_f1): recall over the answerable questions, precision "
+                                            "over the answers that are not 'Not answerable' -- not the token F1"),
 }
+# the Accuracy column's header under a profile whose Accuracy is another tool's own score
+ACC_HEADERS = {MMLONGBENCH_PROFILE: "Acc (MMLongBench-Doc) %", LMMS_EVAL_PROFILE: "Acc (lmms-eval rule) %",
+               VLMEVALKIT_PROFILE: "Acc (VLMEvalKit rule) %"}
 SAVED_FIELD = "saved_slice"  # dashboard.weak.saved.SAVED_FIELD (a test holds them equal), without importing it
 SIGNATURES = "ov_signatures"  # the signatures' expander (open: its content is built)
-BOARD_NOTED = ("Source", "Questions", "Answered", "Signature")  # leaderboard columns said under it, not shown
+# leaderboard columns said under it, not shown (Missing: the gold's count minus Attempted, named under it when any)
+BOARD_NOTED = ("Source", "Questions", "Answered", "Missing", "Signature")
+BOARD_FIRST = ("Run", SHARED_ACC)  # then the board's own order; the harnesses' numbers after ANLS
 
 
 def breakdowns_of(an: Analysis) -> tuple[str, ...]:
@@ -123,27 +132,30 @@ def metrics_explained(ctx: Context) -> None:
         col.caption(f"**{METRIC_LABELS[metric]}** — {first}  \n{second}")
 
 
-def leaderboard(ctx: Context, v, loaded: list[str]) -> None:
-    an = ctx.analysis
-    st.subheader("Leaderboard")
-    board = an.leaderboard()
-    if v.hide_loaded:
-        board = board[board["Source"] != OFFICIAL].reset_index(drop=True)
-    reasons = skipped_reasons(ctx.workspace)
-    problems = {run: s.text() for run, s in reasons.items()}
-    if any(r in problems for r in board["Run"]):
-        board.insert(2, "Problems", [problems.get(r, "") for r in board["Run"]])
-    # Fits the main area of an 800 px window (about 460 px beside the sidebar): the ranking and what is
-    # missing; the source, question count and signature are said under it (board_notes), not in columns.
-    shown = [c for c in board.columns if c not in BOARD_NOTED]
-    pct = {c: st.column_config.NumberColumn(label, format="%.2f", width=w, help=f"{METRIC_LABELS[m]} in %" + (
-        f" ({get_profile(ctx.profile).accuracy_help[1]})" if m == "accuracy" else ""))
-           for c, label, w, m in (("Accuracy (%)", "Acc %", 64, "accuracy"), ("Token F1 (%)", "F1 %", 60, "token_f1"),
-                                  ("ANLS (%)", "ANLS %", 68, "anls"))}
-    st.dataframe(board, hide_index=True, width="stretch", height=ROW_PX * (min(len(board), BOARD_ROWS) + 1) + 3,
-                 column_order=shown, column_config=pct | {
+def board_columns(board, profile: str, reported_help: dict[str, str], shared: Shared) -> tuple[list[str], dict]:
+    """The leaderboard's shown columns and their headers: each says what it is -- the profile's
+    Accuracy (MMLongBench-Doc's own Acc under its profile: shown once), the token F1 (never "F1",
+    which is the benchmark's own where it has one), the harnesses' own numbers under their own keys."""
+    acc_help = get_profile(profile).accuracy_help[1]
+    pct = {c: st.column_config.NumberColumn(label, format="%.2f", width=w, help=text)
+           for c, label, w, text in (
+               ("Accuracy (%)", ACC_HEADERS.get(profile, "Acc %"), 64 if profile not in ACC_HEADERS else 152,
+                f"Accuracy in %, over the questions the run attempted ({acc_help})"),
+               ("Token F1 (%)", "Token F1 %", 70, "Token F1 in % (ours: word overlap of answer and gold), over the "
+                "questions the run attempted -- not a benchmark's own F1"),
+               ("ANLS (%)", "ANLS %", 68, "ANLS in %, over the questions the run attempted"))}
+    pct[SHARED_ACC] = st.column_config.NumberColumn(
+        "Shared Acc %", format="%.2f", width=84, help=f"Accuracy over the questions every run here attempted "
+        f"({shared.text()}): the runs compared on the same questions; the board is ranked by it")
+    pct |= {c: st.column_config.NumberColumn(c, format="%.2f", help=text) for c, text in reported_help.items()}
+    # the ranking, then the benchmark's and the harnesses' own numbers beside Accuracy, then ours (token F1, ANLS)
+    first = [c for c in (*BOARD_FIRST, "Accuracy (%)", BENCH_F1, *reported_help, "Problems") if c in board.columns]
+    shown = first + [c for c in board.columns if c not in BOARD_NOTED and c not in first]
+    return shown, pct | {
         "Run": st.column_config.TextColumn("Run", pinned=True),
-        "Missing": st.column_config.NumberColumn(width=68, help="gold questions the run has no answer for"),
+        ATTEMPTED: st.column_config.NumberColumn(width=76, help="gold questions the run has a row for (answered or "
+                                                 "failed): its metrics are over these. The others are missing: not "
+                                                 "counted (the command line counts them wrong unless --ignore-missing)"),
         "Failed": st.column_config.NumberColumn(width=60, help="answers with a failed status (an error, a timeout)"),
         **BENCH_COLUMNS,
         "Signature": st.column_config.TextColumn(width="large"),
@@ -152,8 +164,39 @@ def leaderboard(ctx: Context, v, loaded: list[str]) -> None:
         "Problems": st.column_config.TextColumn(help="rows of the run's file that are not in its scores: unreadable "
                                                 "(the run may look complete while it is not), or replaced by a "
                                                 "repeat of their id. The Data page lists them."),
-    })
-    board_notes(board)
+    }
+
+
+def with_reported(board: pd.DataFrame, ws) -> tuple[pd.DataFrame, dict[str, str]]:
+    """The board with the harnesses' own overall numbers (`reported_columns`; shown beside Accuracy by
+    `board_columns`), and their help."""
+    reported, helps = reported_columns(ws)
+    if reported.empty:
+        return board, {}
+    return board.merge(reported, on="Run", how="left"), helps
+
+
+def leaderboard(ctx: Context, v, loaded: list[str]) -> None:
+    an = ctx.analysis
+    st.subheader("Leaderboard")
+    board = an.leaderboard()
+    if v.hide_loaded:
+        board = board[board["Source"] != OFFICIAL].reset_index(drop=True)
+    board, reported_help = with_reported(board, ctx.workspace)
+    reasons = skipped_reasons(ctx.workspace)
+    problems = {run: s.text() for run, s in reasons.items()}
+    if any(r in problems for r in board["Run"]):
+        board.insert(2, "Problems", [problems.get(r, "") for r in board["Run"]])
+    # Fits the main area of an 800 px window (about 460 px beside the sidebar): the ranking and what is
+    # missing; the source, question count and signature are said under it (board_notes), not in columns.
+    shared = an.shared(list(board["Run"]))
+    shown, config = board_columns(board, ctx.profile, reported_help, shared)
+    # an empty cell (a number this run has not: another harness's, another profile's) reads "—", never "None"
+    st.dataframe(board, hide_index=True, width="stretch", height=ROW_PX * (min(len(board), BOARD_ROWS) + 1) + 3,
+                 column_order=shown, column_config=config, placeholder="—")
+    board_notes(board, shared)
+    if reported_help:
+        reported_notes(ctx)
     text = skipped_warning(reasons, list(board["Run"]))
     if text:
         st.warning(md_escape(text), icon=":material/warning:")
@@ -181,14 +224,39 @@ def leaderboard(ctx: Context, v, loaded: list[str]) -> None:
             st.warning(text + " Rank the loaded runs with care, or hide them.", icon=":material/info:")
 
 
-def board_notes(board) -> None:
-    """Under the leaderboard, what its hidden columns hold: the questions each run is scored on, and
-    each signature (the scoring profile's rules) with the runs that carry it."""
+def reported_notes(ctx: Context) -> None:
+    """Under the leaderboard: where the harnesses' numbers come from, and their numbers per category."""
+    st.caption("The columns named after a harness are its own numbers as its files report them (lmms-eval's results.json, "
+               "VLMEvalKit's _acc.csv or _score.csv), beside the recomputed ones: a fraction is shown ×100, a percentage "
+               "as printed; the header says which. Under the harness's own profile, its Acc equals its number.")
+    per_category = reported_breakdown(ctx.workspace)
+    if len(per_category):
+        with st.expander("What the harnesses reported per category", icon=":material/table_chart:"):
+            st.dataframe(per_category, hide_index=True, width="stretch", placeholder="—",
+                         column_config={c: st.column_config.NumberColumn(format="%.2f") for c in per_category.columns[1:]})
+
+
+def board_notes(board, shared: Shared | None = None) -> None:
+    """Under the leaderboard, what its hidden columns hold: the questions each run is scored on (the
+    ones it attempted) and, when they differ, how many all runs share -- then each signature (the
+    scoring profile's rules) with the runs that carry it."""
     if board.empty:
         return
     counts = board.groupby("Questions", sort=False)["Run"].apply(list)
-    st.caption(md_escape(f"Scored on {next(iter(counts.index))} questions each" if len(counts) == 1 else
-                         "Scored on " + "; ".join(f"{n} questions: {', '.join(runs)}" for n, runs in counts.items())))
+    if len(counts) == 1:
+        text = f"Scored on the {next(iter(counts.index)):,} questions each run attempted"
+    else:
+        text = ("Scored on the questions each run attempted (answered or failed; a missing answer is not counted, as "
+                "with the command line's --ignore-missing): "
+                + "; ".join(f"{n:,} questions: {', '.join(runs)}" for n, runs in counts.items()))
+    missing = board[board["Missing"] > 0] if "Missing" in board.columns else board.iloc[0:0]
+    if len(missing):
+        text += ". Missing (no row: not counted): " + ", ".join(f"{r} {n:,}" for r, n in zip(missing["Run"], missing["Missing"]))
+    if shared is not None and shared.differs:
+        text += (f". {shared.text()[0].upper() + shared.text()[1:]}: Shared Acc % compares them on those and ranks the board"
+                 if shared.questions else ". They share no question: each is ranked on its own questions, which differ -- "
+                 "the Compare page compares two runs on the questions both attempted")
+    st.caption(md_escape(text + "."))
     # built when opened (a rerun): closed, it adds nothing to the page's first paint
     box = st.expander("Source and scoring signature of each run", icon=":material/fingerprint:", key=SIGNATURES,
                       on_change="rerun")
@@ -210,6 +278,9 @@ def trust_notes(ctx: Context) -> None:
         st.dataframe([{"Run": j.run, "Matched": j.matched, "Gold questions": j.total,
                        "Example id": j.unmatched_example} for j in an.not_ranked()], hide_index=True, width="stretch")
     gold = gold_trouble(ctx.workspace).messages(len(an.questions))
+    conflicts = conflict_text(ctx.workspace)
+    if conflicts:
+        gold.append(conflicts)
     for text in gold:
         st.warning(md_escape(text), icon=":material/rule:")
     if gold:
@@ -277,10 +348,13 @@ def overview(ctx: Context) -> None:
     breakdowns = tuple(n for n in breakdowns_of(an) if an.informative(n))  # none: no tabs (never a default of one value)
     left_out = [n for n in (*HEATMAPS, *breakdowns_of(an)) if n not in heatmaps + breakdowns]
     st.caption("Click a cell or a bar to open those questions in the question explorer. Rows follow the leaderboard.")
+    note = chart_note(an.shared(runs))
+    if note:
+        st.caption(md_escape(note))
     later = Later(ctx)  # every chart drawn in its place once the rest of the page is sent
     for name in heatmaps:
         def heat(name: str = name):
-            return charts.heatmap(an.breakdown(name), name, metric, runs, marked)
+            return charts.heatmap(an.breakdown(name, runs), name, metric, runs, marked)
         later.chart(heat, f"ov_heat_{name}")
 
     saved = saved_breakdown(ctx)  # the saved slices' tab (one read of the annotations database, if any)
@@ -307,6 +381,16 @@ def overview(ctx: Context) -> None:
     _after_charts(ctx, runs, marked, heatmaps + breakdowns, later)
 
 
+def chart_note(shared: Shared) -> str:
+    """What the charts compare when the runs drawn attempted different questions ("" when the same)."""
+    if not shared.differs:
+        return ""
+    if not shared.questions:
+        return ("The runs drawn share no question: each bar is over the questions its own run attempted, which differ "
+                "from run to run.")
+    return f"The runs drawn attempted different questions: {shared.text()}, and the charts compare them on those."
+
+
 def breakdown_tabs(ctx: Context, v, breakdowns: tuple[str, ...], metric: str, runs: list[str], marked: set[str], saved=None,
                    later: Later | None = None) -> None:
     """One tab per field that tells questions apart, then the saved slices' (`saved`: their breakdown,
@@ -327,7 +411,8 @@ def breakdown_tabs(ctx: Context, v, breakdowns: tuple[str, ...], metric: str, ru
         with tab:
             if tab.open is not False:
                 def build(name: str = name):
-                    return charts.bars(saved if name == SAVED_FIELD else an.breakdown(name), name, metric, runs, marked)
+                    return charts.bars(saved if name == SAVED_FIELD else an.breakdown(name, runs), name, metric, runs,
+                                       marked)
                 if later is not None:
                     later.chart(build, f"ov_bar_{name}")
                 else:
@@ -404,7 +489,10 @@ def answer_locations(ctx: Context, runs: list[str], marked: set[str], later: Lat
     an = ctx.analysis
     st.subheader("Where the answers are")
     pairs = len(ctx.workspace.gold.items) * len(an.runs)
-    if pairs > grounding.AUTO_PAIRS and not st.session_state.get(EVIDENCE_ON):
+    from dashboard.evidence.locate_panel import under_way
+
+    # a job already running for this data (started before a reload, or by another session) is shown, not offered again
+    if pairs > grounding.AUTO_PAIRS and not st.session_state.get(EVIDENCE_ON) and not under_way(ctx):
         st.caption(f"Finding each answer in its documents means searching the whole documents for {pairs:,} "
                    "question × run pairs: on long documents that takes a while the first time (then it is kept). It "
                    "runs in the background, the documents of the charted runs' questions first, with what is left.")
@@ -468,8 +556,8 @@ def located_answers(ctx: Context, runs: list[str], marked: set[str], later: Late
     config |= {c: st.column_config.NumberColumn(h, format=PCT, help=t) for c, (h, t) in RATE_COLUMNS.items()}
     st.dataframe(shown, hide_index=True, width="stretch", column_config=config,
                  height=ROW_PX * (min(len(shown), BOARD_ROWS) + 1) + 3)
-    st.caption("Page precision and recall: the pages a run cites against the gold evidence pages (None: the run "
-               "cites no page; grounding None: no gold or no cited boxes). Rates of the answer's location: over the "
+    st.caption("Page precision and recall: the pages a run cites against the gold evidence pages (empty: the run "
+               "cites no page; grounding empty: no gold or no cited boxes). Rates of the answer's location: over the "
                "answers searched. The Evidence page shows each question's pages with the boxes.")
     with st.expander("Open answers by location without the mouse", icon=":material/keyboard:"):
         c1, c2 = st.columns(2)

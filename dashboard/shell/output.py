@@ -1,9 +1,11 @@
 """Output of user data on a page: one shape of an error (`show_error`), untrusted text as plain text
-(`plain`), cut for display with a download of all of it."""
+(`plain`), cut for display with a download of all of it, and what a table shows for a missing value
+(`blank_missing_cells`)."""
 
 from __future__ import annotations
 
 import hashlib
+import inspect
 
 import streamlit as st
 
@@ -43,3 +45,19 @@ def _size(text: str) -> str:
             return f"{n:,.0f} {unit}" if unit == "B" else f"{n:,.1f} {unit}"
         n /= 1000
     return ""
+
+
+MISSING_CELL = ""  # what every table shows for a missing value (no score, a rate of no question, no p)
+
+
+def blank_missing_cells() -> None:
+    """Every table of the app (st.dataframe, and .dataframe of a column or container) shows a missing
+    value as MISSING_CELL: Streamlit's own placeholder is the word "None", which reads as a value (of
+    no score, of no page cited) in a dozen tables of every page. Set once, for
+    the server's process (app.py calls it first): st.dataframe's default `placeholder` becomes
+    MISSING_CELL; a call that gives its own placeholder keeps it."""
+    from streamlit.delta_generator import DeltaGenerator
+
+    defaults = inspect.unwrap(DeltaGenerator.dataframe).__kwdefaults__
+    if defaults is not None and "placeholder" in defaults:
+        defaults["placeholder"] = MISSING_CELL

@@ -201,7 +201,8 @@ def scored_runs(ws: Workspace, gold_key: tuple, profile: str, slot=None) -> list
             bar.finish_run(len(ws.gold.items))
     for pf in scorable:
         result = score(ws, gold_key, pf, profile, bar)
-        runs.append(Run(pf.run, RECOMPUTED, ws.label(str(pf.path)), result, official.get(pf.run, []), pf.origin))
+        runs.append(Run(pf.run, RECOMPUTED, ws.label(str(pf.path)), result, official.get(pf.run, []), pf.origin,
+                        pf.loaded.rows_read))  # its file's rows: a join is judged on them (analysis.Join)
     if bar is not None:
         bar.close()
     names = {r.name for r in runs}

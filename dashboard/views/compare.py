@@ -38,6 +38,8 @@ else:
             elif pairs.empty:
                 st.warning(f"{md_escape(a)} and {md_escape(b)} share no scored question.")
             else:
+                if note := P.pair_note(an, a, b, len(pairs)):
+                    st.info(md_escape(note), icon=":material/join_inner:")
                 questions = saved_panel.questions_with_fields(ctx)  # the saved slices as a breakdown field
                 table = P.deltas(an, pairs, a, b, questions)
                 P.headline(table, a, b)

@@ -12,6 +12,8 @@ from dashboard.core.store import cache_problems
 from dashboard.data.frames import (
     all_problems,
     compared_count,
+    conflict_text,
+    conflicts_frame,
     documents_frame,
     files_frame,
     harness_frame,
@@ -111,6 +113,9 @@ if ws.harness:
         st.caption("Harness outputs joined to this benchmark's gold: each run's answers by the benchmark's question ids "
                    "(questions that could not be joined are in the problem list).")
     st.dataframe(harness_frame(ws), hide_index=True, width="stretch")
+    if ws.conflicts:
+        st.warning(md_escape(conflict_text(ws, "The table below names each")), icon=":material/rule:")
+        st.dataframe(conflicts_frame(ws), hide_index=True, width="stretch", key="data_conflicts")
     eval_pickers()
     notes = harness_notes(ws)
     if len(notes):

@@ -91,9 +91,11 @@ def pick_runs(v, scored: list[str]) -> list[str]:
 def definitions() -> None:
     with st.expander("What each category means (checked in this order; the first that applies is the primary one)",
                      icon=":material/menu_book:"):
-        st.dataframe({"Category": list(CATEGORY_IDS), "Definition": list(CATEGORIES.values())}, hide_index=True,
-                     width="stretch", row_height=48,
-                     column_config={"Definition": st.column_config.TextColumn(width="large")})
+        st.dataframe({"Category": [dg.category_label(c) for c in CATEGORY_IDS], "Definition": list(CATEGORIES.values()),
+                      "Id": list(CATEGORY_IDS)}, hide_index=True, width="stretch", row_height=48,
+                     column_config={"Definition": st.column_config.TextColumn(width="large"),
+                                    "Id": st.column_config.TextColumn(help="the category's name in the CSV and JSON "
+                                                                           "downloads and the command line's output")})
         st.caption(f"A metric passes when the answer is right ({get_profile(ctx.profile).right_rule}), token F1 ≥ 0.5, "
                    "ANLS ≥ 0.5. " + dg.FUZZY_DEFINITION +
                    " The exact reading of each rule: scoring/categories.py.")
@@ -107,15 +109,16 @@ def per_run(frame, runs, mode, d) -> None:
     hit = [(p["customdata"][0], p["customdata"][1]) for p in event.selection.points if p.get("customdata")]
     if new_event("dis_bars", hit[:1]):
         open_list(d, cat=hit[0][1], dis_run=hit[0][0], dis_slice="")
-    table = counts.T.rename_axis("category").reset_index()
+    words = {dg.category_label(c): c for c in counts.columns}  # the table's rows, in words
+    table = counts.T.rename_axis("category").reset_index().assign(category=list(words))
     ev = st.dataframe(table, hide_index=True, width="stretch", key="dis_counts", on_select="rerun",
                       selection_mode="single-cell", height=35 * (len(table) + 1) + 3,
-                      column_config={"category": st.column_config.TextColumn("Category", pinned=True)})
+                      column_config={"category": st.column_config.TextColumn("Category", pinned=True, width="medium")})
     st.caption("Click a bar or a count to open those questions below.")
     cells = [tuple(c) for c in ev.selection.cells]
     if new_event("dis_counts", cells):
         row, col = cells[0]
-        open_list(d, cat=table.iloc[row]["category"], dis_run=col if col in runs else "", dis_slice="")
+        open_list(d, cat=words[table.iloc[row]["category"]], dis_run=col if col in runs else "", dis_slice="")
 
 
 def per_slice(frame, runs, mode, d) -> str:
@@ -127,7 +130,9 @@ def per_slice(frame, runs, mode, d) -> str:
     d["dis_by"] = "" if by == SLICE_FIELDS[0] else by
     table = dg.slice_counts(frame, an.questions, runs, by, mode)
     shown = table.reset_index().rename(columns={table.index.name: "label"})
-    ev = st.dataframe(shown, hide_index=True, width="stretch", key=f"dis_slices_{by}", on_select="rerun",
+    words = {dg.category_label(c): c for c in CATEGORY_IDS}  # the columns, in words
+    ev = st.dataframe(shown.rename(columns={c: dg.category_label(c) for c in CATEGORY_IDS}), hide_index=True,
+                      width="stretch", key=f"dis_slices_{by}", on_select="rerun",
                       selection_mode="single-cell", height=min(600, 35 * (len(shown) + 1) + 3),
                       column_config={"label": st.column_config.TextColumn(field_label(by), pinned=True),
                                      "questions": st.column_config.NumberColumn("answers", help="question × run pairs")})
@@ -135,7 +140,7 @@ def per_slice(frame, runs, mode, d) -> str:
     cells = [tuple(c) for c in ev.selection.cells]
     if new_event(f"dis_slices_{by}", cells):
         row, col = cells[0]
-        open_list(d, cat=col if col in CATEGORY_IDS else "", dis_slice=str(shown.iloc[row]["label"]), dis_run="")
+        open_list(d, cat=words.get(str(col), ""), dis_slice=str(shown.iloc[row]["label"]), dis_run="")
     return by
 
 
@@ -173,7 +178,8 @@ def listed(frame, runs, mode, d):
         cat, run, by, label = d.get("cat", ""), d.get("dis_run", ""), slice_field(d), d.get("dis_slice", "")
         rows = dg.select(frame, an.questions, [run] if run in runs else runs, cat if cat in CATEGORIES else "",
                          by if label else "", label, mode)
-        parts = [f"category {cat}" if cat in CATEGORIES else "every category", f"run {run}" if run in runs else "chosen runs"]
+        parts = [f"category {dg.category_label(cat)}" if cat in CATEGORIES else "every category",
+                 f"run {run}" if run in runs else "chosen runs"]
         if by and label:
             parts.append(f"{field_label(by).lower()} {label}")
         what = " · ".join(parts)
@@ -192,7 +198,7 @@ def question_list(frame, rows, what, runs, d) -> None:
     if table.empty:
         st.info("No answer in this selection. Pick another category, slice or run above.")
         return
-    shown = clipped(table, 300)
+    shown = dg.in_words(clipped(table, 300))  # categories, rules and formats in words; the CSV keeps the codes
     key = "dis_list_" + hashlib.sha256(f"{what}|{len(table)}".encode()).hexdigest()[:12]
     ids = list(zip(table["run"], table["question_id"]))
     want = (d.get("dis_run", ""), d.get("dis_q", ""))
@@ -204,6 +210,8 @@ def question_list(frame, rows, what, runs, d) -> None:
                       on_select="rerun", selection_mode="single-row",
                       column_config={"question_id": st.column_config.TextColumn("Question id", pinned=True),
                                      "prediction": st.column_config.TextColumn(width="medium"),
+                                     "decision": st.column_config.TextColumn("rule that decided Accuracy"),
+                                     "categories": st.column_config.TextColumn("every category"),
                                      **{m: st.column_config.NumberColumn(dg.SCORE_LABELS[m], format="%.3f") for m in
                                         ("accuracy", "token_f1", "anls")},
                                      # the short name in the header (the long one pushed columns out of view), the
@@ -259,7 +267,7 @@ def open_in_explorer(run_name: str, qid: str) -> None:
 def answerability(frame, runs, by) -> None:
     st.subheader("Answerability")
     st.caption("Invented answers: unanswerable questions answered with something else. False refusals: answerable "
-               "questions answered with a refusal phrase. Rates in % of those questions; empty (None) where the "
+               "questions answered with a refusal phrase. Rates in % of those questions; empty where the "
                "slice has no such question.")
     pct = st.column_config.NumberColumn(format="%.1f")
     overall = dg.answerability(frame, an.questions, runs).drop(columns="label")
@@ -395,7 +403,7 @@ def sensitivity(runs, by) -> None:
                 st.caption("No answer changes its Accuracy under this profile.")
                 continue
             changes = dg.sensitivity_changes(cmp_, an.questions)
-            st.dataframe(clipped(changes, 300), hide_index=True, width="stretch", key=f"dis_sens_{other}")
+            st.dataframe(dg.in_words(clipped(changes, 300)), hide_index=True, width="stretch", key=f"dis_sens_{other}")
             st.download_button(f"Download the changes under {other} as CSV", changes.to_csv(index=False).encode("utf-8"),
                                file_name=f"sensitivity_{other}.csv", mime="text/csv", key=f"dis_sens_dl_{other}",
                                icon=":material/download:")

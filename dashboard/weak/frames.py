@@ -8,14 +8,13 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlencode
 
 import numpy as np
 import pandas as pd
 
 from dashboard.annotations.db import SavedSlice
 from dashboard.core.analysis import MULTI_LABEL
-from dashboard.core.links import META, View, to_params
+from dashboard.core.links import META, View, page_url, with_source
 from dashboard.weak.saved import SAVED_FIELD, TAG_FIELD, column_of
 from scoring.slices import SliceSearch, find_weak_slices
 from scoring.stats import Clusters, document_clusters
@@ -135,25 +134,27 @@ def explorer_view(run: str, conditions: tuple[tuple[str, str], ...], baseline: s
 
 
 def explorer_link(run: str, conditions: tuple[tuple[str, str], ...], baseline: str = "",
-                  saved: Mapping[str, SavedSlice] | None = None) -> str:
-    """The explorer's URL (relative to the app) of `explorer_view`."""
+                  saved: Mapping[str, SavedSlice] | None = None, source: View | None = None) -> str:
+    """The explorer's URL (relative to the app) of `explorer_view`, showing what `source` (the page's
+    view) shows: its benchmark folder, task and profile (links.with_source; it opens in a new tab)."""
     view = explorer_view(run, conditions, baseline, saved)
-    return f"{EXPLORER}?{urlencode(to_params(view), doseq=True)}"
+    return page_url(EXPLORER, view if source is None else with_source(view, source))
 
 
 def _pp(x: float) -> str:
     return f"{x * 100:+.1f}"
 
 
-def table(found: SliceSearch, run: str, baseline: str = "", saved: Mapping[str, SavedSlice] | None = None) -> pd.DataFrame:
+def table(found: SliceSearch, run: str, baseline: str = "", saved: Mapping[str, SavedSlice] | None = None,
+          source: View | None = None) -> pd.DataFrame:
     """The kept weak slices, ranked: conditions (as a list: chips), questions, documents, the gap to
     the rest in percentage points with its 95 % interval by document, excess failures, p, q, how many
-    significant slices each explains, and its explorer link."""
+    significant slices each explains, and its explorer link (showing what `source` shows)."""
     rows = [{"Rank": k, "Conditions": [f"{f}={v}" for f, v in s.conditions], "Questions": s.n, "Documents": s.documents,
              "Gap (pp)": s.gap * 100,
              INTERVAL: f"{_pp(s.gap)} [{_pp(s.ci_low)}, {_pp(s.ci_high)}]",
              "Excess failures": s.excess_failures, "p (one-sided)": s.p, "q": s.q, "Explains": len(s.explains),
-             "Open in explorer": explorer_link(run, s.conditions, baseline, saved)} for k, s in enumerate(found.weak, 1)]
+             "Open in explorer": explorer_link(run, s.conditions, baseline, saved, source)} for k, s in enumerate(found.weak, 1)]
     return pd.DataFrame(rows, columns=TABLE_COLUMNS)
 
 

@@ -107,7 +107,7 @@ def show(result: SliceSearch, run: str, baseline: str, metric: str, saved=None) 
             st.markdown(offer)  # the app's own sentence and link (dashboard/core/samples.py)
         return
     shown = [c for c in W.TABLE_COLUMNS if c != "Gap (pp)"]  # the interval's text leads with it
-    st.dataframe(W.table(result, run, baseline, saved), hide_index=True, key="weak_table", column_order=shown, column_config={
+    st.dataframe(W.table(result, run, baseline, saved, viewstate.view()), hide_index=True, key="weak_table", column_order=shown, column_config={
         "Rank": st.column_config.NumberColumn(width="small"),
         "Conditions": st.column_config.ListColumn("Conditions", width="large",
                                                   help="field=value; a question is in the slice when all hold"),

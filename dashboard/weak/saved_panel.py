@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from urllib.parse import urlencode
 
 import pandas as pd
 import streamlit as st
@@ -21,9 +20,10 @@ from dashboard.annotations import panel as notes_panel
 from dashboard.annotations.db import AnnotationsUnavailable, Conflict, InvalidInput, SavedSlice
 from dashboard.core.bounded import Bounded
 from dashboard.core.escape import md_escape
-from dashboard.core.links import SAVED_KEY, View
+from dashboard.core.links import View, page_url, with_source
 from dashboard.shell import output, viewstate
 from dashboard.shell.context import Context
+from dashboard.weak import frames as W
 from dashboard.weak import saved as S
 
 APPLIED = "lens_saved_applied"  # the saved slice whose filters the explorer last applied from the view
@@ -200,4 +200,5 @@ def manage(ctx: Context, key: str, run: str | None = None) -> None:
         else:
             st.toast(md_escape(f"Deleted the saved slice “{chosen.name}”."), icon=":material/check:")
             st.rerun()
-    st.caption(md_escape(f"Link to it: questions?{urlencode({SAVED_KEY: chosen.name})}") + " (opens the explorer with its filters).")
+    link = page_url(W.EXPLORER, with_source(View(saved=chosen.name), viewstate.view()))  # a new session: the folder open too
+    st.caption(f"Link to it: [{md_escape(link)}]({link}) (opens the explorer with its filters, on this benchmark).")

@@ -18,7 +18,7 @@ from pathlib import Path
 from types import ModuleType
 
 from . import docvqa, lmms_eval, longdocurl, mmlongbench_doc, vlmevalkit, xldocbench
-from .base import BenchmarkFiles, HarnessQuestion, HarnessRow, HarnessRun, SourceLoad
+from .base import BenchmarkFiles, HarnessQuestion, HarnessRow, HarnessRun, Progress, SourceLoad, listing_once, reporting
 
 __all__ = ["FORMATS", "BENCHMARK_FORMATS", "detect", "detect_all", "open_source", "benchmark_format", "BenchmarkFiles",
            "HarnessQuestion", "HarnessRow", "HarnessRun", "SourceLoad"]
@@ -42,12 +42,13 @@ def benchmark_format(bench: Path | None, gold: Sequence[Path] = ()) -> ModuleTyp
 def detect(path: str | Path) -> ModuleType | None:
     """The format module that recognises `path` (a file or a folder), or None."""
     p = Path(path)
-    for fmt in FORMATS:
-        try:
-            if fmt.recognise(p):
-                return fmt
-        except OSError:
-            continue
+    with listing_once():
+        for fmt in FORMATS:
+            try:
+                if fmt.recognise(p):
+                    return fmt
+            except OSError:
+                continue
     return None
 
 
@@ -55,28 +56,36 @@ def detect_all(path: str | Path) -> list[ModuleType]:
     """Every format module that recognises `path` (a folder may hold several harnesses' outputs)."""
     p = Path(path)
     found = []
-    for fmt in FORMATS:
-        try:
-            if fmt.recognise(p):
-                found.append(fmt)
-        except OSError:
-            continue
+    with listing_once():
+        for fmt in FORMATS:
+            try:
+                if fmt.recognise(p):
+                    found.append(fmt)
+            except OSError:
+                continue
     return found
 
 
-def open_source(path: str | Path) -> SourceLoad | None:
+def open_source(path: str | Path, *, progress: Progress | None = None) -> SourceLoad | None:
     """Everything a harness path holds, read by each format that recognises it (one SourceLoad,
-    the formats' runs, gold and problems together); None when none does."""
-    loads = [fmt.load(Path(path)) for fmt in detect_all(path)]
+    the formats' runs, gold and problems together); None when none does. The folder is listed once
+    for all the formats (`listing_once`); `progress(entries, path)` hears a long listing."""
+    with listing_once(), reporting(progress):
+        loads = [fmt.load(Path(path)) for fmt in detect_all(path)]
     if not loads:
         return None
     if len(loads) == 1:
         return loads[0]
     out = SourceLoad(format="+".join(x.format for x in loads), root=loads[0].root)
+    said: set = set()
     for x in loads:
         out.runs.extend(x.runs)
-        out.problems.extend(x.problems)
+        for p in x.problems:  # a folder's own problems (a FIFO, a link loop) are found by every format's walk: said once
+            if p not in said:
+                said.add(p)
+                out.problems.append(p)
         out.files.extend(x.files)
+        out.conflicts.extend(x.conflicts)
         for task, questions in x.gold.items():
             out.gold.setdefault(task, []).extend(questions)
     return out

@@ -7,7 +7,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from ..limits import JSONL_HUGE_LINE
 from ..loaders import load_gold
+from ..reading import Overlong, bounded_lines, open_regular
 from .base import BenchmarkFiles
 from .xldocbench import layout as _lens_layout
 from .xldocbench import recognise as _lens_recognise
@@ -29,13 +31,15 @@ def is_record(row: object) -> bool:
 def _docvqa_file(path: Path) -> bool:
     """Whether a gold file's first non-blank lines are DocVQA records (a .json list: its first 4 kB name them)."""
     try:
-        with open(path, "rb") as fh:
+        with open_regular(path) as fh:  # a FIFO named like gold is never waited on
             if path.suffix.lower() == ".json":
                 head = fh.read(4096).decode("utf-8-sig", "replace")
                 return '"questionId"' in head and '"answers"' in head
             seen = 0
-            for raw in fh:
-                if not raw.strip():
+            for raw in bounded_lines(fh, JSONL_HUGE_LINE):  # a line is never held beyond the sniff's need
+                if isinstance(raw, Overlong):
+                    raw = b""  # longer than a record: none (the loader says what it is), and a line looked at
+                elif not raw.strip():
                     continue
                 seen += 1
                 try:

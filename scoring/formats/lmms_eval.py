@@ -7,14 +7,17 @@ Accepted: the `--output_path` folder, one model folder inside it, or one samples
 `input` or v0.2.3's `arguments`. Lines may come in any order (several processes interleave
 them); a doc_id seen again is the next filter of the task (results keys `<metric>,<filter>`),
 and an exact copy of a line is named and skipped. A last line cut short by a stopped run is
-named. `target` is a Python literal read with `ast.literal_eval` only. The results file gives the
+named. `target` is a Python literal read with `ast.literal_eval` only, and only under the literal
+caps (scoring/limits.py: a longer target is kept as text and named). A line's score that is not a
+number in 0..1 (NaN, Infinity, a string, a boolean, -5) is named and read as no official score.
+Files are read a line at a time with the caps applied while reading (LMMS_MAX_LINE bytes a line,
+HARNESS_MAX_LINES lines): an over-long line is read past, never held. The results file gives the
 harness's reported numbers (`results[task]`, without the `_stderr` keys) and the run's config."""
 
 from __future__ import annotations
 
-import ast
+import hashlib
 import json
-import math
 import re
 from collections import Counter
 from pathlib import Path
@@ -22,7 +25,9 @@ from typing import Any
 
 from .. import guard
 from ..harness_rules import infer_mmlongbench_format, lmms_anls, lmms_anls_any
+from ..limits import LMMS_MAX_LINE, RESULTS_MAX_BYTES
 from ..problems import Problem, kind_of, short_value
+from ..reading import literal_refusal, read_capped, read_literal
 from .base import (
     ANLS_FAMILY,
     MMLONGBENCH_FAMILY,
@@ -31,8 +36,13 @@ from .base import (
     HarnessRun,
     SourceLoad,
     Walk,
+    conflict_problems,
     display,
+    official_score,
+    settle_gold,
     single,
+    text_lines,
+    unreadable,
     walk,
 )
 
@@ -59,7 +69,6 @@ POST_PROMPTS = (
     "\nAnswer the question using a single word or phrase.",
     " Answer:",
 )
-MAX_LINE_CHARS = 50_000_000  # a line may carry data-URI images (`input_media`, v0.7.1 on)
 META_MAX_CHARS = 2_000  # longer doc fields (InfoVQA's `ocr`) are not kept with the question
 
 
@@ -100,9 +109,11 @@ def _files(path: Path) -> Walk:
 
 def _read_results(path: Path, shown: str, problems: list[Problem]) -> dict[str, Any] | None:
     try:
-        with open(path, encoding="utf-8") as fh:
-            data = json.load(fh)
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        data = json.loads(read_capped(path, RESULTS_MAX_BYTES).decode("utf-8"))
+    except OSError as exc:
+        problems.append(unreadable(shown, exc, "a JSON results file"))
+        return None
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         problems.append(Problem.error(shown, None, None, "a JSON results file", f"{type(exc).__name__}: {exc}"))
         return None
     if not isinstance(data, dict) or not isinstance(data.get("results"), dict):
@@ -164,39 +175,28 @@ def _question(obj: dict[str, Any], doc: dict[str, Any] | None) -> str:
     return text
 
 
-def _official(obj: dict[str, Any], family: str, key: str) -> tuple[float | None, Any]:
+def _official(obj: dict[str, Any], family: str, key: str) -> tuple[float | None, Any, str]:
+    """(the line's own score, its metric value as written, why a score present is not read: "" when it is)."""
     value = obj.get(key)
     if family == MMLONGBENCH_FAMILY:
-        score = value.get("score") if isinstance(value, dict) else None
-        if isinstance(score, (int, float)) and not isinstance(score, bool) and math.isfinite(score):
-            return float(score), value
-        return None, value
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
-        return float(value), value
-    return None, value  # test splits: a dict for the submission, no score
+        if not isinstance(value, dict):
+            return None, value, "" if value is None else official_score(value)[1]
+        if "score" not in value:
+            return None, value, ""
+        score, why = official_score(value["score"])
+        return score, value, why
+    if isinstance(value, dict) or value is None:
+        return None, value, ""  # test splits: a dict for the submission, no score
+    score, why = official_score(value)
+    return score, value, why
 
 
 def _read_samples(path: Path, shown: str, task: str, family: str, key: str, run: HarnessRun,
-                  gold: dict[str, HarnessQuestion], problems: list[Problem]) -> None:
-    try:
-        with open(path, encoding="utf-8", errors="replace", newline="") as fh:
-            text = fh.read()
-    except OSError as exc:
-        problems.append(Problem.error(shown, None, None, "a readable file", str(exc)))
-        return
-    lines = text.split("\n")
-    ends_clean = text.endswith("\n")
-    seen_lines: dict[str, int] = {}
+                  found: list[tuple[HarnessRow, HarnessQuestion]], problems: list[Problem]) -> None:
+    """The run's rows, and beside each the gold its line states (`found`: keyed later, `_settle`)."""
+    seen_lines: dict[bytes, int] = {}  # a digest of each line: a copy is named without every line held twice
     occurrences: Counter[int] = Counter()
-    for number, raw in enumerate(lines, start=1):
-        line = raw.rstrip("\r")
-        if not line.strip():
-            continue
-        last = number == len(lines) and not ends_clean
-        if len(line) > MAX_LINE_CHARS:
-            problems.append(Problem.error(shown, number, None, f"a line under {MAX_LINE_CHARS:,} characters",
-                                          f"{len(line):,} characters"))
-            continue
+    for number, line, last in text_lines(path, shown, problems, LMMS_MAX_LINE):
         try:
             obj = json.loads(line)
         except (ValueError, RecursionError) as exc:
@@ -214,12 +214,13 @@ def _read_samples(path: Path, shown: str, task: str, family: str, key: str, run:
         if not isinstance(doc_id, int) or isinstance(doc_id, bool):
             problems.append(Problem.error(shown, number, "doc_id", "an integer", kind_of(doc_id)))
             continue
-        if line in seen_lines:
+        digest = hashlib.blake2b(line.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+        if digest in seen_lines:
             problems.append(Problem.warning(shown, number, "doc_id", "each line once",
-                                            f"a copy of line {seen_lines[line]} (doc_id {doc_id})", skipped=True,
+                                            f"a copy of line {seen_lines[digest]} (doc_id {doc_id})", skipped=True,
                                             kind="duplicate lines"))
             continue
-        seen_lines[line] = number
+        seen_lines[digest] = number
         k = occurrences[doc_id]
         if k >= len(run.filters):
             problems.append(Problem.error(
@@ -228,21 +229,26 @@ def _read_samples(path: Path, shown: str, task: str, family: str, key: str, run:
             continue
         occurrences[doc_id] += 1
         doc = obj.get("doc") if isinstance(obj.get("doc"), dict) else None
-        official, metric = _official(obj, family, key)
+        official, metric, why = _official(obj, family, key)
+        if why:
+            problems.append(Problem.warning(shown, number, key + (".score" if family == MMLONGBENCH_FAMILY else ""),
+                                            "a number in 0..1", f"{why} (no official score)",
+                                            kind="scores that are not numbers in 0..1"))
         qid = str(doc_id)
+        given = None  # the dataset's own question id, when the line states it
         if doc and doc.get("questionId") not in (None, ""):
-            qid = str(doc["questionId"])
+            qid = given = str(doc["questionId"])
         elif isinstance(metric, dict) and metric.get("questionId") not in (None, ""):
-            qid = str(metric["questionId"])
+            qid = given = str(metric["questionId"])
         prediction, response = _prediction(obj)
         target = obj.get("target")
         notes: list[str] = []
-        if qid not in gold:
-            q = _gold_question(qid, doc_id, obj, doc, target, family, shown, number, problems)
-            gold[qid] = q
-        run.rows.append(HarnessRow(qid=qid, prediction=prediction, official=official, file=shown, line=number,
-                                   response=response, raw={"doc_id": doc_id, "metric": metric, "target": target},
-                                   notes=tuple(notes), occurrence=k))
+        row = HarnessRow(qid=qid, prediction=prediction, official=official, file=shown, line=number,
+                         response=response, raw={"doc_id": doc_id, "metric": metric, "target": target, "questionId": given},
+                         notes=tuple(notes), occurrence=k)
+        run.rows.append(row)
+        if not k:  # another filter's line of a doc_id states the same gold
+            found.append((row, _gold_question(qid, doc_id, obj, doc, target, family, shown, number, problems)))
 
 
 def _gold_question(qid: str, doc_id: int, obj: dict[str, Any], doc: dict[str, Any] | None, target: Any, family: str,
@@ -266,12 +272,14 @@ def _gold_question(qid: str, doc_id: int, obj: dict[str, Any], doc: dict[str, An
     if doc and isinstance(doc.get("answers"), list):
         answers = [str(a) for a in doc["answers"]]
     elif isinstance(target, str) and target.strip() not in ("", "None"):
-        try:
-            value = ast.literal_eval(target)
-        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        ok, value = read_literal(target)
+        if not ok:
             value = None
+            too_big = literal_refusal(target)
             problems.append(Problem.warning(shown, number, "target", "a Python literal list of answers",
-                                            f"{short_value(target)} (read as the one answer)"))
+                                            f"{too_big}: not parsed, kept as text (the one answer)" if too_big else
+                                            f"{short_value(target)} (read as the one answer)",
+                                            kind="targets too large to parse" if too_big else ""))
             answers = [target]
         if isinstance(value, (list, tuple)):
             answers = [str(a) for a in value]
@@ -335,6 +343,7 @@ def load(path: Path) -> SourceLoad:
             g["samples"].append((task, found))
     runs_by_model: Counter[tuple[str, str]] = Counter()
     pending: list[HarnessRun] = []
+    stated: dict[str, list[tuple[HarnessRow, HarnessQuestion]]] = {}  # task -> (row, the gold its line states)
     for (folder, date), g in sorted(groups.items(), key=lambda kv: (str(kv[0][0]), kv[0][1])):
         results = None
         if g["results"] is not None:
@@ -367,25 +376,73 @@ def load(path: Path) -> SourceLoad:
                              model_args=str((config or {}).get("model_args") or ""), config=dict(config or {}),
                              files=[shown] + ([display(g["results"], root)] if g["results"] else []),
                              reported=_reported(results, task), filters=_filters(results, task, key))
-            gold = {q.qid: q for q in out.gold.get(task, [])}
-            _read_samples(w.files[sample_path], shown, task, family, key, run, gold, out.problems)
-            out.gold[task] = list(gold.values())
+            _read_samples(w.files[sample_path], shown, task, family, key, run, stated.setdefault(task, []), out.problems)
             if family == ANLS_FAMILY:
-                run.extra["anls_rule"] = _anls_rule(run, gold, v023=SAMPLES_V023.match(sample_path.name) is not None)
-                if run.extra["anls_rule"] == "any":
-                    out.problems.append(Problem.warning(
-                        shown, None, key, "lmms-eval v0.3.0 or later (ANLS per line)",
-                        "per-line scores of lmms-eval up to v0.2.4 (1 when any answer's ANLS is at least 0.5, else 0): "
-                        "scored by that rule", kind="runs of old lmms-eval versions"))
+                run.extra["v023"] = SAMPLES_V023.match(sample_path.name) is not None
             if results is not None and task not in (results.get("results") or {}):
                 out.problems.append(Problem.warning(display(g["results"], root), None, "results",
                                                     f"an entry for task {task}", "none: no reported numbers"))
             runs_by_model[(model, task)] += 1
             pending.append(run)
+    for task, lines in stated.items():
+        _resolve_keys(lines)
+        for run in pending:  # another filter's lines of a doc_id take the key of its first line
+            if run.task == task and len(run.filters) > 1:
+                keys = {r.raw["doc_id"]: r.qid for r in run.rows if not r.occurrence}
+                for r in run.rows:
+                    r.qid = keys.get(r.raw["doc_id"], r.qid)
+        questions, conflicts = settle_gold(task, lines)
+        out.gold[task] = questions
+        out.conflicts.extend(conflicts)
+        out.problems.extend(p for c in conflicts for p in conflict_problems(c))
     for run in pending:
         run.name = f"{run.model}/{run.task}" + (f"@{run.date}" if runs_by_model[(run.model, run.task)] > 1 else "")
+        if run.family == ANLS_FAMILY:
+            gold = {q.qid: q for q in out.gold.get(run.task, [])}
+            run.extra["anls_rule"] = _anls_rule(run, gold, v023=bool(run.extra.pop("v023", False)))
+            if run.extra["anls_rule"] == "any":
+                out.problems.append(Problem.warning(
+                    run.files[0], None, TASKS[run.task][1], "lmms-eval v0.3.0 or later (ANLS per line)",
+                    "per-line scores of lmms-eval up to v0.2.4 (1 when any answer's ANLS is at least 0.5, else 0): "
+                    "scored by that rule", kind="runs of old lmms-eval versions"))
         out.runs.append(run)
     return out
+
+
+def _content(q: HarnessQuestion) -> tuple[str, tuple[str, ...]]:
+    return q.question.strip(), tuple(q.answers)
+
+
+def _resolve_keys(found: list[tuple[HarnessRow, HarnessQuestion]]) -> None:
+    """One key per question across a task's files, whatever each version logged. Lines up to v0.3.5
+    keep the `doc` and its `questionId`; from v0.4 a line names only its `doc_id` (the row of the
+    split), `input` and `target`. When some line of the task states a questionId, every line that
+    does not is keyed by it: by its (question, answers) when exactly one questionId has them, else
+    by its doc_id when the lines stating a questionId give that doc_id exactly one (and its
+    (question, answers) name no other). A line that neither finds keeps its doc_id. Rows and their
+    stated gold are re-keyed in place (`settle_gold` then makes one gold per key)."""
+    by_doc: dict[int, set[str]] = {}
+    by_content: dict[tuple[str, tuple[str, ...]], set[str]] = {}
+    for row, q in found:
+        given = row.raw.get("questionId")
+        if given is not None:
+            by_doc.setdefault(row.raw["doc_id"], set()).add(given)
+            by_content.setdefault(_content(q), set()).add(given)
+    if not by_doc:
+        return  # no line states a questionId: doc_id is the key throughout (every version logs it)
+    for row, q in found:
+        if row.raw.get("questionId") is not None:
+            continue
+        same = by_content.get(_content(q), set())
+        at = by_doc.get(row.raw["doc_id"], set())
+        if len(same) == 1:
+            key = next(iter(same))
+        elif len(at) == 1 and (not same or at <= same):
+            key = next(iter(at))
+        else:
+            continue
+        q.qid = row.qid = key
+        row.raw["key_from"] = "question and answers" if len(same) == 1 else "doc_id"
 
 
 def _each_file_guarded(read: Any, bounded: bool) -> Any:

@@ -2,20 +2,34 @@
 per line (the release's fields plus `detailed_response`, the extracted `pred` and `score_v3`),
 appended in completion order, joined to the questions on `question_id`. Accepted: the file, or
 a folder holding such files (`evaluation_results/<kind>/`). The official per-question score is
-`score_v3`; LongDocURL writes no aggregate file ("Avg. acc" is printed), so nothing is reported."""
+`score_v3` (a number in 0..1; anything else is named and read as no score); LongDocURL writes no
+aggregate file ("Avg. acc" is printed), so nothing is reported. The file is read a line at a time
+with LONGDOCURL_MAX_LINE bytes a line and HARNESS_MAX_LINES lines (scoring/limits.py)."""
 
 from __future__ import annotations
 
 import json
-import math
 import re
 from pathlib import Path
 from typing import Any
 
 from .. import guard
+from ..limits import LONGDOCURL_MAX_LINE
 from ..problems import Problem, kind_of
+from ..reading import open_regular
 from ..text import to_str
-from .base import LONGDOCURL_FAMILY, HarnessQuestion, HarnessRow, HarnessRun, SourceLoad, display, single, walk
+from .base import (
+    LONGDOCURL_FAMILY,
+    HarnessQuestion,
+    HarnessRow,
+    HarnessRun,
+    SourceLoad,
+    display,
+    official_score,
+    single,
+    text_lines,
+    walk,
+)
 
 __all__ = ["NAME", "recognise", "load"]
 
@@ -28,9 +42,9 @@ def _looks_like(path: Path) -> bool:
     if not RESULTS.match(path.name):
         return False
     try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
+        with open_regular(path) as fh:
             for _ in range(5):
-                line = fh.readline(1_000_000)
+                line = fh.readline(1_000_000).decode("utf-8", errors="replace")
                 if not line:
                     return True  # an empty results file (the release ships one)
                 if line.strip():
@@ -49,12 +63,6 @@ def recognise(path: Path) -> bool:
     return False
 
 
-def _number(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        return None
-    return float(value)
-
-
 def load(path: Path) -> SourceLoad:
     root = path if path.is_dir() else path.parent
     out = SourceLoad(format=NAME, root=str(path))
@@ -69,15 +77,10 @@ def load(path: Path) -> SourceLoad:
         out.files.append(shown)
         run = HarnessRun(name=m.group(1), harness=NAME, task=TASK, family=LONGDOCURL_FAMILY, model=m.group(1), files=[shown])
         seen: dict[str, int] = {}
-        with open(real, encoding="utf-8", errors="replace") as fh:
-            lines = fh.read().split("\n")
-        for number, line in enumerate(lines, start=1):
-            if not line.strip():
-                continue
+        for number, line, last in text_lines(real, shown, out.problems, LONGDOCURL_MAX_LINE):
             try:
                 obj = json.loads(line)
             except (ValueError, RecursionError) as exc:
-                last = number == len(lines)
                 out.problems.append(Problem.error(shown, number, None, "a JSON object",
                                                   "a line cut short" if last else f"not JSON ({getattr(exc, 'msg', type(exc).__name__)})"))
                 continue
@@ -105,9 +108,10 @@ def load(path: Path) -> SourceLoad:
                     evidence_pages=pages,
                     metadata={k: obj.get(k) for k in ("doc_no", "task_tag", "question_type", "evidence_sources", "subTask")
                               if k in obj})
-            score = _number(obj.get("score_v3"))
+            score, why = official_score(obj.get("score_v3"))
             if score is None and "score_v3" in obj:
-                out.problems.append(Problem.warning(shown, number, "score_v3", "a number", kind_of(obj.get("score_v3"))))
+                out.problems.append(Problem.warning(shown, number, "score_v3", "a number in 0..1", f"{why} (no official score)",
+                                                    kind="scores that are not numbers in 0..1"))
             run.rows.append(HarnessRow(qid=qid, prediction=to_str(obj.get("pred")), official=score, file=shown, line=number,
                                        response=to_str(obj.get("detailed_response")), raw={"pred": obj.get("pred")}))
         out.runs.append(run)

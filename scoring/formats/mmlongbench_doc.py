@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ..mmlongbench import document_records, evidence_categories, judge_question, load_results, load_samples, run_name
+from ..reading import open_regular
 from .base import BenchmarkFiles
 
 __all__ = ["NAME", "LAYOUT", "PROFILE", "is_samples", "recognise", "claims", "layout", "read_gold", "read_run",
@@ -29,7 +30,7 @@ def is_samples(path: Path) -> bool:
     if path.suffix.lower() != ".json":
         return False
     try:
-        with open(path, "rb") as fh:
+        with open_regular(path) as fh:  # a FIFO is never waited on
             head = fh.read(4096).decode("utf-8-sig", "replace").lstrip()
     except OSError:
         return path.name == "samples.json"

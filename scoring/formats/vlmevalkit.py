@@ -13,7 +13,6 @@ never opened."""
 
 from __future__ import annotations
 
-import ast
 import json
 import math
 import re
@@ -24,7 +23,20 @@ from typing import Any
 
 from ..harness_rules import vlm_anls_distance, vlm_answers, vlm_docvqa_score
 from ..problems import Problem
-from .base import ANLS_FAMILY, MMLONGBENCH_FAMILY, HarnessQuestion, HarnessRow, HarnessRun, SourceLoad, Walk, display, walk
+from ..reading import read_literal
+from .base import (
+    ANLS_FAMILY,
+    MMLONGBENCH_FAMILY,
+    HarnessQuestion,
+    HarnessRow,
+    HarnessRun,
+    SourceLoad,
+    Walk,
+    conflict_problems,
+    display,
+    settle_gold,
+    walk,
+)
 from .tables import Table, is_na, read_table
 
 __all__ = ["NAME", "DATASETS", "recognise", "load", "harness_text"]
@@ -140,20 +152,29 @@ def load(path: Path) -> SourceLoad:
         groups[(model, dataset)].append((eval_id, p, real))
     with _LOAD_LOCK:  # one load at a time uses the table cache
         _CACHE.clear()
+        _SAID.clear()
         _prefetch([_main_sheet(real, DATASETS[dataset], _beside(w, real))
                    for (_, dataset), found in groups.items() for _, _, real in found])
+        stated: dict[str, list[tuple[HarnessRow, HarnessQuestion]]] = {}  # dataset -> (row, the gold its row states)
         try:
-            _read_groups(groups, root, w, out)
+            _read_groups(groups, root, w, out, stated)
         finally:
             _CACHE.clear()
+            _SAID.clear()
+    for dataset, rows in stated.items():  # one gold per index; sheets that disagree are named (settle_gold)
+        questions, conflicts = settle_gold(dataset, rows)
+        out.gold[dataset] = questions
+        out.conflicts.extend(conflicts)
+        out.problems.extend(p for c in conflicts for p in conflict_problems(c))
     return out
 
 
-def _read_groups(groups: dict[tuple[str, str], list[tuple[str, Path, Path]]], root: Path, w: Walk, out: SourceLoad) -> None:
+def _read_groups(groups: dict[tuple[str, str], list[tuple[str, Path, Path]]], root: Path, w: Walk, out: SourceLoad,
+                 stated: dict[str, list[tuple[HarnessRow, HarnessQuestion]]]) -> None:
     for (model, dataset), found in sorted(groups.items()):
         found.sort(key=lambda t: _eval_key(t[0]), reverse=True)
         for k, (eval_id, p, real) in enumerate(found):
-            run = _read_run(p, real, root, model, dataset, eval_id, w, out)
+            run = _read_run(p, real, root, model, dataset, eval_id, w, out, stated.setdefault(dataset, []))
             if run is None:
                 continue
             run.older = k > 0
@@ -164,20 +185,27 @@ def _read_groups(groups: dict[tuple[str, str], list[tuple[str, Path, Path]]], ro
 
 def _beside(w: Walk, real: Path) -> dict[str, Path]:
     """Files in the same folder as the real prediction table, by name (walked paths)."""
-    found: dict[str, Path] = {}
-    for r in w.files.values():
-        if r.parent == real.parent:
-            found.setdefault(r.name, r)
-    return found
+    return w.beside(real)
 
 
 _LOAD_LOCK = threading.Lock()
 _CACHE: dict[Path, Table] = {}  # the tables of the load in progress (prefetched in parallel; emptied after it)
+_SAID: set[Path] = set()  # the tables whose remarks are in the load's problems already
+
+
+def _said(path: Path, table: Table, shown: str, out: SourceLoad) -> None:
+    """The table's remarks (cells not read, where a cap or a damaged file cut it) as problems, once a load."""
+    if path in _SAID:
+        return
+    _SAID.add(path)
+    for r in table.remarks:
+        out.problems.append(Problem.warning(shown, r.line, None, r.expected, r.got, kind=r.kind))
 
 
 def _table(path: Path, shown: str, out: SourceLoad, need: tuple[str, ...]) -> Table | None:
     table = _CACHE.get(path) or read_table(path)
     _CACHE[path] = table
+    _said(path, table, shown, out)
     if table.error:
         out.problems.append(Problem.error(shown, None, None, "a readable table", table.error))
         return None
@@ -193,6 +221,7 @@ def _table(path: Path, shown: str, out: SourceLoad, need: tuple[str, ...]) -> Ta
 
 def _scalar_csv(path: Path, shown: str, out: SourceLoad) -> Table | None:
     table = read_table(path)
+    _said(path, table, shown, out)
     if table.error:
         out.problems.append(Problem.error(shown, None, None, "a readable table", table.error))
         return None
@@ -207,7 +236,7 @@ def _number(value: Any) -> float | None:
 
 
 def _read_run(p: Path, real: Path, root: Path, model: str, dataset: str, eval_id: str, w: Walk,
-              out: SourceLoad) -> HarnessRun | None:
+              out: SourceLoad, stated: list[tuple[HarnessRow, HarnessQuestion]]) -> HarnessRun | None:
     shown = display(p, root)
     family = DATASETS[dataset]
     stem = real.stem
@@ -222,12 +251,12 @@ def _read_run(p: Path, real: Path, root: Path, model: str, dataset: str, eval_id
         _CACHE[main] = probe
         if not probe.error and all(c in probe.columns for c in need):
             table = probe
+            _said(main, probe, display(main, root), out)
     if table is None:
         table = _table(real, shown, out, need)
     if table is None:
         return None
     run = HarnessRun(name="", harness=NAME, task=dataset, family=family, model=model, date=eval_id, files=[shown])
-    questions: dict[str, HarnessQuestion] = {q.qid: q for q in out.gold.get(dataset, [])}
     seen: set[str] = set()
     for row, line, notes in zip(table.rows, table.lines, table.notes):
         qid = harness_text(row.get("index"))
@@ -236,11 +265,9 @@ def _read_run(p: Path, real: Path, root: Path, model: str, dataset: str, eval_id
                                               kind="duplicate rows"))
             continue
         seen.add(qid)
-        if qid not in questions:
-            questions[qid] = _question(qid, row, family)
         run.rows.append(HarnessRow(qid=qid, prediction=harness_text(row.get("prediction")), official=None, file=shown,
                                    line=line, raw=dict(row), notes=tuple(f"{c}: {n}" for c, n in notes.items())))
-    out.gold[dataset] = list(questions.values())
+        stated.append((run.rows[-1], _question(qid, row, family)))  # the gold this sheet row states
     if family == ANLS_FAMILY:
         _docvqa_outputs(run, stem, beside, root, out)
     else:
@@ -293,29 +320,29 @@ def _prefetch(paths: list[Path]) -> None:
         discard_shared_pool()  # read in this process instead, as they come
 
 
+# a run's own columns (its answer and what the evaluation wrote beside it): never part of the gold
+RUN_COLUMNS = frozenset({"prediction", "thinking", "extra_records", "res", "log", "pred", "score", "eval_gt", "eval_pred",
+                         "eval_match", "eval_score", "verifier_score", "verifier_match"})
+
+
 def _question(qid: str, row: dict[str, Any], family: str) -> HarnessQuestion:
-    meta = {k: v for k, v in row.items() if k not in ("prediction", "question", "answer") and not is_na(v)}
+    """The gold a sheet row states: the dataset's columns (not the run's: RUN_COLUMNS)."""
+    meta = {k: v for k, v in row.items() if k not in RUN_COLUMNS and k not in ("question", "answer") and not is_na(v)}
     if family == ANLS_FAMILY:
         answers, _ = vlm_answers(harness_text(row.get("answer")))
         return HarnessQuestion(qid=qid, question=harness_text(row.get("question")), answers=tuple(answers),
                                answer_raw=row.get("answer"), metadata=meta)
     fmt = row.get("answer_format")
     pages: tuple[int, ...] = ()
-    try:
-        value = ast.literal_eval(str(row.get("evidence_pages")))
-        if isinstance(value, list):
-            pages = tuple(int(x) for x in value if isinstance(x, int) and not isinstance(x, bool))
-    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-        pass
+    ok, value = read_literal(str(row.get("evidence_pages")))  # under the literal caps (scoring/limits.py)
+    if ok and isinstance(value, list):
+        pages = tuple(int(x) for x in value if isinstance(x, int) and not isinstance(x, bool))
     sources = meta.get("evidence_sources")
     if isinstance(sources, str) and sources.startswith("[") and len(sources) <= 10_000:
         # a Python-repr list, as in MMLongBench-Doc's samples.json: read as the benchmark's loader reads it (a
         # list of labels); the row's own cell stays as it is for VLMEvalKit's scoring (row.raw)
-        try:
-            value = ast.literal_eval(sources)
-        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-            value = None
-        if isinstance(value, list):
+        ok, value = read_literal(sources)
+        if ok and isinstance(value, list):
             meta["evidence_sources"] = [str(v) for v in value]
     return HarnessQuestion(qid=qid, question=harness_text(row.get("question")), answers=(harness_text(row.get("answer")),),
                            answer_format="None" if is_na(fmt) else harness_text(fmt), answer_raw=row.get("answer"),
@@ -362,7 +389,9 @@ def _distances(text: str) -> list[float]:
     try:
         value = json.loads(text)
     except ValueError:
-        value = ast.literal_eval(_NP_FLOAT.sub(r"\1", text))
+        ok, value = read_literal(_NP_FLOAT.sub(r"\1", text))  # under the literal caps (scoring/limits.py)
+        if not ok:
+            raise ValueError("not a list of distances") from None
     if not isinstance(value, list):
         raise TypeError("not a list")
     return [float(x) for x in value]

@@ -10,8 +10,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from ..limits import JSONL_HUGE_LINE
 from ..loaders import load_documents, load_gold, load_predictions, load_scores, load_summary
 from ..problems import Problem
+from ..reading import Overlong, bounded_lines, open_regular
 from .base import BenchmarkFiles
 
 __all__ = ["NAME", "LAYOUT", "GOLD_SNIFF_ROWS", "DEFAULT_GOLD", "recognise", "layout", "looks_like_gold", "gold_like",
@@ -46,12 +48,12 @@ def looks_like_gold(path: Path, rows: int = GOLD_SNIFF_ROWS) -> bool:
     gold, so that its problems are listed; an empty file too. Never raises."""
     parsed = 0
     try:
-        with open(path, "rb") as fh:
-            for raw in fh:
+        with open_regular(path) as fh:  # a FIFO is never waited on (the loader names it)
+            for raw in bounded_lines(fh, JSONL_HUGE_LINE):  # never more of a line held than the sniff needs
+                if isinstance(raw, Overlong):
+                    return True  # a huge line: let the loader report it
                 if not raw.strip():
                     continue
-                if len(raw) > (1 << 20):
-                    return True  # a huge line: let the loader report it
                 try:
                     row = json.loads(raw.removeprefix(b"\xef\xbb\xbf"))
                 except (ValueError, RecursionError):
