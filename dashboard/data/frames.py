@@ -419,7 +419,9 @@ def harness_notes(ws: Workspace) -> pd.DataFrame:
 def read_limits_note(limits: guard.Limits) -> str:
     """What the Data page says of the read limits (scoring/guard.py, settings LENS_READ_MEMORY and
     LENS_READ_BUDGET_S): each file a user or a harness left is read where it can be killed."""
-    return (f"Each file is read in a worker process that may take {guard.format_memory(limits.memory)} of memory "
-            f"({settings.READ_MEMORY.name}) and {limits.budget_s:g} s ({settings.READ_BUDGET.name}); JSON, JSON-lines and "
-            f"CSV files {guard.BOUNDED_FACTOR} times their size and a second per {guard.BOUNDED_RATE >> 20} MB when "
-            "that is more. A file that needs more is named in the problems and not read; the rest loads.")
+    return (f"Each file is read where it can be killed: in a worker process that may take "
+            f"{guard.format_memory(limits.memory)} of memory ({settings.READ_MEMORY.name}) and {limits.budget_s:g} s "
+            f"({settings.READ_BUDGET.name}) -- a JSON, JSON-lines or CSV file {guard.BOUNDED_FACTOR} times its size and "
+            f"a second per {guard.BOUNDED_RATE >> 20} MB when that is more, and one under "
+            f"{guard.INLINE_MAX_BYTES >> 20} MB in the server itself, too small to do harm. A file that needs more is "
+            "named in the problems and not read; the rest loads.")
