@@ -266,3 +266,11 @@ def test_an_unguarded_bracket_reads(tmp_path):
         assert refused is None
     assert not guard.guarded()
     assert isinstance(guard.job(LoadResult), LoadResult)  # no paths: a job; its result pickled back
+
+
+def test_the_data_page_states_the_limits():
+    from dashboard.data.frames import read_limits_note
+
+    note = read_limits_note(guard.Limits(512 << 20, 30.0))
+    assert "512 MB of memory (LENS_READ_MEMORY) and 30 s (LENS_READ_BUDGET_S)" in note
+    assert "8 times its size" in note and "under 2 MB in the server itself" in note
