@@ -590,6 +590,15 @@ async def open_inputs(base: str, inputs: dict[str, tuple[Path, str]], pause: flo
     return out
 
 
+def _own_peak_mb(pid: int) -> int:
+    """The server process's own peak resident memory (VmHWM), its children not counted (MB; 0 if gone)."""
+    try:
+        with open(f"/proc/{pid}/status") as fh:
+            return next((int(line.split()[1]) for line in fh if line.startswith("VmHWM:")), 0) // 1024
+    except OSError:
+        return 0
+
+
 def inputs(args) -> None:
     """--scenario inputs: `--sessions` - 1 sessions switching questions on the question explorer, half on
     the sample and half on a 13 x 1,519 benchmark (bench/make_synthetic_benchmark.py, opened by `data`),
@@ -631,6 +640,7 @@ def inputs(args) -> None:
             opened = []
         finally:
             wall, hl, worst = time.perf_counter() - t0, list(health.latencies), health.worst()
+            own = _own_peak_mb(proc.pid)
             health.stop.set()
             health.join(timeout=5)
             sampler.stop.set()
@@ -656,8 +666,8 @@ def inputs(args) -> None:
           f"{max(others.first_loads, default=float('nan')):.2f} s")
     print(f"  health: requests           {len(hl):8d}   p50 {_pct(hl, .5) * 1000:.0f} ms, p99 {_pct(hl, .99):.2f} s, "
           f"max {worst:.2f} s, failures {len(health.failures)}")
-    print(f"  server RSS peak            {sampler.peak / 1024:8.0f} MB (server and its children); "
-          f"tracebacks in server log {server_log.count('Traceback')}")
+    print(f"  server RSS peak            {sampler.peak / 1024:8.0f} MB (server and its children, sampled); the server's "
+          f"own {own} MB (VmHWM); tracebacks in server log {server_log.count('Traceback')}")
     for got in opened:
         print(f"  input: {got.name:<52} {got.seconds:6.1f} s  named: {'yes' if got.named else 'NO'}"
               + (f"  error: {got.error}" if got.error else ""))
