@@ -274,3 +274,16 @@ def test_the_data_page_states_the_limits():
     note = read_limits_note(guard.Limits(512 << 20, 30.0))
     assert "512 MB of memory (LENS_READ_MEMORY) and 30 s (LENS_READ_BUDGET_S)" in note
     assert "8 times its size" in note and "under 2 MB in the server itself" in note
+
+
+def test_hashing_a_harness_file_of_2_gb_holds_a_chunk_at_a_time(tmp_path):
+    """The scored runs' cache key hashes the gold files -- in a harness folder opened as the benchmark,
+    its samples files: a sparse 2 GB one was read whole into the server (2.3 GB at its peak)."""
+    big = tmp_path / "20260101_000000_samples_docvqa_val.jsonl"
+    with open(big, "wb") as fh:
+        fh.write(b'{"doc_id": 0}\n')
+        fh.truncate(2 << 30)
+    code = f"from pathlib import Path\nfrom dashboard.core.store import files_sha256\nprint(files_sha256([Path({str(big)!r})]))\n"
+    peak, out = guard_kit.peak_of(code, timeout=HANG_GUARD_S * 3)
+    assert len(out.strip()) == 64
+    assert peak < 300, f"hashing held {peak} MB"
