@@ -63,7 +63,7 @@ opened by the link's `data` parameter), while one more session opens, `--hostile
 after the other, the Data page of each hostile input of issue 35 (tests/guard_kit.py): VLMEvalKit
 workbooks of a few KB with a cell at column ZZZZZZZZZ, with a dimension of A1:XFD1048576 and a date
 style, with shared strings inflating to 250 MB; an lmms-eval run whose `target` is a 16 MB literal; a
-2 GB sparse lmms-eval samples file; a prediction file whose answer is a 24 MB nested list. Reported:
+2 GB sparse lmms-eval samples file; a prediction file whose answer is a 48 MB nested list. Reported:
 the others' page times (p50 / p95 / max) and first loads, the health endpoint (every 0.25 s: p50, p99,
 max, failures), the server's peak RSS with its children, and per input how long its Data page took and
 whether it names the file. `--server-memory GB` caps the server's address space: for a checkout that
@@ -531,6 +531,9 @@ def _guard_kit():
     return guard_kit
 
 
+NESTED_MB = 48  # 16 M empty lists, 1.8 GB parsed: over the default read limit (a 24 MB one, 0.9 GB, reads under it)
+
+
 def build_inputs(roots: Path) -> dict[str, tuple[Path, str]]:
     """Each hostile input of issue 35 in a folder of its own under `roots`: name -> (the folder a link's
     `data` opens, the file in it that must be named)."""
@@ -552,8 +555,8 @@ def build_inputs(roots: Path) -> dict[str, tuple[Path, str]]:
     shutil.copytree(ROOT / "sample_runs", where, ignore=shutil.ignore_patterns("*.py", "__pycache__"))
     first = sorted((where / "runs").glob("*.jsonl"))[0]
     qid = json.loads(first.read_text().splitlines()[0])["question_id"]
-    kit.nested_list_predictions(where / "runs" / "hostile.jsonl", qid)
-    out["JSON lines: a 24 MB nested-list answer"] = (where, "hostile.jsonl")
+    kit.nested_list_predictions(where / "runs" / "hostile.jsonl", qid, mb=NESTED_MB)
+    out[f"JSON lines: a {NESTED_MB} MB nested-list answer"] = (where, "hostile.jsonl")
     return out
 
 
