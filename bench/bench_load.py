@@ -259,7 +259,8 @@ def _collect(msg: ForwardMsg, run: Run) -> None:
         run.status = ForwardMsg.ScriptFinishedStatus.Name(msg.script_finished)
 
 
-async def _rerun(ws, query: str, page_hash: str = "", widget: tuple[str, str] | None = None) -> Run:
+async def _rerun(ws, query: str, page_hash: str = "", widget: tuple[str, str] | None = None,
+                 timeout: float | None = None) -> Run:
     back = BackMsg()
     back.rerun_script.query_string = query
     back.rerun_script.page_script_hash = page_hash
@@ -269,7 +270,7 @@ async def _rerun(ws, query: str, page_hash: str = "", widget: tuple[str, str] | 
     await ws.send(back.SerializeToString())
     run = Run()
     while True:
-        data = await asyncio.wait_for(ws.recv(), timeout=SWITCH_TIMEOUT)
+        data = await asyncio.wait_for(ws.recv(), timeout=timeout or SWITCH_TIMEOUT)
         msg = ForwardMsg()
         msg.ParseFromString(data)
         _collect(msg, run)
@@ -531,6 +532,7 @@ def _guard_kit():
     return guard_kit
 
 
+OPEN_TIMEOUT = 300.0  # s: a hostile input's Data page (its folder read and its other runs scored) under load
 NESTED_MB = 48  # 16 M empty lists, 1.8 GB parsed: over the default read limit (a 24 MB one, 0.9 GB, reads under it)
 
 
@@ -581,8 +583,8 @@ async def open_inputs(base: str, inputs: dict[str, tuple[Path, str]], pause: flo
         try:
             async with websockets.connect(url, subprotocols=["streamlit"], max_size=None, open_timeout=60,
                                           ping_interval=None) as ws:
-                first = await _rerun(ws, query)
-                run = await _rerun(ws, query, first.pages.get("data", ""))
+                first = await _rerun(ws, query, timeout=OPEN_TIMEOUT)
+                run = await _rerun(ws, query, first.pages.get("data", ""), timeout=OPEN_TIMEOUT)
             got.seconds = time.perf_counter() - t
             got.named = any(file in text for text in run.texts)
             got.error = run.exceptions[0] if run.exceptions else ""
