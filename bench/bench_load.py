@@ -207,6 +207,20 @@ def start_server(benchmark: Path, cache: Path, profile: Path | None = None,
     raise SystemExit(f"the server did not start:\n{log.read_text()[-2000:]}")
 
 
+def stop_server(proc: subprocess.Popen, sampler: Sampler, health: threading.Thread | None = None) -> None:
+    """The pollers stopped, then the server (killed if it does not end within 20 s)."""
+    if health is not None:
+        health.stop.set()  # type: ignore[attr-defined]
+        health.join(timeout=5)
+    sampler.stop.set()
+    sampler.join()
+    proc.terminate()
+    try:
+        proc.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
 # ----------------------------------------------------------------------------- one session
 
 
@@ -485,15 +499,7 @@ def hostile(args) -> None:
                 base, args.sessions, args.seconds, qids, runs, args.think, bomb, huge, proc.pid, args.cap))
         finally:
             wall, health_worst, hl = time.perf_counter() - t0, health.worst(), list(health.latencies)
-            health.stop.set()
-            health.join(timeout=5)
-            sampler.stop.set()
-            sampler.join()
-            proc.terminate()
-            try:
-                proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+            stop_server(proc, sampler, health)
         server_log = log.read_text(errors="replace")
     label = "this checkout" if app_root == ROOT else str(app_root)
     try:
@@ -646,15 +652,7 @@ def inputs(args) -> None:
         finally:
             wall, hl, worst = time.perf_counter() - t0, list(health.latencies), health.worst()
             own = _own_peak_mb(proc.pid)
-            health.stop.set()
-            health.join(timeout=5)
-            sampler.stop.set()
-            sampler.join()
-            proc.terminate()
-            try:
-                proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+            stop_server(proc, sampler, health)
         server_log = log.read_text(errors="replace")
     lat = others.latencies
     label = "this checkout" if app_root == ROOT else str(app_root)
@@ -747,13 +745,7 @@ def main() -> None:
             wall, client = time.perf_counter() - t0, time.process_time() - client0
             cpu_end = _cpu_s(proc.pid)
         finally:
-            sampler.stop.set()
-            sampler.join()
-            proc.terminate()
-            try:
-                proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+            stop_server(proc, sampler)
         server_log = log.read_text(errors="replace")
     tracebacks = server_log.count("Traceback")
     if tracebacks:
