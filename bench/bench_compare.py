@@ -8,8 +8,9 @@
     previous implementation (scipy.stats.bootstrap, index draws in batches of 1,000) and a plain
     per-resample numpy loop -- best of --repeat each, the ratios, and the intervals side by side,
     for an Accuracy-like and a token-F1-like pair;
-(b) `dashboard.compare.frames.deltas` (3 metrics x every slice of 7 breakdowns, McNemar, Holm) and
-    `dashboard.compare.frames.weakest` on a synthetic pair of runs over N questions;
+(b) `dashboard.compare.frames.deltas` (3 metrics x every slice of 7 breakdowns, McNemar, Holm) and the
+    flip table on a synthetic pair of runs over N questions (where a run is weak is the finder's:
+    bench/bench_slices.py);
 (c) `python -m dashboard.report` on sample_runs/ (two runs; four runs), wall time of the whole
     process, as a user runs it;
 (d) the same on a synthetic benchmark of the real size (1,519 questions, bench/make_synthetic_benchmark.py,
@@ -124,10 +125,9 @@ def main() -> None:
     pairs = C.paired(scores, "A", "B")
     t_deltas = best(lambda: C.deltas(pairs, questions), max(1, args.repeat // 2))
     table = C.deltas(pairs, questions)
-    t_weak = best(lambda: C.weakest(scores, questions, "B", runs=["A", "B"]), max(1, args.repeat // 2))
     t_flips = best(lambda: C.flip_table(pairs, questions), args.repeat)
     print(f"(b) deltas: {len(table)} rows (slices + overall) x 3 metrics, {r:,} resamples each: {t_deltas:.2f} s; "
-          f"weakest slices: {t_weak:.2f} s; flip table: {1000 * t_flips:.0f} ms")
+          f"flip table: {1000 * t_flips:.0f} ms")
 
     for folder in args.campaign:
         from dashboard.report.build import load

@@ -49,6 +49,7 @@ page = st.navigation([
     st.Page(VIEWS / "overview.py", title="Overview", icon=":material/leaderboard:", default=True),
     st.Page(VIEWS / "questions.py", title="Question explorer", icon=":material/quiz:"),
     st.Page(VIEWS / "disagreement.py", title="Metric disagreement", icon=":material/rule:"),
+    st.Page(VIEWS / "judge.py", title="LLM judge", icon=":material/gavel:"),
     st.Page(VIEWS / "evidence.py", title="Evidence", icon=":material/plagiarism:"),
     st.Page(VIEWS / "compare.py", title="Compare runs", icon=":material/compare_arrows:"),
     st.Page(VIEWS / "weak.py", title="Weak slices", icon=":material/troubleshoot:"),

@@ -1,8 +1,12 @@
 """`docbench-lens`: start the dashboard from an installed package, in any working directory.
 
-    docbench-lens [--benchmark DIR] [--runs FILE_OR_DIR ...] [--scores FILE ...] [--annotations PATH_OR_URL] [--port N] [--headless]
+    docbench-lens [--benchmark DIR] [--runs FILE_OR_DIR ...] [--scores FILE ...] [--annotations PATH_OR_URL]
+                  [--address HOST] [--port N] [--headless]
 
-runs `streamlit run <installed dashboard/app.py> [--server.port N] -- <the app's arguments>`. The app's
+runs `streamlit run <installed dashboard/app.py> --server.address HOST [--server.port N] -- <the app's
+arguments>`. The server listens on 127.0.0.1 unless `--address` (or LENS_ADDRESS) says otherwise, so
+a laptop's benchmark and notes are not open to its network; a team binds each server to an address
+only its proxy reaches (README, "For a team"). The app's
 settings (upload size, theme, no usage statistics) come from the project's `.streamlit/config.toml`:
 Streamlit is started in the folder that holds it (dashboard.resources.SETTINGS_HOME); without --benchmark the app opens the sample benchmark that ships
 with the package. Paths are made absolute here, so what the app shows does not depend on where it runs.
@@ -17,12 +21,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from dashboard.core import settings
+from dashboard.core.redact import redact_url
 from dashboard.core.settings import DATABASE_URL
 from dashboard.resources import APP, SETTINGS_HOME
 from scoring import __version__
@@ -41,6 +46,12 @@ def _port(text: str) -> int:
     return port
 
 
+def _address(text: str) -> str:
+    if not text.strip() or any(c.isspace() or c in "/@?#" for c in text.strip()):
+        raise argparse.ArgumentTypeError(f"expected a host name or an IP address, got {text!r}")
+    return text.strip()
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="docbench-lens", description="Start the DocBench Lens dashboard (Streamlit).")
     ap.add_argument("--benchmark", metavar="DIR", help="benchmark folder: gold *.jsonl, documents.jsonl, docs/, runs/, "
@@ -52,6 +63,9 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--annotations", metavar="PATH_OR_URL",
                     help="the annotations database: a file, sqlite:///PATH or postgresql://user:password@host:port/database "
                          "(default: $LENS_DATABASE_URL, else annotations.sqlite3 in $LENS_DATA_DIR or the user data folder)")
+    ap.add_argument("--address", type=_address, metavar="HOST",
+                    help="the address the server listens on (default: $LENS_ADDRESS, else 127.0.0.1: this machine alone; "
+                         "0.0.0.0 is every interface, open to the network -- for a team, an address only the proxy reaches)")
     ap.add_argument("--port", type=_port, help="the server's port (default: Streamlit's, 8501)")
     ap.add_argument("--headless", action="store_true", help="do not open a browser window")
     ap.add_argument("--version", action="version", version=f"docbench-lens {__version__}")
@@ -62,18 +76,10 @@ def _absolute(path: str) -> str:
     return str(Path(path).expanduser().resolve())
 
 
-_PASSWORD = re.compile(r"(://[^/@:]*):[^@/]*@")
-
-
-def shown(url: str) -> str:
-    """A URL as messages show it: without its password."""
-    return _PASSWORD.sub(r"\1@", url)
-
-
 def annotations_location(value: str) -> tuple[list[str], dict[str, str]]:
     """(the app's arguments, the server's environment) for `--annotations VALUE`: a file path or
     sqlite:///PATH -> `--annotations ABSOLUTE_PATH`; a postgresql:// (postgres://) URL ->
-    LENS_DATABASE_URL (never on a command line; the app reads it as dashboard.annotations.db does).
+    LENS_DATABASE_URL (never on a command line; the app reads it as dashboard.annotations.location does).
     ValueError, naming the URL without its password, for any other."""
     if "://" not in value:
         return ["--annotations", _absolute(value)], {}
@@ -81,14 +87,14 @@ def annotations_location(value: str) -> tuple[list[str], dict[str, str]]:
     scheme = scheme.lower()
     if scheme in ("sqlite", "sqlite+pysqlite"):
         if not rest.startswith("/") or rest == "/":
-            raise ValueError(f"{shown(value)}: an SQLite URL is sqlite:///PATH (sqlite:////abs/path for an absolute one)")
+            raise ValueError(f"{redact_url(value)}: an SQLite URL is sqlite:///PATH (sqlite:////abs/path for an absolute one)")
         return ["--annotations", _absolute(rest[1:])], {}
     if scheme in ("postgresql", "postgres", "postgresql+psycopg"):
         host, _, database = rest.rpartition("@")[2].partition("/")
         if not host or not database.split("?", 1)[0]:
-            raise ValueError(f"{shown(value)} names no server or no database (postgresql://user:password@host:port/database)")
+            raise ValueError(f"{redact_url(value)} names no server or no database (postgresql://user:password@host:port/database)")
         return [], {DATABASE_URL.name: value}
-    raise ValueError(f"{shown(value)}: only sqlite:///PATH and postgresql://user@host:port/database are supported")
+    raise ValueError(f"{redact_url(value)}: only sqlite:///PATH and postgresql://user@host:port/database are supported")
 
 
 def build_environment(args: argparse.Namespace, environ: dict[str, str] | None = None) -> dict[str, str]:
@@ -99,6 +105,11 @@ def build_environment(args: argparse.Namespace, environ: dict[str, str] | None =
     return env
 
 
+def listen_address(args: argparse.Namespace, environ: dict[str, str] | None = None) -> str:
+    """Where the server listens: `--address`, else LENS_ADDRESS, else 127.0.0.1 (settings.address)."""
+    return getattr(args, "address", None) or settings.address(environ)
+
+
 def build_command(args: argparse.Namespace) -> list[str]:
     """The `streamlit run` command line for parsed arguments."""
     cmd = [sys.executable, "-m", "streamlit", "run", str(APP)]
@@ -106,6 +117,7 @@ def build_command(args: argparse.Namespace) -> list[str]:
         cmd += ["--server.port", str(args.port)]
     if args.headless:
         cmd += ["--server.headless", "true"]
+    cmd += ["--server.address", listen_address(args)]
     app_args: list[str] = []
     if args.benchmark:
         app_args += ["--benchmark", _absolute(args.benchmark)]
@@ -119,6 +131,11 @@ def build_command(args: argparse.Namespace) -> list[str]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] == "ingest":  # `docbench-lens ingest ...`: scored runs into the engine (scoring/engine/cli.py)
+        from dashboard.data.ingest import main as ingest_main
+
+        return ingest_main(argv[1:])
     ap = build_parser()
     args = ap.parse_args(argv)
     if args.benchmark and not Path(args.benchmark).expanduser().is_dir():

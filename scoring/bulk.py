@@ -27,8 +27,6 @@ same parts are made in this process.
 from __future__ import annotations
 
 import contextlib
-import csv
-import io
 import os
 import tempfile
 import threading
@@ -47,7 +45,7 @@ from .problems import LoadResult
 from .profiles import Profile
 from .runner import Plan, assemble_lazily
 from .workers import die_with_parent
-from .writers import CSV_COLUMNS, batch_is_safe, csv_columns, dicts_of, row_columns, rows_json
+from .writers import CSV_COLUMNS, batch_is_safe, csv_columns, csv_string, dicts_of, row_columns, rows_json
 
 __all__ = ["score_and_write", "read_predictions_aside", "Aside", "Streamed", "BATCH"]
 
@@ -360,11 +358,9 @@ def _finish(gold: Sequence[GoldQuestion], the_plan: Plan, parts: _Parts, *, prof
     with contextlib.ExitStack() as stack:
         csv_out = None
         if csv_path:
-            header = io.StringIO(newline="")
-            csv.writer(header).writerow(CSV_COLUMNS)
             Path(csv_path).parent.mkdir(parents=True, exist_ok=True)
             csv_out = stack.enter_context(open(csv_path, "wb"))
-            csv_out.write(header.getvalue().encode("utf-8"))
+            csv_out.write(csv_string((), CSV_COLUMNS).encode("utf-8"))
 
         def take(k: int, result: tuple) -> None:
             buckets.add(result)

@@ -343,17 +343,16 @@ def write_categories_csv(path, results) -> int:
     """Write the categories CSV of `results` -- (question_id, Judgement) pairs or objects with `qid`
     and `judgement` (scoring.evaluate.QuestionResult) -- to `path` (folders created); returns the
     number of rows. Line ends and quoting as the per-question CSV (csv module defaults)."""
-    import csv
     from pathlib import Path
+
+    from .writers import write_csv
+
+    def rows():
+        for item in results:
+            qid, j = (item.qid, item.judgement) if hasattr(item, "judgement") else item
+            yield category_row(qid, j)
 
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    n = 0
     with open(path, "w", encoding="utf-8", newline="") as fh:
-        writer = csv.writer(fh)
-        writer.writerow(CSV_COLUMNS)
-        for item in results:
-            qid, j = (item.qid, item.judgement) if hasattr(item, "judgement") else item
-            writer.writerow(category_row(qid, j))
-            n += 1
-    return n
+        return write_csv(fh, rows(), CSV_COLUMNS)

@@ -29,6 +29,7 @@ from typing import NoReturn
 from . import __version__, gate
 from ._gc import paused_gc
 from .evaluate import evaluate, extra_prediction_problems
+from .judge import cli as judge_cli
 from .loaders import estimated_rows, load_gold, load_predictions, reads_as_release
 from .problems import summarise
 from .profiles import DEFAULT_PROFILE, PROFILES, get_profile
@@ -64,6 +65,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="write each question's disagreement categories as CSV (a folder when several runs)")
     ap.add_argument("--version", action="version", version=f"docbench-lens scoring {__version__}")
     gate.add_arguments(ap)  # --weak-slices, --baseline, --compare-json, --fail-on-regression, ...
+    judge_cli.add_arguments(ap)  # refused here (`main`): the judge reads MMLongBench-Doc's and the harnesses' answers
     return ap
 
 
@@ -95,6 +97,11 @@ def main(argv: list[str] | None = None, *, exit_when_done: bool = False) -> int:
         print(f"ERROR: no such file: {p}", file=sys.stderr)
     if missing:
         return 1
+    if judge_cli.wants(args) or judge_cli.refusal(args):
+        print("ERROR: --judge-url re-judges answers a judge extracts from: MMLongBench-Doc's result files "
+              "(--profile mmlongbench-doc) and VLMEvalKit or LongDocURL outputs; XL-DocBench's answers are scored by "
+              "its rules", file=sys.stderr)
+        return gate.EXIT_USAGE
     if gate.wants(args):  # the weak-slice finder and the regression gate (scoring/gate.py)
         return gate.run(args)
     # no reference cycles are made between loading and writing: the collector stays off for the

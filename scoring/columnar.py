@@ -16,8 +16,6 @@ reading the files again through the record path (`load_gold`, `load_predictions`
 from __future__ import annotations
 
 import contextlib
-import csv
-import io
 from collections.abc import Callable, Sequence
 from itertools import chain
 from pathlib import Path
@@ -33,7 +31,7 @@ from .profiles import Profile, signature
 from .registry import MISSING_STATUS, OVERFLOW_STATUSES, OVERFLOW_TEXT
 from .runner import StoredRunResult
 from .text import to_str, to_str_release
-from .writers import CSV_COLUMNS, columns_are_safe, csv_columns, dicts_of, open_for_writing, rows_json
+from .writers import CSV_COLUMNS, columns_are_safe, csv_columns, csv_string, dicts_of, open_for_writing, rows_json
 
 __all__ = ["Joined", "join", "score_columns", "members_of", "write_columns", "run_columns"]
 
@@ -221,9 +219,7 @@ def write_columns(run: StoredRunResult, columns: list[list], *, report: str | Pa
         csv_fh = stack.enter_context(open_for_writing(csv_path)) if csv_path else None
         json_fh = stack.enter_context(open_for_writing(report)) if report else None
         if csv_fh is not None:
-            header = io.StringIO(newline="")
-            csv.writer(header).writerow(CSV_COLUMNS)
-            csv_fh.write(header.getvalue())
+            csv_fh.write(csv_string((), CSV_COLUMNS))
         sep = None
         if json_fh is not None:
             head, sep, tail = run.report_frame(per_question=per_question, lens=lens)

@@ -8,7 +8,6 @@ Long runs are scored on all cores (processes), with a progress callback.
 from __future__ import annotations
 
 import contextlib
-import csv
 import io
 import json
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -24,7 +23,7 @@ from .problems import Problem
 from .profiles import Profile, get_profile, signature
 from .registry import MISSING_STATUS, is_success_status
 from .workers import bare_main, discard_shared_pool, shared_pool, usable_cores
-from .writers import CSV_COLUMNS, csv_text, open_for_writing, row_dicts, rows_json
+from .writers import CSV_COLUMNS, csv_string, csv_text, open_for_writing, row_dicts, rows_json
 
 __all__ = ["QuestionResult", "RunResult", "evaluate", "extra_prediction_problems"]
 
@@ -146,8 +145,9 @@ class RunResult:
         return head + ',\n  "per_question": [\n    ', ",\n    ", "\n  ]" + tail + "\n}"
 
     def write_csv(self, fh: IO[str], rows: Iterable[list[dict]] | None = None) -> None:
-        """csv.DictWriter's output (header, then rows, "\r\n" line ends), without its per-row key checks."""
-        csv.writer(fh).writerow(CSV_COLUMNS)
+        """csv.DictWriter's output (header, then rows, "\r\n" line ends), without its per-row key checks;
+        text cells spreadsheet-safe (writers.safe_cell)."""
+        fh.write(csv_string((), CSV_COLUMNS))
         for batch in rows if rows is not None else self._row_batches():
             fh.write(csv_text(batch))
 
@@ -163,9 +163,8 @@ class RunResult:
         with paused_gc(), contextlib.ExitStack() as stack:
             csv_fh = stack.enter_context(open_for_writing(csv_path)) if csv_path else None
             json_fh = stack.enter_context(open_for_writing(report)) if report else None
-            writer = csv.writer(csv_fh) if csv_fh else None
-            if writer:
-                writer.writerow(CSV_COLUMNS)
+            if csv_fh is not None:
+                csv_fh.write(csv_string((), CSV_COLUMNS))
 
             def batches() -> Iterator[list[dict]]:
                 for batch in self._row_batches():
@@ -176,7 +175,7 @@ class RunResult:
             if json_fh:
                 for chunk in self.report_chunks(per_question=per_question, lens=lens, rows=batches()):
                     json_fh.write(chunk)
-            if writer and not (json_fh and per_question):  # the JSON did not pull the rows through
+            if csv_fh is not None and not (json_fh and per_question):  # the JSON did not pull the rows through
                 for _ in batches():
                     pass
 

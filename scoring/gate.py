@@ -39,7 +39,6 @@ on stderr; the verdict's exit code is kept.
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import math
 import sys
@@ -355,22 +354,25 @@ def slice_rows(search: Any) -> list[dict]:
 
 
 def _write_weak_slices(args: argparse.Namespace, run: Any) -> bool:
-    import io
-
-    from .slices import find_weak_slices, question_fields
+    from .slice_fields import page_counts_beside, slice_fields
+    from .slices import find_weak_slices
+    from .writers import csv_string
 
     questions, scores, clusters = _arrays(run, args.slice_metric)
-    search = find_weak_slices(scores, question_fields(questions), clusters, fdr=args.fdr, method=args.fdr_method,
+    data_dir = getattr(args, "data_dir", None)  # the harness command line has no --data-dir
+    gold_paths = getattr(args, "gold_files", None) or [(Path(data_dir) if data_dir else Path.cwd() / "data") / "qa_single_doc.jsonl"]
+    fields = slice_fields(questions, page_counts_beside(gold_paths))  # the dashboard's fields (scoring/slice_fields.py)
+    search = find_weak_slices(scores, fields, clusters, fdr=args.fdr, method=args.fdr_method,
                               min_questions=args.min_questions, min_documents=args.min_documents)
-    buffer = io.StringIO()
-    w = csv.DictWriter(buffer, fieldnames=CSV_COLUMNS)
-    w.writeheader()
-    for row in slice_rows(search):
-        w.writerow({k: (format(v, ".6g") if isinstance(v, float) else v) for k, v in row.items()})
-    wrote = _write_text(args.weak_slices, buffer.getvalue(), "the weak slices (--weak-slices)")
+    text = csv_string(([row[k] for k in CSV_COLUMNS] for row in slice_rows(search)), CSV_COLUMNS,
+                      float_format=lambda v: format(v, ".6g"))  # numbers as numbers, slice names spreadsheet-safe
+    wrote = _write_text(args.weak_slices, text, "the weak slices (--weak-slices)")
     print(f"weak slices ({args.slice_metric}): {search.summary()}")
+    print(f"  {search.fields_text()}")
+    if search.weak:
+        print(f"  gap = slice - rest; ci_low, ci_high: {search.interval_text()}")
     for s in search.weak[:10]:
-        print(f"  {s.name}: {s.gap * 100:+.1f} points vs the rest [{s.ci_low * 100:+.1f}, {s.ci_high * 100:+.1f}], "
+        print(f"  {s.label}: {s.gap * 100:+.1f} points vs the rest [{s.ci_low * 100:+.1f}, {s.ci_high * 100:+.1f}], "
               f"{s.n:,} questions in {s.documents:,} {search.unit}s, q {p_text(s.q)}, explains {len(s.explains)}")
     return wrote
 

@@ -26,8 +26,8 @@ Two ways to be supervised:
   between processes, so the normal path costs one fork (bench/bench_scoring.py measures it).
 
 The limits are settings: LENS_READ_MEMORY (default 1G; "512M", "2G", "1.5G" or bytes) and
-LENS_READ_BUDGET_S (default 60 seconds), declared here because the command line reads them too
-(dashboard/core/settings.py lists and documents them with the app's other settings). For the
+LENS_READ_BUDGET_S (default 60 seconds), declared in scoring/settings.py because the command line reads
+them too (dashboard/core/settings.py lists them with the app's other settings); parsed here. For the
 formats whose bytes bound the memory and time parsing takes (`bounded=True`), a large file may take
 BOUNDED_FACTOR times its size of memory and a second per BOUNDED_RATE bytes when that is more than
 the settings: a legitimate 400 MB gold file (a million questions) reads, a hostile one that
@@ -52,6 +52,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from .problems import Problem
+from .settings import READ_BUDGET, READ_MEMORY
 from .workers import bare_main, die_with_parent, forkserver_context, no_pool_here
 
 try:
@@ -64,11 +65,10 @@ __all__ = ["MEMORY_VARIABLE", "BUDGET_VARIABLE", "Limits", "limits", "parse_memo
 
 T = TypeVar("T")
 
-MEMORY_VARIABLE = "LENS_READ_MEMORY"
-BUDGET_VARIABLE = "LENS_READ_BUDGET_S"
-DEFAULT_MEMORY = 1 << 30
-DEFAULT_MEMORY_TEXT = "1G"
-DEFAULT_BUDGET_S = 60.0
+MEMORY_VARIABLE = READ_MEMORY.name  # LENS_READ_MEMORY, declared in scoring/settings.py
+BUDGET_VARIABLE = READ_BUDGET.name  # LENS_READ_BUDGET_S
+DEFAULT_MEMORY = 1 << 30  # READ_MEMORY.default, "1G"
+DEFAULT_BUDGET_S = 60.0  # READ_BUDGET.default
 MIN_MEMORY = 32 << 20  # a smaller limit is raised to this (an interpreter cannot read anything in less)
 MAX_BUDGET_S = 86_400.0
 BOUNDED_FACTOR = 8  # a JSON / JSON-lines / CSV file of n bytes may take 8n of memory (gold: about 4n)
@@ -129,10 +129,9 @@ def format_memory(n: int) -> str:
 def limits(environ: Mapping[str, str] | None = None) -> Limits:
     """LENS_READ_MEMORY and LENS_READ_BUDGET_S as Limits: unset, empty or unreadable values take the
     defaults (1 GB, 60 s); a memory below 32 MB is raised to 32 MB; a budget is at most a day."""
-    env = os.environ if environ is None else environ
-    memory = parse_memory(env.get(MEMORY_VARIABLE, "")) or DEFAULT_MEMORY
+    memory = parse_memory(READ_MEMORY.value(environ)) or DEFAULT_MEMORY
     try:
-        budget = float(env.get(BUDGET_VARIABLE, "").strip() or DEFAULT_BUDGET_S)
+        budget = float(READ_BUDGET.value(environ).strip() or DEFAULT_BUDGET_S)
     except ValueError:
         budget = DEFAULT_BUDGET_S
     if not 0 < budget <= MAX_BUDGET_S:

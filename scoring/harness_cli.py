@@ -27,7 +27,6 @@ codes as on XL-DocBench."""
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import math
 import sys
@@ -39,8 +38,10 @@ from . import formats, gate
 from .formats.base import ANLS_FAMILY, MMLONGBENCH_FAMILY, HarnessQuestion, SourceLoad
 from .gate import option_values
 from .harness import HARNESS_SCORING_PROFILES, SLICE_FIELDS, Rescored, own_profile, rescore, sensitivity
+from .judge import cli as judge_cli
 from .problems import Problem, summarise
 from .profiles import HARNESS_PROFILE_NAMES, signature
+from .writers import write_csv
 
 __all__ = ["wants", "main", "CSV_COLUMNS", "join_mmlongbench", "join_docvqa"]
 
@@ -68,6 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--no-per-question-json", action="store_true", help="leave the per_question lists out of the JSON report")
     ap.add_argument("--all-evals", action="store_true", help="VLMEvalKit: also score older eval ids (default: the newest only)")
     gate.add_arguments(ap)  # --weak-slices, --baseline, --compare-json, --fail-on-regression, ...
+    judge_cli.add_arguments(ap)  # --judge-url, --judge-model, --judge-prompt, --judge-cache
     return ap
 
 
@@ -77,7 +79,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if unknown:  # the benchmark CLI's other options (--data-dir, --ignore-missing, ...) mean nothing here
         print(f"note: ignored for harness files: {' '.join(unknown)}", file=err)
     asks_gate = gate.wants(args)
-    why = gate.refusal(args) if asks_gate else None
+    why = (gate.refusal(args) if asks_gate else None) or judge_cli.refusal(args)
     if why:
         print(f"ERROR: {why}", file=err)
         return gate.EXIT_USAGE
@@ -134,17 +136,20 @@ def _rescore_all(args: argparse.Namespace) -> int:
     if not results:
         print("ERROR: no run could be read from " + ", ".join(args.predictions), file=err)
         return 1
+    judged = _judge_all(args, results)
+    if judged is None:
+        return 1
     try:
         if args.output:
-            _write_json(Path(args.output), args, sources, results, problems)
+            _write_json(Path(args.output), args, sources, results, problems, judged)
         if args.per_question_csv:
-            _write_csv(Path(args.per_question_csv), results)
+            _write_csv(Path(args.per_question_csv), results, judged)
     except OSError as exc:
         print(f"ERROR: cannot write the outputs: {exc.filename or ''}{': ' if exc.filename else ''}{exc.strerror or exc}",
               file=err)
         return 1
     for r in results:
-        _print_run(r)
+        _print_run(r, judged.get(id(r)), getattr(args, "judge", None))
     for move in ranks(results):
         if move["reported"] and move["reported"] != move["recomputed"]:
             before = {name: k + 1 for k, name in enumerate(move["reported"])}
@@ -181,7 +186,48 @@ def _agree(reported: dict[str, Any], recomputed: dict[str, Any]) -> dict[str, bo
     return out
 
 
-def _run_report(r: Rescored, per_question: bool) -> dict[str, Any]:
+def _judge_all(args: argparse.Namespace, results: list[Rescored]) -> dict[int, tuple] | None:
+    """Per rescored run (by id) whose answers a judge extracts from: (its answers, the re-judge or None);
+    with --judge-url each such run judged again, without it only the runs whose files hold judge output.
+    None (the error said) when the judge cannot be used."""
+    from .judge.answers import answers_of_run
+
+    judge = None
+    if judge_cli.wants(args):
+        near = [*(args.gold_files or ())[:1], *args.predictions]
+        judge = args.judge = judge_cli.open_judge(args, near)
+        if judge is None:
+            return None
+    out: dict[int, tuple] = {}
+    for r in results:
+        answers = answers_of_run(r.run, r.questions)
+        if not answers:
+            continue
+        stored_model = r.run.extra.get("judge") or None  # VLMEvalKit names its judge in the sheet's name
+        if judge is not None:
+            out[id(r)] = (answers, judge_cli.judge_answers(judge, answers, r.run.name), stored_model)
+        elif any(a.stored is not None for a in answers):
+            out[id(r)] = (answers, None, stored_model)
+    return out
+
+
+def _judge_json(judged: tuple | None) -> dict[str, Any]:
+    """The run's `judge` object (scoring/judge/report.py), {} when it has none."""
+    from .judge.report import judge_object
+
+    if not judged:
+        return {}
+    return {"judge": judge_object(*judged)}
+
+
+def _signature(profile: str, judged: tuple | None) -> str:
+    """A profile's signature, with the judge's identity when the run was judged again."""
+    if not profile:
+        return ""
+    return signature(profile) + ("|" + judged[1].identity.signature if judged and judged[1] is not None else "")
+
+
+def _run_report(r: Rescored, per_question: bool, judged: tuple | None = None) -> dict[str, Any]:
     run = r.run
     rep: dict[str, Any] = {
         "name": run.name,
@@ -194,7 +240,7 @@ def _run_report(r: Rescored, per_question: bool) -> dict[str, Any]:
         "older": run.older,
         "files": run.files,
         "profile": r.profile,
-        "signature": signature(r.profile) if r.profile else "",
+        "signature": _signature(r.profile, judged),
         "rows": len(r.rows),
         "official_scored": sum(1 for x in r.rows if x.official is not None),
         "scored": sum(1 for x in r.rows if x.score is not None),
@@ -206,31 +252,39 @@ def _run_report(r: Rescored, per_question: bool) -> dict[str, Any]:
     }
     if run.extra:
         rep["extra"] = {k: v for k, v in run.extra.items() if isinstance(v, (str, bool, int, float, list))}
+    rep.update(_judge_json(judged))
     if per_question:
-        rep["per_question"] = [_row_dict(r, x) for x in r.rows]
+        rejudged = judged[1] if judged else None
+        rep["per_question"] = [_row_dict(r, x, rejudged) for x in r.rows]
     return rep
 
 
-def _row_dict(r: Rescored, x: Any) -> dict[str, Any]:
+def _row_dict(r: Rescored, x: Any, rejudged: Any = None) -> dict[str, Any]:
+    from .judge.report import question_columns
+
     return {"run": r.run.name, "task": r.run.task, "question_id": x.qid, "filter": x.filter,
             "official_score": _clean(x.official), "score": _clean(x.score), "prediction": x.prediction, "gold": x.gold,
-            "file": x.file, "line": x.line, "note": x.note, "reason": x.reason}
+            "file": x.file, "line": x.line, "note": x.note, "reason": x.reason,
+            **(question_columns(rejudged, x.qid) if rejudged is not None else {})}
 
 
 def _write_json(path: Path, args: argparse.Namespace, sources: list[SourceLoad], results: list[Rescored],
-                problems: list[Problem]) -> None:
-    runs = [_run_report(r, not args.no_per_question_json) for r in results]
+                problems: list[Problem], judged: dict[int, tuple] | None = None) -> None:
+    judged = judged or {}
+    runs = [_run_report(r, not args.no_per_question_json, judged.get(id(r))) for r in results]
     profiles = sorted({r.profile for r in results})
+    together = judge_cli.pooled([(r.run.name, *judged[id(r)]) for r in results if id(r) in judged]) if judged else None
     report: dict[str, Any] = {
         "harness": sorted({s.format for s in sources}),
         "profile": profiles[0] if len(profiles) == 1 else profiles,
-        "signature": signature(profiles[0]) if len(profiles) == 1 and profiles[0] else "",
+        "signature": _signature(profiles[0], together) if len(profiles) == 1 and profiles[0] else "",
         "source": [str(s.root) for s in sources],
         "documents": sorted({d for s in sources for d in s.documents}),
         "runs": runs,
         "problems": [str(p) for p in problems],
     }
     report["ranks"] = ranks(results)
+    report.update(_judge_json(together))
     if len(runs) == 1:
         report["reported"], report["recomputed"] = runs[0]["reported"], runs[0]["recomputed"]
     else:
@@ -275,22 +329,29 @@ def ranks(results: list[Rescored]) -> list[dict[str, Any]]:
     return out
 
 
-def _cell(value: float | None) -> str:
-    return "" if value is None else repr(float(value))
+def _cell(value: float | None) -> float | str:
+    """A score as a number (the CSV writes its repr), or an empty cell."""
+    return "" if value is None else float(value)
 
 
-def _write_csv(path: Path, results: list[Rescored]) -> None:
+def _write_csv(path: Path, results: list[Rescored], judged: dict[int, tuple] | None = None) -> None:
+    from .judge.report import JUDGE_CSV_COLUMNS, question_columns
+
+    rejudged = {id(r): got[1] for r in results if (got := (judged or {}).get(id(r))) and got[1] is not None}
     path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w", encoding="utf-8", newline="") as fh:
-        w = csv.writer(fh)
-        w.writerow(CSV_COLUMNS)
+    def rows():
         for r in results:
+            judge = rejudged.get(id(r))
             for x in r.rows:
-                w.writerow([r.run.name, r.run.task, x.qid, x.filter, _cell(x.official), _cell(x.score), x.prediction, x.gold,
-                            x.file, "" if x.line is None else x.line, x.note, x.reason])
+                more = list(question_columns(judge, x.qid).values()) if judge else [""] * len(JUDGE_CSV_COLUMNS) if rejudged else []
+                yield [r.run.name, r.run.task, x.qid, x.filter, _cell(x.official), _cell(x.score), x.prediction, x.gold,
+                       x.file, "" if x.line is None else x.line, x.note, x.reason, *more]
+
+    with open(path, "w", encoding="utf-8", newline="") as fh:
+        write_csv(fh, rows(), CSV_COLUMNS + (JUDGE_CSV_COLUMNS if rejudged else ()))
 
 
-def _print_run(r: Rescored) -> None:
+def _print_run(r: Rescored, judged: tuple | None = None, judge: Any = None) -> None:
     run = r.run
     print(f"== {run.name} ({run.harness}, {run.task}{', ' + run.date if run.date else ''})")
     print(f"Rows: {len(r.rows)}  scored: {sum(1 for x in r.rows if x.score is not None)}  "
@@ -309,8 +370,13 @@ def _print_run(r: Rescored) -> None:
         for name, labels in s["by_field"].items():  # per slice: each field with two labels or more
             print(f"  by {name}: " + "; ".join(f"{label} {c['up']} up, {c['down']} down, {c['unchanged']} unchanged"
                                                for label, c in labels.items()))
+    if judged:
+        from .judge.report import summary_lines
+
+        for line in summary_lines(judged[0], judged[1], judge.client.url if judge is not None and judged[1] else ""):
+            print(line)
     if r.profile:
-        print(f"Signature: {signature(r.profile)}")
+        print(f"Signature: {_signature(r.profile, judged)}")
 
 
 # ----------------------------------------------------------------------------- weak slices and the gate

@@ -21,6 +21,12 @@ XL-DocBench, with one result file on each side, documents being the PDFs (`doc_i
 and exit codes. `python -m scoring` hands a command line here also without --profile when its gold is
 a samples.json.
 
+--judge-url URL --judge-model NAME [--judge-prompt FILE] [--judge-cache DIR] (scoring/judge/cli.py) asks
+an LLM judge on the user's own server to extract each answer again, with the benchmark's own prompt
+(eval/prompt_for_answer_extraction.md of the clone): the CSV gains judge_verdict, judge_answer and
+judge_model, the JSON report a `judge` object (scoring/judge/report.py), the signature the judge's
+identity. Without it, a file whose rows hold `extracted_res` gets the `judge` object of that judge.
+
 Rows scored by a fallback rule (where the released evaluator raises or would eval model text) are
 named by question id on stderr. Problems in the inputs go to stderr as `file: severity: field: …`;
 exit 1 with `ERROR: …` when no gold question or no prediction could be loaded. Never a traceback.
@@ -29,7 +35,6 @@ exit 1 with `ERROR: …` when no gold question or no prediction could be loaded.
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import math
 import sys
@@ -41,6 +46,9 @@ from . import gate
 from .evaluate import RunResult, evaluate
 from .formats.mmlongbench_doc import is_samples
 from .gate import option_values
+from .judge import cli as judge_cli
+from .judge.answers import answers_of_results
+from .judge.report import JUDGE_CSV_COLUMNS, judge_object, question_columns, summary_lines
 from .metrics import MMLONGBENCH_FALLBACK
 from .mmlongbench import (
     FALLBACK_RULES,
@@ -57,6 +65,7 @@ from .model import GoldQuestion
 from .problems import summarise
 from .profiles import MMLONGBENCH_PROFILE, get_profile
 from .text import to_str
+from .writers import write_csv
 
 __all__ = ["QUESTION_CSV_COLUMNS", "wants", "main", "score_file", "question_rows", "report"]
 
@@ -92,6 +101,7 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--per-question-csv", metavar="PATH", help="write the per-question CSV (a folder when several files)")
     ap.add_argument("--output", metavar="PATH", help="write the JSON report (a folder when several files)")
     gate.add_arguments(ap)  # --weak-slices, --baseline, --compare-json, --fail-on-regression, ...
+    judge_cli.add_arguments(ap)  # --judge-url, --judge-model, --judge-prompt, --judge-cache
     return ap
 
 
@@ -103,7 +113,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(list(sys.argv[1:] if argv is None else argv))
     err = sys.stderr
     asks_gate = gate.wants(args)
-    why = gate.refusal(args) if asks_gate else None
+    why = (gate.refusal(args) if asks_gate else None) or judge_cli.refusal(args)
     if why:
         print(f"ERROR: {why}", file=err)
         return gate.EXIT_USAGE
@@ -117,6 +127,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not gold.items:
         print("ERROR: no gold question could be loaded", file=err)
         return 1
+    if judge_cli.wants(args):  # the judge's prompt beside the gold, its model id asked of its server
+        args.judge = judge_cli.open_judge(args, [samples])
+        if args.judge is None:
+            return 1
     if asks_gate:
         return _gate(args, gold.items)
     several = len(args.predictions) > 1
@@ -147,9 +161,10 @@ def _one_file(args: argparse.Namespace, path: Path, gold: Sequence[GoldQuestion]
     run = score_file(gold, res)
     for qid, note in fallback_rows(run):
         print(f"note: {qid}: scored by fallback rule {note} ({FALLBACK_RULES.get(note, '')})", file=err)
+    judged = _judged(args, res, gold) if write else None
     if write:
         try:
-            _write_outputs(args, run, res, gold, several)
+            _write_outputs(args, run, res, gold, several, judged)
         except OSError as exc:
             print(f"ERROR: cannot write the outputs of {path}: {exc.filename or ''}{': ' if exc.filename else ''}"
                   f"{exc.strerror or exc}", file=err)
@@ -166,8 +181,25 @@ def _one_file(args: argparse.Namespace, path: Path, gold: Sequence[GoldQuestion]
     print(f"Token F1: {_pct(rep['overall']['token_f1'])}")
     print(f"ANLS: {_pct(rep['overall']['anls'])}")
     print(f"Fallback rows: {len(rep['fallback'])}")
-    print(f"Signature: {run.signature}")
+    for line in summary_lines(judged[0], judged[1], args.judge.client.url if judged and judged[1] else "") if judged else ():
+        print(line)
+    print(f"Signature: {_signature(run, judged)}")
     return run
+
+
+def _judged(args: argparse.Namespace, res: ResultsLoad, gold: Sequence[GoldQuestion]) -> tuple | None:
+    """(the file's answers, the re-judge or None): with --judge-url every answer judged again; without,
+    None when the file holds no judge output (every output as it was)."""
+    answers = answers_of_results(res, gold)
+    judge = getattr(args, "judge", None)
+    if judge is not None:
+        return answers, judge_cli.judge_answers(judge, answers, res.run)
+    return (answers, None) if any(a.stored is not None for a in answers) else None
+
+
+def _signature(run: RunResult, judged: tuple | None) -> str:
+    """The run's signature, with the judge's identity when it was judged again."""
+    return run.signature + ("|" + judged[1].identity.signature if judged and judged[1] is not None else "")
 
 
 def _gate(args: argparse.Namespace, gold: Sequence[GoldQuestion]) -> int:
@@ -215,7 +247,7 @@ def _path(value: str | None, name: str, ext: str, several: bool) -> Path | None:
 
 
 def _write_outputs(args: argparse.Namespace, run: RunResult, res: ResultsLoad, gold: Sequence[GoldQuestion],
-                   several: bool) -> None:
+                   several: bool, judged: tuple | None = None) -> None:
     txt = _path(args.output_txt, res.run, ".txt", several)
     if txt:
         txt.parent.mkdir(parents=True, exist_ok=True)
@@ -224,27 +256,28 @@ def _write_outputs(args: argparse.Namespace, run: RunResult, res: ResultsLoad, g
     table = _path(args.per_question_csv, res.run, ".csv", several)
     if table:
         table.parent.mkdir(parents=True, exist_ok=True)
+        rejudged = judged[1] if judged else None
+        columns = QUESTION_CSV_COLUMNS + (JUDGE_CSV_COLUMNS if rejudged else ())
         with open(table, "w", encoding="utf-8", newline="") as fh:
-            writer = csv.writer(fh)
-            writer.writerow(QUESTION_CSV_COLUMNS)
-            for row in question_rows(run, res):
-                writer.writerow([row[c] for c in QUESTION_CSV_COLUMNS])
+            write_csv(fh, ([row[c] for c in columns] for row in question_rows(run, res, rejudged)), columns)
     out = _path(args.output, res.run, ".json", several)
     if out:
         out.parent.mkdir(parents=True, exist_ok=True)
         with open(out, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(json.dumps(report(run, res, gold), ensure_ascii=False, indent=2) + "\n")
+            fh.write(json.dumps(report(run, res, gold, judged=judged), ensure_ascii=False, indent=2) + "\n")
 
 
-def _cell(value: Any) -> str:
-    """A JSON value as one CSV cell: text as it is, anything else as JSON."""
-    if isinstance(value, str):
+def _cell(value: Any) -> Any:
+    """A JSON value as one CSV cell: text as it is, a whole or finite number as a number (the CSV
+    writes its JSON digits, and it stays a number for writers.safe_cell), anything else as JSON."""
+    if isinstance(value, str) or type(value) is int or type(value) is float and math.isfinite(value):
         return value
     return json.dumps(value, ensure_ascii=False)
 
 
-def question_rows(run: RunResult, res: ResultsLoad) -> list[dict[str, Any]]:
-    """One dict per gold question of the run (gold order), keyed by QUESTION_CSV_COLUMNS."""
+def question_rows(run: RunResult, res: ResultsLoad, rejudged: Any = None) -> list[dict[str, Any]]:
+    """One dict per gold question of the run (gold order), keyed by QUESTION_CSV_COLUMNS (and
+    JUDGE_CSV_COLUMNS with a re-judge, `rejudged`: scoring.judge.rejudge.JudgeRun)."""
     official = {s.qid: s.accuracy for s in res.official}
     out = []
     for r in run.results:
@@ -270,6 +303,7 @@ def question_rows(run: RunResult, res: ResultsLoad) -> list[dict[str, Any]]:
             "evidence_sources": _cell(q.metadata.get("evidence_sources", [])),
             "fallback_rule": fallback,
             "extraction_miss": int(miss),
+            **(question_columns(rejudged, q.qid) if rejudged is not None else {}),
         })
     return out
 
@@ -306,13 +340,15 @@ def breakdowns(run: RunResult) -> dict[str, dict[str, dict[str, Any]]]:
     return out
 
 
-def report(run: RunResult, res: ResultsLoad, gold: Sequence[GoldQuestion], *, per_question: bool = True) -> dict[str, Any]:
-    """The JSON report of one result file (see the module text)."""
+def report(run: RunResult, res: ResultsLoad, gold: Sequence[GoldQuestion], *, per_question: bool = True,
+           judged: tuple | None = None) -> dict[str, Any]:
+    """The JSON report of one result file (see the module text); `judged` (the file's answers and the
+    re-judge or None) adds the `judge` object (scoring/judge/report.py) and the judge to the signature."""
     rows = rescored_rows(res, _scores(run))
     acc, f1 = acc_and_f1(rows)
     rep: dict[str, Any] = {
         "profile": MMLONGBENCH_PROFILE,
-        "signature": run.signature,
+        "signature": _signature(run, judged),
         "run": res.run,
         "gold_count": run.gold_count,
         "prediction_count": run.prediction_count,
@@ -324,6 +360,8 @@ def report(run: RunResult, res: ResultsLoad, gold: Sequence[GoldQuestion], *, pe
         "fallback": [{"question_id": qid, "rule": note} for qid, note in fallback_rows(run)],
         "problems": [str(p) for p in res.problems],
     }
+    if judged:
+        rep["judge"] = judge_object(judged[0], judged[1])
     if per_question:
-        rep["per_question"] = question_rows(run, res)
+        rep["per_question"] = question_rows(run, res, judged[1] if judged else None)
     return rep

@@ -4,7 +4,10 @@ Pure: numpy and scipy only (no pandas, no streamlit).
 
     find_weak_slices(outcome, fields, clusters)       slices of one run whose score is below the rest's
     find_weak_pair_slices(new, old, fields, clusters)  slices where the new run lost more than elsewhere
+    prepare(...) / run_search(prepared)               the same in two steps (scoring/slice_worker.py runs
+                                                      the second in a worker process with a memory limit)
     question_fields(gold)                             the breakdown fields of gold questions, as `fields`
+                                                      (the finder's full list: scoring/slice_fields.py)
     gap_test(y, clusters, in_a, in_b)                 the two-group test behind every number (one pair)
 
 The search
@@ -15,10 +18,24 @@ conjunction of 1 to `max_conditions` (default 3) conditions on different fields.
 holds for every question is no slice, and a field left without a condition (one value everywhere,
 e.g. all "unknown") is not a field (`SliceSearch.skipped_fields`). A slice is tested only when it
 holds at least `min_questions` questions (default max(30, 0.5 % of the questions)) AND at least
-`min_documents` documents (default 20), and the rest of the run holds at least 2 documents. Both
-thresholds only shrink as conditions are added, so the search stops extending a conjunction that
-misses them. A conjunction holding exactly the questions of one of its parents (an added condition
-that every question of the parent meets) is the same slice under a longer name: it is not tested again.
+`min_documents` documents (default 20), and each side -- the slice and the rest of the run -- holds at
+least 2 documents (MIN_SIDE_DOCUMENTS: the t test has min(G_S, G_rest) - 1 degrees of freedom, none
+with one document): a slice whose rest is one document is not tested and not counted among the
+slices tested. Both thresholds only shrink as conditions are added, so the search stops extending a
+conjunction that misses them. A conjunction holding exactly the questions of one of its parents (an
+added condition that every question of the parent meets) is the same slice under a longer name: it
+is not tested again.
+
+The candidate space is capped, whatever the number of fields and values (issue 35.3): every testable
+condition of every field is a candidate (fields x values, linear), but conjunctions are made only of
+the `max_fields` (MAX_CONJUNCTION_FIELDS, 16) fields that split the questions best -- ranked by the
+entropy of their testable conditions' shares, -sum s log s, which the outcome does not enter (so the
+choice does not look at where the run is weak) -- the best-ranked combinations first, and the search
+stops at `max_slices` (MAX_CONJUNCTIONS, 20,000) conjunctions or `max_members` (MAX_MEMBERS) questions
+held by all candidates together. `SliceSearch.fields_text()` names the fields tested, those left out
+of conjunctions and what a cap stopped; the scan runs over chunks of SCAN_CHUNK positions. At 20,000
+questions this bounds a search to about 1.5 CPU-s and 300 MB of peak RSS (bench/bench_slices.py, 8 to 200
+fields).
 
 The test (one slice)
 --------------------
@@ -48,6 +65,20 @@ slice's variance costs O(its documents).
 Multiplicity: Benjamini-Hochberg at `fdr` (default 0.05) over every slice tested
 (`scipy.stats.false_discovery_control`), or Benjamini-Yekutieli (`method="by"`, valid under any
 dependence; the slices overlap, so their tests are dependent). A slice is *significant* when q < fdr.
+
+Intervals of found slices: a significant slice was chosen because its gap looked large, so the
+interval computed as if it had been named in advance is too narrow and its gap too far from 0 (in a
+simulation at modest power the naive 95 % interval of the slices found covered the truth in 76.5 %
+of cases). A found slice's interval is the false-coverage-rate adjusted one of Benjamini and
+Yekutieli (2005): with R slices selected out of m tested, each end holds at level 1 - R q / m
+(`adjusted_tail`; q / sum_{i<=m} 1/i in place of q under "by", as its q-values), so that across the
+slices found the share whose interval misses its true gap is at most q. Each end is one-sided like
+the test, so the interval's upper end lies below 0 exactly when the slice's q is below fdr: the
+decision and the interval agree. `Slice.ci_low`/`ci_high` are these (`adjusted` True);
+`ci_low_named`/`ci_high_named` keep the interval at `confidence` as if named in advance, shown only
+for a slice that was (`named`: a one-condition slice of a field the caller names, the dashboard's
+saved slices). Slices not found keep the unadjusted interval. tests/test_slices.py checks the
+coverage of both by simulation with a known truth.
 
 Redundancy: which slice explains which
 --------------------------------------
@@ -95,14 +126,14 @@ So with one planted weakness (counting questions over charts), "counting" and "c
 "chart & position=first third & doc_type=paper" (whose child with counting has four conditions) folds
 under "counting & chart" by rule 4.
 
-Ranking: kept slices by the excess failures the interval still guarantees, n_S x (-ci_high)
+Ranking: kept slices by the excess failures the (adjusted) interval still guarantees, n_S x (-ci_high)
 (largest first; a big slice with a small, uncertain gap does not outrank a sharp smaller one), then by p.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -115,6 +146,10 @@ MIN_DOCUMENTS = 20
 FDR = 0.05
 METHODS = ("bh", "by")
 SEP = " & "
+MIN_SIDE_DOCUMENTS = 2  # documents each side of a test needs (t with min(G_slice, G_rest) - 1 >= 1 df)
+MAX_CONJUNCTION_FIELDS = 16  # conjunctions are made of the fields that split the questions best, this many
+MAX_CONJUNCTIONS = 20_000  # candidate conjunctions of 2-3 conditions at most
+MAX_MEMBERS = 16_000_000  # questions held by all candidate slices together (int32 positions: 64 MB)
 
 Value = Any  # a label (str), None (no value), or a list/tuple/set of labels (multi-valued field)
 
@@ -140,11 +175,21 @@ class Slice:
     score_rest: float
     explains: tuple[str, ...] = ()  # names of the significant slices folded under this one
     folded_under: str = ""  # the kept slice this one is folded under ("" when kept or not significant)
+    adjusted: bool = False  # ci_low/ci_high adjusted for the search (a found slice); else as if named in advance
+    ci_low_named: float = math.nan  # the interval at `confidence` as if the slice had been named in advance
+    ci_high_named: float = math.nan
 
     @property
     def name(self) -> str:
         """`field=value & field=value`."""
         return slice_name(self.conditions)
+
+    @property
+    def label(self) -> str:
+        """The conditions in words: `Answer format: Int & Evidence pages: 3–5`."""
+        from .slice_fields import describe
+
+        return describe(self.conditions)
 
     @property
     def excess_failures(self) -> float:
@@ -176,11 +221,72 @@ class SliceSearch:
     mode: str  # "run" or "pair"
     fields: tuple[str, ...]
     skipped_fields: tuple[str, ...]
-    all_slices: list[Slice] = field(default_factory=list, repr=False)
+    table: dict[str, Any] = field(default_factory=dict, repr=False)  # every slice tested, as arrays (`all_slices`)
+    untestable_fields: tuple[str, ...] = ()  # fields none of whose values holds the questions and documents a test needs
+    conjunction_fields: tuple[str, ...] = ()  # the fields conjunctions were made of (the best-splitting, capped)
+    ranked_fields: tuple[str, ...] = ()  # the testable fields, best-splitting first
+    capped: str = ""  # what the cap on conjunctions left untested, in words ("" for nothing)
+    max_conditions: int = 3
+    max_fields: int = MAX_CONJUNCTION_FIELDS
+    max_slices: int = MAX_CONJUNCTIONS
+    adjusted_tail: float = math.nan  # R q / m: the error each end of a found slice's interval is allowed
+    confidence: float = 0.95  # the level of an interval as if named in advance
+    ranges: dict[str, dict[str, tuple[str, ...]]] = field(default_factory=dict, repr=False)  # FieldSet.ranges
+    left_out: dict[str, str] = field(default_factory=dict, repr=False)  # FieldSet.left_out
 
     @property
     def significant(self) -> int:
         return len(self.weak) + len(self.folded)
+
+    @property
+    def all_slices(self) -> list[Slice]:
+        """Every slice tested, in the order enumerated (built from `table` when asked for: the search
+        hands back arrays, cheap to keep and to send from a worker process)."""
+        t = self.table
+        if not t:
+            return []
+        return [Slice(c, int(t["n"][i]), int(t["documents"][i]), float(t["gap"][i]), float(t["ci_low"][i]),
+                      float(t["ci_high"][i]), float(t["se"][i]), int(t["df"][i]), float(t["p"][i]), float(t["q"][i]),
+                      float(t["score_slice"][i]), float(t["score_rest"][i]), (), "", bool(t["adjusted"][i]),
+                      float(t["ci_low_named"][i]), float(t["ci_high_named"][i])) for i, c in enumerate(t["conditions"])]
+
+    @property
+    def adjusted_level(self) -> float:
+        """The level each end of a found slice's interval holds at: 1 - R q / m (nan: nothing found)."""
+        return 1.0 - self.adjusted_tail
+
+    def raw_values(self, name: str, value: str) -> list[str]:
+        """The field's values a condition stands for: a numeric range's values, else the value itself."""
+        return list(self.ranges.get(name, {}).get(value, (value,)))
+
+    def interval_text(self) -> str:
+        """How a found slice's interval was made, in words with its level (empty when nothing was found)."""
+        if not self.significant:
+            return ""
+        how = "" if self.method == "bh" else " / H(m)"
+        return (f"adjusted for the search (false-coverage rate, Benjamini-Yekutieli): each end at level 1 - R q / m{how} "
+                f"= 1 - {self.significant:,} x {self.fdr:g} / {self.tested:,}{how} = {_level_text(self.adjusted_level)}, "
+                f"so a slice found weak has its whole interval below 0")
+
+    def fields_text(self) -> str:
+        """Which fields were tested, in words, and the cap on conjunctions (no user text but field names)."""
+        from .slice_fields import field_label
+
+        tested = [f for f in self.fields if f not in self.untestable_fields]
+        out = f"fields tested ({len(tested)}): " + ", ".join(field_label(f) for f in tested)
+        if self.skipped_fields:
+            out += "; one value for every question: " + ", ".join(field_label(f) for f in self.skipped_fields)
+        if self.untestable_fields:
+            out += (f"; no value holds {self.min_questions:,} questions in {self.min_documents:,} {self.unit}s: "
+                    + ", ".join(field_label(f) for f in self.untestable_fields))
+        if self.left_out:
+            out += "; not fields: " + ", ".join(f"{field_label(f)} ({why})" for f, why in self.left_out.items())
+        if self.max_conditions > 1 and len(self.ranked_fields) > len(self.conjunction_fields):
+            out += (f"; conjunctions over the {len(self.conjunction_fields)} fields that split the questions best "
+                    f"(of {len(self.ranked_fields)}; the cap is {self.max_fields})")
+        if self.capped:
+            out += f"; {self.capped}"
+        return out
 
     def summary(self) -> str:
         """One line: what was tested and what was found, with the unit."""
@@ -193,6 +299,14 @@ class SliceSearch:
         if not self.weak:
             return head + ": no slice is weaker than the rest beyond chance (not enough evidence)"
         return head + f": {len(self.weak)} weak slice(s), {len(self.folded)} more folded under them"
+
+
+def _level_text(level: float) -> str:
+    """99.96 %: enough digits to tell the level from 100 %."""
+    if math.isnan(level):
+        return "-"
+    digits = max(1, min(6, -math.floor(math.log10(max(1e-12, 100 * (1 - level))))))
+    return f"{100 * level:.{digits}f} %"
 
 
 def slice_name(conditions: Sequence[tuple[str, str]]) -> str:
@@ -282,65 +396,86 @@ def gap_test(y: Sequence[float] | np.ndarray, clusters: Any, in_a: Sequence[bool
 # ----------------------------------------------------------------------------- fields
 
 
-def _condition_masks(fields: Mapping[str, Sequence[Value]], order: np.ndarray
-                     ) -> tuple[list[tuple[str, str, np.ndarray]], list[str], list[str]]:
-    """Every condition field = value as a boolean mask (questions in `order`), the fields kept and
+@dataclass
+class _Conditions:
+    """Every condition field = value that splits the questions, as sorted positions (questions in
+    document order), and the fields kept and skipped."""
+
+    field: list[str]
+    value: list[str]
+    members: list[np.ndarray]  # int32 positions, sorted
+    kept: list[str]
+    skipped: list[str]
+
+
+def _labels_of(v: Value) -> tuple[str, ...]:
+    if v is None:
+        return ()
+    if isinstance(v, str):
+        return (v,)
+    if isinstance(v, (list, tuple, set, frozenset)):
+        return tuple(dict.fromkeys(str(x) for x in v if x is not None))
+    return (str(v),)
+
+
+def _encode(column: Sequence[Value], rank: np.ndarray) -> dict[str, np.ndarray]:
+    """label -> sorted positions (in document order) of the questions holding it. Distinct values
+    are found by hashing (C speed), so a field costs O(questions), not O(questions x values)."""
+    try:
+        index = {v: i for i, v in enumerate(dict.fromkeys(column))}
+    except TypeError:  # an unhashable value (a list): as a tuple
+        column = [tuple(v) if isinstance(v, (list, set, frozenset)) else v for v in column]
+        index = {v: i for i, v in enumerate(dict.fromkeys(column))}
+    codes = np.fromiter(map(index.__getitem__, column), dtype=np.int64, count=len(column))
+    label_id: dict[str, int] = {}
+    per_code = [[label_id.setdefault(lab, len(label_id)) for lab in _labels_of(v)] for v in index]
+    if not label_id:
+        return {}
+    counts = np.fromiter((len(x) for x in per_code), dtype=np.int64, count=len(per_code))
+    flat = np.fromiter((x for xs in per_code for x in xs), dtype=np.int64, count=int(counts.sum()))
+    offsets = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    rep = counts[codes]  # labels per question
+    questions = np.repeat(rank, rep)
+    first = np.repeat(offsets[codes], rep)
+    within = np.arange(int(rep.sum())) - np.repeat(np.cumsum(rep) - rep, rep)
+    labs = flat[first + within]
+    order = np.lexsort((questions, labs))
+    labs, questions = labs[order], questions[order]
+    cuts = np.flatnonzero(np.diff(labs)) + 1
+    names = list(label_id)
+    return {names[int(labs[s])]: part.astype(np.int32) for s, part in zip(np.concatenate([[0], cuts]), np.split(questions, cuts))}
+
+
+def _condition_members(fields: Mapping[str, Sequence[Value]], order: np.ndarray) -> _Conditions:
+    """Every condition field = value with its questions (positions in `order`), the fields kept and
     the fields skipped (no condition that splits the questions)."""
     n = order.size
-    out: list[tuple[str, str, np.ndarray]] = []
-    kept: list[str] = []
-    skipped: list[str] = []
+    rank = np.empty(n, dtype=np.int64)
+    rank[order] = np.arange(n)
+    out = _Conditions([], [], [], [], [])
     for name, column in fields.items():
-        values = list(column)
-        if len(values) != n:
-            raise ValueError(f"field {name!r} has {len(values)} values for {n} questions")
-        members: dict[str, list[int]] = {}
-        for i, v in enumerate(values):
-            if v is None:
-                continue
-            labels = (v,) if isinstance(v, str) else tuple(v) if isinstance(v, (list, tuple, set, frozenset)) else (v,)
-            for lab in set(labels):
-                if lab is None:
-                    continue
-                members.setdefault(str(lab), []).append(i)
-        rank = np.empty(n, dtype=np.int64)
-        rank[order] = np.arange(n)
-        conds = []
-        for value in sorted(members):
-            pos = rank[np.asarray(members[value], dtype=np.int64)]
+        if len(column) != n:
+            raise ValueError(f"field {name!r} has {len(column)} values for {n} questions")
+        found = 0
+        for value, pos in sorted(_encode(column, rank).items()):
             if pos.size in (0, n):
                 continue  # holds for every question (or none): no slice
-            mask = np.zeros(n, dtype=bool)
-            mask[pos] = True
-            conds.append((name, value, mask))
-        if conds:
-            kept.append(name)
-            out.extend(conds)
-        else:
-            skipped.append(name)
-    return out, kept, skipped
+            out.field.append(name)
+            out.value.append(value)
+            out.members.append(pos)
+            found += 1
+        (out.kept if found else out.skipped).append(name)
+    return out
 
 
 def question_fields(gold: Sequence[Any], extra: Mapping[str, Sequence[Value]] | None = None) -> dict[str, list[Value]]:
-    """The breakdown fields of gold questions (`scoring.model.GoldQuestion`) with the product's names:
-    split, reasoning_type, evidence_source (multi-valued), answer_format, domain, difficulty, doc_type,
-    and page_category (multi-valued) when the gold carries it; then `extra` (e.g. the dashboard's
-    document length and evidence-position bins, saved slices, tags), each one value per question."""
-    out: dict[str, list[Value]] = {
-        "split": [q.labels("split")[0] for q in gold],
-        "reasoning_type": [q.meta("reasoning_type") for q in gold],
-        "evidence_source": [tuple(q.labels("evidence_source")) for q in gold],
-        "answer_format": [q.labels("answer_format")[0] for q in gold],
-        "domain": [q.meta("domain") for q in gold],
-        "difficulty": [q.meta("difficulty") for q in gold],
-        "doc_type": [q.meta("doc_type") for q in gold],
-    }
-    if any("page_category" in q.metadata for q in gold):
-        out["page_category"] = [tuple(q.metadata.get("page_category") or ()) if isinstance(
-            q.metadata.get("page_category"), (list, tuple)) else q.metadata.get("page_category") for q in gold]
-    for name, column in (extra or {}).items():
-        out[name] = list(column)
-    return out
+    """The breakdown fields of gold questions (`scoring.model.GoldQuestion`) with the product's names
+    (split, reasoning_type, evidence_source, answer_format, domain, difficulty, doc_type, page_category
+    when the gold has it), then `extra`: `scoring.slice_fields.slice_fields` without the other metadata
+    keys. The finder's fields on the command line and the dashboard are `slice_fields`' in full."""
+    from .slice_fields import slice_fields
+
+    return slice_fields(gold, extra=extra, metadata=False).columns
 
 
 # ----------------------------------------------------------------------------- the search
@@ -350,33 +485,61 @@ def _docs_of(sorted_docs: np.ndarray) -> int:
     return 0 if not sorted_docs.size else 1 + int(np.count_nonzero(sorted_docs[1:] != sorted_docs[:-1]))
 
 
-def _enumerate(conds: list[tuple[str, str, np.ndarray]], field_rank: dict[str, int], doc: np.ndarray,
-               min_q: int, min_d: int, max_conditions: int) -> tuple[list[tuple[int, ...]], list[np.ndarray]]:
-    """Every conjunction (condition indices, ascending field order) that meets both thresholds and is
-    not its parent's set under a longer name, with its members (sorted positions)."""
+@dataclass
+class _Space:
+    """The candidate slices: condition indices (in field order) and sorted positions, the fields
+    ranked and the ones conjunctions are made of, and what a cap left out (words, "" for nothing)."""
+
+    keys: list[tuple[int, ...]]
+    members: list[np.ndarray]
+    ranked: list[str]
+    conjunction_fields: list[str]
+    untestable: list[str]
+    capped: str
+
+
+def _enumerate(conds: _Conditions, doc: np.ndarray, min_q: int, min_d: int, max_conditions: int,
+               max_fields: int, max_slices: int, max_members: int) -> _Space:
+    """The candidates: every testable condition (both thresholds met) of every field; then
+    conjunctions of 2..max_conditions conditions on different fields among the `max_fields` fields
+    that split the questions best (the entropy of their testable conditions' shares: many even
+    slices first), the best-ranked combinations first, until `max_slices` candidates or
+    `max_members` positions in all are reached. A conjunction holding exactly the questions of one of
+    its parents is its parent under a longer name: not a candidate."""
     n = doc.size
-    keys: list[tuple[int, ...]] = []
-    members: list[np.ndarray] = []
-    size_of: dict[tuple[int, ...], int] = {}
-    frontier: list[tuple[tuple[int, ...], np.ndarray]] = []
-    fr = [field_rank[c[0]] for c in conds]
-    for k, (_, _, mask) in enumerate(conds):
-        idx = np.flatnonzero(mask)
-        if idx.size < min_q or idx.size >= n or _docs_of(doc[idx]) < min_d:
-            continue
-        size_of[(k,)] = idx.size
-        keys.append((k,))
-        members.append(idx)
-        frontier.append(((k,), idx))
-    singles = [key[0] for key, _ in frontier]
-    for _level in range(2, max_conditions + 1):
+    order_of = {f: i for i, f in enumerate(conds.kept)}
+    testable: list[int] = []
+    for k, idx in enumerate(conds.members):
+        if idx.size >= min_q and idx.size < n and _docs_of(doc[idx]) >= min_d:
+            testable.append(k)
+    score: dict[str, float] = {}
+    for k in testable:
+        share = conds.members[k].size / n
+        score[conds.field[k]] = score.get(conds.field[k], 0.0) - share * math.log(share)
+    ranked = sorted(score, key=lambda f: (-score[f], order_of[f]))
+    untestable = [f for f in conds.kept if f not in score]
+    chosen = ranked[:max_fields] if max_conditions > 1 else []
+    position = {f: i for i, f in enumerate(chosen)}
+    keys: list[tuple[int, ...]] = [(k,) for k in testable]
+    members: list[np.ndarray] = [conds.members[k] for k in testable]
+    total = sum(m.size for m in members)
+    size_of: dict[tuple[int, ...], int] = {(k,): conds.members[k].size for k in testable}
+    singles = sorted((k for k in testable if conds.field[k] in position), key=lambda k: (position[conds.field[k]], k))
+    masks: dict[int, np.ndarray] = {}
+    for k in singles:
+        mask = np.zeros(n, dtype=bool)
+        mask[conds.members[k]] = True
+        masks[k] = mask
+    frontier: list[tuple[tuple[int, ...], np.ndarray]] = [((k,), conds.members[k]) for k in singles]
+    # the singles of later-ranked fields start at after[field position]
+    after = [next((j for j, c in enumerate(singles) if position[conds.field[c]] > p), len(singles)) for p in range(len(chosen))]
+    conj = 0
+    capped = ""
+    for level in range(2, max_conditions + 1):
         nxt: list[tuple[tuple[int, ...], np.ndarray]] = []
         for key, idx in frontier:
-            last = fr[key[-1]]
-            for c in singles:
-                if fr[c] <= last:
-                    continue
-                sub = idx[conds[c][2][idx]]
+            for c in singles[after[position[conds.field[key[-1]]]]:]:
+                sub = idx[masks[c][idx]]
                 if sub.size < min_q or _docs_of(doc[sub]) < min_d:
                     continue
                 new = (*key, c)
@@ -384,22 +547,57 @@ def _enumerate(conds: list[tuple[str, str, np.ndarray]], field_rank: dict[str, i
                 # a parent with the same size holds the same questions: the same slice, a longer name
                 if any(size_of.get(new[:j] + new[j + 1:], -1) == sub.size for j in range(len(new))):
                     continue
-                keys.append(new)
+                if conj >= max_slices or total + sub.size > max_members:
+                    what = f"{max_slices:,} conjunctions" if conj >= max_slices else f"{max_members:,} questions in all slices"
+                    capped = f"the search stopped at the cap of {what}: some conjunctions of {level} conditions were not tested"
+                    break
+                canonical = tuple(sorted(new, key=lambda x: (order_of[conds.field[x]], x)))
+                keys.append(canonical)
                 members.append(sub)
                 nxt.append((new, sub))
+                total += sub.size
+                conj += 1
+            if capped:
+                break
         frontier = nxt
-    return keys, members
+        if capped:
+            break
+    return _Space(keys, members, ranked, chosen, untestable, capped)
+
+
+SCAN_CHUNK = 2_000_000  # positions per vectorised pass of the scan (bounds its temporary arrays)
 
 
 def _scan(y: np.ndarray, doc: np.ndarray, g: int, members: list[np.ndarray], confidence: float) -> dict[str, np.ndarray]:
-    """Gap, CR1 SE, df, p and interval of every slice against its rest, vectorised (module docstring)."""
-    n = y.size
+    """Gap, CR1 SE, df, p and interval of every slice against its rest, vectorised over chunks of
+    slices (module docstring)."""
     k = len(members)
     sizes = np.fromiter((m.size for m in members), dtype=np.int64, count=k)
-    if k == 0:
-        empty = np.zeros(0)
-        return {"n": sizes, "documents": sizes, "gap": empty, "se": empty, "df": sizes, "p": empty, "ci_low": empty,
-                "ci_high": empty, "score_slice": empty, "score_rest": empty}
+    keys = ("gap", "se", "score_slice", "score_rest")
+    out: dict[str, np.ndarray] = {"n": sizes, **{x: np.zeros(k) for x in keys},
+                                  "documents": np.zeros(k, dtype=np.int64), "rest_documents": np.zeros(k, dtype=np.int64)}
+    T = np.bincount(doc, weights=y, minlength=g)
+    N = np.bincount(doc, minlength=g).astype(float)
+    start = 0
+    while start < k:
+        stop, held = start, 0
+        while stop < k and (stop == start or held + sizes[stop] <= SCAN_CHUNK):
+            held += int(sizes[stop])
+            stop += 1
+        part = _scan_part(y, doc, g, members[start:stop], sizes[start:stop], T, N)
+        for x, v in part.items():
+            out[x][start:stop] = v
+        start = stop
+    df = np.minimum(out["documents"], out["rest_documents"]) - 1
+    p, lo, hi = _t_numbers(out["gap"], out["se"], df, confidence)
+    out.update(df=df, p=np.where(np.isnan(p), 1.0, p), ci_low=lo, ci_high=hi)
+    return out
+
+
+def _scan_part(y: np.ndarray, doc: np.ndarray, g: int, members: list[np.ndarray], sizes: np.ndarray,
+               T: np.ndarray, N: np.ndarray) -> dict[str, np.ndarray]:
+    n = y.size
+    k = len(members)
     idx = np.concatenate(members)
     sl = np.repeat(np.arange(k, dtype=np.int64), sizes)
     key = sl * g + doc[idx]  # nondecreasing: slices in order, each slice's members in document order
@@ -407,8 +605,7 @@ def _scan(y: np.ndarray, doc: np.ndarray, g: int, members: list[np.ndarray], con
     sums = np.add.reduceat(y[idx], starts)
     cnts = np.diff(np.append(starts, idx.size)).astype(float)
     ps, pd_ = sl[starts], doc[idx][starts]
-    T = np.bincount(doc, weights=y, minlength=g)
-    N = np.bincount(doc, minlength=g).astype(float)
+    del idx, sl, key
     total = float(y.sum())
     n1 = sizes.astype(float)
     n0 = n - n1
@@ -424,29 +621,49 @@ def _scan(y: np.ndarray, doc: np.ndarray, g: int, members: list[np.ndarray], con
     untouched = np.clip(all_t - rest_t, 0.0, None) / n0 ** 2
     g1 = np.bincount(ps, minlength=k)
     full = np.bincount(ps, weights=(cnts == N[pd_]).astype(float), minlength=k)  # documents wholly in the slice
-    g0 = g - full.astype(np.int64)
     factor = g / (g - 1) * (n - 1) / (n - 2) if g > 1 and n > 2 else math.nan
-    se = np.sqrt(factor * (touched + untouched))
-    gap = m1 - m0
-    df = np.minimum(g1, g0) - 1
-    p, lo, hi = _t_numbers(gap, se, df, confidence)
-    return {"n": sizes, "documents": g1, "gap": gap, "se": se, "df": df, "p": np.where(np.isnan(p), 1.0, p),
-            "ci_low": lo, "ci_high": hi, "score_slice": m1, "score_rest": m0, "rest_documents": g0}
+    return {"gap": m1 - m0, "se": np.sqrt(factor * (touched + untouched)), "score_slice": m1, "score_rest": m0,
+            "documents": g1, "rest_documents": g - full.astype(np.int64)}
 
 
-def find_weak_slices(outcome: Sequence[float] | np.ndarray, fields: Mapping[str, Sequence[Value]], clusters: Any, *,
-                     fdr: float = FDR, method: str = "bh", min_questions: int | None = None,
-                     min_documents: int = MIN_DOCUMENTS, max_conditions: int = 3, confidence: float = 0.95,
-                     fold_alpha: float | None = None, unit: str | None = None, mode: str = "run",
-                     progress: Callable[[float, str], object] | None = None) -> SliceSearch:
-    """Search the slices of one run whose outcome (per-question score) is below the rest's; see the
-    module docstring for the search, the test, the multiplicity control and the folding rules.
+def _harmonic(m: int) -> float:
+    return float(np.sum(1.0 / np.arange(1, m + 1))) if m else 1.0
 
-    `fields`: field name -> one value per question (a label, None for no value, or a list/tuple of
-    labels for a multi-valued field). `clusters`: a `scoring.stats.Clusters`, or one document label or
-    code per question. `unit` names the cluster unit in the summary (default: the Clusters' unit or
-    "document"). `progress(fraction, what)`, when given, is called as the search goes (conditions
-    read, slices enumerated, tested, folded)."""
+
+def adjusted_tail(selected: int, tested: int, fdr: float, method: str = "bh") -> float:
+    """The error each end of a found slice's interval is allowed (Benjamini & Yekutieli 2005, the
+    false-coverage-rate adjustment): R q / m, over the harmonic sum of m under "by" (as its q)."""
+    if not selected or not tested:
+        return math.nan
+    return selected * fdr / (tested * (_harmonic(tested) if method == "by" else 1.0))
+
+
+@dataclass
+class Prepared:
+    """A search read and checked, ready to run here or in a worker process (`run_search`): the
+    outcome and the document codes in document order, the conditions with their questions, and
+    the options. Its size is that of the input (no candidate slice yet)."""
+
+    y: np.ndarray
+    doc: np.ndarray
+    g: int
+    conds: _Conditions
+    min_q: int
+    min_d: int
+    unit: str
+    ranges: dict[str, dict[str, tuple[str, ...]]]
+    left_out: dict[str, str]
+    options: dict[str, Any]
+
+
+def prepare(outcome: Sequence[float] | np.ndarray, fields: Mapping[str, Sequence[Value]] | Any, clusters: Any, *,
+            fdr: float = FDR, method: str = "bh", min_questions: int | None = None,
+            min_documents: int = MIN_DOCUMENTS, max_conditions: int = 3, confidence: float = 0.95,
+            fold_alpha: float | None = None, unit: str | None = None, mode: str = "run",
+            named: Collection[str] = (), max_fields: int = MAX_CONJUNCTION_FIELDS,
+            max_slices: int = MAX_CONJUNCTIONS, max_members: int = MAX_MEMBERS) -> Prepared:
+    """`find_weak_slices`' arguments checked and its conditions read (the work that grows only with
+    the input); `run_search` does the rest."""
     y0 = np.asarray(outcome, dtype=float)
     if y0.ndim != 1:
         raise ValueError(f"outcome must be one value per question, got shape {y0.shape}")
@@ -458,46 +675,100 @@ def find_weak_slices(outcome: Sequence[float] | np.ndarray, fields: Mapping[str,
         raise ValueError(f"fdr must be in (0, 1), got {fdr}")
     if max_conditions < 1:
         raise ValueError("max_conditions must be >= 1")
+    columns = getattr(fields, "columns", fields)
     n = y0.size
     codes = _cluster_codes(clusters, n)
-    unit_name = unit or getattr(clusters, "unit", None) or "document"
-    g = int(codes.max()) + 1 if n else 0
-    min_q = int(min_questions) if min_questions is not None else max(MIN_QUESTIONS, math.ceil(MIN_SHARE * n))
     order = np.argsort(codes, kind="stable")
-    doc = codes[order]
-    y = y0[order]
+    return Prepared(
+        y=y0[order], doc=codes[order], g=int(codes.max()) + 1 if n else 0, conds=_condition_members(columns, order),
+        min_q=int(min_questions) if min_questions is not None else max(MIN_QUESTIONS, math.ceil(MIN_SHARE * n)),
+        min_d=max(MIN_SIDE_DOCUMENTS, int(min_documents)), unit=unit or getattr(clusters, "unit", None) or "document",
+        ranges=dict(getattr(fields, "ranges", {}) or {}), left_out=dict(getattr(fields, "left_out", {}) or {}),
+        options=dict(fdr=fdr, method=method, min_documents=int(min_documents), max_conditions=max_conditions,
+                     confidence=confidence, fold_alpha=fold_alpha, mode=mode, named=tuple(named), max_fields=max_fields,
+                     max_slices=max_slices, max_members=max_members))
+
+
+def find_weak_slices(outcome: Sequence[float] | np.ndarray, fields: Mapping[str, Sequence[Value]] | Any, clusters: Any, *,
+                     progress: Callable[[float, str], object] | None = None, **options: Any) -> SliceSearch:
+    """Search the slices of one run whose outcome (per-question score) is below the rest's; see the
+    module docstring for the search, its caps, the test, the multiplicity control, the intervals of
+    found slices and the folding rules. Options (`prepare`): fdr, method ("bh" or "by"),
+    min_questions, min_documents, max_conditions, confidence, fold_alpha, unit, mode, named,
+    max_fields, max_slices, max_members.
+
+    `fields`: field name -> one value per question (a label, None for no value, or a list/tuple of
+    labels for a multi-valued field), or a `scoring.slice_fields.FieldSet`. `clusters`: a
+    `scoring.stats.Clusters`, or one document label or code per question. `unit` names the cluster
+    unit in the summary (default: the Clusters' unit or "document"). `named`: fields whose slices
+    were named before looking (the dashboard's saved slices): a slice of one condition on such a
+    field keeps its unadjusted interval. `progress(fraction, what)`, when given, is called as the
+    search goes (conditions read, slices enumerated, tested, folded)."""
+    if progress is not None:
+        progress(0.0, "reading the conditions")
+    return run_search(prepare(outcome, fields, clusters, **options), progress)
+
+
+def run_search(prep: Prepared, progress: Callable[[float, str], object] | None = None) -> SliceSearch:
+    """The search of a `prepare`d input: candidates, tests, false-discovery control, intervals, folding."""
+    o = prep.options
+    fdr, method, confidence, mode = o["fdr"], o["method"], o["confidence"], o["mode"]
+    max_conditions, max_fields, max_slices, fold_alpha = o["max_conditions"], o["max_fields"], o["max_slices"], o["fold_alpha"]
+    y, doc, g, conds, min_q, min_d = prep.y, prep.doc, prep.g, prep.conds, prep.min_q, prep.min_d
+    n, unit_name, ranges, left_out, named = y.size, prep.unit, prep.ranges, prep.left_out, o["named"]
+    min_documents = o["min_documents"]
+
     def say(fraction: float, what: str) -> None:
         if progress is not None:
             progress(fraction, what)
 
-    say(0.0, "reading the conditions")
-    conds, kept_fields, skipped = _condition_masks(fields, order)
-    field_rank = {f: i for i, f in enumerate(kept_fields)}
-    say(0.15, f"enumerating conjunctions of {len(conds)} conditions")
-    keys, members = _enumerate(conds, field_rank, doc, min_q, int(min_documents), max_conditions)
-    say(0.5, f"testing {len(keys):,} slices")
-    r = _scan(y, doc, g, members, confidence)
-    k = len(keys)
-    if k:
-        q = np.asarray(_stats.false_discovery_control(r["p"], method=method), dtype=float)
+    say(0.15, f"enumerating conjunctions of {len(conds.field)} conditions")
+    space = _enumerate(conds, doc, min_q, min_d, max_conditions, max_fields, max_slices, o["max_members"])
+    say(0.5, f"testing {len(space.keys):,} slices")
+    r = _scan(y, doc, g, space.members, confidence)
+    # a slice whose rest holds fewer than MIN_SIDE_DOCUMENTS documents has no test (t with < 1 df): not tested
+    keep = np.flatnonzero(r["rest_documents"] >= MIN_SIDE_DOCUMENTS)
+    if keep.size < len(space.keys):
+        r = {x: v[keep] for x, v in r.items()}
+        keys = [space.keys[i] for i in keep]
+        members = [space.members[i] for i in keep]
     else:
-        q = np.zeros(0)
+        keys, members = space.keys, space.members
+    k = len(keys)
+    q = np.asarray(_stats.false_discovery_control(r["p"], method=method), dtype=float) if k else np.zeros(0)
+    conditions = [tuple((conds.field[c], conds.value[c]) for c in key) for key in keys]
+    sig = [i for i in range(k) if q[i] < fdr]
+    # found slices: intervals adjusted for the search, each end at 1 - R q / m (module docstring)
+    tail = adjusted_tail(len(sig), k, fdr, method)
+    named_set = set(named)
+    lo, hi = r["ci_low"].copy(), r["ci_high"].copy()
+    adjusted = np.zeros(k, dtype=bool)
+    found = np.array([i for i in sig if not (len(conditions[i]) == 1 and conditions[i][0][0] in named_set)], dtype=np.int64)
+    if found.size:
+        df = np.maximum(r["df"][found], 1).astype(float)
+        half = _stats.t.ppf(1.0 - tail, df) * r["se"][found]
+        lo[found], hi[found] = r["gap"][found] - half, r["gap"][found] + half
+        adjusted[found] = True
+    shown = dict(r, ci_low=lo, ci_high=hi)
     base = dict(tested=k, questions=n, units=g, unit=unit_name, min_questions=min_q, min_documents=int(min_documents),
-                fdr=fdr, method=method, mode=mode, fields=tuple(kept_fields), skipped_fields=tuple(skipped))
-    conditions = [tuple((conds[c][0], conds[c][1]) for c in key) for key in keys]
+                fdr=fdr, method=method, mode=mode, fields=tuple(conds.kept), skipped_fields=tuple(conds.skipped),
+                untestable_fields=tuple(space.untestable), conjunction_fields=tuple(space.conjunction_fields),
+                ranked_fields=tuple(space.ranked), capped=space.capped, max_conditions=max_conditions,
+                max_fields=max_fields, max_slices=max_slices, adjusted_tail=tail, confidence=confidence,
+                ranges=ranges, left_out=left_out)
 
     def make(i: int, explains: tuple[str, ...] = (), under: str = "") -> Slice:
-        return Slice(conditions[i], int(r["n"][i]), int(r["documents"][i]), float(r["gap"][i]), float(r["ci_low"][i]),
-                     float(r["ci_high"][i]), float(r["se"][i]), int(r["df"][i]), float(r["p"][i]), float(q[i]),
-                     float(r["score_slice"][i]), float(r["score_rest"][i]), explains, under)
+        return Slice(conditions[i], int(r["n"][i]), int(r["documents"][i]), float(r["gap"][i]), float(lo[i]),
+                     float(hi[i]), float(r["se"][i]), int(r["df"][i]), float(r["p"][i]), float(q[i]),
+                     float(r["score_slice"][i]), float(r["score_rest"][i]), explains, under, bool(adjusted[i]),
+                     float(r["ci_low"][i]), float(r["ci_high"][i]))
 
-    sig = [i for i in range(k) if q[i] < fdr]
     say(0.8, f"folding {len(sig):,} significant slices")
     # the bars a slice must pass to stay a weakness of its own (module docstring, "Redundancy")
     cut = max((float(r["p"][i]) for i in sig), default=0.0)  # the discoveries' own: what BH/BY let through
     nested = fold_alpha if fold_alpha is not None else min(cut, fdr / max(1, len(sig)))
     overlap = fold_alpha if fold_alpha is not None else cut
-    rep = _fold(sig, keys, members, y, doc, g, r, confidence, nested, overlap)
+    rep = _fold(sig, keys, members, y, doc, g, shown, confidence, nested, overlap)
     kept = [i for i in sig if rep[i] == i]
     under: dict[int, list[int]] = {i: [] for i in kept}
     for i in sig:
@@ -507,9 +778,11 @@ def find_weak_slices(outcome: Sequence[float] | np.ndarray, fields: Mapping[str,
     weak = [make(i, tuple(names[j] for j in sorted(under[i], key=lambda j: r["p"][j]))) for i in kept]
     weak.sort(key=lambda s: (-s.guaranteed_excess, s.p, s.name))
     folded = sorted((make(i, under=names[rep[i]]) for i in sig if rep[i] != i), key=lambda s: (s.p, s.name))
-    all_slices = [make(i) for i in range(k)]
+    table: dict[str, Any] = {x: r[x] for x in ("n", "documents", "gap", "se", "df", "p", "score_slice", "score_rest")}
+    table.update(q=q, ci_low=lo, ci_high=hi, adjusted=adjusted, ci_low_named=r["ci_low"], ci_high_named=r["ci_high"],
+                 conditions=conditions)
     say(1.0, "done")
-    return SliceSearch(weak=weak, folded=folded, all_slices=all_slices, **base)  # type: ignore[arg-type]
+    return SliceSearch(weak=weak, folded=folded, table=table, **base)  # type: ignore[arg-type]
 
 
 def _fold(sig: list[int], keys: list[tuple[int, ...]], members: list[np.ndarray], y: np.ndarray, doc: np.ndarray,

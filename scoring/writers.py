@@ -1,4 +1,16 @@
-"""The report's JSON and CSV bytes: the per-question rows as the release writes them, and their text.
+"""The report's JSON and CSV bytes: the per-question rows as the release writes them, and their text;
+and the one CSV writer of the command line and the app (`write_csv`, `csv_string`, `frame_csv`), which
+writes every text cell safe to open in a spreadsheet (`safe_cell`).
+
+Spreadsheet-safe cells (OWASP's rule for CSV injection): a text cell that begins with `=`, `+`, `-`,
+`@`, a tab or a carriage return -- after any single quotes -- is written with one single quote in
+front (`=HYPERLINK(...)` -> `'=HYPERLINK(...)`, `'=x` -> `''=x`), so that a spreadsheet shows it as
+text instead of running it. What is text is decided by the value's type, never by its look: numbers
+(bool, int, float, Decimal, numpy numbers: `numbers.Number`) and empty cells are written as they
+are (the score -0.5 stays -0.5), while a string is text whatever it holds (a prediction "-5" is
+written '-5). Any other value is text as str() writes it. `restore_cell` undoes the quote on a
+cell read back, exactly: the rule is one-to-one. The release evaluator writes its CSV without this
+rule, so our per-question CSV differs from its bytes in those cells alone (the JSON report does not).
 """
 
 from __future__ import annotations
@@ -6,10 +18,12 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from collections.abc import Iterable, Sequence
 from math import isnan
+from numbers import Number
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 import orjson
 
@@ -189,14 +203,17 @@ def csv_text(rows: list[dict]) -> str:
     written as str() gives it (repr for floats, "" for null), quoted when it holds a quote, a
     comma or a line break, quotes doubled inside. Written by csv.writer itself (issue 22): the
     same bytes as `csv_columns` (tests/test_fast_json.py) and faster on row dicts (200,000 rows:
-    0.56 s against 0.85 s through columns). A value nested too deeply for str() goes through
-    `csv_columns`, which writes its placeholder."""
+    0.56 s against 0.85 s through columns). Text cells are spreadsheet-safe (`safe_cell`): when the
+    text written holds a cell that may begin like a formula (`_may_hold_formula`, a superset), the
+    rows are written again by `csv_columns`, which applies the rule cell by cell. A value nested
+    too deeply for str() goes through `csv_columns` too, which writes its placeholder."""
     buf = io.StringIO(newline="")
     try:
         csv.writer(buf).writerows(map(dict.values, rows))
     except RecursionError:
         return csv_columns(list(zip(*map(dict.values, rows))))
-    return buf.getvalue()
+    text = buf.getvalue()
+    return csv_columns(list(zip(*map(dict.values, rows)))) if _may_hold_formula(text) else text
 
 
 _STR, _FLOAT = {str}, {float}
@@ -212,9 +229,12 @@ def csv_columns(columns: Sequence[Sequence]) -> str:
     cells: list[Iterable[str]] = []
     for col in columns:
         kinds = set(map(type, col))
-        if kinds == _STR:  # strings: taken whole when none needs quoting, else only those quoted
+        if kinds == _STR:  # strings: taken whole when none needs quoting or the quote of safe_cell, else cell by cell
+            joined = "\x00".join(col)
+            if _formula_like(col[0]) or _FORMULA_IN_COLUMN.search(joined):
+                col = [_safe_text(s) for s in col]
             cells.append([('"' + s.replace('"', '""') + '"') if ('"' in s or "," in s or "\n" in s or "\r" in s) else s
-                          for s in col] if _needs_quotes("".join(col)) else col)
+                          for s in col] if _needs_quotes(joined) else col)
         elif kinds == _FLOAT:
             cells.append(_float_texts(col))
         else:
@@ -235,14 +255,117 @@ def _needs_quotes(s: str) -> bool:
 
 
 def _csv_cell(v: object) -> str:
+    """One cell as csv.writer writes `safe_cell(v)`."""
     if type(v) is str:
-        s = v
+        s = _safe_text(v)
     else:
         try:
             s = "" if v is None else (repr(v) if isinstance(v, float) else str(v))
         except RecursionError:  # a raw value nested too deeply for str(): its placeholder, never a crash
             s = _text_of(v)
+        if not isinstance(v, Number):
+            s = _safe_text(s)
     return '"' + s.replace('"', '""') + '"' if _needs_quotes(s) else s
+
+
+# ----------------------------------------------------------------------------- the one CSV writer
+
+FORMULA_STARTS = "=+-@\t\r"  # what a text cell may not begin with (after single quotes): OWASP's list
+_FIRST = frozenset(FORMULA_STARTS + "'")
+# A cell that may begin with a formula in a CSV text: at the text's start, after a comma or after a line
+# feed, an opening quote, single quotes, then one of FORMULA_STARTS. Every such cell matches, and some
+# others (a negative number, an empty last cell before "\r\n", a line break inside a quoted cell),
+# which are then written cell by cell. Three patterns, each led by a literal (searched by the regex
+# engine's fast scan: one pattern `(?:^|,)...` took 0.21 s on 16 MB, these 0.06 s together).
+_AFTER = "\"?'*[" + re.escape(FORMULA_STARTS) + "]"
+_FORMULA_AT_START, _FORMULA_AFTER_COMMA, _FORMULA_AFTER_LF = re.compile(_AFTER), re.compile("," + _AFTER), re.compile("\n" + _AFTER)
+_FORMULA_IN_COLUMN = re.compile("\x00'*[" + re.escape(FORMULA_STARTS) + "]")  # a column's cells joined by NUL (the first apart)
+
+
+def _may_hold_formula(text: str) -> bool:
+    return bool(_FORMULA_AT_START.match(text) or _FORMULA_AFTER_COMMA.search(text) or _FORMULA_AFTER_LF.search(text))
+
+
+def _formula_like(text: str) -> bool:
+    """`text` begins with one of FORMULA_STARTS after any single quotes."""
+    rest = text.lstrip("'")
+    return rest[:1] != "" and rest[0] in FORMULA_STARTS
+
+
+def _safe_text(text: str) -> str:
+    return "'" + text if text[:1] in _FIRST and _formula_like(text) else text
+
+
+def safe_cell(value: Any) -> Any:
+    """One cell as every CSV of ours writes it (module docstring): a number (`numbers.Number`: bool,
+    int, float, Decimal, numpy's) or None as it is; text -- a str, or another value's str() -- that
+    begins with =, +, -, @, a tab or a carriage return after any single quotes, with one single
+    quote in front; any other value as it is."""
+    if type(value) is str:
+        return _safe_text(value)
+    if value is None or isinstance(value, Number):
+        return value
+    try:
+        text = str(value)
+    except RecursionError:  # nested too deeply to write: csv_columns writes its placeholder
+        return value
+    return "'" + text if text[:1] in _FIRST and _formula_like(text) else value
+
+
+def restore_cell(text: str) -> str:
+    """A text cell read back from a CSV of ours as it was before `safe_cell` (its one added quote
+    removed); any other text as it is."""
+    return text[1:] if text[:1] == "'" and _formula_like(text) else text
+
+
+def safe_row(row: Iterable[Any], float_format: Any = None) -> list:
+    """`safe_cell` of every cell; floats written with `float_format` (a function) when given."""
+    if float_format is None:
+        return [safe_cell(v) for v in row]
+    return [float_format(v) if isinstance(v, float) else safe_cell(v) for v in row]
+
+
+def write_csv(fh: IO[str], rows: Iterable[Iterable[Any]], header: Sequence[str] | None = None, *,
+              float_format: Any = None, lineterminator: str = "\r\n") -> int:
+    """Write `header` (when given) and `rows` to `fh` as csv.writer does (excel dialect, minimal
+    quoting), every cell through `safe_cell`; floats with `float_format` (e.g. `lambda v: format(v,
+    ".6g")`) when given -- a number stays a number whatever its digits. Returns the number of rows.
+    Every CSV the command line or the app writes goes through this module (tests/test_csv_safety.py)."""
+    writer = csv.writer(fh, lineterminator=lineterminator)
+    if header is not None:
+        writer.writerow(safe_row(header))
+    n = 0
+    for row in rows:
+        writer.writerow(safe_row(row, float_format))
+        n += 1
+    return n
+
+
+def csv_string(rows: Iterable[Iterable[Any]], header: Sequence[str] | None = None, **kwargs: Any) -> str:
+    """`write_csv` into a string."""
+    buf = io.StringIO(newline="")
+    write_csv(buf, rows, header, **kwargs)
+    return buf.getvalue()
+
+
+_NUMERIC_KINDS = frozenset("biufc")  # numpy dtype kinds of bool, int, unsigned, float and complex columns
+
+
+def frame_csv(frame: Any) -> bytes:
+    """A pandas DataFrame as a CSV download: `frame.to_csv(index=False)` (its empty cells for NaN and
+    None) in UTF-8 with "\r\n" line ends -- as every CSV of ours: with pandas' "\n" a cell holding a
+    carriage return is not quoted, and a spreadsheet starts a new row there --, the column names and
+    every cell of a column that is not numeric through `safe_cell` (a numeric column holds numbers
+    only). Duck-typed: scoring imports no pandas."""
+    text = frame.to_csv(index=False, lineterminator="\r\n")
+    if not _may_hold_formula(text):
+        return text.encode("utf-8")
+    safe = frame.copy()
+    for i, dtype in enumerate(frame.dtypes):
+        if getattr(dtype, "kind", "O") not in _NUMERIC_KINDS:
+            safe.isetitem(i, [safe_cell(v) for v in frame.iloc[:, i].tolist()])
+    safe.columns = [safe_cell(c) for c in frame.columns]
+    return safe.to_csv(index=False, lineterminator="\r\n").encode("utf-8")
 
 
 def open_for_writing(path: str | Path) -> IO[str]:

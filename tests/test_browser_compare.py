@@ -2,7 +2,8 @@
 
 deep link to A against B -> headline drawn -> click a slice's marker in the delta chart -> that
 slice's flips -> an outcome -> a question row -> A and B side by side -> the URL in a fresh context
-restores it -> the many-runs tab -> a weakest slice's bar opens the explorer -> the presentation page, at 800 px wide too. Screenshots go to
+restores it -> the many-runs tab (the finder's answer: too few documents, the campaign offered) -> on the
+campaign, a weak slice of the forest plot opens the explorer -> the presentation page, at 800 px wide too. Screenshots go to
 test-output/browser/. Fails on any exception box, console error, request off the machine, or
 traceback in the server log (tests/browser_kit.py).
 """
@@ -88,36 +89,51 @@ def test_compare_slice_flip_question_and_presentation(server, browser):
     expect(page2.get_by_text(f"A · {A}", exact=True)).to_be_visible()
     page2.context.close()
 
-    # 5. The many-runs tab: a run's weakest slices with their chart, and the ranks.
+    # 5. The many-runs tab: where a run is weak is the finder's answer -- on the sample's 6 documents, the
+    #    reason none can be tested and the campaign offered -- and the ranks.
     page.get_by_role("tab", name="All runs: weakest slices and ranks").click()
     settle(page, "Where a run is weakest")
     expect(page.get_by_role("heading", name="Ranks per slice")).to_be_visible()
-    page.locator(".js-plotly-plot .bars path").first.wait_for()
+    expect(page.get_by_text("each slice needs 20 documents; this benchmark has 6", exact=False).first).to_be_visible()
     check_clean(page, errors, log, "many runs")
     assert params(page.url)["cmp_tab"] == ["all"]
     shot(page, "compare-03-many-runs.png")
+    offer = page.get_by_role("link", name="open the bundled campaign sample").first
+    campaign = params(offer.get_attribute("href") or "")["data"][0]
 
-    # 6. A bar of the weakest slices opens that run's questions of that slice in the explorer.
-    bars = page.locator(".js-plotly-plot .bars .point")
-    cells = bars.evaluate_all("""els => els.map(el => {
-        const gd = el.closest('.js-plotly-plot'); return gd.data[0].customdata[el.__data__.i]; })""")
-    k = len(cells) - 1  # the weakest slice: the top bar, the last point
-    field, label = cells[k][0], cells[k][1]
-    bar = bars.nth(k)
-    bar.scroll_into_view_if_needed()
-    box = bar.bounding_box()
+    # 6. On the campaign, a slice of the forest plot opens that run's questions of that slice in the explorer.
+    page.goto(f"{url}/compare?{urlencode({'data': campaign, 'cmp_tab': 'all', 'cmp_run': 'vision-13b'})}")
+    settle(page, "Where a run is weakest")
+    page.locator(".js-plotly-plot .scatterlayer .point").first.wait_for()
+    check_clean(page, errors, log, "many runs on the campaign")
+    shot(page, "compare-03b-many-runs-campaign.png")
+    # p and q stay in view at 1,400 px: the columns up to q fit in the table's width without scrolling sideways
+    from dashboard.weak import panel as weak_panel
+
+    widths = {k: c["width"] for k, c in weak_panel.table_config().items()}
+    upto_q = weak_panel.SHOWN[:weak_panel.SHOWN.index("q") + 1]
+    assert all(isinstance(widths[c], int) for c in upto_q)
+    grid = page.locator('[data-testid="stDataFrame"]').first.bounding_box()  # the weak-slice table (then the ranks)
+    assert grid and sum(widths[c] for c in upto_q) <= grid["width"], (grid, upto_q)
+    points = page.locator(".js-plotly-plot .scatterlayer .point")
+    ranks = points.evaluate_all("""els => els.map(el => {
+        const gd = el.closest('.js-plotly-plot'); const c = gd.data[0].customdata[el.__data__.i]; return c[c.length - 1]; })""")
+    point = points.nth(ranks.index(1))  # the first-ranked slice
+    point.scroll_into_view_if_needed()
+    box = point.bounding_box()
     page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
     settle(page, "Question explorer")
-    check_clean(page, errors, log, "weakest slice opened")
-    assert params(page.url)["run"] == [A] and params(page.url)["f." + field] == [label]
+    check_clean(page, errors, log, "weak slice opened")
+    assert params(page.url)["run"] == ["vision-13b"]
+    assert params(page.url)["f.reasoning_type"] == ["counting"] and params(page.url)["f.evidence_source"] == ["Chart"]
     page.context.close()
 
-    # 7. Presentation at 800 px: no sidebar, four charts, nothing wider than the window.
+    # 7. Presentation at 800 px: no sidebar, three charts (no slice to plot on 6 documents), nothing wider than the window.
     errors3: list[str] = []
     page3 = open_page(browser, url, errors3, viewport={"width": 800, "height": 1000})
     page3.goto(f"{url}/present?{urlencode({'a': A, 'b': B})}")
     settle(page3, f"{A} against {B}")
-    page3.wait_for_function("() => document.querySelectorAll('.js-plotly-plot').length >= 4")
+    page3.wait_for_function("() => document.querySelectorAll('.js-plotly-plot').length >= 3")
     expect(page3.locator('[data-testid="stSidebar"]')).to_be_hidden()
     check_clean(page3, errors3, log, "presentation")
     assert page3.evaluate("() => document.documentElement.scrollWidth") <= 800

@@ -21,8 +21,9 @@ def test_report_draws_its_charts_offline_in_chromium(tmp_path, browser):
     """Uses the session's Chromium (tests/conftest.py): a second Playwright in one process fails."""
     import browser_kit
 
-    code = write(tmp_path, ["--benchmark", str(SAMPLE), "--runs", "longctx-ocr", "small-9b", "agent-pipeline",
-                               "--baseline", "small-9b"])
+    # the campaign sample (40 documents): large enough for the finder, so its forest plot is drawn too
+    code = write(tmp_path, ["--benchmark", str(SAMPLE / "campaign"), "--runs", "vision-13b", "ckpt-0520", "ckpt-0410",
+                               "--baseline", "ckpt-0520"])
     assert code == 0
     src = (tmp_path / "report.html").resolve()
     requests: list[str] = []

@@ -1,4 +1,4 @@
-"""dashboard.compare: flips on sample_runs/ against a checked-in file, deltas, ranks, weakest slices."""
+"""dashboard.compare: flips on sample_runs/ against a checked-in file, deltas, ranks, the slices that hold, telling failures."""
 
 import json
 from pathlib import Path
@@ -111,27 +111,26 @@ def test_ranks_per_slice():
     assert wide.loc[("domain", "law"), "questions"] == 3
 
 
-def test_weakest_slices_against_own_overall_and_best_run():
-    questions, scores = tiny()
-    s = C.Settings(resamples=1000)
-    own = C.weakest(scores, questions, "A", "accuracy", fields=["domain"], settings=s)
-    # A overall 4/6; law 1.0 (gap -1/3), med 0.5 (gap 1/6, weight 2/6), unknown 0 (gap 2/3, weight 2/3)
-    assert own["label"].tolist() == ["unknown", "med", "law"]
-    assert own["weight"].tolist() == pytest.approx([2 / 3, 2 / 6, -1.0])
-    assert np.isnan(own.loc[0, "gap_low"]) and own.loc[0, "too_few"] and not own["enough"].any()  # 1 document: no interval
-    best = C.weakest(scores, questions, "A", "accuracy", against=C.BEST, fields=["domain"], settings=s).set_index("label")
-    assert best.loc["unknown", "reference_run"] == "C" and best.loc["unknown", "gap"] == pytest.approx(1.0)
-    assert best.loc["med", "reference_run"] == "B" and best.loc["med", "gap"] == pytest.approx(0.0)
-    assert C.weakest(scores, questions, "nobody").empty
-
-
 def test_telling_failures_put_regressions_first():
     questions, scores = tiny()
     pairs = C.paired(scores, "A", "B")
-    weak = C.weakest(scores, questions, "A", fields=["domain"], settings=C.Settings(resamples=500))
-    told = C.telling_failures(pairs, questions, weak, k=5)
+    # A's weak slices as the finder gives them to the report: (label, question ids, excess failures)
+    told = C.telling_failures(pairs, questions, [("Domain: unknown", ["q5", "q6"], 2.0)], k=5)
     assert list(told.index) == ["q5", "q6"]  # A wrong: q5 (B right), q6 (both wrong)
-    assert told.loc["q6", "why"] == ["domain: unknown"]
+    assert told.loc["q6", "why"] == ["Domain: unknown"]
+    assert C.telling_failures(pairs, questions, [], k=5).loc["q6", "why"] == []
+
+
+def test_holding_slices_are_the_largest_differences_first_by_size():
+    """The report and the Presentation name the slices whose difference holds (Holm, interval off 0),
+    the largest by size first: the Presentation listed "the largest" as the most positive first."""
+    table = pd.DataFrame({"field": ["overall", "domain", "domain", "domain", "domain"],
+                          "label": ["all questions", "a", "b", "c", "d"],
+                          "p_holm": [0.001, 0.01, 0.02, 0.01, 0.2],
+                          "accuracy_delta": [-0.05, 0.10, -0.30, 0.20, -0.50],
+                          "accuracy_low": [-0.08, 0.02, -0.40, 0.05, -0.9], "accuracy_high": [-0.02, 0.2, -0.2, 0.3, 0.1]})
+    held = C.holding_slices(table)
+    assert held["label"].tolist() == ["b", "c", "a"]  # |−30| > |+20| > |+10|; d fails Holm, overall is no slice
 
 
 def test_slice_keys():
@@ -202,17 +201,6 @@ def test_flip_table_tests_flips_by_document():
     top = flips.loc[("overall", "all questions")]
     assert (top["documents"], top["unit"]) == (30, "document")
     assert top["p"] == pytest.approx(2 / 2 ** 10) and top["p_mcnemar"] == pytest.approx(mcnemar_exact(20, 0))
-
-
-def test_weakest_says_when_there_is_not_enough_evidence():
-    questions, scores = many()
-    weak = C.weakest(scores, questions, "B", fields=["domain", "doc_type"], settings=C.Settings(resamples=1000)).set_index("label")
-    # B is right on half of every document: no slice differs from its overall 0.5
-    assert not weak["enough"].any()
-    weak = C.weakest(scores, questions, "A", fields=["doc_type"], settings=C.Settings(resamples=1000)).set_index("label")
-    # A: 'slides' documents 10..29 at 0.5 against 100/120 overall; slides has 10 documents -> too few
-    assert weak.loc["slides", "too_few"] and not weak.loc["slides", "enough"] and np.isnan(weak.loc["slides", "gap_low"])
-    assert weak.loc["slides", "documents"] == 10 and weak.loc["slides", "detectable"] > 0
 
 
 # ----------------------------------------------------------------------------- issue 29.2: flips

@@ -120,9 +120,11 @@ def test_many_runs_tab_and_presentation(open_app, mini_bench):
     # issue 34: the runs are ranked on the questions they all attempted (alpha has no answer to one of the 10)
     assert ranks.loc["All questions", "Questions"] == 9
     assert sorted(ranks.loc["All questions", ["alpha", "beta", "gamma"]]) == [1, 2, 3]
-    at.selectbox(key="cmp_vs").set_value(C.BEST).run()
+    # where a run is weak: the finder's answer, and on ten questions the reason it cannot test a slice
+    assert any("each slice needs 20 documents; this benchmark has" in i.value for i in at.info)
+    at.segmented_control(key="cmp_all_metric").set_value("anls").run()
     assert_clean(at)
-    assert at.query_params["cmp_vs"] == C.BEST
+    assert any("each slice needs 20 documents" in i.value for i in at.info)
 
     present = open_app({"a": "alpha", "b": "beta"}, page="views/present.py")
     assert present.title[0].value == "alpha against beta"
@@ -137,7 +139,7 @@ def test_report_is_built_and_offered_for_download(open_app):
     assert_clean(at)
     assert [d.proto.label for d in at.get("download_button")][-1] == "Download HTML"
     page = at.session_state["cmp_report"][1].decode("utf-8")
-    assert page.count("Plotly.newPlot(") == 4
+    assert page.count("Plotly.newPlot(") == 3  # runs, flips, deltas: no slice of ten questions to plot
     assert "alpha (A) against baseline beta (B)" in page
 
 

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import csv_kit
 from scoring import writers as E
 from scoring.loaders import _loads
 
@@ -65,18 +66,22 @@ def test_rows_json_equals_the_json_modules_bytes():
 
 CELLS = st.one_of(st.text(), st.none(), st.floats(allow_nan=True, allow_infinity=True), st.booleans(), st.integers(),
                   st.lists(st.text(max_size=3), max_size=2), st.dictionaries(st.text(max_size=2), st.integers(), max_size=1),
-                  st.sampled_from(["", " ", '"', ",", "\r", "\n", "\r\n", "\x00", 'a"b', " x ", "\t", "ü€𝄞", "\ud800"]))
+                  st.sampled_from(["", " ", '"', ",", "\r", "\n", "\r\n", "\x00", 'a"b', " x ", "\t", "ü€𝄞", "\ud800",
+                                   "=1+1", "-5", "+x", "@SUM(A1)", "\tx", "\rx", "'=x", "''-", "'", "'tis", "a\n=b", "x\x00=y"]))
 
 
 @settings(max_examples=500, deadline=None)
 @given(st.lists(st.lists(CELLS, min_size=len(E.CSV_COLUMNS), max_size=len(E.CSV_COLUMNS)), max_size=6))
 def test_csv_text_is_what_csv_writer_writes(rows):
+    """csv_text and csv_columns write what csv.writer writes of the rows with every text cell made
+    spreadsheet-safe (tests/csv_kit.py states the rule again): the same bytes on any row."""
     import csv
     import io
 
     buf = io.StringIO(newline="")
-    csv.writer(buf).writerows(rows)
+    csv.writer(buf).writerows([[csv_kit.made_safe(v) for v in r] for r in rows])
     assert E.csv_text([dict(zip(E.CSV_COLUMNS, r)) for r in rows]) == buf.getvalue()
+    assert E.csv_columns([list(c) for c in zip(*rows)]) == buf.getvalue()
 
 
 SCORES = st.one_of(st.sampled_from([0.0, -0.0, 1.0, 1e-06, 5e-05, 9.9e-05, 0.0001, float("nan"), 1.0000001, float("inf")]),

@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from dashboard import launch, resources
-from dashboard.annotations.db import ServerLocation, resolve_location
+from dashboard.annotations.location import ServerLocation, resolve_location
 from dashboard.core.paths import annotations_from
 
 URL = "postgresql://ana:S3cret-pw@db.example:5433/lens"
@@ -20,10 +20,12 @@ def parse(argv: list[str]):
     return launch.build_parser().parse_args(argv)
 
 
-def test_a_postgresql_url_goes_to_the_server_environment_not_its_command_line():
+def test_a_postgresql_url_goes_to_the_server_environment_not_its_command_line(monkeypatch):
+    monkeypatch.delenv("LENS_ADDRESS", raising=False)
     args = parse(["--annotations", URL, "--port", "8600"])
     cmd = launch.build_command(args)
-    assert cmd == [sys.executable, "-m", "streamlit", "run", str(resources.APP), "--server.port", "8600"]
+    assert cmd == [sys.executable, "-m", "streamlit", "run", str(resources.APP), "--server.port", "8600",
+                   "--server.address", "127.0.0.1"]
     assert all("S3cret" not in part for part in cmd)
     env = launch.build_environment(args, {"PATH": "/usr/bin", "LENS_DATABASE_URL": "postgresql://old@h/d"})
     assert env == {"PATH": "/usr/bin", "LENS_DATABASE_URL": URL}  # --annotations wins over the setting

@@ -8,8 +8,10 @@ shared helpers). Here both run on:
 * random gold/prediction strings under every format (hypothesis);
 * random Unicode strings for the edit distance (rapidfuzz vs. the double loop);
 * the command line on checked-in fixtures: `python -m scoring --profile xldocbench-1519`
-  must write the report JSON and CSV that the reference wrote into
-  tests/fixtures/cli/expected/ (regenerate with tests/fixtures/cli/make_expected.py).
+  must write the report JSON that the reference wrote into tests/fixtures/cli/expected/
+  (regenerate with tests/fixtures/cli/make_expected.py), and its CSV but for one single quote
+  before each text cell that begins like a formula (= + - @ tab CR): our CSVs are safe to open in a
+  spreadsheet (scoring.writers.safe_cell), the release's are not (tests/csv_kit.py).
 """
 
 from __future__ import annotations
@@ -24,11 +26,13 @@ import pytest
 from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
+import csv_kit
 import reference_release as ref
 from scoring.evaluate import evaluate
 from scoring.loaders import load_gold, load_predictions
 from scoring.metrics import judge
 from scoring.text import edit_distance, to_str_release
+from scoring.writers import CSV_COLUMNS
 
 PROFILE = "xldocbench-1519"
 TESTS = Path(__file__).resolve().parent
@@ -206,7 +210,7 @@ def test_in_process_report_matches_reference(name):
     assert got["per_question"] == want["per_question"]
     assert got == want
     assert run.report_json(lens=False) == ref.report_json_text(want)
-    assert run.csv_text() == ref.csv_text(want)
+    assert run.csv_text() == csv_kit.release_csv_made_safe(want)
 
 
 @pytest.mark.parametrize("name", _case_params())
@@ -215,7 +219,18 @@ def test_cli_writes_expected_bytes(name, tmp_path):
     proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert (tmp_path / f"{name}.json").read_bytes() == (EXPECTED / f"{name}.json").read_bytes()
-    assert (tmp_path / f"{name}.csv").read_bytes() == (EXPECTED / f"{name}.csv").read_bytes()
+    # the CSV: the release's bytes but for one quote before each text cell that begins like a formula
+    # (a gold "-3", a prediction "-0.5"): scoring/writers.py's safe_cell, which the release does not apply
+    ours, release = (tmp_path / f"{name}.csv").read_bytes().decode("utf-8"), (EXPECTED / f"{name}.csv").read_bytes().decode("utf-8")
+    gold, predictions, flags = MAKE.CASES[name]
+    want = ref.evaluate_files([ROOT / g for g in gold], ROOT / predictions, ignore_missing="--ignore-missing" in flags,
+                              prediction_field=flags[flags.index("--prediction-field") + 1] if "--prediction-field" in flags else None)
+    assert ours == csv_kit.release_csv_made_safe(want)
+    quoted = csv_kit.quoted_cells(ours, release)
+    assert (ours == release) == (not quoted)
+    if name == "items":  # records 8 and 25 (0: the header): the gold "-3", the prediction "-0.5", the gold "-0.5%"
+        assert [(row, CSV_COLUMNS[col], text) for row, col, text in quoted] == [
+            (8, "gold_answer", "-3"), (25, "prediction", "-0.5"), (25, "gold_answer", "-0.5%")]
 
 
 def test_expected_files_cover_the_flags():
@@ -251,8 +266,10 @@ def _run_both(tmp_path, gold_files, predictions):
         outs[out_dir.name] = proc
     assert outs["ref"].returncode == 0, outs["ref"].stderr
     assert outs["fast"].returncode == 0, outs["fast"].stderr
-    for name in ("r.json", "r.csv"):
-        assert (fast_dir / name).read_bytes() == (ref_dir / name).read_bytes()
+    assert (fast_dir / "r.json").read_bytes() == (ref_dir / "r.json").read_bytes()
+    ours, release = (fast_dir / "r.csv").read_bytes().decode("utf-8"), (ref_dir / "r.csv").read_bytes().decode("utf-8")
+    assert ours == csv_kit.release_csv_made_safe(json.loads((ref_dir / "r.json").read_bytes()))
+    csv_kit.quoted_cells(ours, release)
 
 
 def test_cli_gold_file_with_json_extension_is_jsonl(tmp_path):
@@ -381,7 +398,7 @@ def _compare_generated(tmp_dir: Path, seed: int, n: int, ignore_missing: bool = 
     assert not bad, f"{len(bad)} of {len(want['per_question'])} rows differ, first: {bad[0]}"
     assert got == want
     assert run.report_json(lens=False) == ref.report_json_text(want)
-    assert run.csv_text() == ref.csv_text(want)
+    assert run.csv_text() == csv_kit.release_csv_made_safe(want)
 
 
 def test_twenty_thousand_generated_edge_cases_match_reference(tmp_path):

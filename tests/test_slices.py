@@ -204,3 +204,139 @@ def test_bad_inputs_are_refused():
         find_weak_slices([1.0, 0.0], {"f": ["a"]}, ["d1", "d2"])
     with pytest.raises(ValueError):
         find_weak_slices([1.0, 0.0], {"f": ["a", "b"]}, ["d1", "d2"], method="holm")
+
+
+# ----------------------------------------------------------------------------- the rest's documents
+
+
+def test_a_slice_whose_rest_holds_one_document_is_not_tested():
+    """The docstring's rule (MIN_SIDE_DOCUMENTS): every question but those of one document is in the
+    slice -- the rest is one document, the t test would have no degree of freedom -- so it is neither
+    tested nor counted among the slices tested (it used to be, with p = 1)."""
+    rng = np.random.default_rng(3)
+    docs = np.repeat(np.arange(40), 10)
+    y = (rng.random(docs.size) < 0.6).astype(float)
+    fields = {"side": ["most" if d != 0 else "one" for d in docs],  # the rest of "most" is document 0 alone
+              "half": ["a" if d < 20 else "b" for d in docs],
+              "two": ["many" if d > 1 else "pair" for d in docs]}  # the rest of "many": documents 0 and 1
+    res = find_weak_slices(y, fields, docs, min_questions=5, min_documents=1, max_conditions=1)
+    names = {s.name for s in res.all_slices}
+    assert "side=most" not in names and "two=many" in names
+    assert {"half=a", "half=b"} <= names
+    assert res.tested == len(res.all_slices) == len(names)
+    assert all(s.df >= 1 for s in res.all_slices)
+
+
+# ----------------------------------------------------------------------------- found slices' intervals
+
+
+def _fcr_design(seed: int, effect: float = 0.07, n: int = 1_600, documents: int = 160):
+    """Questions in documents, two document-level and three question-level fields; the true chance
+    of a right answer is 0.6 minus `effect` on reasoning0 and on domain1, plus a document shift of mean 0.
+    Returns the scores, fields, documents and each question's true mean."""
+    rng = np.random.default_rng(seed)
+    doc = np.sort(rng.integers(0, documents, n))
+    fields = {k: [f"{k}{x}" for x in rng.integers(0, v, documents)[doc]] for k, v in {"domain": 4, "doc_type": 3}.items()}
+    fields |= {k: [f"{k}{x}" for x in rng.integers(0, v, n)] for k, v in {"reasoning": 4, "format": 3, "difficulty": 3}.items()}
+    mu = 0.6 - effect * (np.array(fields["reasoning"]) == "reasoning0") - effect * (np.array(fields["domain"]) == "domain1")
+    p = np.clip(mu + rng.normal(0, 0.1, documents)[doc], 0.02, 0.98)
+    return (rng.random(n) < p).astype(float), fields, doc, mu
+
+
+def test_found_slices_intervals_cover_the_truth_at_the_nominal_rate_and_agree_with_the_decision():
+    """Seeded simulation with a known truth (the true gap of a slice: the mean of the questions' true
+    chances in it minus the rest's). Across the slices found (significant at q < 0.05), the share whose
+    interval misses the truth -- the false-coverage rate, 0 for a simulation that finds nothing -- is at
+    most 5 % for the adjusted intervals; the intervals as if named in advance miss far more often (the
+    test can fail). Every slice found has its adjusted interval wholly below 0."""
+    sims, found = 300, 0
+    miss_adjusted, miss_named = [], []
+    for seed in range(sims):
+        y, fields, docs, mu = _fcr_design(seed)
+        res = find_weak_slices(y, fields, docs, min_questions=30, min_documents=20, max_conditions=2)
+        chosen = res.weak + res.folded
+        a = b = 0
+        for s in chosen:
+            mask = np.ones(y.size, dtype=bool)
+            for f, v in s.conditions:
+                mask &= np.array(fields[f]) == v
+            truth = mu[mask].mean() - mu[~mask].mean()
+            assert s.adjusted and s.ci_high < 0 and s.q < 0.05  # the decision and the interval agree
+            assert s.ci_low <= s.ci_low_named and s.ci_high_named <= s.ci_high  # adjusted: wider
+            a += not s.ci_low <= truth <= s.ci_high
+            b += not s.ci_low_named <= truth <= s.ci_high_named
+        found += len(chosen)
+        miss_adjusted.append(a / max(1, len(chosen)))
+        miss_named.append(b / max(1, len(chosen)))
+    assert found > 150  # enough slices found for the rates to mean something
+    coverage_adjusted, coverage_named = 1 - np.mean(miss_adjusted), 1 - np.mean(miss_named)
+    assert coverage_adjusted >= 0.95
+    assert coverage_named < 0.92
+
+
+def test_the_adjusted_level_is_r_q_over_m_and_named_slices_keep_theirs():
+    y, fields, docs, _ = synthetic(0, n=6_000, documents=300, planted=0.3)
+    res = find_weak_slices(y, fields, docs)
+    r, m = res.significant, res.tested
+    assert res.adjusted_tail == pytest.approx(r * 0.05 / m)
+    top = res.weak[0]
+    half = top.ci_high - top.gap
+    from scipy import stats
+
+    assert half == pytest.approx(stats.t.ppf(1 - r * 0.05 / m, top.df) * top.se)
+    assert top.gap - top.ci_low == pytest.approx(half)
+    by = find_weak_slices(y, fields, docs, method="by")
+    assert by.adjusted_tail == pytest.approx(by.significant * 0.05 / (m * sum(1 / i for i in range(1, m + 1))))
+    # a field named before looking: its one-condition slices keep the interval at 95 %
+    named = find_weak_slices(y, fields, docs, named=("reasoning_type",))
+    counting = next(s for s in named.weak + named.folded if s.conditions == (("reasoning_type", "counting"),))
+    assert not counting.adjusted and (counting.ci_low, counting.ci_high) == (counting.ci_low_named, counting.ci_high_named)
+    # slices not found keep the unadjusted interval
+    assert all(not s.adjusted and s.ci_high == s.ci_high_named for s in res.all_slices if s.q >= 0.05)
+
+
+# ----------------------------------------------------------------------------- bounded
+
+
+def _many_fields(count: int, values: int, n: int = 6_000, documents: int = 300, seed: int = 1):
+    rng = np.random.default_rng(seed)
+    doc = np.sort(rng.integers(0, documents, n))
+    labels = [f"v{v}" for v in range(values)]
+    fields = {f"meta.key_{j:03d}": [labels[v] for v in rng.integers(0, values, n)] for j in range(count)}
+    return (rng.random(n) < 0.6).astype(float), fields, doc
+
+
+def test_the_candidate_space_is_capped_at_any_number_of_fields_and_says_so():
+    y, fields, docs = _many_fields(60, 5)
+    res = find_weak_slices(y, fields, docs, min_questions=30)
+    assert len(res.fields) == 60 and len(res.conjunction_fields) == 16
+    singles = sum(1 for s in res.all_slices if len(s.conditions) == 1)
+    assert singles == 300  # every testable condition of every field
+    assert res.tested - singles <= 20_000 and res.capped.startswith("the search stopped at the cap of 20,000 conjunctions")
+    # conjunctions only of the fields that split the questions best
+    assert {f for s in res.all_slices if len(s.conditions) > 1 for f, _ in s.conditions} <= set(res.conjunction_fields)
+    text = res.fields_text()
+    assert "conjunctions over the 16 fields that split the questions best (of 60; the cap is 16)" in text
+    assert "the cap of 20,000 conjunctions" in text
+    small = find_weak_slices(y, fields, docs, min_questions=30, max_fields=4, max_slices=50)
+    assert len(small.conjunction_fields) == 4 and small.tested - 300 == 50
+    # the ranking is by how evenly the field splits the questions (not by the outcome): a field with one
+    # large value and four small ones ranks below the even ones
+    skew = dict(fields, **{"meta.key_000": ["v0" if i % 10 else "v1" for i in range(y.size)]})
+    ranked = find_weak_slices(y, skew, docs, min_questions=30).ranked_fields
+    assert ranked[-1] == "meta.key_000"
+
+
+def test_the_search_runs_in_a_worker_and_a_search_out_of_memory_is_named():
+    from scoring.slice_worker import SearchFailed, search_bounded
+
+    y, fields, docs, _ = synthetic(0, n=6_000, documents=300, planted=0.3)
+    said: list[str] = []
+    res = search_bounded(y, fields, docs, progress=lambda f, what: said.append(what))
+    here = find_weak_slices(y, fields, docs)
+    assert [s.name for s in res.weak] == [s.name for s in here.weak] and res.tested == here.tested
+    assert res.weak[0].ci_high == here.weak[0].ci_high
+    assert said[0] == "reading the conditions" and said[-1] == "done"
+    with pytest.raises(SearchFailed, match="needs more than 5 MB"):
+        search_bounded(y, fields, docs, memory_mb=5)
+    assert search_bounded(y, fields, docs).tested == here.tested  # the next search starts a new worker

@@ -1,7 +1,9 @@
 """The Weak slices page through AppTest: on a generated benchmark with one planted weakness the search,
-run on request, ranks that slice first with its interval, documents and q, draws the forest plot,
-folds the slices it explains, and links to exactly its questions in the explorer; on the mini
-benchmark (ten questions) nothing can be tested and the page says there is not enough evidence."""
+run on request, ranks that slice first -- in words, with its gap, its interval adjusted for the search
+(wider than the one-slice test's, wholly below 0), documents and q -- draws the forest plot, folds the
+slices it explains, and links to exactly its questions in the explorer; a benchmark with fewer documents
+than a slice needs says so at once ("each slice needs 20 documents; this benchmark has 6") and offers
+the campaign sample."""
 
 from __future__ import annotations
 
@@ -19,6 +21,8 @@ from scoring.evaluate import evaluate
 from scoring.loaders import load_gold, load_predictions
 from scoring.slices import gap_test
 from test_gate_cli import counting_over_charts, write_gold, write_run
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture(scope="module")
@@ -73,13 +77,18 @@ def test_planted_weakness_ranked_first_and_linked(monkeypatch, bench):
     assert any(f"{tested:,} slices tested" in c.value and "20 documents" in c.value for c in at.caption)
     table = next(d.value for d in at.dataframe if "Conditions" in d.value.columns)
     top = table.iloc[0]
-    assert list(top["Conditions"]) == ["reasoning_type=counting", "evidence_source=Chart"]
+    assert list(top["Conditions"]) == ["Reasoning type: counting", "Evidence source: Chart"]  # in words
     assert top["Rank"] == 1 and top["Documents"] >= 20 and top["q"] < 0.05 and top["Gap (pp)"] < -20
     assert top["Excess failures"] == pytest.approx(-top["Questions"] * top["Gap (pp)"] / 100)
     # the same numbers as the finder's test on the scored run, by hand: slice against the rest, documents as clusters
     t = gap_test(*planted_scores(bench))
     assert top["Gap (pp)"] == pytest.approx(100 * t.gap) and top["Questions"] == t.n_a
-    assert top["Gap, 95% CI by document (pp)"] == f"{100 * t.gap:+.1f} [{100 * t.ci_low:+.1f}, {100 * t.ci_high:+.1f}]"
+    # the interval is the one adjusted for the search: wider than the one as if named in advance, still below 0
+    shown = top["Gap (pp), interval adjusted for the search"]
+    gap, low, high = (float(x.replace("−", "-")) for x in shown.replace("[", "").replace("]", "").replace(",", "").split())
+    assert gap == pytest.approx(100 * t.gap, abs=0.05)
+    assert low < 100 * t.ci_low - 0.5 and 100 * t.ci_high + 0.5 < high < 0
+    assert any("adjusted for the search" in c.value and "1 \\- R q \\/ m" in c.value for c in at.caption)
     assert top["Explains"] >= 2
     assert at.get("plotly_chart")  # the forest plot
 
@@ -118,7 +127,7 @@ def test_pair_mode_where_the_run_got_worse(monkeypatch, bench):
     assert_clean(at)
     assert any("paired difference run − baseline" in c.value for c in at.caption)
     top = next(d.value for d in at.dataframe if "Conditions" in d.value.columns).iloc[0]
-    assert list(top["Conditions"]) == ["reasoning_type=counting", "evidence_source=Chart"]
+    assert list(top["Conditions"]) == ["Reasoning type: counting", "Evidence source: Chart"]
     new, _, mask = planted_scores(bench)
     old, _, _ = planted_scores(bench, "old")
     d = new - old  # 0 outside the planted slice: the gap is the slice's mean difference
@@ -127,10 +136,22 @@ def test_pair_mode_where_the_run_got_worse(monkeypatch, bench):
     assert view.runs == ["worse", "old"]  # both runs side by side in the explorer
 
 
-def test_too_few_questions_is_not_enough_evidence(monkeypatch, mini_bench):
+def test_too_few_documents_says_why_at_once_and_offers_the_campaign(monkeypatch, mini_bench):
+    """Issue 34.4: a benchmark too small for the finder says why -- each slice needs 20 documents, this
+    one has fewer -- before anything is searched (no button), and offers the bundled campaign sample:
+    as a link where its folder opens on this server (the sample is the benchmark), else in words."""
     at = open_page(monkeypatch, mini_bench)
-    at.button(key="weak_go").click().run()
-    assert_clean(at)
-    assert metrics(at)["Slices tested"] == "0"
-    assert any(i.value.startswith("Not enough evidence") for i in at.info)
+    assert not [b for b in at.button if b.key == "weak_go"]  # nothing to search
+    said = at.info[0].value
+    assert said.startswith("Not enough evidence for the finder here: each slice needs 20 documents; this benchmark has ")
     assert not any("Conditions" in d.value.columns for d in at.dataframe)
+    assert any("sample_runs/campaign" in c.value for c in at.caption)  # not a data root here: said how to open it
+    on_sample = open_page(monkeypatch, ROOT / "sample_runs")
+    said = on_sample.info[0].value
+    assert "each slice needs 20 documents; this benchmark has 6" in said
+    link = next(m.value for m in on_sample.markdown if "open the bundled campaign sample" in m.value)
+    target = link.split("](", 1)[1].split(")", 1)[0]
+    assert target.startswith("weak?") and from_params(parse_qs(urlsplit(target).query)).data.endswith("campaign")
+    # with fewer documents asked of a slice, the search is offered again
+    on_sample.number_input(key="weak_min_d").set_value(5).run()
+    assert on_sample.button(key="weak_go")

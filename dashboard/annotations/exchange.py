@@ -19,7 +19,9 @@ One record per line (JSONL) or row (CSV), in the order kind, question id, run. F
     updated      when it was last changed (ISO 8601, UTC)
     revision     how many times it was saved (optional on import: 1)
 
-JSONL lines carry their kind's fields only; CSV has every column.
+JSONL lines carry their kind's fields only; CSV has every column, its text cells safe to open in a
+spreadsheet (scoring.writers.safe_cell: one single quote before a cell that begins like a formula,
+removed again on import).
 A record without `benchmark` (or with it empty) is taken as this benchmark's; one of another
 benchmark is skipped. Importing merges by key (benchmark, question id, run, kind; a slice: benchmark,
 name) and time: a record
@@ -49,17 +51,17 @@ from pathlib import Path
 from typing import IO, Any
 
 from scoring.problems import Problem
+from scoring.writers import csv_string, restore_cell
 
-from .db import (
+from .errors import InvalidInput
+from .records import (
     MAX_ANSWER,
     MAX_AUTHOR,
     MAX_KEY,
     MAX_TAG,
     MAX_TAGS,
     MAX_TEXT,
-    AnnotationStore,
     Correction,
-    InvalidInput,
     Note,
     SavedSlice,
     clean_author,
@@ -70,6 +72,7 @@ from .db import (
     clean_text,
     parse_time,
 )
+from .store import AnnotationStore
 
 __all__ = [
     "FIELDS", "RECOVER", "MAX_IMPORT_BYTES", "MAX_LINE_BYTES", "ImportResult", "Parsed",
@@ -130,15 +133,16 @@ def to_jsonl(rows: Iterable[dict[str, Any]]) -> str:
 
 
 def to_csv(rows: Iterable[dict[str, Any]]) -> str:
-    buf = io.StringIO(newline="")
-    writer = csv.writer(buf, lineterminator="\r\n")
-    writer.writerow(FIELDS)
-    for r in rows:
+    """The records as CSV (every column), text cells spreadsheet-safe (scoring.writers.safe_cell: a
+    note `=HYPERLINK(...)` is written `'=HYPERLINK(...)`); importing the file removes that quote again."""
+
+    def cells_of(r: dict[str, Any]) -> list:
         cells = {**r, "tags": TAG_SEPARATOR.join(r.get("tags", ()))}
         if "definition" in r:
             cells["definition"] = json.dumps(r["definition"], ensure_ascii=False, sort_keys=True)
-        writer.writerow(["" if cells.get(f) is None else cells.get(f, "") for f in FIELDS])
-    return buf.getvalue()
+        return ["" if cells.get(f) is None else cells.get(f, "") for f in FIELDS]
+
+    return csv_string(map(cells_of, rows), FIELDS)
 
 
 def export(store: AnnotationStore, benchmark: str, *, fmt: str = "jsonl", bad: list[str] | None = None) -> tuple[str, int]:
@@ -405,7 +409,7 @@ def _csv_rows(fh: IO[bytes], name: str, out: Parsed) -> Iterator[tuple[int, Any]
         out.lines += 1
         if len(cells) > len(header):
             out.problems.append(Problem.warning(name, line, None, f"{len(header)} cells", f"{len(cells)} (the extra ones ignored)"))
-        yield line, dict(zip(header, cells))
+        yield line, dict(zip(header, map(restore_cell, cells)))  # the quote our export put before a formula-like cell
 
 
 def parse(fh: IO[bytes], name: str, benchmark: str, *, fmt: str = "jsonl", size: int = 0,

@@ -27,15 +27,10 @@ import streamlit as st
 from dashboard.annotations import frames
 from dashboard.annotations import store_panel as cache
 from dashboard.annotations.corrections import check_answer
-from dashboard.annotations.db import (
-    DEFAULT_TAGS,
-    AnnotationStore,
-    AnnotationsUnavailable,
-    Conflict,
-    InvalidInput,
-    Note,
-)
+from dashboard.annotations.errors import AnnotationsUnavailable, InvalidInput
 from dashboard.annotations.exchange import RECOVER, export, import_bytes, import_file
+from dashboard.annotations.records import DEFAULT_TAGS, Conflict, Note
+from dashboard.annotations.store import AnnotationStore
 from dashboard.core.analysis import RECOMPUTED, Run, leaderboard
 from dashboard.core.escape import md_escape
 from dashboard.core.links import TAG_FIELD, field_label
@@ -419,17 +414,18 @@ def corrections_summary(ctx: Context) -> None:
                    "to rescore every run with them and see how the scores and ranks move.")
 
 
-def offer_sample(ctx: Context, key: str) -> None:
-    """When the open benchmark ships an annotations file and the database has nothing for it: offer to import it."""
+def offer_sample(ctx: Context, key: str) -> bool:
+    """When the open benchmark ships an annotations file and the database has nothing for it: offer to import it.
+    True when it was imported in this run (what the caller read of the notes before is out of date)."""
     bench = ctx.workspace.discovery.benchmark
     path = Path(bench) / SAMPLE_FILE if bench is not None else None
     if path is None or not path.is_file() or st.session_state.get(SAMPLE_DISMISSED) or not ctx.benchmark:
-        return
+        return False
     try:
         if store().benchmarks().get(ctx.benchmark):
-            return
+            return False
     except AnnotationsUnavailable:
-        return
+        return False
     box = st.container(border=True)
     box.info(md_escape(f"This benchmark comes with triage notes ({SAMPLE_FILE}): import them into the annotations "
                        f"database ({store().path}) to see failure modes, tags and a gold correction in every view."),
@@ -438,9 +434,11 @@ def offer_sample(ctx: Context, key: str) -> None:
     if c1.button("Import the sample's notes", key=f"ann_sample_{key}", icon=":material/download:",
                  disabled=store().problem is not None):
         _import_path(ctx, path)
+        return True
     if c2.button("Not now", key=f"ann_sample_no_{key}"):
         st.session_state[SAMPLE_DISMISSED] = True
         st.rerun()
+    return False
 
 
 def _import_path(ctx: Context, path: Path) -> None:
@@ -479,11 +477,12 @@ def failure_modes(ctx: Context, runs: Sequence[str], fields: Sequence[str]) -> N
     """The overview's section: tag counts per run, per slice of every breakdown, and the gold
     corrections' effect; a tag and run open those questions in the explorer."""
     st.subheader("Failure modes")
-    mine = notes(ctx)
+    mine = notes(ctx)  # the read that finds out whether the database can be reached
     if database_away("ov_modes", "the failure modes -- the tags of its triage notes -- cannot be counted"):
         return
     corrections_summary(ctx)
-    offer_sample(ctx, "ov")
+    if offer_sample(ctx, "ov"):  # imported just now: their tags are counted in this run
+        mine = notes(ctx)
     tagged = [n for n in mine if n.tags]
     if not tagged:
         st.caption("No tagged notes yet. Tag answers in the question explorer (select a question, then Triage notes): "

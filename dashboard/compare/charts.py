@@ -81,32 +81,6 @@ def delta_chart(table: pd.DataFrame, metric: str, a: str, b: str, *, title_size:
     return fig
 
 
-def weakest_chart(weak: pd.DataFrame, metric: str, run: str, against: str) -> go.Figure:
-    """A run's weakest slices as bars of the gap in percentage points with 95 % intervals by
-    documents, the largest size x gap on top; pale: not enough evidence to call the slice weak
-    (under 20 documents or questions, or an interval that includes 0)."""
-    data = weak.iloc[::-1]
-    names = [slice_name(f, lab, n) for f, lab, n in zip(data["field"], data["label"], data["questions"])]
-    gap, lo, hi = data["gap"] * 100, data["gap_low"] * 100, data["gap_high"] * 100
-    fig = go.Figure(go.Bar(
-        x=gap, y=names, orientation="h", marker_color=["#DC2626" if s else "#FCA5A5" for s in data["enough"]],
-        error_x=dict(type="data", symmetric=False, array=(hi - gap).clip(lower=0), arrayminus=(gap - lo).clip(lower=0),
-                     color="#334155", thickness=1.5, width=4),
-        customdata=[[f, lab, n, 100 * s, 100 * r, plotly_text(rr)] for f, lab, n, s, r, rr in
-                    zip(data["field"], data["label"], data["questions"], data["score"], data["reference"], data["reference_run"])],
-        hovertemplate=("%{y}<br>gap %{x:.1f} pp<br>" + plotly_text(run) + ": %{customdata[3]:.1f} %"
-                       "<br>reference (%{customdata[5]}): %{customdata[4]:.1f} %<extra></extra>"),
-    ))
-    ref = "its own overall score" if against == "own overall" else "the best other run on the slice"
-    title = (f"Weakest slices of {plotly_text(run)}"
-             f"<br><sup>{METRIC_LABELS[metric]} gap to {ref}, percentage points, 95 % intervals by documents;<br>"
-             f"ranked by questions × gap; pale: not enough evidence (under {MIN_DOCUMENTS} documents, or the interval includes 0)</sup>")
-    _layout(fig, title, 140 + ROW * max(3, len(data)), showlegend=False, clickmode="event+select")
-    fig.update_xaxes(title=dict(text=f"Gap in {METRIC_LABELS[metric]} (percentage points)"))
-    fig.update_yaxes(automargin=True, categoryorder="array", categoryarray=names)
-    return fig
-
-
 def runs_chart(intervals: pd.DataFrame, metric: str) -> go.Figure:
     """Every run's score in percent with its 95 % interval from resampling documents, best first
     (no interval for a run scored on fewer than 20 documents)."""

@@ -2,7 +2,8 @@
 over the questions both are scored on -- Accuracy flips, per-slice deltas with intervals and p-values
 with DOCUMENTS AS THE UNIT (`scoring.stats.paired_by_document`: a document bootstrap and a sign-flip
 test of document sums; Holm's adjustment across slices), McNemar's question-level p kept as a
-secondary column -- and, over many runs, each run's rank per slice and a run's weakest slices.
+secondary column -- and, over many runs, each run's rank per slice. Where a run is weak is the
+weak-slice finder's answer (dashboard/weak), not a table of this module.
 
 Documents as the unit: questions come in documents, and a model that cannot read one document misses
 its questions together, so every interval and p-value here resamples or tests documents. A question's
@@ -45,10 +46,8 @@ from scoring.stats import (
     MIN_DOCUMENTS,  # noqa: F401  (the pages read it here)
     QUESTION,
     Clusters,
-    Paired,
     holm,
     mcnemar_exact,
-    paired_by_document,
     paired_by_document_rows,
     sign_flip_p,
 )
@@ -308,6 +307,15 @@ def verdict(row: dict | pd.Series, metric: str = "accuracy", alpha: float = 0.05
     return "real" if p < alpha and (lo > 0 or hi < 0) else "chance"
 
 
+def holding_slices(table: pd.DataFrame, metric: str = "accuracy", alpha: float = 0.05) -> pd.DataFrame:
+    """The slices of a `deltas` table whose difference holds by document after Holm's correction (p_holm
+    below `alpha` and the interval off 0), the largest difference first by its size (a drop of 20 pp
+    before a gain of 10): what the report and the Presentation both name and count."""
+    rows = table[(table["field"] != OVERALL_FIELD) & (table["p_holm"] < alpha)
+                 & ((table[f"{metric}_low"] > 0) | (table[f"{metric}_high"] < 0))]
+    return rows.iloc[np.argsort(-rows[f"{metric}_delta"].abs().to_numpy(), kind="stable")]
+
+
 def headline(table: pd.DataFrame) -> dict:
     """The overall row of `deltas` as a dict."""
     row = table[table["field"] == OVERALL_FIELD]
@@ -353,84 +361,6 @@ def rank_table(long: pd.DataFrame) -> pd.DataFrame:
     out = wide.assign(questions=sizes).reset_index()
     runs = list(dict.fromkeys(long["run"]))
     return out[["field", "label", "questions", *runs]]
-
-
-OWN, BEST = "own overall", "best run"
-WEAK_COLUMNS = ["field", "label", "questions", "documents", "unit", "score", "reference", "reference_run", "gap", "gap_low",
-                "gap_high", "detectable", "weight", "small", "too_few", "enough"]
-
-
-def weakest(scores: pd.DataFrame, questions: pd.DataFrame, run: str, metric: str = "accuracy", *,
-            against: str = OWN, runs: list[str] | None = None, fields: Iterable[str] = BREAKDOWNS,
-            settings: Settings = Settings(), top: int | None = None) -> pd.DataFrame:
-    """A run's weakest slices, ranked by weight = slice size x gap, where the gap is
-    - against OWN: the run's overall score minus its score on the slice; the interval is the
-      document-bootstrap interval of the slice mean, turned into a gap (the overall score taken as fixed);
-    - against BEST: the best other run's score on the slice minus this run's, over the questions
-      both are scored on; the interval is the paired document-bootstrap interval of that difference.
-    Columns: field, label, questions, documents, unit, score, reference, reference_run, gap, gap_low,
-    gap_high (nan with fewer than MIN_DOCUMENTS documents), detectable (the smallest gap the slice
-    could detect), weight, small (< 20 questions), too_few (< MIN_DOCUMENTS documents) and `enough`:
-    the slice may be called weak (enough questions and documents, and its gap interval above 0);
-    otherwise a page says "not enough evidence". Slices are only those of `fields` (not the overall row)."""
-    mine = scores[scores["run"] == run].drop_duplicates("question_id").set_index("question_id")[metric]
-    if mine.empty:
-        return pd.DataFrame(columns=WEAK_COLUMNS)
-    overall = float(mine.mean())
-    others = [r for r in (runs or list(dict.fromkeys(scores["run"]))) if r != run]
-    qidx = questions.index
-
-    def aligned(series: pd.Series) -> tuple[np.ndarray, np.ndarray]:
-        """(values, present) over the gold questions' positions: slices are then taken by position."""
-        pos = qidx.get_indexer(series.index)
-        ok = pos >= 0
-        values, present = np.full(len(qidx), np.nan), np.zeros(len(qidx), dtype=bool)
-        values[pos[ok]] = series.to_numpy(float)[ok]
-        present[pos[ok]] = True
-        return values, present
-
-    my_values, my_present = aligned(mine)
-    codes, unit = cluster_codes(questions, qidx)
-    by_run = {r: aligned(scores[scores["run"] == r].drop_duplicates("question_id").set_index("question_id")[metric])
-              for r in others}
-    rows = []
-    for name, label, ids in slices(questions, fields, overall=False):
-        spos = qidx.get_indexer(ids)
-        spos = np.sort(spos[spos >= 0])
-        here = spos[my_present[spos]]
-        if not here.size:
-            continue
-        x = my_values[here]
-        score = float(np.nanmean(x)) if not np.all(np.isnan(x)) else np.nan
-        if against == BEST:
-            cands = []
-            for r, (values, present) in by_run.items():
-                theirs = values[spos[present[spos]]]
-                if theirs.size:
-                    cands.append((float(np.nanmean(theirs)) if not np.all(np.isnan(theirs)) else np.nan, r))
-            if not cands:
-                continue
-            ref, ref_run = max(cands, key=lambda c: c[0])
-            values, present = by_run[ref_run]
-            common = here[present[here]]
-            res = _paired(values[common], my_values[common], clusters_at(codes, unit, common), settings)
-            gap, low, high = res.delta, res.low, res.high
-        else:
-            ref, ref_run = overall, run
-            res = _paired(x, np.zeros(len(x)), clusters_at(codes, unit, here), settings)
-            gap, low, high = overall - score, overall - res.high, overall - res.low
-        small = len(x) < SMALL
-        rows.append({"field": name, "label": label, "questions": int(len(x)), "documents": res.units, "unit": res.unit,
-                     "score": score, "reference": ref, "reference_run": ref_run, "gap": gap, "gap_low": low,
-                     "gap_high": high, "detectable": res.detectable, "weight": len(x) * gap, "small": small,
-                     "too_few": res.too_few, "enough": bool(not small and not res.too_few and low > 0)})
-    out = pd.DataFrame(rows, columns=WEAK_COLUMNS)
-    out = out.sort_values(["weight", "questions"], ascending=[False, False], kind="stable").reset_index(drop=True)
-    return out.head(top) if top else out
-
-
-def _paired(a: np.ndarray, b: np.ndarray, clusters: Clusters, s: Settings) -> Paired:
-    return paired_by_document(a, b, clusters, resamples=s.resamples, seed=s.seed, confidence=s.confidence, approximate=True)
 
 
 def run_intervals(scores: pd.DataFrame, runs: list[str], settings: Settings = Settings(),
@@ -483,21 +413,22 @@ def shown_fields(table: pd.DataFrame, k: int = 3) -> list[str]:
 # ----------------------------------------------------------------------------- telling failures
 
 
-def telling_failures(pairs: pd.DataFrame, questions: pd.DataFrame, weak: pd.DataFrame, k: int = 8) -> pd.DataFrame:
+def telling_failures(pairs: pd.DataFrame, questions: pd.DataFrame, weak: Iterable[tuple[str, Iterable[str], float]],
+                     k: int = 8) -> pd.DataFrame:
     """The questions that tell most about A's weaknesses: A wrong, baseline right first (regressions),
-    then both wrong; within each, questions in more of A's weakest slices (by weight), then the larger
-    token-F1 gap B - A; one question per document before any second one. Returns the paired rows with
-    `why` (the weak slices they fall in)."""
+    then both wrong; within each, questions in more of A's weak slices (`weak`: the finder's, as
+    (label, question ids, weight = excess failures)), then the larger token-F1 gap B - A; one question
+    per document before any second one. Returns the paired rows with `why` (the weak slices they fall in)."""
     wrong = pairs[~pairs["right_a"].astype(bool)].copy()
     if wrong.empty:
         return wrong.assign(why=pd.Series(dtype=object))
     weight = pd.Series(0.0, index=wrong.index)
     why: dict[str, list[str]] = {q: [] for q in wrong.index}
-    for _, w in weak[weak["weight"] > 0].head(10).iterrows():
-        ids = wrong.index.intersection(slice_ids(questions, w["field"], w["label"]))
-        weight.loc[ids] += float(w["weight"])
+    for label, members, w in weak:
+        ids = wrong.index.intersection(pd.Index(list(members)))
+        weight.loc[ids] += float(w)
         for q in ids:
-            why[q].append(f"{w['field']}: {w['label']}")
+            why[q].append(label)
     wrong["_regression"] = (wrong["flip"] == ONLY_B).astype(int)
     wrong["_weight"] = weight
     wrong["_gap"] = wrong["token_f1_b"] - wrong["token_f1_a"]

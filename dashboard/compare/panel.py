@@ -28,9 +28,11 @@ from dashboard.core.samples import CAMPAIGN_PAIR, campaign_offer
 from dashboard.core.textdiff import char_diff, diff_text
 from dashboard.shell import cache, output, viewstate
 from dashboard.shell.context import Context
+from dashboard.weak import charts as weak_charts
 from dashboard.weak import frames as W
 from dashboard.weak import panel as weak_panel
 from dashboard.weak import saved_panel
+from scoring.writers import frame_csv
 
 SETTINGS = C.Settings()
 PAIR_TAB, ALL_TAB = "A against baseline B", "All runs: weakest slices and ranks"
@@ -61,7 +63,7 @@ def shared_note(an, runs: list[str]) -> str:
     if not common.differs:
         return ""
     text = common.text()
-    return (text[0].upper() + text[1:] + (": slices and ranks compare them on those." if common.questions else
+    return (text[0].upper() + text[1:] + (": the ranks compare them on those." if common.questions else
                                           ": nothing to compare them on."))
 
 
@@ -108,12 +110,6 @@ def _scores_digest(an, runs: list[str], metric: str) -> int:
     return _digest(compared_scores(an, runs)[["run", "question_id", metric]])
 
 
-def weakest(an, run: str, metric: str, against: str, runs: list[str]) -> pd.DataFrame:
-    key = ("weakest", run, metric, against, tuple(runs), _scores_digest(an, runs, metric), _questions_digest(an), SETTINGS)
-    return cache.comparison(key, lambda: C.weakest(compared_scores(an, runs), an.questions, run, metric,  # type: ignore[return-value]
-                                                   against=against, runs=runs, settings=SETTINGS))
-
-
 def intervals(an, runs: list[str]) -> pd.DataFrame:
     key = ("intervals", tuple(runs), _digest(an.rows_of(runs)[["run", "question_id", *C.METRICS]]),
            _questions_digest(an), SETTINGS)
@@ -130,7 +126,7 @@ def slice_text(field_name: str, label: str) -> str:
 def downloads(frame: pd.DataFrame, name: str, key: str) -> None:
     """CSV and JSON of a table (fractions as in dashboard/compare/frames.py, not rounded)."""
     c1, c2, _ = st.columns([1, 1, 3])
-    c1.download_button("CSV", frame.to_csv(index=False).encode("utf-8"), file_name=f"{name}.csv", mime="text/csv",
+    c1.download_button("CSV", frame_csv(frame), file_name=f"{name}.csv", mime="text/csv",
                        icon=":material/download:", key=f"{key}_csv", on_click="ignore", width="stretch")
     records = json.loads(frame.to_json(orient="records", force_ascii=False))
     c2.download_button("JSON", json.dumps(records, indent=1, ensure_ascii=False).encode("utf-8"), file_name=f"{name}.json",
@@ -413,82 +409,52 @@ def detail(an, row: pd.Series, qid: str, a: str, b: str, ctx: Context) -> None:
 # ----------------------------------------------------------------------------- many runs
 
 
-def evidence_word(row) -> str:
-    """A weakest-slices row: "weak" (its gap interval by documents lies above 0), or why it is not called so."""
-    if bool(row["enough"]):
-        return "weak"
-    if bool(row["too_few"]) or bool(row["small"]):
-        return f"⚠ too few documents to tell ({int(row['documents'])})"
-    return "not enough evidence (interval includes 0)" if row["gap"] > 0 else "not weaker"
+def run_weakness(ctx: Context, an, run: str, metric: str, text: str = "Finding where the run is weak…"):
+    """The weak-slice finder on one run against the rest of itself (dashboard/weak: the Weak slices
+    page's search, its store, default settings, the saved slices and tags as fields) -- the one answer
+    to "where is it weak" that Compare's "All runs", the Presentation and the report show. None when
+    the benchmark is too small (said) or the search was stopped (said)."""
+    questions = saved_panel.questions_with_fields(ctx, [run], with_tags=True)
+    settings = W.Settings()
+    if weak_panel.cached(an, questions, run, "", metric, settings) is None and weak_panel.too_small(
+            an, questions, run, "", metric, settings, page="compare"):
+        return None
+    return weak_panel.computed(an, questions, run, "", metric, settings, text)
 
 
-def weakest_sentence(top: pd.DataFrame, run: str, metric: str, against: str) -> str:
-    """The sentence over a run's weakest slices (Markdown, user text escaped): the first slice with
-    enough evidence (interval by documents above 0, at least 20 documents and 20 questions), or
-    "not enough evidence" -- never "weakest" for a slice whose interval includes 0."""
-    found = top[top["enough"].astype(bool)]
-    label = C.METRIC_LABELS[metric]
-    if found.empty:
-        first = top.iloc[0]
-        return (f"**Not enough evidence** to call any slice of **{md_escape(run)}** weak: the largest gap, "
-                f"**{md_escape(slice_text(first['field'], first['label']))}** ({100 * first['gap']:.1f} pp {label} on "
-                f"{first['questions']} questions in {C.units_text(int(first['documents']), first['unit'])}), "
-                + ("rests on too few documents to tell." if bool(first["too_few"]) or bool(first["small"])
-                   else f"has a 95 % interval by documents of {100 * first['gap_low']:+.1f} to {100 * first['gap_high']:+.1f} pp, "
-                        "which includes 0."))
-    first = found.iloc[0]
-    ref_run = md_escape(str(first["reference_run"]))
-    return (f"**{md_escape(run)}** is weakest on **{md_escape(slice_text(first['field'], first['label']))}**: "
-            f"{100 * first['score']:.1f} % {label} on {first['questions']} questions in "
-            f"{C.units_text(int(first['documents']), first['unit'])} against {100 * first['reference']:.1f} % "
-            f"({ref_run}{' overall' if against == C.OWN else ''}); gap {100 * first['gap']:.1f} pp "
-            f"(95 % interval by documents {100 * first['gap_low']:+.1f} to {100 * first['gap_high']:+.1f}).")
-
-
-def many_runs(an, order: list[str], state: MutableMapping[str, str]) -> None:
+def many_runs(ctx: Context, an, order: list[str], state: MutableMapping[str, str]) -> None:
     st.subheader("Where a run is weakest")
+    st.caption("The weak-slice finder (the Weak slices page's search): every conjunction of up to three conditions is "
+               "tested against the rest of the run with documents as the unit, false discoveries controlled across "
+               "all of them; a slice's gap is slice − rest (negative: worse), its interval adjusted for the search.")
+    viewstate.seed("cmp_run", state.get("cmp_run") if state.get("cmp_run") in order else order[0])
+    viewstate.seed("cmp_all_metric", state.get("cmp_metric") if state.get("cmp_metric") in C.METRICS else "accuracy")
+    run = st.selectbox("Run", order, key="cmp_run")
+    metric = st.segmented_control("Metric", C.METRICS, format_func=C.METRIC_LABELS.__getitem__, key="cmp_all_metric") or "accuracy"
+    state["cmp_run"] = run
+    found = run_weakness(ctx, an, run, metric)
+    if found is not None:
+        label = C.METRIC_LABELS[metric]
+        st.markdown(W.markdown(W.sentence(found, run, label)))
+        st.caption(md_escape(W.settings_text(found) + " " + W.fields_text(found)))
+        if found.weak:
+            event = st.plotly_chart(weak_charts.forest(found, label, top=WEAK_TOP), width="stretch",
+                                    key=f"cmp_weak_{metric}", on_select="rerun", selection_mode="points")
+            st.caption(f"Click a slice to open those questions of {md_escape(run)} in the question explorer.")
+            hit = charts.picked(event)
+            if hit and 1 <= int(hit[-1]) <= len(found.weak):
+                viewstate.open_explorer(W.explorer_view(run, found.weak[int(hit[-1]) - 1].conditions, "",
+                                                        saved_panel.by_name(ctx), found))
+            st.dataframe(W.table(found, run, "", saved_panel.by_name(ctx)).head(WEAK_TOP), hide_index=True,
+                         width="stretch", key="cmp_weak_table", column_order=weak_panel.SHOWN,
+                         column_config=weak_panel.table_config())
+        if st.button("Every slice on the Weak slices page", key="cmp_weak_open", icon=":material/troubleshoot:"):
+            open_weak_page(run, "", metric)
+
+    st.subheader("Ranks per slice")
     note = shared_note(an, order)
     if note:
         st.info(md_escape(note), icon=":material/join_inner:")
-    st.caption(f"Slices ranked by questions × gap: a large slice with a large gap comes first. Intervals are 95 % intervals "
-               f"from resampling documents; a slice under {C.MIN_DOCUMENTS} documents or {C.SMALL} questions gets none "
-               "(pale), and a slice is called weak only when its interval lies above 0.")
-    viewstate.seed("cmp_run", state.get("cmp_run") if state.get("cmp_run") in order else order[0])
-    viewstate.seed("cmp_vs", state.get("cmp_vs") if state.get("cmp_vs") in (C.OWN, C.BEST) else C.OWN)
-    viewstate.seed("cmp_all_metric", state.get("cmp_metric") if state.get("cmp_metric") in C.METRICS else "accuracy")
-    c1, c2 = st.columns(2)
-    run = c1.selectbox("Run", order, key="cmp_run")
-    against = c2.selectbox("Gap to", (C.OWN, C.BEST), key="cmp_vs",
-                           format_func={C.OWN: "its own overall score", C.BEST: "the best other run on the slice"}.__getitem__)
-    metric = st.segmented_control("Metric", C.METRICS, format_func=C.METRIC_LABELS.__getitem__, key="cmp_all_metric") or "accuracy"
-    state["cmp_run"], state["cmp_vs"] = run, "" if against == C.OWN else against
-    weak = weakest(an, run, metric, against, order)
-    top = weak[weak["weight"] > 0].head(WEAK_TOP)
-    if top.empty:
-        st.success(f"{md_escape(run)} scores at least its reference on every slice.")
-    else:
-        st.markdown(weakest_sentence(top, run, metric, against))
-        event = st.plotly_chart(charts.weakest_chart(top, metric, run, against), width="stretch", key=f"cmp_weak_{metric}_{against}",
-                                on_select="rerun", selection_mode="points")
-        st.caption(f"Click a bar to open those questions of {md_escape(run)} in the question explorer.")
-        hit = charts.picked(event)
-        if hit:
-            viewstate.open_slice(run, str(hit[0]), str(hit[1]))
-    frame = pd.DataFrame({
-        "Slice": [slice_text(f, lab) for f, lab in zip(weak["field"], weak["label"])], "Questions": weak["questions"],
-        "Documents": weak["documents"], "Evidence": [evidence_word(r) for _, r in weak.iterrows()],
-        "Score (%)": weak["score"] * 100, "Reference (%)": weak["reference"] * 100, "Reference run": weak["reference_run"],
-        "Gap (pp)": weak["gap"] * 100, "Gap low (pp)": weak["gap_low"] * 100, "Gap high (pp)": weak["gap_high"] * 100,
-        "Detectable (pp)": weak["detectable"].where(weak["detectable"] < float("inf")) * 100,
-        "Questions × gap": weak["weight"] * 100,
-    })
-    num = st.column_config.NumberColumn(format="%.1f")
-    with st.expander(f"Every slice of {md_escape(run)} ({len(frame)})"):
-        st.dataframe(frame, hide_index=True, width="stretch", key="cmp_weak_table",
-                     column_config={c: num for c in frame.columns if c.endswith(("(%)", "(pp)")) or c == "Questions × gap"})
-        downloads(weak, f"weakest_{file_part(run)}_{metric}", "cmp_dl_weak")
-
-    st.subheader("Ranks per slice")
     long = C.slice_scores(compared_scores(an, order), an.questions, order, metric)
     wide = C.rank_table(long)
     ranks = wide.assign(Slice=[slice_text(f, lab) for f, lab in zip(wide["field"], wide["label"])])
@@ -540,14 +506,16 @@ def where_worse_better(ctx: Context, an, a: str, b: str, state: MutableMapping[s
         st.caption(f"On request: every conjunction of up to three conditions is tested for a paired {C.METRIC_LABELS[metric]} "
                    "difference A − B below (or above) the rest's, with documents as the unit and false discoveries "
                    "controlled (Benjamini–Hochberg, q < 0.05).")
+        if weak_panel.too_small(an, questions, a, b, metric, settings, page="compare", offer=False):  # offered above
+            return
         if not st.button("Find where A got worse and better", icon=":material/search:", key="cmp_pair_go"):
             return
-        bar = st.progress(0.0, text="Reading the questions…")
-        worse = weak_panel.compute(an, questions, a, b, metric, settings, bar)
-        better = weak_panel.compute(an, questions, b, a, metric, settings, bar)
-        bar.empty()
+        worse = weak_panel.computed(an, questions, a, b, metric, settings, "Reading the questions…")
+        better = weak_panel.computed(an, questions, b, a, metric, settings, "Reading the questions…")
+        if worse is None or better is None:
+            return
     saved = saved_panel.by_name(ctx)  # a saved-slice condition's link brings that slice's filters
-    st.caption(md_escape(W.settings_text(worse)))
+    st.caption(md_escape(W.settings_text(worse) + " " + W.fields_text(worse)))
     for title, result, run, base, key in ((f"Where {a} got worse than {b}", worse, a, b, "worse"),
                                           (f"Where {a} got better than {b}", better, b, a, "better")):
         st.markdown(f"**{md_escape(title)}** ({C.METRIC_LABELS[metric]}, {result.tested:,} slices tested)")
@@ -559,9 +527,9 @@ def where_worse_better(ctx: Context, an, a: str, b: str, state: MutableMapping[s
                          column_config={
                              "Conditions": st.column_config.ListColumn("Conditions", width="large"),
                              W.INTERVAL: st.column_config.TextColumn(
-                                 "Gap of " + ("B − A" if key == "better" else "A − B") + ", 95% CI by document (pp)",
-                                 help="the slice's mean paired difference minus the rest's, with its 95 % interval "
-                                      "(cluster-robust, documents as the unit)"),
+                                 "Gap of " + ("B − A" if key == "better" else "A − B") + " (pp), interval adjusted for the search",
+                                 help="the slice's mean paired difference minus the rest's (negative: lost more there), "
+                                      "with its interval by document adjusted for the search (false-coverage rate)"),
                              "q": st.column_config.NumberColumn(format="%.2g"),
                              "Open in explorer": st.column_config.LinkColumn(display_text="questions ↗")})
         if st.button(f"The full table on the Weak slices page ({'A against B' if key == 'worse' else 'B against A'})",

@@ -24,15 +24,22 @@ from scoring.model import GoldQuestion, ScoreRow
 from scoring.profiles import MMLONGBENCH_PROFILE, Profile, get_profile
 from scoring.registry import METRIC_LABELS, METRICS, MISSING_STATUS, is_success_status
 from scoring.runner import column_list, compact_columns, in_columns, overall_of, prediction_texts
+from scoring.slice_fields import (  # noqa: F401  (one definition of length and position; the pages read them here)
+    LENGTH_BUCKETS,
+    LONGEST,
+    PAGE_CATEGORY,
+    POSITIONS,
+    STANDARD_METADATA,
+    context_pages,
+    evidence_position,
+    length_bucket,
+    question_position,
+)
 from scoring.text import to_str
 
 RECOMPUTED = "recomputed"
 OFFICIAL = "scores loaded, not recomputed"
-LENGTH_BUCKETS = ((10, "1–10 pages"), (50, "11–50 pages"), (200, "51–200 pages"), (500, "201–500 pages"))
-LONGEST = "over 500 pages"
-POSITIONS = ("first third", "middle third", "last third")
 UNKNOWN = "unknown"
-STANDARD_METADATA = frozenset({"domain", "reasoning_type", "difficulty", "doc_type", "evidence_sources"})
 
 
 @dataclass
@@ -55,30 +62,6 @@ class Run:
 # ----------------------------------------------------------------------------- questions
 
 
-def length_bucket(pages: int | None) -> str:
-    if not pages:
-        return UNKNOWN
-    return next((label for limit, label in LENGTH_BUCKETS if pages <= limit), LONGEST)
-
-
-def evidence_position(first_page: int | None, page_count: int | None) -> str:
-    """Which third of the document holds the first gold evidence page."""
-    if not first_page or not page_count or first_page > page_count:
-        return UNKNOWN
-    return POSITIONS[min(2, (first_page - 1) * 3 // page_count)]
-
-
-def _context_pages(q: GoldQuestion, page_counts: dict[str, int | None]) -> int | None:
-    counts = [page_counts.get(d.document_id) for d in q.documents]
-    known = [c for c in counts if c]
-    return sum(known) if counts and len(known) == len(counts) else None
-
-
-def _position(q: GoldQuestion, page_counts: dict[str, int | None]) -> str:
-    ref = next((d for d in q.documents if d.evidence_pages), None)
-    return evidence_position(min(ref.evidence_pages), page_counts.get(ref.document_id)) if ref else UNKNOWN
-
-
 def _pages_text(q: GoldQuestion) -> str:
     return "; ".join(f"{d.document_id}: {', '.join(map(str, d.evidence_pages))}" for d in q.documents if d.evidence_pages)
 
@@ -87,7 +70,7 @@ def question_frame(gold: list[GoldQuestion], page_counts: dict[str, int | None])
     """One row per gold question, in gold order, indexed by question id."""
     rows = []
     for q in gold:
-        pages = _context_pages(q, page_counts)
+        pages = context_pages(q, page_counts)
         row: dict[str, object] = {
             "question_id": q.qid,
             "question": q.question,
@@ -102,7 +85,7 @@ def question_frame(gold: list[GoldQuestion], page_counts: dict[str, int | None])
             "evidence_source": tuple(q.labels("evidence_source")),
             **({PAGE_CATEGORY: tuple(q.metadata[PAGE_CATEGORY])} if PAGE_CATEGORY in q.metadata else {}),
             "length": length_bucket(pages),
-            "position": _position(q, page_counts),
+            "position": question_position(q, page_counts),
             "document": ", ".join(q.document_ids),
             "cluster": q.document_ids[0] if q.document_ids else q.qid,  # the unit of compare's statistics (scoring.stats.document_clusters)
             "pages": _pages_text(q),
@@ -122,7 +105,6 @@ def _extra_metadata(q: GoldQuestion) -> dict[str, str]:
             if k not in STANDARD_METADATA and not isinstance(v, (list, dict))}
 
 
-PAGE_CATEGORY = "page_category"  # MMLongBench-Doc: single-page / cross-page / unanswerable, overlaps included
 MULTI_LABEL = frozenset({"evidence_source", PAGE_CATEGORY})  # fields whose value is a tuple of labels: a question
 # is counted once per label (scoring.aggregate counts evidence sources so; the MMLongBench-Doc report its categories)
 QUESTION_COLUMNS = ["question_id", "question", "gold", "answer_format", "rule", "split", "domain", "reasoning_type",
@@ -678,6 +660,9 @@ class Analysis:
     _run_codes: tuple[np.ndarray, list[str]] | None = None  # each score row's run as a code (score_run_codes)
     _bounds: dict[str, tuple[int, int]] | bool | None = None  # memo of `_run_bounds` (False: not consecutive)
     gold: dict[str, GoldQuestion] = field(default_factory=dict)  # question id -> its gold (benchmark_acc_f1)
+    # document id -> pages as documents.jsonl declares them: the finder's length and position, as the command
+    # line reads them (scoring/slice_fields.py); the question frame's columns also count a PDF's pages
+    declared_pages: dict[str, int | None] = field(default_factory=dict)
     _joins: dict[str, Join] | None = None  # memo of `joins`
     _field_options: dict[str, list[str]] | None = None  # memo of `field_options`
     _later: Callable[[], tuple[pd.DataFrame, np.ndarray | None]] | None = None  # builds `scores` when first asked
@@ -689,7 +674,7 @@ class Analysis:
 
     @classmethod
     def build(cls, runs: list[Run], gold: list[GoldQuestion], page_counts: dict[str, int | None],
-              profile: str | Profile | None = None) -> Analysis:
+              profile: str | Profile | None = None, declared_pages: dict[str, int | None] | None = None) -> Analysis:
         """`profile`: the one in force, which reads the runs of official scores (`score_frame`).
         The question and score frames are built when first asked for (`questions`, `scores`): the
         leaderboard, drawn first, reads the runs' own columns and the gold's ids, and at 200 runs x
@@ -697,7 +682,8 @@ class Analysis:
         # one frame for both (built under the analysis's lock); the closures do not hold the analysis,
         # which is freed by reference counting once its cache entry goes (gc.freeze: no cycle is collected)
         questions_of = functools.cache(lambda: question_frame(gold, page_counts))
-        return cls(runs, None, None, gold={q.qid: q for q in gold}, _later_questions=questions_of,
+        return cls(runs, None, None, gold={q.qid: q for q in gold}, declared_pages=dict(declared_pages or {}),
+                   _later_questions=questions_of,
                    _later=lambda: score_frame_at(runs, set(questions_of().index), profile, questions_of().index))
 
     @property

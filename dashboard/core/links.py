@@ -27,20 +27,13 @@ from urllib.parse import urlencode
 
 from scoring.profiles import DEFAULT_PROFILE, HARNESS_PROFILES, PROFILES
 from scoring.registry import METRICS  # the pages and tables import it from here
+from scoring.slice_fields import FIELD_LABELS
+from scoring.slice_fields import field_label as finder_label
 
-FIELDS = {
-    "split": "Split",
-    "domain": "Domain",
-    "reasoning_type": "Reasoning type",
-    "difficulty": "Difficulty",
-    "doc_type": "Document type",
-    "answer_format": "Answer format",
-    "evidence_source": "Evidence source",
-    "length": "Document length",
-    "position": "Evidence position",
-    "document": "Document",
-}
-META = "meta."  # prefix of the other metadata keys found in the gold
+# the filter fields in the explorer's order, named as the finder names them (scoring/slice_fields.py)
+FIELDS = {k: FIELD_LABELS[k] for k in ("split", "domain", "reasoning_type", "difficulty", "doc_type", "answer_format",
+                                       "evidence_source", "length", "position")} | {"document": "Document"}
+META = "meta."  # prefix of the other metadata keys found in the gold (scoring.slice_fields.META)
 FILTER_PREFIX = "f."
 PERCENT_MAX = 100  # score ranges are whole percentages, 0..PERCENT_MAX
 FULL_RANGE = (0, PERCENT_MAX)
@@ -59,7 +52,7 @@ LOCATION_FIELD = "answer_location"
 # The explorer's annotation-tag filter (dashboard/annotations: a tag, or "(untagged)") under the query key
 # `tag`; a chart slice of this field opens it.
 TAG_FIELD = "annotation_tag"
-# A saved slice (dashboard/annotations/db.py saved_slices, dashboard/weak/saved.py) by name, under the query
+# A saved slice (dashboard/annotations/store.py saved_slices, dashboard/weak/saved.py) by name, under the query
 # key `slice`: the explorer applies its filters (and keeps the name in the URL while they are unchanged).
 SAVED_KEY = "slice"
 # The Weak slices page's part (dashboard/views/weak.py): run, baseline (pair mode) and metric.
@@ -114,7 +107,8 @@ class View:
 
 
 def field_label(name: str) -> str:
-    return FIELDS.get(name) or name.removeprefix(META).replace("_", " ").capitalize()
+    """A field's name in words, as the finder writes it ("Evidence pages" for meta.evidence_page_count)."""
+    return FIELDS.get(name) or finder_label(name)
 
 
 # A field's value as a table shows it, where the value alone would mislead: the answer format "None"

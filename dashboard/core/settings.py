@@ -9,29 +9,23 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 
 from scoring import guard
+from scoring.judge import client as judge_client
 
-APP_FOLDER = "docbench-lens"  # the app's folder name under the user's cache and data folders
-
-
-@dataclass(frozen=True)
-class Setting:
-    name: str
-    default: str  # what applies when the variable is unset or empty, in words
-    help: str
-    is_list: bool = False  # several paths separated by os.pathsep
-
-    def value(self, environ: Mapping[str, str] | None = None) -> str:
-        """The variable's text, '' when unset."""
-        return (os.environ if environ is None else environ).get(self.name, "")
-
-    def paths(self, environ: Mapping[str, str] | None = None) -> list[str]:
-        """The variable split on os.pathsep, empty parts dropped."""
-        return [p for p in self.value(environ).split(os.pathsep) if p]
-
+# declared in scoring/ (the engine and the read guard, scoring/guard.py, read them there, without the dashboard);
+# listed in SETTINGS below
+from scoring.settings import (  # noqa: F401  (the app imports them here)
+    APP_FOLDER,
+    CACHE_DIR,
+    ENGINE_SETTINGS,
+    READ_BUDGET,
+    READ_MEMORY,
+    READ_SETTINGS,
+    Setting,
+    cache_root,
+)
 
 BENCHMARK = Setting("LENS_BENCHMARK", "the sample benchmark (sample_runs/)",
                     "the benchmark folder the app opens, as `--benchmark`")
@@ -39,8 +33,6 @@ RUNS = Setting("LENS_RUNS", "the benchmark's runs/ and results/", "prediction fi
 SCORES = Setting("LENS_SCORES", "the benchmark's results/", "score files, as `--scores`", is_list=True)
 DATA_ROOTS = Setting("LENS_DATA_ROOTS", "none",
                      "more folders the Data panel, or a link's `data` parameter, may open", is_list=True)
-CACHE_DIR = Setting("LENS_CACHE_DIR", "$XDG_CACHE_HOME/docbench-lens, else ~/.cache/docbench-lens",
-                    "the app's cache folder: scored rows, predictions, uploads, page text")
 DATA_DIR = Setting("LENS_DATA_DIR", "$XDG_DATA_HOME/docbench-lens, else ~/.local/share/docbench-lens",
                    "the user data folder that holds the annotations database")
 DATABASE_URL = Setting("LENS_DATABASE_URL", "annotations.sqlite3 in LENS_DATA_DIR",
@@ -49,22 +41,30 @@ DATABASE_URL = Setting("LENS_DATABASE_URL", "annotations.sqlite3 in LENS_DATA_DI
 
 OCR_BUDGET = Setting("LENS_OCR_BUDGET_S", "120",
                      "seconds of OCR one page may take before it is abandoned (its worker killed) and named on the page")
-# The read limits of a user's file (scoring/guard.py), read by the command line too: their names and the
-# parsing of their values live there, in scoring/ (which never imports dashboard); they are listed here.
-READ_MEMORY = Setting(guard.MEMORY_VARIABLE, guard.DEFAULT_MEMORY_TEXT,
-                      "the memory one file a user or a harness left may take while it is read (`1G`, `512M`, `2G`), in a "
-                      "worker process; a file that needs more is named on the Data page and not read, the rest loads")
-READ_BUDGET = Setting(guard.BUDGET_VARIABLE, f"{guard.DEFAULT_BUDGET_S:g}",
-                      "seconds one such file may take to read before its worker is killed and the file named, not read")
-
-SETTINGS = (BENCHMARK, RUNS, SCORES, DATA_ROOTS, CACHE_DIR, DATA_DIR, DATABASE_URL, OCR_BUDGET, READ_MEMORY, READ_BUDGET)
+ADDRESS = Setting("LENS_ADDRESS", "127.0.0.1",
+                  "the address `docbench-lens` has the server listen on, as `--address`: 127.0.0.1 is this machine alone; "
+                  "for a team, a private interface's address that only its proxy reaches (`streamlit run` takes "
+                  "`--server.address`)")
 
 
-def read_limits(environ: Mapping[str, str] | None = None) -> guard.Limits:
-    """$LENS_READ_MEMORY and $LENS_READ_BUDGET_S as read (scoring.guard.limits: defaults 1 GB and 60 s)."""
-    return guard.limits(environ)
+# the LLM judge (dashboard/judge): the names are the command line's too (scoring/judge/client.py)
+JUDGE_URL = Setting(judge_client.URL_ENV, "none: Re-judge is off",
+                    "an OpenAI-compatible server (vLLM, Ollama, llama.cpp's server) the Judge page's Re-judge asks, e.g. "
+                    "`http://127.0.0.1:8000/v1`; a `user:password@` in it is used and never shown")
+JUDGE_MODEL = Setting(judge_client.MODEL_ENV, "none", "the model that server serves as the judge")
+JUDGE_API_KEY = Setting(judge_client.API_KEY_ENV, "none",
+                        "the judge server's key, when it needs one: sent as a Bearer token, never shown or logged")
+
+SETTINGS = (BENCHMARK, RUNS, SCORES, DATA_ROOTS, CACHE_DIR, DATA_DIR, DATABASE_URL, OCR_BUDGET, ADDRESS, JUDGE_URL, JUDGE_MODEL,
+            JUDGE_API_KEY, *ENGINE_SETTINGS, *READ_SETTINGS)
 
 OCR_BUDGET_DEFAULT_S = 120.0
+LOOPBACK = "127.0.0.1"  # where the server listens unless told otherwise: nobody else on the network reaches it
+
+
+def address(environ: Mapping[str, str] | None = None) -> str:
+    """$LENS_ADDRESS (spaces around it dropped), else 127.0.0.1."""
+    return ADDRESS.value(environ).strip() or LOOPBACK
 
 
 def ocr_budget_s(environ: Mapping[str, str] | None = None) -> float:
@@ -75,15 +75,6 @@ def ocr_budget_s(environ: Mapping[str, str] | None = None) -> float:
     except ValueError:
         return OCR_BUDGET_DEFAULT_S
     return value if 0 < value <= 86_400 else OCR_BUDGET_DEFAULT_S
-
-
-def cache_root(environ: Mapping[str, str] | None = None) -> Path:
-    """The app's own cache folder: $LENS_CACHE_DIR, else $XDG_CACHE_HOME/docbench-lens, else ~/.cache/docbench-lens."""
-    env = os.environ if environ is None else environ
-    if CACHE_DIR.value(env):
-        return Path(CACHE_DIR.value(env)).expanduser()
-    base = env.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base).expanduser() / APP_FOLDER
 
 
 def data_dir(environ: Mapping[str, str] | None = None) -> Path:
@@ -97,3 +88,8 @@ def data_dir(environ: Mapping[str, str] | None = None) -> Path:
         return Path(xdg) / APP_FOLDER
     home = Path(env["HOME"]) if env.get("HOME") else Path.home()
     return home / ".local" / "share" / APP_FOLDER
+
+
+def read_limits(environ: Mapping[str, str] | None = None) -> guard.Limits:
+    """$LENS_READ_MEMORY and $LENS_READ_BUDGET_S as read (scoring.guard.limits: defaults 1 GB and 60 s)."""
+    return guard.limits(environ)

@@ -357,6 +357,11 @@ class Workspace:
             out.harness.insert(j, out.harness.pop())
         return out
 
+    def declared_pages(self) -> dict[str, int | None]:
+        """Page counts as documents.jsonl declares them (no PDF counted): what the weak-slice finder's
+        length and position fields rest on, as on the command line (scoring/slice_fields.py)."""
+        return {d.document_id: d.page_count for d in self.documents.items if d.page_count}
+
     def origin(self, run: str) -> str:
         """Where a run comes from when a harness wrote it (harness, version, task, model arguments, date); '' else."""
         return next((pf.origin for pf in self.predictions if pf.run == run), "")

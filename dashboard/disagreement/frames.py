@@ -64,8 +64,17 @@ RULE_LABELS = {
 }
 
 
+# A reason of the LLM judge's (dashboard/judge): the answers where the judge's verdict and the rules' differ. Not
+# one of scoring.categories' (those read the three metrics of one answer; this reads a judge's reply).
+JUDGE_DISAGREES = "judge_disagrees"
+JUDGE_REASONS = {JUDGE_DISAGREES: "The LLM judge and the rules disagree: the judge's extracted answer is scored one way, "
+                                  "the raw response by the rules the other (the Judge page shows the reply)."}
+
+
 def category_label(category: str) -> str:
     """A disagreement category in words ("right_but_verbose" -> "Right but verbose")."""
+    if category == JUDGE_DISAGREES:
+        return "Judge and rules disagree"
     return CATEGORY_LABELS.get(category, category)
 
 

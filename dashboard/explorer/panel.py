@@ -49,6 +49,7 @@ from scoring.profiles import get_profile
 from scoring.registry import METRIC_LABELS, METRICS
 from scoring.runner import record_of
 from scoring.text import to_str
+from scoring.writers import frame_csv
 
 TRACE_CHARS = 10_000  # characters of an answer the trace explains (a 50 MB answer took minutes)
 ROW_PX = 35  # st.dataframe's row and header height
@@ -238,14 +239,14 @@ def _csv(ctx: Context, questions: pd.DataFrame, frame: pd.DataFrame, runs: list[
     button is pressed."""
     an = ctx.analysis
     if an.display_scores() is not an.scores:
-        return lambda: extend(explorer_frame(questions, an.rows_of(runs), runs, hidden_columns(an))).to_csv(index=False).encode("utf-8")
+        return lambda: frame_csv(extend(explorer_frame(questions, an.rows_of(runs), runs, hidden_columns(an))))
     memo = (id(an), key)
     kept = st.session_state.get(CSV_MEMO)
     if kept and kept[0] == memo:
         return kept[1]
     if frame.memory_usage(deep=True).sum() > EAGER_CSV_BYTES:
-        return lambda: frame.to_csv(index=False).encode("utf-8")
-    data = frame.to_csv(index=False).encode("utf-8")
+        return lambda: frame_csv(frame)
+    data = frame_csv(frame)
     st.session_state[CSV_MEMO] = (memo, data)
     return data
 

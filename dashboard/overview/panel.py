@@ -27,6 +27,8 @@ from dashboard.data.frames import (
     skipped_reasons,
     skipped_warning,
 )
+from dashboard.judge.frames import COUNT_COLUMN as JUDGE_COUNT
+from dashboard.judge.frames import judge_board
 from dashboard.overview import charts
 from dashboard.shell import viewstate
 from dashboard.shell.context import Context
@@ -147,7 +149,8 @@ def board_columns(board, profile: str, reported_help: dict[str, str], shared: Sh
     pct[SHARED_ACC] = st.column_config.NumberColumn(
         "Shared Acc %", format="%.2f", width=84, help=f"Accuracy over the questions every run here attempted "
         f"({shared.text()}): the runs compared on the same questions; the board is ranked by it")
-    pct |= {c: st.column_config.NumberColumn(c, format="%.2f", help=text) for c, text in reported_help.items()}
+    pct |= {c: st.column_config.NumberColumn(c, format="%d" if c == JUDGE_COUNT else "%.2f", help=text)
+            for c, text in reported_help.items()}
     # the ranking, then the benchmark's and the harnesses' own numbers beside Accuracy, then ours (token F1, ANLS)
     first = [c for c in (*BOARD_FIRST, "Accuracy (%)", BENCH_F1, *reported_help, "Problems") if c in board.columns]
     shown = first + [c for c in board.columns if c not in BOARD_NOTED and c not in first]
@@ -171,9 +174,11 @@ def with_reported(board: pd.DataFrame, ws) -> tuple[pd.DataFrame, dict[str, str]
     """The board with the harnesses' own overall numbers (`reported_columns`; shown beside Accuracy by
     `board_columns`), and their help."""
     reported, helps = reported_columns(ws)
-    if reported.empty:
-        return board, {}
-    return board.merge(reported, on="Run", how="left"), helps
+    judged, judge_helps = judge_board(ws)  # the runs' own LLM judges: answers without an answer, the score without them
+    for frame in (reported, judged):
+        if not frame.empty:
+            board = board.merge(frame, on="Run", how="left")
+    return board, helps | judge_helps
 
 
 def leaderboard(ctx: Context, v, loaded: list[str]) -> None:

@@ -20,9 +20,12 @@ Thumbnails: the evidence page of each failure, rendered by `dashboard.evidence.r
 
 Statistics: documents are the unit of every interval and p-value (dashboard/compare/frames.py,
 `scoring.stats.paired_by_document`); each says how many documents it rests on, under 20 documents
-the report says "too few documents to tell" with the smallest detectable gap, a slice is called
-weakest only when its interval by documents lies above 0 (else "not enough evidence"), and
-McNemar's question-level p is secondary. The header gives the benchmark's own Acc and F1 where the
+the report says "too few documents to tell" with the smallest detectable gap, and McNemar's
+question-level p is secondary. "Where A is weakest" is the weak-slice finder's answer
+(dashboard/weak, scoring/slices.py) -- the same sentence, slices and numbers as the Weak slices page,
+Compare's "All runs" and the Presentation: gap = slice − rest (negative: worse), false discoveries
+controlled, a found slice's interval adjusted for the search; "not enough evidence" otherwise, and
+"each slice needs 20 documents; this benchmark has N" when no slice could be tested. The header gives the benchmark's own Acc and F1 where the
 runs have them (MMLongBench-Doc) and says when gold corrections were applied, and how many.
 """
 
@@ -48,11 +51,13 @@ from dashboard.data.workspace import Workspace, load_workspace
 from dashboard.documents.pdf import DocumentError, page_text
 from dashboard.evidence.locate import locate_in_document
 from dashboard.evidence.render import render_page, to_pixels
+from dashboard.weak import charts as weak_charts
 from dashboard.weak import frames as W
 from dashboard.weak import saved as S
 from scoring.evaluate import evaluate
 from scoring.model import GoldQuestion
 from scoring.profiles import DEFAULT_PROFILE
+from scoring.slice_worker import SearchFailed
 from scoring.slices import SliceSearch
 
 THUMB_WIDTH = 520  # px
@@ -116,7 +121,7 @@ def load(benchmark: Path, runs: Sequence[str], profile: str = DEFAULT_PROFILE,
         else:
             rows = official[name]
             chosen.append(Run(name, OFFICIAL, ws.label(rows[0].file), None, rows))
-    return ws, Analysis.build(chosen, ws.gold.items, ws.page_counts, profile), names
+    return ws, Analysis.build(chosen, ws.gold.items, ws.page_counts, profile, ws.declared_pages()), names
 
 
 def pick_pair(runs: list[str], baseline: str | None) -> tuple[str | None, str | None]:
@@ -278,9 +283,10 @@ def build_report(analysis: Analysis, runs: list[str], baseline: str | None = Non
                  changes: pd.DataFrame | None = None, changes_summary: str = "", saved: Sequence = (),
                  searches: dict | None = None) -> str:
     """The whole report as one HTML string (see the module docstring). Sections are numbered in the
-    order they appear: the headline, the weakest slices, the flips (two runs or more), the weak slices
-    the finder found, the ranks (three runs or more), the failures, the failure modes.
-    `saved`: the benchmark's saved slices (dashboard.annotations.db.SavedSlice), a breakdown field of the
+    order they appear: the headline, where A is weakest (the finder: A against the rest of A, and with
+    a baseline where A lost more to B), the flips (two runs or more), the ranks (three runs or more),
+    the failures, the failure modes.
+    `saved`: the benchmark's saved slices (dashboard.annotations.records.SavedSlice), a breakdown field of the
     per-slice table and of the finder; `searches`: finder results already made ((run, baseline) ->
     scoring.slices.SliceSearch, as the app's store keeps them), the rest computed here."""
     import plotly.offline
@@ -306,18 +312,16 @@ def build_report(analysis: Analysis, runs: list[str], baseline: str | None = Non
 
     sections: list[dict] = []
     say("intervals per run")
-    iv = C.run_intervals(an.scores, runs, settings, an.questions)
+    iv = C.run_intervals(an.attempted_scores(runs, shared=False)[0], runs, settings, an.questions)
     sections.append(_headline(an, iv, a, b, settings, chart, own))
-    say(f"weakest slices of {a}")
-    weak = C.weakest(an.scores, an.questions, a, "accuracy", runs=runs, settings=settings)
-    sections.append(_weakest(weak, a, chart))
-    pairs = C.paired(an.scores, a, b) if b else None
-    if b and pairs is not None:
-        say(f"flips and per-slice deltas, {a} against {b}")
-        sections.append(_flips(an, pairs, a, b, settings, chart, S.with_fields(an.questions, list(saved)) if saved else None))
     questions = S.with_fields(an.questions, list(saved)) if saved else an.questions
     say(f"weak slices of {a} (the finder)")
-    sections.append(_found(an, questions, a, b, searches or {}))
+    weakest, weak = _weakest(an, questions, a, b, searches or {}, chart)
+    sections.append(weakest)
+    pairs = C.paired(an.attempted_scores([a, b])[0], a, b) if b else None
+    if b and pairs is not None:
+        say(f"flips and per-slice deltas, {a} against {b}")
+        sections.append(_flips(an, pairs, a, b, settings, chart, questions if saved else None))
     if len(runs) > 2:
         sections.append(_ranks(an, runs))
     if pairs is not None or b is None:
@@ -325,6 +329,10 @@ def build_report(analysis: Analysis, runs: list[str], baseline: str | None = Non
         sections.append(_failures(an, workspace, pairs if pairs is not None else _self_pairs(an, a), weak, a, b, failures))
     if notes or changes is not None:  # the annotations' failure modes (dashboard/annotations), when there are any
         sections.append(_failure_modes(list(notes or ()), runs, changes, changes_summary))
+    judged = _judge(workspace, runs, notes) if workspace is not None else None  # the LLM judge (dashboard/judge)
+    if judged is not None:
+        sections.append(judged)
+        page["signature"] = str(page["signature"]) + "".join(f" | {j}" for j in judged["judges"])
     for number, section in enumerate(sections, 1):
         section["number"] = number
     sections.append({"template": "method.html", "resamples": f"{settings.resamples:,}", "seed": settings.seed,
@@ -332,6 +340,18 @@ def build_report(analysis: Analysis, runs: list[str], baseline: str | None = Non
     page["sections"] = sections
     page["plotlyjs"] = Markup(plotly.offline.get_plotlyjs())  # the Plotly bundle itself
     return render(page)
+
+
+def _judge(ws: Workspace, runs: list[str], notes: Sequence | None) -> dict | None:
+    """The LLM judge's section (dashboard/judge/frames.py `report_table`): None when no run here went through a judge."""
+    from dashboard.judge import frames as J
+    from scoring.judge.agreement import MIN_UNITS
+
+    table, idents = J.report_table(ws, runs, notes or ())
+    if table.empty:
+        return None
+    return {"template": "judge.html", "table": table_data(table), "judges": [i.signature for i in idents],
+            "min_units": MIN_UNITS}
 
 
 def render(page: dict) -> str:
@@ -359,7 +379,7 @@ def _failure_modes(notes: list, runs: list[str], changes: pd.DataFrame | None, s
 
 
 def _self_pairs(an: Analysis, a: str) -> pd.DataFrame:
-    return C.paired(an.scores, a, a)
+    return C.paired(an.attempted_scores([a])[0], a, a)
 
 
 def _runs_chart(iv: pd.DataFrame):
@@ -385,7 +405,7 @@ def _headline(an: Analysis, iv: pd.DataFrame, a: str, b: str | None, settings: C
               own: dict[str, tuple[float, float]] | None = None) -> dict:
     section: dict = {"template": "headline.html", "a": a, "b": b, "top": None}
     if b:
-        pairs = C.paired(an.scores, a, b)
+        pairs = C.paired(an.attempted_scores([a, b])[0], a, b)
         top = C.headline(C.deltas(pairs, an.questions, [], settings))
         if top:
             d = top["accuracy_delta"]
@@ -427,41 +447,6 @@ def _headline(an: Analysis, iv: pd.DataFrame, a: str, b: str | None, settings: C
     return section
 
 
-def _weakest(weak: pd.DataFrame, a: str, chart: _Charts) -> dict:
-    section: dict = {"template": "weakest.html", "a": a, "first": None, "none": None, "min_documents": C.MIN_DOCUMENTS}
-    top = weak[weak["weight"] > 0].head(WEAK_ROWS)
-    if top.empty:
-        return section
-    found = top[top["enough"].astype(bool)]
-    if len(found):
-        first = found.iloc[0]
-        section["first"] = {"slice": slice_text(first["field"], first["label"]), "score": pct(first["score"]),
-                            "questions": first["questions"], "units": C.units_text(int(first["documents"]), first["unit"]),
-                            "reference": pct(first["reference"]), "gap": f"{100 * first['gap']:.1f}",
-                            "interval": interval(first["gap_low"], first["gap_high"])}
-    else:
-        first = top.iloc[0]
-        few = bool(first["too_few"]) or bool(first["small"])
-        section["none"] = {"slice": slice_text(first["field"], first["label"]), "gap": f"{100 * first['gap']:.1f}",
-                           "questions": first["questions"], "units": C.units_text(int(first["documents"]), first["unit"]),
-                           "why": (too_few_text(int(first["documents"]), first["unit"], first["detectable"]) if few else
-                                   f"its 95 % interval by documents, {interval(first['gap_low'], first['gap_high'])} pp, includes 0")}
-    section["chart"] = chart(charts.weakest_chart(top, "accuracy", a, C.OWN))
-    frame = pd.DataFrame({
-        "Slice": [slice_text(f, lab) for f, lab in zip(top["field"], top["label"])],
-        "Questions": [f"{n}{' (few)' if s else ''}" for n, s in zip(top["questions"], top["small"])],
-        "Documents": [str(n) for n in top["documents"]],
-        "Accuracy (%)": [pct(v) for v in top["score"]],
-        "Gap (pp)": [f"{100 * v:.1f}" for v in top["gap"]],
-        "Gap 95 % interval (pp)": [interval(lo, hi) if not tf else few_cell(gap)
-                                   for lo, hi, tf, gap in zip(top["gap_low"], top["gap_high"], top["too_few"], top["detectable"])],
-        "Evidence": ["weak" if e else "not enough evidence" for e in top["enough"]],
-        "Questions × gap": [f"{v:.1f}" for v in top["weight"]],
-    })
-    section["table"] = table_data(frame, numeric=["Questions", "Documents", "Accuracy (%)", "Gap (pp)", "Questions × gap"])
-    return section
-
-
 def _flips(an: Analysis, pairs: pd.DataFrame, a: str, b: str, settings: C.Settings, chart: _Charts,
            questions: pd.DataFrame | None = None) -> dict:
     q = an.questions if questions is None else questions
@@ -470,8 +455,7 @@ def _flips(an: Analysis, pairs: pd.DataFrame, a: str, b: str, settings: C.Settin
     table = C.deltas(pairs, q, fields, settings)
     top = flips.iloc[0]
     slices = flips.iloc[1:].assign(_d=flips.iloc[1:][["only A", "only B"]].sum(axis=1)).sort_values("_d", ascending=False, kind="stable")
-    sig = table[(table["field"] != C.OVERALL_FIELD) & (table["p_holm"] < 0.05)
-                & ((table["accuracy_low"] > 0) | (table["accuracy_high"] < 0))]
+    sig = C.holding_slices(table)
     few = table["too_few"].astype(bool)
     frame = pd.DataFrame({
         "Slice": [slice_text(f, lab) for f, lab in zip(table["field"], table["label"])],
@@ -502,51 +486,69 @@ def _flips(an: Analysis, pairs: pd.DataFrame, a: str, b: str, settings: C.Settin
     }
 
 
-FOUND_ROWS = 5  # the finder's top slices in the report
-
-
 def search_of(an: Analysis, questions: pd.DataFrame, run: str, baseline: str = "") -> SliceSearch:
     """The finder (dashboard.weak.frames.search, default settings) on one run, or in pair mode."""
-    return W.search(W.inputs(questions, an.scores, an.gold, run, "accuracy", baseline), W.Settings())
+    scores = an.attempted_scores([run, baseline] if baseline else [run])[0]  # a missing answer is no answer
+    return W.search(W.inputs(questions, scores, an.gold, run, "accuracy", baseline, an.declared_pages), W.Settings())
 
 
-def found_rows(result: SliceSearch, top: int = FOUND_ROWS) -> pd.DataFrame:
-    """The top kept slices of a search as report rows: rank, conditions, questions, documents, gap
-    with its 95 % interval by document (pp), one-sided p, q, and how many slices each explains."""
-    return pd.DataFrame([{"Rank": str(k), "Slice": s.name, "Questions": str(s.n), "Documents": str(s.documents),
-                          "Gap (pp) [95 % interval by document]": f"{pp(s.gap)} [{interval(s.ci_low, s.ci_high)}]",
-                          "Excess failures": f"{s.excess_failures:.1f}", "p": pvalue(s.p), "q": pvalue(s.q),
-                          "Explains": str(len(s.explains))} for k, s in enumerate(result.weak[:top], 1)],
-                        columns=["Rank", "Slice", "Questions", "Documents", "Gap (pp) [95 % interval by document]",
-                                 "Excess failures", "p", "q", "Explains"])
+def found_rows(result: SliceSearch, top: int = WEAK_ROWS) -> pd.DataFrame:
+    """The top kept slices of a search as report rows: rank, the conditions in words, the gap (pp,
+    negative: worse) with its interval adjusted for the search, one-sided p, q, questions, documents,
+    excess failures and how many slices each explains."""
+    return pd.DataFrame([{"Rank": str(k), "Slice": s.label, W.INTERVAL: W.interval_text(s), "p": W.p_text(s.p),
+                          "q": W.p_text(s.q), "Questions": str(s.n), "Documents": str(s.documents),
+                          "Excess failures": f"{s.excess_failures:.1f}", "Explains": str(len(s.explains))}
+                         for k, s in enumerate(result.weak[:top], 1)],
+                        columns=["Rank", "Slice", W.INTERVAL, "p", "q", "Questions", "Documents", "Excess failures",
+                                 "Explains"])
 
 
-def _found(an: Analysis, questions: pd.DataFrame, a: str, b: str | None, searches: dict) -> dict:
-    """The weak-slice finder's top slices of A (against the rest of A), and in pair mode where A lost
-    more to B than elsewhere: each with its interval by document, q and the number of slices tested,
-    or "not enough evidence"."""
+def _weakest(an: Analysis, questions: pd.DataFrame, a: str, b: str | None, searches: dict,
+             chart: _Charts) -> tuple[dict, list[tuple[str, list[str], float]]]:
+    """"Where A is weakest": the weak-slice finder's answer -- the one the Weak slices page, Compare's
+    "All runs" and the Presentation give -- for A against the rest of A, and in pair mode where A lost
+    more to B than elsewhere: its sentence, the forest plot (A) and the top slices with their intervals
+    adjusted for the search; or why not. Also A's weak slices as (label, question ids, weight) for the
+    telling failures."""
     parts = []
-    for run, base, title in ((a, "", f"Where {a} is weaker than the rest of {a}"),
+    weak: list[tuple[str, list[str], float]] = []
+    for run, base, title in ((a, "", f"Where {a} is weaker than on its other questions"),
                              *(((a, b, f"Where {a} lost more to {b} than elsewhere"),) if b else ())):
-        result = searches.get((run, base)) or search_of(an, questions, run, base)
-        parts.append({"title": title, "tested": f"{result.tested:,}", "settings": W.settings_text(result),
-                      "none": ("" if result.weak else
-                               f"Not enough evidence: no slice is weaker beyond chance ({result.tested:,} slices tested, "
-                               f"{result.units:,} {result.unit}s as the unit)."),
-                      "table": table_data(found_rows(result), numeric=["Rank", "Questions", "Documents", "Excess failures",
-                                                                       "p", "q", "Explains"]) if result.weak else None})
-    return {"template": "weak_slices.html", "a": a, "b": b, "parts": parts}
+        scores = an.attempted_scores([run, base] if base else [run])[0]  # a missing answer is no answer
+        data = W.inputs(questions, scores, an.gold, run, "accuracy", base, an.declared_pages)
+        part: dict = {"title": title, "sentence": [], "settings": "", "chart": None, "table": None}
+        parts.append(part)
+        small = W.too_small(data, W.Settings())
+        if small:
+            part["sentence"] = W.small_sentence(small)
+            continue
+        try:
+            result = searches.get((run, base)) or W.search(data, W.Settings())
+        except SearchFailed as exc:
+            part["sentence"] = [(f"The weak-slice search was stopped: {exc}.", False)]
+            continue
+        part["sentence"] = W.sentence(result, run, "Accuracy", base)
+        part["settings"] = f"{W.settings_text(result)} {W.fields_text(result)}"
+        if result.weak:
+            part["table"] = table_data(found_rows(result), numeric=["Rank", "p", "q", "Questions", "Documents",
+                                                                    "Excess failures", "Explains"])
+            if not base:
+                part["chart"] = chart(weak_charts.forest(result, "Accuracy", top=WEAK_ROWS))
+                weak = [(s.label, W.members(data, s.conditions), s.excess_failures) for s in result.weak[:10]]
+    return {"template": "weakest.html", "a": a, "b": b, "parts": parts}, weak
 
 
 def _ranks(an: Analysis, runs: list[str]) -> dict:
-    long = C.slice_scores(an.scores, an.questions, runs, "accuracy")
+    long = C.slice_scores(an.attempted_scores(runs)[0], an.questions, runs, "accuracy")
     wide = C.rank_table(long)
     frame = wide.assign(Slice=[slice_text(f, lab) for f, lab in zip(wide["field"], wide["label"])])
     frame = frame[["Slice", "questions", *runs]].rename(columns={"questions": "Questions"})
     return {"template": "ranks.html", "table": table_data(frame, numeric=["Questions", *runs])}
 
 
-def _failures(an: Analysis, ws: Workspace | None, pairs: pd.DataFrame, weak: pd.DataFrame, a: str, b: str | None, k: int) -> dict:
+def _failures(an: Analysis, ws: Workspace | None, pairs: pd.DataFrame, weak: list[tuple[str, list[str], float]], a: str,
+              b: str | None, k: int) -> dict:
     told = C.telling_failures(pairs, an.questions, weak, k=max(5, min(10, k)))
     gold = {q.qid: q for q in (ws.gold.items if ws is not None else [])}
     shown = []

@@ -49,7 +49,7 @@ def load(sources: Sources, profile: str) -> context.Context:
 
     def build() -> Analysis:
         cache.trim()  # what reading or scoring the runs left behind goes back before the tables are built
-        return Analysis.build(runs, ws.gold.items, ws.page_counts, profile)
+        return Analysis.build(runs, ws.gold.items, ws.page_counts, profile, ws.declared_pages())
 
     analysis = cache.analysis(key, build)
     ctx = context.Context(sources, ws, analysis, profile, gold_key, benchmark, plain if fixes else None, fixes)

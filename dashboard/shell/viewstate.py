@@ -4,6 +4,7 @@ question explorer) with the view's URL."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 # Pillow whole before any session draws: Plotly looks up `PIL.Image` in sys.modules without the
@@ -88,7 +89,14 @@ def seed(key: str, value: object) -> None:
 
 def open_slice(run: str | None, field_name: str, label: str) -> None:
     """Open the question explorer on one slice of a chart (its widgets are reseeded from the view)."""
-    set_view(view().with_slice(run, field_name, label))
+    open_explorer(view().with_slice(run, field_name, label))
+
+
+def open_explorer(target: View) -> None:
+    """Open the question explorer on `target`'s runs, field filters and tags -- a finder's slice of
+    several conditions -- keeping the rest of the view (data folder, profile)."""
+    set_view(replace(view().with_slice(None, "", ""), runs=list(target.runs) or list(view().runs),
+                     filters=dict(target.filters), tags=list(target.tags)))
     for key in [k for k in st.session_state if str(k).startswith(EXPLORER_PREFIX)]:
         del st.session_state[key]
     switch_to(QUESTIONS_PAGE)

@@ -1,5 +1,6 @@
 """Compare runs: run A against baseline B (deltas with intervals, flips, questions side by side), and
-all runs (a run's weakest slices, ranks per slice). The stakeholder report is built from here."""
+all runs (where a run is weakest -- the weak-slice finder's answer -- and ranks per slice). The
+stakeholder report is built from here."""
 
 import streamlit as st
 
@@ -48,5 +49,5 @@ else:
                 P.flips_section(an, pairs, a, b, state, ctx, questions)
     with all_tab:
         if all_tab.open is not False:
-            P.many_runs(an, runs, state)
+            P.many_runs(ctx, an, runs, state)
     report_panel.report_section(ctx, runs, state)

@@ -24,6 +24,7 @@ from scoring.evaluate import RunResult
 from scoring.profiles import get_profile
 from scoring.runner import overall_of, record_of
 from scoring.sensitivity import applicable_profiles, compare
+from scoring.writers import frame_csv
 
 SLICE_FIELDS = ("reasoning_type", "evidence_source", "answer_format", "domain", "difficulty", "document")
 MODES = {"primary": "Primary category (each answer counted once)", "any": "Every category an answer carries"}
@@ -219,7 +220,7 @@ def question_list(frame, rows, what, runs, d) -> None:
                                      "fuzzy": st.column_config.NumberColumn("Fuzzy match", format="%.3f",
                                                                             help=dg.FUZZY_DEFINITION.replace("Fuzzy match:", f"{dg.FUZZY_LABEL}:", 1))})
     c1, c2 = st.columns(2)
-    c1.download_button("Download this table as CSV", table.to_csv(index=False).encode("utf-8"),
+    c1.download_button("Download this table as CSV", frame_csv(table),
                        file_name="disagreement.csv", mime="text/csv", icon=":material/download:", key="dis_dl_csv")
     c2.download_button("Download the category counts as JSON", dg.counts_json(frame, runs, ctx.profile).encode("utf-8"),
                        file_name="category_counts.json", mime="application/json", icon=":material/download:",
@@ -369,7 +370,7 @@ def harness_sensitivity() -> None:
         "harness score": st.column_config.NumberColumn(format="%.3f"),
         "evaluator score": st.column_config.NumberColumn(format="%.3f")})
     digest = hashlib.sha256(name.encode("utf-8", "replace")).hexdigest()[:8]
-    st.download_button("Download these changes as CSV", changed.to_csv(index=False).encode("utf-8"),
+    st.download_button("Download these changes as CSV", frame_csv(changed),
                        file_name=f"harness_sensitivity_{digest}.csv", mime="text/csv", key=f"dis_hs_dl_{digest}",
                        icon=":material/download:")
 
@@ -404,7 +405,7 @@ def sensitivity(runs, by) -> None:
                 continue
             changes = dg.sensitivity_changes(cmp_, an.questions)
             st.dataframe(dg.in_words(clipped(changes, 300)), hide_index=True, width="stretch", key=f"dis_sens_{other}")
-            st.download_button(f"Download the changes under {other} as CSV", changes.to_csv(index=False).encode("utf-8"),
+            st.download_button(f"Download the changes under {other} as CSV", frame_csv(changes),
                                file_name=f"sensitivity_{other}.csv", mime="text/csv", key=f"dis_sens_dl_{other}",
                                icon=":material/download:")
             st.dataframe(dg.sensitivity_slices(cmp_, an.questions, by).rename(columns={"label": field_label(by)}),

@@ -10,6 +10,7 @@ from dashboard.evidence.locate_panel import locate_first, under_way
 from dashboard.evidence.panel import evidence_summary, metrics_when_read, show_evidence
 from dashboard.explorer.frames import default_runs, question_header
 from dashboard.shell import context, output, viewstate
+from scoring.writers import frame_csv
 
 ctx = context.context()
 ws, an = ctx.workspace, ctx.analysis
@@ -37,7 +38,7 @@ def metrics_tables() -> None:
     with st.expander("Per question and run", icon=":material/table:"):
         st.dataframe(shown, hide_index=True, width="stretch", height=360)
         # encoded on click only, not on every question switch
-        st.download_button("Download as CSV", lambda: shown.to_csv(index=False).encode("utf-8"),
+        st.download_button("Download as CSV", lambda: frame_csv(shown),
                            file_name="evidence_metrics.csv", mime="text/csv", icon=":material/download:",
                            on_click="ignore")
 

@@ -1,5 +1,8 @@
 """Presentation mode: the comparison of the Compare page (run A, baseline B) as slides -- one message
-and one large chart per screen, no controls, the sidebar hidden."""
+and one large chart per screen, no controls, the sidebar hidden. Where A is weak (slide 2) and where it
+lost more to B (slide 5) are the weak-slice finder's answer, the sentence the report and Compare's "All
+runs" give (dashboard/weak/frames.py `sentence`); slide 4 counts and names the slices as the report does
+(`frames.holding_slices` over the same table, the saved slices included)."""
 
 import streamlit as st
 
@@ -39,17 +42,18 @@ def slide(number: int, message: str, fig=None) -> None:
     st.divider()
 
 
-def weak_message(found, a: str, b: str, top: int = 3) -> str:
-    """Slide 5: the top slices where A lost more to B than on the rest (pair mode), each with its gap
-    and 95 % interval by document and q, and the number of slices tested; or not enough evidence."""
-    head = f"{found.tested:,} slices tested with documents as the unit (Benjamini–Hochberg q < {found.fdr:g})"
-    if not found.weak:
-        return (f"**Not enough evidence** of a slice where **{md_escape(a)}** lost more to **{md_escape(b)}** than elsewhere "
-                f"({head}).")
-    parts = [f"**{md_escape(s.name)}**: {100 * s.gap:+.1f} pp (95 % interval by document {100 * s.ci_low:+.1f} to "
-             f"{100 * s.ci_high:+.1f}; {s.n} questions in {s.documents} {found.unit}s; q {P.pvalue(s.q)})"
-             for s in found.weak[:top]]
-    return f"Where **{md_escape(a)}** lost more to **{md_escape(b)}** than elsewhere ({head}): " + "; ".join(parts) + "."
+def holds_message(table, tested: int) -> str:
+    """Slide 4: how many slices' Accuracy difference holds after Holm's correction (the report's count,
+    over the same table: the saved slices included), the largest first by size, each with its sign."""
+    sig = C.holding_slices(table)
+    if len(sig):
+        return (f"The difference holds on **{len(sig)}** of the {tested} slices with at least {C.MIN_DOCUMENTS} documents "
+                "after Holm's correction; the largest: "
+                + ", ".join(f"{md_escape(P.slice_text(x, y))} ({md_escape(W.pp(d))} pp)"
+                            for x, y, d in sig[["field", "label", "accuracy_delta"]].head(3).values))
+    if tested:
+        return f"No single slice's difference holds after Holm's correction across the {tested} slices with enough documents."
+    return f"No slice has the {C.MIN_DOCUMENTS} documents a test needs: too few documents to tell, slice by slice."
 
 
 if an.questions.empty or len(an.ranked_names) < 2:
@@ -64,7 +68,7 @@ else:
     header = P.header_lines(an, [a, b], ctx.corrections)
     if header:
         st.markdown("  \n".join(header))
-    table = P.deltas(an, pairs, a, b)
+    table = P.deltas(an, pairs, a, b, saved_panel.questions_with_fields(ctx))  # the report's table: saved slices too
     top = C.headline(table)
     d = 100 * top["accuracy_delta"]
     side = "ahead of" if d > 0 else "behind" if d < 0 else "level with"
@@ -79,38 +83,22 @@ else:
                     + ("unlikely to be chance" if said == "real" else "could be chance"))
     slide(1, f"**{md_escape(a)}** is **{abs(d):.1f} percentage points {side}** **{md_escape(b)}** on Accuracy ({evidence}).",
           charts.runs_chart(P.intervals(an, runs), "accuracy"))
-    weak = P.weakest(an, a, "accuracy", C.OWN, runs)
-    weak = weak[weak["weight"] > 0].head(8)
-    if len(weak):
-        slide(2, P.weakest_sentence(weak, a, "accuracy", C.OWN), charts.weakest_chart(weak, "accuracy", a, C.OWN))
-    else:
-        slide(2, f"**{md_escape(a)}** does no worse than its overall Accuracy on any slice.")
+    # where A is weak: the finder's answer, as in the report and Compare's "All runs" (one search, one store)
+    settings = W.Settings()
+    weak, weak_said = weak_panel.answer(an, saved_panel.questions_with_fields(ctx, [a], with_tags=True), a, "", "accuracy",
+                                        settings, "Finding where A is weak…")
+    slide(2, W.markdown(weak_said), weak_charts.forest(weak, "Accuracy", top=P.WEAK_TOP) if weak is not None and weak.weak else None)
     flips = C.flip_table(pairs, an.questions)
     f = flips.iloc[0]
     slide(3, f"**{f['only A']}** questions only {md_escape(a)} gets right, **{f['only B']}** only {md_escape(b)}; "
              f"both right on {f['both right']}, both wrong on {f['both wrong']} "
              f"(flipping whole documents between the runs: p {P.p_text(f['p'])} over {C.units_text(int(f['documents']), f['unit'])}).",
           charts.flips_chart(P.most_flipped(flips, 6), a, b))
-    tested = C.tested_count(table)
-    sig = table[(table["field"] != C.OVERALL_FIELD) & (table["p_holm"] < 0.05)
-                & ((table["accuracy_low"] > 0) | (table["accuracy_high"] < 0))]
-    if len(sig):
-        msg = (f"The difference holds on **{len(sig)}** of the {tested} slices with at least {C.MIN_DOCUMENTS} documents after "
-               "Holm's correction; the largest: "
-               + ", ".join(md_escape(P.slice_text(x, y)) for x, y in
-                           sig.sort_values("accuracy_delta", ascending=False)[["field", "label"]].head(3).values))
-    elif tested:
-        msg = f"No single slice's difference holds after Holm's correction across the {tested} slices with enough documents."
-    else:
-        msg = f"No slice has the {C.MIN_DOCUMENTS} documents a test needs: too few documents to tell, slice by slice."
     fields = C.shown_fields(table)
-    slide(4, msg, charts.delta_chart(table[table["field"].isin([C.OVERALL_FIELD, *fields])], "accuracy", a, b))
+    slide(4, holds_message(table, C.tested_count(table)),
+          charts.delta_chart(table[table["field"].isin([C.OVERALL_FIELD, *fields])], "accuracy", a, b))
     # the finder in pair mode (dashboard/weak): its store is the Weak slices page's, so a search made there is reused
-    questions = saved_panel.questions_with_fields(ctx, [a, b], with_tags=True)
-    found = weak_panel.cached(an, questions, a, b, "accuracy", W.Settings())
-    if found is None:
-        bar = st.progress(0.0, text="Finding where A lost more to B…")
-        found = weak_panel.compute(an, questions, a, b, "accuracy", W.Settings(), bar)
-        bar.empty()
-    slide(5, weak_message(found, a, b), weak_charts.forest(found, "Accuracy") if found.weak else None)
+    found, found_said = weak_panel.answer(an, saved_panel.questions_with_fields(ctx, [a, b], with_tags=True), a, b,
+                                          "accuracy", settings, "Finding where A lost more to B…")
+    slide(5, W.markdown(found_said), weak_charts.forest(found, "Accuracy", top=P.WEAK_TOP) if found is not None and found.weak else None)
     st.page_link("views/compare.py", label="Leave the presentation", icon=":material/close:")

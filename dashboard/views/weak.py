@@ -1,8 +1,11 @@
 """Weak slices: where is a run weak, and is it real? Every conjunction of up to three conditions
 field=value is tested against the rest of the run with documents as the unit, false discoveries
-controlled across all of them; slices another one explains are folded under it. Computed on request
-(dashboard/weak). The saved slices and the triage notes' tags are fields too; a slice found here can be
-saved. The link holds the run, baseline (pair mode) and metric (`wk_run`, `wk_base`, `wk_metric`)."""
+controlled across all of them, found slices' intervals adjusted for the search; slices another one
+explains are folded under it. Computed on request (dashboard/weak) in the finder's worker process. The
+fields are the command line's (scoring/slice_fields.py) plus the saved slices and the triage notes'
+tags; a slice found here can be saved. A benchmark with fewer documents than a slice needs is told so
+at once, with the campaign sample offered. The link holds the run, baseline (pair mode) and metric
+(`wk_run`, `wk_base`, `wk_metric`)."""
 
 import streamlit as st
 
@@ -43,10 +46,12 @@ else:
         if result.weak:
             with st.expander("Save a slice found here", icon=":material/bookmark_add:"):
                 names = [s.name for s in result.weak]
+                labels = {s.name: s.label for s in result.weak}
                 pick = st.selectbox("Slice", names, key="weak_save_pick",
-                                    format_func=lambda n: f"#{names.index(n) + 1} {n}")
+                                    format_func=lambda n: f"#{names.index(n) + 1} {labels[n]}")
                 chosen = result.weak[names.index(pick)]
-                saved_panel.save_form(ctx, S.definition_from_conditions(chosen.conditions), "weak_saved",
-                                      suggested=chosen.name[:200])
+                conditions = [(f, x) for f, v in chosen.conditions for x in result.raw_values(f, v)]  # a range: its values
+                saved_panel.save_form(ctx, S.definition_from_conditions(conditions), "weak_saved",
+                                      suggested=chosen.label[:200], describe=chosen.label)
     with st.expander("Saved slices of this benchmark", icon=":material/bookmarks:"):
         saved_panel.manage(ctx, "weak_saved_list", run)

@@ -12,22 +12,30 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from dashboard.annotations.db import SavedSlice
-from dashboard.core.analysis import MULTI_LABEL
+from dashboard.annotations.records import SavedSlice
+from dashboard.core.escape import md_escape
 from dashboard.core.links import META, View, page_url, with_source
 from dashboard.weak.saved import SAVED_FIELD, TAG_FIELD, column_of
-from scoring.slices import SliceSearch, find_weak_slices
+from scoring.slice_fields import FieldSet, describe, slice_fields
+from scoring.slice_worker import search_bounded
+from scoring.slices import Slice, SliceSearch
 from scoring.stats import Clusters, document_clusters
 
-# the question frame's breakdown columns, by the product's field names (links.FIELDS, analysis.question_frame)
-# and, when the page added them (dashboard.weak.saved.with_fields), the saved slices and the triage notes' tags
+# the question frame's columns the finder's fields are made of (a search's cache key hashes them): the
+# breakdowns, and, when the page added them (dashboard.weak.saved.with_fields), the saved slices and the
+# triage notes' tags; the fields themselves are listed by scoring.slice_fields (as on the command line)
 FIELD_COLUMNS = ("split", "reasoning_type", "evidence_source", "answer_format", "domain", "difficulty", "doc_type",
                  "length", "position", "page_category", SAVED_FIELD, TAG_FIELD)
-MAX_META_VALUES = 20  # another gold metadata key is a field only with 2..20 distinct values (not ids, not free text)
+EXTRA_FIELDS = (SAVED_FIELD, TAG_FIELD)  # the page's fields beyond the gold's (the command line has no notes)
+NAMED_FIELDS = (SAVED_FIELD,)  # slices named before looking: a saved slice keeps its unadjusted interval
 EXPLORER = "questions"  # the explorer page's URL path (views/questions.py)
-INTERVAL = "Gap, 95% CI by document (pp)"
-TABLE_COLUMNS = ["Rank", "Conditions", "Questions", "Documents", "Gap (pp)", INTERVAL,
-                 "Excess failures", "p (one-sided)", "q", "Explains", "Open in explorer"]
+INTERVAL = "Gap (pp), interval adjusted for the search"
+TABLE_COLUMNS = ["Rank", "Conditions", INTERVAL, "p (one-sided)", "q", "Questions", "Documents", "Gap (pp)",
+                 "Excess failures", "Explains", "Open in explorer"]
+INTERVAL_HELP = ("slice − rest of the run in percentage points (negative: the slice is worse), with its interval by "
+                 "document adjusted for the search (false-coverage rate, Benjamini–Yekutieli): a slice found among "
+                 "many gets a wider interval than one named in advance, and a slice found weak has its whole interval "
+                 "below 0; “as named”: a saved slice's own interval at 95 %")
 
 
 @dataclass(frozen=True)
@@ -47,7 +55,7 @@ class Inputs:
     run: str
     metric: str
     outcome: np.ndarray  # the run's score, or (pair mode) the run's score minus the baseline's
-    fields: dict[str, list]
+    fields: FieldSet
     clusters: Clusters
     question_ids: list[str]
     baseline: str = ""  # pair mode: the run compared against ("" for one run against the rest of itself)
@@ -58,31 +66,37 @@ def _scored(scores: pd.DataFrame, run: str, metric: str) -> pd.DataFrame:
 
 
 def inputs(questions: pd.DataFrame, scores: pd.DataFrame, gold: Mapping[str, Any], run: str, metric: str,
-           baseline: str = "") -> Inputs:
-    """The finder's inputs for `run`: its scored questions (in the question frame's order), the
-    breakdown fields of FIELD_COLUMNS present there (multi-valued ones as tuples), the other metadata
-    keys with 2..MAX_META_VALUES values, and each question's cluster: the first document its gold
-    names (scoring.stats.document_clusters). With a `baseline` (pair mode), the questions both runs
-    were scored on, and the outcome is the run's score minus the baseline's."""
+           baseline: str = "", page_counts: Mapping[str, int | None] | None = None) -> Inputs:
+    """The finder's inputs for `run`: its scored questions (in the question frame's order), their
+    fields as the command line lists them (`scoring.slice_fields.slice_fields` on their gold, with
+    the documents' page counts) plus the saved slices and the tags when the frame has them, and
+    each question's cluster: the first document its gold names (scoring.stats.document_clusters).
+    With a `baseline` (pair mode), the questions both runs were scored on, and the outcome is the
+    run's score minus the baseline's."""
     mine = _scored(scores, run, metric)
     if baseline:
         mine = mine.merge(_scored(scores, baseline, metric), on="question_id", suffixes=("", "_base"))
         mine[metric] = mine[metric] - mine[metric + "_base"]
-    mine = mine[mine["question_id"].isin(questions.index)]
+    mine = mine[mine["question_id"].isin(questions.index) & mine["question_id"].isin(list(gold))]
     order = questions.index.get_indexer(mine["question_id"])
     mine = mine.iloc[np.argsort(order, kind="stable")]
     ids = mine["question_id"].astype(str).tolist()
     q = questions.loc[ids]
-    fields: dict[str, list] = {}
-    for col in FIELD_COLUMNS:
-        if col in q.columns:
-            values = q[col].tolist()
-            fields[col] = [tuple(v) if isinstance(v, (list, tuple)) else v for v in values] if col in MULTI_LABEL else values
-    for col in q.columns:
-        if col.startswith(META) and 2 <= q[col].nunique(dropna=True) <= MAX_META_VALUES:
-            fields[col] = [None if v is None or v == "" else str(v) for v in q[col].tolist()]
-    docs = [gold[i].document_ids if i in gold else [] for i in ids]
-    return Inputs(run, metric, mine[metric].to_numpy(dtype=float), fields, document_clusters(docs), ids, baseline)
+    extra = {col: [tuple(v) if isinstance(v, (list, tuple)) else v for v in q[col].tolist()]
+             for col in EXTRA_FIELDS if col in q.columns}
+    golds = [gold[i] for i in ids]
+    fields = slice_fields(golds, page_counts, extra)
+    return Inputs(run, metric, mine[metric].to_numpy(dtype=float), fields,
+                  document_clusters([g.document_ids for g in golds]), ids, baseline)
+
+
+def too_small(data: Inputs, settings: Settings) -> str:
+    """Why the finder cannot test a single slice here, before searching ('' when it can): each slice
+    needs `min_documents` documents, and the run's questions come from fewer."""
+    if data.clusters.unit == "document" and data.clusters.units < settings.min_documents:
+        return (f"each slice needs {settings.min_documents} documents; this benchmark has {data.clusters.units} "
+                f"(for {'the runs' if data.baseline else 'this run'}'s {len(data.question_ids):,} questions)")
+    return ""
 
 
 def scores_key(scores: pd.DataFrame, questions: pd.DataFrame, run: str, metric: str, baseline: str = "") -> tuple[int, int]:
@@ -98,18 +112,30 @@ def scores_key(scores: pd.DataFrame, questions: pd.DataFrame, run: str, metric: 
 
 def search(data: Inputs, settings: Settings, progress: Callable[[float, str], object] | None = None) -> SliceSearch:
     """scoring.slices.find_weak_slices on the inputs (pair mode when they have a baseline: the outcome
-    is already the paired difference, as find_weak_pair_slices makes it)."""
-    return find_weak_slices(data.outcome, data.fields, data.clusters, fdr=settings.fdr, method=settings.method,
-                            min_questions=settings.min_questions or None, min_documents=settings.min_documents,
-                            progress=progress, mode="pair" if data.baseline else "run")
+    is already the paired difference, as find_weak_pair_slices makes it), in the finder's worker
+    process (scoring.slice_worker: a memory limit and a time budget; SearchFailed when it runs out).
+    The saved slices are named before looking: theirs keep the unadjusted interval."""
+    return search_bounded(data.outcome, data.fields, data.clusters, fdr=settings.fdr, method=settings.method,
+                          min_questions=settings.min_questions or None, min_documents=settings.min_documents,
+                          progress=progress, mode="pair" if data.baseline else "run", named=NAMED_FIELDS)
+
+
+def members(data: Inputs, conditions: tuple[tuple[str, str], ...]) -> list[str]:
+    """The question ids of `data` a slice holds (every condition met; a multi-valued field: any value)."""
+    keep = np.ones(len(data.question_ids), dtype=bool)
+    for f, v in conditions:
+        column = data.fields.columns.get(f, [])
+        keep &= np.fromiter((v in x if isinstance(x, tuple) else x == v for x in column), dtype=bool, count=len(column)) \
+            if len(column) == keep.size else np.zeros(keep.size, dtype=bool)
+    return [q for q, k in zip(data.question_ids, keep) if k]
 
 
 def explorer_view(run: str, conditions: tuple[tuple[str, str], ...], baseline: str = "",
-                  saved: Mapping[str, SavedSlice] | None = None) -> View:
+                  saved: Mapping[str, SavedSlice] | None = None, found: SliceSearch | None = None) -> View:
     """The explorer's view of a slice's questions for this run (and the baseline, side by side): one
-    filter per condition (a multi-valued field matches any value); a tag condition is the tag filter;
-    a saved-slice condition brings that slice's filters (`saved`: name -> SavedSlice), intersected
-    with the others on a shared field."""
+    filter per condition (a multi-valued field matches any value; a numeric range, every value in it:
+    `found.raw_values`); a tag condition is the tag filter; a saved-slice condition brings that
+    slice's filters (`saved`: name -> SavedSlice), intersected with the others on a shared field."""
     filters: dict[str, list[str]] = {}
     tags: list[str] = []
 
@@ -128,48 +154,156 @@ def explorer_view(run: str, conditions: tuple[tuple[str, str], ...], baseline: s
                     tags.extend(x for x in values if x not in tags)
                 elif name != SAVED_FIELD:
                     add(column_of(name), list(values))
+        elif found is not None:
+            add(f, found.raw_values(f, v))
         else:
             add(f, [v])
     return View(runs=[run, baseline] if baseline else [run], filters=filters, tags=tags)
 
 
 def explorer_link(run: str, conditions: tuple[tuple[str, str], ...], baseline: str = "",
-                  saved: Mapping[str, SavedSlice] | None = None, source: View | None = None) -> str:
+                  saved: Mapping[str, SavedSlice] | None = None, found: SliceSearch | None = None,
+                  source: View | None = None) -> str:
     """The explorer's URL (relative to the app) of `explorer_view`, showing what `source` (the page's
     view) shows: its benchmark folder, task and profile (links.with_source; it opens in a new tab)."""
-    view = explorer_view(run, conditions, baseline, saved)
+    view = explorer_view(run, conditions, baseline, saved, found)
     return page_url(EXPLORER, view if source is None else with_source(view, source))
 
 
-def _pp(x: float) -> str:
-    return f"{x * 100:+.1f}"
+def pp(x: float) -> str:
+    """Percentage points with their sign, the minus a real one: "−54.4", "+3.0"."""
+    return f"{x * 100:+.1f}".replace("-", "−")
+
+
+def interval_text(s: Slice) -> str:
+    """"−54.4 [−63.9, −44.9]": the gap and its interval (adjusted for the search; "as named" when not)."""
+    return f"{pp(s.gap)} [{pp(s.ci_low)}, {pp(s.ci_high)}]" + ("" if s.adjusted else " as named")
 
 
 def table(found: SliceSearch, run: str, baseline: str = "", saved: Mapping[str, SavedSlice] | None = None,
           source: View | None = None) -> pd.DataFrame:
-    """The kept weak slices, ranked: conditions (as a list: chips), questions, documents, the gap to
-    the rest in percentage points with its 95 % interval by document, excess failures, p, q, how many
-    significant slices each explains, and its explorer link (showing what `source` shows)."""
-    rows = [{"Rank": k, "Conditions": [f"{f}={v}" for f, v in s.conditions], "Questions": s.n, "Documents": s.documents,
-             "Gap (pp)": s.gap * 100,
-             INTERVAL: f"{_pp(s.gap)} [{_pp(s.ci_low)}, {_pp(s.ci_high)}]",
-             "Excess failures": s.excess_failures, "p (one-sided)": s.p, "q": s.q, "Explains": len(s.explains),
-             "Open in explorer": explorer_link(run, s.conditions, baseline, saved, source)} for k, s in enumerate(found.weak, 1)]
+    """The kept weak slices, ranked: conditions in words (a list: chips), the gap to the rest in
+    percentage points (negative: worse) with its interval adjusted for the search, p, q, questions,
+    documents, excess failures, how many significant slices each explains, and its explorer link
+    (showing what `source`, the page's view, shows)."""
+    rows = [{"Rank": k, "Conditions": [describe_condition(f, v) for f, v in s.conditions], INTERVAL: interval_text(s),
+             "p (one-sided)": max(s.p, P_FLOOR), "q": max(s.q, P_FLOOR), "Questions": s.n, "Documents": s.documents, "Gap (pp)": s.gap * 100,
+             "Excess failures": s.excess_failures, "Explains": len(s.explains),
+             "Open in explorer": explorer_link(run, s.conditions, baseline, saved, found, source)} for k, s in enumerate(found.weak, 1)]
     return pd.DataFrame(rows, columns=TABLE_COLUMNS)
 
 
+def describe_condition(field_name: str, value: str) -> str:
+    """One condition in words: "Answer format: Int"."""
+    return describe(((field_name, value),))
+
+
 def folded_table(found: SliceSearch) -> pd.DataFrame:
-    """The significant slices folded under a kept one: what explains each."""
-    return pd.DataFrame([{"Slice": s.name, "Folded under": s.folded_under, "Questions": s.n, "Documents": s.documents,
-                          "Gap (pp)": s.gap * 100, "q": s.q} for s in found.folded],
+    """The significant slices folded under a kept one: what explains each (both in words)."""
+    labels = {s.name: s.label for s in found.weak}
+    return pd.DataFrame([{"Slice": s.label, "Folded under": labels.get(s.folded_under, s.folded_under), "Questions": s.n,
+                          "Documents": s.documents, "Gap (pp)": s.gap * 100, "q": s.q} for s in found.folded],
                         columns=["Slice", "Folded under", "Questions", "Documents", "Gap (pp)", "q"])
 
 
+def csv_bytes(found: SliceSearch) -> bytes:
+    """The kept weak slices as the command line's --weak-slices CSV (scoring.gate: CSV_COLUMNS, numbers
+    to 6 significant digits; `ci_low`/`ci_high` the intervals adjusted for the search), through the one
+    CSV writer (scoring.writers: a text cell a spreadsheet would read as a formula gets a `'` in front;
+    numbers stay numbers) -- the same bytes as the command line's file."""
+    from scoring.gate import CSV_COLUMNS, slice_rows
+    from scoring.writers import csv_string
+
+    rows = ([row[k] for k in CSV_COLUMNS] for row in slice_rows(found))
+    return csv_string(rows, CSV_COLUMNS, float_format=lambda v: format(v, ".6g")).encode("utf-8")
+
+
 def settings_text(found: SliceSearch) -> str:
-    """The thresholds and the multiplicity control in force, in words (no user text)."""
+    """The thresholds, the multiplicity control and the intervals in force, in words (no user text)."""
     how = "Benjamini–Hochberg" if found.method == "bh" else "Benjamini–Yekutieli"
     what = "the run's score" if found.mode == "run" else "the paired difference run − baseline"
-    return (f"{found.tested:,} slices tested: conjunctions of 1–3 conditions over {len(found.fields)} fields, each with at "
-            f"least {found.min_questions:,} questions and {found.min_documents:,} {found.unit}s; gap = slice − rest in "
-            f"{what}, cluster-robust by {found.unit} ({found.questions:,} questions in {found.units:,} {found.unit}s); "
-            f"{how} q < {found.fdr:g}.")
+    out = (f"{found.tested:,} slices tested: conjunctions of 1–{found.max_conditions} conditions, each with at "
+           f"least {found.min_questions:,} questions and {found.min_documents:,} {found.unit}s; gap = slice − rest in "
+           f"{what} (negative: worse), cluster-robust by {found.unit} ({found.questions:,} questions in "
+           f"{found.units:,} {found.unit}s); {how} q < {found.fdr:g}.")
+    if found.significant:
+        out += f" Intervals of the slices found: {found.interval_text()}."
+    return out
+
+
+def fields_text(found: SliceSearch) -> str:
+    """Which fields were tested, which not and why, and the caps, in words (field names only)."""
+    return found.fields_text()[0].upper() + found.fields_text()[1:] + "."
+
+
+# ----------------------------------------------------------------------------- the one sentence
+
+Parts = list[tuple[str, bool]]  # (text, bold): a sentence the pages write as Markdown and the report as HTML
+SENTENCE_TOP = 3  # slices named in the sentence
+
+
+def sentence(found: SliceSearch, run: str, metric_label: str, baseline: str = "", top: int = SENTENCE_TOP) -> Parts:
+    """The finder's answer in one sentence -- the report's "Where X is weakest", Compare's "All runs"
+    and the Presentation say exactly this: the first-ranked slice with its score against the rest's,
+    the gap (negative: worse) and its interval adjusted for the search, q, then the next ones in rank
+    order; or "not enough evidence" with how many slices were tested. Plain text parts; the caller
+    escapes them."""
+    unit = found.unit
+    tested = f"{found.tested:,} slices tested over {len(found.fields) - len(found.untestable_fields)} fields"
+    if not found.weak:
+        if found.tested == 0:
+            return [("Not enough evidence", True), (": no slice of ", False), (run, True),
+                    (f" holds {found.min_questions:,} questions in {found.min_documents:,} {unit}s "
+                     f"({found.questions:,} questions in {found.units:,} {unit}s), so none could be tested.", False)]
+        where = (f" lost more to {baseline} than on its other questions" if baseline else
+                 " is weaker than on its other questions")
+        return [("Not enough evidence", True), (" of a slice where ", False), (run, True),
+                (f"{where} beyond chance ({tested}, {found.units:,} {unit}s as the unit, "
+                 f"false discoveries controlled at q < {found.fdr:g}).", False)]
+    first = found.weak[0]
+    head: Parts
+    if baseline:
+        head = [(run, True), (" lost most to ", False), (baseline, True), (" on ", False), (first.label, True),
+                (f": a paired {metric_label} difference {pp(first.score_slice)} pp there against {pp(first.score_rest)} pp "
+                 f"on the rest", False)]
+    else:
+        head = [(run, True), (" is weakest on ", False), (first.label, True),
+                (f": {100 * first.score_slice:.1f} % {metric_label} on {first.n:,} questions in {first.documents:,} "
+                 f"{unit}s against {100 * first.score_rest:.1f} % on the rest", False)]
+    head.append((f", a gap of {pp(first.gap)} pp ({_interval_words(first)}; q {p_text(first.q)})", False))
+    rest = found.weak[1:top]
+    if rest:
+        head.append(("; then ", False))
+        for k, s in enumerate(rest):
+            head += [(s.label, True), (f" ({pp(s.gap)} pp [{pp(s.ci_low)}, {pp(s.ci_high)}])", False)]
+            if k < len(rest) - 1:
+                head.append((", ", False))
+    more = len(found.weak) - 1 - len(rest)
+    head.append((f". {len(found.weak)} weak slice{'s' * (len(found.weak) != 1)} of {tested}"
+                 + (f" ({more} more in the table)" if more > 0 else "") + ".", False))
+    return head
+
+
+def small_sentence(why: str) -> Parts:
+    """The sentence when no slice can be tested here (`too_small`'s reason)."""
+    return [("Not enough evidence", True), (f" for the finder: {why}.", False)]
+
+
+def _interval_words(s: Slice) -> str:
+    if s.adjusted:
+        return f"{pp(s.ci_low)} to {pp(s.ci_high)}, interval by document adjusted for the search"
+    return f"{pp(s.ci_low)} to {pp(s.ci_high)}, 95 % interval by document of a slice named in advance"
+
+
+P_FLOOR = 1e-300  # a p or q that underflowed to 0 is shown as below this, never as 0
+
+
+def p_text(p: float) -> str:
+    """A p or q as every page and the report write it: two significant digits ("1.8e-16", "0.032"),
+    "< 1e-300" for one that underflowed to 0."""
+    return f"< {P_FLOOR:g}" if p < P_FLOOR else f"{p:.2g}"
+
+
+def markdown(parts: Parts) -> str:
+    """A sentence's parts as Markdown: every text escaped, the bold ones in **."""
+    return "".join(f"**{md_escape(t)}**" if bold else md_escape(t) for t, bold in parts)

@@ -17,6 +17,7 @@ from dashboard.shell import viewstate
 from dashboard.weak import charts
 from dashboard.weak import frames as W
 from scoring.registry import METRIC_LABELS, METRICS
+from scoring.slice_worker import SearchFailed
 from scoring.slices import SliceSearch
 
 SEARCHES: Bounded[SliceSearch] = Bounded(32)
@@ -59,66 +60,137 @@ def cached(an, questions, run: str, baseline: str, metric: str, settings: W.Sett
     return SEARCHES.get(search_key(an, questions, run, baseline, metric, settings))
 
 
+def inputs(an, questions, run: str, baseline: str, metric: str) -> W.Inputs:
+    """The finder's inputs of a run (and baseline): its scores, the fields, the documents."""
+    return W.inputs(questions, an.attempted_scores([run, baseline] if baseline else [run])[0], an.gold, run, metric, baseline,
+                    getattr(an, "declared_pages", None))
+
+
 def compute(an, questions, run: str, baseline: str, metric: str, settings: W.Settings, bar=None) -> SliceSearch:
-    """The search, from the store or computed now (`bar`: a st.progress it moves)."""
+    """The search, from the store or computed now in the finder's worker (`bar`: a st.progress it
+    moves). Raises scoring.slice_worker.SearchFailed when the worker ran out of memory or time."""
     key = search_key(an, questions, run, baseline, metric, settings)
 
     def build() -> SliceSearch:
-        data = W.inputs(questions, an.rows_of([run, baseline] if baseline else [run]), an.gold, run, metric, baseline)
-        return W.search(data, settings, progress=None if bar is None else
+        return W.search(inputs(an, questions, run, baseline, metric), settings, progress=None if bar is None else
                         (lambda f, what: bar.progress(min(1.0, f), text=what.capitalize() + "…")))
 
     return SEARCHES.get_or_build(key, build)
+
+
+def too_small(an, questions, run: str, baseline: str, metric: str, settings: W.Settings, page: str = "weak",
+              offer: bool = True) -> bool:
+    """When the run's questions come from fewer documents than one slice needs, say so -- with the
+    bundled campaign sample offered (`offer`: unless the page offers it already) -- and return True
+    (nothing to search)."""
+    why = W.too_small(inputs(an, questions, run, baseline, metric), settings)
+    if not why:
+        return False
+    st.info(f"Not enough evidence for the finder here: {why}. A slice is tested only with "
+            f"{settings.min_documents} documents or more, since documents are the unit of every test.",
+            icon=":material/info:")
+    link = campaign_offer(page, viewstate.view().data) if offer else ""
+    if link:
+        st.markdown(link)  # the app's own sentence and link (dashboard/core/samples.py)
+    elif offer:
+        st.caption("Open a benchmark with more documents (the bundled sample_runs/campaign has 40: start the app with "
+                   "--benchmark pointing at it, or add its folder to LENS_DATA_ROOTS).")
+    return True
+
+
+def computed(an, questions, run: str, baseline: str, metric: str, settings: W.Settings, text: str) -> SliceSearch | None:
+    """The search from the store, or computed now with a progress bar; None (and the reason shown) when
+    its worker ran out of memory or time."""
+    hit = cached(an, questions, run, baseline, metric, settings)
+    if hit is not None:
+        return hit
+    bar = st.progress(0.0, text=text)
+    try:
+        return compute(an, questions, run, baseline, metric, settings, bar)
+    except SearchFailed as exc:
+        st.error(f"The weak-slice search was stopped: {exc}.", icon=":material/error:")
+        return None
+    finally:
+        bar.empty()
+
+
+def answer(an, questions, run: str, baseline: str, metric: str, settings: W.Settings,
+           text: str) -> tuple[SliceSearch | None, W.Parts]:
+    """(the search, the finder's sentence) for a page that states the answer -- the Presentation: the
+    search from the store or computed now; no search (None) and the reason as the sentence when the
+    benchmark is too small or the search was stopped."""
+    hit = cached(an, questions, run, baseline, metric, settings)
+    if hit is None:
+        why = W.too_small(inputs(an, questions, run, baseline, metric), settings)
+        if why:
+            return None, W.small_sentence(why)
+        hit = computed(an, questions, run, baseline, metric, settings, text)
+        if hit is None:
+            return None, [("The weak-slice search was stopped", True), (" (the reason is above).", False)]
+    return hit, W.sentence(hit, run, METRIC_LABELS[metric], baseline)
 
 
 def found(an, run: str, baseline: str, metric: str, settings: W.Settings, questions=None,
           key: str = "weak_go") -> SliceSearch | None:
     """The search for this run, metric and settings: from the store, or computed when the button is
     pressed (with a progress bar); None until then. `questions`: the question frame the fields are
-    read from (with the saved slices and tags, dashboard.weak.saved_panel.questions_with_fields)."""
+    read from (with the saved slices and tags, dashboard.weak.saved_panel.questions_with_fields).
+    A benchmark with fewer documents than a slice needs is said so at once (no button)."""
     questions = an.questions if questions is None else questions
     hit = cached(an, questions, run, baseline, metric, settings)
     if hit is not None:
         return hit
+    if too_small(an, questions, run, baseline, metric, settings):
+        return None
     if not st.button("Find weak slices", type="primary", icon=":material/search:", key=key):
         st.info("The search runs on request: every conjunction of up to three conditions is tested against the rest "
                 "of the run, with documents as the unit. Press **Find weak slices**.")
         return None
-    bar = st.progress(0.0, text="Reading the questions…")
-    result = compute(an, questions, run, baseline, metric, settings, bar)
-    bar.empty()
-    return result
+    return computed(an, questions, run, baseline, metric, settings, "Reading the questions…")
+
+
+def table_config() -> dict:
+    """The weak-slice table's columns as every page shows them: p and q right after the interval, so
+    they stay in view at 1,400 px (fixed widths: the table scrolls sideways for the rest)."""
+    return {
+        "Rank": st.column_config.NumberColumn("#", width=40),
+        "Conditions": st.column_config.ListColumn("Conditions", width=320,
+                                                  help="a question is in the slice when every condition holds"),
+        W.INTERVAL: st.column_config.TextColumn("Gap [adjusted interval] (pp)", width=190, help=W.INTERVAL_HELP),
+        "p (one-sided)": st.column_config.NumberColumn("p", format="%.2g", width=70,
+                                                       help="one-sided: the slice is weaker than the rest"),
+        "q": st.column_config.NumberColumn(format="%.2g", width=70,
+                                           help="false-discovery-adjusted across every slice tested"),
+        "Questions": st.column_config.NumberColumn(width=80),
+        "Documents": st.column_config.NumberColumn(width=80),
+        "Excess failures": st.column_config.NumberColumn(format="%.1f", width=80, help="questions × (rest − slice)"),
+        "Explains": st.column_config.NumberColumn(width=70, help="significant slices folded under this one (listed below)"),
+        "Open in explorer": st.column_config.LinkColumn("Explorer", display_text="questions ↗", width=90),
+    }
+
+
+SHOWN = [c for c in W.TABLE_COLUMNS if c != "Gap (pp)"]  # the interval's text leads with the gap
 
 
 def show(result: SliceSearch, run: str, baseline: str, metric: str, saved=None) -> None:
-    """The count of slices tested, then the ranked table and the forest plot, or 'not enough evidence'."""
+    """The count of slices tested, the fields, then the ranked table and the forest plot, or 'not
+    enough evidence'."""
     c1, c2, c3 = st.columns(3)
     c1.metric("Slices tested", f"{result.tested:,}")
     c2.metric("Weak slices", f"{len(result.weak):,}", help="kept after folding the slices another one explains")
     c3.metric("Folded under them", f"{len(result.folded):,}")
     st.caption(md_escape(W.settings_text(result)))
-    if result.skipped_fields:
-        st.caption(md_escape("Not fields here (one value for every question): " + ", ".join(result.skipped_fields)))
+    st.caption(md_escape(W.fields_text(result)))
     if not result.weak:
-        where = "this run is weaker than the rest" if not baseline else "this run lost more to the baseline than elsewhere"
-        st.info(f"Not enough evidence: no slice where {where} beyond chance "
-                f"({result.tested:,} slices tested, {result.units:,} {result.unit}s as the unit).")
-        if result.tested == 0 and (offer := campaign_offer("weak", viewstate.view().data)):  # no slice had the documents
-            st.markdown(offer)  # the app's own sentence and link (dashboard/core/samples.py)
+        st.info(W.markdown(W.sentence(result, run, METRIC_LABELS[metric], baseline)))
         return
-    shown = [c for c in W.TABLE_COLUMNS if c != "Gap (pp)"]  # the interval's text leads with it
-    st.dataframe(W.table(result, run, baseline, saved, viewstate.view()), hide_index=True, key="weak_table", column_order=shown, column_config={
-        "Rank": st.column_config.NumberColumn(width="small"),
-        "Conditions": st.column_config.ListColumn("Conditions", width="large",
-                                                  help="field=value; a question is in the slice when all hold"),
-        W.INTERVAL: st.column_config.TextColumn(help="slice − rest of the run, percentage points, with its 95 % interval "
-                                                     "(cluster-robust, documents as the unit)"),
-        "Excess failures": st.column_config.NumberColumn(format="%.1f", help="questions × (rest − slice)"),
-        "p (one-sided)": st.column_config.NumberColumn(format="%.2g"),
-        "q": st.column_config.NumberColumn(format="%.2g", help="false-discovery-adjusted across every slice tested"),
-        "Explains": st.column_config.NumberColumn(help="significant slices folded under this one (listed below)"),
-        "Open in explorer": st.column_config.LinkColumn(display_text="questions ↗"),
-    })
+    st.markdown(W.markdown(W.sentence(result, run, METRIC_LABELS[metric], baseline)))
+    st.dataframe(W.table(result, run, baseline, saved, viewstate.view()), hide_index=True, key="weak_table", column_order=SHOWN,
+                 column_config=table_config())
+    st.download_button("Weak slices as CSV", W.csv_bytes(result), file_name=f"weak_slices_{run}.csv"[:120],
+                       mime="text/csv", icon=":material/download:", key="weak_csv", on_click="ignore",
+                       help="The command line's --weak-slices columns: gap = slice − rest; ci_low and ci_high are the "
+                            "intervals adjusted for the search (false-coverage rate), p one-sided, q adjusted.")
     st.plotly_chart(charts.forest(result, METRIC_LABELS[metric]), key="weak_forest")
     if result.folded:
         with st.expander(f"Folded slices ({len(result.folded):,}): what explains each"):

@@ -36,6 +36,7 @@ __all__ = ["NAME", "recognise", "load"]
 NAME = "longdocurl"
 RESULTS = re.compile(r"^results_(.+)\.jsonl$")
 TASK = "LongDocURL"
+_JUDGE_KEYS = ("pred", "extraction_response", "extraction_log")  # what the extractor left (the last two: VLMEvalKit's)
 
 
 def _looks_like(path: Path) -> bool:
@@ -113,7 +114,8 @@ def load(path: Path) -> SourceLoad:
                 out.problems.append(Problem.warning(shown, number, "score_v3", "a number in 0..1", f"{why} (no official score)",
                                                     kind="scores that are not numbers in 0..1"))
             run.rows.append(HarnessRow(qid=qid, prediction=to_str(obj.get("pred")), official=score, file=shown, line=number,
-                                       response=to_str(obj.get("detailed_response")), raw={"pred": obj.get("pred")}))
+                                       response=to_str(obj.get("detailed_response")),
+                                       raw={k: obj[k] for k in _JUDGE_KEYS if k in obj}))  # the judge's output (scoring/judge)
         out.runs.append(run)
     out.gold[TASK] = list(questions.values())
     return out
