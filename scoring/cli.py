@@ -116,7 +116,11 @@ def main(argv: list[str] | None = None, *, exit_when_done: bool = False) -> int:
 
 def run() -> int:
     """`python -m scoring` and the installed `docbench-score`: `main`, the process ending as soon
-    as the outputs are written."""
+    as the outputs are written. The run is supervised (scoring/guard.py): a file that takes more than
+    its read limits (LENS_READ_MEMORY, LENS_READ_BUDGET_S) is named and skipped, the rest scored."""
+    from . import guard
+
+    guard.supervise()
     return main(exit_when_done=True)
 
 
