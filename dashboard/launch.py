@@ -27,10 +27,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from dashboard.core import settings
-from dashboard.core.redact import redact_url
 from dashboard.core.settings import DATABASE_URL
 from dashboard.resources import APP, SETTINGS_HOME
 from scoring import __version__
+from scoring.redact import redact_url
 
 INTERRUPTED = 130  # the shell's exit status for a program stopped with Ctrl+C
 MAX_PORT = 65_535
@@ -79,7 +79,7 @@ def _absolute(path: str) -> str:
 def annotations_location(value: str) -> tuple[list[str], dict[str, str]]:
     """(the app's arguments, the server's environment) for `--annotations VALUE`: a file path or
     sqlite:///PATH -> `--annotations ABSOLUTE_PATH`; a postgresql:// (postgres://) URL ->
-    LENS_DATABASE_URL (never on a command line; the app reads it as dashboard.annotations.db does).
+    LENS_DATABASE_URL (never on a command line; the app reads it as dashboard.annotations.location does).
     ValueError, naming the URL without its password, for any other."""
     if "://" not in value:
         return ["--annotations", _absolute(value)], {}

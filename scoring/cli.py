@@ -102,7 +102,11 @@ def main(argv: list[str] | None = None, *, exit_when_done: bool = False) -> int:
               "(--profile mmlongbench-doc) and VLMEvalKit or LongDocURL outputs; XL-DocBench's answers are scored by "
               "its rules", file=sys.stderr)
         return gate.EXIT_USAGE
-    if gate.wants(args):  # the weak-slice finder and the regression gate (scoring/gate.py)
+    if gate.wants(args):  # the weak-slice finder and the regression gate (scoring/gate.py), the trend (trend_cli.py)
+        if args.trend:
+            from . import trend_cli
+
+            return trend_cli.run(args)
         return gate.run(args)
     # no reference cycles are made between loading and writing: the collector stays off for the
     # whole run (between the paused phases it would otherwise walk millions of records)
@@ -112,7 +116,11 @@ def main(argv: list[str] | None = None, *, exit_when_done: bool = False) -> int:
 
 def run() -> int:
     """`python -m scoring` and the installed `docbench-score`: `main`, the process ending as soon
-    as the outputs are written."""
+    as the outputs are written. The run is supervised (scoring/guard.py): a file that takes more than
+    its read limits (LENS_READ_MEMORY, LENS_READ_BUDGET_S) is named and skipped, the rest scored."""
+    from . import guard
+
+    guard.supervise()
     return main(exit_when_done=True)
 
 

@@ -16,13 +16,16 @@ questions together, so question-level resampling calls a handful of documents "s
     cluster_robust_se(d, clusters)     the CR1 standard error of a mean with documents as clusters
     detectable_gap(d, clusters)        the smallest gap detectable at 80 % power and the given confidence
     sign_flip_p(sums)                  the document-level test behind `paired_by_document`'s p
+    sign_flip_tail(T, sum S^2, ...)    its normal-tail approximation, for the checkpoint trends' many tests at once
     smallest_p(units)                  the smallest p that test can give on this many documents
 
-Two ways of drawing, both plain (bench/bench_stats.py measures them against the targets): an interval
-is the percentile interval of the bootstrap -- units (documents, or questions) drawn with replacement,
-by index, or as multinomial counts of the distinct units where that is the same distribution and
-cheaper; a p is the sign-flip test -- exact by convolution when the document sums are integers (0/1
-Accuracy), Monte Carlo sign vectors otherwise. No moment expansion, no normal tail.
+Plain ways of drawing only (bench/bench_stats.py measures them against the targets): an interval is
+the percentile interval of the bootstrap -- units (documents, or questions) drawn with replacement, by
+index, or as multinomial counts of the distinct units where that is the same distribution and
+cheaper; a p is the sign-flip test -- exact when the document sums are integers (0/1 Accuracy: by
+convolution) or few (every sign vector), Monte Carlo sign vectors otherwise. No comparison here takes
+a moment expansion or a normal tail (`sign_flip_tail` is the checkpoint trends' screen, refined exactly
+where it could decide).
 
 Edges: a NaN score never yields a p (`paired_by_document` refuses the comparison and says why in
 `Paired.refused`; `sign_flip_p` raises), and no p is ever 0: an exact p is at least the smallest the
@@ -128,7 +131,9 @@ def paired_bootstrap_rows(a_rows: Sequence[Sequence[float]] | np.ndarray, b_rows
 MIN_DOCUMENTS = 20  # fewer units than this: "too few documents to tell" (no interval is shown)
 POWER = 0.80  # the power `detectable_gap` is computed for
 DOCUMENT, QUESTION = "document", "question"
+EXACT_FLIPS = 16  # at most this many documents with a non-zero sum: every sign vector is enumerated
 EXACT_SUM_LIMIT = 200_000  # integer document sums whose absolute total is at most this: the sign-flip p is exact
+EXACT_LIMIT = 200  # the checkpoint trends refine their normal-tail p exactly up to this many documents moved
 MULTINOMIAL_COST = 25  # a multinomial count costs about as much as 25 index draws: counts when cheaper
 DRAWS_PER_BATCH = 2_000_000  # random numbers drawn at once (bounds memory)
 _BYTE_BITS = np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1).astype(float)  # 256 x 8, high bit first
@@ -273,6 +278,7 @@ def sign_flip_p(sums: Sequence[float] | np.ndarray, *, resamples: int = 10_000, 
     - Integer sums (0/1 Accuracy; absolute total <= EXACT_SUM_LIMIT): exact, by convolving each
       distinct |sum| v's contribution v * (2K - c), K ~ binomial(c, 1/2) over its c documents.
       With one question per document this is McNemar's exact test.
+    - At most EXACT_FLIPS documents with a non-zero sum: exact, over all 2^G sign vectors.
     - Otherwise (token F1, ANLS, a fractional Accuracy): `resamples` random sign vectors,
       p = (1 + #{|T*| >= |T|}) / (1 + resamples) -- never 0, at least 1/(resamples + 1); seeded. A
       vector is one random byte per 8 documents, and each byte's sum of the sums it puts on the +
@@ -304,6 +310,11 @@ def sign_flip_p(sums: Sequence[float] | np.ndarray, *, resamples: int = 10_000, 
         tt = int(round(t))
         p = float(pmf[: m - tt + 1].sum() + pmf[m + tt:].sum())
         return _floored(min(1.0, p / float(pmf.sum())), s.size), True
+    if s.size <= EXACT_FLIPS:
+        k = s.size
+        signs = ((np.arange(2 ** k)[:, None] >> np.arange(k)) & 1) * 2.0 - 1.0
+        tol = 1e-9 * max(1.0, t)
+        return float(np.count_nonzero(np.abs(signs @ s) >= t - tol)) / 2 ** k, True
     rng = np.random.default_rng(seed)
     R = int(resamples)
     groups = (s.size + 7) // 8
@@ -323,6 +334,29 @@ def sign_flip_p(sums: Sequence[float] | np.ndarray, *, resamples: int = 10_000, 
         plus = table[rng.integers(0, 256, size=(k, groups), dtype=np.uint8) + offsets].sum(axis=1)
         hits += int(np.count_nonzero(np.abs(2 * plus - total) >= t - tol))
     return (1 + hits) / (1 + R), False
+
+
+def sign_flip_tail(total: float | np.ndarray, sum_sq: float | np.ndarray, sum_fourth: float | np.ndarray,
+                   nonzero: int | np.ndarray) -> np.ndarray:
+    """The sign-flip test's two-sided p by its normal tail with the Edgeworth kurtosis term, for one or
+    many tests at once (arrays broadcast): T* = sum of the document sums S_g with random signs has mean
+    0, variance sum S^2 and excess kurtosis -2 sum S^4 / (sum S^2)^2, so P(|T*| >= |T|) ~
+    2 (1 - Phi(z) + phi(z) k (z^3 - 3z) / 24), z = |T| / sqrt(sum S^2) -- the checkpoint trends'
+    (scoring/trends.py) screen of every slice and candidate at once, which it refines exactly where a
+    p could decide (`sign_flip_p` itself never approximates).
+    Floored as the exact test is (`_floored`: never below what `nonzero` documents that differ can give);
+    1 where no document moved (sum S^2 = 0)."""
+    t = np.abs(np.asarray(total, dtype=float))
+    var = np.asarray(sum_sq, dtype=float)
+    moved = var > 0
+    safe = np.where(moved, var, 1.0)
+    z = t / np.sqrt(safe)
+    kurt = -2.0 * np.asarray(sum_fourth, dtype=float) / safe ** 2
+    tail = _stats.norm.sf(z) + _stats.norm.pdf(z) * kurt * (z ** 3 - 3 * z) / 24
+    p = np.clip(2 * tail, 0.0, 1.0)
+    k = np.asarray(nonzero, dtype=float)
+    floor = np.where(k < 2, 1.0, np.exp2(np.minimum(0.0, 1.0 - k)))
+    return np.where(moved & (t > 0), np.maximum(np.maximum(p, floor), math.ulp(0.0)), 1.0)
 
 
 @dataclass(frozen=True)

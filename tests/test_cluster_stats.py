@@ -160,17 +160,14 @@ def test_one_question_per_document_is_mcnemar():
         assert exact and p == pytest.approx(mcnemar_exact(only_a, only_b), rel=1e-9, abs=1e-15), (only_a, only_b)
 
 
-def test_sign_flip_of_fractional_sums_is_monte_carlo_around_the_enumerated_p():
-    # 0.5, 1.5, 2.5, 1.0: T = 5.5 is reached only by all + or all - -> exact p = 2/16 = 0.125; the
-    # Monte Carlo estimate from 20,000 sign vectors lies within 4 of its standard errors (0.0023)
-    p, exact = sign_flip_p([0.5, 1.5, 2.5, 1.0], resamples=20_000, seed=1)
-    assert not exact and p == pytest.approx(0.125, abs=4 * math.sqrt(0.125 * 0.875 / 20_000))
+def test_sign_flip_of_fractional_sums_enumerated_then_monte_carlo():
+    # 0.5, 1.5, 2.5, 1.0: T = 5.5 is reached only by all + or all - -> exact p = 2/16 = 0.125
+    assert sign_flip_p([0.5, 1.5, 2.5, 1.0]) == (0.125, True)  # 4 documents: all 16 sign vectors
     # 1.5, 0.5, -0.25: T = 1.75; |T*| over the 8 vectors: 2.25, 1.75, 1.25, 0.75 (each twice) -> 4/8 >= 1.75
-    p, _ = sign_flip_p([1.5, 0.5, -0.25], resamples=20_000, seed=2)
-    assert p == pytest.approx(0.5, abs=4 * math.sqrt(0.25 / 20_000))
-    # 0.5 on every one of 20 documents: T = 10 only when all agree -> p = 2^-19: no random vector reaches it
+    assert sign_flip_p([1.5, 0.5, -0.25]) == (0.5, True)
+    # 20 documents (beyond EXACT_FLIPS = 16): Monte Carlo; 0.5 on every one: T = 10 only when all agree -> p = 2^-19
     p, exact = sign_flip_p([0.5] * 19 + [0.75], resamples=20_000, seed=1)
-    assert not exact and p == pytest.approx(1 / 20_001)  # (1 + 0) / (1 + R): never 0
+    assert not exact and p == pytest.approx(1 / 20_001)  # no random sign vector reaches |T|: (1 + 0) / (1 + R)
     many = [0.5, 1.5, 2.5, 1.0] * 5  # T = 27.5; P(|T*| >= 27.5) estimated from 20,000 vectors
     p, exact = sign_flip_p(many, resamples=20_000, seed=1)
     signs = np.random.default_rng(7).choice([-1.0, 1.0], size=(200_000, 20))
