@@ -730,7 +730,7 @@ def _interval(a: Alarm, s: _Slice, before: int, seed: int) -> Alarm:
     w = min(k, before)
     diff = (A[K] - A[k]) / (K - k) - (A[k] - A[k - w]) / w  # per document: sums of the per-question differences
     if s.sizes.size >= 2 and np.any(diff != diff[0]):
-        means = cluster_bootstrap_means(diff, s.sizes, RESAMPLES, np.random.default_rng(seed), approximate=True)
+        means = cluster_bootstrap_means(diff, s.sizes, RESAMPLES, np.random.default_rng(seed))
         lo, hi = (float(v) for v in np.quantile(means, [0.025, 0.975]))
     else:
         lo = hi = a.gap
