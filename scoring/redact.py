@@ -84,10 +84,11 @@ def _redact_key_values(text: str) -> str:
     return _KEY_VALUE.sub(lambda m: m.group(1) + m.group(2) + MASK if is_secret_name(m.group(1)) else m.group(0), text)
 
 
-def redact(text: str, secrets: Iterable[str] = ()) -> str:
-    """`text` -- a message, an error, a log line -- with every URL in it (`scheme://` to the next
+def redact(text: object, secrets: Iterable[str] = ()) -> str:
+    """`text` -- a message, an error, a log line; any object, as its str() -- with every URL in it (`scheme://` to the next
     space) made `redact_url`, secret keys of connection strings outside URLs masked, and each of
     `secrets` (as given and percent-encoded, if at least MIN_SECRET characters) replaced by ***."""
+    text = str(text)
     for secret in sorted({s for given in secrets if given for s in (given, quote(given, safe=""), unquote(given))},
                          key=len, reverse=True):
         if len(secret) >= MIN_SECRET:
