@@ -80,10 +80,10 @@ def _seconds(text: str) -> float:
     return value
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(prog: str = "docbench-lens ingest") -> argparse.ArgumentParser:
     profiles = [*PROFILES, *HARNESS_PROFILES]
     ap = argparse.ArgumentParser(
-        prog="docbench-lens ingest",
+        prog=prog,
         description="Score runs and put them into the scored runs' store (DuckDB in the cache folder, or a team's DuckLake). "
                     "Each run is written whole in one transaction; the same file ingested again is a no-op; a changed "
                     "file becomes a new version of its run.",
@@ -120,11 +120,11 @@ def _say(out: TextIO, text: str) -> None:
 
 
 def main(argv: Sequence[str] | None = None, *, load: Loader | None = None, stdout: TextIO | None = None,
-         stderr: TextIO | None = None) -> int:
+         stderr: TextIO | None = None, prog: str = "docbench-lens ingest") -> int:
     """Run `docbench-lens ingest` with these arguments; `load` reads and scores the benchmark's files
     (dashboard.data.ingest.load: the app's own reading and scoring)."""
     out, err = stdout or sys.stdout, stderr or sys.stderr
-    ap = build_parser()
+    ap = build_parser(prog)
     try:
         args = ap.parse_args(list(sys.argv[1:] if argv is None else argv))
     except SystemExit as exc:
