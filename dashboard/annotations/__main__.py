@@ -64,14 +64,14 @@ def build_parser(prog: str = "python -m dashboard.annotations") -> argparse.Argu
                                  epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="command", required=True, metavar="{export,import}")
     ex = sub.add_parser("export", help="write the benchmark's annotations to a JSONL (or CSV) file",
-                        description="Write the benchmark's annotations to a JSONL (or CSV) file: one record per note, "
+                        description="Write the benchmark's annotations to a JSONL (or CSV) file: one record per note,\n"
                                     "correction or saved slice, keyed by the benchmark's identity (from its gold).",
                         epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     ex.add_argument("--benchmark", required=True, metavar="DIR", help="benchmark folder (its gold *.jsonl give its identity)")
     ex.add_argument("--output", required=True, metavar="FILE", help="file to write (a .csv name writes CSV)")
     ex.add_argument("--csv", action="store_true", help="write CSV instead of JSONL")
     im = sub.add_parser("import", help="merge a JSONL or CSV file of annotations into the database",
-                        description="Merge a file written by export (JSONL, or CSV by its .csv name) into the database: "
+                        description="Merge a file written by export (JSONL, or CSV by its .csv name) into the database:\n"
                                     "what is new is added, each bad record named on stderr.",
                         epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     im.add_argument("--benchmark", required=True, metavar="DIR", help="benchmark folder (its gold *.jsonl give its identity)")
