@@ -111,7 +111,7 @@ def _absolute(path: str) -> str:
 def annotations_location(value: str) -> tuple[list[str], dict[str, str]]:
     """(the app's arguments, the server's environment) for `--annotations VALUE`: a file path or
     sqlite:///PATH -> `--annotations ABSOLUTE_PATH`; a postgresql:// (postgres://) URL ->
-    LENS_DATABASE_URL (never on a command line; the app reads it as dashboard.annotations.db does).
+    LENS_DATABASE_URL (never on a command line; the app reads it as dashboard.annotations.location does).
     ValueError, naming the URL without its password, for any other."""
     if "://" not in value:
         return ["--annotations", _absolute(value)], {}

@@ -29,7 +29,7 @@ def whole(page, where: str, n: int) -> None:
 
 def test_try_again_is_whole_and_the_overview_says_the_database_is_away(tmp_path, mini_bench, browser):
     import pg_kit
-    from dashboard.annotations.db import AnnotationStore
+    from dashboard.annotations.store import AnnotationStore
 
     with pg_kit.running() as pg:
         where = pg.fresh_database("whole")

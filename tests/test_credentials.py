@@ -21,7 +21,9 @@ from app_kit import app_on
 from browser_kit import OUT, check_clean, open_page, settle
 from browser_kit import launch as browser
 from dashboard import launch
-from dashboard.annotations.db import AnnotationStore, AnnotationsUnavailable, InvalidInput, ServerLocation, shown_url
+from dashboard.annotations.errors import AnnotationsUnavailable, InvalidInput
+from dashboard.annotations.location import ServerLocation, shown_url
+from dashboard.annotations.store import AnnotationStore
 from dashboard.core.redact import MASK, redact, redact_url
 
 ROOT = Path(__file__).resolve().parent.parent

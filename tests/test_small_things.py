@@ -107,13 +107,13 @@ def test_the_overviews_failure_modes_say_the_database_cannot_be_reached(tmp_path
     says the database cannot be reached, with its reason (no password) and a Try again button -- not
     "No tagged notes yet" and a disabled import of the benchmark's notes, as before; back, it counts."""
     import pg_kit
-    from dashboard.annotations import db
-    from dashboard.annotations.db import AnnotationStore
+    from dashboard.annotations import store as annotations_store
     from dashboard.annotations.identity import benchmark_identity
+    from dashboard.annotations.store import AnnotationStore
     from scoring.loaders import load_gold
     from test_annotations_app import tiny_bench
 
-    monkeypatch.setattr(db, "DEFAULT_RETRY_INTERVAL", 0.0)  # the app's store tries the server again on every look
+    monkeypatch.setattr(annotations_store, "DEFAULT_RETRY_INTERVAL", 0.0)  # the app's store tries the server again on every look
     bench = tiny_bench(tmp_path)
     (bench / "annotations").mkdir()
     (bench / "annotations" / "annotations.jsonl").write_text("\n", encoding="utf-8")  # notes it ships: an import offer

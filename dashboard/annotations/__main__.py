@@ -22,9 +22,10 @@ from scoring.loaders import load_gold
 from scoring.model import GoldQuestion
 from scoring.problems import ERROR, LoadResult, Problem
 
-from .db import AnnotationStore, AnnotationsUnavailable, InvalidInput
+from .errors import AnnotationsUnavailable, InvalidInput
 from .exchange import RECOVER, import_file, records, write_export
 from .identity import benchmark_identity
+from .store import AnnotationStore
 
 USAGE, FAILED = 2, 1
 

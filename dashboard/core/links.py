@@ -52,7 +52,7 @@ LOCATION_FIELD = "answer_location"
 # The explorer's annotation-tag filter (dashboard/annotations: a tag, or "(untagged)") under the query key
 # `tag`; a chart slice of this field opens it.
 TAG_FIELD = "annotation_tag"
-# A saved slice (dashboard/annotations/db.py saved_slices, dashboard/weak/saved.py) by name, under the query
+# A saved slice (dashboard/annotations/store.py saved_slices, dashboard/weak/saved.py) by name, under the query
 # key `slice`: the explorer applies its filters (and keeps the name in the URL while they are unchanged).
 SAVED_KEY = "slice"
 # The Weak slices page's part (dashboard/views/weak.py): run, baseline (pair mode) and metric.

@@ -11,7 +11,7 @@ libpq connection string (`host=... password=...`); both drop
   it appears -- a driver's error may quote it.
 
 Standard library only; linear in the text (no regex that can backtrack over it). The one place a
-URL is made fit to show: the annotations database (dashboard/annotations/db.py), the launcher
+URL is made fit to show: the annotations database (dashboard/annotations/location.py), the launcher
 (dashboard/launch.py) and the pages call these.
 """
 

@@ -36,7 +36,7 @@ __all__ = ["FILES", "Source", "judged_runs", "run_answers", "run_model", "verdic
 FILES = "the run's own judge (its files)"
 COUNT_COLUMN = "Judge: no answer"
 SCORE_COLUMN = "Acc without them %"
-# the people's verdict a triage tag on an answer carries (dashboard/annotations/db.py DEFAULT_TAGS): the scorer
+# the people's verdict a triage tag on an answer carries (dashboard/annotations/records.py DEFAULT_TAGS): the scorer
 # was wrong on a right answer, or the model was wrong
 RIGHT_TAGS = frozenset({"format_only", "extraction_error"})
 WRONG_TAGS = frozenset({"hallucination", "reasoning_error", "wrong_page_retrieved", "reading_or_ocr_error",

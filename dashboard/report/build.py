@@ -286,7 +286,7 @@ def build_report(analysis: Analysis, runs: list[str], baseline: str | None = Non
     order they appear: the headline, where A is weakest (the finder: A against the rest of A, and with
     a baseline where A lost more to B), the flips (two runs or more), the ranks (three runs or more),
     the failures, the failure modes.
-    `saved`: the benchmark's saved slices (dashboard.annotations.db.SavedSlice), a breakdown field of the
+    `saved`: the benchmark's saved slices (dashboard.annotations.records.SavedSlice), a breakdown field of the
     per-slice table and of the finder; `searches`: finder results already made ((run, baseline) ->
     scoring.slices.SliceSearch, as the app's store keeps them), the rest computed here."""
     import plotly.offline
