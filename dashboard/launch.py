@@ -40,10 +40,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dashboard.core import settings
-from dashboard.core.redact import redact_url
 from dashboard.core.settings import DATABASE_URL
 from dashboard.resources import APP, SETTINGS_HOME
 from scoring import __version__
+from scoring.redact import redact_url
 
 if TYPE_CHECKING:
     from scoring.cli import Subcommand

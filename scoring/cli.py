@@ -94,7 +94,11 @@ def main(argv: Sequence[str] | None = None, *, exit_when_done: bool = False, pro
               "(--profile mmlongbench-doc) and VLMEvalKit or LongDocURL outputs; XL-DocBench's answers are scored by "
               "its rules", file=sys.stderr)
         return gate.EXIT_USAGE
-    if gate.wants(args):  # the weak-slice finder and the regression gate (scoring/gate.py)
+    if gate.wants(args):  # the weak-slice finder and the regression gate (scoring/gate.py), the trend (trend_cli.py)
+        if args.trend:
+            from . import trend_cli
+
+            return trend_cli.run(args)
         return gate.run(args)
     # no reference cycles are made between loading and writing: the collector stays off for the
     # whole run (between the paused phases it would otherwise walk millions of records)
@@ -104,7 +108,12 @@ def main(argv: Sequence[str] | None = None, *, exit_when_done: bool = False, pro
 
 def run(argv: Sequence[str] | None = None, prog: str | None = None, command: str = options.SCORE) -> int:
     """`python -m scoring`, the installed `docbench-score` and `docbench-lens score` (`slices`, `gate`):
-    `main`, the process ending as soon as the outputs are written."""
+    `main`, the process ending as soon as the outputs are written. The run is supervised
+    (scoring/guard.py): a file that takes more than its read limits (LENS_READ_MEMORY,
+    LENS_READ_BUDGET_S) is named and skipped, the rest scored."""
+    from . import guard
+
+    guard.supervise()
     if prog is None:  # `python -m scoring` runs scoring/__main__.py; `docbench-score` is itself
         name = Path(sys.argv[0]).name
         prog = "python -m scoring" if name in ("__main__.py", "") else name
@@ -139,11 +148,11 @@ def subcommands(ingest_load: Callable[[argparse.Namespace], Any] | None = None) 
         return ingest_main(argv, load=ingest_load, prog=prog)
 
     return [
-        Subcommand(options.SCORE, "score runs: reports, per-question CSV, weak slices, gate, judge",
+        Subcommand(options.SCORE, "score runs: reports, CSV, weak slices, gate, trend, judge",
                    partial(build_parser, command=options.SCORE), partial(_run_command, options.SCORE)),
         Subcommand(options.SLICES, "where one run is weak: slices tested with documents as the unit",
                    partial(build_parser, command=options.SLICES), partial(_run_command, options.SLICES)),
-        Subcommand(options.GATE, "fail CI when a run regressed against a baseline (exit 3/4)",
+        Subcommand(options.GATE, "fail CI on a regression: against a baseline, or checkpoints",
                    partial(build_parser, command=options.GATE), partial(_run_command, options.GATE)),
         Subcommand("ingest", "put scored runs into the engine's store (DuckDB or a DuckLake)", engine_parser, ingest),
     ]

@@ -62,10 +62,13 @@ GATE_OPTIONS = ("baseline", "compare_json", "min_gap", "gate_metric", "inconclus
 TAKES: dict[str, frozenset[str]] = {SLICES: frozenset(INPUTS + FINDER), GATE: frozenset(INPUTS + GATE_OPTIONS)}
 IMPLIED: dict[str, dict[str, Any]] = {GATE: {"fail_on_regression": True}}
 REQUIRED: dict[str, frozenset[str]] = {SLICES: frozenset({"weak_slices"})}
-ONE_RUN = ("a prediction file, an MMLongBench-Doc result file or a harness output (one run's file or folder: an lmms-eval "
-           "model folder or samples file, a VLMEvalKit model folder or table, LongDocURL's results_<model>.jsonl)")
-HELP: dict[str, dict[str, str]] = {SLICES: {"predictions": f"the run: {ONE_RUN}"},
-                                   GATE: {"predictions": f"the new run: {ONE_RUN}"}}
+ONE_RUN = ("a prediction file, an MMLongBench-Doc result file, or one run's harness output (an lmms-eval model folder or "
+           "samples file, a VLMEvalKit model folder or table, LongDocURL's results_<model>.jsonl)")
+HELP: dict[str, dict[str, str]] = {
+    SLICES: {"predictions": f"the run: {ONE_RUN}"},
+    GATE: {"predictions": f"the new run (with --baseline): {ONE_RUN}; or a training run's checkpoints (with --trend): "
+                          "prediction or result files, or harness outputs holding them"},
+}
 # --profile's default per kind
 PROFILE_DEFAULT = {BENCHMARK: DEFAULT_PROFILE, MMLONGBENCH: MMLONGBENCH_PROFILE, HARNESS: None}
 
@@ -178,13 +181,14 @@ def declared() -> Recorder:
 DESCRIPTIONS = {
     SCORE: "Score document-QA runs: the JSON report, the per-question CSV and the headline numbers; a run's weak "
            "slices (--weak-slices), its comparison with a baseline and the regression gate (--baseline, "
-           "--fail-on-regression), an LLM judge (--judge-url).",
+           "--fail-on-regression), a training run's checkpoints (--trend), an LLM judge (--judge-url).",
     SLICES: "Where is one run weak? Every slice (one to three conditions field=value) tested against the rest of "
             "the run with documents as the unit, the false-discovery rate controlled across all of them, intervals "
             "adjusted for the search; the kept slices written as CSV. The same as `score ... --weak-slices CSV`.",
-    GATE: "Did the new run regress against the baseline? Both scored, compared on the questions both answered with "
-          "documents as the unit, overall and per slice; exit 3 on a regression, 4 when a drop cannot be tested. "
-          "The same as `score ... --baseline OLD --fail-on-regression`.",
+    GATE: "Did the new run regress against the baseline (--baseline OLD: both compared on the questions both "
+          "answered, documents as the unit, overall and per slice), or a training run's checkpoints drop for good "
+          "(--trend CSV: every checkpoint of the series as --predictions)? Exit 3 on a regression, 4 when a drop cannot "
+          "be tested. The same as `score ... --fail-on-regression` with --baseline or --trend.",
 }
 
 
@@ -319,7 +323,6 @@ def parse(argv: Sequence[str], prog: str = "python -m scoring", command: str = S
             setattr(args, o.dest, o.kwargs.get("default", False if o.kwargs.get("action") == "store_true" else None))
     for dest, value in IMPLIED.get(command, {}).items():
         setattr(args, dest, value)
-    if command == GATE and not args.baseline and not getattr(args, "trend", None):
-        view.error("the gate compares the run with --baseline OLD" + (" (or a training run's checkpoints: --trend CSV)"
-                                                                       if hasattr(args, "trend") else ""))
+    if command == GATE and not args.baseline and not args.trend:
+        view.error("the gate compares the run with --baseline OLD (or a training run's checkpoints: --trend CSV)")
     return args, kind

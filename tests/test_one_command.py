@@ -241,6 +241,14 @@ def test_slices_is_score_with_weak_slices(benchmarks, kind, tmp_path):
     assert done.returncode == 0 and "weak slices (accuracy)" in done.stdout, done.stdout + done.stderr
 
 
+def test_gate_on_checkpoints_is_score_with_trend_and_fail_on_regression(tmp_path):
+    campaign = SAMPLE / "campaign"  # ten checkpoints, one lasting drop planted from step 740 on
+    inputs = ["--gold-files", str(campaign / "qa_single_doc.jsonl"), "--predictions",
+              *map(str, sorted((campaign / "runs").glob("ckpt-*.jsonl"))), "--trend", "{out}/trend.csv"]
+    done = _same(["-m", "scoring", *inputs, "--fail-on-regression"], lens("gate", *inputs), tmp_path / "a", tmp_path / "b")
+    assert done.returncode == 3 and "ALARM: reasoning_type=aggregation" in done.stdout, done.stdout + done.stderr
+
+
 def test_gate_and_slices_take_only_their_options(benchmarks, tmp_path):
     gold, old, new = benchmarks["benchmark"]
     no_baseline = run(lens("gate", *gold, "--predictions", str(new)))

@@ -20,7 +20,6 @@ import pandas as pd
 
 from dashboard.core import settings
 from dashboard.data.workspace import Workspace
-from dashboard.disagreement.frames import JUDGE_DISAGREES, category_label, slice_labels
 from scoring.judge.agreement import Agreement, agreement, by_decile
 from scoring.judge.answers import JudgedAnswer, answers_of_results, answers_of_run, judged_family, rules_right
 from scoring.judge.cache import ReplyCache
@@ -170,6 +169,8 @@ def confusion_frame(frame: pd.DataFrame) -> tuple[pd.DataFrame, Agreement]:
 
 def slice_table(frame: pd.DataFrame, questions: pd.DataFrame, field_name: str) -> pd.DataFrame:
     """Judge against rules per label of a breakdown field (an answer under each of its labels)."""
+    from dashboard.disagreement.frames import slice_labels  # here: the overview reads judge_board, not the page
+
     labels = slice_labels(questions, field_name)
     merged = frame.merge(labels, on="question_id", how="inner")
     rows = [{"Slice": label, **agreement_row(_both(part))} for label, part in merged.groupby("label", sort=True)]
@@ -187,6 +188,8 @@ def length_table(frame: pd.DataFrame) -> pd.DataFrame:
 def disagreements(frame: pd.DataFrame) -> pd.DataFrame:
     """The answers where the judge and the rules disagree, with the disagreement's reason and the reply."""
     part = frame[frame["judge_right"] != frame["rules_right"]]
+    from dashboard.disagreement.frames import JUDGE_DISAGREES, category_label  # as above
+
     reason = [f"{category_label(JUDGE_DISAGREES)}: the judge says {j}, the rules {'right' if r else 'not right'}"
               for j, r in zip(part["judge"], part["rules_right"])]
     return pd.DataFrame({"question_id": part["question_id"], "reason": reason, "judge's answer": part["answer"],
