@@ -132,21 +132,6 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
                         "the file names: checkpoint-1200, ckpt-0520, step_3000, global_step3000)")
 
 
-def option_values(argv: Sequence[str], option: str) -> list[str]:
-    """The values an option is given on a command line not parsed yet (`--x a b` and `--x=a`): how
-    `python -m scoring` tells which profile's command line to hand it to."""
-    out: list[str] = []
-    for k, arg in enumerate(argv):
-        if arg == option:
-            for value in argv[k + 1:]:
-                if value.startswith("--"):
-                    break
-                out.append(value)
-        elif arg.startswith(option + "="):
-            out.append(arg.split("=", 1)[1])
-    return out
-
-
 def wants(args: argparse.Namespace) -> bool:
     """Whether the command line asked for the finder, the gate or the trend (then the gate's path does the work)."""
     return bool(args.weak_slices or args.baseline or args.compare_json or args.fail_on_regression or args.trend
