@@ -214,9 +214,12 @@ def strings_bomb_xlsx(folder: Path, inflated: int = 250 << 20) -> Path:
 
 def peak_of(code: str, env: dict[str, str] | None = None, timeout: float = 300.0) -> tuple[int, str]:
     """Run `code` with this Python in a fresh process (cwd: the repository); (its own peak resident
-    memory in MB, what it printed). The hang guard is `timeout` seconds."""
-    probe = code + ("\nimport resource as _r, sys as _s\n"
-                    "print('PEAK_KB', _r.getrusage(_r.RUSAGE_SELF).ru_maxrss, file=_s.stderr)\n")
+    memory in MB, what it printed). The hang guard is `timeout` seconds. The peak is VmHWM of the process's
+    own address space: Linux carries ru_maxrss across exec, so getrusage would report the test process's
+    size at the fork (971 MB late in a full run) as this process's peak."""
+    probe = code + ("\nimport sys as _s\n"
+                    "_hwm = next(l for l in open('/proc/self/status') if l.startswith('VmHWM:'))\n"
+                    "print('PEAK_KB', _hwm.split()[1], file=_s.stderr)\n")
     full = {**os.environ, **(env or {})}
     proc = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, env=full, capture_output=True, text=True,
                           timeout=timeout)
