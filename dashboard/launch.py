@@ -27,10 +27,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from dashboard.core import settings
-from dashboard.core.redact import redact_url
 from dashboard.core.settings import DATABASE_URL
 from dashboard.resources import APP, SETTINGS_HOME
 from scoring import __version__
+from scoring.redact import redact_url
 
 INTERRUPTED = 130  # the shell's exit status for a program stopped with Ctrl+C
 MAX_PORT = 65_535

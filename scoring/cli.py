@@ -102,7 +102,11 @@ def main(argv: list[str] | None = None, *, exit_when_done: bool = False) -> int:
               "(--profile mmlongbench-doc) and VLMEvalKit or LongDocURL outputs; XL-DocBench's answers are scored by "
               "its rules", file=sys.stderr)
         return gate.EXIT_USAGE
-    if gate.wants(args):  # the weak-slice finder and the regression gate (scoring/gate.py)
+    if gate.wants(args):  # the weak-slice finder and the regression gate (scoring/gate.py), the trend (trend_cli.py)
+        if args.trend:
+            from . import trend_cli
+
+            return trend_cli.run(args)
         return gate.run(args)
     # no reference cycles are made between loading and writing: the collector stays off for the
     # whole run (between the paused phases it would otherwise walk millions of records)

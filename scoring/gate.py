@@ -62,7 +62,8 @@ exit codes:
   1  input: nothing could be scored (no gold question, no prediction of a gold question, an
      unreadable file), or an output could not be written when no verdict was asked for
   2  usage: an unknown option or a bad value
-  3  regression (--fail-on-regression): see "what the gate tests"
+  3  regression (--fail-on-regression): see "what the gate tests"; with --trend, a real,
+     lasting drop larger than --min-gap (see "what the trend tests")
   4  inconclusive (--fail-on-regression): a gate metric dropped by more than --min-gap, but the
      documents cannot test it: even the smallest p they can give is not below the level (5
      documents: 2/2^5 = 0.0625 > 0.05); prints INCONCLUSIVE: <metric> dropped by X points on N
@@ -83,6 +84,17 @@ what the gate tests (--baseline with --fail-on-regression):
     (--fdr-method by: Benjamini-Yekutieli) across the slices of each metric; a slice with fewer
     documents is neither tested nor counted in the family.
   A p below 1e-16 is printed "< 1e-16"; no p is ever printed as 0.
+
+what the trend tests (--trend, the --predictions runs ordered by checkpoint step):
+  for the whole benchmark ("overall") and every slice of one or two conditions holding at least
+  --min-documents documents, and every candidate checkpoint k with one checkpoint before it and
+  two from it on: three paired sign-flip tests by document against the mean of the up to 3
+  checkpoints before k -- the mean of k..latest, checkpoint k itself and the latest checkpoint
+  are all lower; p is the largest of the three. An alarm: q < --fdr by Benjamini-Hochberg across
+  slices x candidates x --gate-metric metrics. One bad checkpoint followed by recovery raises
+  nothing (the latest is not lower); a drop seen only at the latest checkpoint waits for the next.
+  Exit 4 (inconclusive): the latest checkpoint is more than --min-gap below the ones before it and
+  the benchmark's documents cannot test a drop at all.
 """
 
 
@@ -111,6 +123,14 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
                    help="the metrics the gate checks (default: accuracy token_f1 anls)")
     g.add_argument("--inconclusive", choices=("fail", "pass"), default="fail",
                    help=f"a drop the documents cannot test: fail (exit {EXIT_INCONCLUSIVE}, default) or pass with a warning")
+    t = ap.add_argument_group("checkpoint trend (scoring/trend_cli.py)")
+    t.add_argument("--trend", metavar="CSV",
+                   help="order the --predictions runs by checkpoint step and write one row per real, lasting drop "
+                        "(slice, metric, step, before, after, gap, interval, p, q, documents) to this CSV; with "
+                        f"--fail-on-regression exit {EXIT_REGRESSION} when a drop is larger than --min-gap")
+    t.add_argument("--steps", metavar="FILE",
+                   help="a CSV with columns run, step (and series) giving each run's checkpoint step (default: read from "
+                        "the file names: checkpoint-1200, ckpt-0520, step_3000, global_step3000)")
 
 
 def option_values(argv: Sequence[str], option: str) -> list[str]:
@@ -129,16 +149,24 @@ def option_values(argv: Sequence[str], option: str) -> list[str]:
 
 
 def wants(args: argparse.Namespace) -> bool:
-    """Whether the command line asked for the finder or the gate (then the gate's path does the work)."""
-    return bool(args.weak_slices or args.baseline or args.compare_json or args.fail_on_regression)
+    """Whether the command line asked for the finder, the gate or the trend (then the gate's path does the work)."""
+    return bool(args.weak_slices or args.baseline or args.compare_json or args.fail_on_regression or args.trend
+                or args.steps)
 
 
 def refusal(args: argparse.Namespace) -> str | None:
-    """Why the finder's and the gate's options cannot be used as given (a usage error), or None."""
-    if (args.compare_json or args.fail_on_regression) and not args.baseline:
-        return "--compare-json and --fail-on-regression need --baseline"
-    if len(args.predictions) != 1:
-        return "--weak-slices and --baseline take exactly one --predictions file"
+    """Why the finder's, the gate's and the trend's options cannot be used as given (a usage error), or None."""
+    if args.trend:
+        if args.baseline or args.compare_json or args.weak_slices:
+            return ("--trend compares a series' checkpoints with each other: --baseline, --compare-json and "
+                    "--weak-slices are asked for in a command line of their own")
+    elif args.steps:
+        return "--steps orders the runs of --trend: give --trend OUT.csv too"
+    else:
+        if (args.compare_json or args.fail_on_regression) and not args.baseline:
+            return "--compare-json and --fail-on-regression need --baseline"
+        if len(args.predictions) != 1:
+            return "--weak-slices and --baseline take exactly one --predictions file"
     if not 0 < args.fdr < 1:
         return f"--fdr must be between 0 and 1, got {args.fdr}"
     if args.min_gap < 0:
@@ -178,7 +206,24 @@ def print_run(run: Any, name: str) -> None:
           f"Accuracy {o['accuracy'] * 100:.2f}%, Token F1 {o['token_f1'] * 100:.2f}%, ANLS {o['anls'] * 100:.2f}%")
 
 
-def _score(args: argparse.Namespace, gold: list, path: str, name: str, profile: Any, write: bool) -> Any:
+def load_gold_items(args: argparse.Namespace, profile: Any) -> list | None:
+    """The gold questions of --gold-files (else --data-dir's, else ./data's default files), their problems
+    printed; None, the error said, when none could be loaded."""
+    from .loaders import load_gold, reads_as_release
+    from .problems import summarise
+
+    paths = [Path(f) for f in args.gold_files] if args.gold_files else [
+        (Path(args.data_dir) if args.data_dir else Path.cwd() / "data") / f for f in ("qa_single_doc.jsonl", "qa_cross_doc.jsonl")]
+    gold = load_gold(paths, release=reads_as_release(profile))
+    for p in summarise(gold.problems):
+        print(p, file=sys.stderr)
+    if not gold.items:
+        print("ERROR: no gold question could be loaded", file=sys.stderr)
+        return None
+    return list(gold.items)
+
+
+def score_run(args: argparse.Namespace, gold: list, path: str, name: str, profile: Any, write: bool) -> Any:
     """A run scored as the plain command line scores it (None when its predictions cannot be read)."""
     from .evaluate import evaluate
     from .loaders import load_predictions, reads_as_release
@@ -206,25 +251,19 @@ def _score(args: argparse.Namespace, gold: list, path: str, name: str, profile: 
 
 
 def run(args: argparse.Namespace) -> int:
-    """XL-DocBench (and DocVQA-style gold): score the run(s), then `finish`; the exit code."""
+    """XL-DocBench (and DocVQA-style gold): score the run(s), then `finish`; the exit code. (--trend is
+    scoring/trend_cli.py's: `python -m scoring` hands it there.)"""
     why = refusal(args)
     if why:
         print(f"ERROR: {why}", file=sys.stderr)
         return EXIT_USAGE
-    from .loaders import load_gold, reads_as_release
-    from .problems import summarise
     from .profiles import get_profile
 
     profile = get_profile(args.profile)
-    paths = [Path(f) for f in args.gold_files] if args.gold_files else [
-        (Path(args.data_dir) if args.data_dir else Path.cwd() / "data") / f for f in ("qa_single_doc.jsonl", "qa_cross_doc.jsonl")]
-    gold = load_gold(paths, release=reads_as_release(profile))
-    for p in summarise(gold.problems):
-        print(p, file=sys.stderr)
-    if not gold.items:
-        print("ERROR: no gold question could be loaded", file=sys.stderr)
+    gold = load_gold_items(args, profile)
+    if gold is None:
         return EXIT_INPUT
-    new = _score(args, gold.items, args.predictions[0], Path(args.predictions[0]).stem, profile, write=True)
+    new = score_run(args, gold, args.predictions[0], Path(args.predictions[0]).stem, profile, write=True)
     if new is None:
         return EXIT_INPUT
     if not answered(new):
@@ -233,10 +272,10 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_INPUT
     old = None
     if args.baseline:
-        old = _score(args, gold.items, args.baseline, Path(args.baseline).stem, profile, write=False)
+        old = score_run(args, gold, args.baseline, Path(args.baseline).stem, profile, write=False)
         if old is None:
             return EXIT_INPUT
-    return finish(args, new, old, gold_count=len(gold.items))
+    return finish(args, new, old, gold_count=len(gold))
 
 
 # ----------------------------------------------------------------------------- every profile's last steps
@@ -248,7 +287,7 @@ def _why(exc: OSError) -> str:
     return f"{exc.filename or ''}{': ' if exc.filename else ''}{exc.strerror or exc}"
 
 
-def _write_text(path: str, text: str, what: str) -> bool:
+def write_text(path: str, text: str, what: str) -> bool:
     """Write an output; on failure one sentence on stderr (no traceback) and False."""
     out = Path(path)
     try:
@@ -281,7 +320,7 @@ def finish(args: argparse.Namespace, new: Any, old: Any | None, *, gold_count: i
     comparison["gate"] = decide(comparison, min_gap=args.min_gap, level=args.fdr, metrics=args.gate_metric)
     if args.compare_json:
         text = json.dumps(comparison, indent=2, ensure_ascii=False) + "\n"
-        wrote = _write_text(args.compare_json, text, "the comparison (--compare-json)") and wrote
+        wrote = write_text(args.compare_json, text, "the comparison (--compare-json)") and wrote
     print(f"compared on {len(pairs):,} shared questions of {gold_count:,} (the new run answered {answered(new):,}, "
           f"the baseline {answered(old):,}; a question only one of them answered is not compared)")
     if differing:
@@ -366,7 +405,7 @@ def _write_weak_slices(args: argparse.Namespace, run: Any) -> bool:
                               min_questions=args.min_questions, min_documents=args.min_documents)
     text = csv_string(([row[k] for k in CSV_COLUMNS] for row in slice_rows(search)), CSV_COLUMNS,
                       float_format=lambda v: format(v, ".6g"))  # numbers as numbers, slice names spreadsheet-safe
-    wrote = _write_text(args.weak_slices, text, "the weak slices (--weak-slices)")
+    wrote = write_text(args.weak_slices, text, "the weak slices (--weak-slices)")
     print(f"weak slices ({args.slice_metric}): {search.summary()}")
     print(f"  {search.fields_text()}")
     if search.weak:

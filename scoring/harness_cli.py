@@ -22,7 +22,9 @@ Exit 1 with `ERROR: …` when nothing could be read or scored.
 --weak-slices, --baseline, --compare-json and --fail-on-regression (scoring/gate.py) work on one run on
 each side (`_gate`): each scored by its profile on the questions it answered, against the benchmark's
 gold when --gold-files joins it (its documents are then the units), with the same outputs and exit
-codes as on XL-DocBench."""
+codes as on XL-DocBench. --trend (scoring/trend_cli.py) takes every run the --predictions hold as a
+checkpoint (`_trend`), its step read from --steps, lmms-eval's model arguments or VLMEvalKit's model
+folder."""
 
 from __future__ import annotations
 
@@ -86,7 +88,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     code = _rescore_all(args)
     if code or not asks_gate:
         return code
-    return _gate(args)
+    return _trend(args) if args.trend else _gate(args)
 
 
 def _open(value: str) -> SourceLoad | None:
@@ -398,6 +400,40 @@ def _gate(args: argparse.Namespace) -> int:
             return got
         old = got[0]
     return gate.finish(args, new[0], old, gold_count=new[1])
+
+
+def _trend(args: argparse.Namespace) -> int:
+    """--trend on harness runs (scoring/trend_cli.py): every run the --predictions hold is a checkpoint, its
+    step from --steps, else from its model arguments (lmms-eval: `pretrained=/ckpt/run7/checkpoint-1200`)
+    or its model folder (VLMEvalKit), else its name; each scored as `_gate_run` scores one."""
+    from . import trend_cli
+    from .evaluate import evaluate
+
+    gold_paths = [Path(f) for f in args.gold_files or ()]
+    found: dict[str, tuple[SourceLoad, Any]] = {}
+    for value in args.predictions:
+        src = _open(value)
+        if src is None:
+            return gate.EXIT_INPUT
+        for run in src.runs:
+            if args.all_evals or not run.older:
+                found.setdefault(run.name, (src, run))
+    hints = {name: [h for h in (run.model_args, run.model) if h] for name, (_, run) in found.items()}
+
+    def score(name: str) -> tuple[Any, list] | int:
+        src, run = found[name]
+        profile = args.profile or own_profile(run)
+        if not profile:
+            print(f"ERROR: {run.name}: no profile scores {run.harness} runs yet; --profile names one", file=sys.stderr)
+            return gate.EXIT_INPUT
+        gold, preds = _gold_and_answers(src, run, gold_paths, say=False)
+        scored = evaluate(gold, preds, profile=profile, ignore_missing=True, name=name, workers=1) if gold and preds else None
+        if scored is None or not scored.results:
+            print(f"ERROR: no answer of {name} could be scored", file=sys.stderr)
+            return gate.EXIT_INPUT
+        return scored, gold
+
+    return trend_cli.order_and_score(args, list(found), hints, score)
 
 
 def _gate_run(args: argparse.Namespace, value: str, gold_paths: list[Path], option: str) -> tuple[Any, int] | int:

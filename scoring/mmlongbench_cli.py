@@ -18,7 +18,7 @@ of its `run_api.py` (load_results: joined by position, else by doc_id and questi
 
 --weak-slices, --baseline, --compare-json and --fail-on-regression (scoring/gate.py) work here as on
 XL-DocBench, with one result file on each side, documents being the PDFs (`doc_id`): the same outputs
-and exit codes. `python -m scoring` hands a command line here also without --profile when its gold is
+and exit codes; --trend (scoring/trend_cli.py) takes each result file as a checkpoint. `python -m scoring` hands a command line here also without --profile when its gold is
 a samples.json.
 
 --judge-url URL --judge-model NAME [--judge-prompt FILE] [--judge-cache DIR] (scoring/judge/cli.py) asks
@@ -131,6 +131,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.judge = judge_cli.open_judge(args, [samples])
         if args.judge is None:
             return 1
+    if args.trend:
+        return _trend(args, gold.items)
     if asks_gate:
         return _gate(args, gold.items)
     several = len(args.predictions) > 1
@@ -224,6 +226,28 @@ def _gate(args: argparse.Namespace, gold: Sequence[GoldQuestion]) -> int:
         if old is None:
             return gate.EXIT_INPUT
     return gate.finish(args, new, old, gold_count=len(gold))
+
+
+def _trend(args: argparse.Namespace, gold: Sequence[GoldQuestion]) -> int:
+    """--trend on result files (scoring/trend_cli.py): each file a checkpoint, named by its file (steps from
+    the names, `res_checkpoint-1200.json`, or --steps by those names without `.json`)."""
+    from . import trend_cli
+
+    path_of = {Path(p).stem: Path(p) for p in args.predictions}
+    if len(path_of) != len(args.predictions):
+        print("ERROR: several result files share a name; each run is named by its file", file=sys.stderr)
+        return gate.EXIT_USAGE
+
+    def score(name: str) -> tuple[RunResult, list] | int:
+        res = load_results(path_of[name], gold)
+        for p in summarise(res.problems):
+            print(p, file=sys.stderr)
+        if not res.items:
+            print(f"ERROR: no prediction could be loaded from {path_of[name]}", file=sys.stderr)
+            return gate.EXIT_INPUT
+        return score_file(gold, res), list(gold)
+
+    return trend_cli.order_and_score(args, list(path_of), {}, score)
 
 
 def score_file(gold: Sequence[GoldQuestion], res: ResultsLoad) -> RunResult:

@@ -17,6 +17,7 @@ questions together, so question-level resampling calls a handful of documents "s
     cluster_robust_se(d, clusters)     the CR1 standard error of a mean with documents as clusters
     detectable_gap(d, clusters)        the smallest gap detectable at 80 % power and the given confidence
     sign_flip_p(sums)                  the document-level test behind `paired_by_document`'s p
+    sign_flip_tail(T, sum S^2, ...)    its normal-tail approximation, for many tests at once
     smallest_p(units)                  the smallest p that test can give on this many documents
 
 Edges: a NaN score never yields a p (`paired_by_document` refuses the comparison and says why in
@@ -403,11 +404,7 @@ def sign_flip_p(sums: Sequence[float] | np.ndarray, *, resamples: int = 10_000, 
         return float(np.count_nonzero(np.abs(signs @ s) >= t - tol)) / 2 ** k, True
     if approximate and s.size > EXACT_LIMIT:
         s2 = s * s
-        var = float(s2.sum())
-        z = t / math.sqrt(var)
-        kurt = -2.0 * float(np.dot(s2, s2)) / var ** 2
-        tail = float(_stats.norm.sf(z) + _stats.norm.pdf(z) * kurt * (z ** 3 - 3 * z) / 24)
-        return _floored(min(1.0, max(0.0, 2 * tail)), s.size), False
+        return float(sign_flip_tail(t, float(s2.sum()), float(np.dot(s2, s2)), s.size)), False
     rng = np.random.default_rng(seed)
     R = int(resamples)
     hits = 0
@@ -420,6 +417,28 @@ def sign_flip_p(sums: Sequence[float] | np.ndarray, *, resamples: int = 10_000, 
         bits = np.unpackbits(rng.integers(0, 256, size=(k, (s.size + 7) // 8), dtype=np.uint8), axis=1, count=s.size)
         hits += int(np.count_nonzero(np.abs(2 * (bits.astype(np.float64) @ s) - total) >= t - tol))
     return (1 + hits) / (1 + R), False
+
+
+def sign_flip_tail(total: float | np.ndarray, sum_sq: float | np.ndarray, sum_fourth: float | np.ndarray,
+                   nonzero: int | np.ndarray) -> np.ndarray:
+    """The sign-flip test's two-sided p by its normal tail with the Edgeworth kurtosis term, for one or
+    many tests at once (arrays broadcast): T* = sum of the document sums S_g with random signs has mean
+    0, variance sum S^2 and excess kurtosis -2 sum S^4 / (sum S^2)^2, so P(|T*| >= |T|) ~
+    2 (1 - Phi(z) + phi(z) k (z^3 - 3z) / 24), z = |T| / sqrt(sum S^2) -- `sign_flip_p`'s approximation
+    beyond EXACT_LIMIT documents, and the checkpoint trends' (scoring/trends.py) for every slice at once.
+    Floored as the exact test is (`_floored`: never below what `nonzero` documents that differ can give);
+    1 where no document moved (sum S^2 = 0)."""
+    t = np.abs(np.asarray(total, dtype=float))
+    var = np.asarray(sum_sq, dtype=float)
+    moved = var > 0
+    safe = np.where(moved, var, 1.0)
+    z = t / np.sqrt(safe)
+    kurt = -2.0 * np.asarray(sum_fourth, dtype=float) / safe ** 2
+    tail = _stats.norm.sf(z) + _stats.norm.pdf(z) * kurt * (z ** 3 - 3 * z) / 24
+    p = np.clip(2 * tail, 0.0, 1.0)
+    k = np.asarray(nonzero, dtype=float)
+    floor = np.where(k < 2, 1.0, np.exp2(np.minimum(0.0, 1.0 - k)))
+    return np.where(moved & (t > 0), np.maximum(np.maximum(p, floor), math.ulp(0.0)), 1.0)
 
 
 @dataclass(frozen=True)

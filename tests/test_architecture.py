@@ -15,7 +15,8 @@
     2 documents   PDF and OCR access: pdf, ocr, pagetext, guard
     3 data        the workspace (finding and loading a benchmark's files) and the Data page's frames
     4 shell       the Streamlit session: view and URL, caches, scoring, output; imports no feature
-    5 features    evidence, annotations, explorer, disagreement, overview, weak, compare, judge: pure
+    5 features    evidence, annotations, explorer, disagreement, overview, weak, compare, judge, trends,
+                  matrix: pure
                   helpers and the feature's Streamlit panel.py
     6 report      the stakeholder report, built from the comparison's and the evidence's helpers
     7 session     loading a session's context (applies the annotations' gold corrections)
@@ -50,11 +51,12 @@ SCORING = ROOT / "scoring"
 DASHBOARD = ROOT / "dashboard"
 
 UI_FRAMEWORKS = ("streamlit", "plotly", "pandas", "pymupdf")
-FEATURES = ("evidence", "compare", "report", "disagreement", "explorer", "overview", "data", "annotations", "weak", "judge")
+FEATURES = ("evidence", "compare", "report", "disagreement", "explorer", "overview", "data", "annotations", "weak", "judge",
+            "trends", "matrix")
 PACKAGE_LAYERS = {
     "resources": 0, "core": 1, "documents": 2, "data": 3, "shell": 4,
     **{feature: 5 for feature in ("evidence", "annotations", "explorer", "disagreement", "overview", "weak", "compare",
-                                  "judge")},
+                                  "judge", "trends", "matrix")},
     "report": 6, "session": 7, "views": 8, "app": 8, "launch": 8, "dashboard": 9,
 }
 

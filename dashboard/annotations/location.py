@@ -17,7 +17,7 @@ from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError
 
 from dashboard.core import settings
-from dashboard.core.redact import is_secret_name, redact, redact_url
+from scoring.redact import is_secret_name, redact, redact_url
 
 from .errors import InvalidInput
 
@@ -43,7 +43,7 @@ def resolve_path(path: str | os.PathLike[str] | None = None, env: Mapping[str, s
 def shown_url(url: str | URL) -> str:
     """A database URL as messages show it: without its password or any query parameter (as the
     user spells the dialect, `postgresql://`, not the driver SQLAlchemy is given); a URL's text
-    without any credential (dashboard.core.redact.redact_url: no password, `?password=***`)."""
+    without any credential (scoring.redact.redact_url: no password, `?password=***`)."""
     if isinstance(url, URL):
         bare = URL.create(url.get_backend_name(), username=url.username, host=url.host, port=url.port, database=url.database)
         return bare.render_as_string(hide_password=False)
@@ -78,7 +78,7 @@ class ServerLocation:
         return True
 
     def scrub(self, text: str) -> str:
-        """`text` without any credential (dashboard.core.redact.redact): URLs in it without their
+        """`text` without any credential (scoring.redact.redact): URLs in it without their
         password and secret parameters, and this URL's password and secret values replaced by ***."""
         return redact(text, self.secrets)
 

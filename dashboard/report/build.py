@@ -281,14 +281,16 @@ def build_report(analysis: Analysis, runs: list[str], baseline: str | None = Non
                  profile: str = DEFAULT_PROFILE, title: str = "", settings: C.Settings | None = None,
                  failures: int = 8, progress: Progress | None = None, notes: Sequence | None = None,
                  changes: pd.DataFrame | None = None, changes_summary: str = "", saved: Sequence = (),
-                 searches: dict | None = None) -> str:
+                 searches: dict | None = None, trend: dict | None = None) -> str:
     """The whole report as one HTML string (see the module docstring). Sections are numbered in the
     order they appear: the headline, where A is weakest (the finder: A against the rest of A, and with
     a baseline where A lost more to B), the flips (two runs or more), the ranks (three runs or more),
     the failures, the failure modes.
     `saved`: the benchmark's saved slices (dashboard.annotations.records.SavedSlice), a breakdown field of the
     per-slice table and of the finder; `searches`: finder results already made ((run, baseline) ->
-    scoring.slices.SliceSearch, as the app's store keeps them), the rest computed here."""
+    scoring.slices.SliceSearch, as the app's store keeps them), the rest computed here. `trend`: the
+    checkpoint trend of the series open in the app (dashboard.trends.frames.report_section), a section of
+    its own after the others."""
     import plotly.offline
 
     settings = settings or C.Settings()
@@ -333,6 +335,11 @@ def build_report(analysis: Analysis, runs: list[str], baseline: str | None = Non
     if judged is not None:
         sections.append(judged)
         page["signature"] = str(page["signature"]) + "".join(f" | {j}" for j in judged["judges"])
+    if trend:  # the open series' checkpoint trend (templates/trend.html)
+        section = dict(trend)
+        figure = section.pop("figure", None)
+        section["chart"] = chart(figure) if figure is not None else ""
+        sections.append(section)
     for number, section in enumerate(sections, 1):
         section["number"] = number
     sections.append({"template": "method.html", "resamples": f"{settings.resamples:,}", "seed": settings.seed,

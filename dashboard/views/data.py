@@ -24,6 +24,7 @@ from dashboard.data.frames import (
     repro_frame,
 )
 from dashboard.shell import context, scorer, viewstate
+from dashboard.trends import panel as trend_panel
 from scoring.problems import ERROR, summarise
 from scoring.profiles import HARNESS_PROFILES, PROFILES
 
@@ -171,4 +172,5 @@ if ws.summary.items:
     st.subheader("Official summary (summary.json)")
     st.dataframe(ws.summary.items, hide_index=True, width="stretch")
 
+trend_panel.steps_section(ctx)  # each scored run's checkpoint step and series, editable (dashboard/trends)
 annotations.data_section(ctx)  # every gold correction with its author; export and import
