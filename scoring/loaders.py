@@ -23,11 +23,22 @@ from typing import IO, Any
 from . import guard
 from ._gc import paused_gc
 from .limits import DOCUMENT_MAX_BYTES, JSONL_HUGE_LINE, JSONL_MAX_LINE, WIDE_TEXT_MAX_BYTES
-from .model import DocRef, DocumentRecord, EvidenceItem, GoldQuestion, PredictedEvidence, Prediction, ScoreRow
+from .model import (
+    DocRef,
+    DocumentRecord,
+    EvidenceItem,
+    GoldQuestion,
+    PredictedEvidence,
+    Prediction,
+    ScoreRow,
+    id_text_release,
+    to_str,
+    to_str_release,
+)
 from .problems import LoadResult, Problem, kind_of, short_value
 from .profiles import Profile, get_profile
 from .reading import NotRegular, Overlong, TooLarge, bounded_lines, open_regular, read_capped, read_upto, skip_hole
-from .text import MAX_EDIT_CHARS, id_text_release, to_str, to_str_release
+from .text import MAX_EDIT_CHARS
 
 __all__ = [
     "ID_FIELDS",

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from .model import GoldQuestion, Prediction
 from .numbers import read_number, release_number
 from .profiles import HARNESS_PROFILE_NAMES, LMMS_EVAL_PROFILE, OWN_ACCURACY_PROFILES, Profile, get_profile
 from .registry import DEFAULT_STATUS, MISSING_STATUS, OVERFLOW_STATUSES, OVERFLOW_TEXT, is_success_status
@@ -31,6 +32,7 @@ __all__ = [
     "FALSE_WORDS",
     "ZERO_GOLD_TOLERANCE",
     "Judgement",
+    "QuestionResult",
     "answer_type",
     "effective_prediction",
     "token_f1",
@@ -549,6 +551,62 @@ class Judgement:
             ("Notes", "; ".join(self.notes) or "—"),
         ]
         return rows
+
+
+@dataclass(slots=True)
+class QuestionResult:
+    """One gold question of a run: the question, its prediction row (None when missing) and the
+    judgement of the answer. Scores and the rule are read from the judgement."""
+
+    question: GoldQuestion
+    prediction: Prediction | None
+    judgement: Judgement
+
+    @property
+    def qid(self) -> str:
+        return self.question.qid
+
+    @property
+    def accuracy(self) -> float:
+        return self.judgement.accuracy
+
+    @property
+    def token_f1(self) -> float:
+        return self.judgement.token_f1
+
+    @property
+    def anls(self) -> float:
+        return self.judgement.anls
+
+    @property
+    def status(self) -> str:
+        return self.judgement.status
+
+    @property
+    def decided_by(self) -> str:
+        return self.judgement.decided_by
+
+    @property
+    def effective(self) -> str:
+        """The prediction as the release reports it (after the overflow substitution)."""
+        return self.judgement.reported_prediction
+
+    def row(self) -> dict:
+        """The release per-question row (spec 7), scores rounded to 6 decimals."""
+        q, j = self.question, self.judgement
+        return {
+            "question_id": q.qid,
+            "prediction": j.reported_prediction,
+            "gold_answer": q.gold_answer,
+            "answer_format": q.row_format,
+            "status": j.status,
+            "accuracy": round(j.accuracy, 6),
+            "token_f1": round(j.token_f1, 6),
+            "anls": round(j.anls, 6),
+            "split": q.split,
+            "domain": q.raw_meta("domain"),
+            "reasoning_type": q.raw_meta("reasoning_type"),
+        }
 
 
 def judge(

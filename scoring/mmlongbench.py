@@ -46,10 +46,10 @@ from rapidfuzz.distance import Levenshtein
 
 from . import guard
 from .limits import LITERAL_MAX_CHARS, LITERAL_MAX_DEPTH, LITERAL_MAX_ITEMS
-from .model import DocRef, DocumentRecord, GoldQuestion, Prediction, ScoreRow
+from .model import DocRef, DocumentRecord, GoldQuestion, Prediction, ScoreRow, to_str
 from .problems import LoadResult, Problem, kind_of, short_value
 from .reading import read_literal
-from .text import drop_parenthesised, to_str
+from .text import drop_parenthesised
 
 __all__ = [
     "FORMATS",

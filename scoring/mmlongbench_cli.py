@@ -61,10 +61,9 @@ from .mmlongbench import (
     rescored_rows,
     show_results,
 )
-from .model import GoldQuestion
+from .model import GoldQuestion, to_str
 from .problems import summarise
 from .profiles import MMLONGBENCH_PROFILE, get_profile
-from .text import to_str
 from .writers import write_csv
 
 __all__ = ["QUESTION_CSV_COLUMNS", "wants", "main", "score_file", "question_rows", "report"]

@@ -31,8 +31,8 @@ from typing import Any, cast
 from ._gc import paused_gc
 from .aggregate import bucket, run_groups
 from .evaluate import PARALLEL_MIN, RunResult, extra_prediction_problems
-from .metrics import Judgement, decide
-from .model import GoldQuestion, Prediction, QuestionResult
+from .metrics import Judgement, QuestionResult, decide
+from .model import GoldQuestion, Prediction
 from .profiles import Profile, get_profile, signature
 from .registry import MISSING_STATUS, OVERFLOW_STATUSES, OVERFLOW_TEXT, is_success_status
 from .workers import bare_main, discard_shared_pool, shared_pool

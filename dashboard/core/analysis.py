@@ -20,7 +20,7 @@ from dashboard.core.links import FIELDS, META
 from scoring.aggregate import bucket
 from scoring.evaluate import RunResult
 from scoring.mmlongbench import acc_and_f1, gold_rows
-from scoring.model import GoldQuestion, ScoreRow
+from scoring.model import GoldQuestion, ScoreRow, to_str
 from scoring.profiles import MMLONGBENCH_PROFILE, Profile, get_profile
 from scoring.registry import METRIC_LABELS, METRICS, MISSING_STATUS, is_success_status
 from scoring.runner import column_list, compact_columns, in_columns, overall_of, prediction_texts
@@ -35,7 +35,6 @@ from scoring.slice_fields import (  # noqa: F401  (one definition of length and 
     length_bucket,
     question_position,
 )
-from scoring.text import to_str
 
 RECOMPUTED = "recomputed"
 OFFICIAL = "scores loaded, not recomputed"
