@@ -19,6 +19,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from . import harness_rules as hr
+from .mmlongbench_rule import FALLBACK_RULES, judge_mmlongbench
 from .model import GoldQuestion, Prediction
 from .numbers import read_number, release_number
 from .profiles import HARNESS_PROFILE_NAMES, LMMS_EVAL_PROFILE, OWN_ACCURACY_PROFILES, Profile, get_profile
@@ -245,8 +247,6 @@ def decide(prediction: str | None, answers: Sequence[str], answer_format: str, v
         acc, note = _harness_accuracy(pred, answers, answer_format, verification_rule, profile.name)
         return acc, token_f1(p_norm, g_norm), anls(pred, gold, profile), HARNESS_RULE, None, (note,) if note else ()
     if profile.name in OWN_ACCURACY_PROFILES:  # the benchmark's own score is Accuracy; F1 and ANLS as below
-        from .mmlongbench import judge_mmlongbench
-
         m = judge_mmlongbench(gold, pred, answer_format)
         rule = MMLONGBENCH_FALLBACK if m.note else MMLONGBENCH
         return m.score, token_f1(p_norm, g_norm), anls(pred, gold, profile), rule, None, (m.note,) if m.note else ()
@@ -308,8 +308,6 @@ def _harness_accuracy(pred: str, answers: Sequence[str], answer_format: str, ver
                       harness: str) -> tuple[float, str]:
     """A harness's own per-question score (lmms-eval, VLMEvalKit) of one answer: DocVQA-style
     questions (verification rule `anls`) by the harness's ANLS, the others by its MMLongBench-Doc rule."""
-    from . import harness_rules as hr
-
     if verification_rule == "anls":
         if harness == LMMS_EVAL_PROFILE:
             return float(hr.lmms_anls(list(answers), pred.strip())), ""
@@ -486,8 +484,6 @@ class Judgement:
             how = "ANLS (0.5 kept)" if self.verification_rule == "anls" else f"its MMLongBench-Doc rule for {self.answer_format}"
             return f"{p.name}'s own score, {how}: score {self.accuracy:g}" + (f" ({d[0]})" if d else "")
         if rule in (MMLONGBENCH, MMLONGBENCH_FALLBACK):
-            from .mmlongbench import FALLBACK_RULES
-
             if d:
                 return f"MMLongBench-Doc fallback rule {d[0]}: {FALLBACK_RULES.get(d[0], '')} Score {self.accuracy:g}"
             how = _MMLONGBENCH_RULES.get(self.answer_format, _MMLONGBENCH_RULES["Str"] if self.answer_format == "None" else

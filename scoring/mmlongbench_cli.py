@@ -50,17 +50,9 @@ from .judge import cli as judge_cli
 from .judge.answers import answers_of_results
 from .judge.report import JUDGE_CSV_COLUMNS, judge_object, question_columns, summary_lines
 from .metrics import MMLONGBENCH_FALLBACK
-from .mmlongbench import (
-    FALLBACK_RULES,
-    ResultsLoad,
-    acc_and_f1,
-    evidence_categories,
-    extraction_miss,
-    load_results,
-    load_samples,
-    rescored_rows,
-    show_results,
-)
+from .mmlongbench import ResultsLoad, load_results, load_samples
+from .mmlongbench_report import evidence_categories, rescored_rows, show_results
+from .mmlongbench_rule import FALLBACK_RULES, acc_and_f1, extraction_miss
 from .model import GoldQuestion, to_str
 from .problems import summarise
 from .profiles import MMLONGBENCH_PROFILE, get_profile

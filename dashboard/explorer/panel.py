@@ -43,7 +43,7 @@ from dashboard.shell.context import Context
 from dashboard.weak import saved as saved_slices
 from dashboard.weak import saved_panel
 from scoring.metrics import QuestionResult, answer_type, judge
-from scoring.mmlongbench import extraction_miss
+from scoring.mmlongbench_rule import extraction_miss
 from scoring.model import GoldQuestion, ScoreRow, to_str
 from scoring.profiles import get_profile
 from scoring.registry import METRIC_LABELS, METRICS
