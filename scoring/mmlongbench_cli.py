@@ -56,6 +56,7 @@ from .mmlongbench_rule import FALLBACK_RULES, acc_and_f1, extraction_miss
 from .model import GoldQuestion, to_str
 from .problems import summarise
 from .profiles import MMLONGBENCH_PROFILE, get_profile
+from .registry import METRICS
 from .writers import write_csv
 
 __all__ = ["QUESTION_CSV_COLUMNS", "wants", "main", "score_file", "question_rows", "report"]
@@ -327,7 +328,7 @@ def _means(rows: list[dict[str, Any]]) -> dict[str, Any]:
     n = len(rows)
     if not n:
         return {"count": 0, "accuracy": 0.0, "token_f1": 0.0, "anls": 0.0}
-    return {"count": n, **{m: round(sum(float(r[m]) for r in rows) / n, 6) for m in ("accuracy", "token_f1", "anls")}}
+    return {"count": n, **{m: round(sum(float(r[m]) for r in rows) / n, 6) for m in METRICS}}
 
 
 def breakdowns(run: RunResult) -> dict[str, dict[str, dict[str, Any]]]:

@@ -37,6 +37,8 @@ import numpy as np
 from scipy import signal as _signal
 from scipy import stats as _stats
 
+from .registry import MIN_DOCUMENTS  # fewer units than this: "too few documents to tell" (no interval is shown)
+
 BATCH = 1_000  # resamples drawn at once: bounds memory to BATCH x questions floats
 
 
@@ -205,7 +207,6 @@ def holm(pvalues: Iterable[float]) -> list[float]:
 
 # ----------------------------------------------------------------------------- documents as the unit
 
-MIN_DOCUMENTS = 20  # fewer units than this: "too few documents to tell" (no interval is shown)
 POWER = 0.80  # the power `detectable_gap` is computed for
 DOCUMENT, QUESTION = "document", "question"
 EXACT_FLIPS = 16  # at most this many documents with a non-zero sum: every sign vector is enumerated

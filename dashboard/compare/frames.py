@@ -40,10 +40,15 @@ import numpy as np
 import pandas as pd
 
 from scoring import model
-from scoring.registry import METRIC_LABELS, METRICS, MISSING_STATUS  # noqa: F401  (METRIC_LABELS: the pages read it here)
+from scoring.profiles import RIGHT_AT
+from scoring.registry import (  # noqa: F401  (METRIC_LABELS, MIN_DOCUMENTS: the pages read them here)
+    METRIC_LABELS,
+    METRICS,
+    MIN_DOCUMENTS,
+    MISSING_STATUS,
+)
 from scoring.stats import (
     DOCUMENT,
-    MIN_DOCUMENTS,  # noqa: F401  (the pages read it here)
     QUESTION,
     Clusters,
     holm,
@@ -63,7 +68,9 @@ FLIPS = (BOTH_RIGHT, ONLY_A, ONLY_B, BOTH_WRONG)
 SMALL = 20  # slices with fewer paired questions get a warning
 RESAMPLES = 10_000
 UNKNOWN = "unknown"
-RIGHT = 0.5
+# a frame without the `right` column: the loosest profile's right answer (MMLongBench-Doc's 0.5, profiles.RIGHT_AT);
+# an all-or-nothing Accuracy (0 or 1) reads the same by it as by its own profile's 1
+RIGHT = min(RIGHT_AT.values())
 
 
 def is_right(accuracy: pd.Series | np.ndarray) -> np.ndarray:
