@@ -18,9 +18,10 @@ a `scoring.evaluate.RunResult`; `finish` does the rest for all of them:
   questions of M". `overall`: per metric, the delta NEW - OLD with the document-bootstrap interval
   and the document-level sign-flip p of `scoring.stats.paired_by_document` (unit "document", or
   "question" when the gold names no document), and how many units. `slices`: the same for every
-  single condition field=value (the finder's fields), plus q: Benjamini-Hochberg (or --fdr-method by)
+  single condition field=value of the finder's fields, plus q: Benjamini-Hochberg (or --fdr-method by)
   across the slices of each metric that hold at least --min-documents documents (a slice with fewer
-  gets no interval and no q: too few documents to tell, and it is not in the family). `weak_slices`:
+  gets no interval and no q: too few documents to tell, and it is not in the family). Both are the
+  one per-slice paired table (`scoring.paired_slices`) the Compare page shows: the same q there. `weak_slices`:
   the finder in pair mode on the --slice-metric difference (slices where NEW lost more than on the
   rest). `gate`: the decision (`decide`). A baseline sharing no question: EXIT_NO_SHARED.
 - The gate (`decide`): for each --gate-metric, a REGRESSION is a drop below -min_gap whose two-sided
@@ -52,8 +53,6 @@ CSV_COLUMNS = ["rank", "slice", "n", "documents", "gap", "ci_low", "ci_high", "p
                "score_slice", "score_rest", "explains", "explained_slices"]
 EXIT_PASS, EXIT_INPUT, EXIT_USAGE, EXIT_REGRESSION, EXIT_INCONCLUSIVE, EXIT_NO_SHARED = 0, 1, 2, 3, 4, 5
 REGRESSION_EXIT = EXIT_REGRESSION
-OVERALL_RESAMPLES = 10_000
-SLICE_RESAMPLES = 2_000  # per slice and metric: the per-slice table has dozens of rows
 PARALLEL_MIN = 100_000
 P_FLOOR = 1e-16  # a p or q below this is printed "< 1e-16" and written as 1e-16
 
@@ -133,21 +132,6 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
     t.add_argument("--steps", metavar="FILE",
                    help="a CSV with columns run, step (and series) giving each run's checkpoint step (default: read from "
                         "the file names: checkpoint-1200, ckpt-0520, step_3000, global_step3000)")
-
-
-def option_values(argv: Sequence[str], option: str) -> list[str]:
-    """The values an option is given on a command line not parsed yet (`--x a b` and `--x=a`): how
-    `python -m scoring` tells which profile's command line to hand it to."""
-    out: list[str] = []
-    for k, arg in enumerate(argv):
-        if arg == option:
-            for value in argv[k + 1:]:
-                if value.startswith("--"):
-                    break
-                out.append(value)
-        elif arg.startswith(option + "="):
-            out.append(arg.split("=", 1)[1])
-    return out
 
 
 def wants(args: argparse.Namespace) -> bool:
@@ -317,7 +301,7 @@ def finish(args: argparse.Namespace, new: Any, old: Any | None, *, gold_count: i
               "question ids)", file=sys.stderr)
         return EXIT_NO_SHARED
     comparison = compare(new, old, fdr=args.fdr, method=args.fdr_method, min_questions=args.min_questions,
-                         min_documents=args.min_documents, slice_metric=args.slice_metric)
+                         min_documents=args.min_documents, slice_metric=args.slice_metric, page_counts=_page_counts(args))
     comparison["gold_questions"] = int(gold_count)
     comparison["gate"] = decide(comparison, min_gap=args.min_gap, level=args.fdr, metrics=args.gate_metric)
     if args.compare_json:
@@ -394,15 +378,23 @@ def slice_rows(search: Any) -> list[dict]:
     return rows
 
 
+def _page_counts(args: argparse.Namespace) -> dict[str, int | None] | None:
+    """The documents' declared page counts beside the gold (documents.jsonl), as the dashboard reads
+    them: what the finder's length and position fields rest on."""
+    from .slice_fields import page_counts_beside
+
+    data_dir = getattr(args, "data_dir", None)  # the harness command line has no --data-dir
+    gold_paths = getattr(args, "gold_files", None) or [(Path(data_dir) if data_dir else Path.cwd() / "data") / "qa_single_doc.jsonl"]
+    return page_counts_beside(gold_paths)
+
+
 def _write_weak_slices(args: argparse.Namespace, run: Any) -> bool:
-    from .slice_fields import page_counts_beside, slice_fields
+    from .slice_fields import slice_fields
     from .slices import find_weak_slices
     from .writers import csv_string
 
     questions, scores, clusters = _arrays(run, args.slice_metric)
-    data_dir = getattr(args, "data_dir", None)  # the harness command line has no --data-dir
-    gold_paths = getattr(args, "gold_files", None) or [(Path(data_dir) if data_dir else Path.cwd() / "data") / "qa_single_doc.jsonl"]
-    fields = slice_fields(questions, page_counts_beside(gold_paths))  # the dashboard's fields (scoring/slice_fields.py)
+    fields = slice_fields(questions, _page_counts(args))  # the dashboard's fields (scoring/slice_fields.py)
     search = find_weak_slices(scores, fields, clusters, fdr=args.fdr, method=args.fdr_method,
                               min_questions=args.min_questions, min_documents=args.min_documents)
     text = csv_string(([row[k] for k in CSV_COLUMNS] for row in slice_rows(search)), CSV_COLUMNS,
@@ -450,51 +442,34 @@ def _entry(p: Any) -> dict:
 
 
 def compare(new: Any, old: Any, *, fdr: float = 0.05, method: str = "bh", min_questions: int | None = None,
-            min_documents: int = MIN_DOCUMENTS, slice_metric: str = "accuracy", seed: int = 0) -> dict:
+            min_documents: int = MIN_DOCUMENTS, slice_metric: str = "accuracy", seed: int = 0,
+            page_counts: dict[str, int | None] | None = None) -> dict:
     """NEW against OLD (two scored runs) on the questions both answered (`shared`): the gate's JSON
-    object without its `gate` section (module docstring)."""
+    object without its `gate` section (module docstring). `overall` and `slices` are the one per-slice
+    paired table (`scoring.paired_slices.paired_table`) on the finder's fields of the shared questions
+    (`scoring.slice_fields.slice_fields`, with `page_counts` when documents.jsonl declares them), as
+    the Compare page shows it."""
     import numpy as np
-    from scipy import stats as sps
 
-    from .slices import find_weak_pair_slices, question_fields
-    from .stats import document_clusters, paired_by_document
+    from .paired_slices import paired_table
+    from .slice_fields import slice_fields
+    from .slices import find_weak_pair_slices
+    from .stats import document_clusters
 
     pairs, _ = shared(new, old)
     questions = [a.question for a, _ in pairs]
-    scores = {m: (np.fromiter((getattr(a, m) for a, _ in pairs), dtype=float, count=len(pairs)),
-                  np.fromiter((getattr(b, m) for _, b in pairs), dtype=float, count=len(pairs))) for m in METRICS}
+    a = np.array([np.fromiter((getattr(x, m) for x, _ in pairs), dtype=float, count=len(pairs)) for m in METRICS])
+    b = np.array([np.fromiter((getattr(y, m) for _, y in pairs), dtype=float, count=len(pairs)) for m in METRICS])
     # a question's document as the new run's gold names it, else as the baseline's (a harness file that
     # logged no document beside one that did)
-    clusters = document_clusters([a.question.document_ids or b.question.document_ids for a, b in pairs])
-    overall = {m: _entry(paired_by_document(a, b, clusters, resamples=OVERALL_RESAMPLES, seed=seed, approximate=True,
-                                            min_units=min_documents)) for m, (a, b) in scores.items()}
-    fields = question_fields(questions)
-    codes = np.asarray(clusters.codes)
-    rows: list[dict] = []
-    raw_p: dict[tuple[int, str], float] = {}  # the unfloored p of each tested slice: the family's input
-    for name, column in fields.items():
-        labels = [v if isinstance(v, tuple) else (v,) for v in column]
-        values = sorted({x for v in labels for x in v if x is not None})
-        if len(values) < 2 and all(len(v) == 1 for v in labels):
-            continue  # one value everywhere: not a field
-        for value in values:
-            mask = np.fromiter((value in v for v in labels), dtype=bool, count=len(labels))
-            row: dict[str, Any] = {"slice": f"{name}={value}", "field": name, "value": value, "questions": int(mask.sum())}
-            for m, (a, b) in scores.items():
-                p = paired_by_document(a[mask], b[mask], codes[mask], resamples=SLICE_RESAMPLES, seed=seed,
-                                       approximate=True, min_units=min_documents)
-                row[m] = _entry(p) | {"unit": clusters.unit, "q": None}
-                if not p.too_few and p.p is not None:
-                    raw_p[(len(rows), m)] = p.p
-            rows.append(row)
-    for m in METRICS:
-        tested = [k for (k, metric) in raw_p if metric == m]  # slices with too few documents are not in the family
-        if tested:
-            qs = sps.false_discovery_control([raw_p[(k, m)] for k in tested], method=method)
-            for k, q in zip(tested, qs):
-                rows[k][m]["q"] = _p_num(float(q))
-    a, b = scores[slice_metric]
-    search = find_weak_pair_slices(a, b, fields, clusters, fdr=fdr, method=method, min_questions=min_questions,
+    clusters = document_clusters([x.question.document_ids or y.question.document_ids for x, y in pairs])
+    fields = slice_fields(questions, page_counts)
+    table = paired_table(a, b, clusters, fields, metrics=METRICS, min_documents=min_documents, method=method, seed=seed)
+    overall = {m: _entry(table.overall.results[m]) for m in METRICS}
+    rows = [{"slice": r.name, "field": r.field, "value": r.value, "questions": r.questions,
+             **{m: _entry(r.results[m]) | {"q": _p_num(r.q[m])} for m in METRICS}} for r in table.slices]
+    k = METRICS.index(slice_metric)
+    search = find_weak_pair_slices(a[k], b[k], fields, clusters, fdr=fdr, method=method, min_questions=min_questions,
                                    min_documents=min_documents)
     return {"overall": overall, "slices": rows, "weak_slices": slice_rows(search),
             "weak_slices_tested": search.tested, "slice_metric": slice_metric,

@@ -3,8 +3,9 @@ harness's output (lmms-eval, VLMEvalKit, LongDocURL), exactly as the harness lef
 
     python -m scoring --predictions outputs/ --profile lmms-eval --output report.json --per-question-csv q.csv
 
-`scoring/cli.py` hands the command line here (`wants`) when the profile is `lmms-eval` or
-`vlmevalkit`, or when a --predictions path is a harness's file or folder. Without --profile each
+`scoring/cli.py` hands the parsed command line here (`run`) when the profile is `lmms-eval` or
+`vlmevalkit`, or when a --predictions path is a harness's file or folder (scoring/options.py
+`kind_of`); the options of the other kinds of input are named on stderr and ignored. Without --profile each
 run is scored by its own harness's profile. --gold-files (optional) joins the runs to the
 benchmark's own gold: MMLongBench-Doc's `samples.json` by (question, answer), which gives the
 answer format lmms-eval's lines lack; DocVQA-style gold by questionId, else by (question, answers).
@@ -36,50 +37,30 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from . import formats, gate
+from . import formats, gate, options
 from .formats.base import ANLS_FAMILY, MMLONGBENCH_FAMILY, HarnessQuestion, SourceLoad
-from .gate import option_values
-from .harness import HARNESS_SCORING_PROFILES, SLICE_FIELDS, Rescored, own_profile, rescore, sensitivity
+from .harness import SLICE_FIELDS, Rescored, own_profile, rescore, sensitivity
 from .judge import cli as judge_cli
 from .problems import Problem, summarise
-from .profiles import HARNESS_PROFILE_NAMES, signature
+from .profiles import signature
 from .writers import write_csv
 
-__all__ = ["wants", "main", "CSV_COLUMNS", "join_mmlongbench", "join_docvqa"]
+__all__ = ["main", "run", "CSV_COLUMNS", "join_mmlongbench", "join_docvqa"]
 
 CSV_COLUMNS = ("run", "task", "question_id", "filter", "official_score", "score", "prediction", "gold", "file", "line", "note",
                "reason")
 
 
-def wants(argv: Sequence[str]) -> bool:
-    """Whether a command line is about harness files: a harness profile, or a --predictions path a
-    harness format recognises."""
-    argv = list(argv)
-    if any(p in HARNESS_PROFILE_NAMES for p in option_values(argv, "--profile")):
-        return True
-    return any(formats.detect(p) is not None for p in option_values(argv, "--predictions") if Path(p).exists())
-
-
-def build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="python -m scoring", description="Score a harness's output (lmms-eval, VLMEvalKit, LongDocURL).")
-    ap.add_argument("--predictions", nargs="+", required=True, metavar="PATH", help="harness file(s) or folder(s)")
-    ap.add_argument("--gold-files", nargs="+", metavar="F", help="the benchmark's gold (optional: the files' own gold is used)")
-    ap.add_argument("--profile", choices=list(HARNESS_SCORING_PROFILES),
-                    help="scoring profile (default: each run's own harness profile)")
-    ap.add_argument("--output", metavar="PATH", help="write the JSON report")
-    ap.add_argument("--per-question-csv", metavar="PATH", help="write the per-question CSV")
-    ap.add_argument("--no-per-question-json", action="store_true", help="leave the per_question lists out of the JSON report")
-    ap.add_argument("--all-evals", action="store_true", help="VLMEvalKit: also score older eval ids (default: the newest only)")
-    gate.add_arguments(ap)  # --weak-slices, --baseline, --compare-json, --fail-on-regression, ...
-    judge_cli.add_arguments(ap)  # --judge-url, --judge-model, --judge-prompt, --judge-cache
-    return ap
-
-
 def main(argv: Sequence[str] | None = None) -> int:
-    args, unknown = build_parser().parse_known_args(list(sys.argv[1:] if argv is None else argv))
+    """The command line on harness outputs, whatever the files (`python -m scoring` picks this kind itself:
+    scoring/options.py `kind_of`)."""
+    args, _ = options.parse(sys.argv[1:] if argv is None else argv, kind=options.HARNESS)
+    return run(args)
+
+
+def run(args: argparse.Namespace) -> int:
+    """The parsed command line (scoring/options.py) on harness outputs; the exit code."""
     err = sys.stderr
-    if unknown:  # the benchmark CLI's other options (--data-dir, --ignore-missing, ...) mean nothing here
-        print(f"note: ignored for harness files: {' '.join(unknown)}", file=err)
     asks_gate = gate.wants(args)
     why = (gate.refusal(args) if asks_gate else None) or judge_cli.refusal(args)
     if why:

@@ -56,9 +56,8 @@ decides; between nested slices at the level fdr / the metric's alarms, between o
  - of overlapping slices, one whose questions outside the alarms already kept did not drop folds under
    the one it shares most questions with.
 
-p values: the normal tail with its kurtosis term for every test at once (`scoring.stats.sign_flip_tail`,
-the approximation `sign_flip_p` uses beyond EXACT_LIMIT documents); exact (every sign vector, or the
-exact convolution of whole-number sums) where a candidate could decide something -- its approximate p
+p values: the normal tail with its kurtosis term for every test at once (`scoring.stats.sign_flip_tail`);
+exact (every sign vector, or the exact convolution of whole-number sums) where a candidate could decide something -- its approximate p
 within a factor REFINE_MARGIN of the Benjamini-Hochberg cut-off the approximations give -- and few
 documents moved (at most EXACT_LIMIT, where the tail is least to be trusted) and the sums allow it
 cheaply (Accuracy on a benchmark of hundreds of questions). BH is then applied to the refined family.
@@ -732,7 +731,7 @@ def _interval(a: Alarm, s: _Slice, before: int, seed: int) -> Alarm:
     w = min(k, before)
     diff = (A[K] - A[k]) / (K - k) - (A[k] - A[k - w]) / w  # per document: sums of the per-question differences
     if s.sizes.size >= 2 and np.any(diff != diff[0]):
-        means = cluster_bootstrap_means(diff, s.sizes, RESAMPLES, np.random.default_rng(seed), approximate=True)
+        means = cluster_bootstrap_means(diff, s.sizes, RESAMPLES, np.random.default_rng(seed))
         lo, hi = (float(v) for v in np.quantile(means, [0.025, 0.975]))
     else:
         lo = hi = a.gap

@@ -45,16 +45,16 @@ def slide(number: int, message: str, fig=None) -> None:
 
 
 def holds_message(table, tested: int) -> str:
-    """Slide 4: how many slices' Accuracy difference holds after Holm's correction (the report's count,
+    """Slide 4: how many slices' Accuracy difference holds after the false-discovery control (the report's count,
     over the same table: the saved slices included), the largest first by size, each with its sign."""
     sig = C.holding_slices(table)
     if len(sig):
         return (f"The difference holds on **{len(sig)}** of the {tested} slices with at least {C.MIN_DOCUMENTS} documents "
-                "after Holm's correction; the largest: "
+                "after the false-discovery control (Benjamini-Hochberg); the largest: "
                 + ", ".join(f"{md_escape(P.slice_text(x, y))} ({md_escape(W.pp(d))} pp)"
                             for x, y, d in sig[["field", "label", "accuracy_delta"]].head(3).values))
     if tested:
-        return f"No single slice's difference holds after Holm's correction across the {tested} slices with enough documents."
+        return f"No single slice's difference holds after the false-discovery control across the {tested} slices with enough documents."
     return f"No slice has the {C.MIN_DOCUMENTS} documents a test needs: too few documents to tell, slice by slice."
 
 
