@@ -62,6 +62,7 @@ from scoring.evaluate import RunResult
 from scoring.model import GoldQuestion, Prediction
 from scoring.problems import LoadResult
 from scoring.profiles import signature
+from scoring.registry import METRICS
 from scoring.runner import assemble_lazily, decisions_of, plan
 
 FORMAT = 2  # 2: the score columns' checksum in the metadata
@@ -77,7 +78,6 @@ SCHEMA = pa.schema([
     ("details", pa.string()),  # JSON array of what the rule read (tuples as arrays)
 ])
 _NOT_NULL = ("question_id", "accuracy", "token_f1", "anls", "decided_by", "details")
-_SCORE_COLUMNS = ("accuracy", "token_f1", "anls")
 _LOG = logging.getLogger(__name__)
 T = TypeVar("T")
 _WARNED: set[str] = set()
@@ -393,7 +393,7 @@ class ScoreStore(EntryFolder):
             "threshold": pa.array(cols[4], pa.float64()),
             "details": pa.array(_details_json(cols[5]), pa.string()),
         }, schema=SCHEMA)
-        checksum = scores_checksum(key, [table.column(c) for c in _SCORE_COLUMNS])
+        checksum = scores_checksum(key, [table.column(c) for c in METRICS])
         return table.replace_schema_metadata({"lens.format": str(FORMAT), "lens.key": key, "lens.rows": str(n),
                                               "lens.scores": checksum})
 
@@ -420,7 +420,7 @@ class ScoreStore(EntryFolder):
     def _read_scores(path: Path, key: str):
         import numpy as np
 
-        wanted = ["question_id", "status", *_SCORE_COLUMNS]
+        wanted = ["question_id", "status", *METRICS]
         with pq.ParquetFile(path, page_checksum_verification=True) as pf:
             if not pf.schema_arrow.equals(SCHEMA, check_metadata=False):
                 raise ValueError("another schema")
@@ -431,11 +431,11 @@ class ScoreStore(EntryFolder):
         if meta.get(b"lens.rows") != str(table.num_rows).encode():
             raise ValueError("row count differs from the metadata")
         n = table.num_rows
-        for name in ("question_id", *_SCORE_COLUMNS):
+        for name in ("question_id", *METRICS):
             if table.column(name).null_count:
                 raise ValueError(f"nulls in {name}")
-        scores = [np.asarray(table.column(c).to_numpy(), dtype=np.float64) for c in _SCORE_COLUMNS]
-        for name, values in zip(_SCORE_COLUMNS, scores):
+        scores = [np.asarray(table.column(c).to_numpy(), dtype=np.float64) for c in METRICS]
+        for name, values in zip(METRICS, scores):
             if n and (np.isnan(values).any() or values.min() < 0.0 or values.max() > 1.0):
                 raise ValueError(f"{name} outside 0..1")
         if not hmac.compare_digest(meta.get(b"lens.scores", b""), scores_checksum(key, scores).encode("ascii")):
@@ -453,12 +453,12 @@ class ScoreStore(EntryFolder):
             if table.column(name).null_count:
                 raise ValueError(f"nulls in {name}")
         n = table.num_rows
-        for name in ("accuracy", "token_f1", "anls"):
+        for name in METRICS:
             col = table.column(name)
             if n and (pc.any(pc.is_nan(col)).as_py() or pc.min(col).as_py() < 0.0 or pc.max(col).as_py() > 1.0):
                 raise ValueError(f"{name} outside 0..1")
         stored = (table.schema.metadata or {}).get(b"lens.scores", b"")
-        expected = scores_checksum(key, [table.column(c) for c in _SCORE_COLUMNS]).encode("ascii")
+        expected = scores_checksum(key, [table.column(c) for c in METRICS]).encode("ascii")
         if not hmac.compare_digest(stored, expected):
             raise ValueError("scores that are not the ones written (checksum)")
         thresholds = table.column("threshold")
