@@ -308,13 +308,13 @@ def test_the_scoring_rules_see_a_circle_hidden_in_a_function(tmp_path, monkeypat
     (folder / "formats").mkdir(parents=True)
     files = {
         "__init__.py": "",
-        "model.py": "def f():\n    from .text import to_str\n",
+        "model.py": "def f():\n    from .text import normalize_answer\n",
         "metrics.py": "from .model import GoldQuestion\ndef g():\n    from .mmlongbench import judge_mmlongbench\n",
         "mmlongbench.py": "from . import metrics\n",
         "text.py": "",
         "formats/__init__.py": "from . import docvqa\ndef detect(): ...\n",
-        "formats/docvqa.py": "from .. import records\n",
-        "records.py": "from .formats import detect\n",
+        "formats/docvqa.py": "from .. import problems\n",
+        "problems.py": "from .formats import detect\n",
     }
     for name, source in files.items():
         (folder / name).write_text(source, encoding="utf-8")
@@ -323,10 +323,10 @@ def test_the_scoring_rules_see_a_circle_hidden_in_a_function(tmp_path, monkeypat
     assert graph["scoring.model"] == {"scoring.text"}
     assert graph["scoring.mmlongbench"] == {"scoring.metrics"}  # `from . import metrics`: the submodule, not __init__
     assert cycles_in(graph) == [
-        ["scoring.formats", "scoring.formats.docvqa", "scoring.records", "scoring.formats"],  # through __init__'s own code
+        ["scoring.formats", "scoring.formats.docvqa", "scoring.problems", "scoring.formats"],  # through __init__'s own code
         ["scoring.metrics", "scoring.mmlongbench", "scoring.metrics"],
     ]
-    assert [m for _, m in imported_modules(folder / "model.py") if top(m) == "scoring"] == ["scoring.text", "scoring.text.to_str"]
+    assert [m for _, m in imported_modules(folder / "model.py") if top(m) == "scoring"] == ["scoring.text", "scoring.text.normalize_answer"]
 
 
 def test_every_dashboard_package_has_a_layer():
@@ -366,7 +366,7 @@ def test_no_module_imports_a_private_name_of_another():
     ("from plotly import graph_objects", ["plotly", "plotly.graph_objects"]),
     ("from .. import dashboard", ["dashboard"]),
     ("from ..dashboard.core.analysis import md_escape", ["dashboard.core.analysis", "dashboard.core.analysis.md_escape"]),
-    ("from .text import to_str", ["scoring.text", "scoring.text.to_str"]),
+    ("from .text import normalize_answer", ["scoring.text", "scoring.text.normalize_answer"]),
 ])
 def test_the_import_reader_sees_every_form(tmp_path, source, expected, monkeypatch):
     """The checker itself: a forbidden import in any of these forms is caught."""
