@@ -195,11 +195,12 @@ def print_run(run: Any, name: str) -> None:
 def load_gold_items(args: argparse.Namespace, profile: Any) -> list | None:
     """The gold questions of --gold-files (else --data-dir's, else ./data's default files), their problems
     printed; None, the error said, when none could be loaded."""
+    from .formats.xldocbench import default_gold_paths
     from .loaders import load_gold, reads_as_release
     from .problems import summarise
 
-    paths = [Path(f) for f in args.gold_files] if args.gold_files else [
-        (Path(args.data_dir) if args.data_dir else Path.cwd() / "data") / f for f in ("qa_single_doc.jsonl", "qa_cross_doc.jsonl")]
+    paths = [Path(f) for f in args.gold_files] if args.gold_files else default_gold_paths(
+        Path(args.data_dir) if args.data_dir else Path.cwd() / "data")
     gold = load_gold(paths, release=reads_as_release(profile))
     for p in summarise(gold.problems):
         print(p, file=sys.stderr)
