@@ -484,3 +484,12 @@ def test_agreement_by_decile_and_label():
     assert [p[2].agree for p in parts] == [10] * 9 + [0]  # the longest tenth is where they disagree
     per = by_label(a, b, [["x"] if i < 50 else ["y", "x"] for i in range(100)])
     assert per["x"].n == 100 and per["y"].n == 50
+
+
+def test_the_command_lines_judge_cache_is_the_apps_and_follows_lens_cache_dir(tmp_path):
+    """--judge-cache unset: judge/ in the app's cache folder (LENS_CACHE_DIR moves it), so the command line and
+    the app's Re-judge read each other's replies."""
+    from scoring.judge.cache import default_folder
+
+    assert default_folder({"LENS_CACHE_DIR": str(tmp_path / "c")}) == tmp_path / "c" / "judge"
+    assert default_folder({"XDG_CACHE_HOME": str(tmp_path / "x")}) == tmp_path / "x" / "docbench-lens" / "judge"

@@ -18,11 +18,10 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from dashboard.core import settings
 from dashboard.data.workspace import Workspace
 from scoring.judge.agreement import Agreement, agreement, by_decile
 from scoring.judge.answers import JudgedAnswer, answers_of_results, answers_of_run, judged_family, rules_right
-from scoring.judge.cache import ReplyCache
+from scoring.judge.cache import ReplyCache, default_folder
 from scoring.judge.prompts import JudgePrompt
 from scoring.judge.rejudge import JudgeIdentity, read_back
 from scoring.judge.verdicts import ANSWERED, CORRECT, FAILED, JUDGE_ERROR, STATES, UNPARSABLE, Verdict, without_failures
@@ -63,7 +62,7 @@ def identity_label(identity: JudgeIdentity) -> str:
 
 def reply_cache() -> ReplyCache:
     """The app's reply cache: judge/ in its cache folder (LENS_CACHE_DIR)."""
-    return ReplyCache(settings.cache_root() / "judge")
+    return ReplyCache(default_folder())
 
 
 def cached_sources(answers: Sequence[JudgedAnswer], cache: ReplyCache) -> list[Source]:

@@ -39,11 +39,12 @@ def cache_key(question: str, prediction: str, model: str, prompt_sha256: str, pa
 
 
 def default_folder(environ: Mapping[str, str] | None = None) -> Path:
-    """The command line's cache when --judge-cache is not given: judge/ in the user's cache folder
-    ($XDG_CACHE_HOME/docbench-lens, else ~/.cache/docbench-lens; the app's own unless LENS_CACHE_DIR moves it)."""
-    env = os.environ if environ is None else environ
-    base = env.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base).expanduser() / "docbench-lens" / "judge"
+    """Where replies are kept when --judge-cache is not given: judge/ in the app's cache folder
+    (`scoring.settings.cache_root`: $LENS_CACHE_DIR, else $XDG_CACHE_HOME/docbench-lens, else
+    ~/.cache/docbench-lens), so the command line and the app's Re-judge read each other's replies."""
+    from ..settings import cache_root
+
+    return cache_root(environ) / "judge"
 
 
 class ReplyCache:
