@@ -407,10 +407,14 @@ def _ensure(con: duckdb.DuckDBPyConnection) -> None:
     """The tables, made when missing; EngineError when the store was made by a newer version."""
     for statement in schema.statements():
         con.execute(statement)
-    got = con.execute("SELECT max(value) FROM lens_meta WHERE key = 'schema'").fetchone()
+    got = con.execute("SELECT max(CAST(value AS INTEGER)) FROM lens_meta WHERE key = 'schema'").fetchone()
     version = int(got[0]) if got and got[0] is not None else None
-    if version is None:
-        con.execute("INSERT INTO lens_meta VALUES ('schema', ?)", [str(schema.SCHEMA_VERSION)])
-    elif version > schema.SCHEMA_VERSION:
+    if version is not None and version > schema.SCHEMA_VERSION:
         raise EngineError(f"the scored runs' store was made by a newer docbench-lens (schema {version}, this one reads "
                           f"{schema.SCHEMA_VERSION}): upgrade docbench-lens")
+    if version is None or version < schema.SCHEMA_VERSION:
+        for table, column, kind in schema.ADDED:  # a store made before these columns gains them (NULL in its rows)
+            have = {str(r[0]) for r in con.execute(f"DESCRIBE {table}").fetchall()}
+            if column not in have:
+                con.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
+        con.execute("INSERT INTO lens_meta VALUES ('schema', ?)", [str(schema.SCHEMA_VERSION)])
