@@ -87,7 +87,8 @@ def capture(an, ws) -> dict:
     out["breakdowns"] = {f: records(an.breakdown(f)) for f in fields}
     charted = ranked[:10]
     out["charted"] = charted
-    out["breakdowns_charted"] = {f: records(an.breakdown(f, charted)) for f in fields}
+    # the charted runs' rows (the page draws only those; over the questions they all attempted when those differ)
+    out["breakdowns_charted"] = {f: [r for r in records(an.breakdown(f, charted)) if r["run"] in charted] for f in fields}
     out["shared"] = {"questions": an.shared(charted).questions, "differs": an.shared(charted).differs}
     settings = C.Settings(resamples=RESAMPLES)
     out["intervals"] = records(C.run_intervals(an.rows_of(charted), charted, settings, an.questions))

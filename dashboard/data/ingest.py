@@ -139,7 +139,7 @@ def load(args: argparse.Namespace) -> Batch:
         batch.notes = lines
     sig = signature(profile)
     for pf in chosen:
-        if not pf.loaded.items:
+        if not pf.loaded.loaded:
             batch.problems.append(f"{pf.path}: no prediction could be read: {pf.run} is not ingested")
             continue
         batch.candidates.append(Candidate(pf.run, str(pf.path), pf.sha256, sig, args.step,

@@ -138,10 +138,12 @@ def leaderboard(con: duckdb.DuckDBPyConnection, benchmark: str | None = None, ru
     version, step, source, signature, questions (= attempted: the rows its file has, answered or
     failed), the three metrics' means over them (a recomputed run's as the release rounds them, 6 decimals;
     0 for none),
-    right (answers right by the profile), answered, missing, failed. Ordered by Accuracy, best first."""
+    right (answers right by the profile), answered, missing, failed, and how its file joins the gold
+    (file_rows, extra_ids, extra_example). Ordered by Accuracy, best first."""
     chosen, params = _chosen(benchmark, run_ids)
     rows = _dicts(con.execute(VISIBLE + f"""
         SELECT r.run_id, r.name, r.version, r.step, r.series, r.source, r.profile, r.signature, r.origin, r.file_rows,
+               coalesce(r.extra_ids, 0) AS extra_ids, coalesce(r.extra_example, '') AS extra_example,
                c.n, c.sum_accuracy, c.sum_token_f1, c.sum_anls, c.sum_right, c.failed, c.missing
         FROM ({chosen}) r JOIN cells c ON c.run_id = r.run_id AND c.field = '{OVERALL}'
         ORDER BY r.name, r.step NULLS FIRST, r.version""", params))
@@ -152,7 +154,7 @@ def leaderboard(con: duckdb.DuckDBPyConnection, benchmark: str | None = None, ru
         keep = (lambda x: round(x, 6)) if r["source"] == RECOMPUTED else float
         means = {m: keep(float(r[f"sum_{m}"]) / n) if n else 0.0 for m in METRICS}
         out.append({k: r[k] for k in ("run_id", "name", "version", "step", "series", "source", "profile", "signature",
-                                      "origin", "file_rows")}
+                                      "origin", "file_rows", "extra_ids", "extra_example")}
                    | {"questions": n, **means, "right": int(r["sum_right"] or 0), "attempted": n,
                       "answered": n - int(r["failed"] or 0), "missing": int(r["missing"] or 0), "failed": int(r["failed"] or 0)})
     out.sort(key=lambda r: -r["accuracy"])  # stable: name order among equals
@@ -364,7 +366,7 @@ def rows(con: duckdb.DuckDBPyConnection, run_ids: Sequence[int], *, texts: bool 
     join = " LEFT JOIN texts t ON t.run_id = s.run_id AND t.q = s.q" if texts else ""
     try:
         return con.execute(f"SELECT {cols}{text} FROM scores s{join} WHERE {' AND '.join(where)} "
-                           f"ORDER BY list_position(?::BIGINT[], s.run_id), s.q", [*ids, ids]).fetch_arrow_table()
+                           f"ORDER BY list_position(?::BIGINT[], s.run_id), s.q", [*ids, ids]).to_arrow_table()
     finally:
         if positions is not None:
             con.unregister("lens_at")
