@@ -113,11 +113,45 @@ def capture(an, ws) -> dict:
 
 
 def today(bench: Path):
-    """(workspace, Analysis) by the app's code before the engine: runs scored in memory (engine_kit.reference)."""
+    """(workspace, Analysis) from runs scored in memory (engine_kit.reference: before the engine, the app's own
+    path; since, ingested into DuckDB in memory -- `dashboard.core.scored.memory_store`)."""
     from engine_kit import reference
 
     ws, _profile, an = reference(bench)
     return ws, an
+
+
+def through_the_app(bench: Path, cache: Path):
+    """(workspace, Analysis) of the app itself opening `bench` (AppTest): every run scored and ingested into the
+    engine of a new cache folder, then -- `restart` -- read back from it by a new server's memory."""
+    import os
+
+    from streamlit.testing.v1 import AppTest
+
+    from dashboard.data import workspace as W
+    from dashboard.shell import cache as app_cache
+
+    before = {k: os.environ.get(k) for k in ("LENS_BENCHMARK", "LENS_CACHE_DIR", "LENS_RUNS", "LENS_SCORES",
+                                             "LENS_DATA_ROOTS", "LENS_LAKE_CATALOG")}
+    os.environ.update({"LENS_BENCHMARK": str(bench), "LENS_CACHE_DIR": str(cache)})
+    for k in ("LENS_RUNS", "LENS_SCORES", "LENS_DATA_ROOTS", "LENS_LAKE_CATALOG"):
+        os.environ.pop(k, None)
+    try:
+        for _ in range(2):  # the first run scores and ingests; the second, a restart, reads the engine
+            for f in (app_cache._runs, app_cache.workspace, app_cache.analysis, app_cache._questions, app_cache._engine):
+                f.clear()
+            app_cache._ENSURED.clear()
+            W._KEPT.clear()
+            at = AppTest.from_file(str(HERE.parent / "dashboard" / "app.py"), default_timeout=600).run()
+            assert not at.exception, [e.value for e in at.exception]
+        ctx = at.session_state["lens_context"]
+        return ctx.workspace, ctx.analysis
+    finally:
+        for k, v in before.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
 
 
 def write(builder: Callable[[Path], Any] = today, tmp: Path | None = None) -> None:
@@ -130,6 +164,18 @@ def write(builder: Callable[[Path], Any] = today, tmp: Path | None = None) -> No
             (FIXTURES / f"{name}.json").write_text(json.dumps(capture(an, ws), sort_keys=True, separators=(",", ":")) + "\n",
                                                   encoding="utf-8")
             print(f"wrote {FIXTURES / (name + '.json')}")
+
+
+def as_drawn(golden: dict) -> dict:
+    """A golden capture as the pages draw it: of the charted runs' breakdowns (`breakdown(field, charted)`), the
+    charted runs' rows. Before the engine that call also returned every other run's rows over the charted runs'
+    shared questions, which no page draws (the charts keep `runs`); the engine computes only the runs asked for.
+    The golden files stay as captured; this is the one projection the comparison makes."""
+    charted = set(golden.get("charted", []))
+    out = dict(golden)
+    out["breakdowns_charted"] = {f: [r for r in rows if r["run"] in charted]
+                                 for f, rows in golden.get("breakdowns_charted", {}).items()}
+    return out
 
 
 def differences(want: Any, got: Any, where: str = "", tol: float = 1e-9) -> list[str]:
