@@ -3,12 +3,11 @@
     .venv/bin/python bench/bench_compare.py [--questions 1519] [--resamples 10000] [--repeat 5]
                                             [--no-cli] [--campaign bench/out/campaign_20000x2 ...]
 
-(a) `scoring.stats.paired_bootstrap` on N paired questions x R resamples (`bootstrap_means`: counts
-    for Accuracy, exact draws off the mode, a Cornish-Fisher draw for large slices) against the
-    previous implementation (scipy.stats.bootstrap, index draws in batches of 1,000) and a plain
-    per-resample numpy loop -- best of --repeat each, the ratios, and the intervals side by side,
+(a) `scoring.stats.paired_bootstrap` on N paired questions x R resamples (`cluster_bootstrap_means`
+    with every question its own unit: counts for Accuracy, index draws otherwise) against
+    scipy.stats.bootstrap (index draws in batches of 1,000) and a plain per-resample numpy loop -- best of --repeat each, the ratios, and the intervals side by side,
     for an Accuracy-like and a token-F1-like pair;
-(b) `dashboard.compare.frames.deltas` (3 metrics x every slice of 7 breakdowns, McNemar, Holm) and the
+(b) `dashboard.compare.frames.deltas` (3 metrics x every slice of 7 breakdowns, McNemar, BH q) and the
     flip table on a synthetic pair of runs over N questions (where a run is weak is the finder's:
     bench/bench_slices.py);
 (c) `python -m dashboard.report` on sample_runs/ (two runs; four runs), wall time of the whole
@@ -40,7 +39,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from dashboard.compare import frames as C  # noqa: E402
-from scoring.stats import BATCH, paired_bootstrap  # noqa: E402
+from scoring.stats import paired_bootstrap  # noqa: E402
+
+BATCH = 1_000  # scipy.stats.bootstrap's batch
 
 
 def fmt(t: tuple[float, float, float]) -> str:
@@ -116,17 +117,19 @@ def main() -> None:
         old = best(lambda: scipy_bootstrap(a, b, r), max(1, args.repeat // 2))
         slow = best(lambda: naive_bootstrap(a, b, r), 1)
         print(f"(a) paired_bootstrap, {kind}, {n:,} questions x {r:,} resamples: {1000 * fast:.1f} ms "
-              f"(previous, scipy.stats.bootstrap: {1000 * old:.0f} ms, ratio {old / fast:.0f}x; "
+              f"(scipy.stats.bootstrap: {1000 * old:.0f} ms, ratio {old / fast:.0f}x; "
               f"per-resample numpy loop: {1000 * slow:.0f} ms)")
         print(f"    interval now {fmt(paired_bootstrap(a, b, resamples=r))} | scipy {fmt(scipy_bootstrap(a, b, r))} "
               f"| loop {fmt(naive_bootstrap(a, b, r))}")
 
     questions, scores = synthetic(n)
     pairs = C.paired(scores, "A", "B")
-    t_deltas = best(lambda: C.deltas(pairs, questions), max(1, args.repeat // 2))
-    table = C.deltas(pairs, questions)
+    fields = {f: questions[f].reindex(pairs.index).tolist() for f in C.BREAKDOWNS if f in questions.columns}
+    t_deltas = best(lambda: C.deltas(pairs, questions, fields), max(1, args.repeat // 2))
+    table = C.deltas(pairs, questions, fields)
     t_flips = best(lambda: C.flip_table(pairs, questions), args.repeat)
-    print(f"(b) deltas: {len(table)} rows (slices + overall) x 3 metrics, {r:,} resamples each: {t_deltas:.2f} s; "
+    print(f"(b) deltas: {len(table)} rows (slices + overall) x 3 metrics, {C.Settings().resamples:,} resamples overall, "
+          f"{C.Settings().slice_resamples:,} each slice: {t_deltas:.2f} s; "
           f"flip table: {1000 * t_flips:.0f} ms")
 
     for folder in args.campaign:
@@ -138,7 +141,7 @@ def main() -> None:
         walls, cpus = [], []
         for _ in range(max(1, args.repeat // 2)):
             t, c = time.perf_counter(), cpu_now()
-            table = C.deltas(pairs, an.questions)
+            table = C.deltas(pairs, an.questions, C.pair_fields(pairs, an.questions, an.gold, an.declared_pages))
             walls.append(time.perf_counter() - t)
             cpus.append(cpu_now() - c)
         print(f"(e) deltas, {root.name}: {len(pairs):,} paired questions, {len(table)} rows x 3 metrics: "

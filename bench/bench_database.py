@@ -33,7 +33,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from dashboard.annotations.db import DEFAULT_TAGS, AnnotationStore, Note  # noqa: E402
+from dashboard.annotations.records import DEFAULT_TAGS, Note  # noqa: E402
+from dashboard.annotations.store import AnnotationStore  # noqa: E402
 
 BENCH = "bench-database"
 

@@ -57,6 +57,18 @@ run is capped by `--cap` s (the code before the resilience work may hang: that i
 `--app-root DIR` serves the app of another checkout (e.g. `git worktree add /tmp/before 35680db`)
 with this client and this venv: the server runs in DIR with PYTHONPATH=DIR.
 
+`--scenario inputs` (issue 35): `--sessions` - 1 sessions switch questions on the question explorer,
+half of them on sample_runs/ and half on a 13 x 1,519 benchmark (bench/make_synthetic_benchmark.py,
+opened by the link's `data` parameter), while one more session opens, `--hostile-after` s in and one
+after the other, the Data page of each hostile input of issue 35 (tests/guard_kit.py): VLMEvalKit
+workbooks of a few KB with a cell at column ZZZZZZZZZ, with a dimension of A1:XFD1048576 and a date
+style, with shared strings inflating to 250 MB; an lmms-eval run whose `target` is a 16 MB literal; a
+2 GB sparse lmms-eval samples file; a prediction file whose answer is a 48 MB nested list. Reported:
+the others' page times (p50 / p95 / max) and first loads, the health endpoint (every 0.25 s: p50, p99,
+max, failures), the server's peak RSS with its children, and per input how long its Data page took and
+whether it names the file. `--server-memory GB` caps the server's address space: for a checkout that
+reads the inputs in its own process (the figures "before" in bench/README.md).
+
 The machine's cores are shared by everything running on it, this client included: the figures
 are for this machine now (the load average is printed with them).
 """
@@ -156,11 +168,14 @@ class Sampler(threading.Thread):
 
 
 def start_server(benchmark: Path, cache: Path, profile: Path | None = None,
-                 mode: str = "cpu", app_root: Path = ROOT) -> tuple[subprocess.Popen, str, Path]:
+                 mode: str = "cpu", app_root: Path = ROOT, env_extra: dict[str, str] | None = None,
+                 memory_cap: int = 0) -> tuple[subprocess.Popen, str, Path]:
+    """`memory_cap` (bytes): the server's address space limited (RLIMIT_AS), so that a server of another
+    checkout that reads a hostile input in its own process fails there instead of taking the machine."""
     port = free_port()
     log = cache / "server.log"
     env = {k: v for k, v in os.environ.items() if not k.startswith("LENS_")}
-    env |= {"LENS_BENCHMARK": str(benchmark), "LENS_CACHE_DIR": str(cache / "cache")}
+    env |= {"LENS_BENCHMARK": str(benchmark), "LENS_CACHE_DIR": str(cache / "cache"), **(env_extra or {})}
     if app_root != ROOT:  # another checkout's app, imported from there (not from this tree's editable install)
         env["PYTHONPATH"] = str(app_root)
     if profile is not None:  # the same server with each script run measured (bench/_serve_profiled.py)
@@ -169,8 +184,14 @@ def start_server(benchmark: Path, cache: Path, profile: Path | None = None,
     cmd = [sys.executable, *launcher, "run", str(app_root / "dashboard" / "app.py"), "--server.headless", "true",
            "--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
            "--server.fileWatcherType", "none"]  # served, not developed: no hot reload (see the note in main)
+    def cap() -> None:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_AS, (memory_cap, memory_cap))
+
     with open(log, "w") as sink:
-        proc = subprocess.Popen(cmd, cwd=app_root, env=env, stdout=sink, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        proc = subprocess.Popen(cmd, cwd=app_root, env=env, stdout=sink, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                preexec_fn=cap if memory_cap else None)
     base = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 90
     while time.monotonic() < deadline:
@@ -184,6 +205,20 @@ def start_server(benchmark: Path, cache: Path, profile: Path | None = None,
             break
     proc.terminate()
     raise SystemExit(f"the server did not start:\n{log.read_text()[-2000:]}")
+
+
+def stop_server(proc: subprocess.Popen, sampler: Sampler, health: threading.Thread | None = None) -> None:
+    """The pollers stopped, then the server (killed if it does not end within 20 s)."""
+    if health is not None:
+        health.stop.set()  # type: ignore[attr-defined]
+        health.join(timeout=5)
+    sampler.stop.set()
+    sampler.join()
+    proc.terminate()
+    try:
+        proc.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        proc.kill()
 
 
 # ----------------------------------------------------------------------------- one session
@@ -238,7 +273,8 @@ def _collect(msg: ForwardMsg, run: Run) -> None:
         run.status = ForwardMsg.ScriptFinishedStatus.Name(msg.script_finished)
 
 
-async def _rerun(ws, query: str, page_hash: str = "", widget: tuple[str, str] | None = None) -> Run:
+async def _rerun(ws, query: str, page_hash: str = "", widget: tuple[str, str] | None = None,
+                 timeout: float | None = None) -> Run:
     back = BackMsg()
     back.rerun_script.query_string = query
     back.rerun_script.page_script_hash = page_hash
@@ -248,7 +284,7 @@ async def _rerun(ws, query: str, page_hash: str = "", widget: tuple[str, str] | 
     await ws.send(back.SerializeToString())
     run = Run()
     while True:
-        data = await asyncio.wait_for(ws.recv(), timeout=SWITCH_TIMEOUT)
+        data = await asyncio.wait_for(ws.recv(), timeout=timeout or SWITCH_TIMEOUT)
         msg = ForwardMsg()
         msg.ParseFromString(data)
         _collect(msg, run)
@@ -271,11 +307,13 @@ def _fetch(base: str, paths: list[str]) -> int:
 
 
 async def session(k: int, base: str, page: str, qids: list[str], runs: list[str], seconds: float, think: float,
-                  res: Result, sessions: int = 0, server_pid: int = 0, cycle: list[str] | None = None) -> None:
-    """One session; with `cycle`, it opens cycle[0] and then switches through the cycle in order."""
+                  res: Result, sessions: int = 0, server_pid: int = 0, cycle: list[str] | None = None,
+                  extra: tuple[tuple[str, str], ...] = ()) -> None:
+    """One session; with `cycle`, it opens cycle[0] and then switches through the cycle in order; `extra`:
+    more query parameters on every URL (`data`: another benchmark folder)."""
     rnd = random.Random(k)
     mine = cycle[0] if cycle else qids[k % len(qids)]
-    query = urlencode([("sel", mine), *(("run", r) for r in runs)])
+    query = urlencode([("sel", mine), *(("run", r) for r in runs), *extra])
     url = base.replace("http", "ws", 1) + "/_stcore/stream"
     try:
         async with websockets.connect(url, subprotocols=["streamlit"], max_size=None, open_timeout=60,
@@ -318,7 +356,7 @@ async def session(k: int, base: str, page: str, qids: list[str], runs: list[str]
                     sent = (hash_, None)
                 t = time.perf_counter()
                 try:
-                    run = await _rerun(ws, urlencode([("sel", want), *(("run", r) for r in runs)]), *sent)
+                    run = await _rerun(ws, urlencode([("sel", want), *(("run", r) for r in runs), *extra]), *sent)
                 except TimeoutError:
                     res.stalls += 1
                     res.errors.append(f"session {k}: no script_finished within {SWITCH_TIMEOUT:.0f} s")
@@ -461,15 +499,7 @@ def hostile(args) -> None:
                 base, args.sessions, args.seconds, qids, runs, args.think, bomb, huge, proc.pid, args.cap))
         finally:
             wall, health_worst, hl = time.perf_counter() - t0, health.worst(), list(health.latencies)
-            health.stop.set()
-            health.join(timeout=5)
-            sampler.stop.set()
-            sampler.join()
-            proc.terminate()
-            try:
-                proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+            stop_server(proc, sampler, health)
         server_log = log.read_text(errors="replace")
     label = "this checkout" if app_root == ROOT else str(app_root)
     try:
@@ -494,6 +524,157 @@ def hostile(args) -> None:
               f"max {max(r.latencies, default=float('nan')):.2f} s, stalls {r.stalls}, errors {len(r.errors)}")
     print(f"  server RSS peak            {sampler.peak / 1024:8.0f} MB;  tracebacks in server log {server_log.count('Traceback')}")
     for e in (others.errors + bomb_res.errors + huge_res.errors)[:12]:
+        print("  error:", e)
+
+
+# ----------------------------------------------------------------------------- hostile inputs (issue 35)
+
+
+def _guard_kit():
+    """tests/guard_kit.py: the hostile inputs of the read guard's tests (scoring/guard.py)."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    import guard_kit  # noqa: PLC0415
+
+    return guard_kit
+
+
+OPEN_TIMEOUT = 300.0  # s: a hostile input's Data page (its folder read and its other runs scored) under load
+NESTED_MB = 48  # 16 M empty lists, 1.8 GB parsed: over the default read limit (a 24 MB one, 0.9 GB, reads under it)
+
+
+def build_inputs(roots: Path) -> dict[str, tuple[Path, str]]:
+    """Each hostile input of issue 35 in a folder of its own under `roots`: name -> (the folder a link's
+    `data` opens, the file in it that must be named)."""
+    kit = _guard_kit()
+    out: dict[str, tuple[Path, str]] = {}
+    for name, make in (("xlsx: a cell at column ZZZZZZZZZ (1.7 KB)", kit.far_column_xlsx),
+                       ("xlsx: dimension A1:XFD1048576, a date style (2 KB)", kit.dimension_xlsx),
+                       ("xlsx: shared strings inflating to 250 MB", kit.strings_bomb_xlsx)):
+        where = roots / f"input{len(out)}"
+        folder = kit.vlmevalkit_model(where)
+        out[name] = (folder.parent, make(folder).name)
+    for name, make in (("lmms-eval: a target of 16 MB (8 M items)", kit.lmms_with_hostile_target),
+                       ("lmms-eval: a 2 GB sparse samples file", kit.sparse_samples)):
+        where = roots / f"input{len(out)}"
+        where.mkdir()
+        folder = make(where)
+        out[name] = (folder, max(folder.rglob("*_samples_*.jsonl"), key=lambda f: f.stat().st_size).name)
+    where = roots / f"input{len(out)}" / "sample"
+    shutil.copytree(ROOT / "sample_runs", where, ignore=shutil.ignore_patterns("*.py", "__pycache__"))
+    first = sorted((where / "runs").glob("*.jsonl"))[0]
+    qid = json.loads(first.read_text().splitlines()[0])["question_id"]
+    kit.nested_list_predictions(where / "runs" / "hostile.jsonl", qid, mb=NESTED_MB)
+    out[f"JSON lines: a {NESTED_MB} MB nested-list answer"] = (where, "hostile.jsonl")
+    return out
+
+
+@dataclass
+class Opened:
+    name: str
+    seconds: float = float("nan")
+    named: bool = False
+    error: str = ""
+
+
+async def open_inputs(base: str, inputs: dict[str, tuple[Path, str]], pause: float, start_after: float) -> list[Opened]:
+    """One session after another opens each hostile input's Data page (`?data=<folder>`); how long each
+    took and whether the page names the hostile file."""
+    await asyncio.sleep(start_after)
+    url = base.replace("http", "ws", 1) + "/_stcore/stream"
+    out = []
+    for name, (folder, file) in inputs.items():
+        got = Opened(name)
+        query = urlencode([("data", str(folder))])
+        t = time.perf_counter()
+        try:
+            async with websockets.connect(url, subprotocols=["streamlit"], max_size=None, open_timeout=60,
+                                          ping_interval=None) as ws:
+                first = await _rerun(ws, query, timeout=OPEN_TIMEOUT)
+                run = await _rerun(ws, query, first.pages.get("data", ""), timeout=OPEN_TIMEOUT)
+            got.seconds = time.perf_counter() - t
+            got.named = any(file in text for text in run.texts)
+            got.error = run.exceptions[0] if run.exceptions else ""
+        except Exception as exc:  # a broken connection or a timeout is this input's result
+            got.seconds, got.error = time.perf_counter() - t, f"{type(exc).__name__}: {exc}"[:200]
+        out.append(got)
+        await asyncio.sleep(pause)
+    return out
+
+
+def _own_peak_mb(pid: int) -> int:
+    """The server process's own peak resident memory (VmHWM), its children not counted (MB; 0 if gone)."""
+    try:
+        with open(f"/proc/{pid}/status") as fh:
+            return next((int(line.split()[1]) for line in fh if line.startswith("VmHWM:")), 0) // 1024
+    except OSError:
+        return 0
+
+
+def inputs(args) -> None:
+    """--scenario inputs: `--sessions` - 1 sessions switching questions on the question explorer, half on
+    the sample and half on a 13 x 1,519 benchmark (bench/make_synthetic_benchmark.py, opened by `data`),
+    while one more session opens each hostile input of issue 35 in turn."""
+    import make_synthetic_benchmark  # noqa: PLC0415
+
+    app_root = (args.app_root or ROOT).resolve()
+    with tempfile.TemporaryDirectory(prefix="bench-inputs-") as tmp:
+        tmp = Path(tmp)
+        roots = tmp / "roots"
+        synth = roots / "synthetic"
+        synth.mkdir(parents=True)
+        make_synthetic_benchmark.generate(synth)
+        hostile = build_inputs(roots)
+        sample_q = [q.qid for q in load_gold([p for p in sorted(args.benchmark.glob("*.jsonl"))
+                                              if p.name != "documents.jsonl"]).items]
+        synth_q = [q.qid for q in load_gold(sorted(synth.glob("qa_*.jsonl"))).items]
+        env = {"LENS_DATA_ROOTS": str(roots)}
+        proc, base, log = start_server(args.benchmark, tmp, app_root=app_root, env_extra=env,
+                                       memory_cap=int(args.server_memory * (1 << 30)))
+        sampler, health = Sampler(proc.pid), HealthPoller(base, every=0.25, timeout=120)
+        sampler.start()
+        health.start()
+        load0, t0 = os.getloadavg()[0], time.perf_counter()
+        others = Result()
+        browsing = args.sessions - 1
+
+        async def drive_all() -> list[Opened]:
+            tasks = [session(k, base, "questions", synth_q if k % 2 else sample_q, [], args.seconds, args.think,
+                             others, browsing, proc.pid, extra=(("data", str(synth)),) if k % 2 else ())
+                     for k in range(browsing)]
+            opening = asyncio.ensure_future(open_inputs(base, hostile, pause=2.0, start_after=args.hostile_after))
+            await asyncio.wait_for(asyncio.gather(*tasks), timeout=args.cap)
+            return await asyncio.wait_for(opening, timeout=args.cap)
+
+        try:
+            opened = asyncio.run(drive_all())
+        except TimeoutError:
+            opened = []
+        finally:
+            wall, hl, worst = time.perf_counter() - t0, list(health.latencies), health.worst()
+            own = _own_peak_mb(proc.pid)
+            stop_server(proc, sampler, health)
+        server_log = log.read_text(errors="replace")
+    lat = others.latencies
+    label = "this checkout" if app_root == ROOT else str(app_root)
+    print(f"bench_load --scenario inputs: the app of {label}; {browsing} sessions on the question explorer "
+          f"(half sample_runs/, half 13 x 1,519 by `data`), pauses 0-{args.think:g} s, for {args.seconds:.0f} s; "
+          f"one more session opens {len(hostile)} hostile inputs one after the other"
+          + (f"; server address space capped at {args.server_memory:g} GB" if args.server_memory else ""))
+    print(f"  wall time                  {wall:8.1f} s   (load average {load0:.1f} before, {os.getloadavg()[0]:.1f} after, "
+          f"{os.cpu_count()} cores)")
+    print(f"  others: switches           {others.switches:8d}  (sessions opened {others.opened} of {browsing}; "
+          f"errors {len(others.errors)}, stalls > {SWITCH_TIMEOUT:.0f} s {others.stalls})")
+    print(f"  others: page p50 / p95     {_pct(lat, .5):8.2f} / {_pct(lat, .95):.2f} s  (max {max(lat, default=float('nan')):.2f} s)")
+    print(f"  others: first load p50/max {_pct(others.first_loads, .5):8.2f} / "
+          f"{max(others.first_loads, default=float('nan')):.2f} s")
+    print(f"  health: requests           {len(hl):8d}   p50 {_pct(hl, .5) * 1000:.0f} ms, p99 {_pct(hl, .99):.2f} s, "
+          f"max {worst:.2f} s, failures {len(health.failures)}")
+    print(f"  server RSS peak            {sampler.peak / 1024:8.0f} MB (server and its children, sampled); the server's "
+          f"own {own} MB (VmHWM); tracebacks in server log {server_log.count('Traceback')}")
+    for got in opened:
+        print(f"  input: {got.name:<52} {got.seconds:6.1f} s  named: {'yes' if got.named else 'NO'}"
+              + (f"  error: {got.error}" if got.error else ""))
+    for e in others.errors[:12]:
         print("  error:", e)
 
 
@@ -528,8 +709,13 @@ def main() -> None:
                     help="run the server under bench/_serve_profiled.py: the CPU time of every script run, "
                          "written to FILE at the end (with --cprofile: and where it went)")
     ap.add_argument("--cprofile", action="store_true", help="with --profile: cProfile every script run (slower)")
-    ap.add_argument("--scenario", choices=["browse", "hostile"], default="browse",
-                    help="hostile: one session on a decompression bomb, one on a 1 MB answer, the rest browsing")
+    ap.add_argument("--scenario", choices=["browse", "hostile", "inputs"], default="browse",
+                    help="hostile: one session on a decompression bomb, one on a 1 MB answer, the rest browsing; "
+                         "inputs: one session opens each hostile input of issue 35 while the rest browse")
+    ap.add_argument("--hostile-after", type=float, default=20.0,
+                    help="inputs: seconds after the start before the hostile inputs are opened (the others' first loads)")
+    ap.add_argument("--server-memory", type=float, default=0.0, metavar="GB",
+                    help="inputs: cap the server's address space (for a checkout that reads the inputs in its own process)")
     ap.add_argument("--app-root", type=Path, default=None, help="serve the app of this checkout (default: this one)")
     ap.add_argument("--switch-timeout", type=float, default=60.0, help="a switch slower than this is a stall")
     ap.add_argument("--cap", type=float, default=300.0, help="hostile: cancel everything after this many seconds")
@@ -538,6 +724,9 @@ def main() -> None:
     SWITCH_TIMEOUT = args.switch_timeout
     if args.scenario == "hostile":
         hostile(args)
+        return
+    if args.scenario == "inputs":
+        inputs(args)
         return
 
     gold_files = [p for p in sorted(args.benchmark.glob("*.jsonl")) if p.name != "documents.jsonl"]
@@ -556,13 +745,7 @@ def main() -> None:
             wall, client = time.perf_counter() - t0, time.process_time() - client0
             cpu_end = _cpu_s(proc.pid)
         finally:
-            sampler.stop.set()
-            sampler.join()
-            proc.terminate()
-            try:
-                proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+            stop_server(proc, sampler)
         server_log = log.read_text(errors="replace")
     tracebacks = server_log.count("Traceback")
     if tracebacks:

@@ -53,6 +53,8 @@ page = st.navigation([
     st.Page(VIEWS / "evidence.py", title="Evidence", icon=":material/plagiarism:"),
     st.Page(VIEWS / "compare.py", title="Compare runs", icon=":material/compare_arrows:"),
     st.Page(VIEWS / "weak.py", title="Weak slices", icon=":material/troubleshoot:"),
+    st.Page(VIEWS / "trends.py", title="Trends", icon=":material/timeline:"),
+    st.Page(VIEWS / "matrix.py", title="Question × run matrix", icon=":material/grid_on:"),
     st.Page(VIEWS / "present.py", title="Presentation", icon=":material/slideshow:"),
     st.Page(VIEWS / "data.py", title="Data", icon=":material/dataset:"),
 ])

@@ -1,7 +1,19 @@
-"""`docbench-lens`: start the dashboard from an installed package, in any working directory.
+"""`docbench-lens`: the one command -- the dashboard, and every program of the project as a subcommand.
 
-    docbench-lens [--benchmark DIR] [--runs FILE_OR_DIR ...] [--scores FILE ...] [--annotations PATH_OR_URL]
-                  [--address HOST] [--port N] [--headless]
+    docbench-lens [serve options]                 start the app (the bundled sample without --benchmark)
+    docbench-lens SUBCOMMAND [options]            serve, score, slices, gate, report, evidence, notes, ingest
+    docbench-lens --help | SUBCOMMAND --help      the subcommands; one's options, outputs and exit codes
+
+`SUBCOMMANDS` lists them: scoring's (score, slices, gate, ingest) come from `scoring.cli.subcommands`
+(scoring never imports the dashboard: `ingest` is handed the dashboard's reading of a benchmark here),
+the dashboard's (serve, report, evidence, notes) are this module's and the features' `__main__.py`
+(whose `python -m dashboard.report`, `.evidence` and `.annotations` stay as aliases). A subcommand's
+modules are imported only when it runs or shows its help.
+
+`serve` (the default when the first argument is an option, or there is none):
+
+    docbench-lens [serve] [--benchmark DIR] [--runs FILE_OR_DIR ...] [--scores FILE ...] [--annotations PATH_OR_URL]
+                          [--address HOST] [--port N] [--headless]
 
 runs `streamlit run <installed dashboard/app.py> --server.address HOST [--server.port N] -- <the app's
 arguments>`. The server listens on 127.0.0.1 unless `--address` (or LENS_ADDRESS) says otherwise, so
@@ -25,15 +37,33 @@ import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from dashboard.core import settings
-from dashboard.core.redact import redact_url
 from dashboard.core.settings import DATABASE_URL
 from dashboard.resources import APP, SETTINGS_HOME
 from scoring import __version__
+from scoring.redact import redact_url
+
+if TYPE_CHECKING:
+    from scoring.cli import Subcommand
 
 INTERRUPTED = 130  # the shell's exit status for a program stopped with Ctrl+C
 MAX_PORT = 65_535
+PROG = "docbench-lens"
+SERVE = "serve"
+# the order `docbench-lens --help` lists them in
+SUBCOMMANDS = (SERVE, "score", "slices", "gate", "report", "evidence", "notes", "ingest")
+SERVE_EPILOG = """\
+the app: http://HOST:PORT in a browser (127.0.0.1:8501 unless --address, --port say otherwise); without
+--benchmark it opens the sample benchmark that ships with the package.
+
+exit codes:
+  0  the server was stopped
+  2  usage: an unknown option or a bad value, no such --benchmark folder, an --annotations URL that is
+     not sqlite:///PATH or postgresql://...
+  130  stopped with Ctrl+C
+"""
 
 
 def _port(text: str) -> int:
@@ -52,8 +82,10 @@ def _address(text: str) -> str:
     return text.strip()
 
 
-def build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="docbench-lens", description="Start the DocBench Lens dashboard (Streamlit).")
+def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
+    """`serve`'s parser: the app's options."""
+    ap = argparse.ArgumentParser(prog=prog, description="Start the DocBench Lens dashboard (Streamlit).", epilog=SERVE_EPILOG,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--benchmark", metavar="DIR", help="benchmark folder: gold *.jsonl, documents.jsonl, docs/, runs/, "
                                                        "results/ (default: the bundled sample benchmark)")
     ap.add_argument("--runs", nargs="+", action="extend", default=[], metavar="FILE_OR_DIR",
@@ -79,7 +111,7 @@ def _absolute(path: str) -> str:
 def annotations_location(value: str) -> tuple[list[str], dict[str, str]]:
     """(the app's arguments, the server's environment) for `--annotations VALUE`: a file path or
     sqlite:///PATH -> `--annotations ABSOLUTE_PATH`; a postgresql:// (postgres://) URL ->
-    LENS_DATABASE_URL (never on a command line; the app reads it as dashboard.annotations.db does).
+    LENS_DATABASE_URL (never on a command line; the app reads it as dashboard.annotations.location does).
     ValueError, naming the URL without its password, for any other."""
     if "://" not in value:
         return ["--annotations", _absolute(value)], {}
@@ -130,14 +162,10 @@ def build_command(args: argparse.Namespace) -> list[str]:
     return cmd + (["--", *app_args] if app_args else [])
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
-    if argv and argv[0] == "ingest":  # `docbench-lens ingest ...`: scored runs into the engine (scoring/engine/cli.py)
-        from dashboard.data.ingest import main as ingest_main
-
-        return ingest_main(argv[1:])
-    ap = build_parser()
-    args = ap.parse_args(argv)
+def serve(argv: Sequence[str], prog: str = PROG) -> int:
+    """`docbench-lens [serve] ...`: become the app's server (the process is replaced on POSIX)."""
+    ap = build_parser(prog)
+    args = ap.parse_args(list(argv))
     if args.benchmark and not Path(args.benchmark).expanduser().is_dir():
         given = Path(args.benchmark).expanduser()
         if given.exists():  # a gold or run file given where its folder was meant
@@ -157,6 +185,99 @@ def main(argv: Sequence[str] | None = None) -> int:
         return subprocess.call(cmd, cwd=SETTINGS_HOME, env=env)
     except KeyboardInterrupt:
         return INTERRUPTED
+
+
+# ----------------------------------------------------------------------------- the subcommands
+
+
+def _ingest_load(args: argparse.Namespace) -> Any:
+    """`ingest`'s reading and scoring of a benchmark's files: the app's own (dashboard/data/ingest.py)."""
+    from dashboard.data.ingest import load
+
+    return load(args)
+
+
+def _report_parser(prog: str) -> argparse.ArgumentParser:
+    from dashboard.report.__main__ import build_parser as report_parser
+
+    return report_parser(prog)
+
+
+def _report(argv: list[str], prog: str) -> int:
+    from dashboard.report.__main__ import main as report_main
+
+    return report_main(argv, prog)
+
+
+def _evidence_parser(prog: str) -> argparse.ArgumentParser:
+    from dashboard.evidence.__main__ import build_parser as evidence_parser
+
+    return evidence_parser(prog)
+
+
+def _evidence(argv: list[str], prog: str) -> int:
+    from dashboard.evidence.__main__ import main as evidence_main
+
+    return evidence_main(argv, prog)
+
+
+def _notes_parser(prog: str) -> argparse.ArgumentParser:
+    from dashboard.annotations.__main__ import build_parser as notes_parser
+
+    return notes_parser(prog)
+
+
+def _notes(argv: list[str], prog: str) -> int:
+    from dashboard.annotations.__main__ import main as notes_main
+
+    return notes_main(argv, prog)
+
+
+def subcommands() -> list[Subcommand]:
+    """Every subcommand of `docbench-lens`, in SUBCOMMANDS' order."""
+    from scoring.cli import Subcommand
+    from scoring.cli import subcommands as scoring_subcommands
+
+    found = {c.name: c for c in scoring_subcommands(ingest_load=_ingest_load)}
+    found[SERVE] = Subcommand(SERVE, "start the dashboard (the default: docbench-lens alone)", build_parser, serve)
+    found["report"] = Subcommand("report", "write the stakeholder report: one HTML file", _report_parser, _report)
+    found["evidence"] = Subcommand("evidence", "locate evidence quotes and answers on the documents' pages",
+                                   _evidence_parser, _evidence)
+    found["notes"] = Subcommand("notes", "export or import triage notes, tags and gold corrections", _notes_parser, _notes)
+    return [found[name] for name in SUBCOMMANDS]
+
+
+def command_parser(commands: Sequence[Subcommand] | None = None) -> argparse.ArgumentParser:
+    """The parser of `docbench-lens --help`: the subcommands, one line each (each one's own parser is
+    built when it runs: `Subcommand.parser`)."""
+    commands = subcommands() if commands is None else commands
+    ap = argparse.ArgumentParser(
+        prog=PROG, formatter_class=argparse.RawDescriptionHelpFormatter, usage="%(prog)s [-h] [--version] [SUBCOMMAND] [options]",
+        description="DocBench Lens: error analysis for document question-answering benchmarks (XL-DocBench, DocVQA,\n"
+                    "MMLongBench-Doc) and the runs scored on them, in an app and on the command line.\n"
+                    "`docbench-lens` alone starts the app on the bundled sample; `docbench-lens SUBCOMMAND --help`\n"
+                    "lists a subcommand's options, outputs and exit codes.",
+        epilog="aliases: `python -m scoring` and `docbench-score` are `docbench-lens score`; `python -m dashboard.report`,\n"
+               "`python -m dashboard.evidence` and `python -m dashboard.annotations` are `report`, `evidence`, `notes`.")
+    ap.add_argument("--version", action="version", version=f"{PROG} {__version__}")
+    sub = ap.add_subparsers(title="subcommands", dest="subcommand", metavar="SUBCOMMAND")
+    for c in commands:
+        sub.add_parser(c.name, help=c.summary, add_help=False)
+    return ap
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """`docbench-lens ARGS`: the subcommand the first argument names; the app (`serve`) when it is an
+    option or there is none, as `docbench-lens --benchmark DIR` always started it."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or (argv[0].startswith("-") and argv[0] not in ("-h", "--help")):
+        return serve(argv)
+    commands = subcommands()
+    chosen = next((c for c in commands if c.name == argv[0]), None)
+    if chosen is None:  # --help, or a name that is no subcommand: argparse lists them (exit 0, or 2)
+        command_parser(commands).parse_args(argv)
+        return 2
+    return chosen.run(argv[1:], f"{PROG} {chosen.name}")
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,11 +1,15 @@
 """The "campaign" benchmark in sample_runs/campaign/: big enough for documents-as-the-unit statistics.
 
 40 short generated documents (2-4 pages each, PyMuPDF through `_layout.Builder`, text layer present) in
-five domains and ten document types, 8-12 questions each, and five simulated runs:
+five domains and ten document types, 8-12 questions each, and thirteen simulated runs:
 
 - `ckpt-0410` and `ckpt-0520`: two checkpoints of one model. Both share each document's and each
   question's difficulty; `ckpt-0520` is better by about 8 points, spread over every document (not a
   few documents carrying the difference), so Compare runs calls the difference real by document.
+- `ckpt-0100` ... `ckpt-1070` (SERIES, with the two above: ten checkpoints of one training run): rising
+  fast, then gently; from `ckpt-0740` on, questions of reasoning_type=aggregation (summing a table) are
+  mostly wrong -- one real, lasting drop in one slice, which the Trends page's alarm and
+  `python -m scoring --trend` find at `ckpt-0740`.
 - `vision-13b`: as good as `ckpt-0410` everywhere but on ONE slice, counting questions over charts
   (reasoning_type=counting & evidence_source=Chart), where it is mostly wrong: the Weak slices finder's
   top slice.
@@ -103,10 +107,24 @@ RUNS = {
     "rag-baseline": dict(base=0.15),
     "small-3b": dict(base=-0.35),
 }
+# The rest of the training run the two checkpoints belong to (steps from the names: scoring/steps.py):
+# base logits rising fast, then gently; from DROP_FROM on, the planted slice's questions (reasoning_type=
+# aggregation: summing a table's column) are much harder -- a real, lasting drop in one slice, which the
+# trend's alarm finds at DROP_FROM. Every checkpoint shares the checkpoints' draw (SHARED_DRAW).
+SERIES = {
+    "ckpt-0100": -0.25, "ckpt-0200": 0.05, "ckpt-0300": 0.30, "ckpt-0630": 0.92, "ckpt-0740": 1.00,
+    "ckpt-0850": 1.05, "ckpt-0960": 1.08, "ckpt-1070": 1.12,
+}
+for _name, _base in SERIES.items():
+    RUNS[_name] = dict(base=_base, pair="ckpt")
+DROP_FROM = "ckpt-0740"
+DROP_SLICE = (("reasoning_type", "aggregation"),)
+DROP_LOGIT = -3.2
+DROPPED = [name for name, base in SERIES.items() if name >= DROP_FROM]
 RUN_NAMES = list(RUNS)
 PLANTED = (("reasoning_type", "counting"), ("evidence_source", "Chart"))
 PLANTED_RUN = "vision-13b"
-SHARED_DRAW = 0.75  # the two checkpoints use the same uniform draw on this share of the questions
+SHARED_DRAW = 0.75  # the checkpoints use the same uniform draw on this share of the questions
 
 
 def _rng(*parts) -> random.Random:
@@ -331,10 +349,13 @@ def simulate(records: list[dict], wrong: dict[str, str]) -> dict[str, list[dict]
     for rec in records:
         qid = rec["question_id"]
         planted = rec["metadata"]["reasoning_type"] == "counting" and "Chart" in rec["metadata"]["evidence_sources"]
+        dropped = rec["metadata"]["reasoning_type"] == DROP_SLICE[0][1]
         shared_r = _rng("shared", qid)
         shared_u, use_shared = shared_r.random(), shared_r.random() < SHARED_DRAW
         for name, spec in RUNS.items():
             logit = spec["base"] + doc_effect[docs[qid]] + q_effect[qid] + (spec.get("weak", 0.0) if planted else 0.0)
+            if dropped and name in DROPPED:
+                logit += DROP_LOGIT
             u = shared_u if spec.get("pair") and use_shared else _rng("u", name, qid).random()
             right = u < _sigmoid(logit)
             out[name].append({"question_id": qid, "prediction": rec["answer"]["value"] if right else wrong[qid]})

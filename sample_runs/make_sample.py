@@ -18,8 +18,9 @@ Parts (--only, comma-separated): docs, gold, runs, scores, readme.
   mmlongbench  mmlongbench/: MMLongBench-Doc's own files (samples.json, PDFs, two result files)
   harness harness/: an lmms-eval and a VLMEvalKit run over mmlongbench/'s questions, as the harnesses
           write them (needs pandas and xlsxwriter)
-  campaign  campaign/: 40 short documents, 408 questions, five runs: big enough for documents as the unit
-          (a real difference between two checkpoints, one planted weak slice; sample_runs/_campaign.py)
+  campaign  campaign/: 40 short documents, 408 questions, thirteen runs: big enough for documents as the unit
+          (a real difference between two checkpoints, one planted weak slice, ten checkpoints with one
+          planted lasting drop; sample_runs/_campaign.py)
 
 No network, no clock, no unseeded randomness: PDFs are saved with fixed metadata dates and
 `no_new_id=True`, randomness comes from `random.Random(<fixed string>)`.

@@ -1,4 +1,5 @@
-"""`python -m scoring`: the release evaluator's command line, plus profiles and several runs.
+"""`docbench-lens score` (alias `python -m scoring`, `docbench-score`): the release evaluator's command
+line, plus profiles, several runs, harness outputs, MMLongBench-Doc's files, the finder and the gate.
 
     python -m scoring --gold-files qa_single_doc.jsonl qa_cross_doc.jsonl \\
         --predictions run.jsonl --output report.json --per-question-csv per_question.csv
@@ -9,12 +10,15 @@ problems on stderr as `file:line: message` (after 20 of one kind, the rest in on
 question (`ERROR: no prediction could be loaded from FILE`; the other files are still scored). With several --predictions, --output and --per-question-csv name folders that receive
 `<run>.json` and `<run>.csv`; --categories-csv (disagreement categories per question) likewise.
 
-The command line is handed on by what it names: harness outputs (an lmms-eval or VLMEvalKit file or
-folder as --predictions, or a harness --profile) to scoring/harness_cli.py; MMLongBench-Doc's files
-(`--profile mmlongbench-doc`, or no --profile and a samples.json as the gold) to
-scoring/mmlongbench_cli.py. Each takes the weak-slice finder's and the regression gate's options
-(scoring/gate.py) with the same outputs and exit codes (`--help` lists them: 0 pass, 1 input, 2 usage,
-3 regression, 4 inconclusive, 5 a baseline sharing no question).
+One parser (scoring/options.py) holds every option; the kind of input the arguments name (--profile,
+else the files) picks the program: harness outputs (an lmms-eval or VLMEvalKit file or folder as
+--predictions, or a harness --profile) scoring/harness_cli.py; MMLongBench-Doc's files (`--profile
+mmlongbench-doc`, or no --profile and a samples.json as the gold) scoring/mmlongbench_cli.py; a
+benchmark's gold and prediction files this module. Each takes the weak-slice finder's and the
+regression gate's options (scoring/gate.py) with the same outputs and exit codes (`--help` lists them:
+0 pass, 1 input, 2 usage, 3 regression, 4 inconclusive, 5 a baseline sharing no question).
+`subcommands` hands `docbench-lens` (dashboard/launch.py) score, its focused forms slices and gate,
+and ingest (scoring/engine/cli.py).
 """
 
 from __future__ import annotations
@@ -23,20 +27,23 @@ import argparse
 import contextlib
 import os
 import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
-from . import __version__, gate
+from . import gate, options
 from ._gc import paused_gc
 from .evaluate import evaluate, extra_prediction_problems
 from .judge import cli as judge_cli
 from .loaders import estimated_rows, load_gold, load_predictions, reads_as_release
 from .problems import summarise
-from .profiles import DEFAULT_PROFILE, PROFILES, get_profile
+from .profiles import get_profile
 from .runner import plan
 from .workers import usable_cores
 
-DEFAULT_GOLD = ("qa_single_doc.jsonl", "qa_cross_doc.jsonl")
+DEFAULT_GOLD = options.DEFAULT_GOLD
 CLI_PARALLEL_MIN = 100_000
 # From about this many gold questions (estimated from the files' sizes) a run is read and scored by
 # forked processes on every core (the record path, scoring/bulk.py): it spends as much CPU as the
@@ -46,27 +53,10 @@ CLI_PARALLEL_MIN = 100_000
 COLUMNS_MAX = 300_000
 
 
-def build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="python -m scoring", description=(
-        "Score document-QA predictions (XL-DocBench, DocVQA).\n"
-        "MMLongBench-Doc's files (--profile mmlongbench-doc, or a samples.json as --gold-files) and lmms-eval or\n"
-        "VLMEvalKit outputs (as --predictions) are scored by their own command lines, with the same weak-slice and\n"
-        "gate options and exit codes (`--profile mmlongbench-doc --help`, `--profile lmms-eval --help`)."))
-    ap.add_argument("--predictions", nargs="+", required=True, metavar="PATH", help="prediction file(s): JSON or JSONL")
-    ap.add_argument("--data-dir", metavar="DIR", help="folder holding the default gold files (qa_single_doc.jsonl, qa_cross_doc.jsonl)")
-    ap.add_argument("--gold-files", nargs="+", metavar="F", help="gold question files, read in this order")
-    ap.add_argument("--profile", default=DEFAULT_PROFILE, choices=list(PROFILES), help=f"scoring profile (default {DEFAULT_PROFILE})")
-    ap.add_argument("--prediction-field", metavar="NAME", help="take the prediction from this field only")
-    ap.add_argument("--ignore-missing", action="store_true", help="score only gold questions that have a prediction")
-    ap.add_argument("--output", metavar="PATH", help="write the JSON report (a folder when several runs)")
-    ap.add_argument("--per-question-csv", metavar="PATH", help="write the per-question CSV (a folder when several runs)")
-    ap.add_argument("--no-per-question-json", action="store_true", help="leave the per_question list out of the JSON report")
-    ap.add_argument("--categories-csv", metavar="PATH",
-                    help="write each question's disagreement categories as CSV (a folder when several runs)")
-    ap.add_argument("--version", action="version", version=f"docbench-lens scoring {__version__}")
-    gate.add_arguments(ap)  # --weak-slices, --baseline, --compare-json, --fail-on-regression, ...
-    judge_cli.add_arguments(ap)  # refused here (`main`): the judge reads MMLongBench-Doc's and the harnesses' answers
-    return ap
+def build_parser(prog: str = "python -m scoring", command: str = options.SCORE) -> argparse.ArgumentParser:
+    """The parser whose --help `python -m scoring` (`docbench-lens score`) shows: every option of every
+    kind of input (scoring/options.py)."""
+    return options.build_parser(prog, command)
 
 
 def _gold_paths(args: argparse.Namespace) -> list[Path]:
@@ -80,18 +70,20 @@ def _pct(x: float) -> str:
     return f"{x * 100:.2f}%"
 
 
-def main(argv: list[str] | None = None, *, exit_when_done: bool = False) -> int:
+def main(argv: Sequence[str] | None = None, *, exit_when_done: bool = False, prog: str = "python -m scoring",
+         command: str = options.SCORE) -> int:
     """Run the command line; return its exit code. With `exit_when_done` (`python -m scoring`),
     the process ends as soon as the outputs are written and the printing is flushed, without
     freeing the run's millions of objects one by one (a second at 1M questions): the operating
-    system takes the memory back at once."""
-    from . import harness_cli, mmlongbench_cli  # harness outputs; MMLongBench-Doc's own files: command lines of their own
+    system takes the memory back at once. `command`: SCORE, or the focused SLICES and GATE
+    (`docbench-lens slices`, `docbench-lens gate`: the same path, fewer options)."""
+    from . import harness_cli, mmlongbench_cli  # harness outputs; MMLongBench-Doc's own files
 
-    if harness_cli.wants(sys.argv[1:] if argv is None else argv):  # lmms-eval, VLMEvalKit, LongDocURL files or profiles
-        return harness_cli.main(argv)
-    if mmlongbench_cli.wants(sys.argv[1:] if argv is None else argv):
-        return mmlongbench_cli.main(argv)
-    args = build_parser().parse_args(argv)
+    args, kind = options.parse(sys.argv[1:] if argv is None else argv, prog, command)
+    if kind == options.HARNESS:  # lmms-eval, VLMEvalKit, LongDocURL files or profiles
+        return harness_cli.run(args)
+    if kind == options.MMLONGBENCH:
+        return mmlongbench_cli.run(args)
     missing = [p for p in args.predictions if not os.path.lexists(p)]
     for p in missing:  # said first: before the gold is read (whose own absence would be all that is said)
         print(f"ERROR: no such file: {p}", file=sys.stderr)
@@ -102,7 +94,11 @@ def main(argv: list[str] | None = None, *, exit_when_done: bool = False) -> int:
               "(--profile mmlongbench-doc) and VLMEvalKit or LongDocURL outputs; XL-DocBench's answers are scored by "
               "its rules", file=sys.stderr)
         return gate.EXIT_USAGE
-    if gate.wants(args):  # the weak-slice finder and the regression gate (scoring/gate.py)
+    if gate.wants(args):  # the weak-slice finder and the regression gate (scoring/gate.py), the trend (trend_cli.py)
+        if args.trend:
+            from . import trend_cli
+
+            return trend_cli.run(args)
         return gate.run(args)
     # no reference cycles are made between loading and writing: the collector stays off for the
     # whole run (between the paused phases it would otherwise walk millions of records)
@@ -110,10 +106,60 @@ def main(argv: list[str] | None = None, *, exit_when_done: bool = False) -> int:
         return _run(args, exit_when_done)
 
 
-def run() -> int:
-    """`python -m scoring` and the installed `docbench-score`: `main`, the process ending as soon
-    as the outputs are written."""
-    return main(exit_when_done=True)
+def run(argv: Sequence[str] | None = None, prog: str | None = None, command: str = options.SCORE) -> int:
+    """`python -m scoring`, the installed `docbench-score` and `docbench-lens score` (`slices`, `gate`):
+    `main`, the process ending as soon as the outputs are written. The run is supervised
+    (scoring/guard.py): a file that takes more than its read limits (LENS_READ_MEMORY,
+    LENS_READ_BUDGET_S) is named and skipped, the rest scored."""
+    from . import guard
+
+    guard.supervise()
+    if prog is None:  # `python -m scoring` runs scoring/__main__.py; `docbench-score` is itself
+        name = Path(sys.argv[0]).name
+        prog = "python -m scoring" if name in ("__main__.py", "") else name
+    return main(argv, exit_when_done=True, prog=prog, command=command)
+
+
+@dataclass(frozen=True)
+class Subcommand:
+    """One subcommand of `docbench-lens`: its name, the one line `docbench-lens --help` shows, its parser
+    (built when asked: a program's modules are imported only when it runs or shows its help) and the
+    program, given the arguments after its name and the program name its messages use."""
+
+    name: str
+    summary: str
+    parser: Callable[[str], argparse.ArgumentParser]
+    run: Callable[[list[str], str], int]
+
+
+def subcommands(ingest_load: Callable[[argparse.Namespace], Any] | None = None) -> list[Subcommand]:
+    """The subcommands scoring provides to `docbench-lens` (dashboard/launch.py): score, slices, gate and
+    ingest. `ingest_load` reads and scores a benchmark's files for `ingest` (scoring/engine/cli.py's
+    `Loader`: the dashboard's own reading, dashboard.data.ingest.load)."""
+
+    def engine_parser(prog: str) -> argparse.ArgumentParser:
+        from .engine.cli import build_parser as ingest_parser
+
+        return ingest_parser(prog)
+
+    def ingest(argv: list[str], prog: str) -> int:
+        from .engine.cli import main as ingest_main
+
+        return ingest_main(argv, load=ingest_load, prog=prog)
+
+    return [
+        Subcommand(options.SCORE, "score runs: reports, CSV, weak slices, gate, trend, judge",
+                   partial(build_parser, command=options.SCORE), partial(_run_command, options.SCORE)),
+        Subcommand(options.SLICES, "where one run is weak: slices tested with documents as the unit",
+                   partial(build_parser, command=options.SLICES), partial(_run_command, options.SLICES)),
+        Subcommand(options.GATE, "fail CI on a regression: against a baseline, or checkpoints",
+                   partial(build_parser, command=options.GATE), partial(_run_command, options.GATE)),
+        Subcommand("ingest", "put scored runs into the engine's store (DuckDB or a DuckLake)", engine_parser, ingest),
+    ]
+
+
+def _run_command(command: str, argv: list[str], prog: str) -> int:
+    return run(argv, prog, command)
 
 
 def _exit_now(code: int) -> NoReturn:

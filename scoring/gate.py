@@ -18,9 +18,10 @@ a `scoring.evaluate.RunResult`; `finish` does the rest for all of them:
   questions of M". `overall`: per metric, the delta NEW - OLD with the document-bootstrap interval
   and the document-level sign-flip p of `scoring.stats.paired_by_document` (unit "document", or
   "question" when the gold names no document), and how many units. `slices`: the same for every
-  single condition field=value (the finder's fields), plus q: Benjamini-Hochberg (or --fdr-method by)
+  single condition field=value of the finder's fields, plus q: Benjamini-Hochberg (or --fdr-method by)
   across the slices of each metric that hold at least --min-documents documents (a slice with fewer
-  gets no interval and no q: too few documents to tell, and it is not in the family). `weak_slices`:
+  gets no interval and no q: too few documents to tell, and it is not in the family). Both are the
+  one per-slice paired table (`scoring.paired_slices`) the Compare page shows: the same q there. `weak_slices`:
   the finder in pair mode on the --slice-metric difference (slices where NEW lost more than on the
   rest). `gate`: the decision (`decide`). A baseline sharing no question: EXIT_NO_SHARED.
 - The gate (`decide`): for each --gate-metric, a REGRESSION is a drop below -min_gap whose two-sided
@@ -51,8 +52,6 @@ CSV_COLUMNS = ["rank", "slice", "n", "documents", "gap", "ci_low", "ci_high", "p
                "score_slice", "score_rest", "explains", "explained_slices"]
 EXIT_PASS, EXIT_INPUT, EXIT_USAGE, EXIT_REGRESSION, EXIT_INCONCLUSIVE, EXIT_NO_SHARED = 0, 1, 2, 3, 4, 5
 REGRESSION_EXIT = EXIT_REGRESSION
-OVERALL_RESAMPLES = 10_000
-SLICE_RESAMPLES = 2_000  # per slice and metric: the per-slice table has dozens of rows
 PARALLEL_MIN = 100_000
 P_FLOOR = 1e-16  # a p or q below this is printed "< 1e-16" and written as 1e-16
 
@@ -62,7 +61,8 @@ exit codes:
   1  input: nothing could be scored (no gold question, no prediction of a gold question, an
      unreadable file), or an output could not be written when no verdict was asked for
   2  usage: an unknown option or a bad value
-  3  regression (--fail-on-regression): see "what the gate tests"
+  3  regression (--fail-on-regression): see "what the gate tests"; with --trend, a real,
+     lasting drop larger than --min-gap (see "what the trend tests")
   4  inconclusive (--fail-on-regression): a gate metric dropped by more than --min-gap, but the
      documents cannot test it: even the smallest p they can give is not below the level (5
      documents: 2/2^5 = 0.0625 > 0.05); prints INCONCLUSIVE: <metric> dropped by X points on N
@@ -83,6 +83,17 @@ what the gate tests (--baseline with --fail-on-regression):
     (--fdr-method by: Benjamini-Yekutieli) across the slices of each metric; a slice with fewer
     documents is neither tested nor counted in the family.
   A p below 1e-16 is printed "< 1e-16"; no p is ever printed as 0.
+
+what the trend tests (--trend, the --predictions runs ordered by checkpoint step):
+  for the whole benchmark ("overall") and every slice of one or two conditions holding at least
+  --min-documents documents, and every candidate checkpoint k with one checkpoint before it and
+  two from it on: three paired sign-flip tests by document against the mean of the up to 3
+  checkpoints before k -- the mean of k..latest, checkpoint k itself and the latest checkpoint
+  are all lower; p is the largest of the three. An alarm: q < --fdr by Benjamini-Hochberg across
+  slices x candidates x --gate-metric metrics. One bad checkpoint followed by recovery raises
+  nothing (the latest is not lower); a drop seen only at the latest checkpoint waits for the next.
+  Exit 4 (inconclusive): the latest checkpoint is more than --min-gap below the ones before it and
+  the benchmark's documents cannot test a drop at all.
 """
 
 
@@ -111,34 +122,35 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
                    help="the metrics the gate checks (default: accuracy token_f1 anls)")
     g.add_argument("--inconclusive", choices=("fail", "pass"), default="fail",
                    help=f"a drop the documents cannot test: fail (exit {EXIT_INCONCLUSIVE}, default) or pass with a warning")
-
-
-def option_values(argv: Sequence[str], option: str) -> list[str]:
-    """The values an option is given on a command line not parsed yet (`--x a b` and `--x=a`): how
-    `python -m scoring` tells which profile's command line to hand it to."""
-    out: list[str] = []
-    for k, arg in enumerate(argv):
-        if arg == option:
-            for value in argv[k + 1:]:
-                if value.startswith("--"):
-                    break
-                out.append(value)
-        elif arg.startswith(option + "="):
-            out.append(arg.split("=", 1)[1])
-    return out
+    t = ap.add_argument_group("checkpoint trend (scoring/trend_cli.py)")
+    t.add_argument("--trend", metavar="CSV",
+                   help="order the --predictions runs by checkpoint step and write one row per real, lasting drop "
+                        "(slice, metric, step, before, after, gap, interval, p, q, documents) to this CSV; with "
+                        f"--fail-on-regression exit {EXIT_REGRESSION} when a drop is larger than --min-gap")
+    t.add_argument("--steps", metavar="FILE",
+                   help="a CSV with columns run, step (and series) giving each run's checkpoint step (default: read from "
+                        "the file names: checkpoint-1200, ckpt-0520, step_3000, global_step3000)")
 
 
 def wants(args: argparse.Namespace) -> bool:
-    """Whether the command line asked for the finder or the gate (then the gate's path does the work)."""
-    return bool(args.weak_slices or args.baseline or args.compare_json or args.fail_on_regression)
+    """Whether the command line asked for the finder, the gate or the trend (then the gate's path does the work)."""
+    return bool(args.weak_slices or args.baseline or args.compare_json or args.fail_on_regression or args.trend
+                or args.steps)
 
 
 def refusal(args: argparse.Namespace) -> str | None:
-    """Why the finder's and the gate's options cannot be used as given (a usage error), or None."""
-    if (args.compare_json or args.fail_on_regression) and not args.baseline:
-        return "--compare-json and --fail-on-regression need --baseline"
-    if len(args.predictions) != 1:
-        return "--weak-slices and --baseline take exactly one --predictions file"
+    """Why the finder's, the gate's and the trend's options cannot be used as given (a usage error), or None."""
+    if args.trend:
+        if args.baseline or args.compare_json or args.weak_slices:
+            return ("--trend compares a series' checkpoints with each other: --baseline, --compare-json and "
+                    "--weak-slices are asked for in a command line of their own")
+    elif args.steps:
+        return "--steps orders the runs of --trend: give --trend OUT.csv too"
+    else:
+        if (args.compare_json or args.fail_on_regression) and not args.baseline:
+            return "--compare-json and --fail-on-regression need --baseline"
+        if len(args.predictions) != 1:
+            return "--weak-slices and --baseline take exactly one --predictions file"
     if not 0 < args.fdr < 1:
         return f"--fdr must be between 0 and 1, got {args.fdr}"
     if args.min_gap < 0:
@@ -178,7 +190,24 @@ def print_run(run: Any, name: str) -> None:
           f"Accuracy {o['accuracy'] * 100:.2f}%, Token F1 {o['token_f1'] * 100:.2f}%, ANLS {o['anls'] * 100:.2f}%")
 
 
-def _score(args: argparse.Namespace, gold: list, path: str, name: str, profile: Any, write: bool) -> Any:
+def load_gold_items(args: argparse.Namespace, profile: Any) -> list | None:
+    """The gold questions of --gold-files (else --data-dir's, else ./data's default files), their problems
+    printed; None, the error said, when none could be loaded."""
+    from .loaders import load_gold, reads_as_release
+    from .problems import summarise
+
+    paths = [Path(f) for f in args.gold_files] if args.gold_files else [
+        (Path(args.data_dir) if args.data_dir else Path.cwd() / "data") / f for f in ("qa_single_doc.jsonl", "qa_cross_doc.jsonl")]
+    gold = load_gold(paths, release=reads_as_release(profile))
+    for p in summarise(gold.problems):
+        print(p, file=sys.stderr)
+    if not gold.items:
+        print("ERROR: no gold question could be loaded", file=sys.stderr)
+        return None
+    return list(gold.items)
+
+
+def score_run(args: argparse.Namespace, gold: list, path: str, name: str, profile: Any, write: bool) -> Any:
     """A run scored as the plain command line scores it (None when its predictions cannot be read)."""
     from .evaluate import evaluate
     from .loaders import load_predictions, reads_as_release
@@ -206,25 +235,19 @@ def _score(args: argparse.Namespace, gold: list, path: str, name: str, profile: 
 
 
 def run(args: argparse.Namespace) -> int:
-    """XL-DocBench (and DocVQA-style gold): score the run(s), then `finish`; the exit code."""
+    """XL-DocBench (and DocVQA-style gold): score the run(s), then `finish`; the exit code. (--trend is
+    scoring/trend_cli.py's: `python -m scoring` hands it there.)"""
     why = refusal(args)
     if why:
         print(f"ERROR: {why}", file=sys.stderr)
         return EXIT_USAGE
-    from .loaders import load_gold, reads_as_release
-    from .problems import summarise
     from .profiles import get_profile
 
     profile = get_profile(args.profile)
-    paths = [Path(f) for f in args.gold_files] if args.gold_files else [
-        (Path(args.data_dir) if args.data_dir else Path.cwd() / "data") / f for f in ("qa_single_doc.jsonl", "qa_cross_doc.jsonl")]
-    gold = load_gold(paths, release=reads_as_release(profile))
-    for p in summarise(gold.problems):
-        print(p, file=sys.stderr)
-    if not gold.items:
-        print("ERROR: no gold question could be loaded", file=sys.stderr)
+    gold = load_gold_items(args, profile)
+    if gold is None:
         return EXIT_INPUT
-    new = _score(args, gold.items, args.predictions[0], Path(args.predictions[0]).stem, profile, write=True)
+    new = score_run(args, gold, args.predictions[0], Path(args.predictions[0]).stem, profile, write=True)
     if new is None:
         return EXIT_INPUT
     if not answered(new):
@@ -233,10 +256,10 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_INPUT
     old = None
     if args.baseline:
-        old = _score(args, gold.items, args.baseline, Path(args.baseline).stem, profile, write=False)
+        old = score_run(args, gold, args.baseline, Path(args.baseline).stem, profile, write=False)
         if old is None:
             return EXIT_INPUT
-    return finish(args, new, old, gold_count=len(gold.items))
+    return finish(args, new, old, gold_count=len(gold))
 
 
 # ----------------------------------------------------------------------------- every profile's last steps
@@ -248,7 +271,7 @@ def _why(exc: OSError) -> str:
     return f"{exc.filename or ''}{': ' if exc.filename else ''}{exc.strerror or exc}"
 
 
-def _write_text(path: str, text: str, what: str) -> bool:
+def write_text(path: str, text: str, what: str) -> bool:
     """Write an output; on failure one sentence on stderr (no traceback) and False."""
     out = Path(path)
     try:
@@ -276,12 +299,12 @@ def finish(args: argparse.Namespace, new: Any, old: Any | None, *, gold_count: i
               "question ids)", file=sys.stderr)
         return EXIT_NO_SHARED
     comparison = compare(new, old, fdr=args.fdr, method=args.fdr_method, min_questions=args.min_questions,
-                         min_documents=args.min_documents, slice_metric=args.slice_metric)
+                         min_documents=args.min_documents, slice_metric=args.slice_metric, page_counts=_page_counts(args))
     comparison["gold_questions"] = int(gold_count)
     comparison["gate"] = decide(comparison, min_gap=args.min_gap, level=args.fdr, metrics=args.gate_metric)
     if args.compare_json:
         text = json.dumps(comparison, indent=2, ensure_ascii=False) + "\n"
-        wrote = _write_text(args.compare_json, text, "the comparison (--compare-json)") and wrote
+        wrote = write_text(args.compare_json, text, "the comparison (--compare-json)") and wrote
     print(f"compared on {len(pairs):,} shared questions of {gold_count:,} (the new run answered {answered(new):,}, "
           f"the baseline {answered(old):,}; a question only one of them answered is not compared)")
     if differing:
@@ -353,20 +376,28 @@ def slice_rows(search: Any) -> list[dict]:
     return rows
 
 
+def _page_counts(args: argparse.Namespace) -> dict[str, int | None] | None:
+    """The documents' declared page counts beside the gold (documents.jsonl), as the dashboard reads
+    them: what the finder's length and position fields rest on."""
+    from .slice_fields import page_counts_beside
+
+    data_dir = getattr(args, "data_dir", None)  # the harness command line has no --data-dir
+    gold_paths = getattr(args, "gold_files", None) or [(Path(data_dir) if data_dir else Path.cwd() / "data") / "qa_single_doc.jsonl"]
+    return page_counts_beside(gold_paths)
+
+
 def _write_weak_slices(args: argparse.Namespace, run: Any) -> bool:
-    from .slice_fields import page_counts_beside, slice_fields
+    from .slice_fields import slice_fields
     from .slices import find_weak_slices
     from .writers import csv_string
 
     questions, scores, clusters = _arrays(run, args.slice_metric)
-    data_dir = getattr(args, "data_dir", None)  # the harness command line has no --data-dir
-    gold_paths = getattr(args, "gold_files", None) or [(Path(data_dir) if data_dir else Path.cwd() / "data") / "qa_single_doc.jsonl"]
-    fields = slice_fields(questions, page_counts_beside(gold_paths))  # the dashboard's fields (scoring/slice_fields.py)
+    fields = slice_fields(questions, _page_counts(args))  # the dashboard's fields (scoring/slice_fields.py)
     search = find_weak_slices(scores, fields, clusters, fdr=args.fdr, method=args.fdr_method,
                               min_questions=args.min_questions, min_documents=args.min_documents)
     text = csv_string(([row[k] for k in CSV_COLUMNS] for row in slice_rows(search)), CSV_COLUMNS,
                       float_format=lambda v: format(v, ".6g"))  # numbers as numbers, slice names spreadsheet-safe
-    wrote = _write_text(args.weak_slices, text, "the weak slices (--weak-slices)")
+    wrote = write_text(args.weak_slices, text, "the weak slices (--weak-slices)")
     print(f"weak slices ({args.slice_metric}): {search.summary()}")
     print(f"  {search.fields_text()}")
     if search.weak:
@@ -409,51 +440,34 @@ def _entry(p: Any) -> dict:
 
 
 def compare(new: Any, old: Any, *, fdr: float = 0.05, method: str = "bh", min_questions: int | None = None,
-            min_documents: int = 20, slice_metric: str = "accuracy", seed: int = 0) -> dict:
+            min_documents: int = 20, slice_metric: str = "accuracy", seed: int = 0,
+            page_counts: dict[str, int | None] | None = None) -> dict:
     """NEW against OLD (two scored runs) on the questions both answered (`shared`): the gate's JSON
-    object without its `gate` section (module docstring)."""
+    object without its `gate` section (module docstring). `overall` and `slices` are the one per-slice
+    paired table (`scoring.paired_slices.paired_table`) on the finder's fields of the shared questions
+    (`scoring.slice_fields.slice_fields`, with `page_counts` when documents.jsonl declares them), as
+    the Compare page shows it."""
     import numpy as np
-    from scipy import stats as sps
 
-    from .slices import find_weak_pair_slices, question_fields
-    from .stats import document_clusters, paired_by_document
+    from .paired_slices import paired_table
+    from .slice_fields import slice_fields
+    from .slices import find_weak_pair_slices
+    from .stats import document_clusters
 
     pairs, _ = shared(new, old)
     questions = [a.question for a, _ in pairs]
-    scores = {m: (np.fromiter((getattr(a, m) for a, _ in pairs), dtype=float, count=len(pairs)),
-                  np.fromiter((getattr(b, m) for _, b in pairs), dtype=float, count=len(pairs))) for m in METRICS}
+    a = np.array([np.fromiter((getattr(x, m) for x, _ in pairs), dtype=float, count=len(pairs)) for m in METRICS])
+    b = np.array([np.fromiter((getattr(y, m) for _, y in pairs), dtype=float, count=len(pairs)) for m in METRICS])
     # a question's document as the new run's gold names it, else as the baseline's (a harness file that
     # logged no document beside one that did)
-    clusters = document_clusters([a.question.document_ids or b.question.document_ids for a, b in pairs])
-    overall = {m: _entry(paired_by_document(a, b, clusters, resamples=OVERALL_RESAMPLES, seed=seed, approximate=True,
-                                            min_units=min_documents)) for m, (a, b) in scores.items()}
-    fields = question_fields(questions)
-    codes = np.asarray(clusters.codes)
-    rows: list[dict] = []
-    raw_p: dict[tuple[int, str], float] = {}  # the unfloored p of each tested slice: the family's input
-    for name, column in fields.items():
-        labels = [v if isinstance(v, tuple) else (v,) for v in column]
-        values = sorted({x for v in labels for x in v if x is not None})
-        if len(values) < 2 and all(len(v) == 1 for v in labels):
-            continue  # one value everywhere: not a field
-        for value in values:
-            mask = np.fromiter((value in v for v in labels), dtype=bool, count=len(labels))
-            row: dict[str, Any] = {"slice": f"{name}={value}", "field": name, "value": value, "questions": int(mask.sum())}
-            for m, (a, b) in scores.items():
-                p = paired_by_document(a[mask], b[mask], codes[mask], resamples=SLICE_RESAMPLES, seed=seed,
-                                       approximate=True, min_units=min_documents)
-                row[m] = _entry(p) | {"unit": clusters.unit, "q": None}
-                if not p.too_few and p.p is not None:
-                    raw_p[(len(rows), m)] = p.p
-            rows.append(row)
-    for m in METRICS:
-        tested = [k for (k, metric) in raw_p if metric == m]  # slices with too few documents are not in the family
-        if tested:
-            qs = sps.false_discovery_control([raw_p[(k, m)] for k in tested], method=method)
-            for k, q in zip(tested, qs):
-                rows[k][m]["q"] = _p_num(float(q))
-    a, b = scores[slice_metric]
-    search = find_weak_pair_slices(a, b, fields, clusters, fdr=fdr, method=method, min_questions=min_questions,
+    clusters = document_clusters([x.question.document_ids or y.question.document_ids for x, y in pairs])
+    fields = slice_fields(questions, page_counts)
+    table = paired_table(a, b, clusters, fields, metrics=METRICS, min_documents=min_documents, method=method, seed=seed)
+    overall = {m: _entry(table.overall.results[m]) for m in METRICS}
+    rows = [{"slice": r.name, "field": r.field, "value": r.value, "questions": r.questions,
+             **{m: _entry(r.results[m]) | {"q": _p_num(r.q[m])} for m in METRICS}} for r in table.slices]
+    k = METRICS.index(slice_metric)
+    search = find_weak_pair_slices(a[k], b[k], fields, clusters, fdr=fdr, method=method, min_questions=min_questions,
                                    min_documents=min_documents)
     return {"overall": overall, "slices": rows, "weak_slices": slice_rows(search),
             "weak_slices_tested": search.tested, "slice_metric": slice_metric,

@@ -3,8 +3,9 @@ harness's output (lmms-eval, VLMEvalKit, LongDocURL), exactly as the harness lef
 
     python -m scoring --predictions outputs/ --profile lmms-eval --output report.json --per-question-csv q.csv
 
-`scoring/cli.py` hands the command line here (`wants`) when the profile is `lmms-eval` or
-`vlmevalkit`, or when a --predictions path is a harness's file or folder. Without --profile each
+`scoring/cli.py` hands the parsed command line here (`run`) when the profile is `lmms-eval` or
+`vlmevalkit`, or when a --predictions path is a harness's file or folder (scoring/options.py
+`kind_of`); the options of the other kinds of input are named on stderr and ignored. Without --profile each
 run is scored by its own harness's profile. --gold-files (optional) joins the runs to the
 benchmark's own gold: MMLongBench-Doc's `samples.json` by (question, answer), which gives the
 answer format lmms-eval's lines lack; DocVQA-style gold by questionId, else by (question, answers).
@@ -22,7 +23,9 @@ Exit 1 with `ERROR: …` when nothing could be read or scored.
 --weak-slices, --baseline, --compare-json and --fail-on-regression (scoring/gate.py) work on one run on
 each side (`_gate`): each scored by its profile on the questions it answered, against the benchmark's
 gold when --gold-files joins it (its documents are then the units), with the same outputs and exit
-codes as on XL-DocBench."""
+codes as on XL-DocBench. --trend (scoring/trend_cli.py) takes every run the --predictions hold as a
+checkpoint (`_trend`), its step read from --steps, lmms-eval's model arguments or VLMEvalKit's model
+folder."""
 
 from __future__ import annotations
 
@@ -34,50 +37,30 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from . import formats, gate
+from . import formats, gate, options
 from .formats.base import ANLS_FAMILY, MMLONGBENCH_FAMILY, HarnessQuestion, SourceLoad
-from .gate import option_values
-from .harness import HARNESS_SCORING_PROFILES, SLICE_FIELDS, Rescored, own_profile, rescore, sensitivity
+from .harness import SLICE_FIELDS, Rescored, own_profile, rescore, sensitivity
 from .judge import cli as judge_cli
 from .problems import Problem, summarise
-from .profiles import HARNESS_PROFILE_NAMES, signature
+from .profiles import signature
 from .writers import write_csv
 
-__all__ = ["wants", "main", "CSV_COLUMNS", "join_mmlongbench", "join_docvqa"]
+__all__ = ["main", "run", "CSV_COLUMNS", "join_mmlongbench", "join_docvqa"]
 
 CSV_COLUMNS = ("run", "task", "question_id", "filter", "official_score", "score", "prediction", "gold", "file", "line", "note",
                "reason")
 
 
-def wants(argv: Sequence[str]) -> bool:
-    """Whether a command line is about harness files: a harness profile, or a --predictions path a
-    harness format recognises."""
-    argv = list(argv)
-    if any(p in HARNESS_PROFILE_NAMES for p in option_values(argv, "--profile")):
-        return True
-    return any(formats.detect(p) is not None for p in option_values(argv, "--predictions") if Path(p).exists())
-
-
-def build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="python -m scoring", description="Score a harness's output (lmms-eval, VLMEvalKit, LongDocURL).")
-    ap.add_argument("--predictions", nargs="+", required=True, metavar="PATH", help="harness file(s) or folder(s)")
-    ap.add_argument("--gold-files", nargs="+", metavar="F", help="the benchmark's gold (optional: the files' own gold is used)")
-    ap.add_argument("--profile", choices=list(HARNESS_SCORING_PROFILES),
-                    help="scoring profile (default: each run's own harness profile)")
-    ap.add_argument("--output", metavar="PATH", help="write the JSON report")
-    ap.add_argument("--per-question-csv", metavar="PATH", help="write the per-question CSV")
-    ap.add_argument("--no-per-question-json", action="store_true", help="leave the per_question lists out of the JSON report")
-    ap.add_argument("--all-evals", action="store_true", help="VLMEvalKit: also score older eval ids (default: the newest only)")
-    gate.add_arguments(ap)  # --weak-slices, --baseline, --compare-json, --fail-on-regression, ...
-    judge_cli.add_arguments(ap)  # --judge-url, --judge-model, --judge-prompt, --judge-cache
-    return ap
-
-
 def main(argv: Sequence[str] | None = None) -> int:
-    args, unknown = build_parser().parse_known_args(list(sys.argv[1:] if argv is None else argv))
+    """The command line on harness outputs, whatever the files (`python -m scoring` picks this kind itself:
+    scoring/options.py `kind_of`)."""
+    args, _ = options.parse(sys.argv[1:] if argv is None else argv, kind=options.HARNESS)
+    return run(args)
+
+
+def run(args: argparse.Namespace) -> int:
+    """The parsed command line (scoring/options.py) on harness outputs; the exit code."""
     err = sys.stderr
-    if unknown:  # the benchmark CLI's other options (--data-dir, --ignore-missing, ...) mean nothing here
-        print(f"note: ignored for harness files: {' '.join(unknown)}", file=err)
     asks_gate = gate.wants(args)
     why = (gate.refusal(args) if asks_gate else None) or judge_cli.refusal(args)
     if why:
@@ -86,7 +69,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     code = _rescore_all(args)
     if code or not asks_gate:
         return code
-    return _gate(args)
+    return _trend(args) if args.trend else _gate(args)
 
 
 def _open(value: str) -> SourceLoad | None:
@@ -398,6 +381,40 @@ def _gate(args: argparse.Namespace) -> int:
             return got
         old = got[0]
     return gate.finish(args, new[0], old, gold_count=new[1])
+
+
+def _trend(args: argparse.Namespace) -> int:
+    """--trend on harness runs (scoring/trend_cli.py): every run the --predictions hold is a checkpoint, its
+    step from --steps, else from its model arguments (lmms-eval: `pretrained=/ckpt/run7/checkpoint-1200`)
+    or its model folder (VLMEvalKit), else its name; each scored as `_gate_run` scores one."""
+    from . import trend_cli
+    from .evaluate import evaluate
+
+    gold_paths = [Path(f) for f in args.gold_files or ()]
+    found: dict[str, tuple[SourceLoad, Any]] = {}
+    for value in args.predictions:
+        src = _open(value)
+        if src is None:
+            return gate.EXIT_INPUT
+        for run in src.runs:
+            if args.all_evals or not run.older:
+                found.setdefault(run.name, (src, run))
+    hints = {name: [h for h in (run.model_args, run.model) if h] for name, (_, run) in found.items()}
+
+    def score(name: str) -> tuple[Any, list] | int:
+        src, run = found[name]
+        profile = args.profile or own_profile(run)
+        if not profile:
+            print(f"ERROR: {run.name}: no profile scores {run.harness} runs yet; --profile names one", file=sys.stderr)
+            return gate.EXIT_INPUT
+        gold, preds = _gold_and_answers(src, run, gold_paths, say=False)
+        scored = evaluate(gold, preds, profile=profile, ignore_missing=True, name=name, workers=1) if gold and preds else None
+        if scored is None or not scored.results:
+            print(f"ERROR: no answer of {name} could be scored", file=sys.stderr)
+            return gate.EXIT_INPUT
+        return scored, gold
+
+    return trend_cli.order_and_score(args, list(found), hints, score)
 
 
 def _gate_run(args: argparse.Namespace, value: str, gold_paths: list[Path], option: str) -> tuple[Any, int] | int:

@@ -20,12 +20,13 @@ from pathlib import Path
 from sys import intern
 from typing import IO, Any
 
+from . import guard
 from ._gc import paused_gc
 from .limits import DOCUMENT_MAX_BYTES, JSONL_HUGE_LINE, JSONL_MAX_LINE, WIDE_TEXT_MAX_BYTES
 from .model import DocRef, DocumentRecord, EvidenceItem, GoldQuestion, PredictedEvidence, Prediction, ScoreRow
 from .problems import LoadResult, Problem, kind_of, short_value
 from .profiles import Profile, get_profile
-from .reading import NotRegular, Overlong, TooLarge, bounded_lines, open_regular, read_capped, skip_hole
+from .reading import NotRegular, Overlong, TooLarge, bounded_lines, open_regular, read_capped, read_upto, skip_hole
 from .text import MAX_EDIT_CHARS, id_text_release, to_str, to_str_release
 
 __all__ = [
@@ -252,7 +253,7 @@ def _wide_whole(fh: IO[bytes], name: str, res: LoadResult) -> bytes | None:
                                           "(it is decoded whole)", f"{size:,} bytes: not read (save it as UTF-8)"))
         res.unreadable.append(name)
         return None
-    return _to_utf8(fh.read(WIDE_TEXT_MAX_BYTES + 1), name, res)
+    return _to_utf8(read_upto(fh, size, WIDE_TEXT_MAX_BYTES), name, res)
 
 
 def _too_long(name: str, number: int, size: int, ended: bool, res: LoadResult, *, counted: bool = False) -> None:
@@ -901,8 +902,14 @@ def load_gold(paths: Sequence[str | Path] | str | Path, *,
     start work on them while the rest is read. With `release` (profile xldocbench-1519), values
     become text as the public release writes them (`to_str_release`, `id_text_release`) and lines
     end as in the release's text files (universal newlines)."""
-    if isinstance(paths, (str, Path)):
-        paths = [paths]
+    paths = [paths] if isinstance(paths, (str, Path)) else list(paths)
+    if not guard.here(paths, bounded=True):  # read where it can be killed (scoring/guard.py); its chunks told after
+        got = guard.job(load_gold, paths, release=release, paths=paths, bounded=True, failed=_unread)
+        if on_chunk is not None:
+            step = max(chunk, 1)
+            for start in range(0, len(got.items) - step + 1, step):
+                on_chunk(got.items, start, start + step)
+        return got
     res: LoadResult[GoldQuestion] = LoadResult()
     told = 0
     seen: dict[str, tuple[str, int | None]] = {}
@@ -910,29 +917,51 @@ def load_gold(paths: Sequence[str | Path] | str | Path, *,
     for p in paths:
         path = Path(p)
         name = str(path)
-        records = _json_record_list(path, res)
-        if records is not None:
-            res.files.append(name)
-            res.rows_read += len(records)
-            rows: Iterator[tuple[int | None, Any]] = ((None, r) for r in records)
-        else:
-            rows = read_json_lines(path, res, universal=release)
-        for line, row in rows:
-            q = _gold_of(row, name, line, res, shared, release, seen)
-            if q is None:
+        with guard.reading(path, bounded=True) as refused:
+            if refused is not None:
+                _refused(refused, res)
                 continue
-            res.items.append(q)
-            if on_chunk is not None and len(res.items) - told >= chunk:
-                on_chunk(res.items, told, len(res.items))
-                told = len(res.items)
+            records = _json_record_list(path, res)
+            if records is not None:
+                res.files.append(name)
+                res.rows_read += len(records)
+                rows: Iterator[tuple[int | None, Any]] = ((None, r) for r in records)
+            else:
+                rows = read_json_lines(path, res, universal=release)
+            for line, row in rows:
+                q = _gold_of(row, name, line, res, shared, release, seen)
+                if q is None:
+                    continue
+                res.items.append(q)
+                if on_chunk is not None and len(res.items) - told >= chunk:
+                    on_chunk(res.items, told, len(res.items))
+                    told = len(res.items)
+    return res
+
+
+def _refused(problem: Problem, res: LoadResult) -> None:
+    """A file over the read limits (scoring/guard.py): named, not read."""
+    res.problems.append(problem)
+    res.unreadable.append(problem.file)
+
+
+def _unread(problem: Problem) -> LoadResult:
+    """What a loader gives for files it could not read at all (their reader stopped: scoring/guard.py)."""
+    res: LoadResult = LoadResult()
+    _refused(problem, res)
     return res
 
 
 # ----------------------------------------------------------------------------- documents
 
 
-@paused_gc()
 def load_documents(path: str | Path) -> LoadResult[DocumentRecord]:
+    """documents.jsonl: one record per document (id, url, page count, file, pdf type)."""
+    return guard.read(_load_documents, path, bounded=True, refused=_unread)
+
+
+@paused_gc()
+def _load_documents(path: str | Path) -> LoadResult[DocumentRecord]:
     res: LoadResult[DocumentRecord] = LoadResult()
     path = Path(path)
     name = str(path)
@@ -1035,11 +1064,17 @@ def _prediction(qid: str, row: Any, name: str, line: int | None, field: str | No
     return Prediction(qid=qid, text=text, status=status, file=name, line=line, evidence_pages=pages, evidence=ev)
 
 
-@paused_gc()
 def load_predictions(path: str | Path, *, prediction_field: str | None = None, release: bool = False) -> LoadResult[Prediction]:
     """A prediction file in any shape of spec 1c. Duplicate ids: the later row replaces the
     earlier one, as the release evaluator does, and a warning names both lines. With `release`,
-    values and ids become text and lines end as in the public release (see `load_gold`)."""
+    values and ids become text and lines end as in the public release (see `load_gold`). Read where
+    it can be killed (scoring/guard.py)."""
+    return guard.read(_load_predictions, path, prediction_field=prediction_field, release=release, bounded=True,
+                      refused=_unread)
+
+
+@paused_gc()
+def _load_predictions(path: str | Path, *, prediction_field: str | None = None, release: bool = False) -> LoadResult[Prediction]:
     res: LoadResult[Prediction] = LoadResult()
     path = Path(path)
     name = str(path)
@@ -1199,7 +1234,12 @@ def _csv_records(text: str, name: str, res: LoadResult) -> tuple[list[str], Iter
 def load_scores(path: str | Path) -> LoadResult[ScoreRow]:
     """Official per-question scores: the release report JSON (with `per_question`), its CSV, and
     multi-system files in long form ({question_id, system, ...} per row) or nested form
-    ({question_id, scores: {system: {...}}}). The shape is detected; rows that fit none are named."""
+    ({question_id, scores: {system: {...}}}). The shape is detected; rows that fit none are named.
+    Read where it can be killed (scoring/guard.py)."""
+    return guard.read(_load_scores, path, bounded=True, refused=_unread)
+
+
+def _load_scores(path: str | Path) -> LoadResult[ScoreRow]:
     res: LoadResult[ScoreRow] = LoadResult()
     path = Path(path)
     name = str(path)
@@ -1288,7 +1328,12 @@ def load_scores(path: str | Path) -> LoadResult[ScoreRow]:
 
 def load_summary(path: str | Path) -> LoadResult[dict]:
     """summary.json: {"systems": {name: {accuracy, token_f1, anls, count?}}} or a list of
-    {system, accuracy, ...}. Items are {system, accuracy, token_f1, anls, count}."""
+    {system, accuracy, ...}. Items are {system, accuracy, token_f1, anls, count}. Read where it can be
+    killed (scoring/guard.py)."""
+    return guard.read(_load_summary, path, bounded=True, refused=_unread)
+
+
+def _load_summary(path: str | Path) -> LoadResult[dict]:
     res: LoadResult[dict] = LoadResult()
     path = Path(path)
     name = str(path)
@@ -1440,8 +1485,10 @@ def load_gold_columns(paths: Sequence[str | Path] | str | Path, *, release: bool
     string value and a known string format and rule, metadata an object or absent, documents that
     read without a problem -- goes to the columns straight from its JSON object; any other row is
     built by the record path (`_gold_record`), which reports what is wrong with it, in line order."""
-    if isinstance(paths, (str, Path)):
-        paths = [paths]
+    paths = [paths] if isinstance(paths, (str, Path)) else list(paths)
+    if not guard.here(paths, bounded=True):  # read where it can be killed (scoring/guard.py)
+        return guard.job(load_gold_columns, paths, release=release, paths=paths, bounded=True,
+                         failed=lambda problem: (_unread(problem), GoldColumns(paths, release)))
     res: LoadResult[GoldQuestion] = LoadResult()
     cols = GoldColumns(paths, release)
     seen: dict[str, tuple[str, int | None]] = {}
@@ -1449,15 +1496,19 @@ def load_gold_columns(paths: Sequence[str | Path] | str | Path, *, release: bool
     for p in paths:
         path = Path(p)
         name = str(path)
-        records = _json_record_list(path, res)
-        if records is not None:
-            res.files.append(name)
-            res.rows_read += len(records)
-            blocks: Iterator[tuple[Sequence[int | None], list[Any]]] = iter([([None] * len(records), records)])
-        else:
-            blocks = json_line_blocks(path, res, universal=release)
-        for numbers, values in blocks:
-            _gold_rows(numbers, values, name, release, seen, shared, cols, res)
+        with guard.reading(path, bounded=True) as refused:
+            if refused is not None:
+                _refused(refused, res)
+                continue
+            records = _json_record_list(path, res)
+            if records is not None:
+                res.files.append(name)
+                res.rows_read += len(records)
+                blocks: Iterator[tuple[Sequence[int | None], list[Any]]] = iter([([None] * len(records), records)])
+            else:
+                blocks = json_line_blocks(path, res, universal=release)
+            for numbers, values in blocks:
+                _gold_rows(numbers, values, name, release, seen, shared, cols, res)
     cols.find_deep()
     return res, cols
 
@@ -1624,14 +1675,20 @@ class PredictionColumns:
         return load_predictions(self.path, prediction_field=self.prediction_field, release=self.release).items
 
 
-@paused_gc()
 def load_prediction_columns(path: str | Path, *, prediction_field: str | None = None, release: bool = False
                             ) -> tuple[LoadResult[Prediction], PredictionColumns]:
     """`load_predictions` as columns: the same predictions, problems and counts (`res.items`
     stays empty). A JSONL row {question_id: string, prediction: string, status?: string or null}
     goes to the columns straight from its JSON object; any other row takes `_prediction`, which
     reports what is wrong; a JSON document, a pretty-printed JSONL file or a --prediction-field is
-    read by `load_predictions` and put into columns."""
+    read by `load_predictions` and put into columns. Read where it can be killed (scoring/guard.py)."""
+    return guard.read(_load_prediction_columns, path, prediction_field=prediction_field, release=release, bounded=True,
+                      refused=lambda problem: (_unread(problem), PredictionColumns(path, prediction_field, release)))
+
+
+@paused_gc()
+def _load_prediction_columns(path: str | Path, *, prediction_field: str | None = None, release: bool = False
+                             ) -> tuple[LoadResult[Prediction], PredictionColumns]:
     cols = PredictionColumns(path, prediction_field, release)
     path = Path(path)
     name = str(path)

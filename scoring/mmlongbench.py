@@ -44,6 +44,7 @@ from typing import Any
 
 from rapidfuzz.distance import Levenshtein
 
+from . import guard
 from .limits import LITERAL_MAX_CHARS, LITERAL_MAX_DEPTH, LITERAL_MAX_ITEMS
 from .model import DocRef, DocumentRecord, GoldQuestion, Prediction, ScoreRow
 from .problems import LoadResult, Problem, kind_of, short_value
@@ -524,6 +525,18 @@ def _pages(value: Any, raw: Any, where: str, name: str, res: LoadResult[Any]) ->
 
 
 def load_samples(path: str | Path) -> LoadResult[GoldQuestion]:
+    """`_load_samples` where the file can be killed (scoring/guard.py): over the read limits, it is named
+    and not read. Its size bounds what reading it takes (`bounded`): the file is one JSON document, and
+    each Python literal in it is parsed only up to LITERAL_MAX_CHARS and LITERAL_MAX_DEPTH (`read_literal`)."""
+    return guard.read(_load_samples, path, bounded=True, refused=_unread)
+
+
+def _unread(problem: Problem) -> LoadResult[Any]:
+    res: LoadResult[Any] = LoadResult(problems=[problem], unreadable=[problem.file])
+    return res
+
+
+def _load_samples(path: str | Path) -> LoadResult[GoldQuestion]:
     """`data/samples.json`: one JSON list of samples. The question id is `qid_for(position)`
     (the 0-based position in the list, counted over every element). Problems name the file,
     line None and the field as `[index].field`.
@@ -635,6 +648,13 @@ class ResultsLoad(LoadResult[Prediction]):
 
 
 def load_results(path: str | Path, gold: Sequence[GoldQuestion] | LoadResult[GoldQuestion]) -> ResultsLoad:
+    """`_load_results` where the file can be killed (scoring/guard.py): over the read limits, it is named
+    and not read (its size bounds what reading it takes, as `load_samples`'s does)."""
+    return guard.read(_load_results, path, gold, bounded=True, refused=lambda problem: ResultsLoad(
+        problems=[problem], unreadable=[problem.file], run=run_name(path)))
+
+
+def _load_results(path: str | Path, gold: Sequence[GoldQuestion] | LoadResult[GoldQuestion]) -> ResultsLoad:
     """`results/res_<model>.json` joined to the questions of `load_samples`.
 
     A row is joined to the question at its own position when its `doc_id` and `question` equal

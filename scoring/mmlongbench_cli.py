@@ -4,7 +4,8 @@
         --predictions results/res_<model>.json [--output-txt res_<model>.txt] \\
         [--per-question-csv res_<model>.csv] [--output report.json]
 
-`scoring/cli.py` hands the command line here when the profile is `mmlongbench-doc` (`wants`). The
+`scoring/cli.py` hands the parsed command line here (`run`) when the profile is `mmlongbench-doc`, or
+without --profile when the gold is a samples.json (scoring/options.py `kind_of`). The
 gold is `data/samples.json` (scoring.mmlongbench.load_samples), each prediction file a result file
 of its `run_api.py` (load_results: joined by position, else by doc_id and question). Outputs:
 
@@ -18,7 +19,7 @@ of its `run_api.py` (load_results: joined by position, else by doc_id and questi
 
 --weak-slices, --baseline, --compare-json and --fail-on-regression (scoring/gate.py) work here as on
 XL-DocBench, with one result file on each side, documents being the PDFs (`doc_id`): the same outputs
-and exit codes. `python -m scoring` hands a command line here also without --profile when its gold is
+and exit codes; --trend (scoring/trend_cli.py) takes each result file as a checkpoint. `python -m scoring` hands a command line here also without --profile when its gold is
 a samples.json.
 
 --judge-url URL --judge-model NAME [--judge-prompt FILE] [--judge-cache DIR] (scoring/judge/cli.py) asks
@@ -42,10 +43,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from . import gate
+from . import gate, options
 from .evaluate import RunResult, evaluate
-from .formats.mmlongbench_doc import is_samples
-from .gate import option_values
 from .judge import cli as judge_cli
 from .judge.answers import answers_of_results
 from .judge.report import JUDGE_CSV_COLUMNS, judge_object, question_columns, summary_lines
@@ -67,7 +66,7 @@ from .profiles import MMLONGBENCH_PROFILE, get_profile
 from .text import to_str
 from .writers import write_csv
 
-__all__ = ["QUESTION_CSV_COLUMNS", "wants", "main", "score_file", "question_rows", "report"]
+__all__ = ["QUESTION_CSV_COLUMNS", "main", "run", "score_file", "question_rows", "report"]
 
 QUESTION_CSV_COLUMNS = ("question_id", "doc_id", "doc_type", "answer_format", "answer", "pred", "status", "score",
                         "official_score", "token_f1", "anls", "page_category", "evidence_pages", "evidence_sources",
@@ -75,42 +74,19 @@ QUESTION_CSV_COLUMNS = ("question_id", "doc_id", "doc_type", "answer_format", "a
 DEFAULT_SAMPLES = Path("data") / "samples.json"
 
 
-def wants(argv: Sequence[str]) -> bool:
-    """Whether a command line is about MMLongBench-Doc's own files: `--profile mmlongbench-doc` (or
-    `--profile=mmlongbench-doc`), or no --profile and the gold its samples.json -- the --gold-files
-    given are samples.json files, or the --data-dir holds samples.json and not XL-DocBench's gold."""
-    argv = list(argv)
-    profiles = option_values(argv, "--profile")
-    if profiles:
-        return MMLONGBENCH_PROFILE in profiles
-    gold = option_values(argv, "--gold-files")
-    if gold:
-        return all(is_samples(Path(g)) for g in gold)
-    return any((Path(d) / "samples.json").is_file() and not (Path(d) / "qa_single_doc.jsonl").exists()
-               for d in option_values(argv, "--data-dir"))
-
-
-def build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="python -m scoring --profile mmlongbench-doc",
-                                 description="Score MMLongBench-Doc result files exactly as its evaluator does.")
-    ap.add_argument("--profile", choices=[MMLONGBENCH_PROFILE], default=MMLONGBENCH_PROFILE)
-    ap.add_argument("--gold-files", nargs="+", metavar="F", help="the benchmark's data/samples.json (one file)")
-    ap.add_argument("--data-dir", metavar="DIR", help="folder holding samples.json (default: ./data)")
-    ap.add_argument("--predictions", nargs="+", required=True, metavar="PATH", help="result file(s): results/res_<model>.json")
-    ap.add_argument("--output-txt", metavar="PATH", help="write the evaluator's text report (a folder when several files)")
-    ap.add_argument("--per-question-csv", metavar="PATH", help="write the per-question CSV (a folder when several files)")
-    ap.add_argument("--output", metavar="PATH", help="write the JSON report (a folder when several files)")
-    gate.add_arguments(ap)  # --weak-slices, --baseline, --compare-json, --fail-on-regression, ...
-    judge_cli.add_arguments(ap)  # --judge-url, --judge-model, --judge-prompt, --judge-cache
-    return ap
-
-
 def _pct(x: float) -> str:
     return f"{x * 100:.2f}%"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(list(sys.argv[1:] if argv is None else argv))
+    """The command line on MMLongBench-Doc's files, whatever the files (`python -m scoring` picks this kind
+    itself: scoring/options.py `kind_of`)."""
+    args, _ = options.parse(sys.argv[1:] if argv is None else argv, kind=options.MMLONGBENCH)
+    return run(args)
+
+
+def run(args: argparse.Namespace) -> int:
+    """The parsed command line (scoring/options.py) on MMLongBench-Doc's files; the exit code."""
     err = sys.stderr
     asks_gate = gate.wants(args)
     why = (gate.refusal(args) if asks_gate else None) or judge_cli.refusal(args)
@@ -131,13 +107,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.judge = judge_cli.open_judge(args, [samples])
         if args.judge is None:
             return 1
+    if args.trend:
+        return _trend(args, gold.items)
     if asks_gate:
         return _gate(args, gold.items)
     several = len(args.predictions) > 1
     scored = failed = 0
     for path in map(Path, args.predictions):
-        run = _one_file(args, path, gold.items, several, write=True)
-        if run is None:
+        result = _one_file(args, path, gold.items, several, write=True)
+        if result is None:
             failed += 1
         else:
             scored += 1
@@ -226,6 +204,28 @@ def _gate(args: argparse.Namespace, gold: Sequence[GoldQuestion]) -> int:
     return gate.finish(args, new, old, gold_count=len(gold))
 
 
+def _trend(args: argparse.Namespace, gold: Sequence[GoldQuestion]) -> int:
+    """--trend on result files (scoring/trend_cli.py): each file a checkpoint, named by its file (steps from
+    the names, `res_checkpoint-1200.json`, or --steps by those names without `.json`)."""
+    from . import trend_cli
+
+    path_of = {Path(p).stem: Path(p) for p in args.predictions}
+    if len(path_of) != len(args.predictions):
+        print("ERROR: several result files share a name; each run is named by its file", file=sys.stderr)
+        return gate.EXIT_USAGE
+
+    def score(name: str) -> tuple[RunResult, list] | int:
+        res = load_results(path_of[name], gold)
+        for p in summarise(res.problems):
+            print(p, file=sys.stderr)
+        if not res.items:
+            print(f"ERROR: no prediction could be loaded from {path_of[name]}", file=sys.stderr)
+            return gate.EXIT_INPUT
+        return score_file(gold, res), list(gold)
+
+    return trend_cli.order_and_score(args, list(path_of), {}, score)
+
+
 def score_file(gold: Sequence[GoldQuestion], res: ResultsLoad) -> RunResult:
     """One result file scored under mmlongbench-doc (in this process: 1,082 questions take a moment)."""
     return evaluate(gold, res.items, profile=get_profile(MMLONGBENCH_PROFILE), name=res.run, workers=1)
@@ -264,7 +264,8 @@ def _write_outputs(args: argparse.Namespace, run: RunResult, res: ResultsLoad, g
     if out:
         out.parent.mkdir(parents=True, exist_ok=True)
         with open(out, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(json.dumps(report(run, res, gold, judged=judged), ensure_ascii=False, indent=2) + "\n")
+            fh.write(json.dumps(report(run, res, gold, per_question=not args.no_per_question_json, judged=judged),
+                                ensure_ascii=False, indent=2) + "\n")
 
 
 def _cell(value: Any) -> Any:

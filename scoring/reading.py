@@ -17,7 +17,7 @@ from typing import IO, Any
 
 from .limits import LINE_SKIP_CHUNK, LITERAL_MAX_CHARS, LITERAL_MAX_DEPTH, LITERAL_MAX_ITEMS
 
-__all__ = ["NotRegular", "Overlong", "TooLarge", "special_kind", "open_regular", "read_capped", "bounded_lines",
+__all__ = ["NotRegular", "Overlong", "TooLarge", "special_kind", "open_regular", "read_capped", "read_upto", "bounded_lines",
            "literal_shape", "read_literal", "literal_refusal", "skip_hole"]
 
 
@@ -89,10 +89,26 @@ def read_capped(path: str | Path, cap: int) -> bytes:
         size = os.fstat(fh.fileno()).st_size
         if size > cap:
             raise TooLarge(path, size, cap)
-        data = fh.read(cap + 1)
+        data = read_upto(fh, size, cap)
     if len(data) > cap:  # grew while read
         raise TooLarge(path, len(data), cap)
     return data
+
+
+def read_upto(fh: IO[bytes], size: int, cap: int) -> bytes:
+    """At most cap + 1 bytes of `fh`, asking for its `size` (as stat gave it) and one more first: a read of
+    n bytes reserves n bytes of memory before it reads, and under a read limit (scoring/guard.py) a
+    reservation of the cap -- hundreds of MB -- fails for a file of a few bytes. A file that grew since is
+    read on a chunk at a time, up to the cap."""
+    data = fh.read(min(size, cap) + 1)
+    if len(data) <= size:
+        return data
+    parts = [data]
+    total = len(data)
+    while total <= cap and (chunk := fh.read(min(SKIP_CHUNK, cap + 1 - total))):
+        parts.append(chunk)
+        total += len(chunk)
+    return b"".join(parts)
 
 
 class Overlong:

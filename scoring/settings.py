@@ -1,5 +1,6 @@
 """The settings `scoring/` reads from the environment, declared once: what a setting is (`Setting`),
-where the cache folder is (`cache_root`) and the engine's settings (scoring/engine/). No dashboard here;
+where the cache folder is (`cache_root`), the engine's settings (scoring/engine/) and the read limits of a
+user's file (scoring/guard.py). No dashboard here;
 dashboard/core/settings.py imports these and lists them with the app's own in its SETTINGS (the
 README's settings table is checked against that list).
 
@@ -47,6 +48,17 @@ LAKE_DATA = Setting("LENS_LAKE_DATA", "none", "the folder every server reaches t
                                               "with LENS_LAKE_CATALOG")
 
 ENGINE_SETTINGS = (ENGINE_MEMORY, LAKE_CATALOG, LAKE_DATA)
+
+# the read limits of a file a user or a harness left (scoring/guard.py parses them; the CLI reads them too)
+READ_MEMORY = Setting("LENS_READ_MEMORY", "1G",
+                      "the memory one file a user or a harness left may take while it is read (`1G`, `512M`, `2G`), in a "
+                      "worker process; a file that needs more is named on the Data page (and by the CLI) and not read, the "
+                      "rest loads. JSON, JSON-lines and CSV files may take 8 times their size when that is more")
+READ_BUDGET = Setting("LENS_READ_BUDGET_S", "60",
+                      "seconds one such file may take to read before its worker is killed and the file named, not read "
+                      "(JSON, JSON-lines and CSV files: a second per 4 MB when that is more)")
+
+READ_SETTINGS = (READ_MEMORY, READ_BUDGET)
 
 
 def cache_root(environ: Mapping[str, str] | None = None) -> Path:

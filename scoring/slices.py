@@ -8,6 +8,7 @@ Pure: numpy and scipy only (no pandas, no streamlit).
                                                       the second in a worker process with a memory limit)
     question_fields(gold)                             the breakdown fields of gold questions, as `fields`
                                                       (the finder's full list: scoring/slice_fields.py)
+    conditions(fields, n)                             its slices of one condition, with their questions
     gap_test(y, clusters, in_a, in_b)                 the two-group test behind every number (one pair)
 
 The search
@@ -468,6 +469,16 @@ def _condition_members(fields: Mapping[str, Sequence[Value]], order: np.ndarray)
     return out
 
 
+def conditions(fields: Mapping[str, Sequence[Value]] | Any, n: int) -> list[tuple[str, str, np.ndarray]]:
+    """Every condition field = value that splits these n questions -- the finder's slices of one
+    condition, by the finder's rule (a value held by some but not every question; a multi-valued
+    field puts a question in the slice of each of its values) -- as (field, value, positions of its
+    questions, ascending), in field order and each field's values sorted. `fields` as
+    `find_weak_slices` takes them. The per-slice paired table (scoring/paired_slices.py) lists these."""
+    conds = _condition_members(getattr(fields, "columns", fields), np.arange(int(n)))
+    return list(zip(conds.field, conds.value, conds.members))
+
+
 def question_fields(gold: Sequence[Any], extra: Mapping[str, Sequence[Value]] | None = None) -> dict[str, list[Value]]:
     """The breakdown fields of gold questions (`scoring.model.GoldQuestion`) with the product's names
     (split, reasoning_type, evidence_source, answer_format, domain, difficulty, doc_type, page_category
@@ -896,7 +907,7 @@ def _follow(sig: list[int], edge: dict[int, int]) -> dict[int, int]:
 
 
 def find_weak_pair_slices(new: Sequence[float] | np.ndarray, old: Sequence[float] | np.ndarray,
-                          fields: Mapping[str, Sequence[Value]], clusters: Any, **options: Any) -> SliceSearch:
+                          fields: Mapping[str, Sequence[Value]] | Any, clusters: Any, **options: Any) -> SliceSearch:
     """Pair mode: "where did the new run get worse?" The outcome is the paired difference new - old
     on each question, and a slice's gap is its mean difference minus the rest's: a slice where the
     new run lost more (or gained less) than on the other questions. Same search, test, thresholds and

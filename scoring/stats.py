@@ -3,21 +3,29 @@ Pure: numpy and scipy only (no pandas, no streamlit).
 
     mcnemar_exact(only_a, only_b)      two-sided exact McNemar p on the discordant Accuracy counts
     paired_bootstrap(a, b)             mean of a - b with a percentile interval from resampling questions
-    bootstrap_means(d, B, rng)         the B resample means behind it (exact draws; moment-matched for large n on request)
     paired_bootstrap_rows(A, B)        the same for each row of two k x n arrays (k metrics)
-    holm(pvalues)                      Holm-adjusted p-values (family-wise error), in the input order
 
 Documents as the unit (questions come in documents: a model that cannot read one scan misses all its
 questions together, so question-level resampling calls a handful of documents "significant"):
 
     document_clusters(document_ids)    one cluster code per question (its first document), the unit and its count
     paired_by_document(a, b, clusters) delta, document-bootstrap interval, sign-flip p by document, unit,
-                                       units, and the question-level numbers kept as secondary (`Paired`)
+                                       units, and McNemar's question-level p kept as secondary (`Paired`)
     paired_by_document_rows(A, B, c)   the same for each row of two k x n arrays (k metrics)
+    cluster_bootstrap_means(...)       the resample means behind every interval here
     cluster_robust_se(d, clusters)     the CR1 standard error of a mean with documents as clusters
     detectable_gap(d, clusters)        the smallest gap detectable at 80 % power and the given confidence
     sign_flip_p(sums)                  the document-level test behind `paired_by_document`'s p
+    sign_flip_tail(T, sum S^2, ...)    its normal-tail approximation, for the checkpoint trends' many tests at once
     smallest_p(units)                  the smallest p that test can give on this many documents
+
+Plain ways of drawing only (bench/bench_stats.py measures them against the targets): an interval is
+the percentile interval of the bootstrap -- units (documents, or questions) drawn with replacement, by
+index, or as multinomial counts of the distinct units where that is the same distribution and
+cheaper; a p is the sign-flip test -- exact when the document sums are integers (0/1 Accuracy: by
+convolution) or few (every sign vector), Monte Carlo sign vectors otherwise. No comparison here takes
+a moment expansion or a normal tail (`sign_flip_tail` is the checkpoint trends' screen, refined exactly
+where it could decide).
 
 Edges: a NaN score never yields a p (`paired_by_document` refuses the comparison and says why in
 `Paired.refused`; `sign_flip_p` raises), and no p is ever 0: an exact p is at least the smallest the
@@ -28,15 +36,13 @@ underflows), a Monte Carlo p at least 1/(resamples + 1).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
 from scipy import signal as _signal
 from scipy import stats as _stats
-
-BATCH = 1_000  # resamples drawn at once: bounds memory to BATCH x questions floats
 
 
 def mcnemar_exact(only_a: int, only_b: int) -> float:
@@ -72,11 +78,6 @@ def _floored(p: float, k: int) -> float:
     return max(p, smallest_p(k), math.ulp(0.0))
 
 
-EXACT_LIMIT = 200  # up to this many values off the most frequent one, resample means are drawn exactly
-MAX_SKEW, MAX_KURTOSIS = 0.1, 0.05  # of the resample mean: beyond, the expansion is not trusted (exact draws)
-FEW_VALUES = 4  # differences with at most this many distinct values (Accuracy: -1, 0, 1) are drawn as counts
-
-
 def _check(x: np.ndarray, y: np.ndarray, confidence: float) -> None:
     if x.shape != y.shape or x.ndim != 1:
         raise ValueError(f"a and b must be paired 1-d sequences, got shapes {x.shape} and {y.shape}")
@@ -84,78 +85,13 @@ def _check(x: np.ndarray, y: np.ndarray, confidence: float) -> None:
         raise ValueError(f"confidence must be in (0, 1), got {confidence}")
 
 
-def bootstrap_means(d: np.ndarray, resamples: int, rng: np.random.Generator, *, approximate: bool = False) -> np.ndarray:
-    """`resamples` means of n = len(d) values drawn from d with replacement (the bootstrap
-    distribution of the mean), drawn the cheapest way that keeps it:
-
-    - few distinct values (<= FEW_VALUES, e.g. Accuracy differences in {-1, 0, 1}): a resample is
-      fully described by how often each distinct value is drawn, so the counts are drawn from the
-      multinomial(n, value frequencies) -- the same distribution as drawing n indices, in O(values)
-      per resample instead of O(n);
-    - at most EXACT_LIMIT values differ from the most frequent one v0 (every slice of up to
-      EXACT_LIMIT questions, and larger ones where the runs mostly agree; and any slice whose
-      resample mean is far from normal, see below): how many of the n draws
-      fall off v0 is binomial(n, n1/n), and those are drawn uniformly among the n1 other values --
-      exactly the bootstrap, in O(n1) per resample instead of O(n);
-    - only with `approximate=True` (the dashboard's per-slice tables; `paired_bootstrap` draws
-      exactly unless asked), more than EXACT_LIMIT values off v0 (token F1, ANLS on large slices): drawing n indices per
-      resample costs B x n (10,000 x 20,000 = 2e8 per slice and metric, tens of seconds). The
-      bootstrap mean is then a sum of n i.i.d. draws from the sample, with more than 200 of them off
-      v0 on average, whose quantiles the Cornish-Fisher expansion gives from the sample's mean,
-      variance, skewness and excess kurtosis (population moments of d, as the bootstrap uses) with
-      an error O(n1^-3/2) in standard-deviation units. Checked against exact draws (200,000 each) on
-      skewed token-F1-like differences with only 80-90 values off v0: the 2.5 % and 97.5 % points
-      agree within 0.02 SD, below the Monte Carlo error of a 2.5 % percentile of 10,000 resamples
-      (about 0.03 SD); tests/test_stats.py checks it. So each resample mean is a standard normal
-      draw passed through that expansion: same seed, same draws; O(B) per slice. Only when the
-      resample mean is near-normal by its own moments (|skewness| <= MAX_SKEW, |excess kurtosis| <=
-      MAX_KURTOSIS): a few large differences among many small ones make the bootstrap distribution
-      lumpy, with a high kurtosis, and then the n indices are drawn after all (exact, O(n)).
-    """
-    n = d.size
-    B = int(resamples)
-    values, counts = np.unique(d, return_counts=True)
-    if values.size <= FEW_VALUES:
-        draws = rng.multinomial(n, counts / n, size=B)
-        return draws @ values / n
-    v0 = values[int(np.argmax(counts))]
-    other = d[d != v0]
-    n1 = other.size
-    mean = float(d.mean())
-    c = d - mean
-    c2 = c * c
-    var = float(c2.mean())
-    sd = math.sqrt(var)
-    skew = float(np.dot(c2, c)) / n / sd ** 3 / math.sqrt(n)  # of the mean of n draws
-    kurt = (float(np.dot(c2, c2)) / n / var ** 2 - 3.0) / n
-    if not approximate or n1 <= EXACT_LIMIT or abs(skew) > MAX_SKEW or abs(kurt) > MAX_KURTOSIS:
-        out = np.empty(B)
-        step = max(1, min(BATCH, 2_000_000 // max(1, n1)))
-        for start in range(0, B, step):
-            k = min(step, B - start)
-            off = rng.binomial(n, n1 / n, size=k)  # draws that fall off v0, per resample
-            picked = other[rng.integers(0, n1, size=int(off.sum()), dtype=np.int32)]
-            sums = np.zeros(k)
-            some = off > 0  # segment sums; a resample with no draw off v0 sums to 0
-            if some.any():
-                sums[some] = np.add.reduceat(picked, (np.cumsum(off) - off)[some])
-            out[start:start + k] = (v0 * (n - off) + sums) / n
-        return out
-    z = rng.standard_normal(B)
-    z2 = z * z
-    w = z * (1 + (z2 - 3) * kurt / 24 - (2 * z2 - 5) * skew * skew / 36) + (z2 - 1) * skew / 6
-    return mean + sd / math.sqrt(n) * w
-
-
 def paired_bootstrap(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray, *, resamples: int = 10_000,
-                     seed: int = 0, confidence: float = 0.95, approximate: bool = False) -> tuple[float, float, float]:
+                     seed: int = 0, confidence: float = 0.95) -> tuple[float, float, float]:
     """(delta, low, high): delta = mean(a - b) over paired questions (a[i] and b[i] are the two runs'
     scores on question i), and the percentile interval of that mean over `resamples` resamples of the
-    questions with replacement (drawn by `bootstrap_means`; linear-interpolated percentiles, as
-    scipy.stats.bootstrap's "percentile" method). The same seed gives the same interval. No question:
-    (nan, nan, nan); all differences equal: (d, d, d). Every resample is drawn from the questions
-    (exactly, by counts where that is the same distribution); `approximate=True` lets a large slice
-    with continuous differences use the moment-matched draw of `bootstrap_means` instead."""
+    questions with replacement (`cluster_bootstrap_means` with every question its own unit;
+    linear-interpolated percentiles, as scipy.stats.bootstrap's "percentile" method). The same seed
+    gives the same interval. No question: (nan, nan, nan); all differences equal: (d, d, d)."""
     x = np.asarray(a, dtype=float)
     y = np.asarray(b, dtype=float)
     _check(x, y, confidence)
@@ -165,15 +101,21 @@ def paired_bootstrap(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.nd
     delta = float(d.mean())
     if d.size == 1 or bool(np.all(d == d[0])):
         return (delta, delta, delta)  # every resample has the same mean
-    means = bootstrap_means(d, resamples, np.random.default_rng(seed), approximate=approximate)
+    low, high = _percentiles(cluster_bootstrap_means(d, np.ones(d.size), resamples, np.random.default_rng(seed)),
+                             confidence, delta)
+    return (delta, low, high)
+
+
+def _percentiles(means: np.ndarray, confidence: float, delta: float) -> tuple[float, float]:
+    """The percentile interval of resample means at `confidence`; it always holds the sample's own mean
+    (up to float rounding)."""
     alpha = (1 - confidence) / 2
     low, high = (float(v) for v in np.quantile(means, [alpha, 1 - alpha]))
-    # the percentile interval of a mean always holds the sample mean up to float rounding
-    return (delta, min(low, delta), max(high, delta))
+    return min(low, delta), max(high, delta)
 
 
 def paired_bootstrap_rows(a_rows: Sequence[Sequence[float]] | np.ndarray, b_rows: Sequence[Sequence[float]] | np.ndarray,
-                          *, resamples: int = 10_000, seed: int = 0, confidence: float = 0.95, approximate: bool = False
+                          *, resamples: int = 10_000, seed: int = 0, confidence: float = 0.95
                           ) -> list[tuple[float, float, float]]:
     """`paired_bootstrap` of each row of two k x n arrays (k metrics over the same n questions), with
     the same seed for every row (so each row equals its single call)."""
@@ -181,25 +123,7 @@ def paired_bootstrap_rows(a_rows: Sequence[Sequence[float]] | np.ndarray, b_rows
     y = np.atleast_2d(np.asarray(b_rows, dtype=float))
     if x.shape != y.shape or x.ndim != 2:
         raise ValueError(f"a_rows and b_rows must have the same k x n shape, got {x.shape} and {y.shape}")
-    return [paired_bootstrap(x[i], y[i], resamples=resamples, seed=seed, confidence=confidence, approximate=approximate)
-            for i in range(x.shape[0])]
-
-
-def holm(pvalues: Iterable[float]) -> list[float]:
-    """Holm's step-down adjustment: sort the m p-values ascending, multiply the k-th smallest
-    (k = 1..m) by m - k + 1, carry the running maximum forward, cap at 1, and return them in the input
-    order. NaN entries stay NaN and do not count towards m."""
-    p = [float(v) for v in pvalues]
-    order = sorted((i for i, v in enumerate(p) if not math.isnan(v)), key=lambda i: p[i])
-    m = len(order)
-    out = [math.nan] * len(p)
-    running = 0.0
-    for k, i in enumerate(order):
-        if not 0.0 <= p[i] <= 1.0:
-            raise ValueError(f"p-values must be in [0, 1], got {p[i]}")
-        running = max(running, min(1.0, (m - k) * p[i]))
-        out[i] = running
-    return out
+    return [paired_bootstrap(x[i], y[i], resamples=resamples, seed=seed, confidence=confidence) for i in range(x.shape[0])]
 
 
 # ----------------------------------------------------------------------------- documents as the unit
@@ -209,9 +133,10 @@ POWER = 0.80  # the power `detectable_gap` is computed for
 DOCUMENT, QUESTION = "document", "question"
 EXACT_FLIPS = 16  # at most this many documents with a non-zero sum: every sign vector is enumerated
 EXACT_SUM_LIMIT = 200_000  # integer document sums whose absolute total is at most this: the sign-flip p is exact
-MULTINOMIAL_LIMIT = 64  # at most this many distinct (sum, size) documents: resampled as multinomial counts ...
-MULTINOMIAL_COST = 25  # ... when cheaper: a multinomial count costs about as much as 25 index draws
+EXACT_LIMIT = 200  # the checkpoint trends refine their normal-tail p exactly up to this many documents moved
+MULTINOMIAL_COST = 25  # a multinomial count costs about as much as 25 index draws: counts when cheaper
 DRAWS_PER_BATCH = 2_000_000  # random numbers drawn at once (bounds memory)
+_BYTE_BITS = np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1).astype(float)  # 256 x 8, high bit first
 
 
 class Clusters(NamedTuple):
@@ -312,36 +237,28 @@ def detectable_gap(d: Sequence[float] | np.ndarray, clusters: Clusters | Sequenc
     return float((_stats.t.ppf(1 - (1 - confidence) / 2, g - 1) + _stats.t.ppf(power, g - 1)) * se)
 
 
-def cluster_bootstrap_means(sums: np.ndarray, sizes: np.ndarray, resamples: int, rng: np.random.Generator, *,
-                            approximate: bool = False) -> np.ndarray:
+def cluster_bootstrap_means(sums: np.ndarray, sizes: np.ndarray, resamples: int, rng: np.random.Generator) -> np.ndarray:
     """`resamples` ratio means sum(d)/count of G clusters drawn with replacement from the G clusters
     (each given by its sum of differences and its number of questions; both runs' questions of a
     drawn document come together, since the sum is of the paired differences).
 
     Drawn from per-cluster sums and counts, never from questions: a resample is fully described by
     how often each cluster is drawn. Clusters with the same (sum, size) are interchangeable, so when
-    there are at most MULTINOMIAL_LIMIT distinct ones (Accuracy differences over documents of a few
-    sizes), and fewer than G / MULTINOMIAL_COST, the counts are drawn from multinomial(G, their
-    frequencies) -- the same distribution, in O(distinct) per resample; otherwise G cluster indices
-    are drawn per resample and their sums and sizes gathered (O(G), not O(N)).
+    there are fewer than G / MULTINOMIAL_COST distinct ones (Accuracy differences over documents of a
+    few sizes; token F1 differences over questions, which take few distinct values), the counts are
+    drawn from multinomial(G, their frequencies) -- the same distribution, in O(distinct) per
+    resample; otherwise G cluster indices are drawn per resample and their sums and sizes gathered
+    (O(G), not O(N)).
 
-    Only with `approximate=True` (the dashboard's per-slice tables) and more than EXACT_LIMIT
-    clusters: the ratio is linearised around the sample's, R* - R = sum_g w_g z_g / N with
-    z_g = S_g - R n_g (w_g: how often cluster g is drawn; exact for equal sizes, error O(1/G)
-    otherwise), and the mean of G draws of z is drawn by `bootstrap_means(z, approximate=True)`
-    (moment-matched where that is near-normal, exact draws otherwise): O(B) instead of O(B x G)."""
+    With one question per unit (`paired_bootstrap`; a gold naming no document) this is the
+    question bootstrap; Accuracy differences (-1, 0, 1) are then drawn as counts."""
     g = sums.size
     B = int(resamples)
     pairs, freq = np.unique(np.column_stack([sums, sizes]), axis=0, return_counts=True)
     distinct = pairs.shape[0]
-    if distinct <= MULTINOMIAL_LIMIT and MULTINOMIAL_COST * distinct <= max(g, 2 * MULTINOMIAL_COST):
+    if MULTINOMIAL_COST * distinct <= max(g, 2 * MULTINOMIAL_COST):
         w = rng.multinomial(g, freq / g, size=B).astype(float)
         return (w @ pairs[:, 0]) / (w @ pairs[:, 1])
-    if approximate and g > EXACT_LIMIT:
-        n = float(sizes.sum())
-        ratio = float(sums.sum()) / n
-        z = sums - ratio * sizes
-        return ratio + g / n * bootstrap_means(z, B, rng, approximate=True)
     out = np.empty(B)
     step = max(1, min(B, DRAWS_PER_BATCH // g))
     both = sums + 1j * sizes  # one gather brings a drawn cluster's sum (real part) and size (imaginary part)
@@ -352,8 +269,7 @@ def cluster_bootstrap_means(sums: np.ndarray, sizes: np.ndarray, resamples: int,
     return out
 
 
-def sign_flip_p(sums: Sequence[float] | np.ndarray, *, resamples: int = 10_000, seed: int = 0,
-                approximate: bool = False) -> tuple[float, bool]:
+def sign_flip_p(sums: Sequence[float] | np.ndarray, *, resamples: int = 10_000, seed: int = 0) -> tuple[float, bool]:
     """(p, exact): the two-sided sign-flip randomization test of the per-document sums of the paired
     differences. Under "no difference" the two runs' labels are exchangeable within a document, so
     swapping A and B on a whole document (flipping the sign of its sum) leaves the distribution of
@@ -363,15 +279,13 @@ def sign_flip_p(sums: Sequence[float] | np.ndarray, *, resamples: int = 10_000, 
       distinct |sum| v's contribution v * (2K - c), K ~ binomial(c, 1/2) over its c documents.
       With one question per document this is McNemar's exact test.
     - At most EXACT_FLIPS documents with a non-zero sum: exact, over all 2^G sign vectors.
-    - Otherwise: `resamples` random sign vectors, p = (1 + #{|T*| >= |T|}) / (1 + resamples)
-      (never 0; seeded).
-    - Only with `approximate=True` and more than EXACT_LIMIT non-zero sums that are not integers:
-      T* is a sum of many independent symmetric terms (mean 0, variance sum S^2, excess kurtosis
-      -2 sum S^4 / (sum S^2)^2), so its tail is the normal one with the Edgeworth kurtosis term:
-      P(T* >= t) = 1 - Phi(z) + phi(z) k (z^3 - 3z) / 24, z = t / sqrt(sum S^2); O(G), not O(R x G).
+    - Otherwise (token F1, ANLS, a fractional Accuracy): `resamples` random sign vectors,
+      p = (1 + #{|T*| >= |T|}) / (1 + resamples) -- never 0, at least 1/(resamples + 1); seeded. A
+      vector is one random byte per 8 documents, and each byte's sum of the sums it puts on the +
+      side is read from a table of the 256 (O(G / 8) per vector, not O(G)).
 
-    Never 0 (`_floored`: exact and normal-tail p's are at least `smallest_p` of the documents that
-    differ). A sum that is NaN (a NaN score) has no sign: ValueError naming how many."""
+    Never 0 (`_floored`: an exact p is at least `smallest_p` of the documents that differ). A sum
+    that is NaN (a NaN score) has no sign: ValueError naming how many."""
     s = np.asarray(sums, dtype=float)
     bad = int(np.count_nonzero(~np.isfinite(s)))
     if bad:
@@ -401,25 +315,48 @@ def sign_flip_p(sums: Sequence[float] | np.ndarray, *, resamples: int = 10_000, 
         signs = ((np.arange(2 ** k)[:, None] >> np.arange(k)) & 1) * 2.0 - 1.0
         tol = 1e-9 * max(1.0, t)
         return float(np.count_nonzero(np.abs(signs @ s) >= t - tol)) / 2 ** k, True
-    if approximate and s.size > EXACT_LIMIT:
-        s2 = s * s
-        var = float(s2.sum())
-        z = t / math.sqrt(var)
-        kurt = -2.0 * float(np.dot(s2, s2)) / var ** 2
-        tail = float(_stats.norm.sf(z) + _stats.norm.pdf(z) * kurt * (z ** 3 - 3 * z) / 24)
-        return _floored(min(1.0, max(0.0, 2 * tail)), s.size), False
     rng = np.random.default_rng(seed)
     R = int(resamples)
+    groups = (s.size + 7) // 8
+    padded = np.zeros(8 * groups)
+    padded[: s.size] = s
+    # one random bit per (vector, document), 8 documents a byte (the high bit first): T* = sum(+s) - sum(-s)
+    # = 2 * plus - sum(s), plus = the sum of each byte's table entry: table[j, byte] = the sums of group j
+    # whose bits the byte sets
+    table = (padded.reshape(groups, 8) @ _BYTE_BITS.T).ravel()
+    offsets = np.arange(groups, dtype=np.int32) * 256
     hits = 0
-    step = max(1, min(R, DRAWS_PER_BATCH // s.size))
+    step = max(1, min(R, DRAWS_PER_BATCH // groups))
     tol = 1e-9 * max(1.0, t)
     total = float(s.sum())
     for start in range(0, R, step):
         k = min(step, R - start)
-        # one random bit per (vector, document): T* = sum(+s) - sum(-s) = 2 * bits @ s - sum(s)
-        bits = np.unpackbits(rng.integers(0, 256, size=(k, (s.size + 7) // 8), dtype=np.uint8), axis=1, count=s.size)
-        hits += int(np.count_nonzero(np.abs(2 * (bits.astype(np.float64) @ s) - total) >= t - tol))
+        plus = table[rng.integers(0, 256, size=(k, groups), dtype=np.uint8) + offsets].sum(axis=1)
+        hits += int(np.count_nonzero(np.abs(2 * plus - total) >= t - tol))
     return (1 + hits) / (1 + R), False
+
+
+def sign_flip_tail(total: float | np.ndarray, sum_sq: float | np.ndarray, sum_fourth: float | np.ndarray,
+                   nonzero: int | np.ndarray) -> np.ndarray:
+    """The sign-flip test's two-sided p by its normal tail with the Edgeworth kurtosis term, for one or
+    many tests at once (arrays broadcast): T* = sum of the document sums S_g with random signs has mean
+    0, variance sum S^2 and excess kurtosis -2 sum S^4 / (sum S^2)^2, so P(|T*| >= |T|) ~
+    2 (1 - Phi(z) + phi(z) k (z^3 - 3z) / 24), z = |T| / sqrt(sum S^2) -- the checkpoint trends'
+    (scoring/trends.py) screen of every slice and candidate at once, which it refines exactly where a
+    p could decide (`sign_flip_p` itself never approximates).
+    Floored as the exact test is (`_floored`: never below what `nonzero` documents that differ can give);
+    1 where no document moved (sum S^2 = 0)."""
+    t = np.abs(np.asarray(total, dtype=float))
+    var = np.asarray(sum_sq, dtype=float)
+    moved = var > 0
+    safe = np.where(moved, var, 1.0)
+    z = t / np.sqrt(safe)
+    kurt = -2.0 * np.asarray(sum_fourth, dtype=float) / safe ** 2
+    tail = _stats.norm.sf(z) + _stats.norm.pdf(z) * kurt * (z ** 3 - 3 * z) / 24
+    p = np.clip(2 * tail, 0.0, 1.0)
+    k = np.asarray(nonzero, dtype=float)
+    floor = np.where(k < 2, 1.0, np.exp2(np.minimum(0.0, 1.0 - k)))
+    return np.where(moved & (t > 0), np.maximum(np.maximum(p, floor), math.ulp(0.0)), 1.0)
 
 
 @dataclass(frozen=True)
@@ -437,7 +374,6 @@ class Paired:
     too_few          fewer than MIN_DOCUMENTS units: say "too few documents to tell", not an interval
     method           what was computed, in words
     boot_low/_high   the cluster bootstrap interval even when too_few (for those who ask)
-    question_low/_high  the question-level paired bootstrap interval (questions as independent)
     p_question       McNemar's exact p on discordant questions (0/1 scores only; else nan)
     refused          why no test was made ("" when one was): a NaN score among the paired ones --
                      then p is None and every number nan, never a p computed over a NaN
@@ -455,8 +391,6 @@ class Paired:
     method: str
     boot_low: float
     boot_high: float
-    question_low: float
-    question_high: float
     p_question: float
     exact: bool
     refused: str = ""
@@ -471,7 +405,7 @@ class Paired:
 def _nan_paired(unit: str, method: str, *, units: int = 0, questions: int = 0, refused: str = "") -> Paired:
     nan = math.nan
     return Paired(nan, nan, nan, None if refused else nan, unit, units, questions, nan, math.inf, True, method, nan, nan,
-                  nan, nan, nan, not refused, refused)
+                  nan, not refused, refused)
 
 
 def nan_scores(a: np.ndarray, b: np.ndarray) -> str:
@@ -487,8 +421,7 @@ def nan_scores(a: np.ndarray, b: np.ndarray) -> str:
 
 def paired_by_document(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray,
                        clusters: Clusters | Sequence[object] | np.ndarray, *, resamples: int = 10_000,
-                       confidence: float = 0.95, seed: int = 0, approximate: bool = False,
-                       min_units: int = MIN_DOCUMENTS) -> Paired:
+                       confidence: float = 0.95, seed: int = 0, min_units: int = MIN_DOCUMENTS) -> Paired:
     """Run A against run B over paired questions (a[i], b[i] the two runs' scores on question i),
     with documents as the unit: `clusters` is a `Clusters` from `document_clusters`, or one label per
     question (taken as document ids).
@@ -506,12 +439,8 @@ def paired_by_document(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.
       interchangeable on each document, where the CR1 t test over-rejects with few or unequal
       clusters -- the regime of the per-slice tables; and with one question per document it is
       McNemar's exact test, so the question-level and document-level numbers differ only by the unit.
-    - Kept, secondary: the question-level bootstrap interval (`paired_bootstrap(approximate=True)`) and
-      McNemar's exact p (0/1 scores).
-    `approximate=True` (the dashboard's tables): beyond EXACT_LIMIT documents the bootstrap is
-    linearised and moment-matched and the Monte Carlo sign flips become their normal tail
-    (`cluster_bootstrap_means`, `sign_flip_p`; exact sums stay exact), as `bootstrap_means` does for
-    questions. The same seed gives the same result. No question: nan everywhere.
+    - Kept, secondary: McNemar's exact p on the discordant questions (0/1 scores), what other tools
+      report. The same seed gives the same result. No question: nan everywhere.
 
     A NaN (or infinite) score among the pairs: no test at all -- `refused` says how many, p is None and
     every number nan (a sign-flip count over a NaN sum would otherwise read as p = 0)."""
@@ -529,36 +458,25 @@ def paired_by_document(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.
     n = d.size
     delta = float(d.mean())
     sums, sizes = _cluster_sums(d, codes, g)
-    p, exact = sign_flip_p(sums, resamples=resamples, seed=seed, approximate=approximate)
-    how = "exact" if exact else "normal approximation" if approximate and np.count_nonzero(sums) > EXACT_LIMIT else \
-        f"{int(resamples):,} sign vectors"
+    p, exact = sign_flip_p(sums, resamples=resamples, seed=seed)
+    how = "exact" if exact else f"{int(resamples):,} sign vectors"
     method = f"{boot}; sign-flip test of {unit} sums ({how})"
-    alpha = (1 - confidence) / 2
     if bool(np.all(d == d[0])):
         blo = bhi = delta
-    elif bool(np.all(sizes == 1)):  # one question per cluster: the question bootstrap, drawn by counts
-        means = bootstrap_means(d, resamples, np.random.default_rng(seed), approximate=approximate)
-        blo, bhi = (float(v) for v in np.quantile(means, [alpha, 1 - alpha]))
     else:
-        means = cluster_bootstrap_means(sums, sizes, resamples, np.random.default_rng(seed), approximate=approximate)
-        blo, bhi = (float(v) for v in np.quantile(means, [alpha, 1 - alpha]))
-    blo, bhi = min(blo, delta), max(bhi, delta)
-    # secondary: drawn the cheap way where that keeps it (moment-matched for a large continuous slice, see
-    # bootstrap_means), so that the question-level interval never costs more than the headline
-    _, qlo, qhi = paired_bootstrap(x, y, resamples=resamples, seed=seed, confidence=confidence, approximate=True)
+        blo, bhi = _percentiles(cluster_bootstrap_means(sums, sizes, resamples, np.random.default_rng(seed)), confidence, delta)
     binary = bool(np.all((x == 0) | (x == 1)) and np.all((y == 0) | (y == 1)))
     p_question = mcnemar_exact(int(np.count_nonzero(d > 0)), int(np.count_nonzero(d < 0))) if binary else math.nan
     se = cluster_robust_se(d, codes) if g >= 2 else math.nan
     gap = detectable_gap(d, codes, confidence=confidence) if g >= 2 else math.inf
     too_few = g < min_units
     low, high = (math.nan, math.nan) if too_few else (blo, bhi)
-    return Paired(delta, low, high, p, unit, g, n, se, gap, too_few, method, blo, bhi, qlo, qhi, p_question, exact)
+    return Paired(delta, low, high, p, unit, g, n, se, gap, too_few, method, blo, bhi, p_question, exact)
 
 
 def paired_by_document_rows(a_rows: Sequence[Sequence[float]] | np.ndarray, b_rows: Sequence[Sequence[float]] | np.ndarray,
                             clusters: Clusters | Sequence[object] | np.ndarray, *, resamples: int = 10_000,
-                            confidence: float = 0.95, seed: int = 0, approximate: bool = False,
-                            min_units: int = MIN_DOCUMENTS) -> list[Paired]:
+                            confidence: float = 0.95, seed: int = 0, min_units: int = MIN_DOCUMENTS) -> list[Paired]:
     """`paired_by_document` of each row of two k x n arrays (k metrics over the same n questions and
     clusters), with the same seed for every row (so each row equals its single call)."""
     x = np.atleast_2d(np.asarray(a_rows, dtype=float))
@@ -566,4 +484,4 @@ def paired_by_document_rows(a_rows: Sequence[Sequence[float]] | np.ndarray, b_ro
     if x.shape != y.shape or x.ndim != 2:
         raise ValueError(f"a_rows and b_rows must have the same k x n shape, got {x.shape} and {y.shape}")
     return [paired_by_document(x[i], y[i], clusters, resamples=resamples, confidence=confidence, seed=seed,
-                               approximate=approximate, min_units=min_units) for i in range(x.shape[0])]
+                               min_units=min_units) for i in range(x.shape[0])]

@@ -13,10 +13,14 @@ it changes (issue 18 item 8).
 `shared_pool()` is the one pool of worker processes for work that finishes (scoring runs, reading
 long documents' text): forkserver (workers start from a clean interpreter, so they neither copy a
 threaded server's heap nor inherit its threads' locks), one worker per usable core, started on
-first use, None on one core. Work with a time budget that may have to be killed (a heavy PDF page,
-OCR: dashboard/documents/pdf.py, ocr.py) runs in processes of its own instead. Submit inside
-`bare_main()`, so that the workers do not import the caller's `__main__` (Streamlit's CLI or an app
-script).
+first use, None on one core -- and None in a process that reads a user's files one bracket after
+the other (`no_pool_here`: a reader job's child, scoring/guard.py). Work with a time budget that may
+have to be killed (a heavy PDF page, OCR: dashboard/documents/pdf.py, ocr.py; reading a user's file:
+scoring/guard.py) runs in processes of its own instead. Submit inside `bare_main()`, so that the
+workers do not import the caller's `__main__` (Streamlit's CLI or an app script).
+
+`forkserver_context()` is the forkserver every part uses: its server process imports PRELOAD once
+(the scoring library and the readers), so that a worker or a reader job starts ready to work.
 """
 
 from __future__ import annotations
@@ -34,7 +38,8 @@ from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 
-__all__ = ["usable_cores", "die_with_parent", "shared_pool", "discard_shared_pool", "bare_main"]
+__all__ = ["usable_cores", "die_with_parent", "shared_pool", "discard_shared_pool", "bare_main", "forkserver_context",
+           "no_pool_here", "PRELOAD"]
 
 PR_SET_PDEATHSIG = 1  # linux/prctl.h
 WATCH_INTERVAL = 0.5  # seconds between looks at the parent pid, where prctl is unavailable
@@ -74,6 +79,26 @@ def _watch(parent: int) -> None:
 _POOL_LOCK = threading.Lock()
 _POOL: ProcessPoolExecutor | None = None
 _MAIN_LOCK = threading.Lock()
+_NO_POOL = False
+# what the forkserver imports before it forks anything: scoring (a scoring worker's work) and the
+# readers of users' files (a reader job's, scoring/guard.py: 0.2 s of imports each otherwise)
+PRELOAD = ["scoring.runner", "scoring.guard", "scoring.loaders", "scoring.formats", "scoring.mmlongbench"]
+
+
+def forkserver_context() -> multiprocessing.context.BaseContext:
+    """The forkserver start method, its server importing PRELOAD (set before it starts: the first part to
+    use it starts it for every other)."""
+    multiprocessing.forkserver.set_forkserver_preload(PRELOAD)
+    return multiprocessing.get_context("forkserver")
+
+
+multiprocessing.forkserver.set_forkserver_preload(PRELOAD)  # whichever part starts the forkserver first
+
+
+def no_pool_here() -> None:
+    """From now on `shared_pool()` is None in this process (a reader job's child: see the module text)."""
+    global _NO_POOL
+    _NO_POOL = True
 
 
 @contextmanager
@@ -94,11 +119,11 @@ def shared_pool() -> ProcessPoolExecutor | None:
     """The one pool, started on first use; None on a single core or when processes cannot start."""
     global _POOL
     with _POOL_LOCK:
+        if _NO_POOL:
+            return None
         if _POOL is None and usable_cores() > 1:
             try:
-                ctx = multiprocessing.get_context("forkserver")
-                # the forkserver preloads scoring (not __main__): workers fork from it ready to score
-                multiprocessing.forkserver.set_forkserver_preload(["scoring.runner"])
+                ctx = forkserver_context()  # preloads scoring (not __main__): workers fork from it ready to score
                 _POOL = ProcessPoolExecutor(max_workers=usable_cores(), mp_context=ctx, initializer=die_with_parent)
             except (OSError, ValueError, ImportError):
                 _POOL = None

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dashboard.annotations.db import AnnotationStore, Conflict
+from dashboard.annotations.records import Conflict
+from dashboard.annotations.store import AnnotationStore
 
 BENCH = "0123456789abcdef"
 

@@ -109,7 +109,7 @@ class Databases:
         return self.server.fresh_database(Path(name).stem)
 
     def store(self, name: str = "a.sqlite3", **kw):
-        from dashboard.annotations.db import AnnotationStore
+        from dashboard.annotations.store import AnnotationStore
 
         return AnnotationStore(self.location(name), **kw)
 

@@ -16,20 +16,12 @@ import pytest
 from annotations_kit import write_notes
 from dashboard.annotations import exchange
 from dashboard.annotations.corrections import apply_corrections, check_answer, corrections_key
-from dashboard.annotations.db import (
-    DEFAULT_TAGS,
-    HEAD_REVISION,
-    MAX_TEXT,
-    SCHEMA_VERSION,
-    AnnotationStore,
-    AnnotationsUnavailable,
-    Conflict,
-    Correction,
-    InvalidInput,
-    default_path,
-    resolve_path,
-)
+from dashboard.annotations.errors import AnnotationsUnavailable, InvalidInput
 from dashboard.annotations.identity import benchmark_identity
+from dashboard.annotations.location import default_path, resolve_path
+from dashboard.annotations.records import DEFAULT_TAGS, MAX_TEXT, Conflict, Correction
+from dashboard.annotations.schema import HEAD_REVISION, SCHEMA_VERSION
+from dashboard.annotations.store import AnnotationStore
 from scoring.evaluate import evaluate
 from scoring.loaders import load_gold
 from scoring.model import Prediction
@@ -371,10 +363,14 @@ def test_saving_notes_records_author_time_and_revision(tmp_path, databases):
     clock.step = timedelta(0)  # a clock that does not move still gives a later time to each change
     c = store.save_note(BENCH, "q1", "", text="gold is 22", author="Bo", expected_revision=2)
     assert c.updated > b.updated
-    assert store.note(BENCH, "q1", "") == c and store.notes(BENCH, run="") == [c] and store.notes(BENCH, run="x") == []
-    store.save_note(BENCH, "q0", "run", text="answer note", author="Bo", expected_revision=0)
-    assert [n.question_id for n in store.notes(BENCH)] == ["q0", "q1"] and store.notes("other") == []
-    assert store.benchmarks() == {BENCH: 2}
+    assert store.note(BENCH, "q1", "") == c and store.notes(BENCH, run="x") == []
+    d = store.save_note(BENCH, "q0", "run", text="answer note", author="Bo", expected_revision=0)
+    e = store.save_note(BENCH, "q1", "run", text="another answer note", author="Bo", expected_revision=0)
+    assert [n.key[1:] for n in store.notes(BENCH)] == [("q0", "run"), ("q1", ""), ("q1", "run")] and store.notes("other") == []
+    # run "" is a filter (the notes on questions), not "any run": asked beside answer notes, of the benchmark and of one question
+    assert store.notes(BENCH, run="") == [c] and store.notes(BENCH, run="run") == [d, e]
+    assert store.notes(BENCH, question_id="q1", run="") == [c] and store.notes(BENCH, question_id="q1") == [c, e]
+    assert store.benchmarks() == {BENCH: 3}
 
 
 def test_user_input_is_validated_and_capped(tmp_path, databases):
@@ -711,7 +707,7 @@ CREATE TABLE corrections (benchmark TEXT NOT NULL, question_id TEXT NOT NULL,
     created TEXT NOT NULL, updated TEXT NOT NULL, revision INTEGER NOT NULL DEFAULT 1 CHECK (revision >= 1),
     PRIMARY KEY (benchmark, question_id));
 PRAGMA user_version = 2;
-"""  # what dashboard/annotations/db.py wrote before Alembic (commit 0fde644), in WAL mode
+"""  # what the annotations database module wrote before Alembic (commit 0fde644), in WAL mode
 
 
 def test_a_version_2_file_written_before_alembic_opens_and_gains_saved_slices(tmp_path):
@@ -748,7 +744,7 @@ def test_the_schema_constants_name_the_newest_migration():
     from alembic.config import Config
     from alembic.script import ScriptDirectory
 
-    from dashboard.annotations.db import MIGRATIONS_DIR, REVISIONS
+    from dashboard.annotations.schema import MIGRATIONS_DIR, REVISIONS
 
     cfg = Config()
     cfg.set_main_option("script_location", str(MIGRATIONS_DIR))

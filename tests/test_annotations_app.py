@@ -19,8 +19,10 @@ from streamlit.testing.v1 import AppTest
 
 from app_kit import app_on
 from dashboard.annotations import frames
-from dashboard.annotations.db import FILE_NAME, AnnotationStore, Note
 from dashboard.annotations.identity import benchmark_identity
+from dashboard.annotations.location import FILE_NAME
+from dashboard.annotations.records import Note
+from dashboard.annotations.store import AnnotationStore
 from dashboard.report.build import build_report
 from scoring.loaders import load_gold
 
@@ -219,7 +221,7 @@ def test_a_damaged_database_is_read_only_said_once_and_every_page_works(setup):
     if setup.dialect == "postgresql":
         import sqlalchemy as sa
 
-        from dashboard.annotations.db import ServerLocation
+        from dashboard.annotations.location import ServerLocation
 
         setup.store()  # the schema made
         engine = sa.create_engine(ServerLocation(setup.where).url)

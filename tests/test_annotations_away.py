@@ -6,19 +6,19 @@ the server is back the edit is saved over the revision it was drawn from. Its ow
 from __future__ import annotations
 
 import pg_kit
-from dashboard.annotations.db import AnnotationStore
+from dashboard.annotations.store import AnnotationStore
 
 FORM = "qd_a_q2_b"  # the note form of run b's answer to q2 on the question detail
 
 
 def test_an_unsaved_edit_survives_the_database_going_away_and_is_saved_when_it_is_back(tmp_path, monkeypatch):
     from app_kit import app_on
-    from dashboard.annotations import db
+    from dashboard.annotations import store as annotations_store
     from dashboard.annotations.identity import benchmark_identity
     from scoring.loaders import load_gold
     from test_annotations_app import tiny_bench
 
-    monkeypatch.setattr(db, "DEFAULT_RETRY_INTERVAL", 0.0)  # the app's store tries the server again on every look
+    monkeypatch.setattr(annotations_store, "DEFAULT_RETRY_INTERVAL", 0.0)  # the app's store tries the server again on every look
     bench = tiny_bench(tmp_path)
     identity = benchmark_identity(load_gold([bench / "qa_single_doc.jsonl"]).items)
     with pg_kit.running() as pg:

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from dashboard.annotations.__main__ import _gold_of
-from dashboard.annotations.db import AnnotationStore
 from dashboard.annotations.identity import benchmark_identity
+from dashboard.annotations.store import AnnotationStore
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "sample_runs"

@@ -13,8 +13,9 @@ import sys
 import threading
 from pathlib import Path
 
-from dashboard.annotations.db import AnnotationStore, Note
 from dashboard.annotations.exchange import RECOVER, export, import_bytes, import_file, records
+from dashboard.annotations.records import Note
+from dashboard.annotations.store import AnnotationStore
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH = "0123456789abcdef"

@@ -8,7 +8,8 @@ import json
 import pytest
 
 from dashboard.annotations import exchange
-from dashboard.annotations.db import MAX_SLICE_NAME, Conflict, InvalidInput, SavedSlice
+from dashboard.annotations.errors import InvalidInput
+from dashboard.annotations.records import MAX_SLICE_NAME, Conflict, SavedSlice
 
 BENCH = "0123456789abcdef"
 
@@ -47,7 +48,7 @@ def test_a_slice_is_saved_listed_changed_and_deleted(databases):
     {f"f{i}": ["x"] for i in range(17)}, {"reasoning_type": [f"v{i}" for i in range(501)]}, ["reasoning_type"],
 ])
 def test_a_bad_definition_is_refused_with_a_sentence(tmp_path, definition):
-    from dashboard.annotations.db import AnnotationStore
+    from dashboard.annotations.store import AnnotationStore
 
     store = AnnotationStore(tmp_path / "a.sqlite3")
     with pytest.raises(InvalidInput):
@@ -99,7 +100,7 @@ def test_slices_travel_with_the_notes_through_export_and_import(databases, fmt, 
 
 
 def test_a_bad_slice_line_is_named_and_skipped(tmp_path):
-    from dashboard.annotations.db import AnnotationStore
+    from dashboard.annotations.store import AnnotationStore
 
     store = AnnotationStore(tmp_path / "a.sqlite3")
     good = {"kind": "slice", "name": "ok", "definition": {"domain": ["finance"]}, "author": "Ana",

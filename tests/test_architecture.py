@@ -15,7 +15,8 @@
     2 documents   PDF and OCR access: pdf, ocr, pagetext, guard
     3 data        the workspace (finding and loading a benchmark's files) and the Data page's frames
     4 shell       the Streamlit session: view and URL, caches, scoring, output; imports no feature
-    5 features    evidence, annotations, explorer, disagreement, overview, weak, compare, judge: pure
+    5 features    evidence, annotations, explorer, disagreement, overview, weak, compare, judge, trends,
+                  matrix: pure
                   helpers and the feature's Streamlit panel.py
     6 report      the stakeholder report, built from the comparison's and the evidence's helpers
     7 session     loading a session's context (applies the annotations' gold corrections)
@@ -23,6 +24,18 @@
 
   The features share a layer: they may import one another, but no two packages import each other,
   directly or around a circle (nor do two modules);
+- inside `dashboard/annotations/`, the database's modules import downwards only (ANNOTATIONS_LAYERS),
+  bottom to top:
+
+    0 errors        InvalidInput, AnnotationsUnavailable, how messages quote a value
+    1 location      where the database lives (a file, a server's URL)
+      records       Note, Correction, SavedSlice, Conflict, the validation of what a user gives
+    2 schema        the tables, their versions, the migration (and migrations/versions/*)
+    3 unavailable   why a database cannot be used, in a sentence
+    4 damage        damaged rows: every row read becomes a record here, or is named
+    5 store         AnnotationStore
+    6 the rest of the package (export and import, corrections, frames, panels, the command line,
+      migrations/env.py), which uses the database;
 - no module imports another module's private (`_name`) names.
 """
 
@@ -38,13 +51,19 @@ SCORING = ROOT / "scoring"
 DASHBOARD = ROOT / "dashboard"
 
 UI_FRAMEWORKS = ("streamlit", "plotly", "pandas", "pymupdf")
-FEATURES = ("evidence", "compare", "report", "disagreement", "explorer", "overview", "data", "annotations", "weak", "judge")
+FEATURES = ("evidence", "compare", "report", "disagreement", "explorer", "overview", "data", "annotations", "weak", "judge",
+            "trends", "matrix")
 PACKAGE_LAYERS = {
     "resources": 0, "core": 1, "documents": 2, "data": 3, "shell": 4,
     **{feature: 5 for feature in ("evidence", "annotations", "explorer", "disagreement", "overview", "weak", "compare",
-                                  "judge")},
+                                  "judge", "trends", "matrix")},
     "report": 6, "session": 7, "views": 8, "app": 8, "launch": 8, "dashboard": 9,
 }
+
+ANNOTATIONS = "dashboard.annotations"
+ANNOTATIONS_LAYERS = {"errors": 0, "location": 1, "records": 1, "schema": 2, "migrations.versions": 2, "unavailable": 3,
+                      "damage": 4, "store": 5}
+ANNOTATIONS_USERS = 6  # every other module of the package
 
 
 def imported_modules(path: Path) -> list[tuple[int, str]]:
@@ -156,6 +175,42 @@ def test_layers_import_downwards_only():
     upward = [f"{a} (layer {layer(a)}) imports {b} (layer {layer(b)})"
               for a, targets in graph.items() for b in targets if layer(b) > layer(a)]
     assert upward == []
+
+
+def annotations_layer(module: str) -> int:
+    """The layer of a module of dashboard/annotations/ (ANNOTATIONS_LAYERS; a migration's revision
+    with the schema; any other module above the store)."""
+    name = module.removeprefix(ANNOTATIONS + ".")
+    for placed, level in ANNOTATIONS_LAYERS.items():
+        if name == placed or name.startswith(placed + "."):
+            return level
+    return ANNOTATIONS_USERS
+
+
+def annotations_violations(graph: dict[str, set[str]]) -> list[str]:
+    """Imports inside dashboard/annotations/ that do not run downwards: a database module importing
+    one of its own layer or above (the package's other modules may import one another)."""
+    inside = lambda m: m.startswith(ANNOTATIONS + ".")
+    return [f"{a} (layer {annotations_layer(a)}) imports {b} (layer {annotations_layer(b)})"
+            for a, targets in sorted(graph.items()) if inside(a) and annotations_layer(a) < ANNOTATIONS_USERS
+            for b in sorted(targets) if inside(b) and annotations_layer(b) >= annotations_layer(a)]
+
+
+def test_the_annotations_database_imports_downwards():
+    graph = dashboard_graph()
+    placed = {m.removeprefix(ANNOTATIONS + ".") for m in graph if m.startswith(ANNOTATIONS + ".")}
+    assert set(ANNOTATIONS_LAYERS) - {"migrations.versions"} <= placed, "a layer's module is gone: the rule would pass on nothing"
+    assert annotations_violations(graph) == []
+
+
+def test_the_annotations_rule_would_catch_an_upward_or_sideways_import():
+    m = lambda name: f"{ANNOTATIONS}.{name}"
+    assert [annotations_layer(m(n)) for n in ("errors", "records", "schema", "migrations.versions.r2_schema_v2", "unavailable",
+                                              "damage", "store", "exchange", "migrations.env")] == [0, 1, 2, 2, 3, 4, 5, 6, 6]
+    graph = {m("records"): {m("errors")}, m("damage"): {m("records"), m("store")}, m("location"): {m("records")},
+             m("exchange"): {m("store"), m("identity")}, m("store"): set(), m("errors"): set(), m("identity"): set()}
+    assert annotations_violations(graph) == [
+        f"{m('damage')} (layer 4) imports {m('store')} (layer 5)", f"{m('location')} (layer 1) imports {m('records')} (layer 1)"]
 
 
 def test_no_import_cycles_in_the_dashboard():

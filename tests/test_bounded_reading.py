@@ -37,8 +37,26 @@ from scoring.formats import base, open_source, tables
 from scoring.problems import LoadResult
 
 ADDRESS = 768 << 20  # the reading's whole address space (Python and scoring's imports need about 250 MB of it)
-CEILING_MB = 300  # its peak resident memory
+HEADROOM_MB = 120  # what a bounded reading may add to the peak of reading a good three-row table (see _ceiling)
 HANG = 300.0  # a hang guard far above the second or two each reading takes
+_BASELINE: list[float] = []
+
+
+def _ceiling() -> float:
+    """The peak resident memory a reading of a hostile file may reach: that of the same child reading a
+    good three-row table (Python, scoring's imports: about 250 MB, more or less by what the machine's
+    libraries map) plus HEADROOM_MB. Measured once, in a child like the others: a fixed number failed
+    when the imports alone came to 320 MB in a full run. The unbounded readings these tests catch take
+    gigabytes."""
+    if not _BASELINE:
+        import tempfile
+
+        with tempfile.TemporaryDirectory() as folder:
+            good = good_table(Path(folder) / "m" / "m_DocVQA_VAL.xlsx")
+            rc, mb, out = peak(OPEN.format(path=str(good)), limit=ADDRESS, timeout=HANG)
+        assert rc == 0, out
+        _BASELINE.append(mb)
+    return _BASELINE[0] + HEADROOM_MB
 
 
 def good_table(path: Path, rows: int = 3) -> Path:
@@ -98,7 +116,7 @@ def test_a_cell_at_column_zzzzzzzzz_is_named_not_padded(tmp_path):
     assert found["runs"] == {"bad/DocVQA_VAL": 3, "good/DocVQA_VAL": 3}  # the bad table's other cells and rows kept
     (p,) = problems_of(found, "bad_DocVQA_VAL.xlsx")
     assert p[1] == 3 and "column ZZZZZZZZZ" in p[4] and "XFD" in p[3]
-    assert mb < CEILING_MB
+    assert mb < _ceiling()
 
 
 def test_a_sheets_declared_dimension_is_never_trusted(tmp_path):
@@ -106,7 +124,7 @@ def test_a_sheets_declared_dimension_is_never_trusted(tmp_path):
     reader: a million padded rows of 16,384 cells) reads as the four rows it holds."""
     found, mb = open_in_child(work_dir(tmp_path, dimension_xlsx))
     assert found["runs"] == {"bad/DocVQA_VAL": 3, "good/DocVQA_VAL": 3} and found["problems"] == []
-    assert mb < CEILING_MB
+    assert mb < _ceiling()
     table = tables.read_xlsx(dimension_xlsx(tmp_path / "d.xlsx"))
     assert table.rows[1]["index"] == "2023-03-15 00:00:00"  # the date-styled number, as openpyxl turns it into a date
     assert table.lines == [2, 3, 1_048_576]
@@ -117,7 +135,7 @@ def test_a_shared_strings_bomb_is_refused_before_inflating(tmp_path):
     assert found["runs"] == {"good/DocVQA_VAL": 3}
     (p,) = problems_of(found, "bad_DocVQA_VAL.xlsx")
     assert "xl/sharedStrings.xml would inflate from" in p[4] and "times" in p[4] and "zip bomb" in p[4]
-    assert mb < CEILING_MB
+    assert mb < _ceiling()
 
 
 def test_a_part_over_the_absolute_cap_is_refused(tmp_path, monkeypatch):
@@ -239,7 +257,7 @@ def test_a_2_gb_sparse_samples_file_is_read_past_line_by_line(tmp_path):
     (p,) = problems_of(found, samples.name)
     assert p[1] == 2 and p[2] == "lines too long to read" and p[4].startswith(f"{(2 << 30) - len(lmms_line(0)):,} bytes")
     assert "no line end" in p[4]
-    assert mb < CEILING_MB  # today: the file read whole (4.1 GB)
+    assert mb < _ceiling()  # today: the file read whole (4.1 GB)
 
 
 def test_a_2_gb_sparse_longdocurl_file_is_read_past_line_by_line(tmp_path):
@@ -248,7 +266,7 @@ def test_a_2_gb_sparse_longdocurl_file_is_read_past_line_by_line(tmp_path):
     found, mb = open_in_child(f)
     assert found["runs"] == {"m": 1}
     assert [p[2] for p in found["problems"]] == ["lines too long to read"]
-    assert mb < CEILING_MB
+    assert mb < _ceiling()
 
 
 def test_harness_files_stop_after_the_line_cap(tmp_path, monkeypatch):
@@ -273,7 +291,7 @@ print(res.rows_read, res.skipped, [(p.line, p.kind, p.got) for p in res.problems
     rc, mb, out = peak(code, limit=ADDRESS, timeout=HANG)
     assert rc == 0, out
     assert out.startswith("2 1 [(2, 'lines too long to read', '2,147,483,6") and "no line end" in out
-    assert mb < CEILING_MB
+    assert mb < _ceiling()
 
 
 CONTENT = [b'{"question_id": "a", "prediction": "1"}\n', b"\n", b'{"question_id": "b", "prediction": "' + b"x" * 300 + b'"}\n',
@@ -320,7 +338,7 @@ def test_a_16_mb_target_literal_is_kept_as_text_and_named(tmp_path):
     assert found["runs"] == {"m/docvqa_val": 2}
     (p,) = [p for p in found["problems"] if p[2] == "targets too large to parse"]
     assert p[1] == 1 and "16,000,002 characters, more than the 100,000" in p[4] and "kept as text" in p[4]
-    assert mb < CEILING_MB
+    assert mb < _ceiling()
 
 
 def test_literals_are_parsed_only_under_their_caps():
@@ -522,4 +540,4 @@ print(xldocbench.looks_like_gold(Path({str(fifo)!r})), docvqa._docvqa_file(Path(
 """
     rc, mb, out = peak(code, limit=ADDRESS, timeout=HANG)
     assert rc == 0 and out.splitlines()[0] == "True False True False False", out
-    assert mb < CEILING_MB
+    assert mb < _ceiling()

@@ -8,7 +8,8 @@ from __future__ import annotations
 from urllib.parse import urlencode
 
 from browser_kit import check_clean, open_page, serve, settle, shot, wait_idle
-from dashboard.annotations.db import FILE_NAME, AnnotationStore
+from dashboard.annotations.location import FILE_NAME
+from dashboard.annotations.store import AnnotationStore
 
 QID, RUN = "adubench_single_000001", "alpha"
 TEXT = "Reads the 2022 column <b>not</b> 2023"

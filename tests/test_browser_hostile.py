@@ -68,7 +68,7 @@ def _bench(root: Path) -> Path:
     return bench
 
 
-PAGES = ["", "questions", "disagreement", "evidence", "compare", "present", "data"]
+PAGES = ["", "questions", "disagreement", "evidence", "compare", "present", "data", "trends", "matrix"]
 
 
 def _visit(browser, base: str, path: str, query: str, log: Path, name: str) -> list[str]:
@@ -106,6 +106,12 @@ def test_hostile_text_is_plain_text_on_every_page(tmp_path, browser):
         runs = "&".join(f"run={quote(r)}" for r in ("alpha", "<img src=x onerror=alert(1)>"))
         for path in PAGES:
             found += _visit(browser, base, path, f"?{runs}", log, path or "overview")
+        # the two runs as a series of checkpoints (steps set in the link): Trends and the matrix show their names
+        steps = "&".join(f"step={quote(s)}" for s in ("100:alpha", "200:<img src=x onerror=alert(1)>"))
+        for path in ("trends", "matrix", "data"):
+            found += _visit(browser, base, path, f"?{runs}&{steps}", log, f"{path}_series")
+        found += _visit(browser, base, "matrix", f"?{runs}&{steps}&mx_q={quote(QIDS[1])}&mx_run={quote('alpha')}", log,
+                        "matrix_cell")
         for qid in [QIDS[0], QIDS[2], *QIDS[-2:]]:  # h_mdimage: its domain holds a bare https:// URL
             for path in ("questions", "evidence"):
                 found += _visit(browser, base, path, f"?{runs}&sel={quote(qid)}", log, f"{path}_{qid[:9]}")

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from browser_kit import check_clean, launch, open_page, serve, settle, shot, wait_idle
+from browser_kit import check_clean, open_page, serve, settle, shot, wait_idle
 from judge_kit import FakeJudge, analysis_of, extraction, reply
 
 pytestmark = pytest.mark.browser
@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PROMPT = "Write the answer the analysis gives, in two lines:\nExtracted answer: [answer]\nAnswer format: [format]\n"
 
 
-def test_rejudge_in_the_browser(tmp_path):
+def test_rejudge_in_the_browser(tmp_path, browser):  # the session's Chromium: one Playwright per process
     from playwright.sync_api import expect
 
     clone = tmp_path / "mm"
@@ -34,7 +34,7 @@ def test_rejudge_in_the_browser(tmp_path):
     with FakeJudge(judge) as fake:
         env = {"LENS_BENCHMARK": str(clone), "LENS_JUDGE_URL": fake.url, "LENS_JUDGE_MODEL": "judge-7b",
                "LENS_CACHE_DIR": str(tmp_path / "cache")}
-        with serve(env, name="judge") as (url, log), launch() as browser:
+        with serve(env, name="judge") as (url, log):
             errors: list[str] = []
             page = open_page(browser, url, errors)
             page.goto(url + "/judge")

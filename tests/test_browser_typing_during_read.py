@@ -13,7 +13,8 @@ from pathlib import Path
 from urllib.parse import urlencode
 
 from browser_kit import check_clean, open_page, serve, settle, shot, wait_idle
-from dashboard.annotations.db import FILE_NAME, AnnotationStore
+from dashboard.annotations.location import FILE_NAME
+from dashboard.annotations.store import AnnotationStore
 
 HELD = Path(__file__).resolve().parent / "held_reading.py"
 QID, RUN = "adubench_single_000001", "alpha"

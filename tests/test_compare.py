@@ -6,13 +6,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from scipy import stats as sps
 
 from dashboard.compare import frames as C
 from dashboard.core.analysis import RECOMPUTED, Analysis, Run
 from dashboard.core.paths import Sources
 from dashboard.data.workspace import load_workspace
 from scoring.evaluate import evaluate
-from scoring.stats import holm, mcnemar_exact
+from scoring.stats import mcnemar_exact
 
 ROOT = Path(__file__).resolve().parent.parent
 EXPECTED = ROOT / "tests/fixtures/expected/flips_sample_runs.json"
@@ -71,10 +72,17 @@ def test_paired_flips_and_slices():
     assert list(C.flip_questions(pairs, questions, "overall", "all questions", None).index) == list(questions.index)
 
 
+def listed(questions: pd.DataFrame, pairs: pd.DataFrame, names: list[str]) -> dict[str, list]:
+    """Fields as `deltas` takes them (one value per pair, as scoring.slice_fields lists them), from a
+    hand-made question frame's columns."""
+    return {n: questions[n].reindex(pairs.index).tolist() for n in names}
+
+
 def test_deltas_hand_computed():
     questions, scores = tiny()
     pairs = C.paired(scores, "A", "B")
-    d = C.deltas(pairs, questions, ["domain"], C.Settings(resamples=2000, seed=1)).set_index(["field", "label"])
+    d = C.deltas(pairs, questions, listed(questions, pairs, ["domain"]),
+                 C.Settings(resamples=2000, seed=1)).set_index(["field", "label"])
     top = d.loc[("overall", "all questions")]
     assert top["questions"] == 6 and top["small"]
     assert top["accuracy_delta"] == pytest.approx((4 - 2) / 6)
@@ -83,18 +91,18 @@ def test_deltas_hand_computed():
     assert (top["documents"], top["unit"], top["too_few"]) == (3, "document", True)
     assert np.isnan(top["accuracy_low"]) and np.isnan(top["accuracy_high"])
     assert top["accuracy_detectable"] > abs(top["accuracy_delta"])
-    assert top["accuracy_qlow"] <= top["accuracy_delta"] <= top["accuracy_qhigh"]  # question level, kept
     # Accuracy d = 0 1 | 1 1 | -1 0 by document (d1: q1 q2, d2: q3 q4, d3: q5 q6): sums 1, 2, -1, T = 2;
     # T* = +-1 +-2 +-1 in {4, 2, 0, -2, 2, 0, -2, -4}: |T*| >= 2 in 6 of 8 -> p = 0.75
     assert top["p"] == top["accuracy_p"] == pytest.approx(0.75)
     assert (top["only_a"], top["only_b"]) == (3, 1)
     assert top["p_mcnemar"] == pytest.approx(mcnemar_exact(3, 1)) == pytest.approx(0.625)
-    assert top["p_holm"] == top["p"]
+    assert top["q"] == top["p"]  # the overall row: a family of one
     law = d.loc[("domain", "law")]
     assert law["accuracy_a"] == 1.0 and law["accuracy_b"] == pytest.approx(1 / 3) and law["only_a"] == 2
     slices = d.drop(index=("overall", "all questions"))
-    assert slices["too_few"].all() and slices["p_holm"].isna().all()  # no slice has 20 documents: none is tested
-    again = C.deltas(pairs, questions, ["domain"], C.Settings(resamples=2000, seed=1))
+    assert "unknown" not in slices.index.get_level_values("label")  # q6 names no domain: in no domain slice
+    assert slices["too_few"].all() and slices["q"].isna().all()  # no slice has 20 documents: none is tested
+    again = C.deltas(pairs, questions, listed(questions, pairs, ["domain"]), C.Settings(resamples=2000, seed=1))
     pd.testing.assert_frame_equal(again.set_index(["field", "label"]), d)
 
 
@@ -122,15 +130,15 @@ def test_telling_failures_put_regressions_first():
 
 
 def test_holding_slices_are_the_largest_differences_first_by_size():
-    """The report and the Presentation name the slices whose difference holds (Holm, interval off 0),
+    """The report and the Presentation name the slices whose difference holds (q, interval off 0),
     the largest by size first: the Presentation listed "the largest" as the most positive first."""
     table = pd.DataFrame({"field": ["overall", "domain", "domain", "domain", "domain"],
                           "label": ["all questions", "a", "b", "c", "d"],
-                          "p_holm": [0.001, 0.01, 0.02, 0.01, 0.2],
+                          "q": [0.001, 0.01, 0.02, 0.01, 0.2],
                           "accuracy_delta": [-0.05, 0.10, -0.30, 0.20, -0.50],
                           "accuracy_low": [-0.08, 0.02, -0.40, 0.05, -0.9], "accuracy_high": [-0.02, 0.2, -0.2, 0.3, 0.1]})
     held = C.holding_slices(table)
-    assert held["label"].tolist() == ["b", "c", "a"]  # |−30| > |+20| > |+10|; d fails Holm, overall is no slice
+    assert held["label"].tolist() == ["b", "c", "a"]  # |−30| > |+20| > |+10|; d fails q, overall is no slice
 
 
 def test_slice_keys():
@@ -177,7 +185,8 @@ def many(docs: int = 30, per: int = 4):
 def test_deltas_by_document_on_enough_documents():
     questions, scores = many()
     pairs = C.paired(scores, "A", "B")
-    d = C.deltas(pairs, questions, ["domain", "split", "doc_type"], C.Settings(resamples=2000)).set_index(["field", "label"])
+    d = C.deltas(pairs, questions, listed(questions, pairs, ["domain", "split", "doc_type"]),
+                 C.Settings(resamples=2000)).set_index(["field", "label"])
     assert "split" not in d.index.get_level_values("field")  # one value: no slice
     top = d.loc[("overall", "all questions")]
     # d = 1 on the 2 odd questions of the first 10 documents: 20 of 120 -> delta 1/6; document sums 2 (x10), 0 (x20)
@@ -188,10 +197,10 @@ def test_deltas_by_document_on_enough_documents():
     assert top["p_mcnemar"] == pytest.approx(mcnemar_exact(20, 0))  # 2 / 2^20: questions taken as independent
     report = d.loc[("doc_type", "report")]  # 20 documents: tested
     slides = d.loc[("doc_type", "slides")]  # 10 documents: too few
-    assert not report["too_few"] and slides["too_few"] and np.isnan(slides["p_holm"])
+    assert not report["too_few"] and slides["too_few"] and np.isnan(slides["q"])
     tested = d[(d.index.get_level_values("field") != "overall") & ~d["too_few"]]
     assert len(tested) == C.tested_count(d.reset_index()) == 1 + 0  # report only (law, med: 15 documents each)
-    assert tested["p_holm"].tolist() == pytest.approx(holm(tested["p"].tolist()))
+    assert tested["q"].tolist() == pytest.approx(list(sps.false_discovery_control(tested["p"].tolist())))
     assert C.verdict(top) == "real" and C.verdict(slides) == "too few"
 
 

@@ -94,7 +94,7 @@ def test_headline_slice_flip_and_question(open_app, mini_bench):
     deltas = frame(at, column="Δ (pp)").set_index("Slice")
     legal = deltas.loc["Domain: legal_regulation"]
     assert legal["Questions"] == 2 and legal["Few"] == "⚠ too few documents to tell"
-    assert 1 <= legal["Documents"] <= 2 and pd.isna(legal["Low (pp)"]) and pd.isna(legal["p (Holm)"])
+    assert 1 <= legal["Documents"] <= 2 and pd.isna(legal["Low (pp)"]) and pd.isna(legal["q"])
     assert {"Detectable (pp)", "McNemar p (questions)"} <= set(deltas.columns)
     assert legal["Δ (pp)"] == pytest.approx(100 * sum(alpha[q].accuracy - beta[q].accuracy for q in (Q(3), Q(4))) / 2)
 
@@ -217,9 +217,9 @@ def test_enough_documents_give_an_interval_and_a_test_by_document(monkeypatch, t
     at.selectbox(key="cmp_field").set_value("difficulty").run()
     table = frame(at, column="Δ (pp)").set_index("Slice")
     hard, easy = table.loc["Difficulty: hard"], table.loc["Difficulty: easy"]
-    assert hard["Documents"] == 24 and hard["Few"] == "" and hard["Low (pp)"] > 0 and hard["p (Holm)"] < 0.05
+    assert hard["Documents"] == 24 and hard["Few"] == "" and hard["Low (pp)"] > 0 and hard["q"] < 0.05
     assert easy["Documents"] == 6 and easy["Few"] == "⚠ too few documents to tell" and pd.isna(easy["Low (pp)"])
-    assert any("Holm-adjusted across the 1 slice with at least 20 documents" in c.value for c in at.caption)
+    assert any("Benjamini-Hochberg across the 1 slice with at least 20 documents" in c.value for c in at.caption)
 
 
 def test_mmlongbench_question_header_leaves_out_unknown_fields(monkeypatch):

@@ -1,6 +1,6 @@
 """No credential shown in any URL form (issue 35, item 5): user:password, `?password=`, `?sslpassword=`,
 a password file's path (`?passfile=`), a libpq connection string -- never on a page, in a log or in an
-error. dashboard/core/redact.py is the one place a URL is made fit to show; here it is held to that on
+error. scoring/redact.py is the one place a URL is made fit to show; here it is held to that on
 its own, through the annotations database (a real throwaway PostgreSQL, tests/pg_kit.py: a wrong
 password given every way, a server that is down), the launcher, the app's pages (AppTest) and a
 served app's own output (its stderr, with Streamlit's logging at debug level)."""
@@ -21,8 +21,10 @@ from app_kit import app_on
 from browser_kit import OUT, check_clean, open_page, settle
 from browser_kit import launch as browser
 from dashboard import launch
-from dashboard.annotations.db import AnnotationStore, AnnotationsUnavailable, InvalidInput, ServerLocation, shown_url
-from dashboard.core.redact import MASK, redact, redact_url
+from dashboard.annotations.errors import AnnotationsUnavailable, InvalidInput
+from dashboard.annotations.location import ServerLocation, shown_url
+from dashboard.annotations.store import AnnotationStore
+from scoring.redact import MASK, redact, redact_url
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "sample_runs"

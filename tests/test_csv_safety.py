@@ -321,8 +321,8 @@ def _csvs(seen: list[tuple[str, bytes]]) -> dict[str, str]:
 
 
 def test_every_csv_download_of_the_app(tmp_path, monkeypatch, downloads):
-    from dashboard.annotations.db import AnnotationStore
     from dashboard.annotations.identity import benchmark_identity
+    from dashboard.annotations.store import AnnotationStore
     from scoring.loaders import load_gold
 
     bench, answered = hostile_bench(tmp_path)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from dashboard.annotations.db import InvalidInput
+from dashboard.annotations.errors import InvalidInput
 from dashboard.core.escape import error_text
 
 ROOT = Path(__file__).resolve().parent.parent

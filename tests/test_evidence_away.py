@@ -21,9 +21,9 @@ def _said(at) -> list[str]:
 
 def test_the_evidence_page_says_once_that_the_database_cannot_be_reached(tmp_path, monkeypatch):
     from app_kit import app_on
-    from dashboard.annotations import db
+    from dashboard.annotations import store as annotations_store
 
-    monkeypatch.setattr(db, "DEFAULT_RETRY_INTERVAL", 0.0)  # the app's store tries the server again on every look
+    monkeypatch.setattr(annotations_store, "DEFAULT_RETRY_INTERVAL", 0.0)  # the app's store tries the server again on every look
     with pg_kit.running() as pg:
         url = pg.fresh_database("evaway")
         pg.stop()

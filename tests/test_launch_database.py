@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from dashboard import launch, resources
-from dashboard.annotations.db import ServerLocation, resolve_location
+from dashboard.annotations.location import ServerLocation, resolve_location
 from dashboard.core.paths import annotations_from
 
 URL = "postgresql://ana:S3cret-pw@db.example:5433/lens"

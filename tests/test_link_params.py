@@ -39,6 +39,10 @@ EXAMPLES: dict[str, object] = {
     "compare": {"a": "alpha", "b": "beta", "cmp_metric": "anls"},
     "weak": {"wk_run": "alpha", "wk_base": "beta"},
     "disagree": {"cat": "format_only", "dis_hs_by": "domain"},
+    "steps": ["1200:run-a", "-:baseline", "300@run7:odd:name"],
+    "trend": {"tr_series": "run7", "tr_slice": "domain=legal & reasoning_type=counting", "tr_metric": "anls"},
+    "matrix": {"mx_series": "run7", "mx_by": "documents", "mx_sort": "flips", "mx_page": "3", "mx_q": "q1",
+               "mx_run": "ckpt-0520", "mx_at": "740"},
 }
 
 

@@ -34,25 +34,25 @@ SAMPLE = ROOT / "sample_runs"
 
 
 def test_the_absent_file_is_where_the_database_module_puts_it(tmp_path, monkeypatch):
-    from dashboard.annotations import db
+    from dashboard.annotations import location
     from dashboard.annotations import panel as notes_panel
 
-    assert store_panel.FILE_NAME == db.FILE_NAME
+    assert store_panel.FILE_NAME == location.FILE_NAME
     assert (P.SAMPLE_FILE, P.SAMPLE_DISMISSED) == (notes_panel.SAMPLE_FILE, notes_panel.SAMPLE_DISMISSED)
     monkeypatch.setattr(sys, "argv", ["app.py"])
     monkeypatch.setenv("LENS_DATA_DIR", str(tmp_path / "data"))
     monkeypatch.delenv("LENS_DATABASE_URL", raising=False)
-    assert store_panel.absent_file() == db.resolve_location() == tmp_path / "data" / "annotations.sqlite3"
+    assert store_panel.absent_file() == location.resolve_location() == tmp_path / "data" / "annotations.sqlite3"
     for url in (f"sqlite:///{tmp_path}/a.sqlite3", f"sqlite+pysqlite:///{tmp_path}/b.sqlite3", str(tmp_path / "c.db")):
         monkeypatch.setenv("LENS_DATABASE_URL", url)
-        assert store_panel.absent_file() == db.resolve_location(), url
-        db.resolve_location().write_bytes(b"")  # it exists now: read as before
+        assert store_panel.absent_file() == location.resolve_location(), url
+        location.resolve_location().write_bytes(b"")  # it exists now: read as before
         assert store_panel.absent_file() is None
     for url in ("postgresql://lens@localhost:5432/lens", "mysql://x@y/z", "sqlite:///"):
         monkeypatch.setenv("LENS_DATABASE_URL", url)
         assert store_panel.absent_file() is None, url  # a server, or a URL the store says is wrong
     monkeypatch.setattr(sys, "argv", ["app.py", "--annotations", str(tmp_path / "given.sqlite3")])
-    assert store_panel.absent_file() == db.resolve_location(str(tmp_path / "given.sqlite3")) == tmp_path / "given.sqlite3"
+    assert store_panel.absent_file() == location.resolve_location(str(tmp_path / "given.sqlite3")) == tmp_path / "given.sqlite3"
 
 
 CHILD = """
@@ -124,7 +124,7 @@ def _restart() -> None:
 
 
 def test_the_failure_mode_section_is_the_same_with_an_empty_database_and_its_import_works(fresh, monkeypatch):
-    from dashboard.annotations.db import AnnotationStore
+    from dashboard.annotations.store import AnnotationStore
 
     at = app_on(monkeypatch, SAMPLE, timeout=180)
     assert not at.exception, [e.value for e in at.exception]

@@ -13,16 +13,11 @@ import pytest
 import sqlalchemy as sa
 
 import pg_kit
-from dashboard.annotations.db import (
-    DEFAULT_TAGS,
-    HEAD_REVISION,
-    AnnotationStore,
-    AnnotationsUnavailable,
-    ServerLocation,
-    location_key,
-    resolve_location,
-    shown_url,
-)
+from dashboard.annotations.errors import AnnotationsUnavailable
+from dashboard.annotations.location import ServerLocation, location_key, resolve_location, shown_url
+from dashboard.annotations.records import DEFAULT_TAGS
+from dashboard.annotations.schema import HEAD_REVISION
+from dashboard.annotations.store import AnnotationStore
 
 BENCH = "0123456789abcdef"
 
@@ -140,7 +135,7 @@ def test_a_database_at_the_first_revision_is_migrated_with_its_data(postgres):
     """The r1 -> r2 step (tags out of one column, exclusions out of NULL answers) on PostgreSQL."""
     from alembic import command
 
-    from dashboard.annotations.db import alembic_config
+    from dashboard.annotations.schema import alembic_config
 
     url = postgres.fresh_database("firstrev")
     engine = sa.create_engine(ServerLocation(url).url)

@@ -53,7 +53,9 @@ def test_report_on_sample_runs(tmp_path, capsys):
     # where it is weak: the finder's answer, and here the reason none can be tested (issue 34.4)
     assert "<b>Not enough evidence</b> for the finder: each slice needs 20 documents; this benchmark has 6" in page
     assert " is weakest on " not in page
-    assert "None of the 38 slices has the 20 documents a test needs" in page
+    # the finder's fields (scoring.slice_fields), as the gate lists them: the 38 slices of the seven
+    # breakdowns, 3 of document length, 4 of evidence position and 15 of five other gold keys
+    assert "None of the 60 slices has the 20 documents a test needs" in page
     thumbs = re.findall(r'src="data:image/png;base64,', body)
     assert 5 <= len(thumbs) <= 10  # failures with their evidence pages
     assert page.count("<article class='failure'>") == len(thumbs)
@@ -167,7 +169,7 @@ def test_mmlongbench_report_shows_the_benchmarks_acc_and_f1_and_no_one_valued_fi
             f"docowl-8b {100 * own['docowl-8b'][0]:.1f} % / {100 * own['docowl-8b'][1]:.1f} %") in header
     assert "Scored with gold corrections: 2 gold answers corrected, 1 question excluded." in header
     assert "<th>Acc, benchmark (%)</th><th>F1, benchmark (%)</th>" in page
-    # reasoning type, domain, difficulty: every question 'unknown' -> no slice anywhere (nor in Holm's count)
+    # reasoning type, domain, difficulty: every question 'unknown' -> no slice anywhere (nor in the q's family)
     body = page.split("</header>", 1)[1]
     for name in ("Reasoning type", "Domain:", "Difficulty:"):
         assert name not in body, name

@@ -29,6 +29,8 @@ ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "sample_runs"
 CAMPAIGN = SAMPLE / "campaign"
 RUNS = ("ckpt-0410", "ckpt-0520", "rag-baseline", "small-3b", "vision-13b")
+SERIES = ("ckpt-0100", "ckpt-0200", "ckpt-0300", "ckpt-0410", "ckpt-0520", "ckpt-0630", "ckpt-0740", "ckpt-0850",
+          "ckpt-0960", "ckpt-1070")  # one training run's checkpoints; a lasting drop in one slice from ckpt-0740
 PLANTED = (("reasoning_type", "counting"), ("evidence_source", "Chart"))
 
 
@@ -44,7 +46,7 @@ def test_regenerated_byte_for_byte(tmp_path):
     fresh, committed = files(tmp_path / "campaign"), files(CAMPAIGN)
     assert sorted(fresh) == sorted(committed)
     assert [name for name in fresh if fresh[name] != committed[name]] == []
-    assert len(committed) == 2 + 40 + len(RUNS)
+    assert len(committed) == 2 + 40 + len(set(RUNS) | set(SERIES))
     assert sum(map(len, committed.values())) < 3_000_000
 
 
@@ -123,6 +125,30 @@ def test_finder_top_slice_is_the_planted_one_and_nothing_elsewhere(gold, accurac
     for name in RUNS:
         if name != "vision-13b":
             assert find_weak_slices(accuracy[name], fields, clusters).weak == [], name
+
+
+def test_the_series_has_one_lasting_drop_in_one_slice(gold):
+    from scoring.slices import question_fields
+    from scoring.trends import checkpoint_scores, search
+
+    runs = [evaluate(gold, load_predictions(CAMPAIGN / "runs" / f"{name}.jsonl").items, profile="xldocbench", workers=1)
+            for name in SERIES]
+    scores, answered = checkpoint_scores(runs, [q.qid for q in gold], ["accuracy"])
+    assert answered.all()
+    clusters = document_clusters([q.document_ids for q in gold])
+    steps = [int(name.split("-")[1]) for name in SERIES]
+    found = search(scores, clusters, question_fields(gold), steps, runs=list(SERIES))
+    assert [(a.slice, a.step) for a in found.alarms] == [("reasoning_type=aggregation", 740)]
+    a = found.alarms[0]
+    assert a.documents == 40 and a.questions == 40 and a.gap < -0.3 and a.q < 0.001
+    # the numbers sample_runs/README.md quotes
+    assert (round(100 * a.before, 1), round(100 * a.after, 1), round(100 * a.ci_low, 1), round(100 * a.ci_high, 1)) == \
+        (60.0, 10.0, -63.5, -36.5)
+    overall = found.trend("accuracy", "overall")
+    assert overall.score[-1] > overall.score[0] + 0.2  # the series improves on the whole: the drop is in one slice
+    # before the drop, nothing
+    early = search({"accuracy": scores["accuracy"][:6]}, clusters, question_fields(gold), steps[:6])
+    assert early.alarms == []
 
 
 # ----------------------------------------------------------------------------- the app

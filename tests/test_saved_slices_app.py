@@ -17,8 +17,10 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from app_kit import app_on
-from dashboard.annotations.db import FILE_NAME, AnnotationStore, SavedSlice
 from dashboard.annotations.identity import benchmark_identity
+from dashboard.annotations.location import FILE_NAME
+from dashboard.annotations.records import SavedSlice
+from dashboard.annotations.store import AnnotationStore
 from dashboard.compare import frames as C
 from dashboard.core.links import View, from_params, to_params
 from dashboard.report.build import build_report, load

@@ -1,4 +1,5 @@
-"""scoring.stats against hand-computed values, and a coverage simulation of the bootstrap interval."""
+"""scoring.stats against hand-computed values, the two ways of drawing a bootstrap (multinomial counts
+and index draws) against the textbook bootstrap, and a coverage simulation of the bootstrap interval."""
 
 import math
 from itertools import product
@@ -7,7 +8,7 @@ import numpy as np
 import pytest
 
 from scoring import stats
-from scoring.stats import holm, mcnemar_exact, paired_bootstrap, paired_bootstrap_rows
+from scoring.stats import mcnemar_exact, paired_bootstrap, paired_bootstrap_rows
 
 # ----------------------------------------------------------------------------- McNemar
 
@@ -36,31 +37,6 @@ def test_mcnemar_exact_matches_the_binomial_sum():
 def test_mcnemar_rejects_negative_counts():
     with pytest.raises(ValueError):
         mcnemar_exact(-1, 3)
-
-
-# ----------------------------------------------------------------------------- Holm
-
-
-def test_holm_worked_example():
-    # sorted: 0.005*4 = 0.02, 0.01*3 = 0.03, 0.03*2 = 0.06, 0.04*1 = 0.04 -> running max 0.06
-    assert holm([0.01, 0.04, 0.03, 0.005]) == pytest.approx([0.03, 0.06, 0.06, 0.02])
-
-
-def test_holm_caps_at_one_keeps_order_and_skips_nan():
-    assert holm([0.5, 0.2, 0.9]) == pytest.approx([1.0, 0.6, 1.0])
-    out = holm([0.01, math.nan, 0.02])
-    assert out[0] == pytest.approx(0.02) and math.isnan(out[1]) and out[2] == pytest.approx(0.02)
-    assert holm([]) == []
-    assert holm([0.3]) == [0.3]
-
-
-def test_holm_is_monotone_in_the_sorted_order():
-    rng = np.random.default_rng(3)
-    p = list(rng.random(30) ** 3)
-    adj = holm(p)
-    order = np.argsort(p)
-    assert all(adj[order[i]] <= adj[order[i + 1]] + 1e-15 for i in range(len(p) - 1))
-    assert all(a >= q for a, q in zip(adj, p))
 
 
 # ----------------------------------------------------------------------------- bootstrap
@@ -134,7 +110,7 @@ def test_bootstrap_rows_match_single_calls():
     assert all(math.isnan(v) for v in paired_bootstrap_rows(np.empty((2, 0)), np.empty((2, 0)))[1])
 
 
-# ----------------------------------------------------------------------------- the three ways of drawing resample means
+# ----------------------------------------------------------------------------- the two ways of drawing resample means
 
 
 def _exact_means(d: np.ndarray, resamples: int, seed: int) -> np.ndarray:
@@ -148,62 +124,42 @@ def _quantiles_in_sd(fast: np.ndarray, exact: np.ndarray) -> np.ndarray:
     return np.abs(np.quantile(fast, q) - np.quantile(exact, q)) / exact.std()
 
 
+def _question_means(d: np.ndarray, resamples: int, seed: int) -> np.ndarray:
+    """What `paired_bootstrap` draws: every question its own unit."""
+    return stats.cluster_bootstrap_means(d, np.ones(d.size), resamples, np.random.default_rng(seed))
+
+
 def test_few_values_draw_counts_with_the_bootstrap_distribution():
     """Accuracy-like differences in {-1, 0, 1}: multinomial counts; mean and spread of the resample
     means are the bootstrap's (variance = population variance / n), quantiles agree with index draws."""
     rng = np.random.default_rng(1)
     d = rng.choice([-1.0, 0.0, 1.0], 400, p=[0.1, 0.7, 0.2])
-    fast = stats.bootstrap_means(d, 20_000, np.random.default_rng(0))
+    fast = _question_means(d, 20_000, 0)
     assert fast.mean() == pytest.approx(d.mean(), abs=3 * d.std() / math.sqrt(400 * 20_000))
     assert fast.std() == pytest.approx(d.std() / math.sqrt(400), rel=0.03)
     assert np.all(_quantiles_in_sd(fast, _exact_means(d, 20_000, 1)) < 0.08)
     assert set(np.round(fast * 400)) <= set(range(-400, 401))  # every resample mean is k / n
 
 
-def test_sparse_differences_are_drawn_exactly():
-    """Runs that agree on most questions (few values off the mode): the two-stage draw is exact."""
-    rng = np.random.default_rng(2)
-    d = np.zeros(2000)
-    d[:120] = rng.uniform(-1, 1, 120) ** 3
-    assert int((d != 0).sum()) <= stats.EXACT_LIMIT
-    fast = stats.bootstrap_means(d, 20_000, np.random.default_rng(0))
-    assert fast.std() == pytest.approx(d.std() / math.sqrt(2000), rel=0.03)
-    assert np.all(_quantiles_in_sd(fast, _exact_means(d, 20_000, 1)) < 0.08)
-
-
-def test_many_values_off_the_mode_match_the_exact_bootstrap():
-    """Skewed token-F1-like differences with more than EXACT_LIMIT values off the mode take the
-    Cornish-Fisher draw: its 2.5 %, 50 % and 97.5 % points agree with index draws within Monte Carlo
-    error, and a bootstrap on data whose skew the normal misses (cubes) still does."""
+def test_many_values_are_the_textbook_bootstrap_draw_for_draw():
+    """Token-F1-like differences (hundreds of distinct values): n indices drawn per resample, in the
+    generator's order -- the very numbers of the textbook loop with the same seed, and its interval."""
     rng = np.random.default_rng(4)
     n = 1200
     d = (rng.random(n) < 0.4) * rng.random(n) ** 3 - (rng.random(n) < 0.2) * rng.random(n)
-    assert int((d != np.median(d)).sum()) > stats.EXACT_LIMIT
-    fast = stats.bootstrap_means(d, 20_000, np.random.default_rng(0), approximate=True)
-    exact = _exact_means(d, 20_000, 1)
-    assert np.all(_quantiles_in_sd(fast, exact) < 0.08)
-    # the interval is the percentile interval of those draws, and a seed replays it
-    delta, low, high = paired_bootstrap(d, np.zeros(n), resamples=20_000, seed=0, approximate=True)
-    assert (low, high) == pytest.approx(tuple(np.quantile(fast, [0.025, 0.975])))
+    assert stats.MULTINOMIAL_COST * np.unique(d).size > n  # counts would cost more
+    drawn = _question_means(d, 3_000, 0)
+    textbook = np.random.default_rng(0).integers(0, n, size=(3_000, n), dtype=np.int64)
+    assert drawn == pytest.approx(d[textbook].mean(axis=1), abs=1e-12)
+    delta, low, high = paired_bootstrap(d, np.zeros(n), resamples=3_000, seed=0)
+    assert (low, high) == pytest.approx(tuple(np.quantile(drawn, [0.025, 0.975])))
     assert paired_bootstrap(d, np.zeros(n), seed=5) == paired_bootstrap(d, np.zeros(n), seed=5)
     assert paired_bootstrap(d, np.zeros(n), seed=5) != paired_bootstrap(d, np.zeros(n), seed=6)
 
 
-def test_paired_bootstrap_resamples_questions_unless_told_otherwise():
-    """The contract's function draws every resample from the questions; only `approximate=True`
-    (the dashboard's slice tables) may take the moment-matched draw."""
-    rng = np.random.default_rng(4)
-    n = 1200
-    d = (rng.random(n) < 0.4) * rng.random(n) ** 3 - (rng.random(n) < 0.2) * rng.random(n)
-    exact = stats.bootstrap_means(d, 2_000, np.random.default_rng(0))
-    assert np.array_equal(exact, stats.bootstrap_means(d, 2_000, np.random.default_rng(0), approximate=False))
-    assert not np.array_equal(exact, stats.bootstrap_means(d, 2_000, np.random.default_rng(0), approximate=True))
-    assert paired_bootstrap(d, np.zeros(n), seed=3) == paired_bootstrap(d, np.zeros(n), seed=3, approximate=False)
-
-
 def test_large_bootstrap_95_interval_covers_the_true_difference():
-    """The coverage simulation again on 3,000 questions (the moment-matched draw for token F1):
-    >= 90 % of 100 intervals hold the true difference."""
+    """The coverage simulation again on 3,000 questions (token F1: index draws): >= 90 % of 100
+    intervals hold the true difference."""
     rng = np.random.default_rng(77)
     n, hits = 3000, 0
     true = 0.9 * 0.5 * 0.75 - 0.7 * 0.5 * 0.95 * 0.75
@@ -211,23 +167,9 @@ def test_large_bootstrap_95_interval_covers_the_true_difference():
         u, shared = rng.random(n), rng.random(n)
         a = (shared < 0.9 * u) * rng.uniform(0.5, 1.0, n)
         b = (shared < 0.7 * u) * (rng.random(n) < 0.95) * rng.uniform(0.5, 1.0, n)
-        _, low, high = paired_bootstrap(a, b, resamples=2000, seed=k, approximate=True)
+        _, low, high = paired_bootstrap(a, b, resamples=1000, seed=k)
         hits += low <= true <= high
     assert hits >= 90, hits
-
-
-def test_a_few_large_differences_among_small_ones_are_drawn_exactly():
-    """Ten differences of +-1 among 1,000 tiny ones: the bootstrap distribution is lumpy (how many of
-    the ten a resample holds), which a normal-based expansion follows badly; the kurtosis guard sends
-    it to exact draws, so its quantiles match index draws."""
-    rng = np.random.default_rng(6)
-    d = rng.normal(0, 0.01, 1000)
-    d[:10] = [1, 1, 1, 1, 1, 1, 1, -1, -1, 1]
-    fast = stats.bootstrap_means(d, 20_000, np.random.default_rng(0), approximate=True)
-    exact = _exact_means(d, 20_000, 1)
-    assert np.all(_quantiles_in_sd(fast, exact) < 0.08)
-    c = d - d.mean()  # the guard fired: the resample mean's excess kurtosis is beyond the bound
-    assert (np.mean(c ** 4) / np.mean(c ** 2) ** 2 - 3) / d.size > stats.MAX_KURTOSIS
 
 
 # ----------------------------------------------------------------------------- edges: NaN, p = 0, too few documents
@@ -261,12 +203,9 @@ def test_no_p_is_ever_zero():
     p, exact = stats.sign_flip_p([1] * 3000)
     assert exact and p > 0
     assert stats.mcnemar_exact(0, 3000) > 0
-    rng = np.random.default_rng(0)
-    p, exact = stats.sign_flip_p(rng.normal(1, 0.1, 3000), approximate=True)
-    assert not exact and p > 0
-    # where 2/2^k is representable, the floor is exactly it: an exact p never goes below what k documents give
-    p, _ = stats.sign_flip_p(rng.normal(1, 0.1, 600), approximate=True)
-    assert p == stats.smallest_p(600) == 2.0 ** -599
+    # fractional sums all one way: no random sign vector reaches |T| (chance 2/2^3000): (1 + 0) / (1 + R)
+    p, exact = stats.sign_flip_p(np.random.default_rng(0).normal(1, 0.1, 3000), resamples=999)
+    assert not exact and p == 1 / 1000
     assert stats.sign_flip_p([1] * 60)[0] == pytest.approx(2 / 2 ** 60, rel=1e-12)  # as before where nothing underflows
 
 

@@ -16,7 +16,9 @@ import pytest
 
 import pg_kit
 from annotations_kit import write_notes
-from dashboard.annotations.db import AnnotationStore, AnnotationsUnavailable, Conflict
+from dashboard.annotations.errors import AnnotationsUnavailable
+from dashboard.annotations.records import Conflict
+from dashboard.annotations.store import AnnotationStore
 
 BENCH = "0123456789abcdef"
 HANG_GUARD = 180.0  # seconds: far above the expected time, only so that a hang fails instead of blocking the suite
@@ -185,12 +187,12 @@ def test_the_app_is_read_only_while_the_database_is_away_and_writes_again_when_i
     naming the URL without its password, and its Save is disabled; started again -> the next rerun
     finds it (no restart, no new store) and a note is saved. Its own PostgreSQL server."""
     from app_kit import app_on
-    from dashboard.annotations import db
+    from dashboard.annotations import store as annotations_store
     from dashboard.annotations.identity import benchmark_identity
     from scoring.loaders import load_gold
     from test_annotations_app import tiny_bench
 
-    monkeypatch.setattr(db, "DEFAULT_RETRY_INTERVAL", 0.0)  # the app's store tries the server again on every look
+    monkeypatch.setattr(annotations_store, "DEFAULT_RETRY_INTERVAL", 0.0)  # the app's store tries the server again on every look
     bench = tiny_bench(tmp_path)
     identity = benchmark_identity(load_gold([bench / "qa_single_doc.jsonl"]).items)
     with pg_kit.running() as pg:

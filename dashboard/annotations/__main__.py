@@ -1,7 +1,8 @@
-"""`python -m dashboard.annotations export|import`: a benchmark's annotations to and from a file.
+"""`docbench-lens notes export|import` (alias `python -m dashboard.annotations`): a benchmark's
+annotations (triage notes, tags, gold corrections, saved slices) to and from a file.
 
-    python -m dashboard.annotations export --benchmark DIR --output notes.jsonl [--csv] [--annotations PATH]
-    python -m dashboard.annotations import --benchmark DIR FILE [--annotations PATH]
+    docbench-lens notes export --benchmark DIR --output notes.jsonl [--csv] [--annotations PATH]
+    docbench-lens notes import --benchmark DIR FILE [--annotations PATH]
 
 The benchmark's identity comes from its gold (`_gold_of`). What was done goes to stdout, each
 problem to stderr as `file:line: message`. Exit 0 when the export was written or the import file
@@ -21,9 +22,10 @@ from scoring.loaders import load_gold
 from scoring.model import GoldQuestion
 from scoring.problems import ERROR, LoadResult, Problem
 
-from .db import AnnotationStore, AnnotationsUnavailable, InvalidInput
+from .errors import AnnotationsUnavailable, InvalidInput
 from .exchange import RECOVER, import_file, records, write_export
 from .identity import benchmark_identity
+from .store import AnnotationStore
 
 USAGE, FAILED = 2, 1
 
@@ -49,15 +51,30 @@ def _say_problem(p: Problem) -> None:
     print(f"{p.location}: {p.message}", file=sys.stderr)
 
 
-def _parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="python -m dashboard.annotations",
-                                 description="Export or import the triage notes, tags and gold corrections of a benchmark.")
+EPILOG = """\
+exit codes:
+  0  the export was written, or the import file was read (something imported, or nothing new)
+  1  a file or the database could not be read or written, or every record of the import was bad
+  2  usage: an unknown option, a bad value, no such --benchmark folder
+"""
+
+
+def build_parser(prog: str = "python -m dashboard.annotations") -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog=prog, description="Export or import the triage notes, tags, gold corrections and "
+                                                        "saved slices of a benchmark.",
+                                 epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="command", required=True, metavar="{export,import}")
-    ex = sub.add_parser("export", help="write the benchmark's annotations to a JSONL (or CSV) file")
+    ex = sub.add_parser("export", help="write the benchmark's annotations to a JSONL (or CSV) file",
+                        description="Write the benchmark's annotations to a JSONL (or CSV) file: one record per note,\n"
+                                    "correction or saved slice, keyed by the benchmark's identity (from its gold).",
+                        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     ex.add_argument("--benchmark", required=True, metavar="DIR", help="benchmark folder (its gold *.jsonl give its identity)")
     ex.add_argument("--output", required=True, metavar="FILE", help="file to write (a .csv name writes CSV)")
     ex.add_argument("--csv", action="store_true", help="write CSV instead of JSONL")
-    im = sub.add_parser("import", help="merge a JSONL or CSV file of annotations into the database")
+    im = sub.add_parser("import", help="merge a JSONL or CSV file of annotations into the database",
+                        description="Merge a file written by export (JSONL, or CSV by its .csv name) into the database:\n"
+                                    "what is new is added, each bad record named on stderr.",
+                        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     im.add_argument("--benchmark", required=True, metavar="DIR", help="benchmark folder (its gold *.jsonl give its identity)")
     im.add_argument("file", metavar="FILE", help="a file written by export (JSONL, or CSV by its .csv name)")
     for p in (ex, im):
@@ -119,9 +136,9 @@ def _import(args: argparse.Namespace, store: AnnotationStore, identity: str, qid
     return 0
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, prog: str = "python -m dashboard.annotations") -> int:
     try:
-        args = _parser().parse_args(argv)
+        args = build_parser(prog).parse_args(argv)
     except SystemExit as exc:  # argparse has printed the usage
         return exc.code if isinstance(exc.code, int) else USAGE
     benchmark = Path(args.benchmark)

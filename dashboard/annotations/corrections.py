@@ -20,7 +20,7 @@ from scoring.model import GoldQuestion
 from scoring.numbers import read_number
 from scoring.text import normalize_answer
 
-from .db import Correction
+from .records import Correction
 
 __all__ = ["CorrectionSummary", "apply_corrections", "corrections_key", "check_answer"]
 

@@ -53,16 +53,15 @@ from typing import IO, Any
 from scoring.problems import Problem
 from scoring.writers import csv_string, restore_cell
 
-from .db import (
+from .errors import InvalidInput
+from .records import (
     MAX_ANSWER,
     MAX_AUTHOR,
     MAX_KEY,
     MAX_TAG,
     MAX_TAGS,
     MAX_TEXT,
-    AnnotationStore,
     Correction,
-    InvalidInput,
     Note,
     SavedSlice,
     clean_author,
@@ -73,6 +72,7 @@ from .db import (
     clean_text,
     parse_time,
 )
+from .store import AnnotationStore
 
 __all__ = [
     "FIELDS", "RECOVER", "MAX_IMPORT_BYTES", "MAX_LINE_BYTES", "ImportResult", "Parsed",

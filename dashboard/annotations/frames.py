@@ -1,7 +1,7 @@
 """The annotations as tables for the pages: tag columns of the explorer, its tag/note filter, counts
 of each tag per run and per slice, the failure modes one run has that another has not, and how
 gold corrections move the leaderboard. Pure (pandas, no streamlit): every function takes the notes
-(`db.Note`) it works on, read once per rerun by the panel.
+(`records.Note`) it works on, read once per rerun by the panel.
 
 A note on an answer has the run's name; a note on the question itself has run "". A question's
 tags "for some runs" are the tags of its own note and of those runs' answers.
@@ -16,7 +16,7 @@ import pandas as pd
 
 from dashboard.core.analysis import run_column
 
-from .db import Note
+from .records import Note
 
 __all__ = ["UNTAGGED", "QUESTION_ROW", "TAGS_COLUMN", "NOTES_COLUMN", "tags_by_question", "noted_questions",
            "matching_ids", "tag_columns", "tag_counts", "tag_table", "slice_tag_counts", "modes_not_in",

@@ -27,15 +27,10 @@ import streamlit as st
 from dashboard.annotations import frames
 from dashboard.annotations import store_panel as cache
 from dashboard.annotations.corrections import check_answer
-from dashboard.annotations.db import (
-    DEFAULT_TAGS,
-    AnnotationStore,
-    AnnotationsUnavailable,
-    Conflict,
-    InvalidInput,
-    Note,
-)
+from dashboard.annotations.errors import AnnotationsUnavailable, InvalidInput
 from dashboard.annotations.exchange import RECOVER, export, import_bytes, import_file
+from dashboard.annotations.records import DEFAULT_TAGS, Conflict, Note
+from dashboard.annotations.store import AnnotationStore
 from dashboard.core.analysis import RECOMPUTED
 from dashboard.core.escape import md_escape
 from dashboard.core.links import TAG_FIELD, field_label

@@ -13,7 +13,7 @@ from dashboard.core.goldkey import CORRECTED, is_corrected, salted
 from dashboard.data.workspace import Workspace
 
 from .corrections import CorrectionSummary, apply_corrections, corrections_key
-from .db import Correction
+from .records import Correction
 
 __all__ = ["CORRECTED", "corrected_workspace", "is_corrected", "salted"]
 

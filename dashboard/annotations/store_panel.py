@@ -10,26 +10,26 @@ from typing import TYPE_CHECKING
 import streamlit as st
 
 if TYPE_CHECKING:  # the database module (SQLAlchemy) is imported on first use
-    from dashboard.annotations.db import AnnotationStore
+    from dashboard.annotations.store import AnnotationStore
 
-FILE_NAME = "annotations.sqlite3"  # dashboard.annotations.db.FILE_NAME (a test holds them equal), without importing it
+FILE_NAME = "annotations.sqlite3"  # dashboard.annotations.location.FILE_NAME (a test holds them equal), without importing it
 
 
 @st.cache_resource(show_spinner=False, max_entries=4)
 def annotations_db(path: str) -> AnnotationStore:
-    """The annotations database (dashboard/annotations/db.py), one per server process and file: it
+    """The annotations database (dashboard/annotations/store.py), one per server process and file: it
     holds no connection (each call opens its own), so every session shares it."""
-    from dashboard.annotations.db import AnnotationStore
+    from dashboard.annotations.store import AnnotationStore
 
     return AnnotationStore(path)
 
 
 def annotation_store() -> AnnotationStore:
     """This server's annotations database: the app's `--annotations PATH`, else LENS_DATABASE_URL, else
-    annotations.sqlite3 in the user data folder ($LENS_DATA_DIR, ...; dashboard.annotations.db.resolve_location)."""
+    annotations.sqlite3 in the user data folder ($LENS_DATA_DIR, ...; dashboard.annotations.location.resolve_location)."""
     import sys
 
-    from dashboard.annotations.db import location_key
+    from dashboard.annotations.location import location_key
     from dashboard.core.paths import annotations_from
 
     return annotations_db(location_key(annotations_from(sys.argv[1:])))
@@ -40,7 +40,7 @@ def absent_file() -> Path | None:
     saved: every read finds nothing), else None (it exists, or it is a server). Said without importing
     the database module (SQLAlchemy: 0.7 s) or creating the file, which opening the store does: the
     overview reads nothing when a fresh machine has no database. Where it lives as
-    dashboard.annotations.db.resolve_location says (tests hold the two equal)."""
+    dashboard.annotations.location.resolve_location says (tests hold the two equal)."""
     import os
     import sys
 
@@ -65,7 +65,7 @@ def corrections(benchmark: str) -> list:
     does not exist yet)."""
     if absent_file() is not None:
         return []
-    from dashboard.annotations.db import AnnotationsUnavailable
+    from dashboard.annotations.errors import AnnotationsUnavailable
 
     try:
         return annotation_store().corrections(benchmark)

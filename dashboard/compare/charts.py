@@ -45,13 +45,13 @@ def delta_chart(table: pd.DataFrame, metric: str, a: str, b: str, *, title_size:
     names = [slice_name(f, lab, n) for f, lab, n in zip(data["field"], data["label"], data["questions"])]
     few = data["too_few"].astype(bool)
     colours = [A_COLOUR if v > 0 else B_COLOUR if v < 0 else NEUTRAL for v in d]
-    p_holm = data[f"{metric}_p_holm"] if f"{metric}_p_holm" in data.columns else data["p_holm"]
+    q = data[f"{metric}_q"] if f"{metric}_q" in data.columns else data["q"]
 
     def said(too_few: bool, lo_: float, hi_: float, p: float, docs: int, gap: float) -> str:
         if too_few:
             gap_words = "" if pd.isna(gap) or gap == float("inf") else f"; smallest detectable gap ±{100 * gap:.1f} pp"
             return f"too few documents to tell ({docs} documents{gap_words})"
-        return f"95 % interval {lo_:+.1f} to {hi_:+.1f} pp over {docs} documents<br>p by document (Holm) {p:.3g}"
+        return f"95 % interval {lo_:+.1f} to {hi_:+.1f} pp over {docs} documents<br>q by document (Benjamini-Hochberg) {p:.3g}"
 
     fig = go.Figure(go.Scatter(
         x=d, y=names, mode="markers",
@@ -60,7 +60,7 @@ def delta_chart(table: pd.DataFrame, metric: str, a: str, b: str, *, title_size:
         error_x=dict(type="data", symmetric=False, array=(hi - d).clip(lower=0), arrayminus=(d - lo).clip(lower=0),
                      color="#94A3B8", thickness=2, width=4),
         customdata=[[f, lab, n, said(s, lo_, hi_, p, docs, gap)] for f, lab, n, s, lo_, hi_, p, docs, gap in
-                    zip(data["field"], data["label"], data["questions"], few, lo, hi, p_holm, data["documents"],
+                    zip(data["field"], data["label"], data["questions"], few, lo, hi, q, data["documents"],
                         data[f"{metric}_detectable"])],
         hovertemplate="%{y}<br>Δ %{x:+.1f} pp<br>%{customdata[3]}<extra></extra>",
     ))

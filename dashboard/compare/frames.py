@@ -1,9 +1,9 @@
-"""Run comparison, pure (pandas + scoring.stats; no streamlit, no plotly): run A against baseline B
-over the questions both are scored on -- Accuracy flips, per-slice deltas with intervals and p-values
-with DOCUMENTS AS THE UNIT (`scoring.stats.paired_by_document`: a document bootstrap and a sign-flip
-test of document sums; Holm's adjustment across slices), McNemar's question-level p kept as a
-secondary column -- and, over many runs, each run's rank per slice. Where a run is weak is the
-weak-slice finder's answer (dashboard/weak), not a table of this module.
+"""Run comparison, pure (pandas + scoring; no streamlit, no plotly): run A against baseline B over
+the questions both are scored on -- Accuracy flips, the per-slice paired table (`deltas`: the one the
+gate writes, `scoring.paired_slices`) with DOCUMENTS AS THE UNIT (`scoring.stats.paired_by_document`:
+a document bootstrap and a sign-flip test of document sums; Benjamini-Hochberg q across slices),
+McNemar's question-level p kept as a secondary column -- and, over many runs, each run's rank per
+slice. Where a run is weak is the weak-slice finder's answer (dashboard/weak), not a table of this module.
 
 Documents as the unit: questions come in documents, and a model that cannot read one document misses
 its questions together, so every interval and p-value here resamples or tests documents. A question's
@@ -11,42 +11,49 @@ document is the `cluster` column of the question frame (its first document, or t
 when it names none; `scoring.stats.document_clusters` states the rule); only when no question names
 a document is the unit the question, and the tables say so (`unit`). A slice with fewer than
 MIN_DOCUMENTS (20) documents gets no interval ("too few documents to tell", `too_few`) but the
-smallest gap it could detect (`<metric>_detectable`), and is not counted in Holm's family.
+smallest gap it could detect (`<metric>_detectable`), and is not counted in the false-discovery family.
 
 Inputs are the frames of `dashboard.core.analysis.Analysis`: `questions` (one row per gold question,
 indexed by question id, metadata columns) and `scores` (long: run, question_id, accuracy, token_f1,
 anls, status, prediction). Scores and deltas stay fractions (0..1); pages and charts show them in
 percent / percentage points.
 
-Slices: every label of every field in `BREAKDOWNS` (reasoning type, evidence source, domain,
-difficulty, answer format, document type, split) -- and of SAVED_FIELD, the saved slices (each saved
-slice's name a label, a question in each it matches), when the pages add it -- that has at least two labels: a field with one value
-(MMLongBench-Doc's reasoning type, domain, difficulty: all "unknown") is no slice and is not counted in
-Holm's correction. A question with several evidence sources is in each of their slices, as in the
-overview's breakdowns. A missing label is "unknown".
+Slices of `deltas`: the finder's fields (`pair_fields`: `scoring.slice_fields.slice_fields`, as the
+command line lists them) and the saved slices. Slices of the flip table (`flip_table`, `slices`): every
+label of every field in `BREAKDOWNS` (reasoning type, evidence source, domain, difficulty, answer
+format, document type, split) -- and of SAVED_FIELD, the saved slices (each saved slice's name a label,
+a question in each it matches), when the pages add it -- that has at least two labels: a field with one
+value (MMLongBench-Doc's reasoning type, domain, difficulty: all "unknown") is no slice. A question
+with several evidence sources is in each of their slices, as in the overview's breakdowns. A missing
+label is "unknown".
 
 Right or wrong (the flips): the score frame's `right` column (the profile's one definition of a right
-answer) where the frame has it; a frame without it (built by hand) reads an Accuracy of at least
-RIGHT = 0.5 as right. A question a run has no prediction for (status "missing") is not scored by that
-run, so it is in no pair: the comparison is over the questions both runs answered.
+answer) where the frame has it; a frame without it (built by hand) reads Accuracy by
+`scoring.profiles.Profile.right_mask` under MMLongBench-Doc's threshold (at least 0.5 is right). A
+question a run has no prediction for (status "missing") is not scored by that run, so it is in no
+pair: the comparison is over the questions both runs answered.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from scoring import model
+from scoring.model import GoldQuestion
+from scoring.paired_slices import OVERALL_RESAMPLES, SLICE_RESAMPLES, SliceRow, paired_table
+from scoring.profiles import MMLONGBENCH_PROFILE, get_profile
 from scoring.registry import METRIC_LABELS, METRICS, MISSING_STATUS  # noqa: F401  (METRIC_LABELS: the pages read it here)
+from scoring.slice_fields import FieldSet, slice_fields
 from scoring.stats import (
     DOCUMENT,
     MIN_DOCUMENTS,  # noqa: F401  (the pages read it here)
     QUESTION,
     Clusters,
-    holm,
     mcnemar_exact,
     paired_by_document_rows,
     sign_flip_p,
@@ -61,19 +68,22 @@ OVERALL_FIELD, OVERALL_LABEL = "overall", "all questions"
 BOTH_RIGHT, ONLY_A, ONLY_B, BOTH_WRONG = "both right", "only A", "only B", "both wrong"
 FLIPS = (BOTH_RIGHT, ONLY_A, ONLY_B, BOTH_WRONG)
 SMALL = 20  # slices with fewer paired questions get a warning
-RESAMPLES = 10_000
+RESAMPLES = OVERALL_RESAMPLES
 UNKNOWN = "unknown"
-RIGHT = 0.5
+# a frame without the `right` column reads Accuracy by the most lenient profile's rule (MMLongBench-Doc's:
+# at least 0.5), which every all-or-nothing profile's 0/1 Accuracy reads the same way
+LENIENT = get_profile(MMLONGBENCH_PROFILE)
 
 
 def is_right(accuracy: pd.Series | np.ndarray) -> np.ndarray:
-    """Accuracy read as right or wrong where no `right` column says it (RIGHT = 0.5)."""
-    return np.asarray(accuracy, dtype=float) >= RIGHT
+    """Accuracy read as right or wrong where no `right` column says it: `Profile.right_mask` under
+    MMLongBench-Doc's threshold (0.5 is right, 0.49 is not)."""
+    return LENIENT.right_mask(accuracy)
 
 
 def flip_of(acc_a: float, acc_b: float) -> str:
-    """The flip of two Accuracies read by RIGHT (a frame without the `right` column)."""
-    a, b = acc_a >= RIGHT, acc_b >= RIGHT
+    """The flip of two Accuracies read by `is_right` (a frame without the `right` column)."""
+    a, b = bool(is_right([acc_a])[0]), bool(is_right([acc_b])[0])
     return BOTH_RIGHT if a and b else ONLY_A if a else ONLY_B if b else BOTH_WRONG
 
 
@@ -225,76 +235,84 @@ def flip_questions(pairs: pd.DataFrame, questions: pd.DataFrame, field_name: str
 
 @dataclass(frozen=True)
 class Settings:
-    resamples: int = RESAMPLES
+    resamples: int = RESAMPLES  # the overall row and the runs' intervals
     seed: int = 0
     confidence: float = 0.95
+    slice_resamples: int = SLICE_RESAMPLES  # each slice: the command line's (scoring.paired_slices)
 
 
-def _delta_row(a: np.ndarray, b: np.ndarray, flips: np.ndarray, clusters: Clusters, s: Settings) -> dict:
-    """One slice: `a`, `b` the 3 x n metric arrays of its paired questions, `flips` their flip labels,
-    `clusters` their documents."""
-    n = a.shape[1]
-    row: dict = {"questions": int(n)}
-    results = paired_by_document_rows(a, b, clusters, resamples=s.resamples, seed=s.seed, confidence=s.confidence,
-                                      approximate=True)
-    for i, (m, r) in enumerate(zip(METRICS, results)):
-        row |= {f"{m}_a": float(a[i].mean()) if n else np.nan, f"{m}_b": float(b[i].mean()) if n else np.nan,
-                f"{m}_delta": r.delta, f"{m}_low": r.low, f"{m}_high": r.high, f"{m}_p": r.p,
-                f"{m}_detectable": r.detectable, f"{m}_qlow": r.question_low, f"{m}_qhigh": r.question_high}
-    first = results[0]
-    only_a, only_b = int(np.count_nonzero(flips == ONLY_A)), int(np.count_nonzero(flips == ONLY_B))
-    row |= {"documents": first.units, "unit": first.unit, "too_few": first.too_few, "p": first.p,
-            "only_a": only_a, "only_b": only_b, "p_mcnemar": mcnemar_exact(only_a, only_b)}
-    return row
+def pair_fields(pairs: pd.DataFrame, questions: pd.DataFrame, gold: Mapping[str, GoldQuestion],
+                page_counts: Mapping[str, int | None] | None = None) -> FieldSet:
+    """The fields of the paired questions, in the pairs' order: the finder's and the command line's
+    (`scoring.slice_fields.slice_fields` on their gold, with the documents' declared page counts),
+    and the saved slices (SAVED_FIELD) when the question frame has them."""
+    extra: dict[str, list[Any]] = {}
+    if SAVED_FIELD in questions.columns:
+        saved = questions[SAVED_FIELD].reindex(pairs.index)
+        extra[SAVED_FIELD] = [tuple(v) if isinstance(v, (list, tuple)) else () for v in saved]
+    return slice_fields([gold[str(q)] for q in pairs.index], page_counts, extra)
+
+
+def _delta_row(r: SliceRow, a: np.ndarray, b: np.ndarray, flips: np.ndarray) -> dict:
+    """One row of `deltas` from the paired table's row `r` (`a`, `b`: the 3 x n metric arrays, `flips`
+    the flip labels, of every paired question)."""
+    pos = r.positions
+    n = pos.size
+    first = r.first()
+    row: dict = {"field": r.field, "label": r.value, "questions": int(n), "documents": first.units, "unit": first.unit,
+                 "too_few": first.too_few}
+    for i, m in enumerate(METRICS):
+        res = r.results[m]
+        q = res.p if r.field == OVERALL_FIELD else r.q[m]  # the overall row: a family of one
+        row |= {f"{m}_a": float(a[i, pos].mean()) if n else np.nan, f"{m}_b": float(b[i, pos].mean()) if n else np.nan,
+                f"{m}_delta": res.delta, f"{m}_low": res.low, f"{m}_high": res.high, f"{m}_p": res.p,
+                f"{m}_q": np.nan if q is None else q, f"{m}_detectable": res.detectable}
+    only_a, only_b = int(np.count_nonzero(flips[pos] == ONLY_A)), int(np.count_nonzero(flips[pos] == ONLY_B))
+    return row | {"p": row["accuracy_p"], "q": row["accuracy_q"], "only_a": only_a, "only_b": only_b,
+                  "p_mcnemar": mcnemar_exact(only_a, only_b)}
 
 
 DELTA_COLUMNS = ["field", "label", "questions", "documents", "unit", "small", "too_few",
-                 *(f"{m}_{k}" for m in METRICS
-                   for k in ("a", "b", "delta", "low", "high", "p", "p_holm", "detectable", "qlow", "qhigh")),
-                 "p", "p_holm", "only_a", "only_b", "p_mcnemar"]
+                 *(f"{m}_{k}" for m in METRICS for k in ("a", "b", "delta", "low", "high", "p", "q", "detectable")),
+                 "p", "q", "only_a", "only_b", "p_mcnemar"]
 
 
-def deltas(pairs: pd.DataFrame, questions: pd.DataFrame, fields: Iterable[str] = BREAKDOWNS,
+def deltas(pairs: pd.DataFrame, questions: pd.DataFrame, fields: FieldSet | Mapping[str, Sequence[Any]] | None = None,
            settings: Settings = Settings()) -> pd.DataFrame:
-    """Per slice (the first row: all questions), with documents as the unit:
+    """The per-slice paired table of the pair (`scoring.paired_slices.paired_table`, the one the gate
+    writes to compare.json), as a frame: first all questions, then every slice of `fields` -- the
+    fields of the paired questions in the pairs' order (`pair_fields`; a mapping field -> one value
+    per pair; None: the overall row only) -- with documents as the unit (`questions` gives each
+    question's document, `cluster_codes`):
     - questions paired, `documents` (how many units: documents, or questions when the gold names no
       document, `unit`), `small` (< 20 questions), `too_few` (< MIN_DOCUMENTS documents);
     - per metric the means of A and B, delta = A - B, its document-bootstrap interval (`_low`,
-      `_high`; nan when too_few), its sign-flip p by document (`_p`), the smallest gap detectable at
-      80 % power (`_detectable`) and, secondary, the question-level bootstrap interval (`_qlow`, `_qhigh`);
-    - `<metric>_p_holm`: that p Holm-adjusted across the slices of all fields that have at least
-      MIN_DOCUMENTS documents (the family of slice tests; the overall row is its own single test,
-      p_holm = p; a slice with too few documents is not tested, p_holm nan);
-    - `p`, `p_holm`: the Accuracy ones (= `accuracy_p`, `accuracy_p_holm`);
+      `_high`; nan when too_few), its sign-flip p by document (`_p`) and the smallest gap detectable at
+      80 % power (`_detectable`);
+    - `<metric>_q`: that p adjusted by Benjamini-Hochberg across the slices with at least
+      MIN_DOCUMENTS documents (nan for a slice with fewer: not tested, not in the family), the saved
+      slices among themselves -- so the benchmark's slices have the command line's q; the overall row
+      is a family of one (q = p);
+    - `p`, `q`: the Accuracy ones (= `accuracy_p`, `accuracy_q`);
     - the Accuracy flips only A / only B and McNemar's exact p on them (`p_mcnemar`: question-level,
       what other tools report; secondary)."""
     a = pairs[[f"{m}_a" for m in METRICS]].to_numpy(float).T
     b = pairs[[f"{m}_b" for m in METRICS]].to_numpy(float).T
     flips = pairs["flip"].to_numpy(object)
     codes, unit = cluster_codes(questions, pairs.index)
-    rows = []
-    for name, label, ids in slices(questions, fields):
-        pos = pairs.index.get_indexer(ids)
-        pos = np.sort(pos[pos >= 0])  # the slice's paired questions, in the pairs' order
-        if name != OVERALL_FIELD and not pos.size:
-            continue
-        rows.append({"field": name, "label": label}
-                    | _delta_row(a[:, pos], b[:, pos], flips[pos], clusters_at(codes, unit, pos), settings))
-    out = pd.DataFrame(rows)
+    table = paired_table(a, b, Clusters(codes, unit, int(np.unique(codes).size)), fields or {}, metrics=METRICS,
+                         own_family=(SAVED_FIELD,), resamples=settings.resamples, slice_resamples=settings.slice_resamples,
+                         seed=settings.seed, confidence=settings.confidence)
+    out = pd.DataFrame([_delta_row(r, a, b, flips) for r in [table.overall, *table.slices]])
     if out.empty:
         return pd.DataFrame(columns=DELTA_COLUMNS)
     out["small"] = out["questions"] < SMALL
-    tested = (out["field"] != OVERALL_FIELD) & ~out["too_few"].astype(bool)
-    for m in METRICS:
-        out[f"{m}_p_holm"] = np.where(out["field"] == OVERALL_FIELD, out[f"{m}_p"], np.nan)
-        out.loc[tested, f"{m}_p_holm"] = holm(out.loc[tested, f"{m}_p"].tolist())
-    out["p_holm"] = out["accuracy_p_holm"]
     return out[DELTA_COLUMNS]
 
 
 def tested_count(table: pd.DataFrame) -> int:
-    """How many slices of a `deltas` table are in Holm's family (enough documents)."""
-    return int(((table["field"] != OVERALL_FIELD) & ~table["too_few"].astype(bool)).sum()) if len(table) else 0
+    """How many slices of a `deltas` table have a q (enough documents: in a family)."""
+    return int(((table["field"] != OVERALL_FIELD) & table["q"].notna()).sum()) if len(table) else 0
 
 
 def verdict(row: dict | pd.Series, metric: str = "accuracy", alpha: float = 0.05) -> str:
@@ -308,10 +326,10 @@ def verdict(row: dict | pd.Series, metric: str = "accuracy", alpha: float = 0.05
 
 
 def holding_slices(table: pd.DataFrame, metric: str = "accuracy", alpha: float = 0.05) -> pd.DataFrame:
-    """The slices of a `deltas` table whose difference holds by document after Holm's correction (p_holm
-    below `alpha` and the interval off 0), the largest difference first by its size (a drop of 20 pp
-    before a gain of 10): what the report and the Presentation both name and count."""
-    rows = table[(table["field"] != OVERALL_FIELD) & (table["p_holm"] < alpha)
+    """The slices of a `deltas` table whose difference holds by document after the false-discovery
+    control (q below `alpha` and the interval off 0), the largest difference first by its size (a drop
+    of 20 pp before a gain of 10): what the report and the Presentation both name and count."""
+    rows = table[(table["field"] != OVERALL_FIELD) & (table["q"] < alpha)
                  & ((table[f"{metric}_low"] > 0) | (table[f"{metric}_high"] < 0))]
     return rows.iloc[np.argsort(-rows[f"{metric}_delta"].abs().to_numpy(), kind="stable")]
 
@@ -377,7 +395,7 @@ def run_intervals(scores: pd.DataFrame, runs: list[str], settings: Settings = Se
         clusters = Clusters(codes, unit, int(np.unique(codes).size))
         values = part[list(METRICS)].to_numpy(float).T
         results = paired_by_document_rows(values, np.zeros_like(values), clusters, resamples=settings.resamples,
-                                          seed=settings.seed, confidence=settings.confidence, approximate=True)
+                                          seed=settings.seed, confidence=settings.confidence)
         row: dict = {"run": r, "questions": int(len(part)), "documents": results[0].units if len(part) else 0,
                      "unit": results[0].unit}
         for m, res in zip(METRICS, results):

@@ -103,7 +103,8 @@ def deltas(an, pairs: pd.DataFrame, a: str, b: str, questions: pd.DataFrame | No
     q = an.questions if questions is None else questions
     cols = [f"{m}_{s}" for m in C.METRICS for s in "ab"]
     key = ("deltas", a, b, _digest(pairs[cols]), _questions_digest(an, q), fields_of(q), SETTINGS)
-    return cache.comparison(key, lambda: C.deltas(pairs, q, fields_of(q), SETTINGS))  # type: ignore[return-value]
+    return cache.comparison(key, lambda: C.deltas(pairs, q, C.pair_fields(pairs, q, an.gold, an.declared_pages),  # type: ignore[return-value]
+                                                  SETTINGS))
 
 
 def _scores_digest(an, runs: list[str], metric: str) -> int:
@@ -230,7 +231,7 @@ def slices_section(an, table: pd.DataFrame, a: str, b: str, state: MutableMappin
     c1, c2 = st.columns([3, 2])
     metric = c1.segmented_control("Metric", C.METRICS, format_func=C.METRIC_LABELS.__getitem__, key="cmp_metric") or "accuracy"
     state["cmp_metric"] = "" if metric == "accuracy" else metric
-    fields = [f for f in (*C.BREAKDOWNS, C.SAVED_FIELD) if (table["field"] == f).any()]
+    fields = [f for f in dict.fromkeys(table["field"]) if f != C.OVERALL_FIELD]
     field_name = c2.selectbox("Breakdown", [ALL_FIELDS, *fields], format_func=lambda f: f if f == ALL_FIELDS else field_label(f),
                               key="cmp_field")
     shown = table if field_name == ALL_FIELDS else table[table["field"].isin([C.OVERALL_FIELD, field_name])]
@@ -247,10 +248,11 @@ def slices_section(an, table: pd.DataFrame, a: str, b: str, state: MutableMappin
                    "to tell, so they get no interval and no test; the table gives the smallest gap each could detect.",
                    icon=":material/warning:")
     unit = "documents" if C.unit_of(an.questions) == "document" else "questions (the gold names no documents)"
-    family = (f"that p Holm-adjusted across the {tested} slice{'s' * (tested != 1)} with at least {C.MIN_DOCUMENTS} documents"
+    family = (f"that p adjusted by Benjamini-Hochberg across the {tested} slice{'s' * (tested != 1)} with at least "
+              f"{C.MIN_DOCUMENTS} documents (your saved slices among themselves), as the command line's gate adjusts it"
               if tested else f"none here: no slice has the {C.MIN_DOCUMENTS} documents a test needs")
     st.caption(f"Intervals and p resample and test {unit}: a drawn document brings both runs' answers to all its questions, "
-               f"and p is the sign-flip test of whole documents. p (Holm): {family}. McNemar p (questions): the "
+               f"and p is the sign-flip test of whole documents. q: {family}. McNemar p (questions): the "
                "question-level test other tools report, which treats questions as independent. Click a marker to open "
                "that slice's flips below.")
     rows = shown.assign(Slice=[slice_text(f, lab) for f, lab in zip(shown["field"], shown["label"])])
@@ -261,7 +263,7 @@ def slices_section(an, table: pd.DataFrame, a: str, b: str, state: MutableMappin
         "A (%)": rows[f"{metric}_a"] * 100, "B (%)": rows[f"{metric}_b"] * 100,
         "Δ (pp)": rows[f"{metric}_delta"] * 100, "Low (pp)": rows[f"{metric}_low"] * 100, "High (pp)": rows[f"{metric}_high"] * 100,
         "Detectable (pp)": rows[f"{metric}_detectable"].where(rows[f"{metric}_detectable"] < float("inf")) * 100,
-        "p": rows[f"{metric}_p"].where(~too_few), "p (Holm)": rows[f"{metric}_p_holm"],
+        "p": rows[f"{metric}_p"].where(~too_few), "q": rows[f"{metric}_q"],
         "Only A": rows["only_a"], "Only B": rows["only_b"], "McNemar p (questions)": rows["p_mcnemar"],
     })
     num = st.column_config.NumberColumn(format="%.1f")
@@ -272,7 +274,7 @@ def slices_section(an, table: pd.DataFrame, a: str, b: str, state: MutableMappin
         "Detectable (pp)": st.column_config.NumberColumn(
             format="±%.1f", help="the smallest gap this slice could detect at 80 % power and 95 % confidence"),
         "p": st.column_config.NumberColumn(format="%.3g", help="sign-flip test of whole documents"),
-        "p (Holm)": st.column_config.NumberColumn(format="%.3g"),
+        "q": st.column_config.NumberColumn(format="%.3g", help="p adjusted for the many slices (Benjamini-Hochberg)"),
         "McNemar p (questions)": st.column_config.NumberColumn(
             format="%.3g", help="question-level: treats questions as independent (secondary)")})
     downloads(table, f"deltas_{file_part(a)}_vs_{file_part(b)}", "cmp_dl_deltas")

@@ -12,6 +12,9 @@ once, in PARAMS (the View attribute, its query key, its codec); both walk it.
     ?wk_run=a&wk_base=b&wk_metric=anls     (the Weak slices page: run, baseline -- pair mode -- and metric)
     ?data=/srv/outputs&bench=docvqa_val&profile=lmms-eval   (a harness folder as the benchmark: its task, its profile)
     ?eval=ModelA/DocVQA_VAL@T20260301-090000   (VLMEvalKit: an older eval id of a (model, dataset) loaded; the newest unless named)
+    ?step=1200:run-a&step=-:baseline         (checkpoint steps set by hand: run-a at step 1200, baseline no checkpoint)
+    ?tr_series=run7&tr_slice=domain%3Dlegal&tr_metric=anls   (the Trends page: series, slice, metric)
+    ?mx_series=run7&mx_sort=forgotten&mx_page=3&mx_q=q1&mx_run=ckpt-0520   (the matrix page)
 
 A link the app builds for another tab or another person (`page_url`: the weak slices' "Open in explorer",
 a saved slice's "Link to it") opens a new session, which knows only its URL: it carries the view's source
@@ -52,11 +55,17 @@ LOCATION_FIELD = "answer_location"
 # The explorer's annotation-tag filter (dashboard/annotations: a tag, or "(untagged)") under the query key
 # `tag`; a chart slice of this field opens it.
 TAG_FIELD = "annotation_tag"
-# A saved slice (dashboard/annotations/db.py saved_slices, dashboard/weak/saved.py) by name, under the query
+# A saved slice (dashboard/annotations/store.py saved_slices, dashboard/weak/saved.py) by name, under the query
 # key `slice`: the explorer applies its filters (and keeps the name in the URL while they are unchanged).
 SAVED_KEY = "slice"
 # The Weak slices page's part (dashboard/views/weak.py): run, baseline (pair mode) and metric.
 WEAK_KEYS = ("wk_run", "wk_base", "wk_metric")
+# The Trends page's part (dashboard/views/trends.py): the series, the slice charted and the metric.
+TREND_KEYS = ("tr_series", "tr_slice", "tr_metric")
+# The matrix page's part (dashboard/views/matrix.py): the series (or every run), rows of questions or
+# documents, the order, the page, the cell opened (question or document, run) and "right before, wrong at
+# this step" (`mx_at`, an alarm's questions); its filters are the view's field filters and search.
+MATRIX_KEYS = ("mx_series", "mx_by", "mx_sort", "mx_page", "mx_q", "mx_run", "mx_at")
 
 
 @dataclass
@@ -90,6 +99,11 @@ class View:
     saved: str = ""  # a saved slice's name (query key `slice`): the explorer applies its filters
     weak: dict[str, str] = field(default_factory=dict)  # WEAK_KEYS -> value
     evals: list[str] = field(default_factory=list)  # `<model>/<dataset>@<eval id>` loaded instead of the newest, query key `eval`
+    # checkpoint steps set by hand on the Data page (dashboard/trends/frames.py), query key `step`
+    # (repeatable): `STEP:RUN`, `STEP@SERIES:RUN`, or `-:RUN` (the run is no checkpoint)
+    steps: list[str] = field(default_factory=list)
+    trend: dict[str, str] = field(default_factory=dict)  # TREND_KEYS -> value
+    matrix: dict[str, str] = field(default_factory=dict)  # MATRIX_KEYS -> value
 
     def with_question(self, question: str) -> View:
         """The view on another question: the evidence viewer's page belongs to the question it was
@@ -336,6 +350,9 @@ PARAMS: tuple[Param, ...] = (
     Param("compare", "", Keyed(COMPARE_KEYS)),
     Param("weak", "", Keyed(WEAK_KEYS)),
     Param("disagree", "", Keyed(DISAGREE_KEYS)),
+    Param("steps", "step", Words(keep=lambda v: ":" in v)),
+    Param("trend", "", Keyed(TREND_KEYS)),
+    Param("matrix", "", Keyed(MATRIX_KEYS)),
 )
 
 

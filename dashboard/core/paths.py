@@ -54,7 +54,7 @@ def sources_from(argv: Sequence[str], environ: Mapping[str, str]) -> Sources:
 
 def annotations_from(argv: Sequence[str]) -> str:
     """The app's `--annotations PATH` (the annotations database file), '' when not given: then the
-    default under the user data folder (dashboard.annotations.db.resolve_path)."""
+    default under the user data folder (dashboard.annotations.location.resolve_path)."""
     ap = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
     ap.add_argument("--annotations", default="")
     args, _ = ap.parse_known_args(list(argv))

@@ -11,10 +11,21 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
+from scoring import guard
 from scoring.judge import client as judge_client
 
-# declared in scoring/ (the engine reads them there, without the dashboard); listed in SETTINGS below
-from scoring.settings import APP_FOLDER, CACHE_DIR, ENGINE_SETTINGS, Setting, cache_root  # noqa: F401  (the app imports them here)
+# declared in scoring/ (the engine and the read guard, scoring/guard.py, read them there, without the dashboard);
+# listed in SETTINGS below
+from scoring.settings import (  # noqa: F401  (the app imports them here)
+    APP_FOLDER,
+    CACHE_DIR,
+    ENGINE_SETTINGS,
+    READ_BUDGET,
+    READ_MEMORY,
+    READ_SETTINGS,
+    Setting,
+    cache_root,
+)
 
 BENCHMARK = Setting("LENS_BENCHMARK", "the sample benchmark (sample_runs/)",
                     "the benchmark folder the app opens, as `--benchmark`")
@@ -45,7 +56,7 @@ JUDGE_API_KEY = Setting(judge_client.API_KEY_ENV, "none",
                         "the judge server's key, when it needs one: sent as a Bearer token, never shown or logged")
 
 SETTINGS = (BENCHMARK, RUNS, SCORES, DATA_ROOTS, CACHE_DIR, DATA_DIR, DATABASE_URL, OCR_BUDGET, ADDRESS, JUDGE_URL, JUDGE_MODEL,
-            JUDGE_API_KEY, *ENGINE_SETTINGS)
+            JUDGE_API_KEY, *ENGINE_SETTINGS, *READ_SETTINGS)
 
 OCR_BUDGET_DEFAULT_S = 120.0
 LOOPBACK = "127.0.0.1"  # where the server listens unless told otherwise: nobody else on the network reaches it
@@ -77,3 +88,8 @@ def data_dir(environ: Mapping[str, str] | None = None) -> Path:
         return Path(xdg) / APP_FOLDER
     home = Path(env["HOME"]) if env.get("HOME") else Path.home()
     return home / ".local" / "share" / APP_FOLDER
+
+
+def read_limits(environ: Mapping[str, str] | None = None) -> guard.Limits:
+    """$LENS_READ_MEMORY and $LENS_READ_BUDGET_S as read (scoring.guard.limits: defaults 1 GB and 60 s)."""
+    return guard.limits(environ)

@@ -43,7 +43,9 @@ import scoring
 from dashboard.core.digests import file_sha256, symlinked
 from dashboard.core.predictions import PredictionTable, as_table, evidence_json, evidence_of
 from dashboard.core.settings import cache_root
+from scoring import guard
 from scoring._gc import paused_gc
+from scoring.problems import LoadResult
 
 _KEY = re.compile(r"[0-9a-f]{64}")
 _LOG = logging.getLogger(__name__)
@@ -83,18 +85,26 @@ _SHA_MEMO: dict[tuple, str] = {}
 _SHA_LOCK = threading.Lock()
 
 
+FILES_SHA_CHUNK = 1 << 20
+
+
 def files_sha256(paths: Sequence[Path], stamp: tuple | None = None) -> str:
     """sha256 over the files' bytes, in order (each file's length first, so the split between
-    files counts). `stamp` (e.g. their (path, size, mtime) fingerprint) memoises the result."""
+    files counts), each read FILES_SHA_CHUNK bytes at a time: a harness's samples file of 2 GB (a
+    gold file of the harness layout) was read whole into the server, 2.3 GB at its peak. `stamp` (e.g.
+    their (path, size, mtime) fingerprint) memoises the result."""
     if stamp is not None:
         with _SHA_LOCK:
             if stamp in _SHA_MEMO:
                 return _SHA_MEMO[stamp]
     h = hashlib.sha256()
+    buf = bytearray(FILES_SHA_CHUNK)
+    view = memoryview(buf)
     for p in paths:
-        data = Path(p).read_bytes()
-        h.update(len(data).to_bytes(8, "big"))
-        h.update(data)
+        with open(p, "rb", buffering=0) as fh:
+            h.update(os.fstat(fh.fileno()).st_size.to_bytes(8, "big"))  # the length as read whole (unless it grows meanwhile)
+            while n := fh.readinto(buf):
+                h.update(view[:n])
     digest = h.hexdigest()
     if stamp is not None:
         with _SHA_LOCK:
@@ -334,8 +344,6 @@ class PredictionStore(EntryFolder):
         loaded) read from the entry's metadata alone (its footer: no column is read), or None when there is
         no entry or its metadata is not what `put` wrote. The rows themselves are read, and checked, by `get`
         when a page needs them."""
-        from scoring.problems import LoadResult
-
         path = self.path(key)
         if _refuse(self.folder) or path.is_symlink() or not path.is_file():
             return None
@@ -358,13 +366,14 @@ class PredictionStore(EntryFolder):
         except (OSError, ValueError, TypeError, KeyError, pa.ArrowException):
             return None
 
-    def get(self, key: str, file: str):
-        """The LoadResult as the loader returned it for `file`, or None (no entry, or a bad one: removed)."""
+    def get(self, key: str, file: str, counted: bool = True):
+        """The LoadResult as the loader returned it for `file`, or None (no entry, or a bad one: removed).
+        `counted=False`: an entry a reader process has just written, neither a hit nor a miss."""
         def read(path: Path):
             with paused_gc():
                 return self._read(path, key, file)
 
-        return self._entry(key, read)
+        return self._entry(key, read, counted=counted)
 
     @staticmethod
     def _read(path: Path, key: str, file: str = ""):
@@ -403,7 +412,8 @@ class PredictionStore(EntryFolder):
 def load_predictions_cached(path: Path, prediction_sha256: str, store: PredictionStore | None = None):
     """scoring.loaders.load_predictions(path), read from the cache when the file's bytes (its sha256,
     computed by the caller) were read before; else loaded and written to it -- unless the file changed
-    while it was read (then it is not cached)."""
+    while it was read (then it is not cached). A file that is not small is parsed and written to the
+    cache by a reader process (scoring/guard.py), and its entry read here."""
     from scoring.loaders import load_predictions
 
     if not prediction_sha256:
@@ -413,16 +423,44 @@ def load_predictions_cached(path: Path, prediction_sha256: str, store: Predictio
     res = store.get(key, str(path))
     if res is not None:
         return res
+    if guard.here([path], bounded=True):  # a small file, or this process reads where it can be killed
+        res, _ = _parse_and_put(Path(path), prediction_sha256, store)
+    else:
+        # parsed where it can be killed (scoring/guard.py) by a process that writes the cache entry itself:
+        # only the entry comes back (read as a restart reads it), not a pickle of every record
+        got = guard.job(_parse_and_put_there, Path(path), prediction_sha256, store.root, paths=[path], bounded=True,
+                        failed=lambda problem: LoadResult(problems=[problem], unreadable=[str(path)]))
+        res = store.get(key, str(path), counted=False) if got is None else got
+        if res is None:  # written, and gone since: read once more (where it can be killed), not cached
+            res = load_predictions(path)
+    res.items = cast(list, as_table(res.items))  # held as columns, as a cached file is
+    return res
+
+
+def _parse_and_put(path: Path, prediction_sha256: str, store: PredictionStore) -> tuple[LoadResult, bool]:
+    """`load_predictions(path)`, and whether it was written to the cache under the file's sha256: not when
+    the file changed while it was read, nor when it was refused (over the read limits: a fact of the
+    settings, not of its bytes)."""
+    from scoring.loaders import load_predictions
+
     res = load_predictions(path)
+    if any(p.kind == guard.REFUSED_KIND for p in res.problems):
+        return res, False
     try:
         same = file_sha256(path) == prediction_sha256  # read again, never remembered: did it change meanwhile?
     except OSError:
         same = False
-    if same:
-        with paused_gc():
-            store.put(key, res)
-    res.items = cast(list, as_table(res.items))  # held as columns, as a cached file is
-    return res
+    if not same:
+        return res, False
+    with paused_gc():
+        return res, store.put(prediction_key(prediction_sha256, str(path)), res) is not None
+
+
+def _parse_and_put_there(path: Path, prediction_sha256: str, root: Path) -> LoadResult | None:
+    """`_parse_and_put` in a reader process: None when the entry was written (the caller reads it), else
+    the LoadResult (pickled back)."""
+    res, written = _parse_and_put(path, prediction_sha256, PredictionStore(root))
+    return None if written else res
 
 
 def _checked_table(path: Path, key: str, schema, fmt: int):

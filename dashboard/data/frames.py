@@ -8,8 +8,10 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from dashboard.core import settings
 from dashboard.core.analysis import Analysis, is_success
 from dashboard.data.workspace import Workspace
+from scoring import guard
 from scoring.evaluate import RunResult
 from scoring.formats.base import ANLS_FAMILY, CONFLICT_RULE, gold_text
 from scoring.mmlongbench import NOT_EVALUATED
@@ -403,3 +405,14 @@ def harness_notes(ws: Workspace) -> pd.DataFrame:
                 rows.append({"Run": h.name, "question_id": (h.qids or {}).get(r.qid, r.qid) if h.qids is not None else r.qid,
                              "Harness id": r.qid, "Where": f"{r.file}:{r.line}" if r.line is not None else r.file, "What": note})
     return pd.DataFrame(rows, columns=["Run", "question_id", "Harness id", "Where", "What"])
+
+
+def read_limits_note(limits: guard.Limits) -> str:
+    """What the Data page says of the read limits (scoring/guard.py, settings LENS_READ_MEMORY and
+    LENS_READ_BUDGET_S): each file a user or a harness left is read where it can be killed."""
+    return (f"Each file is read where it can be killed: in a worker process that may take "
+            f"{guard.format_memory(limits.memory)} of memory ({settings.READ_MEMORY.name}) and {limits.budget_s:g} s "
+            f"({settings.READ_BUDGET.name}) -- a JSON, JSON-lines or CSV file {guard.BOUNDED_FACTOR} times its size and "
+            f"a second per {guard.BOUNDED_RATE >> 20} MB when that is more, and one under "
+            f"{guard.INLINE_MAX_BYTES >> 20} MB in the server itself, too small to do harm. A file that needs more is "
+            "named in the problems and not read; the rest loads.")

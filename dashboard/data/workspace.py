@@ -17,6 +17,7 @@ from dashboard.core.bounded import Bounded
 from dashboard.core.paths import DocLocation, Sources, locate_document
 from dashboard.core.predictions import as_table
 from dashboard.documents.pdf import DocCheck, inspect_document
+from scoring import guard
 from scoring.formats import benchmark_format, docvqa, mmlongbench_doc, xldocbench
 from scoring.formats.base import (
     ANLS_FAMILY,
@@ -701,8 +702,9 @@ def harness_source(path: Path) -> SourceLoad | None:
     key = (str(path), fingerprint(_files_under([path])))
     if key in _SOURCE_CACHE:
         return _SOURCE_CACHE[key]
-    try:
-        got = formats.open_source(path)
+    try:  # in a reader process, each file in a bracket of its own (scoring/guard.py): a hostile file costs itself
+        got = guard.job(formats.open_source, path, paths=[path], failed=lambda problem: SourceLoad(
+            format="", root=str(path), problems=[problem]))
     except (OSError, ValueError, RuntimeError) as exc:  # the readers report problems; this is a last guard
         got = SourceLoad(format="", root=str(path), problems=[Problem.error(str(path), None, None, "a harness output",
                                                                              f"unreadable ({type(exc).__name__}: {exc})")])

@@ -1,4 +1,8 @@
-"""python -m dashboard.evidence --benchmark DIR --output boxes.jsonl [--runs FILE_OR_DIR ... --answers-output answers.jsonl]"""
+"""`docbench-lens evidence` (alias `python -m dashboard.evidence`): the Evidence page's location work on a
+whole benchmark.
+
+    docbench-lens evidence --benchmark DIR --output boxes.jsonl [--runs FILE_OR_DIR ... --answers-output answers.jsonl]
+"""
 
 from __future__ import annotations
 
@@ -52,21 +56,41 @@ def _answer_row(q: GoldQuestion, run: str, pred, paths: dict[str, Path | None]) 
                 "documents": {}, "message": f"{type(exc).__name__}: {str(exc)[:200]}"}
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    from dashboard.data.workspace import run_name
-    from scoring.loaders import load_predictions
-    from scoring.mmlongbench import load_results
-    from scoring.mmlongbench import run_name as result_run_name
+EPILOG = """\
+outputs (JSON lines):
+  --output          one row per gold evidence item with a quote, per page: question_id, document_id,
+                    page, quote, rects ([x0, y0, x1, y1] in PDF points), method (how the quote
+                    was found, or why not), score (0-1), item, locator, message, ocr
+  --answers-output  one row per question x run: question_id, run, answer, answer_pages_evidence,
+                    answer_pages_elsewhere, in_document, location, documents, message, ocr
 
-    ap = argparse.ArgumentParser(prog="python -m dashboard.evidence",
-                                 description="Locate gold evidence quotes (and runs' answers) on the pages of a "
-                                             "benchmark's documents.")
+exit codes:
+  0  the rows were written (a quote or document not found is a row that says why)
+  1  no such benchmark folder, or no gold question in it
+  2  usage: an unknown option or a bad value (--runs without --answers-output)
+"""
+
+
+def build_parser(prog: str = "python -m dashboard.evidence") -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog=prog, description="Locate gold evidence quotes (and runs' answers) on the pages of a "
+                                                       "benchmark's documents.",
+                                 epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--benchmark", required=True, help="benchmark folder (gold *.jsonl, documents.jsonl, docs/)")
     ap.add_argument("--output", required=True, help="JSONL: one row per evidence item with a quote and page")
     ap.add_argument("--runs", nargs="+", action="extend", default=[], help="prediction files or folders")
     ap.add_argument("--answers-output", help="JSONL: one row per question × run with the answer's location")
     ap.add_argument("--parallel-min-pages", type=int, default=pdf.PARALLEL_MIN_PAGES, metavar="N",
                     help=f"documents of at least N pages are read by worker processes (default {pdf.PARALLEL_MIN_PAGES})")
+    return ap
+
+
+def main(argv: Sequence[str] | None = None, prog: str = "python -m dashboard.evidence") -> int:
+    from dashboard.data.workspace import run_name
+    from scoring.loaders import load_predictions
+    from scoring.mmlongbench import load_results
+    from scoring.mmlongbench import run_name as result_run_name
+
+    ap = build_parser(prog)
     args = ap.parse_args(argv)
     pdf.PARALLEL_MIN_PAGES = max(1, args.parallel_min_pages)
     bench = Path(args.benchmark)

@@ -20,7 +20,6 @@ import pandas as pd
 
 from dashboard.core import settings
 from dashboard.data.workspace import Workspace
-from dashboard.disagreement.frames import JUDGE_DISAGREES, category_label, slice_labels
 from scoring.judge.agreement import Agreement, agreement, by_decile
 from scoring.judge.answers import JudgedAnswer, answers_of_results, answers_of_run, judged_family, rules_right
 from scoring.judge.cache import ReplyCache
@@ -36,7 +35,7 @@ __all__ = ["FILES", "Source", "judged_runs", "run_answers", "run_model", "verdic
 FILES = "the run's own judge (its files)"
 COUNT_COLUMN = "Judge: no answer"
 SCORE_COLUMN = "Acc without them %"
-# the people's verdict a triage tag on an answer carries (dashboard/annotations/db.py DEFAULT_TAGS): the scorer
+# the people's verdict a triage tag on an answer carries (dashboard/annotations/records.py DEFAULT_TAGS): the scorer
 # was wrong on a right answer, or the model was wrong
 RIGHT_TAGS = frozenset({"format_only", "extraction_error"})
 WRONG_TAGS = frozenset({"hallucination", "reasoning_error", "wrong_page_retrieved", "reading_or_ocr_error",
@@ -170,6 +169,8 @@ def confusion_frame(frame: pd.DataFrame) -> tuple[pd.DataFrame, Agreement]:
 
 def slice_table(frame: pd.DataFrame, questions: pd.DataFrame, field_name: str) -> pd.DataFrame:
     """Judge against rules per label of a breakdown field (an answer under each of its labels)."""
+    from dashboard.disagreement.frames import slice_labels  # here: the overview reads judge_board, not the page
+
     labels = slice_labels(questions, field_name)
     merged = frame.merge(labels, on="question_id", how="inner")
     rows = [{"Slice": label, **agreement_row(_both(part))} for label, part in merged.groupby("label", sort=True)]
@@ -187,6 +188,8 @@ def length_table(frame: pd.DataFrame) -> pd.DataFrame:
 def disagreements(frame: pd.DataFrame) -> pd.DataFrame:
     """The answers where the judge and the rules disagree, with the disagreement's reason and the reply."""
     part = frame[frame["judge_right"] != frame["rules_right"]]
+    from dashboard.disagreement.frames import JUDGE_DISAGREES, category_label  # as above
+
     reason = [f"{category_label(JUDGE_DISAGREES)}: the judge says {j}, the rules {'right' if r else 'not right'}"
               for j, r in zip(part["judge"], part["rules_right"])]
     return pd.DataFrame({"question_id": part["question_id"], "reason": reason, "judge's answer": part["answer"],

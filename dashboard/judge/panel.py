@@ -18,6 +18,7 @@ import streamlit as st
 from dashboard.annotations import panel as notes_panel
 from dashboard.core import settings
 from dashboard.core.escape import clipped, md_escape
+from dashboard.disagreement.frames import JUDGE_DISAGREES, category_label
 from dashboard.judge import frames as F
 from dashboard.judge import jobs
 from dashboard.shell.context import Context
@@ -196,7 +197,7 @@ def rules_section(ctx: Context, source: F.Source, answers: list[JudgedAnswer]) -
     st.bar_chart(lengths, x="Decile", y="Agree %", height=220)
     dis = F.disagreements(frame)
     st.markdown("**Where they disagree** " + md_escape(f"({len(dis):,} answers; reason: "
-                                                       f"{F.category_label(F.JUDGE_DISAGREES)})"))
+                                                       f"{category_label(JUDGE_DISAGREES)})"))
     if dis.empty:
         return
     ev = st.dataframe(clipped(dis, 300), hide_index=True, width="stretch", key="judge_dis", on_select="rerun",

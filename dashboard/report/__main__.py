@@ -1,4 +1,7 @@
-"""python -m dashboard.report --benchmark DIR --runs A B [...] --output report.html"""
+"""`docbench-lens report` (alias `python -m dashboard.report`): the stakeholder report as one HTML file.
+
+    docbench-lens report --benchmark DIR --runs A B [...] [--baseline NAME] [--profile NAME] --output report.html
+"""
 
 from __future__ import annotations
 
@@ -9,14 +12,24 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from dashboard.compare import frames as C
-from dashboard.data.workspace import run_name
-from dashboard.report.build import ReportError, build_report, load, resolve
 from scoring.profiles import DEFAULT_PROFILE, MMLONGBENCH_PROFILE, PROFILES
 
+EPILOG = """\
+output: one self-contained HTML file (--output) that opens with no network: headline numbers with 95 %
+intervals, where the chosen run is weakest and where it lost more to the baseline, the flips against
+the baseline, per-slice deltas and the most telling failures with their evidence pages.
 
-def parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="python -m dashboard.report",
-                                 description="Write a self-contained HTML report comparing runs of a benchmark.")
+exit codes:
+  0  the report was written
+  1  nothing could be scored (no gold question could be read, no run could be scored), or the file
+     could not be written
+  2  usage: an unknown run (the message lists the available ones), a missing folder, a bad option
+"""
+
+
+def build_parser(prog: str = "python -m dashboard.report") -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog=prog, description="Write a self-contained HTML report comparing runs of a benchmark.",
+                                 epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--benchmark", required=True, type=Path, help="benchmark folder (gold qa_*.jsonl, docs/, runs/, results/)")
     ap.add_argument("--runs", required=True, nargs="+", metavar="RUN",
                     help="run names (prediction file names in runs/ without extension) or paths to prediction files")
@@ -31,8 +44,11 @@ def parser() -> argparse.ArgumentParser:
     return ap
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    args = parser().parse_args(argv)
+def main(argv: Sequence[str] | None = None, prog: str = "python -m dashboard.report") -> int:
+    from dashboard.data.workspace import run_name  # the report's modules only when it is made (not for --help)
+    from dashboard.report.build import ReportError, build_report, load, resolve
+
+    args = build_parser(prog).parse_args(argv)
     if args.profile is None:  # the benchmark's own rule for MMLongBench-Doc's layout
         from dashboard.core.paths import Sources
         from dashboard.data.workspace import MMLONGBENCH, discover

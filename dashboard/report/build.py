@@ -281,14 +281,16 @@ def build_report(analysis: Analysis, runs: list[str], baseline: str | None = Non
                  profile: str = DEFAULT_PROFILE, title: str = "", settings: C.Settings | None = None,
                  failures: int = 8, progress: Progress | None = None, notes: Sequence | None = None,
                  changes: pd.DataFrame | None = None, changes_summary: str = "", saved: Sequence = (),
-                 searches: dict | None = None) -> str:
+                 searches: dict | None = None, trend: dict | None = None) -> str:
     """The whole report as one HTML string (see the module docstring). Sections are numbered in the
     order they appear: the headline, where A is weakest (the finder: A against the rest of A, and with
     a baseline where A lost more to B), the flips (two runs or more), the ranks (three runs or more),
     the failures, the failure modes.
-    `saved`: the benchmark's saved slices (dashboard.annotations.db.SavedSlice), a breakdown field of the
+    `saved`: the benchmark's saved slices (dashboard.annotations.records.SavedSlice), a breakdown field of the
     per-slice table and of the finder; `searches`: finder results already made ((run, baseline) ->
-    scoring.slices.SliceSearch, as the app's store keeps them), the rest computed here."""
+    scoring.slices.SliceSearch, as the app's store keeps them), the rest computed here. `trend`: the
+    checkpoint trend of the series open in the app (dashboard.trends.frames.report_section), a section of
+    its own after the others."""
     import plotly.offline
 
     settings = settings or C.Settings()
@@ -333,10 +335,16 @@ def build_report(analysis: Analysis, runs: list[str], baseline: str | None = Non
     if judged is not None:
         sections.append(judged)
         page["signature"] = str(page["signature"]) + "".join(f" | {j}" for j in judged["judges"])
+    if trend:  # the open series' checkpoint trend (templates/trend.html)
+        section = dict(trend)
+        figure = section.pop("figure", None)
+        section["chart"] = chart(figure) if figure is not None else ""
+        sections.append(section)
     for number, section in enumerate(sections, 1):
         section["number"] = number
     sections.append({"template": "method.html", "resamples": f"{settings.resamples:,}", "seed": settings.seed,
-                     "min_documents": C.MIN_DOCUMENTS, "unit": C.unit_of(an.questions)})
+                     "slice_resamples": f"{settings.slice_resamples:,}", "min_documents": C.MIN_DOCUMENTS,
+                     "unit": C.unit_of(an.questions)})
     page["sections"] = sections
     page["plotlyjs"] = Markup(plotly.offline.get_plotlyjs())  # the Plotly bundle itself
     return render(page)
@@ -406,7 +414,7 @@ def _headline(an: Analysis, iv: pd.DataFrame, a: str, b: str | None, settings: C
     section: dict = {"template": "headline.html", "a": a, "b": b, "top": None}
     if b:
         pairs = C.paired(an.attempted_scores([a, b])[0], a, b)
-        top = C.headline(C.deltas(pairs, an.questions, [], settings))
+        top = C.headline(C.deltas(pairs, an.questions, None, settings))
         if top:
             d = top["accuracy_delta"]
             said = C.verdict(top)
@@ -452,7 +460,7 @@ def _flips(an: Analysis, pairs: pd.DataFrame, a: str, b: str, settings: C.Settin
     q = an.questions if questions is None else questions
     fields = (*C.BREAKDOWNS, C.SAVED_FIELD) if C.SAVED_FIELD in q.columns else C.BREAKDOWNS
     flips = C.flip_table(pairs, q, fields)
-    table = C.deltas(pairs, q, fields, settings)
+    table = C.deltas(pairs, q, C.pair_fields(pairs, q, an.gold, an.declared_pages), settings)
     top = flips.iloc[0]
     slices = flips.iloc[1:].assign(_d=flips.iloc[1:][["only A", "only B"]].sum(axis=1)).sort_values("_d", ascending=False, kind="stable")
     sig = C.holding_slices(table)
@@ -466,8 +474,8 @@ def _flips(an: Analysis, pairs: pd.DataFrame, a: str, b: str, settings: C.Settin
                                                                            few, table[f"{m}_detectable"])]
            for m in C.METRICS},
         "Only A / only B": [f"{x} / {y}" for x, y in zip(table["only_a"], table["only_b"])],
-        "p by document (Holm)": ["—" if tf and f != C.OVERALL_FIELD else pvalue(p)
-                                 for p, tf, f in zip(table["p_holm"], few, table["field"])],
+        "q by document": ["—" if tf and f != C.OVERALL_FIELD else pvalue(p)
+                          for p, tf, f in zip(table["q"], few, table["field"])],
         "McNemar p (questions)": [pvalue(p) for p in table["p_mcnemar"]],
     })
     return {
@@ -481,7 +489,7 @@ def _flips(an: Analysis, pairs: pd.DataFrame, a: str, b: str, settings: C.Settin
         "tested": C.tested_count(table), "slices": int((table["field"] != C.OVERALL_FIELD).sum()),
         "min_documents": C.MIN_DOCUMENTS,
         "significant": [(slice_text(f, lab), pp(d)) for f, lab, d in zip(sig["field"], sig["label"], sig["accuracy_delta"])],
-        "table": table_data(frame, numeric=["Questions", "Documents", "Only A / only B", "p by document (Holm)",
+        "table": table_data(frame, numeric=["Questions", "Documents", "Only A / only B", "q by document",
                                             "McNemar p (questions)"]),
     }
 

@@ -12,6 +12,7 @@ import streamlit as st
 from dashboard.annotations import panel as annotations_panel
 from dashboard.compare import panel as compare_panel
 from dashboard.shell.context import Context
+from dashboard.trends import panel as trend_panel
 from dashboard.weak import saved_panel
 
 
@@ -39,7 +40,8 @@ def report_section(ctx: Context, order: list[str], state: MutableMapping[str, st
         with st.spinner("Building the report: intervals, charts, page thumbnails…"):
             page = report.build_report(ctx.analysis, list(runs), baseline, workspace=ctx.workspace, profile=ctx.profile,
                                        settings=compare_panel.SETTINGS, notes=annotations_panel.notes(ctx), changes=annotations_panel.score_changes(ctx),
-                                       changes_summary=str(ctx.corrections or ""), saved=saved_panel.saved_slices(ctx))
+                                       changes_summary=str(ctx.corrections or ""), saved=saved_panel.saved_slices(ctx),
+                                       trend=trend_panel.report_section(ctx))
         st.session_state["cmp_report"] = (wanted, page.encode("utf-8"))
     built = st.session_state.get("cmp_report")
     if built and built[0] == wanted:

@@ -6,6 +6,7 @@ import hashlib
 import streamlit as st
 
 from dashboard.annotations import panel as annotations
+from dashboard.core import settings
 from dashboard.core.escape import md_escape
 from dashboard.core.store import cache_problems
 from dashboard.data.frames import (
@@ -19,9 +20,11 @@ from dashboard.data.frames import (
     harness_notes,
     join_frame,
     problem_line,
+    read_limits_note,
     repro_frame,
 )
 from dashboard.shell import cache, context, scorer, viewstate
+from dashboard.trends import panel as trend_panel
 from scoring.problems import ERROR, summarise
 from scoring.profiles import HARNESS_PROFILES, PROFILES
 
@@ -63,6 +66,7 @@ st.caption(md_escape(f"Scored runs: {ctx.analysis.store.engine.shown()}."))
 st.subheader("Files")
 if ws.discovery.all_files():
     st.dataframe(files_frame(ws), hide_index=True, width="stretch")
+    st.caption(md_escape(read_limits_note(settings.read_limits())))
 else:
     st.info("No files found. Type a benchmark folder in the sidebar's Data panel, or upload gold, prediction and "
             "score files there.")
@@ -171,4 +175,5 @@ if ws.summary.items:
     st.subheader("Official summary (summary.json)")
     st.dataframe(ws.summary.items, hide_index=True, width="stretch")
 
+trend_panel.steps_section(ctx)  # each scored run's checkpoint step and series, editable (dashboard/trends)
 annotations.data_section(ctx)  # every gold correction with its author; export and import

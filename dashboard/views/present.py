@@ -2,7 +2,8 @@
 and one large chart per screen, no controls, the sidebar hidden. Where A is weak (slide 2) and where it
 lost more to B (slide 5) are the weak-slice finder's answer, the sentence the report and Compare's "All
 runs" give (dashboard/weak/frames.py `sentence`); slide 4 counts and names the slices as the report does
-(`frames.holding_slices` over the same table, the saved slices included)."""
+(`frames.holding_slices` over the same table, the saved slices included). When a series of checkpoints
+is open (the Trends page), its trend is a last slide (dashboard/trends)."""
 
 import streamlit as st
 
@@ -11,6 +12,7 @@ from dashboard.compare import frames as C
 from dashboard.compare import panel as P
 from dashboard.core.escape import md_escape
 from dashboard.shell import context, viewstate
+from dashboard.trends import panel as trend_panel
 from dashboard.weak import charts as weak_charts
 from dashboard.weak import frames as W
 from dashboard.weak import panel as weak_panel
@@ -43,16 +45,16 @@ def slide(number: int, message: str, fig=None) -> None:
 
 
 def holds_message(table, tested: int) -> str:
-    """Slide 4: how many slices' Accuracy difference holds after Holm's correction (the report's count,
+    """Slide 4: how many slices' Accuracy difference holds after the false-discovery control (the report's count,
     over the same table: the saved slices included), the largest first by size, each with its sign."""
     sig = C.holding_slices(table)
     if len(sig):
         return (f"The difference holds on **{len(sig)}** of the {tested} slices with at least {C.MIN_DOCUMENTS} documents "
-                "after Holm's correction; the largest: "
+                "after the false-discovery control (Benjamini-Hochberg); the largest: "
                 + ", ".join(f"{md_escape(P.slice_text(x, y))} ({md_escape(W.pp(d))} pp)"
                             for x, y, d in sig[["field", "label", "accuracy_delta"]].head(3).values))
     if tested:
-        return f"No single slice's difference holds after Holm's correction across the {tested} slices with enough documents."
+        return f"No single slice's difference holds after the false-discovery control across the {tested} slices with enough documents."
     return f"No slice has the {C.MIN_DOCUMENTS} documents a test needs: too few documents to tell, slice by slice."
 
 
@@ -64,6 +66,8 @@ else:
     a: str = state["a"] if state.get("a") in runs else runs[0]
     b: str = state["b"] if state.get("b") in runs and state.get("b") != a else next(r for r in runs if r != a)
     pairs = C.paired(an.rows_of([a, b]), a, b)
+    trend = trend_panel.slide(ctx)  # the open series' checkpoint trend (dashboard/trends): a last slide
+    SLIDES += 1 if trend else 0
     st.title(f"{a} against {b}")
     header = P.header_lines(an, [a, b], ctx.corrections)
     if header:
@@ -101,4 +105,6 @@ else:
     found, found_said = weak_panel.answer(an, saved_panel.questions_with_fields(ctx, [a, b], with_tags=True), a, b,
                                           "accuracy", settings, "Finding where A lost more to B…")
     slide(5, W.markdown(found_said), weak_charts.forest(found, "Accuracy", top=P.WEAK_TOP) if found is not None and found.weak else None)
+    if trend:
+        slide(6, *trend)
     st.page_link("views/compare.py", label="Leave the presentation", icon=":material/close:")

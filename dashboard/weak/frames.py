@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from dashboard.annotations.db import SavedSlice
+from dashboard.annotations.records import SavedSlice
 from dashboard.core.escape import md_escape
 from dashboard.core.links import META, View, page_url, with_source
 from dashboard.weak.saved import SAVED_FIELD, TAG_FIELD, column_of

@@ -1,6 +1,6 @@
 """Saved slices as a breakdown field (issue 25, section 3). Pure: pandas, no streamlit.
 
-A saved slice (`dashboard.annotations.db.SavedSlice`, kept in the annotations database beside the
+A saved slice (`dashboard.annotations.records.SavedSlice`, kept in the annotations database beside the
 notes) is a name and a definition {field: [values]}: a question is in it when, for every field, its
 value (any of its values, for a multi-valued field such as evidence_source) is one of those listed.
 The fields are the explorer's filter fields with the database's spelling (`definition_field`): the
@@ -29,7 +29,7 @@ from dashboard.core.links import META, View
 from scoring.registry import METRICS
 
 if TYPE_CHECKING:  # the database module imports SQLAlchemy (0.7 s): not for the types alone
-    from dashboard.annotations.db import SavedSlice
+    from dashboard.annotations.records import SavedSlice
 
 SAVED_FIELD = "saved_slice"  # the breakdown field of saved slices (a question: the names of those it is in)
 TAG_FIELD = "tag"  # the triage notes' tags as a field (the finder's extra condition, a saved slice's field)
@@ -90,7 +90,7 @@ def definition_from_conditions(conditions: Sequence[tuple[str, str]]) -> dict[st
 
 def question_tags(notes: Iterable, question_ids: Iterable[str], runs: Sequence[str] | None = None) -> pd.Series:
     """(question id -> tuple of tags, sorted): the tags of its own note and of `runs`' answers (every
-    run's when None). `notes`: dashboard.annotations.db.Note."""
+    run's when None). `notes`: dashboard.annotations.records.Note."""
     wanted = None if runs is None else set(runs)
     tags: dict[str, set[str]] = {}
     for n in notes:

@@ -3,7 +3,7 @@ finder discovered under a name (with the session's annotator name and a note), l
 Open and Delete, apply one from the URL (`?slice=NAME`), and the question frame with the saved
 slices and tags as fields for the overview, Compare runs, the finder and the report.
 
-Saved slices live in the annotations database (dashboard/annotations/db.py), shared by every session
+Saved slices live in the annotations database (dashboard/annotations/store.py), shared by every session
 of the benchmark. Names, notes, authors and definitions are user text: shown with st.text,
 dataframes, or through md_escape.
 """
@@ -17,7 +17,8 @@ import pandas as pd
 import streamlit as st
 
 from dashboard.annotations import panel as notes_panel
-from dashboard.annotations.db import AnnotationsUnavailable, Conflict, InvalidInput, SavedSlice
+from dashboard.annotations.errors import AnnotationsUnavailable, InvalidInput
+from dashboard.annotations.records import Conflict, SavedSlice
 from dashboard.core.bounded import Bounded
 from dashboard.core.escape import md_escape
 from dashboard.core.links import View, page_url, with_source

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import textwrap
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TextIO
@@ -80,15 +81,23 @@ def _seconds(text: str) -> float:
     return value
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(prog: str = "docbench-lens ingest") -> argparse.ArgumentParser:
     profiles = [*PROFILES, *HARNESS_PROFILES]
     ap = argparse.ArgumentParser(
-        prog="docbench-lens ingest",
-        description="Score runs and put them into the scored runs' store (DuckDB in the cache folder, or a team's DuckLake). "
-                    "Each run is written whole in one transaction; the same file ingested again is a no-op; a changed "
-                    "file becomes a new version of its run.",
-        epilog=f"Exit status: {OK} done; {PROBLEMS} some input could not be read (the rest was ingested); {USAGE} usage; "
-               f"{STORE} the store could not be written (the run named is not in it, nothing of it is visible).")
+        prog=prog,
+        description=textwrap.fill(
+            "Score runs and put them into the scored runs' store (DuckDB in the cache folder, or a team's DuckLake). "
+            "Each run is written whole in one transaction; the same file ingested again is a no-op; a changed "
+            "file becomes a new version of its run.", 100),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=f"""\
+exit codes:
+  {OK}  done: every run ingested or unchanged (or removed, or listed)
+  {PROBLEMS}  some input could not be read or scored (the rest was ingested; each problem named)
+  {USAGE}  usage: an unknown option or a bad value
+  {STORE}  the store could not be written: the run named is not in it, nothing of it is visible (the runs
+     before it are)
+""")
     ap.add_argument("--benchmark", metavar="DIR", help="the benchmark folder: gold *.jsonl, documents.jsonl, docs/, runs/, "
                                                        "results/ (or a clone of MMLongBench-Doc, or a harness's output)")
     ap.add_argument("--runs", nargs="+", action="extend", default=[], metavar="FILE_OR_FOLDER",
@@ -120,11 +129,11 @@ def _say(out: TextIO, text: str) -> None:
 
 
 def main(argv: Sequence[str] | None = None, *, load: Loader | None = None, stdout: TextIO | None = None,
-         stderr: TextIO | None = None) -> int:
+         stderr: TextIO | None = None, prog: str = "docbench-lens ingest") -> int:
     """Run `docbench-lens ingest` with these arguments; `load` reads and scores the benchmark's files
     (dashboard.data.ingest.load: the app's own reading and scoring)."""
     out, err = stdout or sys.stdout, stderr or sys.stderr
-    ap = build_parser()
+    ap = build_parser(prog)
     try:
         args = ap.parse_args(list(sys.argv[1:] if argv is None else argv))
     except SystemExit as exc:

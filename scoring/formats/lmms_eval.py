@@ -23,6 +23,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from .. import guard
 from ..harness_rules import infer_mmlongbench_format, lmms_anls, lmms_anls_any
 from ..limits import LMMS_MAX_LINE, RESULTS_MAX_BYTES
 from ..problems import Problem, kind_of, short_value
@@ -442,3 +443,25 @@ def _resolve_keys(found: list[tuple[HarnessRow, HarnessQuestion]]) -> None:
             continue
         q.qid = row.qid = key
         row.raw["key_from"] = "question and answers" if len(same) == 1 else "doc_id"
+
+
+def _each_file_guarded(read: Any, bounded: bool) -> Any:
+    """`read(path, shown, ..., problems)` inside a bracket of its own (scoring/guard.py): a file over the
+    read limits is named in `problems` (its reader's last argument) and not read; the rest of the folder
+    loads."""
+
+    def reader(path: Path, shown: str, *rest: Any) -> Any:
+        with guard.reading(path, shown, bounded=bounded) as refused:
+            if refused is not None:
+                rest[-1].append(refused)
+                return None
+            return read(path, shown, *rest)
+
+    reader.__doc__ = read.__doc__
+    return reader
+
+
+# every results and samples file is read where it can be killed; samples hold Python literals, whose
+# parsing their size does not bound (`bounded=False`)
+_read_results = _each_file_guarded(_read_results, bounded=True)
+_read_samples = _each_file_guarded(_read_samples, bounded=False)

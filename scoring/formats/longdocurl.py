@@ -11,7 +11,9 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any
 
+from .. import guard
 from ..limits import LONGDOCURL_MAX_LINE
 from ..problems import Problem, kind_of
 from ..reading import open_regular
@@ -117,3 +119,20 @@ def load(path: Path) -> SourceLoad:
         out.runs.append(run)
     out.gold[TASK] = list(questions.values())
     return out
+
+
+def _guarded(read: Any) -> Any:
+    """`load` inside one bracket for the source (scoring/guard.py): a folder of results files over the
+    read limits is named and not read."""
+
+    def load(path: Path) -> SourceLoad:
+        with guard.reading(path, bounded=True) as refused:
+            if refused is not None:
+                return SourceLoad(format=NAME, root=str(path), problems=[refused])
+            return read(path)
+
+    load.__doc__ = read.__doc__
+    return load
+
+
+load = _guarded(load)  # read where it can be killed, one bracket per source (results files are one per model)

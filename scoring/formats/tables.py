@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from .. import guard
 from ..limits import (
     EXCEL_MAX_COLUMNS,
     EXCEL_MAX_ROWS,
@@ -1125,6 +1126,17 @@ def _finish(out: Table) -> None:
 
 
 def read_table(path: Path) -> Table:
+    """The table a prediction or evaluation file holds (by its extension), read where it can be killed
+    (scoring/guard.py): a file over the read limits is a table whose `error` says so."""
+    with guard.reading(path, bounded=path.suffix.lower() != ".xlsx") as refused:
+        if refused is not None:
+            out = Table()
+            out.error = refused.got
+            return out
+        return _read_table(path)
+
+
+def _read_table(path: Path) -> Table:
     suffix = path.suffix.lower()
     if suffix == ".xlsx":
         return read_xlsx(path)

@@ -1,12 +1,13 @@
 """Alembic's environment: migrations run on the connection (inside its open write transaction)
-that dashboard.annotations.db hands over in `config.attributes["connection"]`; from the `alembic`
+that dashboard.annotations.schema.migrate hands over in `config.attributes["connection"]`; from the `alembic`
 command line, on the database LENS_DATABASE_URL names (as the app resolves it)."""
 
 from __future__ import annotations
 
 from alembic import context
 
-from dashboard.annotations import db
+from dashboard.annotations.location import location_key
+from dashboard.annotations.store import AnnotationStore
 
 
 def run() -> None:
@@ -16,7 +17,7 @@ def run() -> None:
         with context.begin_transaction():  # the caller's transaction: this adds none
             context.run_migrations()
         return
-    store = db.AnnotationStore(db.location_key())  # opening it migrates it to the newest revision
+    store = AnnotationStore(location_key())  # opening it migrates it to the newest revision
     if store.problem is not None:
         raise SystemExit(store.problem.message)
 

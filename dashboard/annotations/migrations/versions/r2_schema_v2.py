@@ -11,7 +11,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-from dashboard.annotations.db import DEFAULT_TAGS, InvalidInput, clean_tag, parse_time
+from dashboard.annotations.errors import InvalidInput
+from dashboard.annotations.records import DEFAULT_TAGS, clean_tag, parse_time
 
 revision = "r2"
 down_revision = "r1"

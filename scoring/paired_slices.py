@@ -1,0 +1,136 @@
+"""Run A against run B per slice: the one per-slice paired table, shown by the gate (`scoring/gate.py`,
+compare.json's `slices`) and by the Compare page and the report (`dashboard.compare.frames.deltas`).
+Pure: numpy and scipy only (no pandas, no streamlit).
+
+    paired_table(a, b, clusters, fields)    the overall row and one row per slice (`PairedTable`)
+
+Inputs: `a`, `b` -- the two runs' scores on the n questions both answered, one row per metric (k x n,
+or one row); `clusters` -- their documents (`scoring.stats.document_clusters`); `fields` -- the finder's
+fields of those questions (`scoring.slice_fields.slice_fields`: a `FieldSet`, or a mapping field -> one
+value per question).
+
+Slices: every single condition field = value of `fields` that holds for some but not every question,
+enumerated as the weak-slice finder enumerates its conditions (`scoring.slices.conditions`: a
+multi-valued field puts a question in the slice of each of its values; a field whose values split
+nothing gives no slice), in field order, each field's values sorted. The finder, the gate and the
+Compare page therefore list the same slices of the same fields.
+
+Per slice and metric: `scoring.stats.paired_by_document` -- delta A - B, the document-bootstrap
+interval, the sign-flip p by document -- with SLICE_RESAMPLES resamples (the overall row:
+OVERALL_RESAMPLES) and the same seed everywhere, so the same two runs give the same numbers on the
+command line and on the page.
+
+Multiplicity, one rule: q = Benjamini-Hochberg (`method="by"`: Benjamini-Yekutieli) across the slices
+TESTED of each metric -- those holding at least `min_documents` documents. A slice with fewer gets no
+interval and no q, and is not counted in the family (its p is still reported). `own_family` names
+fields whose slices form a family of their own (the page's saved slices and the notes' tags, which a
+user names): they do not enter the benchmark's family, so its q stay those the command line gives.
+The overall row is one test of its own: no q.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from scipy import stats as _stats
+
+from .slice_fields import describe
+from .slices import conditions, slice_name
+from .stats import MIN_DOCUMENTS, Clusters, Paired, paired_by_document
+
+OVERALL_RESAMPLES = 10_000  # the overall row: one test per metric
+SLICE_RESAMPLES = 2_000  # per slice and metric (dozens of rows; bench/bench_stats.py measures the table)
+OVERALL = "overall"
+METHODS = ("bh", "by")
+
+
+@dataclass(frozen=True)
+class SliceRow:
+    """One row of the table: the slice `field` = `value` ("overall" for every question), the positions
+    of its questions in the inputs (ascending), and per metric its `Paired` result and its q (None:
+    not tested -- too few documents, a NaN score, or the overall row)."""
+
+    field: str
+    value: str
+    positions: np.ndarray
+    results: dict[str, Paired]
+    q: dict[str, float | None]
+
+    @property
+    def name(self) -> str:
+        """`field=value` (the finder's and the CSV's machine name)."""
+        return slice_name([(self.field, self.value)])
+
+    @property
+    def label(self) -> str:
+        """The slice in words: "Answer format: Int" (`scoring.slice_fields.describe`)."""
+        return describe([(self.field, self.value)])
+
+    @property
+    def questions(self) -> int:
+        return int(self.positions.size)
+
+    def first(self) -> Paired:
+        """The first metric's result (documents, unit and too_few are the same for every metric)."""
+        return next(iter(self.results.values()))
+
+
+@dataclass(frozen=True)
+class PairedTable:
+    """`overall` (every question) and `slices` (in field order); `tested`: per metric how many slices
+    are in the family (enough documents and a p); `family`: per field the family its slices' q are
+    adjusted in ("benchmark", or the field's name for an `own_family` field)."""
+
+    overall: SliceRow
+    slices: list[SliceRow]
+    tested: dict[str, int]
+    family: dict[str, str] = field(default_factory=dict)
+    method: str = "bh"
+
+
+def _rows(x: Any) -> np.ndarray:
+    x = np.asarray(x, dtype=float)
+    return x.reshape(1, -1) if x.ndim == 1 else x
+
+
+def paired_table(a: Sequence[Sequence[float]] | np.ndarray, b: Sequence[Sequence[float]] | np.ndarray,
+                 clusters: Clusters, fields: Mapping[str, Sequence[Any]] | Any, *,
+                 metrics: Sequence[str] = ("score",), min_documents: int = MIN_DOCUMENTS, method: str = "bh",
+                 own_family: Collection[str] = (), resamples: int = OVERALL_RESAMPLES,
+                 slice_resamples: int = SLICE_RESAMPLES, seed: int = 0, confidence: float = 0.95) -> PairedTable:
+    """The overall row and every slice's row (module docstring). `a` and `b`: one row per name of
+    `metrics` (a 1-d array: one metric); `clusters`: a `Clusters` of the same n questions."""
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+    x, y = _rows(a), _rows(b)
+    if x.shape != y.shape or x.shape[0] != len(metrics):
+        raise ValueError(f"a and b must be {len(metrics)} x n arrays of the same shape, got {x.shape} and {y.shape}")
+    n = x.shape[1]
+    codes = np.asarray(clusters.codes)
+
+    def row(field_name: str, value: str, pos: np.ndarray, reps: int) -> SliceRow:
+        part = Clusters(codes[pos], clusters.unit, int(np.unique(codes[pos]).size))
+        results = {m: paired_by_document(x[i, pos], y[i, pos], part, resamples=reps, seed=seed, confidence=confidence,
+                                         min_units=min_documents) for i, m in enumerate(metrics)}
+        return SliceRow(field_name, value, pos, results, {m: None for m in metrics})
+
+    overall = row(OVERALL, "all questions", np.arange(n), resamples)
+    slices = [row(f, v, pos, slice_resamples) for f, v, pos in conditions(fields, n)]
+    own = set(own_family)
+    family = {f: (f if f in own else "benchmark") for f in dict.fromkeys(r.field for r in slices)}
+    tested = {m: 0 for m in metrics}
+    for m in metrics:
+        groups: dict[str, list[SliceRow]] = {}
+        for r in slices:
+            p = r.results[m]
+            if not p.too_few and p.p is not None:
+                groups.setdefault(family[r.field], []).append(r)
+        for members in groups.values():
+            qs = _stats.false_discovery_control([r.results[m].p for r in members], method=method)
+            for r, q in zip(members, qs):
+                r.q[m] = float(q)
+        tested[m] = sum(len(g) for g in groups.values())
+    return PairedTable(overall, slices, tested, family, method)
