@@ -214,9 +214,12 @@ def strings_bomb_xlsx(folder: Path, inflated: int = 250 << 20) -> Path:
 
 def peak_of(code: str, env: dict[str, str] | None = None, timeout: float = 300.0) -> tuple[int, str]:
     """Run `code` with this Python in a fresh process (cwd: the repository); (its own peak resident
-    memory in MB, what it printed). The hang guard is `timeout` seconds."""
-    probe = code + ("\nimport resource as _r, sys as _s\n"
-                    "print('PEAK_KB', _r.getrusage(_r.RUSAGE_SELF).ru_maxrss, file=_s.stderr)\n")
+    memory in MB, what it printed). The hang guard is `timeout` seconds. The peak is the process's VmHWM,
+    not getrusage's ru_maxrss: Linux keeps ru_maxrss across exec, so a child of a pytest process that had
+    grown to 386 MB reported 386 MB before it had read a byte."""
+    probe = code + ("\nimport sys as _s\n"
+                    "print('PEAK_KB', next(int(_l.split()[1]) for _l in open('/proc/self/status') "
+                    "if _l.startswith('VmHWM:')), file=_s.stderr)\n")
     full = {**os.environ, **(env or {})}
     proc = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, env=full, capture_output=True, text=True,
                           timeout=timeout)

@@ -92,7 +92,11 @@ def _extra_fields():
 EXTRA_VALUES: dict[str, object] = {"tags": ["reasoning_error", "(untagged)"], "noted": True, "corrected": True,
                                    "page": 55, "zoom": 200, "layers": ["Gold boxes", "a: answer"], "bench": "docvqa_val",
                                    "evals": ["ModelA/DocVQA_VAL@T20260301-090000"], "saved": "counting over charts",
-                                   "weak": {"wk_run": "a", "wk_base": "b", "wk_metric": "anls"}}
+                                   "weak": {"wk_run": "a", "wk_base": "b", "wk_metric": "anls"},
+                                   "steps": ["1200:run-a", "-:baseline"],
+                                   "trend": {"tr_series": "run", "tr_slice": "domain=Finance", "tr_metric": "anls"},
+                                   "matrix": {"mx_series": "run", "mx_by": "document", "mx_sort": "flips", "mx_page": "2",
+                                              "mx_q": "q1", "mx_run": "run-a", "mx_at": "1200"}}
 
 
 def test_every_field_of_a_view_survives_its_link():
