@@ -21,7 +21,7 @@ In one run:
     and the rest (the browser receiving and drawing). A one-button app gives the same figure for
     Streamlit alone on this machine.
 Prints the figures beside the targets (under 300 ms per interaction once scored, first load
-under 5 s including scoring) and a markdown table for the README. Where an AppTest interaction
+under 5 s including scoring) and a markdown table for docs/performance.md. Where an AppTest interaction
 misses its target (or with --profile), one more run of it under cProfile (inside AppTest's script
 thread) shows where the time goes.
 

@@ -100,7 +100,7 @@ def _pred(rng: random.Random, answer: str, fmt: str, skill: float) -> str:
 
 def make(out: Path = OUT) -> Path:
     """The synthetic clone (samples.json and three result files), rewritten each time (deterministic)."""
-    from scoring.mmlongbench import eval_score
+    from scoring.mmlongbench_rule import eval_score
 
     rng = random.Random("bench_mmlongbench")
     samples = []

@@ -183,8 +183,8 @@ def compare_phase(gold_path: Path, pred_path: Path, sample: int, profile: str, o
 
     # metrics only: the same (gold, format, rule, prediction, status) through each scorer
     from scoring.metrics import judge
+    from scoring.model import to_str
     from scoring.profiles import get_profile
-    from scoring.text import to_str
 
     records = ref.load_gold([gs])
     predictions = ref.load_predictions(ps)

@@ -18,7 +18,7 @@ modules are imported only when it runs or shows its help.
 runs `streamlit run <installed dashboard/app.py> --server.address HOST [--server.port N] -- <the app's
 arguments>`. The server listens on 127.0.0.1 unless `--address` (or LENS_ADDRESS) says otherwise, so
 a laptop's benchmark and notes are not open to its network; a team binds each server to an address
-only its proxy reaches (README, "For a team"). The app's
+only its proxy reaches (docs/team.md). The app's
 settings (upload size, theme, no usage statistics) come from the project's `.streamlit/config.toml`:
 Streamlit is started in the folder that holds it (dashboard.resources.SETTINGS_HOME); without --benchmark the app opens the sample benchmark that ships
 with the package. Paths are made absolute here, so what the app shows does not depend on where it runs.

@@ -157,7 +157,7 @@ def _pred(value) -> tuple[str, str]:
 
 
 def results(k: int) -> list[dict]:
-    from scoring.mmlongbench import eval_score
+    from scoring.mmlongbench_rule import eval_score
 
     rows = []
     for i, (sample, q) in enumerate(zip(samples(), QUESTIONS)):

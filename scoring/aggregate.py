@@ -10,7 +10,8 @@ from collections.abc import Callable, Iterable, Sequence
 from functools import partial
 from typing import TypeVar
 
-from .model import BREAKDOWNS, GoldQuestion, QuestionResult
+from .metrics import QuestionResult
+from .model import BREAKDOWNS, GoldQuestion
 from .registry import METRICS
 
 T = TypeVar("T")

@@ -67,6 +67,7 @@ from rapidfuzz import fuzz
 
 from .extra import normalize_fuzzy
 from .metrics import FALSE_WORDS, REFUSAL_PHRASES, TRUE_WORDS, Judgement, answer_type
+from .mmlongbench_rule import extraction_miss
 from .registry import PASS_THRESHOLDS, is_failure_marker, is_success_status
 from .text import normalize_answer
 
@@ -244,7 +245,7 @@ class Categorized:
 def classify(j: Judgement, *, with_fuzzy: bool = False, response: object = None) -> Categorized:
     """The categories of one judgement, and `fuzzy` when it was computed (always with `with_fuzzy`).
     `response`: the model's raw answer when the run has one beside the scored (extracted) text --
-    only then can `extraction_miss` apply (scoring.mmlongbench.extraction_miss)."""
+    only then can `extraction_miss` apply (scoring.mmlongbench_rule.extraction_miss)."""
     fz: float | None = fuzzy_score(j) if with_fuzzy else None
     failed = j.prediction is None or not is_success_status(j.status)
     if not j.scored:  # the status decided: nothing else was looked at
@@ -253,8 +254,6 @@ def classify(j: Judgement, *, with_fuzzy: bool = False, response: object = None)
     marker = not acc_pass and is_failure_marker(j.prediction)  # `Fail to answer`: nothing was extracted
     out: list[str] = ["failed_or_missing"] if failed or marker else []
     if response is not None and j.accuracy == 0:
-        from .mmlongbench import extraction_miss
-
         if extraction_miss(j.gold, j.answer_format, response, j.accuracy):
             out.append("extraction_miss")
     if marker:  # not a refusal, not an invented answer, not a wrong one: no answer

@@ -43,7 +43,6 @@ from .profiles import get_profile
 from .runner import plan
 from .workers import usable_cores
 
-DEFAULT_GOLD = options.DEFAULT_GOLD
 CLI_PARALLEL_MIN = 100_000
 # From about this many gold questions (estimated from the files' sizes) a run is read and scored by
 # forked processes on every core (the record path, scoring/bulk.py): it spends as much CPU as the
@@ -62,8 +61,9 @@ def build_parser(prog: str = "python -m scoring", command: str = options.SCORE) 
 def _gold_paths(args: argparse.Namespace) -> list[Path]:
     if args.gold_files:
         return [Path(f) for f in args.gold_files]
-    data_dir = Path(args.data_dir) if args.data_dir else Path.cwd() / "data"
-    return [data_dir / f for f in DEFAULT_GOLD]
+    from .formats.xldocbench import default_gold_paths
+
+    return default_gold_paths(Path(args.data_dir) if args.data_dir else Path.cwd() / "data")
 
 
 def _pct(x: float) -> str:

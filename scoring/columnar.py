@@ -25,12 +25,11 @@ from ._gc import paused_gc
 from .aggregate import aggregate_scores, members_of_parts, partition
 from .evaluate import extra_prediction_problems
 from .loaders import ABSENT, GoldColumns, PredictionColumns
-from .metrics import column_scores
-from .model import BREAKDOWNS, QuestionResult
+from .metrics import QuestionResult, column_scores
+from .model import BREAKDOWNS, to_str, to_str_release
 from .profiles import Profile, signature
 from .registry import MISSING_STATUS, OVERFLOW_STATUSES, OVERFLOW_TEXT
 from .runner import StoredRunResult
-from .text import to_str, to_str_release
 from .writers import CSV_COLUMNS, columns_are_safe, csv_columns, csv_string, dicts_of, open_for_writing, rows_json
 
 __all__ = ["Joined", "join", "score_columns", "members_of", "write_columns", "run_columns"]

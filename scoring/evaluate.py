@@ -17,8 +17,8 @@ from typing import IO
 
 from ._gc import paused_gc
 from .aggregate import aggregate, bucket, macro_average, run_groups
-from .metrics import Decision, Judgement, decide
-from .model import BREAKDOWNS, GoldQuestion, Prediction, QuestionResult
+from .metrics import Decision, Judgement, QuestionResult, decide
+from .model import BREAKDOWNS, GoldQuestion, Prediction
 from .problems import Problem
 from .profiles import Profile, get_profile, signature
 from .registry import MISSING_STATUS, is_success_status

@@ -47,7 +47,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-METRICS = ("accuracy", "token_f1", "anls")
+from .registry import METRICS, MIN_DOCUMENTS
+
 CSV_COLUMNS = ["rank", "slice", "n", "documents", "gap", "ci_low", "ci_high", "p", "q", "excess_failures",
                "score_slice", "score_rest", "explains", "explained_slices"]
 EXIT_PASS, EXIT_INPUT, EXIT_USAGE, EXIT_REGRESSION, EXIT_INCONCLUSIVE, EXIT_NO_SHARED = 0, 1, 2, 3, 4, 5
@@ -111,7 +112,8 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
                    help="bh: Benjamini-Hochberg (default); by: Benjamini-Yekutieli (any dependence, stricter)")
     g.add_argument("--min-questions", type=int, metavar="N",
                    help="questions a slice needs to be tested (default max(30, 0.5%% of the questions))")
-    g.add_argument("--min-documents", type=int, default=20, metavar="N", help="documents a slice needs (default 20)")
+    g.add_argument("--min-documents", type=int, default=MIN_DOCUMENTS, metavar="N",
+                   help=f"documents a slice needs (default {MIN_DOCUMENTS})")
     g.add_argument("--baseline", metavar="PATH",
                    help="the baseline run (a file or folder of the same kind as --predictions): compare against it")
     g.add_argument("--compare-json", metavar="PATH", help="write the comparison with --baseline as JSON")
@@ -193,11 +195,12 @@ def print_run(run: Any, name: str) -> None:
 def load_gold_items(args: argparse.Namespace, profile: Any) -> list | None:
     """The gold questions of --gold-files (else --data-dir's, else ./data's default files), their problems
     printed; None, the error said, when none could be loaded."""
+    from .formats.xldocbench import default_gold_paths
     from .loaders import load_gold, reads_as_release
     from .problems import summarise
 
-    paths = [Path(f) for f in args.gold_files] if args.gold_files else [
-        (Path(args.data_dir) if args.data_dir else Path.cwd() / "data") / f for f in ("qa_single_doc.jsonl", "qa_cross_doc.jsonl")]
+    paths = [Path(f) for f in args.gold_files] if args.gold_files else default_gold_paths(
+        Path(args.data_dir) if args.data_dir else Path.cwd() / "data")
     gold = load_gold(paths, release=reads_as_release(profile))
     for p in summarise(gold.problems):
         print(p, file=sys.stderr)
@@ -440,7 +443,7 @@ def _entry(p: Any) -> dict:
 
 
 def compare(new: Any, old: Any, *, fdr: float = 0.05, method: str = "bh", min_questions: int | None = None,
-            min_documents: int = 20, slice_metric: str = "accuracy", seed: int = 0,
+            min_documents: int = MIN_DOCUMENTS, slice_metric: str = "accuracy", seed: int = 0,
             page_counts: dict[str, int | None] | None = None) -> dict:
     """NEW against OLD (two scored runs) on the questions both answered (`shared`): the gate's JSON
     object without its `gate` section (module docstring). `overall` and `slices` are the one per-slice

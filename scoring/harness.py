@@ -4,7 +4,7 @@ per-question scores (`official`) and aggregates (`reported`).
 
 Profiles: `lmms-eval` and `vlmevalkit` (the harnesses' rules, scoring/harness_rules.py) and the
 benchmarks' own evaluators, `docvqa` (part D of scoring/README.md) and `mmlongbench-doc`
-(scoring/mmlongbench.py). Under the harness's own profile, files the harness wrote give
+(scoring/mmlongbench_rule.py). Under the harness's own profile, files the harness wrote give
 recomputed = reported and score = official on every row."""
 
 from __future__ import annotations
@@ -32,8 +32,8 @@ from .harness_rules import (
     vlm_mmlongbench_score,
     vlm_overall,
 )
-from .mmlongbench import acc_and_f1
-from .mmlongbench import eval_score as benchmark_eval_score
+from .mmlongbench_rule import acc_and_f1
+from .mmlongbench_rule import eval_score as benchmark_eval_score
 from .profiles import LMMS_EVAL_PROFILE, MMLONGBENCH_PROFILE, VLMEVALKIT_PROFILE
 
 __all__ = ["RowScore", "Rescored", "rescore", "why", "sensitivity", "by_field", "question_labels", "SLICE_FIELDS",

@@ -19,7 +19,7 @@ from typing import Any
 
 from rapidfuzz.distance import Levenshtein
 
-from .mmlongbench import float_matches
+from .mmlongbench_rule import float_matches
 from .reading import read_literal
 from .text import MAX_EDIT_CHARS, drop_parenthesised
 

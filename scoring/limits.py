@@ -1,7 +1,7 @@
 """Every cap on reading a file a harness or a user left, in one place (issue 35: bounded by
 construction). Each is applied WHILE reading, never after: a reader stops at the cap, keeps what it
-read before it and says what was kept and what was not (file, line or sheet row). The README's
-"Harness outputs" section lists them.
+read before it and says what was kept and what was not (file, line or sheet row). docs/reading.md
+("Caps on every dimension") lists them.
 
 The caps are far above what a real benchmark or harness writes (VLMEvalKit's largest document
 table has about 5,400 rows; an lmms-eval samples line without images is a few KB) and far below what

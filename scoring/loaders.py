@@ -23,11 +23,23 @@ from typing import IO, Any
 from . import guard
 from ._gc import paused_gc
 from .limits import DOCUMENT_MAX_BYTES, JSONL_HUGE_LINE, JSONL_MAX_LINE, WIDE_TEXT_MAX_BYTES
-from .model import DocRef, DocumentRecord, EvidenceItem, GoldQuestion, PredictedEvidence, Prediction, ScoreRow
+from .model import (
+    DocRef,
+    DocumentRecord,
+    EvidenceItem,
+    GoldQuestion,
+    PredictedEvidence,
+    Prediction,
+    ScoreRow,
+    id_text_release,
+    to_str,
+    to_str_release,
+)
 from .problems import LoadResult, Problem, kind_of, short_value
 from .profiles import Profile, get_profile
 from .reading import NotRegular, Overlong, TooLarge, bounded_lines, open_regular, read_capped, read_upto, skip_hole
-from .text import MAX_EDIT_CHARS, id_text_release, to_str, to_str_release
+from .registry import METRICS
+from .text import MAX_EDIT_CHARS
 
 __all__ = [
     "ID_FIELDS",
@@ -1123,7 +1135,6 @@ def _load_predictions(path: str | Path, *, prediction_field: str | None = None, 
 
 # ----------------------------------------------------------------------------- score files
 
-_SCORE_KEYS = ("accuracy", "token_f1", "anls")
 
 
 def _score_value(row: dict, key: str, name: str, line: int | None, where: str, res: LoadResult) -> float | None:
@@ -1140,7 +1151,7 @@ def _score_value(row: dict, key: str, name: str, line: int | None, where: str, r
 
 
 def _score_row(qid: str, system: str, row: dict, name: str, line: int | None, where: str, res: LoadResult) -> ScoreRow | None:
-    acc, f1, an = (_score_value(row, k, name, line, where, res) for k in _SCORE_KEYS)
+    acc, f1, an = (_score_value(row, k, name, line, where, res) for k in METRICS)
     if acc is None or f1 is None or an is None:
         return None
     pred = row.get("prediction")
@@ -1263,7 +1274,7 @@ def _load_scores(path: str | Path) -> LoadResult[ScoreRow]:
         if data is None:
             return res
         header, records = _csv_records(_decode(data, name, None, res), name, res)
-        missing = [c for c in ("question_id", *_SCORE_KEYS) if c not in header]
+        missing = [c for c in ("question_id", *METRICS) if c not in header]
         if missing:
             found = ", ".join(short_value(c, 40) for c in list(header)[:12]) + (", …" if len(header) > 12 else "")
             res.problems.append(Problem.error(name, 1, "header", "columns question_id, accuracy, token_f1, anls",
@@ -1309,14 +1320,14 @@ def _load_scores(path: str | Path) -> LoadResult[ScoreRow]:
                     res.problems.append(Problem.error(name, line, f"scores.{system}", "an object with accuracy, token_f1, anls", kind_of(sub)))
                     continue
                 keep(_score_row(qid, str(system), sub, name, line, f"scores.{system}.", res), line)
-        elif "system" in row and all(k in row for k in _SCORE_KEYS):
+        elif "system" in row and all(k in row for k in METRICS):
             system = to_str(row.get("system")).strip()
             if not system:
                 res.skipped += 1
                 res.problems.append(Problem.error(name, line, "system", "a system name", kind_of(row.get("system"))))
                 continue
             keep(_score_row(qid, system, row, name, line, "", res), line)
-        elif all(k in row for k in _SCORE_KEYS):  # one system per file: named after the file
+        elif all(k in row for k in METRICS):  # one system per file: named after the file
             keep(_score_row(qid, _system_name(path), row, name, line, "", res), line)
         else:
             res.skipped += 1
@@ -1354,7 +1365,7 @@ def _load_summary(path: str | Path) -> LoadResult[dict]:
             res.skipped += 1
             res.problems.append(Problem.error(name, None, f"systems[{k}]", "an object with a system name", kind_of(e)))
             continue
-        vals = [_score_value(e, key, name, None, f"systems.{e['system']}.", res) for key in _SCORE_KEYS]
+        vals = [_score_value(e, key, name, None, f"systems.{e['system']}.", res) for key in METRICS]
         if any(v is None for v in vals):
             res.skipped += 1
             continue

@@ -19,6 +19,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from . import harness_rules as hr
+from .mmlongbench_rule import FALLBACK_RULES, judge_mmlongbench
+from .model import GoldQuestion, Prediction
 from .numbers import read_number, release_number
 from .profiles import HARNESS_PROFILE_NAMES, LMMS_EVAL_PROFILE, OWN_ACCURACY_PROFILES, Profile, get_profile
 from .registry import DEFAULT_STATUS, MISSING_STATUS, OVERFLOW_STATUSES, OVERFLOW_TEXT, is_success_status
@@ -31,6 +34,7 @@ __all__ = [
     "FALSE_WORDS",
     "ZERO_GOLD_TOLERANCE",
     "Judgement",
+    "QuestionResult",
     "answer_type",
     "effective_prediction",
     "token_f1",
@@ -243,8 +247,6 @@ def decide(prediction: str | None, answers: Sequence[str], answer_format: str, v
         acc, note = _harness_accuracy(pred, answers, answer_format, verification_rule, profile.name)
         return acc, token_f1(p_norm, g_norm), anls(pred, gold, profile), HARNESS_RULE, None, (note,) if note else ()
     if profile.name in OWN_ACCURACY_PROFILES:  # the benchmark's own score is Accuracy; F1 and ANLS as below
-        from .mmlongbench import judge_mmlongbench
-
         m = judge_mmlongbench(gold, pred, answer_format)
         rule = MMLONGBENCH_FALLBACK if m.note else MMLONGBENCH
         return m.score, token_f1(p_norm, g_norm), anls(pred, gold, profile), rule, None, (m.note,) if m.note else ()
@@ -306,8 +308,6 @@ def _harness_accuracy(pred: str, answers: Sequence[str], answer_format: str, ver
                       harness: str) -> tuple[float, str]:
     """A harness's own per-question score (lmms-eval, VLMEvalKit) of one answer: DocVQA-style
     questions (verification rule `anls`) by the harness's ANLS, the others by its MMLongBench-Doc rule."""
-    from . import harness_rules as hr
-
     if verification_rule == "anls":
         if harness == LMMS_EVAL_PROFILE:
             return float(hr.lmms_anls(list(answers), pred.strip())), ""
@@ -484,8 +484,6 @@ class Judgement:
             how = "ANLS (0.5 kept)" if self.verification_rule == "anls" else f"its MMLongBench-Doc rule for {self.answer_format}"
             return f"{p.name}'s own score, {how}: score {self.accuracy:g}" + (f" ({d[0]})" if d else "")
         if rule in (MMLONGBENCH, MMLONGBENCH_FALLBACK):
-            from .mmlongbench import FALLBACK_RULES
-
             if d:
                 return f"MMLongBench-Doc fallback rule {d[0]}: {FALLBACK_RULES.get(d[0], '')} Score {self.accuracy:g}"
             how = _MMLONGBENCH_RULES.get(self.answer_format, _MMLONGBENCH_RULES["Str"] if self.answer_format == "None" else
@@ -549,6 +547,62 @@ class Judgement:
             ("Notes", "; ".join(self.notes) or "—"),
         ]
         return rows
+
+
+@dataclass(slots=True)
+class QuestionResult:
+    """One gold question of a run: the question, its prediction row (None when missing) and the
+    judgement of the answer. Scores and the rule are read from the judgement."""
+
+    question: GoldQuestion
+    prediction: Prediction | None
+    judgement: Judgement
+
+    @property
+    def qid(self) -> str:
+        return self.question.qid
+
+    @property
+    def accuracy(self) -> float:
+        return self.judgement.accuracy
+
+    @property
+    def token_f1(self) -> float:
+        return self.judgement.token_f1
+
+    @property
+    def anls(self) -> float:
+        return self.judgement.anls
+
+    @property
+    def status(self) -> str:
+        return self.judgement.status
+
+    @property
+    def decided_by(self) -> str:
+        return self.judgement.decided_by
+
+    @property
+    def effective(self) -> str:
+        """The prediction as the release reports it (after the overflow substitution)."""
+        return self.judgement.reported_prediction
+
+    def row(self) -> dict:
+        """The release per-question row (spec 7), scores rounded to 6 decimals."""
+        q, j = self.question, self.judgement
+        return {
+            "question_id": q.qid,
+            "prediction": j.reported_prediction,
+            "gold_answer": q.gold_answer,
+            "answer_format": q.row_format,
+            "status": j.status,
+            "accuracy": round(j.accuracy, 6),
+            "token_f1": round(j.token_f1, 6),
+            "anls": round(j.anls, 6),
+            "split": q.split,
+            "domain": q.raw_meta("domain"),
+            "reasoning_type": q.raw_meta("reasoning_type"),
+        }
 
 
 def judge(

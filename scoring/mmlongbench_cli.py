@@ -49,21 +49,13 @@ from .judge import cli as judge_cli
 from .judge.answers import answers_of_results
 from .judge.report import JUDGE_CSV_COLUMNS, judge_object, question_columns, summary_lines
 from .metrics import MMLONGBENCH_FALLBACK
-from .mmlongbench import (
-    FALLBACK_RULES,
-    ResultsLoad,
-    acc_and_f1,
-    evidence_categories,
-    extraction_miss,
-    load_results,
-    load_samples,
-    rescored_rows,
-    show_results,
-)
-from .model import GoldQuestion
+from .mmlongbench import ResultsLoad, load_results, load_samples
+from .mmlongbench_report import evidence_categories, rescored_rows, show_results
+from .mmlongbench_rule import FALLBACK_RULES, acc_and_f1, extraction_miss
+from .model import GoldQuestion, to_str
 from .problems import summarise
 from .profiles import MMLONGBENCH_PROFILE, get_profile
-from .text import to_str
+from .registry import METRICS
 from .writers import write_csv
 
 __all__ = ["QUESTION_CSV_COLUMNS", "main", "run", "score_file", "question_rows", "report"]
@@ -313,7 +305,7 @@ def _means(rows: list[dict[str, Any]]) -> dict[str, Any]:
     n = len(rows)
     if not n:
         return {"count": 0, "accuracy": 0.0, "token_f1": 0.0, "anls": 0.0}
-    return {"count": n, **{m: round(sum(float(r[m]) for r in rows) / n, 6) for m in ("accuracy", "token_f1", "anls")}}
+    return {"count": n, **{m: round(sum(float(r[m]) for r in rows) / n, 6) for m in METRICS}}
 
 
 def breakdowns(run: RunResult) -> dict[str, dict[str, dict[str, Any]]]:

@@ -1,15 +1,70 @@
-"""Plain records for what the loaders read. Metadata stays as read; accessors give the
-release evaluator's labels (spec section 7)."""
+"""Plain records for what the loaders read, and the text of a value as read (spec 1c). Metadata
+stays as read; accessors give the release evaluator's labels (spec section 7).
+
+The ground floor of `scoring`: this module imports nothing else of the package (tests/test_architecture.py),
+so every reader, rule and report can build on it without a circle. A question's judgement and the
+result that pairs them are the rules' output, one floor up (`scoring.metrics.Judgement`, `QuestionResult`)."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any
 
-from .metrics import Judgement
-from .text import to_str, to_str_release
+__all__ = ["BREAKDOWNS", "to_str", "to_str_release", "id_text_release", "EvidenceItem", "DocRef", "GoldQuestion",
+           "PredictedEvidence", "Prediction", "ScoreRow", "DocumentRecord"]
 
 BREAKDOWNS = ("split", "domain", "reasoning_type", "answer_format", "difficulty", "doc_type", "evidence_source")
+
+
+def to_str(value: object) -> str:
+    """The release evaluator's string form of a value (spec 1c): null -> "", scalars -> str(),
+    lists and objects -> compact JSON with sorted keys and non-ASCII kept."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (bool, int, float)):
+        return str(value)
+    if isinstance(value, (list, dict, tuple)):
+        try:
+            return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+        except (RecursionError, TypeError, ValueError):  # nested too deeply (or unsortable keys): never raises
+            return _unprintable(value)
+    return str(value)
+
+
+def _unprintable(value: object) -> str:
+    """The text of a value json cannot write (nested too deeply): its repr, or a placeholder."""
+    try:
+        return repr(value)
+    except RecursionError:
+        return f"<{type(value).__name__} nested too deeply to write>"
+
+
+def to_str_release(value: object) -> str:
+    """Profile xldocbench-1519's string form of a value, the public release's (issue 18): as
+    `to_str`, except that lists and objects are written with json's default separators, a space
+    after each `,` and `:` (`["a", "b"]`, `{"k": 1}`), keys sorted, non-ASCII kept."""
+    if isinstance(value, (list, dict, tuple)):
+        try:
+            return json.dumps(value, sort_keys=True, ensure_ascii=False)
+        except (RecursionError, TypeError, ValueError):  # nested too deeply (or unsortable keys): never raises
+            return _unprintable(value)
+    return to_str(value)
+
+
+def id_text_release(value: object) -> str:
+    """The release's text of an id field (issue 18): Python's `str()` of the value (`{'a': 1}` for
+    an object, `['x']` for a list), "" for null."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    try:
+        return str(value)
+    except RecursionError:
+        return repr(type(value))
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,59 +206,3 @@ class DocumentRecord:
     page_count: int | None = None
     file: str = ""  # `file` or `path` field: relative to <benchmark>/docs
     pdf_type: str = ""  # XL-DocBench's `pdf_type`, lower-cased ("scanned": every page is read by OCR)
-
-
-@dataclass(slots=True)
-class QuestionResult:
-    """One gold question of a run: the question, its prediction row (None when missing) and the
-    judgement of the answer. Scores and the rule are read from the judgement."""
-
-    question: GoldQuestion
-    prediction: Prediction | None
-    judgement: Judgement
-
-    @property
-    def qid(self) -> str:
-        return self.question.qid
-
-    @property
-    def accuracy(self) -> float:
-        return self.judgement.accuracy
-
-    @property
-    def token_f1(self) -> float:
-        return self.judgement.token_f1
-
-    @property
-    def anls(self) -> float:
-        return self.judgement.anls
-
-    @property
-    def status(self) -> str:
-        return self.judgement.status
-
-    @property
-    def decided_by(self) -> str:
-        return self.judgement.decided_by
-
-    @property
-    def effective(self) -> str:
-        """The prediction as the release reports it (after the overflow substitution)."""
-        return self.judgement.reported_prediction
-
-    def row(self) -> dict:
-        """The release per-question row (spec 7), scores rounded to 6 decimals."""
-        q, j = self.question, self.judgement
-        return {
-            "question_id": q.qid,
-            "prediction": j.reported_prediction,
-            "gold_answer": q.gold_answer,
-            "answer_format": q.row_format,
-            "status": j.status,
-            "accuracy": round(j.accuracy, 6),
-            "token_f1": round(j.token_f1, 6),
-            "anls": round(j.anls, 6),
-            "split": q.split,
-            "domain": q.raw_meta("domain"),
-            "reasoning_type": q.raw_meta("reasoning_type"),
-        }

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from . import __version__, gate
+from .formats.xldocbench import DEFAULT_GOLD
 from .judge import cli as judge_cli
 from .profiles import DEFAULT_PROFILE, HARNESS_PROFILE_NAMES, HARNESS_PROFILES, MMLONGBENCH_PROFILE, PROFILES
 
@@ -43,7 +44,6 @@ KIND_TEXT = {
 }
 SCORE, SLICES, GATE = "score", "slices", "gate"
 COMMANDS = (SCORE, SLICES, GATE)
-DEFAULT_GOLD = ("qa_single_doc.jsonl", "qa_cross_doc.jsonl")
 
 # the options one or two kinds of input take (every other option is every kind's)
 ONLY: dict[str, tuple[str, ...]] = {

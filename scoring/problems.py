@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
-from .text import to_str
+from .model import to_str
 
 T = TypeVar("T")
 

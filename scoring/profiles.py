@@ -36,7 +36,7 @@ HARNESS_PROFILE_NAMES = frozenset({LMMS_EVAL_PROFILE, VLMEVALKIT_PROFILE})
 #
 # XL-DocBench (both profiles) and DocVQA: Accuracy is all or nothing (0 or 1), so right means 1.
 #
-# MMLongBench-Doc: Accuracy is the evaluator's own per-question score (scoring.mmlongbench.eval_score),
+# MMLongBench-Doc: Accuracy is the evaluator's own per-question score (scoring.mmlongbench_rule.eval_score),
 # which is partial. Its evaluator has no notion of "correct" beside the score: its Acc is the mean of
 # the scores and its F1 sums them. But the score itself makes the decision: Int and Float answers
 # and exact-match texts score 0 or 1; other texts score their ANLS *only when strictly above 0.5*

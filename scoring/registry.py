@@ -1,5 +1,5 @@
 """Names every part of the project shares, declared once: the three headline metrics, the status
-vocabulary and the defaults of a prediction row. Loaders, scoring, reports and the dashboard
+vocabulary, the defaults of a prediction row and the fewest documents a claim rests on. Loaders, scoring, reports and the dashboard
 import these instead of keeping their own lists."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from __future__ import annotations
 __all__ = [
     "METRICS", "METRIC_LABELS", "METRIC_SHORT_LABELS", "PASS_THRESHOLDS",
     "DEFAULT_STATUS", "MISSING_STATUS", "SUCCESS_STATUSES", "OVERFLOW_STATUSES", "OVERFLOW_TEXT",
-    "FAILURE_MARKERS", "is_success_status", "is_failure_marker",
+    "FAILURE_MARKERS", "MIN_DOCUMENTS", "is_success_status", "is_failure_marker",
 ]
 
 # The three headline metrics, in report order.
@@ -32,6 +32,10 @@ OVERFLOW_TEXT = "CONTEXT_OVERFLOW"
 # answer is neither a refusal nor an invented answer: the categories file it under
 # failed_or_missing and the answer locator under its own outcome.
 FAILURE_MARKERS = frozenset({"fail to answer"})
+# Documents are the unit of every interval and test (scoring/stats.py): with fewer than this many
+# (in a comparison, or in a slice the finder, the gate or the trends test), there is no interval and
+# no test, only "too few documents to tell".
+MIN_DOCUMENTS = 20
 
 
 def is_success_status(status: str | None) -> bool:

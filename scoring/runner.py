@@ -31,10 +31,10 @@ from typing import Any, cast
 from ._gc import paused_gc
 from .aggregate import bucket, run_groups
 from .evaluate import PARALLEL_MIN, RunResult, extra_prediction_problems
-from .metrics import Judgement, decide
-from .model import GoldQuestion, Prediction, QuestionResult
+from .metrics import Judgement, QuestionResult, decide
+from .model import GoldQuestion, Prediction
 from .profiles import Profile, get_profile, signature
-from .registry import MISSING_STATUS, OVERFLOW_STATUSES, OVERFLOW_TEXT, is_success_status
+from .registry import METRICS, MISSING_STATUS, OVERFLOW_STATUSES, OVERFLOW_TEXT, is_success_status
 from .workers import bare_main, discard_shared_pool, shared_pool
 
 __all__ = ["Plan", "plan", "assemble", "assemble_lazily", "assemble_columns", "columns_of", "compact_columns", "in_columns", "column_list", "overall_of",
@@ -189,8 +189,8 @@ def overall_of(result: RunResult) -> dict:
     if result._agg is not None:
         return result._agg[0]
     c = compact_columns(result)
-    if sys.version_info < (3, 12) and all(hasattr(c[m], "cumsum") for m in ("accuracy", "token_f1", "anls")):
-        acc, f1, an = (cast(Sequence[float], _LeftToRight(c[m])) for m in ("accuracy", "token_f1", "anls"))
+    if sys.version_info < (3, 12) and all(hasattr(c[m], "cumsum") for m in METRICS):
+        acc, f1, an = (cast(Sequence[float], _LeftToRight(c[m])) for m in METRICS)
         return bucket(acc, f1, an)  # bucket asks only len() and sum()
     return bucket(column_list(c["accuracy"]), column_list(c["token_f1"]), column_list(c["anls"]))
 

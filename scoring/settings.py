@@ -2,7 +2,7 @@
 where the cache folder is (`cache_root`), the engine's settings (scoring/engine/) and the read limits of a
 user's file (scoring/guard.py). No dashboard here;
 dashboard/core/settings.py imports these and lists them with the app's own in its SETTINGS (the
-README's settings table is checked against that list).
+settings table of docs/settings.md is checked against that list).
 
 Code asks `ENGINE_MEMORY.value(environ)` instead of reading `os.environ` itself, so a setting has
 one spelling, one default and one sentence.

@@ -45,8 +45,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .model import GoldQuestion
-from .text import to_str
+from .model import GoldQuestion, to_str
 
 META = "meta."  # another gold metadata key as a field: `meta.<key>` (the dashboard's question frame's column)
 MAX_VALUES = 20  # a text metadata key with more distinct values is free text or an id: not a field

@@ -141,9 +141,10 @@ from typing import Any
 import numpy as np
 from scipy import stats as _stats
 
+from .registry import MIN_DOCUMENTS
+
 MIN_QUESTIONS = 30
 MIN_SHARE = 0.005  # of the questions: the minimum slice size is max(MIN_QUESTIONS, MIN_SHARE x N)
-MIN_DOCUMENTS = 20
 FDR = 0.05
 METHODS = ("bh", "by")
 SEP = " & "

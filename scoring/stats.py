@@ -44,6 +44,8 @@ import numpy as np
 from scipy import signal as _signal
 from scipy import stats as _stats
 
+from .registry import MIN_DOCUMENTS  # fewer units than this: "too few documents to tell" (no interval is shown)
+
 
 def mcnemar_exact(only_a: int, only_b: int) -> float:
     """Two-sided exact McNemar test: under "no difference", each of the n = only_a + only_b
@@ -128,7 +130,6 @@ def paired_bootstrap_rows(a_rows: Sequence[Sequence[float]] | np.ndarray, b_rows
 
 # ----------------------------------------------------------------------------- documents as the unit
 
-MIN_DOCUMENTS = 20  # fewer units than this: "too few documents to tell" (no interval is shown)
 POWER = 0.80  # the power `detectable_gap` is computed for
 DOCUMENT, QUESTION = "document", "question"
 EXACT_FLIPS = 16  # at most this many documents with a non-zero sum: every sign vector is enumerated

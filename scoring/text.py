@@ -1,17 +1,14 @@
-"""String handling shared by every metric: value stringification, answer normalisation,
-edit distance and normalised Levenshtein similarity (spec sections 1c, 4, 5)."""
+"""String handling shared by every metric: answer normalisation, edit distance and normalised
+Levenshtein similarity (spec sections 4, 5). A value's text as read (spec 1c: `to_str`) is part of
+the records, in scoring/model.py."""
 
 from __future__ import annotations
 
-import json
 import re
 
 from rapidfuzz.distance import Levenshtein
 
 __all__ = [
-    "to_str",
-    "to_str_release",
-    "id_text_release",
     "strip_prefixes",
     "normalize_answer",
     "normalize_answer_plain",
@@ -30,56 +27,6 @@ ANSWER_PREFIXES = ("the answer is", "answer:", "answer is")
 MAX_EDIT_CHARS = 20_000
 _NOT_KEPT = re.compile(r"[^\w\s.\-%]")
 _ARTICLES = re.compile(r"\b(?:a|an|the)\b")
-
-
-def to_str(value: object) -> str:
-    """The release evaluator's string form of a value (spec 1c): null -> "", scalars -> str(),
-    lists and objects -> compact JSON with sorted keys and non-ASCII kept."""
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, (bool, int, float)):
-        return str(value)
-    if isinstance(value, (list, dict, tuple)):
-        try:
-            return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-        except (RecursionError, TypeError, ValueError):  # nested too deeply (or unsortable keys): never raises
-            return _unprintable(value)
-    return str(value)
-
-
-def _unprintable(value: object) -> str:
-    """The text of a value json cannot write (nested too deeply): its repr, or a placeholder."""
-    try:
-        return repr(value)
-    except RecursionError:
-        return f"<{type(value).__name__} nested too deeply to write>"
-
-
-def to_str_release(value: object) -> str:
-    """Profile xldocbench-1519's string form of a value, the public release's (issue 18): as
-    `to_str`, except that lists and objects are written with json's default separators, a space
-    after each `,` and `:` (`["a", "b"]`, `{"k": 1}`), keys sorted, non-ASCII kept."""
-    if isinstance(value, (list, dict, tuple)):
-        try:
-            return json.dumps(value, sort_keys=True, ensure_ascii=False)
-        except (RecursionError, TypeError, ValueError):  # nested too deeply (or unsortable keys): never raises
-            return _unprintable(value)
-    return to_str(value)
-
-
-def id_text_release(value: object) -> str:
-    """The release's text of an id field (issue 18): Python's `str()` of the value (`{'a': 1}` for
-    an object, `['x']` for a list), "" for null."""
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        return value
-    try:
-        return str(value)
-    except RecursionError:
-        return repr(type(value))
 
 
 def strip_prefixes(lowered: str) -> str:

@@ -40,6 +40,7 @@ import numpy as np
 
 from . import gate
 from . import steps as S
+from .registry import METRICS
 from .stats import smallest_p
 from .trends import BEFORE, CSV_COLUMNS, OVERALL, TrendSearch, alarm_rows
 from .writers import csv_string
@@ -160,7 +161,7 @@ def finish(args: argparse.Namespace, series: list[S.Checkpoint], results: list[A
     from .trends import checkpoint_scores, search
 
     ids = [q.qid for q in gold]
-    metrics = [m for m in ("accuracy", "token_f1", "anls") if m in args.gate_metric]
+    metrics = [m for m in METRICS if m in args.gate_metric]
     scores, answered = checkpoint_scores(results, ids, list(dict.fromkeys([*metrics, "accuracy"])))
     right = get_profile(results[0].profile if results else args.profile).right_mask(scores["accuracy"])
     clusters = document_clusters([q.document_ids for q in gold])

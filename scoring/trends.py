@@ -74,7 +74,8 @@ from typing import Any
 import numpy as np
 from scipy import stats as _stats
 
-from .slices import MIN_DOCUMENTS, MIN_QUESTIONS, MIN_SHARE, SEP, gap_test
+from .registry import MIN_DOCUMENTS
+from .slices import MIN_QUESTIONS, MIN_SHARE, SEP, gap_test
 from .stats import (
     EXACT_FLIPS,
     EXACT_LIMIT,

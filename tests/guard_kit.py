@@ -214,12 +214,12 @@ def strings_bomb_xlsx(folder: Path, inflated: int = 250 << 20) -> Path:
 
 def peak_of(code: str, env: dict[str, str] | None = None, timeout: float = 300.0) -> tuple[int, str]:
     """Run `code` with this Python in a fresh process (cwd: the repository); (its own peak resident
-    memory in MB, what it printed). The hang guard is `timeout` seconds. The peak is the process's VmHWM,
-    not getrusage's ru_maxrss: Linux keeps ru_maxrss across exec, so a child of a pytest process that had
-    grown to 386 MB reported 386 MB before it had read a byte."""
+    memory in MB, what it printed). The hang guard is `timeout` seconds. The peak is VmHWM of the process's
+    own address space: Linux carries ru_maxrss across exec, so getrusage would report the test process's
+    size at the fork (971 MB late in a full run) as this process's peak."""
     probe = code + ("\nimport sys as _s\n"
-                    "print('PEAK_KB', next(int(_l.split()[1]) for _l in open('/proc/self/status') "
-                    "if _l.startswith('VmHWM:')), file=_s.stderr)\n")
+                    "_hwm = next(l for l in open('/proc/self/status') if l.startswith('VmHWM:'))\n"
+                    "print('PEAK_KB', _hwm.split()[1], file=_s.stderr)\n")
     full = {**os.environ, **(env or {})}
     proc = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, env=full, capture_output=True, text=True,
                           timeout=timeout)

@@ -36,6 +36,12 @@
     5 store         AnnotationStore
     6 the rest of the package (export and import, corrections, frames, panels, the command line,
       migrations/env.py), which uses the database;
+- inside `scoring/`, no import circle, module by module and package by package, counting every
+  import of a module (inside functions and `if` blocks included, and a name taken from a package's
+  `__init__`). Its ground floor, the records (`scoring/model.py`, GROUND_FLOOR), imports nothing of
+  `scoring`; the rules that judge an answer (RULES: `metrics`, `harness_rules`, `mmlongbench_rule`)
+  reach no reader or report (READERS_AND_REPORTS), so MMLongBench-Doc's rule stays apart from its
+  reader and its report;
 - no module imports another module's private (`_name`) names.
 """
 
@@ -64,6 +70,10 @@ ANNOTATIONS = "dashboard.annotations"
 ANNOTATIONS_LAYERS = {"errors": 0, "location": 1, "records": 1, "schema": 2, "migrations.versions": 2, "unavailable": 3,
                       "damage": 4, "store": 5}
 ANNOTATIONS_USERS = 6  # every other module of the package
+
+GROUND_FLOOR = ("scoring.model",)
+RULES = ("scoring.metrics", "scoring.harness_rules", "scoring.mmlongbench_rule")
+READERS_AND_REPORTS = ("scoring.loaders", "scoring.mmlongbench", "scoring.mmlongbench_report", "scoring.writers", "scoring.cli")
 
 
 def imported_modules(path: Path) -> list[tuple[int, str]]:
@@ -244,6 +254,81 @@ def cycles_in(graph: dict[str, set[str]]) -> list[list[str]]:
     return cycles
 
 
+def scoring_graph(folder: Path = SCORING) -> dict[str, set[str]]:
+    """Module -> the modules of `scoring` it imports, wherever the import stands. A package's
+    `__init__` is an edge only where its own code is used: `import package`, or a name taken from
+    it that is not a submodule (`from .formats import records` is an edge to formats.records alone)."""
+    modules = {module_name(p): p for p in python_files(folder)}
+    graph: dict[str, set[str]] = {m: set() for m in modules}
+    for m, path in modules.items():
+        for _, target, name in imported_names(path):
+            if target not in modules or target == m:
+                continue
+            if modules[target].name == "__init__.py" and name is not None and f"{target}.{name}" in modules:
+                continue  # `from package import submodule`: the submodule is the edge
+            graph[m].add(target)
+    return graph
+
+
+def reachable(graph: dict[str, set[str]], start: str) -> set[str]:
+    seen: set[str] = set()
+    todo = [start]
+    while todo:
+        for nxt in graph.get(todo.pop(), ()):
+            if nxt not in seen:
+                seen.add(nxt)
+                todo.append(nxt)
+    return seen
+
+
+def test_no_import_cycles_in_scoring():
+    graph = scoring_graph()
+    assert {"scoring.model", "scoring.metrics", "scoring.mmlongbench", "scoring.formats.docvqa"} <= set(graph)
+    assert cycles_in(graph) == []
+    assert cycles_in(package_graph(graph)) == []
+
+
+def test_the_scoring_ground_floor_imports_nothing_of_scoring():
+    for module in GROUND_FLOOR:
+        path = ROOT / (module.replace(".", "/") + ".py")
+        assert path.is_file(), module
+        assert [f"{line}: {m}" for line, m in imported_modules(path) if top(m) == "scoring"] == []
+
+
+def test_the_rules_reach_no_reader_or_report():
+    graph = scoring_graph()
+    assert set(RULES) | set(READERS_AND_REPORTS) <= set(graph), "a module named here is gone: the rule would pass on nothing"
+    assert {rule: sorted(reachable(graph, rule) & set(READERS_AND_REPORTS)) for rule in RULES} == {rule: [] for rule in RULES}
+
+
+def test_the_scoring_rules_see_a_circle_hidden_in_a_function(tmp_path, monkeypatch):
+    """The circle this check was written for: model -> metrics at the top, metrics -> mmlongbench
+    inside a function, mmlongbench -> model; and a ground floor importing text in a function."""
+    folder = tmp_path / "scoring"
+    (folder / "formats").mkdir(parents=True)
+    files = {
+        "__init__.py": "",
+        "model.py": "def f():\n    from .text import normalize_answer\n",
+        "metrics.py": "from .model import GoldQuestion\ndef g():\n    from .mmlongbench import judge_mmlongbench\n",
+        "mmlongbench.py": "from . import metrics\n",
+        "text.py": "",
+        "formats/__init__.py": "from . import docvqa\ndef detect(): ...\n",
+        "formats/docvqa.py": "from .. import problems\n",
+        "problems.py": "from .formats import detect\n",
+    }
+    for name, source in files.items():
+        (folder / name).write_text(source, encoding="utf-8")
+    monkeypatch.setattr(f"{__name__}.ROOT", tmp_path)
+    graph = scoring_graph(folder)
+    assert graph["scoring.model"] == {"scoring.text"}
+    assert graph["scoring.mmlongbench"] == {"scoring.metrics"}  # `from . import metrics`: the submodule, not __init__
+    assert cycles_in(graph) == [
+        ["scoring.formats", "scoring.formats.docvqa", "scoring.problems", "scoring.formats"],  # through __init__'s own code
+        ["scoring.metrics", "scoring.mmlongbench", "scoring.metrics"],
+    ]
+    assert [m for _, m in imported_modules(folder / "model.py") if top(m) == "scoring"] == ["scoring.text", "scoring.text.normalize_answer"]
+
+
 def test_every_dashboard_package_has_a_layer():
     packages = {package(m) for m in dashboard_graph()}
     assert packages >= {"core", "documents", "data", "shell", "session", "report", "views", "evidence"}
@@ -281,7 +366,7 @@ def test_no_module_imports_a_private_name_of_another():
     ("from plotly import graph_objects", ["plotly", "plotly.graph_objects"]),
     ("from .. import dashboard", ["dashboard"]),
     ("from ..dashboard.core.analysis import md_escape", ["dashboard.core.analysis", "dashboard.core.analysis.md_escape"]),
-    ("from .text import to_str", ["scoring.text", "scoring.text.to_str"]),
+    ("from .text import normalize_answer", ["scoring.text", "scoring.text.normalize_answer"]),
 ])
 def test_the_import_reader_sees_every_form(tmp_path, source, expected, monkeypatch):
     """The checker itself: a forbidden import in any of these forms is caught."""

@@ -19,7 +19,6 @@ import pg_kit
 import server_kit
 from app_kit import app_on
 from browser_kit import OUT, check_clean, open_page, settle
-from browser_kit import launch as browser
 from dashboard import launch
 from dashboard.annotations.errors import AnnotationsUnavailable, InvalidInput
 from dashboard.annotations.location import ServerLocation, shown_url
@@ -29,7 +28,7 @@ from scoring.redact import MASK, redact, redact_url
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "sample_runs"
 SECRET = "Qz-9secret-Pw"  # never the real password: the login is refused with it
-PASSFILE = "/home/ana/hidden-dir/pgpass"
+PASSFILE = "/srv/ana/hidden-dir/pgpass"
 SSLPW = "key-Unlock-77"
 
 
@@ -39,7 +38,7 @@ SSLPW = "key-Unlock-77"
     ("postgresql://lens:Qz-9secret-Pw@db:5432/lens", "postgresql://lens@db:5432/lens"),
     ("postgresql://lens@db:5432/?password=Qz-9secret-Pw", f"postgresql://lens@db:5432/?password={MASK}"),
     ("postgresql://lens@db/lens?sslmode=require&sslpassword=key-Unlock-77", f"postgresql://lens@db/lens?sslmode=require&sslpassword={MASK}"),
-    ("postgresql://lens@db/lens?passfile=/home/ana/hidden-dir/pgpass&application_name=x",
+    ("postgresql://lens@db/lens?passfile=/srv/ana/hidden-dir/pgpass&application_name=x",
      f"postgresql://lens@db/lens?passfile={MASK}&application_name=x"),
     ("postgresql://lens:p%40ss%3AQz-9secret-Pw@db/lens", "postgresql://lens@db/lens"),  # percent-encoded
     ("postgresql://lens:Qz-9sec@ret-Pw@db/lens", "postgresql://lens@db/lens"),  # a raw "@" in the password
@@ -47,7 +46,7 @@ SSLPW = "key-Unlock-77"
     ("postgresql://lens@db/lens?PASSWORD=Qz-9secret-Pw", f"postgresql://lens@db/lens?PASSWORD={MASK}"),
     ("https://example.org/x?token=Qz-9secret-Pw&page=2", f"https://example.org/x?token={MASK}&page=2"),
     ("host=db password=Qz-9secret-Pw dbname=lens", f"host=db password={MASK} dbname=lens"),
-    ("host=db password='Qz-9 secret\\' Pw' sslpassword = key-Unlock-77 passfile=/home/ana/hidden-dir/pgpass",
+    ("host=db password='Qz-9 secret\\' Pw' sslpassword = key-Unlock-77 passfile=/srv/ana/hidden-dir/pgpass",
      f"host=db password={MASK} sslpassword = {MASK} passfile={MASK}"),
     ("postgresql://lens@db:5432/lens", "postgresql://lens@db:5432/lens"),  # nothing to hide: as it is
     ("sqlite:////srv/notes.sqlite3", "sqlite:////srv/notes.sqlite3"),
@@ -188,7 +187,7 @@ def test_the_data_page_and_the_notes_never_show_a_secret(form, postgres, monkeyp
 
 # ----------------------------------------------------------------------------- a served app's own output
 
-def test_a_served_app_logs_no_secret(postgres, tmp_path):
+def test_a_served_app_logs_no_secret(postgres, tmp_path, browser):
     """A real server started by the launcher, its logging at debug level, with LENS_DATABASE_URL holding
     the password as a query parameter (no database), an ssl password and a password file; a browser
     opens the Data page (the script opens the store, which is refused); neither the page nor the
@@ -204,19 +203,19 @@ def test_a_served_app_logs_no_secret(postgres, tmp_path):
     base = f"http://127.0.0.1:{port}"
     with server_kit.started(cmd, base, log, tmp_path, env):
         # a session in a real browser: the script runs, opens the store (refused) and says so on the Data page
-        with browser() as b:
-            errors: list[str] = []
-            page = open_page(b, base, errors)
-            page.goto(base + "/data")
-            settle(page, "Data")
-            named = page.get_by_text("cannot be used").first
-            named.wait_for()
-            named.scroll_into_view_if_needed()
-            shown = page.inner_text("body").replace("\u200b", "")  # md_escape keeps URLs from turning into links
-            OUT.mkdir(parents=True, exist_ok=True)
-            page.screenshot(path=str(OUT / "credentials_data_page.png"))
-            check_clean(page, errors, log, "the Data page")
-            page.close()
+        b = browser  # the session's Chromium: a second sync Playwright in one thread is refused
+        errors: list[str] = []
+        page = open_page(b, base, errors)
+        page.goto(base + "/data")
+        settle(page, "Data")
+        named = page.get_by_text("cannot be used").first
+        named.wait_for()
+        named.scroll_into_view_if_needed()
+        shown = page.inner_text("body").replace("\u200b", "")  # md_escape keeps URLs from turning into links
+        OUT.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(OUT / "credentials_data_page.png"))
+        check_clean(page, errors, log, "the Data page")
+        page.close()
     output = log.read_text(errors="replace")
     assert "Runtime state:" in output  # a debug-level line: the logging really was at debug level
     for secret in (SECRET, SSLPW, PASSFILE):

@@ -3,7 +3,7 @@
 
 MMLongBench-Doc writes a `List` gold as a Python literal (`['The Economist', 'TIME']`), and its runs
 answer in kind. Such an answer is split into its elements (dashboard/evidence/locate.py
-`answer_elements`: a Python literal read by scoring.mmlongbench.read_literal, never eval, a JSON
+`answer_elements`: a Python literal read by scoring.reading.read_literal, never eval, a JSON
 list, or a list-shaped string), each element located and boxed, and the answer is found when each of
 its elements is. The page here is an image without a text layer, read by Tesseract, as MMLongBench-Doc's
 slide decks are.
@@ -23,7 +23,8 @@ from dashboard.evidence import locate as ev
 from dashboard.evidence.grounding import evidence_table, location_breakdown, run_rates
 from dashboard.evidence.layers import GOLD_ANSWERS, answer_layer, page_layers
 from dashboard.overview.charts import LOCATION_COLOURS
-from scoring.mmlongbench import eval_score, load_samples
+from scoring.mmlongbench import load_samples
+from scoring.mmlongbench_rule import eval_score
 from scoring.model import DocRef, GoldQuestion, Prediction
 from test_ocr import fresh  # noqa: F401 -- autouse: each test its own cache folder, no memory of earlier reads
 

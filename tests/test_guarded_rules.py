@@ -9,11 +9,11 @@ import dataclasses
 import pymupdf
 import pytest
 
-from dashboard.core.analysis import OFFICIAL, Analysis, Run, top_runs
+from dashboard.core.analysis import OFFICIAL, Run, leaderboard, score_frame, top_runs
 from dashboard.core.links import COMPARE_KEYS, DISAGREE_KEYS, View, from_params, to_params
 from dashboard.documents.pdf import clear_caches
 from dashboard.evidence.locate import EXACT, locate_in_document
-from scoring.model import GoldQuestion, ScoreRow
+from scoring.model import ScoreRow
 
 # ----------------------------------------------------------------------------- the exact pass without spaces and hyphens
 
@@ -52,7 +52,7 @@ def test_tied_runs_keep_the_order_they_were_given_in_at_scale(n_runs):
     qids = ["q1", "q2"]
     scores = [0.5 if k % 3 else 1.0 for k in range(n_runs)]  # many ties at 50 %, some at 100 %
     runs = [official(f"run{k:02d}", s, qids) for k, s in enumerate(scores)]
-    board = Analysis.build(runs, [GoldQuestion(q, "?", ("1",), "Int", "", "single_doc", {}) for q in qids], {}).leaderboard()
+    board = leaderboard(runs, score_frame(runs, set(qids)), set(qids))
     expected = [r.name for r in runs if r.name in {f"run{k:02d}" for k, s in enumerate(scores) if s == 1.0}] + \
                [r.name for r in runs if r.name in {f"run{k:02d}" for k, s in enumerate(scores) if s == 0.5}]
     assert list(board["Run"]) == expected
@@ -94,9 +94,9 @@ EXTRA_VALUES: dict[str, object] = {"tags": ["reasoning_error", "(untagged)"], "n
                                    "evals": ["ModelA/DocVQA_VAL@T20260301-090000"], "saved": "counting over charts",
                                    "weak": {"wk_run": "a", "wk_base": "b", "wk_metric": "anls"},
                                    "steps": ["1200:run-a", "-:baseline"],
-                                   "trend": {"tr_series": "run", "tr_slice": "domain=Finance", "tr_metric": "anls"},
-                                   "matrix": {"mx_series": "run", "mx_by": "document", "mx_sort": "flips", "mx_page": "2",
-                                              "mx_q": "q1", "mx_run": "run-a", "mx_at": "1200"}}
+                                   "trend": {"tr_series": "run-a", "tr_slice": "domain=finance", "tr_metric": "anls"},
+                                   "matrix": {"mx_series": "run-a", "mx_by": "document", "mx_sort": "flips",
+                                              "mx_page": "2", "mx_q": "q7", "mx_run": "run-a@740", "mx_at": "740"}}
 
 
 def test_every_field_of_a_view_survives_its_link():

@@ -319,6 +319,26 @@ def test_a_second_line_for_a_doc_id_is_the_next_filter(tmp_path):
     assert r.recomputed == {"anls,none": 0.75, "anls,take_first": 0.5}
 
 
+def test_a_doc_id_repeated_within_its_one_filter_is_named_and_not_scored(tmp_path):
+    """One filter: a second (different) line for a doc_id is not a next filter but a second run
+    appended to the file -- named at its line, and the first line's answer is the one scored.
+    Mutants: the per-filter bound `k >= len(filters)` loosened to `>`, or the check dropped."""
+    first = [docvqa_line("0.4", k, c) for k, c in enumerate(DOCVQA[:2])]
+    again = {**first[0], "filtered_resps": ["something else"], "anls": 0}
+    out = tmp_path / "m"
+    samples = write_jsonl(out / "20260801_101500_samples_docvqa_val.jsonl", [*first, again])
+    (out / "20260801_101500_results.json").write_text(json.dumps(results_json("docvqa_val", {"anls,none": 0.75})), "utf-8")
+    src = open_source(out)
+    (run,) = src.runs
+    assert run.filters == ("none",)
+    repeated = [p for p in src.problems if p.kind == "doc_ids seen again"]
+    assert [(p.file.rsplit("/", 1)[-1], p.line, p.field, p.severity) for p in repeated] == [
+        (samples.name, 3, "doc_id", "error")]
+    assert [(x.raw["doc_id"], x.prediction) for x in run.rows] == [(0, "January 8, 1993"), (1, "abxy")]
+    r = rescore(run, {q.qid: q for q in src.gold["docvqa_val"]}, "lmms-eval")
+    assert r.recomputed == {"anls,none": 0.75}  # (1 + 0.5) / 2: the repeated line is not a third answer
+
+
 def test_symlinks_leaving_the_folder_are_named_not_read(tmp_path):
     outside = tmp_path / "elsewhere"
     write_run(outside, "20260801_101500", "docvqa_val", [docvqa_line("0.4", 0, DOCVQA[0])], {"anls,none": 1.0})

@@ -241,7 +241,9 @@ def test_the_overview_headers_say_what_each_column_is(monkeypatch, tmp_path):
     assert shown[:2] == ["Run", "Shared Acc %"]  # ranked by it
     assert [c for c in shown if "acc" in c.lower()] == ["Shared Acc %", "Acc (MMLongBench-Doc) %",
                                                          "lmms-eval mmlongbench_doc_acc,none ×100",
-                                                         "VLMEvalKit overall_acc ×100"]
+                                                         "VLMEvalKit overall_acc ×100",
+                                                         # VLMEvalKit's judge gave no answer for some: its Acc without them
+                                                         "Acc without the judge's no-answers %"]
     # the benchmark's and the harnesses' own numbers beside Accuracy, then ours: "F1" alone is no header
     assert [c for c in shown if "f1" in c.lower()] == ["F1 (MMLongBench-Doc) %", "lmms-eval mmlongbench_doc_f1,none ×100",
                                                        "VLMEvalKit overall_f1 ×100", "Token F1 %"]

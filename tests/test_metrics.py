@@ -10,8 +10,9 @@ from hypothesis import strategies as st
 
 from scoring.extra import bleu_4, fuzzy, rouge_l, score
 from scoring.metrics import judge, token_f1
+from scoring.model import to_str
 from scoring.numbers import read_number
-from scoring.text import edit_distance, normalize_answer, to_str
+from scoring.text import edit_distance, normalize_answer
 
 VECTORS = Path(__file__).resolve().parent / "data" / "vectors.jsonl"  # the release behaviour, pinned (tests/data/README.md)
 

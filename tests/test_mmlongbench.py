@@ -1,6 +1,7 @@
-"""MMLongBench-Doc as released (scoring/mmlongbench.py): the evaluator's per-question score pinned
-by vectors derived from reading it (tests/data/mmlongbench_vectors.jsonl), its Acc/F1 and report
-text against a plain re-implementation and hand-computed text, the two loaders on good and bad
+"""MMLongBench-Doc as released (its rule scoring/mmlongbench_rule.py, its files scoring/mmlongbench.py, its
+report scoring/mmlongbench_report.py): the evaluator's per-question score pinned by vectors derived from
+reading it (tests/data/mmlongbench_vectors.jsonl), its Acc/F1 and report text against a plain
+re-implementation and hand-computed text, the two loaders on good and bad
 files, extraction misses, and a property test that no input makes the scorer raise or run code."""
 
 from __future__ import annotations
@@ -16,8 +17,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scoring import mmlongbench as mm
+from scoring import mmlongbench_report as report
+from scoring import mmlongbench_rule as rule
+from scoring.limits import LITERAL_MAX_CHARS
 from scoring.model import DocumentRecord
 from scoring.problems import Problem
+from scoring.reading import read_literal
 
 VECTORS = [json.loads(line) for line in (Path(__file__).parent / "data" / "mmlongbench_vectors.jsonl").read_text("utf-8").splitlines()
            if line.strip()]
@@ -28,18 +33,18 @@ VECTORS = [json.loads(line) for line in (Path(__file__).parent / "data" / "mmlon
 
 @pytest.mark.parametrize("v", VECTORS, ids=[f"{i}-{v['format']}" for i, v in enumerate(VECTORS)])
 def test_vector(v):
-    judged = mm.judge_mmlongbench(v["gt"], v["pred"], v["format"])
+    judged = rule.judge_mmlongbench(v["gt"], v["pred"], v["format"])
     assert judged.score == v["score"], v["why"]
     assert judged.note == v["note"], v["why"]
-    assert mm.eval_score(v["gt"], v["pred"], v["format"]) == v["score"]
+    assert rule.eval_score(v["gt"], v["pred"], v["format"]) == v["score"]
     assert isinstance(judged.score, float)
 
 
 def test_the_vectors_cover_every_format_and_every_fallback_rule():
     formats = {v["format"] for v in VECTORS}
     assert {"Int", "Float", "Str", "None", "List"} <= formats
-    assert formats - set(mm.FORMATS)  # an unknown format (scored by the List branch) too
-    assert {v["note"] for v in VECTORS} - {None} == set(mm.FALLBACK_RULES)
+    assert formats - set(rule.FORMATS)  # an unknown format (scored by the List branch) too
+    assert {v["note"] for v in VECTORS} - {None} == set(rule.FALLBACK_RULES)
     assert all(v["why"].strip() for v in VECTORS)
     for fmt in ("Int", "Float", "Str", "None", "List"):  # each format both scores and fails somewhere
         scores = {v["score"] for v in VECTORS if v["format"] == fmt}
@@ -47,56 +52,56 @@ def test_the_vectors_cover_every_format_and_every_fallback_rule():
 
 
 def test_the_note_explains_its_rule():
-    judged = mm.judge_mmlongbench("[]", "[]", "List")
-    assert judged == mm.MMJudgement(1.0, "empty_lists")
+    judged = rule.judge_mmlongbench("[]", "[]", "List")
+    assert judged == rule.MMJudgement(1.0, "empty_lists")
     assert "IndexError" in judged.explanation
-    assert mm.judge_mmlongbench("a", "a", "Str").explanation == ""
+    assert rule.judge_mmlongbench("a", "a", "Str").explanation == ""
 
 
 def test_clean_string():
-    assert mm.clean_string("  The Answer (approx.)  ") == "the answer"
-    assert mm.clean_string("$$5%%") == "5"
-    assert mm.clean_string("'") == ""
-    assert mm.clean_string("''") == ""
-    assert mm.clean_string("\"'a'\"") == "'a'"  # one quote at each end only
-    assert mm.clean_string("a (b) c (d") == "a c (d"
-    assert mm.clean_string("a\u00a0(b)") == "a"  # a no-break space is white space to the evaluator
-    assert mm.clean_string("(x)(y)z") == "z"
-    assert mm.clean_string("5 million") == "5 million"  # its million/mile cuts have no effect
-    assert mm.clean_string(12) == "12"
-    assert mm.clean_string(None) == "none"
+    assert rule.clean_string("  The Answer (approx.)  ") == "the answer"
+    assert rule.clean_string("$$5%%") == "5"
+    assert rule.clean_string("'") == ""
+    assert rule.clean_string("''") == ""
+    assert rule.clean_string("\"'a'\"") == "'a'"  # one quote at each end only
+    assert rule.clean_string("a (b) c (d") == "a c (d"
+    assert rule.clean_string("a\u00a0(b)") == "a"  # a no-break space is white space to the evaluator
+    assert rule.clean_string("(x)(y)z") == "z"
+    assert rule.clean_string("5 million") == "5 million"  # its million/mile cuts have no effect
+    assert rule.clean_string(12) == "12"
+    assert rule.clean_string(None) == "none"
 
 
 def test_release_anls_is_strictly_above_half_and_measures_upper_case_length():
-    assert mm.release_anls("abcd", "abxy") == 0.0
-    assert mm.release_anls("abcde", "abxye") == pytest.approx(0.6)
-    assert mm.release_anls("", "") == 1.0
-    assert mm.release_anls("a", "") == 0.0
-    assert mm.release_anls("\u00df\u00df\u00df", "") == 0.0  # distance 3, length 6: exactly 0.5
-    assert mm.release_anls("a\u00dfc", "abc") == 0.75
+    assert rule.release_anls("abcd", "abxy") == 0.0
+    assert rule.release_anls("abcde", "abxye") == pytest.approx(0.6)
+    assert rule.release_anls("", "") == 1.0
+    assert rule.release_anls("a", "") == 0.0
+    assert rule.release_anls("\u00df\u00df\u00df", "") == 0.0  # distance 3, length 6: exactly 0.5
+    assert rule.release_anls("a\u00dfc", "abc") == 0.75
 
 
 def test_float_matches_percentages_and_rounding():
-    assert mm.float_matches(50.0, 0.5)
-    assert mm.float_matches(0.5, 50.0)
-    assert mm.float_matches(0.0, 0.004)
-    assert not mm.float_matches(0.0, 0.006)
-    assert not mm.float_matches(math.nan, math.nan)
+    assert rule.float_matches(50.0, 0.5)
+    assert rule.float_matches(0.5, 50.0)
+    assert rule.float_matches(0.0, 0.004)
+    assert not rule.float_matches(0.0, 0.006)
+    assert not rule.float_matches(math.nan, math.nan)
 
 
 def test_read_literal_never_executes_and_is_capped():
-    assert mm.read_literal("['a', 1, 2.5, None, True]") == (True, ["a", 1, 2.5, None, True])
-    assert mm.read_literal("[__import__('os')]") == (False, None)
-    assert mm.read_literal("[" * 150 + "]" * 150) == (False, None)  # deeper than LITERAL_MAX_DEPTH
-    assert mm.read_literal("['" + "[" * 150 + "']") == (True, ["[" * 150])  # brackets inside a string do not count
-    assert mm.read_literal("[" + "1," * mm.LITERAL_MAX_CHARS + "]") == (False, None)
-    assert mm.read_literal("[{[1]: 2}]") == (False, None)  # TypeError (unhashable key) caught
-    assert mm.read_literal("['\\d']") == (True, ["\\d"])  # an invalid escape only warns
+    assert read_literal("['a', 1, 2.5, None, True]") == (True, ["a", 1, 2.5, None, True])
+    assert read_literal("[__import__('os')]") == (False, None)
+    assert read_literal("[" * 150 + "]" * 150) == (False, None)  # deeper than LITERAL_MAX_DEPTH
+    assert read_literal("['" + "[" * 150 + "']") == (True, ["[" * 150])  # brackets inside a string do not count
+    assert read_literal("[" + "1," * LITERAL_MAX_CHARS + "]") == (False, None)
+    assert read_literal("[{[1]: 2}]") == (False, None)  # TypeError (unhashable key) caught
+    assert read_literal("['\\d']") == (True, ["\\d"])  # an invalid escape only warns
 
 
 def test_a_literal_too_long_for_the_cap_falls_back():
-    long_pred = repr(["a"] * (mm.LITERAL_MAX_CHARS // 4))
-    assert mm.judge_mmlongbench("['a']", long_pred, "List") == mm.MMJudgement(0.0, "pred_not_literal")
+    long_pred = repr(["a"] * (LITERAL_MAX_CHARS // 4))
+    assert rule.judge_mmlongbench("['a']", long_pred, "List") == rule.MMJudgement(0.0, "pred_not_literal")
 
 
 PWNED = (Path("/tmp/PWNED_x"), Path("/tmp/pwned_y"), Path("/tmp/pwned_z"))
@@ -126,15 +131,15 @@ def no_pwned_files():
 
 @pytest.mark.parametrize("text", HOSTILE)
 def test_hostile_text_is_never_executed(text, no_pwned_files):
-    for fmt in (*mm.FORMATS, "Bool", None):
+    for fmt in (*rule.FORMATS, "Bool", None):
         for gt, pred in ((text, "x"), ("['a']", text), (text, text)):
-            judged = mm.judge_mmlongbench(gt, pred, fmt)
+            judged = rule.judge_mmlongbench(gt, pred, fmt)
             assert 0.0 <= judged.score <= 1.0
     if text.startswith("["):
-        assert mm.judge_mmlongbench("['a']", text, "List") == mm.MMJudgement(0.0, "pred_not_literal")
+        assert rule.judge_mmlongbench("['a']", text, "List") == rule.MMJudgement(0.0, "pred_not_literal")
     rows = [{"answer": "x", "pred": text, "score": 0.0, "evidence_pages": text, "evidence_sources": text, "doc_type": text}]
-    assert mm.show_results(rows).startswith("Overall Acc: 0.0 | Question Number: 1\n")
-    assert mm.extraction_miss(text, "List", text, 0.0) in (True, False)
+    assert report.show_results(rows).startswith("Overall Acc: 0.0 | Question Number: 1\n")
+    assert rule.extraction_miss(text, "List", text, 0.0) in (True, False)
 
 
 json_scalars = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=True, allow_infinity=True), st.text(max_size=30))
@@ -146,7 +151,7 @@ literalish = st.one_of(
     st.sampled_from(HOSTILE),
 )
 answers = st.one_of(json_values, literalish)
-formats = st.one_of(st.sampled_from([*mm.FORMATS, "Bool", "list", "", None]), st.text(max_size=6))
+formats = st.one_of(st.sampled_from([*rule.FORMATS, "Bool", "list", "", None]), st.text(max_size=6))
 
 
 @settings(max_examples=400, deadline=None)
@@ -154,12 +159,12 @@ formats = st.one_of(st.sampled_from([*mm.FORMATS, "Bool", "list", "", None]), st
 def test_no_input_makes_the_scorer_raise_or_run_code(gt, pred, fmt):
     for p in PWNED:
         p.unlink(missing_ok=True)
-    judged = mm.judge_mmlongbench(gt, pred, fmt)
+    judged = rule.judge_mmlongbench(gt, pred, fmt)
     assert 0.0 <= judged.score <= 1.0
-    assert judged.note is None or judged.note in mm.FALLBACK_RULES
-    assert mm.extraction_miss(gt, fmt, pred if isinstance(pred, str) else "text", 0.0) in (True, False)
+    assert judged.note is None or judged.note in rule.FALLBACK_RULES
+    assert rule.extraction_miss(gt, fmt, pred if isinstance(pred, str) else "text", 0.0) in (True, False)
     row = {"answer": gt, "pred": pred, "score": judged.score, "evidence_pages": pred, "evidence_sources": gt, "doc_type": fmt}
-    assert mm.show_results([row]).count("\n") >= 8
+    assert report.show_results([row]).count("\n") >= 8
     assert not any(p.exists() for p in PWNED)
 
 
@@ -177,10 +182,10 @@ def test_adversarial_megabyte_inputs_take_linear_time():
     start = time.perf_counter()
     for gt, pred in cases:
         for fmt in ("Str", "Float", "List", "Int"):
-            mm.judge_mmlongbench(gt, pred, fmt)
-        mm.extraction_miss("['a', '1']", "List", pred, 0.0)
-    mm.extraction_miss("a" * 999 + "b", "Str", "a" * mb, 0.0)
-    mm.extraction_miss("12.5", "Float", "1" * mb + " 12,500.5" * (mb // 20), 0.0)
+            rule.judge_mmlongbench(gt, pred, fmt)
+        rule.extraction_miss("['a', '1']", "List", pred, 0.0)
+    rule.extraction_miss("a" * 999 + "b", "Str", "a" * mb, 0.0)
+    rule.extraction_miss("12.5", "Float", "1" * mb + " 12,500.5" * (mb // 20), 0.0)
     assert time.perf_counter() - start < 60.0  # hang guard: about 2 s here (30x); a quadratic step would take hours
 
 
@@ -274,20 +279,20 @@ def test_show_results_hand_computed():
     # Acc 2.5/4; recall 1.5/3 (three answerable), precision 1.5/2 (two predictions other than
     # "Not answerable"); the unanswerable question with one page is single-page AND unanswerable;
     # the answerable one with no page is cross-page.
-    assert mm.acc_and_f1(HAND_ROWS) == (0.625, 0.6)
-    assert mm.show_results(HAND_ROWS) == HAND_TEXT
-    assert mm.show_results(HAND_ROWS) == plain_show_results(HAND_ROWS)
+    assert rule.acc_and_f1(HAND_ROWS) == (0.625, 0.6)
+    assert report.show_results(HAND_ROWS) == HAND_TEXT
+    assert report.show_results(HAND_ROWS) == plain_show_results(HAND_ROWS)
 
 
 def test_show_results_of_nothing_and_of_unevaluated_rows():
-    assert mm.show_results([]) == (
+    assert report.show_results([]) == (
         "Overall Acc: 0.0 | Question Number: 0\nOverall F1-score: 0.0 | Question Number: 0\n-----------------------\n"
         "Single-page | Accuracy: 0.0 | Question Number: 0\nCross-page | Accuracy: 0.0 | Question Number: 0\n"
         "Unanswerable | Accuracy: 0.0 | Question Number: 0\n-----------------------\n-----------------------\n"
     )
     rows = [row("a", "a", 0.1, "[1]", "['Chart']", "T"), row("b", "b", 0.2, "[1]", "['Chart']", "T"), row("c", None, None, "[1]", "['Chart']", "T")]
     del rows[2]["pred"]
-    text = mm.show_results(rows)
+    text = report.show_results(rows)
     assert text.splitlines()[0] == "Overall Acc: 0.15000000000000002 | Question Number: 3"  # str() of the float, all rows counted
     assert "Evidence Sources: Chart | Accuracy: 0.15000000000000002 | Question Number: 3" in text
     assert text == plain_show_results(rows)
@@ -305,7 +310,7 @@ def test_show_results_of_nothing_and_of_unevaluated_rows():
     ([{"answer": "a", "pred": "a", "score": None}, row("b", "b", 1.0, "[]", "[]", "T")], (1.0, 1.0)),  # a null score is no score
 ])
 def test_acc_and_f1_edges(rows, expected):
-    got = mm.acc_and_f1(rows)
+    got = rule.acc_and_f1(rows)
     assert got == pytest.approx(expected)
     assert got == plain_acc_and_f1(rows)
 
@@ -314,7 +319,7 @@ def test_precision_can_exceed_one():
     # An answerable question answered "Not answerable" keeps its score in precision's numerator
     # but is left out of its denominator: precision = (1.0 + 1.0) / 1.
     rows = [row("a", "Not answerable", 1.0, "[]", "[]", "T"), row("b", "b", 1.0, "[]", "[]", "T")]
-    acc, f1 = mm.acc_and_f1(rows)
+    acc, f1 = rule.acc_and_f1(rows)
     assert (acc, f1) == (1.0, 2 * 1.0 * 2.0 / 3.0)
 
 
@@ -325,7 +330,7 @@ def test_show_results_reads_on_where_the_evaluator_raises():
         # no answer (so F1 is 0.0: the evaluator's KeyError, caught), a scalar page, unhashable keys
         {"pred": "c", "score": 1.0, "evidence_pages": "7", "evidence_sources": "[['x'], 'y']", "doc_type": ["L"]},
     ]
-    assert mm.show_results(rows) == """Overall Acc: 0.6666666666666666 | Question Number: 3
+    assert report.show_results(rows) == """Overall Acc: 0.6666666666666666 | Question Number: 3
 Overall F1-score: 0.0 | Question Number: 3
 -----------------------
 Single-page | Accuracy: 1.0 | Question Number: 2
@@ -345,16 +350,16 @@ Document Type: ['L'] | Accuracy: 1.0 | Question Number: 1
 
 def test_a_string_source_literal_is_iterated_by_character_as_released():
     rows = [row("a", "a", 1.0, "[1]", "'ab'", "T")]
-    assert "Evidence Sources: a | Accuracy: 1.0 | Question Number: 1\nEvidence Sources: b |" in mm.show_results(rows)
-    assert mm.show_results(rows) == plain_show_results(rows)
+    assert "Evidence Sources: a | Accuracy: 1.0 | Question Number: 1\nEvidence Sources: b |" in report.show_results(rows)
+    assert report.show_results(rows) == plain_show_results(rows)
 
 
 def test_evidence_categories_overlap_as_counted():
-    assert mm.evidence_categories("[3]", "Not answerable") == ("single-page", "unanswerable")
-    assert mm.evidence_categories("[]", "Not answerable") == ("unanswerable",)
-    assert mm.evidence_categories("[]", "5") == ("cross-page",)
-    assert mm.evidence_categories("[1, 2]", "5") == ("cross-page",)
-    assert mm.evidence_categories([0], "5") == ("single-page",)
+    assert report.evidence_categories("[3]", "Not answerable") == ("single-page", "unanswerable")
+    assert report.evidence_categories("[]", "Not answerable") == ("unanswerable",)
+    assert report.evidence_categories("[]", "5") == ("cross-page",)
+    assert report.evidence_categories("[1, 2]", "5") == ("cross-page",)
+    assert report.evidence_categories([0], "5") == ("single-page",)
 
 
 # ----------------------------------------------------------------------------- generated benchmark files
@@ -366,7 +371,7 @@ DOC_TYPES = ["Research report / Introduction", "Academic paper", "Guidebook", "B
 def generated_samples(rng: random.Random, n: int) -> list[dict]:
     out = []
     for i in range(n):
-        fmt = rng.choice(mm.FORMATS)
+        fmt = rng.choice(rule.FORMATS)
         answer = {"Int": str(rng.randint(0, 30)), "Float": f"{rng.uniform(0, 100):.{rng.randint(0, 2)}f}",
                   "Str": rng.choice(["Paris", "Less well-off", "2015-03-24", "a@b.com"]),
                   "None": "Not answerable", "List": repr(rng.sample(["red", "blue", "3", "green"], rng.randint(1, 3)))}[fmt]
@@ -397,7 +402,7 @@ def test_generated_result_files_round_trip(tmp_path, seed):
         r["pred"] = predicted(rng, s)
         r["response"] = f"The answer is {r['pred']}."
         r["extracted_res"] = f"Extracted answer: {r['pred']}\nAnswer format: String"
-        r["score"] = mm.eval_score(s["answer"], r["pred"], s["answer_format"])
+        r["score"] = rule.eval_score(s["answer"], r["pred"], s["answer_format"])
         results.append(r)
     if seed % 2:
         rng.shuffle(results)  # a reordered file
@@ -414,14 +419,14 @@ def test_generated_result_files_round_trip(tmp_path, seed):
     for pred, r in zip(res.items, results):  # file order kept
         q = by_qid[pred.qid]
         assert (q.metadata["doc_id"], q.question, pred.text) == (r["doc_id"], r["question"], r["pred"])
-        recomputed[pred.qid] = mm.judge_question(q, res.extras[pred.qid].pred).score
+        recomputed[pred.qid] = rule.judge_question(q, res.extras[pred.qid].pred).score
     assert {s.qid: s.accuracy for s in res.official} == recomputed
     expected = plain_show_results(results)
-    assert mm.show_results(res.rows) == expected
-    assert mm.show_results(mm.rescored_rows(res, recomputed)) == expected
+    assert report.show_results(res.rows) == expected
+    assert report.show_results(report.rescored_rows(res, recomputed)) == expected
     if seed == 0:  # the gold-side rows give the same report when every question is in the file
         preds = {p.qid: p.text for p in res.items}
-        assert mm.show_results(mm.gold_rows(gold.items, preds, recomputed)) == expected
+        assert report.show_results(report.gold_rows(gold.items, preds, recomputed)) == expected
 
 
 # ----------------------------------------------------------------------------- load_samples
@@ -449,7 +454,7 @@ def test_load_samples_maps_to_our_records(tmp_path):
     assert q.labels("answer_format") == ["Int"]
     assert q.file == str(path) and q.line is None
     assert mm.document_records(res.items) == [DocumentRecord(document_id="a.pdf", file="a.pdf")]
-    assert mm.judge_question(q, "5.5").score == 1.0
+    assert rule.judge_question(q, "5.5").score == 1.0
 
 
 def test_load_samples_bad_rows(tmp_path):
@@ -629,7 +634,7 @@ def test_qids():
     ("Paris", "Str", "Paris", None, False),
 ])
 def test_extraction_miss(gold, fmt, response, score, expected):
-    assert mm.extraction_miss(gold, fmt, response, score) is expected
+    assert rule.extraction_miss(gold, fmt, response, score) is expected
 
 
 @pytest.mark.parametrize("answer", ["changed since", None])

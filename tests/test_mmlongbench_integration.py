@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from scoring.mmlongbench import load_results, load_samples, rescored_rows, show_results
+from scoring.mmlongbench import load_results, load_samples
+from scoring.mmlongbench_report import rescored_rows, show_results
 
 ROOT = Path(__file__).resolve().parent.parent
 MM = ROOT / "sample_runs" / "mmlongbench"
@@ -69,7 +70,7 @@ def test_cli_text_report_is_show_results_of_the_rows(cli_outputs):
         res = load_results(path, gold)
         # the file's own scores are eval_score's (one row changed on purpose in docowl-8b): recomputing
         # them through the CLI gives show_results of the rows with our scores, byte for byte
-        from scoring.mmlongbench import judge_question
+        from scoring.mmlongbench_rule import judge_question
 
         by_id = {q.qid: q for q in gold.items}
         scores = {p.qid: judge_question(by_id[p.qid], res.extras[p.qid].pred).score for p in res.items}

@@ -31,7 +31,8 @@ import reference_release as ref
 from scoring.evaluate import evaluate
 from scoring.loaders import load_gold, load_predictions
 from scoring.metrics import judge
-from scoring.text import edit_distance, to_str_release
+from scoring.model import to_str_release
+from scoring.text import edit_distance
 from scoring.writers import CSV_COLUMNS
 
 PROFILE = "xldocbench-1519"

@@ -20,7 +20,7 @@ from dashboard.disagreement.charts import pair_scatter
 from scoring.categories import classify
 from scoring.evaluate import evaluate
 from scoring.metrics import judge
-from scoring.mmlongbench import eval_score
+from scoring.mmlongbench_rule import eval_score
 from scoring.model import GoldQuestion, ScoreRow
 from scoring.profiles import MMLONGBENCH_PROFILE, PROFILES, RIGHT_AT, get_profile, is_right
 from scoring.registry import PASS_THRESHOLDS

@@ -22,6 +22,7 @@ from dashboard.core import samples
 from dashboard.weak import panel as weak_panel
 from scoring.evaluate import evaluate
 from scoring.loaders import load_gold, load_predictions
+from scoring.slice_fields import page_counts_beside, slice_fields
 from scoring.slices import find_weak_slices, question_fields
 from scoring.stats import document_clusters, paired_by_document
 
@@ -108,7 +109,9 @@ def test_checkpoints_differ_for_real_by_document(gold, accuracy):
 
 
 def test_finder_top_slice_is_the_planted_one_and_nothing_elsewhere(gold, accuracy):
-    fields = question_fields(gold)
+    # the fields the Weak slices page and `docbench-lens slices` both test (scoring/slice_fields.py), with the
+    # documents' page counts from documents.jsonl: one answer to "where is it weak" wherever it is asked
+    fields = slice_fields(gold, page_counts_beside([CAMPAIGN / "qa_single_doc.jsonl"]))
     clusters = document_clusters([q.document_ids for q in gold])
     found = find_weak_slices(accuracy["vision-13b"], fields, clusters)
     top = found.weak[0]
@@ -117,7 +120,8 @@ def test_finder_top_slice_is_the_planted_one_and_nothing_elsewhere(gold, accurac
     mask = np.array([q.meta("reasoning_type") == "counting" and "Chart" in q.labels("evidence_source") for q in gold])
     y = accuracy["vision-13b"]
     assert top.gap == pytest.approx(y[mask].mean() - y[~mask].mean())
-    assert len(found.weak) == 1 and found.tested == 46 and len(found.folded) == 11
+    assert len(found.weak) == 1 and found.tested == 106 and len(found.folded) == 25
+    assert (round(100 * top.ci_low, 1), round(100 * top.ci_high, 1)) == (-63.9, -44.9)  # sample_runs/README.md
     assert top.score_slice == pytest.approx(6 / 67)  # 6 of the 67 planted questions right
     # pair mode, the newer checkpoint against the older: better everywhere alike, no slice where it lost
     pair = accuracy["ckpt-0520"] - accuracy["ckpt-0410"]

@@ -22,7 +22,7 @@ from urllib.parse import quote
 import pytest
 
 import guard_kit
-from browser_kit import ROOT, check_clean, launch, open_page, serve, shot, wait_idle
+from browser_kit import ROOT, check_clean, open_page, serve, shot, wait_idle
 
 pytestmark = pytest.mark.browser
 
@@ -81,12 +81,12 @@ def _hostile_copy(root: Path) -> Path:
     return folder
 
 
-def test_a_session_opening_the_worst_input_costs_no_other_session_its_page(tmp_path):
+def test_a_session_opening_the_worst_input_costs_no_other_session_its_page(tmp_path, browser):
     roots = tmp_path / "roots"
     roots.mkdir()
     folder = _hostile_copy(roots)
     env = {"LENS_DATA_ROOTS": str(roots), "LENS_READ_MEMORY": "512M"}
-    with serve(env, name="served-hostile") as (base, log), launch() as browser:
+    with serve(env, name="served-hostile") as (base, log):  # the session's Chromium (one sync Playwright per thread)
         server = _server_pid(base)
         health = Health(base)
         health.start()

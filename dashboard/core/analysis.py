@@ -26,8 +26,9 @@ from dashboard.core.links import FIELDS, META
 from dashboard.core.scored import Store, memory_store
 from scoring.engine import queries as Q
 from scoring.evaluate import RunResult
-from scoring.mmlongbench import acc_and_f1, gold_rows
-from scoring.model import GoldQuestion, ScoreRow
+from scoring.mmlongbench_report import gold_rows
+from scoring.mmlongbench_rule import acc_and_f1
+from scoring.model import GoldQuestion, ScoreRow, to_str
 from scoring.profiles import MMLONGBENCH_PROFILE, Profile, get_profile
 from scoring.registry import METRIC_LABELS, METRICS, MISSING_STATUS, is_success_status
 from scoring.runner import column_list, compact_columns, prediction_texts
@@ -42,7 +43,6 @@ from scoring.slice_fields import (  # noqa: F401  (one definition of length and 
     length_bucket,
     question_position,
 )
-from scoring.text import to_str
 
 RECOMPUTED = "recomputed"
 OFFICIAL = "scores loaded, not recomputed"
@@ -181,7 +181,7 @@ def _benchmark_profile(run: Run) -> bool:
 
 
 def benchmark_acc_f1(run: Run, gold: dict[str, GoldQuestion]) -> tuple[float, float] | None:
-    """MMLongBench-Doc's Acc and F1 of a run (`scoring.mmlongbench.acc_and_f1` over the questions it
+    """MMLongBench-Doc's Acc and F1 of a run (`scoring.mmlongbench_rule.acc_and_f1` over the questions it
     answered: its per-question scores, the gold `answer`, its `pred`), in 0..1; None for a run
     recomputed under another profile. Official scores (the result files' own `score`) are read as
     that benchmark's scores."""

@@ -130,7 +130,7 @@ def check_folder(folder: str, roots: Sequence[Path]) -> str:
         listed = ", ".join(map(str, roots)) or "none"
         return (f"{shown} is outside the folders this app may read (its data roots: {listed}). The server "
                 f"opens more when they are listed in its {settings.DATA_ROOTS.name} environment variable "
-                "(separated by ':'), see the README's \"Data roots and uploads\".")
+                "(separated by ':'), see docs/team.md, \"Data roots and uploads\".")
     try:
         if not given.is_dir():
             return f"{shown} does not exist or is not a folder."

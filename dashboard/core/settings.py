@@ -1,8 +1,8 @@
 """Every setting the app reads from the environment, declared once: name, default, help.
 
 Code asks `BENCHMARK.value(environ)` (or `.paths(environ)` for a list) instead of reading
-`os.environ` itself, so a setting has one spelling, one default and one sentence that the README's
-settings table is checked against (tests/test_settings.py). No streamlit here.
+`os.environ` itself, so a setting has one spelling, one default and one sentence that the
+settings table of docs/settings.md is checked against (tests/test_settings.py). No streamlit here.
 """
 
 from __future__ import annotations

@@ -135,7 +135,7 @@ _SCORER: str | None = None
 
 class EntryFolder:
     """A folder of Parquet entries named by their key under the cache root: atomic writes (a reader
-    sees a whole entry or none), and bad entries removed. ScoreStore and PredictionStore are two."""
+    sees a whole entry or none), and bad entries removed: PredictionStore (the scored runs are in the engine)."""
 
     SUBFOLDER = ""
 
@@ -315,7 +315,7 @@ def _parse_memo(texts: list, convert) -> list:
 
 
 class PredictionStore(EntryFolder):
-    """The parsed prediction files under `root`/predictions (same rules as ScoreStore)."""
+    """The parsed prediction files under `root`/predictions (EntryFolder's rules)."""
 
     SUBFOLDER = "predictions"
 

@@ -40,9 +40,10 @@ from dashboard.core.paths import inside
 from dashboard.documents import ocr
 from dashboard.documents.pagetext import NUMBER_TOKEN, DocText, PageText, Rect, norm_text, number_key, tight, token_value
 from dashboard.documents.pdf import DocumentError, doc_text, page_text
-from scoring.mmlongbench import extraction_miss, read_literal
+from scoring.mmlongbench_rule import extraction_miss
 from scoring.model import DocRef, GoldQuestion, Prediction
 from scoring.numbers import read_number
+from scoring.reading import read_literal
 from scoring.registry import is_failure_marker
 
 EXACT, FUZZY, NOT_FOUND, NO_DOCUMENT = "exact", "fuzzy", "not_found", "no_document"
@@ -51,7 +52,7 @@ IN_DOCUMENT = "in_document"  # found, in a question whose gold names no evidence
 # Answers that are not looked for, each its own outcome (never "not in the document", never "invented"):
 # a refusal ("Not answerable", "N/A"), and a failed extraction -- the benchmark's marker (MMLongBench-Doc's
 # `Fail to answer`, scoring.registry.FAILURE_MARKERS), or an extracted answer not in the document while the
-# gold occurs in the model's raw response (scoring.mmlongbench.extraction_miss).
+# gold occurs in the model's raw response (scoring.mmlongbench_rule.extraction_miss).
 REFUSED, EXTRACTION_FAILED = "refused", "extraction_failed"
 # Not found in the documents, on a question whose gold answer is not written in them either (or cannot be
 # looked for): computed from the page, never "invented" (`not_found_verdict`, the one rule)
@@ -227,7 +228,7 @@ def answer_candidates(answer: str) -> list[str]:
 
 # A list answer (MMLongBench-Doc's `List` format: `['The Economist', 'TIME']`, `[18, 24]`; a JSON list;
 # a list-shaped string such as `[The Economist, TIME]`) is searched element by element. Longer text is
-# searched as text: the Python-literal parse (scoring.mmlongbench.read_literal, never eval) is bounded
+# searched as text: the Python-literal parse (scoring.reading.read_literal, never eval) is bounded
 # by this size, the elements by their count.
 LIST_MAX_CHARS = 4_000
 MAX_ELEMENTS = 50  # elements searched at most (each is a search of the whole document)
@@ -276,7 +277,7 @@ def phrase_parts(answer: str) -> list[str] | None:
 def answer_elements(answer: str) -> list[str] | None:
     """The elements of a list answer, in order, each once (compared as normalised text), at most
     MAX_ELEMENTS; None when the answer is not a list. A list is the answer's text without its
-    wrappers, between `[` and `]`: a Python literal (scoring.mmlongbench.read_literal:
+    wrappers, between `[` and `]`: a Python literal (scoring.reading.read_literal:
     `ast.literal_eval`, never eval), else a JSON list (`null`, `true`), else a list-shaped string
     (`[The Economist, TIME]`, split at its commas). `[]` is a list without elements."""
     if not answer or "[" not in answer:
@@ -712,7 +713,7 @@ WRONG_ON_EVIDENCE = " (but scored wrong)"
 
 
 def _extraction_missed(q: GoldQuestion, response: object, right: bool | None) -> bool:
-    """The gold occurs in the raw response (scoring.mmlongbench.extraction_miss) of an answer known
+    """The gold occurs in the raw response (scoring.mmlongbench_rule.extraction_miss) of an answer known
     to be wrong: the extraction, not the model, likely failed."""
     if right is not False or not isinstance(response, str) or not response:
         return False

@@ -42,13 +42,12 @@ from dashboard.shell import output, viewstate
 from dashboard.shell.context import Context
 from dashboard.weak import saved as saved_slices
 from dashboard.weak import saved_panel
-from scoring.metrics import answer_type, judge
-from scoring.mmlongbench import extraction_miss
-from scoring.model import GoldQuestion, QuestionResult, ScoreRow
+from scoring.metrics import QuestionResult, answer_type, judge
+from scoring.mmlongbench_rule import extraction_miss
+from scoring.model import GoldQuestion, ScoreRow, to_str
 from scoring.profiles import get_profile
 from scoring.registry import METRIC_LABELS, METRICS
 from scoring.runner import record_of
-from scoring.text import to_str
 from scoring.writers import frame_csv
 
 TRACE_CHARS = 10_000  # characters of an answer the trace explains (a 50 MB answer took minutes)

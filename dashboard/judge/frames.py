@@ -34,7 +34,7 @@ __all__ = ["FILES", "Source", "judged_runs", "run_answers", "run_model", "verdic
 
 FILES = "the run's own judge (its files)"
 COUNT_COLUMN = "Judge: no answer"
-SCORE_COLUMN = "Acc without them %"
+SCORE_COLUMN = "Acc without the judge's no-answers %"
 # the people's verdict a triage tag on an answer carries (dashboard/annotations/records.py DEFAULT_TAGS): the scorer
 # was wrong on a right answer, or the model was wrong
 RIGHT_TAGS = frozenset({"format_only", "extraction_error"})
@@ -275,7 +275,8 @@ def family_warning(judge_model: str, judged_model: str) -> str:
 
 def judge_board(ws: Workspace) -> tuple[pd.DataFrame, dict[str, str]]:
     """Per run whose files hold a judge's output: how many answers got no answer from it (unparsable or
-    judge_error: the harness counts them wrong) and its score without them, in %; with each column's help."""
+    judge_error: the harness counts them wrong) and its score without them, in %; with each column's help.
+    Nothing when no run has such an answer (both columns would repeat the harness's own number)."""
     rows = []
     for run in judged_runs(ws):
         stored = [a.stored for a in run_answers(ws, run) if a.stored is not None]
@@ -288,7 +289,7 @@ def judge_board(ws: Workspace) -> tuple[pd.DataFrame, dict[str, str]]:
                            "or judge_error (no reply). The harness's number counts them wrong; the Judge page lists them",
              SCORE_COLUMN: "the judge's score over the answers it did answer: the harness's number without the unparsable "
                            "and judge_error ones"}
-    if not rows:
+    if not any(r[COUNT_COLUMN] for r in rows):  # no answer without one: the score without them is the harness's
         return pd.DataFrame(columns=["Run"]), {}
     return pd.DataFrame(rows, columns=["Run", COUNT_COLUMN, SCORE_COLUMN]), helps
 

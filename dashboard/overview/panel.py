@@ -41,6 +41,7 @@ CHART_RUNS = 10  # runs drawn by default: the best by the chosen metric, plus an
 BOARD_ROWS = 25  # leaderboard rows shown before it scrolls
 ROW_PX = 35
 CONTRACT = "scoring/README.md"  # the scoring contract, a path in the repository
+PROFILES_DOC = "docs/scoring-rules.md"  # the profiles, each in a sentence
 EXPLAINED = {  # Accuracy's is the profile's (scoring.profiles.Profile.accuracy_help)
     "token_f1": ("Overlap of the normalised words of the answer and the gold (precision × recall).",
                  "Partial credit for partly right answers; padding the answer with extra words costs."),
@@ -296,7 +297,7 @@ def trust_notes(ctx: Context) -> None:
         # one under the other: side by side the popover's label was cut to "W…" at 800 px
         st.info(md_escape(failed_zeroed_text(zeroed, ctx.profile)), icon=":material/exposure_zero:")
         with st.popover("Why: the profiles", icon=":material/help:"):
-            st.markdown(f"The profiles are explained in the README's **Profiles** table and in `{CONTRACT}`.")
+            st.markdown(f"The profiles are explained in `{PROFILES_DOC}` (Profiles) and in `{CONTRACT}`.")
             for p in PROFILES.values():
                 st.markdown(md_escape(f"{p.name}: {p.description}"))
 

@@ -54,10 +54,12 @@ def blank_missing_cells() -> None:
     """Every table of the app (st.dataframe, and .dataframe of a column or container) shows a missing
     value as MISSING_CELL: Streamlit's own placeholder is the word "None", which reads as a value (of
     no score, of no page cited) in a dozen tables of every page. Set once, for
-    the server's process (app.py calls it first): st.dataframe's default `placeholder` becomes
-    MISSING_CELL; a call that gives its own placeholder keeps it."""
+    the server's process (app.py calls it first): st.dataframe's and st.data_editor's default `placeholder`
+    becomes MISSING_CELL (an editor's empty cell, such as a run's checkpoint step not known, too); a call that
+    gives its own placeholder keeps it."""
     from streamlit.delta_generator import DeltaGenerator
 
-    defaults = inspect.unwrap(DeltaGenerator.dataframe).__kwdefaults__
-    if defaults is not None and "placeholder" in defaults:
-        defaults["placeholder"] = MISSING_CELL
+    for method in (DeltaGenerator.dataframe, DeltaGenerator.data_editor):
+        defaults = inspect.unwrap(method).__kwdefaults__
+        if defaults is not None and "placeholder" in defaults:
+            defaults["placeholder"] = MISSING_CELL

@@ -105,7 +105,7 @@ def data_panel(default: Sources) -> Sources:
                                     "(data/samples.json, data/documents/, results/res_*.json) -- or a harness's output "
                                     "(lmms-eval --output_path, VLMEvalKit --work-dir, LongDocURL results): its gold is "
                                     "built from its files, one task at a time. Only folders "
-                                    "inside the server's data roots open (README, \"Data roots and uploads\").").strip()
+                                    "inside the server's data roots open (docs/team.md, \"Data roots and uploads\").").strip()
         gold = st.file_uploader("Gold question files", type=["jsonl", "json"], accept_multiple_files=True, key="up_gold",
                                 help="Replace the folder's gold; a file named documents.jsonl is read as the document list; "
                                      "MMLongBench-Doc's samples.json (then its res_*.json as prediction files).")

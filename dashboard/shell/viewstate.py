@@ -93,10 +93,10 @@ def open_slice(run: str | None, field_name: str, label: str) -> None:
 
 
 def open_explorer(target: View) -> None:
-    """Open the question explorer on `target`'s runs, field filters and tags -- a finder's slice of
-    several conditions -- keeping the rest of the view (data folder, profile)."""
+    """Open the question explorer on `target`'s runs, field filters, answer locations and tags -- a chart's
+    segment or a finder's slice of several conditions -- keeping the rest of the view (data folder, profile)."""
     set_view(replace(view().with_slice(None, "", ""), runs=list(target.runs) or list(view().runs),
-                     filters=dict(target.filters), tags=list(target.tags)))
+                     filters=dict(target.filters), location=list(target.location), tags=list(target.tags)))
     for key in [k for k in st.session_state if str(k).startswith(EXPLORER_PREFIX)]:
         del st.session_state[key]
     switch_to(QUESTIONS_PAGE)

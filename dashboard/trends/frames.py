@@ -24,7 +24,7 @@ from dashboard.core.links import View, page_url, with_source
 from dashboard.weak import frames as W
 from dashboard.weak.frames import EXTRA_FIELDS
 from scoring import steps as S
-from scoring.registry import METRIC_LABELS
+from scoring.registry import METRIC_LABELS, MIN_DOCUMENTS
 from scoring.runner import column_list, compact_columns
 from scoring.slice_fields import FieldSet, slice_fields
 from scoring.stats import document_clusters
@@ -156,7 +156,7 @@ class Settings:
 
     fdr: float = 0.05
     min_questions: int = 0  # 0: max(30, 0.5 % of the questions)
-    min_documents: int = 20
+    min_documents: int = MIN_DOCUMENTS
 
 
 def fields_of(questions: pd.DataFrame, gold: Mapping[str, Any], page_counts: Mapping[str, int | None] | None = None

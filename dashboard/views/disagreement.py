@@ -22,6 +22,7 @@ from dashboard.shell import cache, context, output, scorer, viewstate
 from scoring.categories import CATEGORIES, CATEGORY_IDS
 from scoring.evaluate import RunResult
 from scoring.profiles import get_profile
+from scoring.registry import METRICS
 from scoring.runner import overall_of, record_of
 from scoring.sensitivity import applicable_profiles, compare
 from scoring.writers import frame_csv
@@ -213,8 +214,7 @@ def question_list(frame, rows, what, runs, d) -> None:
                                      "prediction": st.column_config.TextColumn(width="medium"),
                                      "decision": st.column_config.TextColumn("rule that decided Accuracy"),
                                      "categories": st.column_config.TextColumn("every category"),
-                                     **{m: st.column_config.NumberColumn(dg.SCORE_LABELS[m], format="%.3f") for m in
-                                        ("accuracy", "token_f1", "anls")},
+                                     **{m: st.column_config.NumberColumn(dg.SCORE_LABELS[m], format="%.3f") for m in METRICS},
                                      # the short name in the header (the long one pushed columns out of view), the
                                      # measure explained in its help
                                      "fuzzy": st.column_config.NumberColumn("Fuzzy match", format="%.3f",

@@ -16,6 +16,7 @@ from dashboard.annotations.records import SavedSlice
 from dashboard.core.escape import md_escape
 from dashboard.core.links import META, View, page_url, with_source
 from dashboard.weak.saved import SAVED_FIELD, TAG_FIELD, column_of
+from scoring.registry import MIN_DOCUMENTS
 from scoring.slice_fields import FieldSet, describe, slice_fields
 from scoring.slice_worker import search_bounded
 from scoring.slices import Slice, SliceSearch
@@ -45,7 +46,7 @@ class Settings:
     fdr: float = 0.05
     method: str = "bh"
     min_questions: int = 0  # 0: max(30, 0.5 % of the questions)
-    min_documents: int = 20
+    min_documents: int = MIN_DOCUMENTS
 
 
 @dataclass(frozen=True)

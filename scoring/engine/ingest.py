@@ -37,7 +37,7 @@ import pyarrow as pa
 
 from scoring.model import GoldQuestion, ScoreRow
 from scoring.profiles import Profile, get_profile
-from scoring.registry import is_success_status
+from scoring.registry import METRICS, is_success_status
 from scoring.runner import column_list, compact_columns
 from scoring.slices import question_fields
 from scoring.stats import document_clusters
@@ -281,7 +281,7 @@ class ScoredRun:
         ids = column_list(c["question_id"])
         at = questions.positions
         rows = np.fromiter((at[q] for q in ids), np.int32, len(ids))
-        acc, f1, an = (np.asarray(c[m], dtype=np.float64) for m in ("accuracy", "token_f1", "anls"))
+        acc, f1, an = (np.asarray(c[m], dtype=np.float64) for m in METRICS)
         status = [str(s) for s in column_list(c["status"])]
         attempted = np.asarray(c["answered"], dtype=bool)
         ok = {s: is_success_status(s) for s in set(status)}
@@ -324,7 +324,7 @@ class ScoredRun:
                 raise ValueError(f"run {self.name!r}: {name} has {len(getattr(self, name))} values for {n} rows")
         if len(np.unique(self.rows)) != n:
             raise ValueError(f"run {self.name!r}: a question appears twice")
-        for m in ("accuracy", "token_f1", "anls"):
+        for m in METRICS:
             if not np.all(np.isfinite(getattr(self, m))):
                 raise ValueError(f"run {self.name!r}: a {m} score is not a finite number")
 

@@ -41,8 +41,8 @@ import duckdb
 import numpy as np
 import pyarrow as pa
 
-from scoring.registry import METRICS
-from scoring.slices import MIN_DOCUMENTS, MIN_QUESTIONS, MIN_SHARE, MIN_SIDE_DOCUMENTS
+from scoring.registry import METRICS, MIN_DOCUMENTS
+from scoring.slices import MIN_QUESTIONS, MIN_SHARE, MIN_SIDE_DOCUMENTS
 from scoring.stats import mcnemar_exact, sign_flip_p
 
 from .schema import FINDER_FIELDS, LIST_FIELDS, OVERALL, RECOMPUTED

@@ -15,9 +15,9 @@ from typing import Any
 
 from .. import guard
 from ..limits import LONGDOCURL_MAX_LINE
+from ..model import to_str
 from ..problems import Problem, kind_of
 from ..reading import open_regular
-from ..text import to_str
 from .base import (
     LONGDOCURL_FAMILY,
     HarnessQuestion,

@@ -8,7 +8,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..mmlongbench import document_records, evidence_categories, judge_question, load_results, load_samples, run_name
+from ..mmlongbench import document_records, load_results, load_samples, run_name
+from ..mmlongbench_report import evidence_categories
+from ..mmlongbench_rule import judge_question
 from ..reading import open_regular
 from .base import BenchmarkFiles
 

@@ -18,12 +18,20 @@ from .base import BenchmarkFiles
 
 __all__ = ["NAME", "LAYOUT", "GOLD_SNIFF_ROWS", "DEFAULT_GOLD", "recognise", "layout", "looks_like_gold", "gold_like",
            "prediction_files", "classify_scores", "read_gold", "read_documents", "read_predictions", "read_scores",
-           "read_summary"]
+           "read_summary", "default_gold_paths"]
 
 NAME = "xldocbench"
 LAYOUT = "lens"  # dashboard.data.workspace.Discovery.layout of this layout (and DocVQA-style folders)
-DEFAULT_GOLD = ("qa_single_doc.jsonl", "qa_cross_doc.jsonl")  # scoring.cli.DEFAULT_GOLD: read first, in this order
+DEFAULT_GOLD = ("qa_single_doc.jsonl", "qa_cross_doc.jsonl")  # the gold files read when none is named, in this order
 GOLD_SNIFF_ROWS = 50  # non-blank lines read to decide whether a top-level .jsonl file holds gold
+
+def default_gold_paths(data_dir: Path) -> list[Path]:
+    """The gold files read when none is named: DEFAULT_GOLD in `data_dir`, those that exist (a benchmark of
+    single-document questions only has no qa_cross_doc.jsonl, and is not an error); all of them when none
+    exists, so the error names what was looked for."""
+    paths = [data_dir / f for f in DEFAULT_GOLD]
+    return [p for p in paths if p.exists()] or paths
+
 
 read_gold = load_gold
 read_documents = load_documents

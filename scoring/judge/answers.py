@@ -18,9 +18,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..formats.base import LONGDOCURL_FAMILY, MMLONGBENCH_FAMILY, HarnessQuestion, HarnessRun
-from ..model import GoldQuestion
+from ..model import GoldQuestion, to_str
 from ..profiles import DEFAULT_PROFILE, get_profile
-from ..text import to_str
 from .verdicts import (
     LONGDOCURL_FORMATS,
     LONGDOCURL_RULES,

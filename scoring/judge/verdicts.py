@@ -58,7 +58,7 @@ MMLONGBENCH_FAILED = "Failed"  # MMLongBench-Doc's extract_answer: the reply whe
 VLMEVALKIT_FAIL = "Failed to obtain answer"  # VLMEvalKit's FAIL_MSG (a prefix of every variant it writes)
 
 # which rules score an extracted answer
-MMLONGBENCH_RULES = "mmlongbench-doc"  # MMLongBench-Doc's own evaluator (scoring.mmlongbench.eval_score)
+MMLONGBENCH_RULES = "mmlongbench-doc"  # MMLongBench-Doc's own evaluator (scoring.mmlongbench_rule.eval_score)
 VLMEVALKIT_RULES = "vlmevalkit"  # VLMEvalKit's eval_score on its sheet's cells (scoring.harness_rules)
 LONGDOCURL_RULES = "longdocurl"  # LongDocURL's score_v3: not reproduced here; MMLongBench-Doc's evaluator stands in
 RULES = {
@@ -176,7 +176,7 @@ def score_extracted(rules: str, answer: str, gold: Any, answer_format: Any) -> f
         from ..harness_rules import vlm_mmlongbench_score
 
         return float(vlm_mmlongbench_score(gold, answer, answer_format)[0])
-    from ..mmlongbench import eval_score
+    from ..mmlongbench_rule import eval_score
 
     if rules == LONGDOCURL_RULES:
         fmt = LONGDOCURL_FORMATS.get(str(answer_format), "Str")
