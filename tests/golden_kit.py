@@ -96,7 +96,8 @@ def capture(an, ws) -> dict:
     for a, b in pairs_of(ranked):
         pairs = C.paired(an.attempted_scores([a, b])[0], a, b)
         flips[f"{a}|{b}"] = records(C.flip_table(pairs, an.questions))
-        deltas[f"{a}|{b}"] = records(C.deltas(pairs, an.questions, C.BREAKDOWNS, settings))
+        slices = C.pair_fields(pairs, an.questions, an.gold, an.declared_pages)  # as the Compare page asks
+        deltas[f"{a}|{b}"] = records(C.deltas(pairs, an.questions, slices, settings))
     out["flips"], out["deltas"] = flips, deltas
     finder = {}
     for run, base in [(r, "") for r in ranked[:2]] + ([(ranked[0], ranked[1])] if len(ranked) > 1 else []):
