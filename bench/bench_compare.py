@@ -137,7 +137,7 @@ def main() -> None:
         root = Path(folder)
         names = sorted(p.name.rsplit(".", 1)[0] for p in (root / "runs").iterdir())[:2]
         _, an, names = load(root, names)
-        pairs = C.paired(an.scores, names[0], names[1])
+        pairs = C.paired(an.attempted_scores(names[:2])[0], names[0], names[1])
         walls, cpus = [], []
         for _ in range(max(1, args.repeat // 2)):
             t, c = time.perf_counter(), cpu_now()

@@ -132,7 +132,7 @@ def main() -> None:
     a, b = runs[1].name, runs[2].name
 
     def memory_sums():
-        pairs = C.paired(an.scores, a, b)
+        pairs = C.paired(an.attempted_scores([a, b])[0], a, b)  # the two runs' rows (DuckDB in memory since the score frame went)
         codes, _ = C.cluster_codes(an.questions, pairs.index)
         _, codes = np.unique(codes, return_inverse=True)
         d = pairs["accuracy_a"].to_numpy(float) - pairs["accuracy_b"].to_numpy(float)

@@ -9,17 +9,19 @@ A script, not a test: it prints figures and asserts nothing but the correctness 
 Dashboard, per configuration (questions x runs; campaigns written by bench/make_campaign.py into
 bench/out/ when missing), each step in a fresh child process -- a server restart -- whose whole
 process tree's resident memory is sampled from /proc every 250 ms by this process:
-(a) first scoring: an empty Parquet cache (LENS_CACHE_DIR, a folder under bench/out/), the app's
+(a) first scoring: an empty cache folder (LENS_CACHE_DIR, a folder under bench/out/), the app's
     first script run through streamlit.testing.v1.AppTest: reading the files, scoring every run
-    on the shared worker pool, writing the cache, building the tables, drawing the overview;
-(b) restart: a new process, the cache filled: the first script run again (files read, scores
-    from the cache, overview drawn), and the process's wall time from its start (imports
+    on the shared worker pool and ingesting it into the engine (DuckDB in the cache folder's
+    engine/), building the analysis, drawing the overview;
+(b) restart: a new process, the engine filled: the first script run again (files read, every run
+    found in the engine by its identity, overview drawn), and the process's wall time from its start (imports
     included); then the server time of each interaction (`at.run()` timed, --repeat times):
     change the overview's metric, change the runs in the charts, open a slice, change the slice
     (explorer filter), change the explorer's runs, select a question; and, measured directly on
-    the app's own tables in that process, compare two runs (dashboard.compare: pairing, flip
-    table, per-slice deltas -- the latter once, as it is the heaviest) and disagreement counts (questions on which the three metrics
-    disagree, and on which two runs disagree) -- pages for those are in progress elsewhere;
+    the app's own analysis in that process, compare two runs (their rows from the engine, then
+    dashboard.compare: pairing, flip table, per-slice deltas -- the latter once, as it is the heaviest)
+    and disagreement counts over the two runs' rows (questions on which the three metrics disagree, and
+    on which the two runs disagree);
 (c) for the largest configuration, one prediction file changed (a byte appended): a restart
     rescoring that run only;
 (d) with --browser, for the largest configuration: `streamlit run` started -> /_stcore/health ->
@@ -108,18 +110,14 @@ def child(mode: str, bench: str, repeat: int, started: float) -> dict:
     from streamlit.testing.v1 import AppTest
 
     from dashboard.core import analysis as tables
-    from dashboard.core import store
     from dashboard.shell import cache, scorer
 
     clock = Clock()
     clock.wrap(cache, "load_workspace", "read files")
-    from dashboard.core import runs as column_runs
-
-    clock.wrap(store, "load_run", "scores from the Parquet cache")
-    clock.wrap(column_runs, "load_column_run", "scores from the Parquet cache")
-    clock.wrap(store, "save_run", "writing the Parquet cache")
+    clock.wrap(scorer, "scored_runs", "runs in the engine (found, or scored and ingested)")
+    clock.wrap(scorer, "ingest", "ingesting into the engine")
     _generator_clock(clock, scorer, "score_runs", "scoring (pool, per run)")
-    clock.wrap(tables.Analysis, "build", "building the tables")
+    clock.wrap(tables.Analysis, "build", "building the analysis")
     os.environ["LENS_BENCHMARK"] = bench
     for k in ("LENS_RUNS", "LENS_SCORES"):
         os.environ.pop(k, None)
@@ -132,7 +130,7 @@ def child(mode: str, bench: str, repeat: int, started: float) -> dict:
     board = at.dataframe[0].value if len(at.dataframe) else []
     out = {"first_run_s": first, "wall_from_start_s": time.time() - started, "imports_s": imported - started,
            "phases": dict(clock.spent), "runs_on_board": len(board), "rss_after_first_mb": _rss_mb(),
-           "store": {k: getattr(cache.score_store(), k) for k in ("hits", "misses", "rejected")}}
+           "store": _engine_facts(at)}
     if mode == "restart":
         out["pages"] = pages(at, repeat)
         out["rss_after_pages_mb"] = _rss_mb()
@@ -143,9 +141,21 @@ def child(mode: str, bench: str, repeat: int, started: float) -> dict:
         out["profile_switch_s"] = time.perf_counter() - t
         if at.exception:
             raise SystemExit(f"app exception: {[e.value for e in at.exception]}")
-        out["store_after_switch"] = {k: getattr(cache.score_store(), k) for k in ("hits", "misses", "rejected")}
+        out["store_after_switch"] = _engine_facts(at)
     out["maxrss_self_mb"] = _maxrss_mb()
     return out
+
+
+def _engine_facts(at) -> dict:
+    """What the engine holds after a script run: where it is, its runs (every version) and its file's size."""
+    from dashboard.shell import context
+    from scoring.engine import queries as Q
+
+    store = at.session_state[context.CONTEXT].analysis.store
+    with store.read() as con:
+        runs = len(Q.runs(con, current=False))
+    path = Path(os.environ.get("LENS_CACHE_DIR", "")) / "engine" / "lens.duckdb"
+    return {"engine": store.engine.shown(), "runs": runs, "mb": round(path.stat().st_size / 1e6, 1) if path.is_file() else None}
 
 
 def _rss_mb() -> float:
@@ -226,7 +236,8 @@ def interactions(at, repeat: int, pd) -> dict[str, list[float]]:
 
 
 def direct_interactions(an, repeat: int, pd) -> dict[str, list[float]]:
-    """Compare two runs and disagreement counts, timed on the app's tables in this process."""
+    """Compare two runs and disagreement counts, timed on the app's analysis in this process (the two runs'
+    rows read from the engine each time: a new Analysis, as a new pair on the Compare page)."""
     out: dict[str, list[float]] = {}
     runs = list(an.leaderboard()["Run"])
     try:
@@ -237,7 +248,7 @@ def direct_interactions(an, repeat: int, pd) -> dict[str, list[float]]:
         a, b = runs[i % len(runs)], runs[(i + 1) % len(runs)]
         if compare is not None:
             t = time.perf_counter()
-            pairs = compare.paired(an.scores, a, b)
+            pairs = compare.paired(an.attempted_scores([a, b])[0], a, b)
             compare.flip_table(pairs, an.questions)
             out.setdefault("compare two runs: pair + flip table (dashboard.compare)", []).append(time.perf_counter() - t)
             if i == 0:  # bootstrap intervals for every slice (under a second since the exact-count draws), measured once
@@ -246,14 +257,15 @@ def direct_interactions(an, repeat: int, pd) -> dict[str, list[float]]:
                 out.setdefault("compare two runs: per-slice deltas with intervals (dashboard.compare)", []).append(
                     time.perf_counter() - t)
         t = time.perf_counter()
-        s = an.scores
+        s = an.rows_of([a, b])
         right = s["accuracy"] >= 1.0
         metrics_disagree = (right != (s["token_f1"] >= 0.5)) | (right != (s["anls"] >= 0.5))
         per_run = metrics_disagree.groupby(s["run"], sort=False).sum()
         wide = s.pivot_table(index="question_id", columns="run", values="accuracy", aggfunc="first")
-        run_disagree = int((wide[a] != wide[b]).sum())
-        out.setdefault("disagreement counts: metrics per run + two runs (columns)", []).append(time.perf_counter() - t)
-        assert len(per_run) == len(runs) or len(per_run) <= len(runs) and run_disagree >= 0
+        run_disagree = int((wide[a] != wide[b]).sum()) if a != b else 0
+        out.setdefault("disagreement counts: metrics per run + two runs (their rows from the engine)", []).append(
+            time.perf_counter() - t)
+        assert len(per_run) <= 2 and run_disagree >= 0
     return out
 
 

@@ -36,7 +36,8 @@ class Setting:
 
 
 CACHE_DIR = Setting("LENS_CACHE_DIR", "$XDG_CACHE_HOME/docbench-lens, else ~/.cache/docbench-lens",
-                    "the app's cache folder: scored rows, predictions, uploads, page text, the engine's database")
+                    "the app's cache folder: the engine's database of scored runs (`engine/lens.duckdb`), parsed prediction "
+                    "files, uploads, page text")
 ENGINE_MEMORY = Setting("LENS_ENGINE_MEMORY", "1GB",
                         "the memory DuckDB may use for the scored runs (`memory_limit`: e.g. 512MB, 2GB); beyond it, it "
                         "spills to the cache folder")

@@ -38,7 +38,7 @@ def app_runs(ws: Workspace, profile: str) -> list[Run]:
     official = ws.official()
     out: list[Run] = []
     for pf in ws.predictions:
-        if pf.loaded.items:
+        if pf.loaded.loaded:
             out.append(Run(pf.run, RECOMPUTED, ws.label(str(pf.path)), scored_result(ws, pf, profile),
                            official.get(pf.run, []), pf.origin, pf.loaded.rows_read))
     names = {r.name for r in out}

@@ -244,8 +244,11 @@ def test_one_valued_fields_are_not_informative(mm):
     _, an = mm
     assert [f for f in ("domain", "reasoning_type", "difficulty") if an.informative(f)] == []
     assert an.informative("doc_type") and an.informative("split") and an.informative("evidence_source")
-    one = Analysis([], pd.DataFrame({"question_id": ["a", "b"], "doc_type": ["report", "report"],
-                                     "domain": ["x", None]}).set_index("question_id", drop=False), pd.DataFrame())
+    from dashboard.core.scored import Store
+    from scoring.engine.connection import Engine, memory_target
+
+    one = Analysis([], Store(Engine(memory_target()), "", {}, 2), _questions=pd.DataFrame(
+        {"question_id": ["a", "b"], "doc_type": ["report", "report"], "domain": ["x", None]}).set_index("question_id", drop=False))
     assert not one.informative("doc_type")  # one value, and it is not `unknown`: still no slice
     assert one.informative("domain")  # x and a null (`unknown` in a breakdown): two slices
 
@@ -267,7 +270,7 @@ def test_explorer_leaves_out_one_valued_columns_and_filters(mm):
     _, an = mm
     hidden = hidden_columns(an)
     assert hidden == {"reasoning_type"}
-    frame = explorer_frame(an.questions, an.scores, an.run_names, hidden)
+    frame = explorer_frame(an.questions, an.rows_of(an.run_names), an.run_names, hidden)
     assert "reasoning_type" not in frame.columns and {"answer_format", "evidence_source"} <= set(frame.columns)
     options = filter_options(an, View())
     assert not {"domain", "reasoning_type", "difficulty"} & set(options) and "doc_type" in options

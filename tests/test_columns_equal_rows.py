@@ -1,8 +1,10 @@
-"""Runs held in columns (dashboard/core/runs.py, the app's path since issue 27) against today's row
-path (every record built: scoring.evaluate, dashboard.core.store.load_run): the same numbers,
-records, tables and CSVs, on the sample benchmarks and on a generated 20-run benchmark whose
-prediction files carry every case the join has -- missing and extra ids, overflow and failed
-statuses, empty texts, repeated ids, evidence, non-ASCII text -- under several profiles."""
+"""Runs held in columns (dashboard/core/runs.py, the app's path since issue 27) -- just scored, and made
+again from their scores in the engine (`runs.from_engine`, what a page gets after a restart) -- against
+the row path (every record built: scoring.evaluate): the same numbers, records, tables and CSVs, on the
+sample benchmarks and on a generated 20-run benchmark whose prediction files carry every case the join
+has -- missing and extra ids, overflow and failed statuses, empty texts, repeated ids, evidence,
+non-ASCII text -- under several profiles; and the analysis the engine backs (its leaderboard, rows,
+breakdowns by the engine's summaries and by labels joined in the engine) against pandas over its rows."""
 
 from __future__ import annotations
 
@@ -17,7 +19,6 @@ import pandas as pd
 import pytest
 
 from dashboard.core import runs as column_runs
-from dashboard.core import store as S
 from dashboard.core.analysis import RECOMPUTED, Analysis, Run
 from dashboard.core.paths import Sources
 from dashboard.core.predictions import PredictionTable
@@ -67,17 +68,18 @@ def generated(tmp: Path, runs: int = 20, seed: int = 27) -> Path:
     return bench
 
 
-def _both(ws, profile: str, store: S.ScoreStore) -> tuple[list[Run], list[Run], list[Run]]:
-    """(runs by the row path, runs in columns just scored, runs in columns read back from the store)."""
+def _both(ws, profile: str) -> tuple[list[Run], list[Run], list[Run]]:
+    """(runs by the row path, runs in columns just scored, runs in columns made again from their scores in
+    the engine -- ingested as the app ingests them, read back by `queries.run_values`)."""
+    from scoring.engine import queries as Q
+
     gold = ws.gold.items
     rows, fresh, stored = [], [], []
-    scorable = [pf for pf in ws.predictions if pf.loaded.items]
+    scorable = [pf for pf in ws.predictions if pf.loaded.loaded]
     assert all(isinstance(pf.loaded.items, PredictionTable) for pf in scorable)
 
     def make(k, _plan, decisions):
         pf = scorable[k]
-        key = S.run_key("gold", pf.sha256 or pf.run, profile)
-        column_runs.save_decisions(store, key, gold, pf.loaded.items, decisions)
         acc, f1, an = (np.array([d[i] for d in decisions]) for i in range(3))
         return column_runs.column_run(gold, pf.loaded.items, acc, f1, an, profile=profile, name=pf.run,
                                       decisions_later=lambda: decisions)
@@ -87,10 +89,12 @@ def _both(ws, profile: str, store: S.ScoreStore) -> tuple[list[Run], list[Run], 
         want = evaluate(gold, list(pf.loaded.items), profile=profile, name=pf.run)
         rows.append(Run(pf.run, RECOMPUTED, str(pf.path), want))
         fresh.append(Run(pf.run, RECOMPUTED, str(pf.path), made[k]))
-        back = column_runs.load_column_run(store, S.run_key("gold", pf.sha256 or pf.run, profile), gold, pf.loaded.items,
-                                           profile, pf.run)
-        assert back is not None
-        stored.append(Run(pf.run, RECOMPUTED, str(pf.path), back))
+    engine = Analysis.build(fresh, gold, ws.page_counts, profile).store  # ingested into the engine (in memory)
+    for pf in scorable:
+        with engine.read() as con:
+            values = Q.run_values(con, engine.ids[pf.run], len(gold))
+        stored.append(Run(pf.run, RECOMPUTED, str(pf.path),
+                          column_runs.from_engine(gold, pf.loaded.items, values, profile=profile, name=pf.run)))
     return rows, fresh, stored
 
 
@@ -124,8 +128,7 @@ CASES = [(SAMPLE, "xldocbench"), (SAMPLE, "xldocbench-1519"), (CAMPAIGN, "xldocb
 def test_runs_in_columns_equal_the_row_path(tmp_path, bench, profile):
     folder = generated(tmp_path) if bench == "generated" else bench
     ws = load_workspace(Sources(folder))
-    store = S.ScoreStore(tmp_path / "cache")
-    rows, fresh, stored = _both(ws, profile, store)
+    rows, fresh, stored = _both(ws, profile)
     assert len(rows) >= (20 if bench == "generated" else 2)
     if bench == "generated":  # both joins are taken: files in gold order (no lookup) and files in any order
         in_order = [[p.qid for p in pf.loaded.items] == [q.qid for q in ws.gold.items] for pf in ws.predictions]
@@ -137,17 +140,14 @@ def test_runs_in_columns_equal_the_row_path(tmp_path, bench, profile):
     a = Analysis.build(rows, gold, ws.page_counts, profile)
     for got in (fresh, stored):
         b = Analysis.build(got, gold, ws.page_counts, profile)
-        pd.testing.assert_frame_equal(b.leaderboard(), a.leaderboard())  # first: from the runs' columns alone
-        if all(r.result is not None for r in got):
-            assert b._scores is None and b._questions is None  # neither frame is built for the leaderboard
-            assert b.question_count == len(a.questions) and b.gold_ids == set(a.questions.index)
-        pd.testing.assert_frame_equal(b.scores, a.scores)
+        pd.testing.assert_frame_equal(b.leaderboard(), a.leaderboard())
+        assert b.question_count == len(a.questions) and b.gold_ids == set(a.questions.index)
+        pd.testing.assert_frame_equal(b.rows_of(b.run_names), a.rows_of(a.run_names))
         for field in ("answer_format", "reasoning_type", "evidence_source", "length", "position", "domain"):
             pd.testing.assert_frame_equal(b.breakdown(field), a.breakdown(field))
-        assert b.scores.to_csv(index=False) == a.scores.to_csv(index=False)
+        assert b.rows_of(b.run_names).to_csv(index=False) == a.rows_of(a.run_names).to_csv(index=False)
         assert b.joins() == a.joins()
-        pd.testing.assert_frame_equal(frames.join_frame(got, set(a.questions.index)),
-                                      frames.join_frame(rows, set(a.questions.index)))
+        pd.testing.assert_frame_equal(frames.join_frame(b), frames.join_frame(a))
         for w, g in zip(rows, got):
             official = [S_row for S_row in _official_like(w)]
             pd.testing.assert_frame_equal(frames.repro_frame(g.result, official), frames.repro_frame(w.result, official))
@@ -196,79 +196,82 @@ def test_a_table_reads_like_the_list_it_came_from(tmp_path):
         assert table == want
 
 
-@pytest.mark.parametrize("bench", [SAMPLE, CAMPAIGN, SAMPLE / "mmlongbench", "generated"],
+@pytest.mark.parametrize("bench", [SAMPLE, SAMPLE / "mmlongbench", "generated"],
                          ids=lambda v: Path(v).name if isinstance(v, Path) else str(v))
-def test_breakdowns_by_integer_keys_equal_grouping_on_strings(tmp_path, bench):
-    """Analysis.breakdown groups on integer keys; its frames equal grouping on the run and label
-    strings (the way it was computed before), bit for bit, for every field the gold has."""
-    from dashboard.core.analysis import breakdown, breakdown_by_strings, filter_fields
+def test_breakdowns_from_the_engine_equal_pandas_over_the_rows(tmp_path, bench):
+    """Analysis.breakdown reads the engine's summaries (a field the engine coded) or joins the page's
+    labels with the rows in the engine (any other field, or runs compared on the questions they share);
+    both equal pandas grouping the rows the run attempted on the run and label strings, for every field
+    the gold has, and for the charted runs over the questions they all attempted."""
+    from dashboard.core.analysis import MULTI_LABEL, filter_fields
 
     folder = generated(tmp_path) if bench == "generated" else bench
     ws = load_workspace(Sources(folder))
     profile = "mmlongbench-doc" if "mmlongbench" in str(folder) else "xldocbench"
-    rows, _fresh, _stored = _both(ws, profile, S.ScoreStore(tmp_path / "cache"))
+    rows, _fresh, _stored = _both(ws, profile)
     an = Analysis.build(rows, ws.gold.items, ws.page_counts, profile)
     fields = [f for f in {*filter_fields(an.questions), "length", "position", "evidence_source", "page_category"}
               if f in an.questions.columns]
-    assert len(fields) >= 5
-    # issue 34: the analysis' breakdowns are over the questions each run attempted (its `missing` rows, kept
-    # in the frame for the explorer, are left out)
-    attempted = an.scores[an.scores["status"].astype(str) != "missing"].reset_index(drop=True)
+    assert len(fields) >= 5 and {f for f in fields if f in an.store.fields} and {f for f in fields if f not in an.store.fields}
+    every = an.rows_of(an.run_names)
+    attempted = every[every["status"].astype(str) != "missing"]
+
+    def by_strings(scores: pd.DataFrame, field: str) -> pd.DataFrame:
+        col = an.questions[field].reindex(scores["question_id"]).reset_index(drop=True)
+        if field in MULTI_LABEL:
+            col = col.map(lambda v: [x for x in (list(v) or [None]) if not (x is None and field == "page_category")])
+        base = scores[["run", *METRICS_]].reset_index(drop=True).assign(label=col).explode("label")
+        base = base[base["label"].notna() | (field != "page_category")]
+        base["label"] = base["label"].map(lambda v: "unknown" if v is None or v != v else str(v))
+        out = base.groupby(["run", "label"], sort=True).agg(count=("run", "size"), **{m: (m, "mean") for m in METRICS_})
+        return out.reset_index()
+
     for field in fields:
-        got, want = an.breakdown(field), breakdown_by_strings(attempted, an.questions, field)
-        pd.testing.assert_frame_equal(got, want, check_exact=True)
-        every = breakdown_by_strings(an.scores, an.questions, field)
-        pd.testing.assert_frame_equal(breakdown(an.scores, an.questions, field), every, check_exact=True)
+        got, want = an.breakdown(field), by_strings(attempted, field)
+        assert list(zip(got["run"], got["label"], got["count"])) == list(zip(want["run"], want["label"], want["count"])), field
+        for m in METRICS_:
+            assert np.allclose(got[m], want[m], rtol=0, atol=1e-12), (field, m)
+    charted = an.run_names[:4]
+    common = an.shared(charted)
+    if common.differs:  # the generated runs miss questions: compared on those all four attempted
+        on = attempted[attempted["run"].isin(charted) & attempted["question_id"].isin(an.questions.index[common.mask])]
+        for field in fields:
+            got, want = an.breakdown(field, charted), by_strings(on, field)
+            assert list(zip(got["run"], got["label"], got["count"])) == list(zip(want["run"], want["label"], want["count"]))
 
 
-def test_breakdown_edge_labels_equal_grouping_on_strings():
-    """Nulls, empty label tuples, a question in no page category, labels whose order differs by
-    case and accents, a score row of no question: the same frame as grouping on strings."""
-    from dashboard.core.analysis import PAGE_CATEGORY, breakdown, breakdown_by_strings
-
-    questions = pd.DataFrame({
-        "question_id": ["a", "b", "c", "d", "e"],
-        "domain": ["Zeta", None, "alpha", "Älpha", "zeta"],
-        "evidence_source": [("table", "chart"), (), ("chart",), ("table", "table"), ("Text",)],
-        PAGE_CATEGORY: [("single-page",), (), ("cross-page", "unanswerable"), (), ("single-page",)],
-    }).set_index("question_id", drop=False).rename_axis(None)
-    rng = np.random.default_rng(5)
-    scores = pd.DataFrame({"run": rng.choice(["run b", "Run a", "rün c"], 60),
-                           "question_id": rng.choice(["a", "b", "c", "d", "e", "nowhere"], 60),
-                           **{m: rng.random(60) for m in ("accuracy", "token_f1", "anls")}})
-    for field in ("domain", "evidence_source", PAGE_CATEGORY):
-        pd.testing.assert_frame_equal(breakdown(scores, questions, field), breakdown_by_strings(scores, questions, field),
-                                      check_exact=True)
+METRICS_ = ("accuracy", "token_f1", "anls")
 
 
 def test_rows_of_equals_filtering_by_run_name(tmp_path):
-    """Analysis.rows_of takes runs' blocks of rows; the frame equals `scores[scores["run"].isin(runs)]`
-    for any choice of runs (order, repeats, unknown names, none), on `display_scores` too, and a
-    frame whose runs' rows are not consecutive is filtered by name."""
+    """Analysis.rows_of reads these runs' rows from the engine; the frame equals filtering every run's rows
+    by name, in the analysis's run order, for any choice of runs (order, repeats, unknown names, none), and
+    `display_rows` cuts nothing here."""
     ws = load_workspace(Sources(generated(tmp_path, runs=6)))
-    rows, _fresh, _stored = _both(ws, "xldocbench", S.ScoreStore(tmp_path / "cache"))
+    rows, _fresh, _stored = _both(ws, "xldocbench")
     an = Analysis.build(rows, ws.gold.items, ws.page_counts, "xldocbench")
     names = an.run_names
+    every = an.rows_of(names)
+    assert len(every) == len(names) * len(an.questions)  # a recomputed run: a row per gold question
     for pick in ([names[3]], [names[4], names[1]], [names[0], names[0], "nobody"], [], names, ["nobody"]):
-        want = an.scores[an.scores["run"].isin(pick)]
+        want = every[every["run"].isin(pick)].reset_index(drop=True)
         pd.testing.assert_frame_equal(an.rows_of(pick), want)
-        pd.testing.assert_frame_equal(an.rows_of(pick, an.display_scores()), want)
-    shuffled = Analysis(an.runs, an.questions, an.scores.sample(frac=1.0, random_state=3))
-    pick = [names[2], names[5]]
-    pd.testing.assert_frame_equal(shuffled.rows_of(pick), shuffled.scores[shuffled.scores["run"].isin(pick)])
+        shown, cut = an.display_rows(pick)
+        assert not cut
+        pd.testing.assert_frame_equal(shown, want)
 
 
-def test_right_runs_by_position_equal_by_id(tmp_path):
-    """Analysis.right_runs finds a question's rows by position: the same runs as comparing ids."""
-    from dashboard.core.analysis import right_runs
-
+def test_right_runs_from_the_engine_equal_the_rows(tmp_path):
+    """Analysis.right_runs asks the engine for one question's right runs: those whose row says right."""
     ws = load_workspace(Sources(generated(tmp_path, runs=5)))
-    rows, fresh, _stored = _both(ws, "xldocbench", S.ScoreStore(tmp_path / "cache"))
+    rows, fresh, _stored = _both(ws, "xldocbench")
     for runs in (rows, fresh):
         an = Analysis.build(runs, ws.gold.items, ws.page_counts, "xldocbench")
+        every = an.rows_of(an.run_names)
         seen = [an.right_runs(q) for q in an.questions.index]
-        assert seen == [right_runs(an.scores, q) for q in an.questions.index] and any(seen)
-        assert an.right_runs("no such question") == set()
+        assert seen == [set(every[(every["question_id"] == q) & every["right"]]["run"]) for q in an.questions.index]
+        assert any(seen) and an.right_runs("no such question") == set()
+        assert an.right_sets() == {r: set(every[(every["run"] == r) & every["right"]]["question_id"]) for r in an.run_names}
 
 
 def test_overall_of_columns_equals_summing_lists():
@@ -291,31 +294,32 @@ def test_overall_of_columns_equals_summing_lists():
             assert bucket(*(_LeftToRight(c) for c in cols)) == bucket(*(c.tolist() for c in cols))  # type: ignore[arg-type]
 
 
-def test_frames_built_once_on_first_use_and_no_cycle(tmp_path):
-    """The question and score frames are built when first asked for, once, sharing one question frame;
-    an analysis is freed by reference counting (the app freezes the collector's view of it)."""
+def test_no_frame_of_every_row_and_no_cycle(tmp_path):
+    """The leaderboard and a breakdown read the engine, building no frame of the runs' rows; the question
+    frame is built once; an analysis -- and its engine in memory -- is freed by reference counting (the
+    app freezes the collector's view of it)."""
     import gc
     import weakref
 
     ws = load_workspace(Sources(SAMPLE))
-    _rows, runs, _stored = _both(ws, "xldocbench", S.ScoreStore(tmp_path / "cache"))
+    _rows, runs, _stored = _both(ws, "xldocbench")
     was = gc.isenabled()
     gc.disable()
     try:
         an = Analysis.build(runs, ws.gold.items, ws.page_counts, "xldocbench")
-        assert an._questions is None and an._scores is None
         board = an.leaderboard()
-        assert an._questions is None and an._scores is None
-        scores = an.scores  # builds the question frame too: the same one `questions` gives
-        assert an.questions is an.questions and an._questions is not None and an.scores is scores
+        an.breakdown("domain")
+        assert not any(k[0] in ("rows", "display") for k in an._memo._items)  # no rows frame was built for them
+        assert an.questions is an.questions
         pd.testing.assert_frame_equal(board, Analysis.build(runs, ws.gold.items, ws.page_counts, "xldocbench").leaderboard())
         for touched in (False, True):
             fresh = Analysis.build(runs, ws.gold.items, ws.page_counts, "xldocbench")
             if touched:
                 fresh.breakdown("domain")
-            ref = weakref.ref(fresh)
+                fresh.rows_of(fresh.run_names[:2])
+            ref, engine = weakref.ref(fresh), weakref.ref(fresh.store.engine)
             del fresh
-            assert ref() is None
+            assert ref() is None and engine() is None
     finally:
         if was:
             gc.enable()

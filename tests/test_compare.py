@@ -32,7 +32,7 @@ def test_flip_counts_on_sample_runs_match_the_checked_in_file(sample):
     assert len(expected) == 6
     for pair, fields in expected.items():
         a, b = pair.split(" vs ")
-        table = C.flip_table(C.paired(sample.scores, a, b), sample.questions)
+        table = C.flip_table(C.paired(sample.rows_of(sample.run_names), a, b), sample.questions)
         got: dict = {}
         for row in table.itertuples(index=False):
             got.setdefault(row.field, {})[row.label] = dict(zip(C.FLIPS, row[3:7]))

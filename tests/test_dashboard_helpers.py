@@ -197,7 +197,7 @@ def test_breakdowns_match_the_scoring_package(analysis, mini_bench, group):
 
 
 def test_filters(analysis):
-    qs, scores = analysis.questions, analysis.scores
+    qs, scores = analysis.questions, analysis.rows_of(analysis.run_names)
     ids = lambda view: list(filter_questions(qs, scores, view).index)  # noqa: E731
     assert ids(View(filters={"domain": ["legal_regulation"]})) == [Q(3), Q(4)]
     assert ids(View(filters={"evidence_source": ["Text"], "difficulty": ["very_hard"]})) == [Q(2)]
@@ -214,17 +214,17 @@ def test_filters(analysis):
     anyone = ids(View(runs=["alpha", "beta"], ranges={"accuracy": (0, 0)}, match="any"))
     alpha_zero, beta_zero = ids(View(runs=["alpha"], ranges={"accuracy": (0, 0)})), ids(View(runs=["beta"], ranges={"accuracy": (0, 0)}))
     assert set(anyone) == set(alpha_zero) | set(beta_zero) and set(every) < set(anyone)
-    assert every == [q for q in alpha_zero if q in beta_zero or q not in set(analysis.scores[analysis.scores["run"] == "beta"]["question_id"])]
+    assert every == [q for q in alpha_zero if q in beta_zero or q not in set(analysis.rows_of(analysis.run_names)[analysis.rows_of(analysis.run_names)["run"] == "beta"]["question_id"])]
     # any: one run must satisfy every range at once
     both = View(runs=["alpha", "beta"], ranges={"accuracy": (100, 100), "anls": (0, 50)}, match="any")
-    scores = analysis.scores[analysis.scores["run"].isin(["alpha", "beta"])]
+    scores = analysis.rows_of(analysis.run_names)[analysis.rows_of(analysis.run_names)["run"].isin(["alpha", "beta"])]
     expected = scores[(scores["accuracy"] == 1.0) & (scores["anls"] <= 0.5)]["question_id"]
     assert ids(both) == [q for q in qs.index if q in set(expected)]
 
 
 def test_explorer_frame(analysis, mini_bench):
     _, alpha, _ = gold_and_runs(mini_bench)
-    table = explorer_frame(analysis.questions, analysis.scores, ["alpha", "gamma"])
+    table = explorer_frame(analysis.questions, analysis.rows_of(analysis.run_names), ["alpha", "gamma"])
     assert list(table.columns[:4]) == ["question_id", "question", "gold", run_column("alpha", "accuracy")]
     row = table.set_index("question_id").loc[Q(3)]
     expected = next(r for r in alpha.results if r.qid == Q(3))
@@ -235,7 +235,7 @@ def test_explorer_frame(analysis, mini_bench):
 
 
 def test_grouped_explorer_columns(analysis):
-    table = explorer_frame(analysis.questions, analysis.scores, ["alpha", "gamma"])
+    table = explorer_frame(analysis.questions, analysis.rows_of(analysis.run_names), ["alpha", "gamma"])
     shown = grouped(table, ["alpha", "gamma"])
     assert shown.columns.nlevels == 2
     assert list(shown.columns[:8]) == [("Question", "Id"), ("Question", "Text"), ("Question", "Gold"),
@@ -244,7 +244,7 @@ def test_grouped_explorer_columns(analysis):
     assert ("gamma", "ANLS") in shown.columns and ("Metadata", "Format") in shown.columns
     assert [flat_column(c) for c in shown.columns] == list(table.columns)
     assert shown[("alpha", "F1")].tolist() == table[run_column("alpha", "token_f1")].tolist()
-    assert analysis.display_scores() is analysis.scores  # no long answer: nothing copied
+    assert analysis.display_rows(["alpha", "gamma"])[1] is False  # no long answer: nothing cut
 
 
 def test_long_text_is_clipped_for_display():
@@ -403,7 +403,7 @@ def test_answer_location_filter_link_round_trip_and_slice():
 
 
 def test_evidence_columns_join_under_their_run(analysis):
-    frame = explorer_frame(analysis.questions, analysis.scores, ["alpha", "beta"])
+    frame = explorer_frame(analysis.questions, analysis.rows_of(analysis.run_names), ["alpha", "beta"])
     extra = pd.DataFrame({run_column(r, label): [0.5, "only on other pages"][k == 3] for r in ("beta", "alpha")
                           for k, label in enumerate(("Page precision", "Page recall", "Grounding", "Answer location"))},
                          index=[Q(1)])
@@ -433,16 +433,18 @@ def test_field_options_are_the_sorted_string_forms_of_the_values():
 
 
 def test_display_scores_cut_only_answers_too_long_to_copy():
-    from dashboard.core.analysis import Analysis
+    from dashboard.core.analysis import OFFICIAL, Analysis, Run
     from dashboard.core.escape import COPY_CHARS, TABLE_CHARS
+    from scoring.model import GoldQuestion, ScoreRow
 
     huge, medium = "h" * (COPY_CHARS + 1), "m" * (TABLE_CHARS + 50)
-    scores = pd.DataFrame({"run": ["a", "a", "a"], "question_id": ["q1", "q2", "q3"],
-                           "prediction": pd.Series([huge, medium, "ok"], dtype="str")})
-    an = Analysis([], pd.DataFrame(), scores)
-    shown = an.display_scores()
-    assert shown is not scores and an.display_scores() is shown  # computed once
+    gold = [GoldQuestion(q, "?", ("x",), "Str", "", "single_doc", {}) for q in ("q1", "q2", "q3")]
+    rows = [ScoreRow(q, "a", 0.0, 0.0, 0.0, prediction=p) for q, p in zip(("q1", "q2", "q3"), (huge, medium, "ok"))]
+    an = Analysis.build([Run("a", OFFICIAL, "", None, rows), Run("b", OFFICIAL, "", None, [
+        ScoreRow(r.qid, "b", 0.0, 0.0, 0.0, prediction=r.prediction) for r in rows[1:]])], gold, {})
+    shown, cut = an.display_rows(["a"])
+    assert cut and an.display_rows(["a"])[0] is shown  # computed once
     assert shown["prediction"].tolist() == [clip_text(huge, TABLE_CHARS), medium, "ok"]  # the table cuts the medium one
-    assert scores["prediction"].iloc[0] == huge
-    calm = Analysis([], pd.DataFrame(), scores.iloc[1:])
-    assert calm.display_scores() is calm.scores
+    assert an.rows_of(["a"])["prediction"].iloc[0] == huge
+    calm, cut = an.display_rows(["b"])
+    assert not cut and calm["prediction"].tolist() == [medium, "ok"]

@@ -80,7 +80,7 @@ def test_labels_named_twice_or_none_count_as_the_breakdowns_and_flips_count_them
             got = Q.breakdown(con, field, questions.key)
             assert [(r["name"], r["label"], r["count"]) for r in got] == list(zip(want["run"], want["label"], want["count"]))
         a, b = (r.name for r in runs)
-        want = C.flip_table(C.paired(an.scores, a, b), an.questions)
+        want = C.flip_table(C.paired(an.rows_of(an.run_names), a, b), an.questions)
         got = Q.flip_table(con, ids[a], ids[b])
         assert [(g["field"], g["label"], g["questions"], g["documents"]) for g in got] == list(
             zip(want["field"], want["label"], want["questions"], want["documents"]))

@@ -85,7 +85,7 @@ def _pairs(an) -> list[tuple[str, str]]:
 def test_the_flip_tables_equal_the_compare_pages(world):
     name, an, con, key, ids = world
     for a, b in _pairs(an):
-        pairs = C.paired(an.scores, a, b)
+        pairs = C.paired(an.rows_of(an.run_names), a, b)
         want = C.flip_table(pairs, an.questions)
         got = Q.flip_table(con, ids[a], ids[b])
         assert len(got) == len(want), (name, a, b)
@@ -103,7 +103,7 @@ def test_the_document_sums_are_what_the_document_bootstrap_resamples(world):
     sign-flip p from these sums."""
     name, an, con, key, ids = world
     for a, b in _pairs(an):
-        pairs = C.paired(an.scores, a, b)
+        pairs = C.paired(an.rows_of(an.run_names), a, b)
         codes, _unit = C.cluster_codes(an.questions, pairs.index)
         _, codes = np.unique(codes, return_inverse=True)  # renumbered as scoring.stats does
         got = Q.document_sums(con, ids[a], ids[b])
@@ -125,7 +125,7 @@ def test_the_finders_candidate_counts_equal_the_finders(world):
     documents, and how many single conditions the finder tests -- from the engine's summaries."""
     name, an, con, key, ids = world
     for run in [r.name for r in an.runs][:3]:
-        data = W.inputs(an.questions, an.scores, an.gold, run, "accuracy", page_counts=an.declared_pages)
+        data = W.inputs(an.questions, an.rows_of(an.run_names), an.gold, run, "accuracy", page_counts=an.declared_pages)
         fields = {f: v for f, v in data.fields.columns.items() if not f.startswith(META)}
         got = Q.finder_counts(con, ids[run])
         assert sorted(got["fields"]) == sorted(fields), (name, run)  # the same fields, the meta.* keys aside

@@ -9,11 +9,11 @@ import dataclasses
 import pymupdf
 import pytest
 
-from dashboard.core.analysis import OFFICIAL, Run, leaderboard, score_frame, top_runs
+from dashboard.core.analysis import OFFICIAL, Analysis, Run, top_runs
 from dashboard.core.links import COMPARE_KEYS, DISAGREE_KEYS, View, from_params, to_params
 from dashboard.documents.pdf import clear_caches
 from dashboard.evidence.locate import EXACT, locate_in_document
-from scoring.model import ScoreRow
+from scoring.model import GoldQuestion, ScoreRow
 
 # ----------------------------------------------------------------------------- the exact pass without spaces and hyphens
 
@@ -52,7 +52,7 @@ def test_tied_runs_keep_the_order_they_were_given_in_at_scale(n_runs):
     qids = ["q1", "q2"]
     scores = [0.5 if k % 3 else 1.0 for k in range(n_runs)]  # many ties at 50 %, some at 100 %
     runs = [official(f"run{k:02d}", s, qids) for k, s in enumerate(scores)]
-    board = leaderboard(runs, score_frame(runs, set(qids)), set(qids))
+    board = Analysis.build(runs, [GoldQuestion(q, "?", ("1",), "Int", "", "single_doc", {}) for q in qids], {}).leaderboard()
     expected = [r.name for r in runs if r.name in {f"run{k:02d}" for k, s in enumerate(scores) if s == 1.0}] + \
                [r.name for r in runs if r.name in {f"run{k:02d}" for k, s in enumerate(scores) if s == 0.5}]
     assert list(board["Run"]) == expected

@@ -4,9 +4,9 @@ first (and ties keep the order the runs were given), and a score range read from
 
 import pytest
 
-from dashboard.core.analysis import OFFICIAL, Run, leaderboard, score_frame, top_runs
+from dashboard.core.analysis import OFFICIAL, Analysis, Run, top_runs
 from dashboard.core.links import FULL_RANGE, View, from_params, to_params
-from scoring.model import ScoreRow
+from scoring.model import GoldQuestion, ScoreRow
 
 QIDS = ["q1", "q2", "q3", "q4"]
 
@@ -25,9 +25,13 @@ RUNS = [
 ]
 
 
+def gold_of(qids: list[str]) -> list[GoldQuestion]:
+    return [GoldQuestion(q, "?", ("1",), "Int", "", "single_doc", {}) for q in qids]
+
+
 @pytest.fixture
 def board():
-    return leaderboard(RUNS, score_frame(RUNS, set(QIDS)), set(QIDS))
+    return Analysis.build(RUNS, gold_of(QIDS), {}).leaderboard()  # the runs in the engine (in memory), as the app reads them
 
 
 def test_leaderboard_is_sorted_best_accuracy_first(board):

@@ -93,7 +93,7 @@ def test_page_categories_are_counted_as_the_report_counts_them(analysis, reports
 def test_a_page_category_slice_opens_its_questions_in_the_explorer(analysis):
     wanted = analysis.questions[analysis.questions[PAGE_CATEGORY].map(lambda c: "unanswerable" in c)]
     view = View(runs=list(analysis.run_names), filters={PAGE_CATEGORY: ["unanswerable"]})
-    got = filter_questions(analysis.questions, analysis.scores, view)
+    got = filter_questions(analysis.questions, analysis.rows_of(analysis.run_names), view)
     assert list(got.index) == list(wanted.index) and len(got) == 4
 
 

@@ -130,7 +130,7 @@ def test_sections_are_numbered_as_they_appear(runs, numbers):
 def test_accuracy_per_run_leaves_room_for_its_y_axis():
     """Issue 18: the tick labels of "Accuracy per run" were clipped by a 10 px left margin."""
     ws, an, names = report.load(ROOT / "tests/fixtures/mini_bench", ["alpha", "beta"])
-    fig = report._runs_chart(report.C.run_intervals(an.scores, names, report.C.Settings(resamples=200)))
+    fig = report._runs_chart(report.C.run_intervals(an.rows_of(an.run_names), names, report.C.Settings(resamples=200)))
     assert fig.layout.yaxis.automargin is True and fig.layout.margin.l >= 60
 
 
@@ -216,7 +216,7 @@ def test_where_a_run_is_weakest_is_the_finders_answer_on_the_campaign_sample():
 
     ws, an, names = report.load(SAMPLE / "campaign", ["vision-13b", "ckpt-0520"])
     page = report.build_report(an, names, workspace=ws, settings=report.C.Settings(resamples=200))
-    found = W.search(W.inputs(an.questions, an.scores, an.gold, "vision-13b", "accuracy", "", an.declared_pages), W.Settings())
+    found = W.search(W.inputs(an.questions, an.rows_of(an.run_names), an.gold, "vision-13b", "accuracy", "", an.declared_pages), W.Settings())
     top = found.weak[0]
     assert top.label == "Reasoning type: counting & Evidence source: Chart" and top.gap < 0 and top.adjusted
     section = page.split("Where vision-13b is weakest</h2>", 1)[1].split("</section>", 1)[0]

@@ -10,10 +10,9 @@ import math
 from dataclasses import replace
 from pathlib import Path
 
-import pandas as pd
 import pytest
 
-from dashboard.core.analysis import OFFICIAL, RECOMPUTED, Analysis, Run, right_runs, score_frame
+from dashboard.core.analysis import OFFICIAL, RECOMPUTED, Analysis, Run
 from dashboard.core.paths import Sources
 from dashboard.data.workspace import load_workspace
 from dashboard.disagreement import frames as dg
@@ -22,7 +21,7 @@ from scoring.categories import classify
 from scoring.evaluate import evaluate
 from scoring.metrics import judge
 from scoring.mmlongbench_rule import eval_score
-from scoring.model import ScoreRow
+from scoring.model import GoldQuestion, ScoreRow
 from scoring.profiles import MMLONGBENCH_PROFILE, PROFILES, RIGHT_AT, get_profile, is_right
 from scoring.registry import PASS_THRESHOLDS
 
@@ -91,14 +90,14 @@ def mm_analysis() -> Analysis:
 
 
 def test_score_frame_right_column_on_fractional_accuracy(mm_analysis):
-    s = mm_analysis.scores.set_index(["run", "question_id"])
+    s = mm_analysis.rows_of(mm_analysis.run_names).set_index(["run", "question_id"])
     assert s["right"].dtype == bool
     # the sample's docowl-8b answers "Model X" for "ModelX" (0.857) and "45 min" for "45 minutes" (0.6)
     assert s.loc[("docowl-8b", "mmlongbench_0025"), "accuracy"] == pytest.approx(6 / 7)
     assert s.loc[("docowl-8b", "mmlongbench_0025"), "right"]
     assert s.loc[("docowl-8b", "mmlongbench_0030"), "accuracy"] == pytest.approx(0.6)
     assert s.loc[("docowl-8b", "mmlongbench_0030"), "right"]
-    assert "docowl-8b" in right_runs(mm_analysis.scores, "mmlongbench_0025")
+    assert "docowl-8b" in mm_analysis.right_runs("mmlongbench_0025")
     fractional = s[(s["accuracy"] > 0) & (s["accuracy"] < 1)]
     assert len(fractional) == 4 and fractional["right"].all()
     assert (s["right"] == (s["accuracy"] >= 0.5)).all()
@@ -106,9 +105,9 @@ def test_score_frame_right_column_on_fractional_accuracy(mm_analysis):
 
 def test_categories_and_analysis_agree_on_every_answer(mm_analysis):
     frame = dg.category_frame(dg.run_categories(mm_analysis.result_of(r)) for r in mm_analysis.run_names)
-    both = frame.merge(mm_analysis.scores[["run", "question_id", "right"]], on=["run", "question_id"],
-                       suffixes=("_cat", "_an"))
-    assert len(both) == len(mm_analysis.scores) > 0
+    scores = mm_analysis.rows_of(mm_analysis.run_names)
+    both = frame.merge(scores[["run", "question_id", "right"]], on=["run", "question_id"], suffixes=("_cat", "_an"))
+    assert len(both) == len(scores) > 0
     assert (both["right_cat"] == both["right_an"]).all()
     right_cats = both["categories"].map(lambda cs: bool(set(cs) & RIGHT_FAMILY))
     assert (right_cats == both["right_an"]).all()
@@ -123,11 +122,15 @@ def test_an_official_run_is_read_under_the_profile_in_force():
     rows = [ScoreRow(qid="q1", system="sys", accuracy=0.8, token_f1=0.5, anls=0.8, status="success", prediction="x"),
             ScoreRow(qid="q2", system="sys", accuracy=0.3, token_f1=0.0, anls=0.0, status="success", prediction="y")]
     run = Run("sys", OFFICIAL, "", None, rows)
-    mm = score_frame([run], {"q1", "q2"}, MMLONGBENCH_PROFILE).set_index("question_id")["right"]
-    assert mm.to_dict() == {"q1": True, "q2": False}
-    plain = score_frame([run], {"q1", "q2"}).set_index("question_id")["right"]  # no profile: the default's rule
-    assert plain.to_dict() == {"q1": False, "q2": False}
-    empty = score_frame([], set())
+    gold = [GoldQuestion(q, "?", ("x",), "Str", "", "single_doc", {}) for q in ("q1", "q2")]
+
+    def right(profile=None) -> dict:
+        an = Analysis.build([run], gold, {}, profile)  # the run ingested into the engine under that profile
+        return an.rows_of(["sys"]).set_index("question_id")["right"].to_dict()
+
+    assert right(MMLONGBENCH_PROFILE) == {"q1": True, "q2": False}
+    assert right() == {"q1": False, "q2": False}  # no profile: the default's rule
+    empty = Analysis.build([], gold, {}).rows_of([])
     assert "right" in empty.columns and empty["right"].dtype == bool
 
 
@@ -139,9 +142,14 @@ def test_metric_help_says_what_accuracy_is_under_the_profile():
         assert "all or nothing" in " ".join(get_profile(name).accuracy_help).lower()
 
 
-def test_right_runs_reads_the_column_not_the_accuracy():
-    scores = pd.DataFrame({"run": ["a", "b"], "question_id": ["q", "q"], "accuracy": [0.8, 1.0], "right": [True, False]})
-    assert right_runs(scores, "q") == {"a"}
+def test_right_runs_reads_the_profiles_right_not_the_accuracy():
+    """0.8 is right under MMLongBench-Doc's profile, 1.0 read by it too; under the default only 1.0 is right:
+    the engine's `is_right` (the profile's one definition), not a threshold of its own."""
+    gold = [GoldQuestion("q", "?", ("x",), "Str", "", "single_doc", {})]
+    runs = [Run(n, OFFICIAL, "", None, [ScoreRow(qid="q", system=n, accuracy=a, token_f1=a, anls=a)])
+            for n, a in (("a", 0.8), ("b", 0.4), ("c", 1.0))]
+    assert Analysis.build(runs, gold, {}, MMLONGBENCH_PROFILE).right_runs("q") == {"a", "c"}
+    assert Analysis.build(runs, gold, {}).right_runs("q") == {"c"}
 
 
 def test_overview_explains_accuracy_as_the_profile_scores_it(monkeypatch, tmp_path):

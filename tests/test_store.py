@@ -1,6 +1,8 @@
-"""The Parquet cache of scored rows (dashboard/core/store.py) and the shared scoring pool (scoring/runner.py):
-hit, miss on a changed file, miss on a changed profile, corrupt entries recomputed, writes only
-inside the cache root; through the store's API and through the app (AppTest)."""
+"""The scored runs' store the app keeps -- the engine in the cache folder (scoring/engine/, ingested by
+dashboard/shell/scorer.py) -- through the app (AppTest): a restart reads it and scores nothing, a changed
+file is scored again (only it), a profile change scores every run under it, a damaged engine file is set
+aside and the runs scored into a new one; the shared scoring pool (scoring/runner.py); the cache of parsed
+prediction files (dashboard/core/store.py), which the workspace reads lazily; and remembered digests."""
 
 from __future__ import annotations
 
@@ -57,185 +59,6 @@ def files_under(root: Path) -> list[Path]:
     return sorted(p for p in root.rglob("*") if p.is_file())
 
 
-# ----------------------------------------------------------------------------- the store's API
-
-
-@pytest.mark.parametrize("profile", ["xldocbench", "xldocbench-1519", "docvqa"])
-def test_hit_rebuilds_the_same_run_after_a_restart(tmp_path, gold, profile):
-    for path in RUNS:
-        preds = load_predictions(path).items
-        want = evaluate(gold, preds, profile=profile, name=path.stem)
-        key = key_of(path, profile)
-        assert S.ScoreStore(tmp_path).get(key) is None  # nothing yet: a miss
-        assert S.save_run(S.ScoreStore(tmp_path), key, want) == tmp_path / "scored" / f"{key}.parquet"
-        fresh = S.ScoreStore(tmp_path)  # a new process / a second viewer
-        got = S.load_run(fresh, key, gold, preds, profile, path.stem)
-        assert got is not None and fresh.hits == 1 and fresh.rejected == 0
-        # the leaderboard's figures and the columns come without building the records
-        assert got.overall == want.overall and got.failed_count == want.failed_count
-        assert runner.columns_of(got) == runner.columns_of(want)
-        assert runner.overall_of(got) == runner.overall_of(want) == want.overall
-        assert "_lens_results" not in got.__dict__
-        same_run(got, want)
-        assert "_lens_results" in got.__dict__
-
-
-def test_changed_prediction_file_misses_and_only_it_is_rescored(tmp_path, gold):
-    store = S.ScoreStore(tmp_path)
-    for path in RUNS:
-        S.save_run(store, key_of(path, "xldocbench"), evaluate(gold, load_predictions(path).items, name=path.stem))
-    changed = tmp_path / "runs" / RUNS[0].name
-    changed.parent.mkdir()
-    text = RUNS[0].read_text(encoding="utf-8")
-    changed.write_text(text.replace("success", "error", 1), encoding="utf-8")
-    assert changed.read_bytes() != RUNS[0].read_bytes()
-    assert store.get(key_of(changed, "xldocbench")) is None
-    for path in RUNS[1:]:  # the others still hit
-        assert store.get(key_of(path, "xldocbench")) is not None
-
-
-def test_changed_profile_or_gold_misses(tmp_path, gold):
-    store = S.ScoreStore(tmp_path)
-    path = RUNS[0]
-    S.save_run(store, key_of(path, "xldocbench"), evaluate(gold, load_predictions(path).items, name=path.stem))
-    assert store.get(key_of(path, "xldocbench")) is not None
-    assert store.get(key_of(path, "xldocbench-1519")) is None
-    assert store.get(key_of(path, "docvqa")) is None
-    other_gold = S.entry_key(S.files_sha256(GOLD[:1]), S.files_sha256([path]), S.signature("xldocbench"))
-    assert store.get(other_gold) is None
-    assert len({key_of(path, p) for p in ("xldocbench", "xldocbench-1519", "docvqa")}) == 3
-
-
-def _entry(tmp_path, gold) -> tuple[S.ScoreStore, str, Path, list]:
-    store = S.ScoreStore(tmp_path)
-    path = RUNS[1]
-    preds = load_predictions(path).items
-    key = key_of(path, "xldocbench")
-    target = S.save_run(store, key, evaluate(gold, preds, name=path.stem))
-    return store, key, target, preds
-
-
-def _rewrite(target: Path, change) -> None:
-    table = pq.read_table(target)
-    pq.write_table(change(table), target)
-
-
-CORRUPTIONS = {
-    "garbage bytes": lambda t: t.write_bytes(b"not a parquet file at all"),
-    "truncated": lambda t: t.write_bytes(t.read_bytes()[: t.stat().st_size // 2]),
-    "empty": lambda t: t.write_bytes(b""),
-    "a flipped byte in the data": lambda t: t.write_bytes(_flip(t.read_bytes())),
-    "a score above 1": lambda t: _rewrite(t, lambda tb: tb.set_column(
-        2, "accuracy", pa.array([2.0] * tb.num_rows, pa.float64())).replace_schema_metadata(tb.schema.metadata)),
-    "a NaN score": lambda t: _rewrite(t, lambda tb: tb.set_column(
-        3, "token_f1", pa.array([float("nan")] * tb.num_rows, pa.float64())).replace_schema_metadata(tb.schema.metadata)),
-    "a missing column": lambda t: _rewrite(t, lambda tb: tb.drop_columns(["details"]).replace_schema_metadata(tb.schema.metadata)),
-    "another key in the metadata": lambda t: _rewrite(t, lambda tb: tb.replace_schema_metadata(
-        {**tb.schema.metadata, b"lens.key": b"0" * 64})),
-    "rows dropped": lambda t: _rewrite(t, lambda tb: tb.slice(0, tb.num_rows - 3)),
-    "details that are no JSON": lambda t: _rewrite(t, lambda tb: tb.set_column(
-        7, "details", pa.array(["{"] * tb.num_rows, pa.string())).replace_schema_metadata(tb.schema.metadata)),
-    "a null score": lambda t: _rewrite(t, lambda tb: tb.set_column(
-        4, "anls", pa.array([None] * tb.num_rows, pa.float64())).replace_schema_metadata(tb.schema.metadata)),
-}
-
-
-def _flip(data: bytes) -> bytes:
-    i = len(data) // 3  # inside a data page (the footer is at the end)
-    return data[:i] + bytes([data[i] ^ 0xFF]) + data[i + 1:]
-
-
-@pytest.mark.parametrize("how", list(CORRUPTIONS))
-def test_corrupt_entry_is_recomputed_never_trusted(tmp_path, gold, how):
-    store, key, target, preds = _entry(tmp_path, gold)
-    CORRUPTIONS[how](target)
-    fresh = S.ScoreStore(tmp_path)
-    assert S.load_run(fresh, key, gold, preds, "xldocbench", RUNS[1].stem) is None
-    assert fresh.rejected == 1 and not target.exists()  # removed, so the next save writes it again
-    want = evaluate(gold, preds, name=RUNS[1].stem)
-    S.save_run(fresh, key, want)
-    same_run(S.load_run(S.ScoreStore(tmp_path), key, gold, preds, "xldocbench", RUNS[1].stem), want)
-
-
-# the column path does not read the decisions' columns at load; a flipped byte may land in them
-MAY_LOAD = ("a missing column", "details that are no JSON", "a flipped byte in the data")
-
-
-@pytest.mark.parametrize("how", list(CORRUPTIONS))
-def test_corrupt_entry_read_in_columns_is_never_trusted(tmp_path, gold, how):
-    """The app's path (dashboard/core/runs.py) reads an entry's ids, statuses and scores only: a
-    corruption of those is a miss, and the entry is removed; a corruption of the decisions (their
-    columns are read when the run's records are built) makes the records be scored again, equal to
-    scoring the run anew."""
-    from dashboard.core import runs
-
-    store, key, target, preds = _entry(tmp_path, gold)
-    CORRUPTIONS[how](target)
-    fresh = S.ScoreStore(tmp_path)
-    want = evaluate(gold, preds, name=RUNS[1].stem)
-    got = runs.load_column_run(fresh, key, gold, preds, "xldocbench", RUNS[1].stem)
-    if how in MAY_LOAD and got is not None:
-        assert runner.columns_of(got) == runner.columns_of(want)
-        assert [(r.qid, r.judgement.decided_by, r.judgement.details) for r in got.results] == \
-            [(r.qid, r.judgement.decided_by, r.judgement.details) for r in want.results]
-        return
-    assert got is None
-    assert fresh.rejected == 1 and not target.exists()  # removed, so the next save writes it again
-
-
-def test_entry_of_another_join_is_not_used(tmp_path, gold):
-    """An intact entry whose ids or statuses are not those of the loaded files (e.g. an entry
-    copied under another name) is removed and recomputed."""
-    store, key, target, preds = _entry(tmp_path, gold)
-    other = list(preds)
-    other[0] = type(other[0])(**{f: getattr(other[0], f) for f in other[0].__slots__} | {"status": "timeout"})
-    assert S.load_run(store, key, gold, other, "xldocbench", "x") is None
-    assert not target.exists()
-    _, key, target, preds = _entry(tmp_path, gold)
-    assert S.load_run(store, key, gold[1:], preds, "xldocbench", "x") is None  # other gold ids
-
-
-def test_writes_stay_inside_the_root(tmp_path, gold, monkeypatch):
-    root = tmp_path / "cache"
-    store = S.ScoreStore(root)
-    for bad in ("../escape", "/etc/passwd", "a" * 63, "A" * 64, "g" * 64, "", "a" * 64 + "/x", None):
-        with pytest.raises(ValueError):
-            store.path(bad)
-    store, key, target, _ = _entry(root, gold)
-    assert target.resolve().is_relative_to(root.resolve())
-    assert files_under(tmp_path) == [target]  # no temporary file left, nothing beside the root
-    monkeypatch.setenv("LENS_CACHE_DIR", str(tmp_path / "env"))
-    assert S.cache_root() == tmp_path / "env"
-    assert S.cache_root({"XDG_CACHE_HOME": str(tmp_path / "xdg")}) == tmp_path / "xdg" / "docbench-lens"
-    assert S.cache_root({"HOME": "/nowhere"}).name == "docbench-lens"
-
-
-def test_unwritable_root_is_not_an_error(tmp_path, gold):
-    blocker = tmp_path / "file"
-    blocker.write_text("x")
-    store = S.ScoreStore(blocker / "cache")  # its parent is a file: nothing can be created
-    path = RUNS[0]
-    assert S.save_run(store, key_of(path, "xldocbench"), evaluate(gold, load_predictions(path).items)) is None
-    assert store.get(key_of(path, "xldocbench")) is None
-
-
-def test_details_round_trip_exactly(tmp_path):
-    store = S.ScoreStore(tmp_path)
-    decisions = [(1.0, 0.5, 0.25, "numeric_tolerance", 0.05, ((250.0, "250"), (2.5e-07, "2.5e-7"), 0.0)),
-                 (0.0, 0.0, 0.0, "missing", None, ()),
-                 (1.0, 1.0, 1.0, "boolean_polarity", None, (True, False)),
-                 (0.0, 0.1, 0.0, "no_match", 0.8, ((float("inf"), "1e999"), None)),
-                 (0.0, 0.0, 0.0, "no_match", 0.8, (float("nan"), -0.0, 1, "ü \ud800")),
-                 (1.0, 1.0, 1.0, "similarity", 0.8, (1.0,))]
-    rows = S.ScoredRows([f"q{i}" for i in range(len(decisions))], ["success", None, "ok", "x", "y", "z"], decisions)
-    key = "f" * 64
-    assert store.put(key, rows) is not None
-    got = store.get(key)
-    assert got.question_ids == rows.question_ids and got.statuses == rows.statuses
-    for a, b in zip(got.decisions, decisions):
-        assert repr(a) == repr(b)  # types too: True stays True, 1 stays 1, -0.0 stays -0.0
-
-
 # ----------------------------------------------------------------------------- the shared pool
 
 
@@ -268,27 +91,59 @@ def _app(bench: Path, cache: Path, monkeypatch) -> AppTest:
     return at
 
 
-def _entries(cache: Path) -> dict[str, int]:
-    return {p.name: p.stat().st_mtime_ns for p in (cache / "scored").glob("*.parquet")}
-
-
-def test_app_reads_the_cache_and_rescores_only_what_changed(tmp_path, monkeypatch):
+def _restart() -> None:
+    """A new server process, as far as the app's memory goes: nothing cached in it (the cache folder stays)."""
+    from dashboard.data import workspace as W
     from dashboard.shell import cache as app_cache
 
+    for f in (app_cache._runs, app_cache.workspace, app_cache.analysis, app_cache._questions, app_cache._engine):
+        f.clear()
+    app_cache._ENSURED.clear()
+    W._KEPT.clear()
+
+
+def _engine_runs(cache: Path) -> dict[tuple[str, str], tuple]:
+    """(run name, profile) -> (run id, when ingested, file sha256) of the runs visible in the app's engine."""
+    from scoring.engine.connection import EMBEDDED, Engine, Target
+
+    engine = Engine(Target(EMBEDDED, database=cache / "engine" / "lens.duckdb", folder=cache / "engine"))
+    with engine.read() as con:
+        rows = con.execute("SELECT name, profile, run_id, ingested_at, file_sha256 FROM runs "
+                           "WHERE run_id NOT IN (SELECT run_id FROM removals)").fetchall()
+    return {(n, p): (r, t, sha) for n, p, r, t, sha in rows}
+
+
+def _counting(monkeypatch) -> list[list[str]]:
+    """Every batch the app's scorer scores (its run names), recorded."""
+    from dashboard.shell import scorer
+
+    scored: list[list[str]] = []
+    real = scorer.score_runs
+
+    def counted(gold, runs, **kw):
+        scored.append([name for name, _ in runs])
+        return real(gold, runs, **kw)
+
+    monkeypatch.setattr(scorer, "score_runs", counted)
+    return scored
+
+
+def test_app_reads_the_engine_and_rescores_only_what_changed(tmp_path, monkeypatch):
     bench = tmp_path / "bench"
     shutil.copytree(SAMPLE, bench, ignore=shutil.ignore_patterns("docs", "results", "*.py", "__pycache__"))
     cache = tmp_path / "cache"
+    scored = _counting(monkeypatch)
+    _restart()
     at = _app(bench, cache, monkeypatch)
-    first = _entries(cache)
-    assert len(first) == len(RUNS)  # one entry per scored run
+    first = _engine_runs(cache)
+    assert sorted(n for n, _ in first) == sorted(p.stem for p in RUNS)  # one run in the engine per prediction file
+    assert sorted(n for b in scored for n in b) == sorted(p.stem for p in RUNS)
     board = at.dataframe[0].value.set_index("Run")
 
-    app_cache._runs.clear()  # a restart: nothing in memory, everything from disk
-    app_cache.workspace.clear()
-    app_cache.analysis.clear()
+    _restart()
+    scored.clear()
     at = _app(bench, cache, monkeypatch)
-    assert _entries(cache) == first  # read, not rewritten
-    assert app_cache.score_store().hits >= len(RUNS)
+    assert _engine_runs(cache) == first and scored == []  # read from the engine: nothing scored or written
     assert at.dataframe[0].value.set_index("Run").equals(board)
 
     changed = bench / "runs" / RUNS[2].name
@@ -296,13 +151,31 @@ def test_app_reads_the_cache_and_rescores_only_what_changed(tmp_path, monkeypatc
     changed.write_bytes(data.replace(b'"prediction": "', b'"prediction": "Answer: ', 1))
     assert changed.read_bytes() != data
     at = _app(bench, cache, monkeypatch)
-    now = _entries(cache)
-    assert len(now) == len(RUNS) + 1
-    assert {k: v for k, v in now.items() if k in first} == first  # the other runs were not rewritten
+    now = _engine_runs(cache)
+    assert scored == [[RUNS[2].stem]]  # only the changed file was scored again
+    assert {k: v for k, v in now.items() if k[0] != RUNS[2].stem} == {k: v for k, v in first.items() if k[0] != RUNS[2].stem}
+    assert now[(RUNS[2].stem, "xldocbench")][2] != first[(RUNS[2].stem, "xldocbench")][2]  # its new file's run
 
     at.selectbox(key="profile").set_value("xldocbench-1519").run()
     assert not at.exception
-    assert len(_entries(cache)) == 2 * len(RUNS) + 1  # every run under the new profile
+    assert sorted(n for n, p in _engine_runs(cache) if p == "xldocbench-1519") == sorted(p.stem for p in RUNS)
+
+
+def test_a_damaged_engine_file_is_set_aside_and_the_runs_scored_again(tmp_path, monkeypatch):
+    """The engine's file in the cache folder is not a database (a disk error, a copy cut short): the app
+    moves it aside, scores every run into a new one, and the Data page says so -- never a traceback."""
+    bench = tmp_path / "bench"
+    shutil.copytree(SAMPLE, bench, ignore=shutil.ignore_patterns("docs", "results", "*.py", "__pycache__"))
+    cache = tmp_path / "cache"
+    (cache / "engine").mkdir(parents=True)
+    (cache / "engine" / "lens.duckdb").write_bytes(b"not a database " * 4096)
+    _restart()
+    at = _app(bench, cache, monkeypatch)
+    assert sorted(n for n, _ in _engine_runs(cache)) == sorted(p.stem for p in RUNS)
+    assert len(list((cache / "engine").glob("lens.duckdb.damaged-*"))) == 1
+    at.switch_page("views/data.py").run()
+    assert not at.exception
+    assert any("damaged" in w.value and "scored again" in w.value for w in at.warning)
 
 
 # ----------------------------------------------------------------------------- parsed prediction files
@@ -357,6 +230,16 @@ def test_changed_prediction_file_is_read_again(tmp_path):
     assert store.misses == 2 and store.hits == 0
 
 
+def _rewrite(target: Path, change) -> None:
+    table = pq.read_table(target)
+    pq.write_table(change(table), target)
+
+
+def _flip(data: bytes) -> bytes:
+    i = len(data) // 3  # inside a data page (the footer is at the end)
+    return data[:i] + bytes([data[i] ^ 0xFF]) + data[i + 1:]
+
+
 def _pred_entry(tmp_path) -> tuple[Path, Path]:
     path = RUNS[1]
     S.load_predictions_cached(path, _sha(path), S.PredictionStore(tmp_path))
@@ -404,7 +287,7 @@ def test_corrupt_prediction_entry_is_read_again_never_trusted(tmp_path, how):
 
 def test_cache_folder_is_read_when_called(tmp_path, monkeypatch):
     monkeypatch.setenv("LENS_CACHE_DIR", str(tmp_path / "a"))
-    assert S.PredictionStore().root == tmp_path / "a" and S.ScoreStore().root == tmp_path / "a"
+    assert S.PredictionStore().root == tmp_path / "a"
     monkeypatch.setenv("LENS_CACHE_DIR", str(tmp_path / "b"))
     assert S.PredictionStore().root == tmp_path / "b"
 
@@ -419,14 +302,11 @@ def test_session_cache_is_not_the_home_cache(lens_cache_dir):
 def test_app_shows_load_problems_from_the_cache(broken_bench, tmp_path, monkeypatch):
     """A restart reads the parsed files from the cache; the Data page lists the same problems and
     counts, and the leaderboard is the same."""
-    from dashboard.shell import cache as app_cache
 
     cache = tmp_path / "cache"
     seen, stamps = [], []
     for _ in range(2):
-        app_cache._runs.clear()  # a restart: nothing in memory
-        app_cache.workspace.clear()
-        app_cache.analysis.clear()
+        _restart()  # a restart: nothing in memory
         at = _app(broken_bench, cache, monkeypatch)
         board = at.dataframe[0].value
         at.switch_page("views/data.py").run()

@@ -93,7 +93,8 @@ def campaign_answer():
     from dashboard.report import build as report
 
     ws, an, names = report.load(CAMPAIGN, ["vision-13b", "ckpt-0520"])
-    found = W.search(W.inputs(an.questions, an.scores, an.gold, "vision-13b", "accuracy", "", an.declared_pages), W.Settings())
+    found = W.search(W.inputs(an.questions, an.attempted_scores(["vision-13b"])[0], an.gold, "vision-13b", "accuracy", "",
+                              an.declared_pages), W.Settings())
     page = report.build_report(an, names, workspace=ws, settings=report.C.Settings(resamples=200))
     return found, page
 

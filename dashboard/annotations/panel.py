@@ -31,7 +31,7 @@ from dashboard.annotations.errors import AnnotationsUnavailable, InvalidInput
 from dashboard.annotations.exchange import RECOVER, export, import_bytes, import_file
 from dashboard.annotations.records import DEFAULT_TAGS, Conflict, Note
 from dashboard.annotations.store import AnnotationStore
-from dashboard.core.analysis import RECOMPUTED, Run, leaderboard
+from dashboard.core.analysis import RECOMPUTED
 from dashboard.core.escape import md_escape
 from dashboard.core.links import TAG_FIELD, field_label
 from dashboard.shell import output, scorer, viewstate
@@ -382,12 +382,12 @@ def notes_stamp(ctx: Context) -> tuple:
 
 
 def _plain_board(ctx: Context) -> pd.DataFrame | None:
-    """The leaderboard of the recomputed runs without gold corrections (scored once, then cached)."""
+    """The leaderboard of the recomputed runs without gold corrections (in the engine under the plain gold)."""
     if ctx.plain is None:
         return None
     ws, gold_key = ctx.plain
-    runs = [Run(pf.run, RECOMPUTED, "", scorer.score(ws, gold_key, pf, ctx.profile)) for pf in ws.predictions if pf.loaded.items]
-    return leaderboard(runs, pd.DataFrame(columns=["run"]), {q.qid for q in ws.gold.items})
+    board = scorer.board(ws, gold_key, ctx.profile)
+    return board[board["Source"] == RECOMPUTED].reset_index(drop=True)
 
 
 def score_changes(ctx: Context) -> pd.DataFrame | None:

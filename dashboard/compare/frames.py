@@ -416,7 +416,7 @@ def benchmark_scores(an, runs: list[str]) -> dict[str, tuple[float, float]]:
     from scoring.profiles import MMLONGBENCH_PROFILE
 
     chosen = [r for r in (an.run(name) for name in runs) if r is not None]
-    if not any(r.result is not None and r.result.profile.name == MMLONGBENCH_PROFILE for r in chosen):
+    if not any(r.recomputed and r.profile_name == MMLONGBENCH_PROFILE for r in chosen):
         return {}
     out = {}
     for r in chosen:

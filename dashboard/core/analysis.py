@@ -1,30 +1,37 @@
-"""DataFrames for the pages: questions, per-question scores of every run, leaderboard,
-breakdowns, joins, reproducibility and the explorer table. No streamlit here.
+"""What the pages show for one workspace and profile: the questions (a frame per gold question, held in
+the process), and the scored runs -- in the engine (scoring/engine/, through `dashboard.core.scored.Store`),
+asked for what a page shows: the leaderboard, breakdowns, the questions runs share, and the rows of
+the few runs a page shows (a Compare's two, the explorer's chosen ones) with their texts. No streamlit here.
 
-Scores stay fractions in 0..1 in every frame; pages and charts turn them into percentages.
+No frame of every run x question is held: a 1,000-run campaign's rows stay in the engine. Scores stay
+fractions in 0..1 in every frame; pages and charts turn them into percentages.
 """
 
 from __future__ import annotations
 
 import functools
 import threading
-from collections.abc import Callable
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from dashboard.core.escape import COPY_CHARS, TABLE_CHARS, clip_where
 from dashboard.core.links import FIELDS, META
-from scoring.aggregate import bucket
+from dashboard.core.scored import Store, memory_store
+from scoring.engine import queries as Q
 from scoring.evaluate import RunResult
 from scoring.mmlongbench_report import gold_rows
 from scoring.mmlongbench_rule import acc_and_f1
 from scoring.model import GoldQuestion, ScoreRow, to_str
 from scoring.profiles import MMLONGBENCH_PROFILE, Profile, get_profile
 from scoring.registry import METRIC_LABELS, METRICS, MISSING_STATUS, is_success_status
-from scoring.runner import column_list, compact_columns, in_columns, overall_of, prediction_texts
+from scoring.runner import column_list, compact_columns, prediction_texts
 from scoring.slice_fields import (  # noqa: F401  (one definition of length and position; the pages read them here)
     LENGTH_BUCKETS,
     LONGEST,
@@ -40,23 +47,56 @@ from scoring.slice_fields import (  # noqa: F401  (one definition of length and 
 RECOMPUTED = "recomputed"
 OFFICIAL = "scores loaded, not recomputed"
 UNKNOWN = "unknown"
+OFFICIAL_SIGNATURE = "official scores (profile not stated)"
 
 
-@dataclass
 class Run:
-    """One row of the leaderboard: a scored prediction file, or official scores only."""
+    """One row of the leaderboard: a scored prediction file (RECOMPUTED), or official scores only (OFFICIAL).
 
-    name: str
-    source: str  # RECOMPUTED or OFFICIAL
-    file: str
-    result: RunResult | None = None
-    official: list[ScoreRow] = field(default_factory=list)
-    origin: str = ""  # a harness run: harness, version, task, model arguments, date (shown with its signature)
-    file_rows: int = 0  # the rows its file held (read, joined or not; 0: not known): how a join is judged (`Join`)
+    Its scored rows are in the engine. A recomputed run's RunResult (its records, its predictions) is made
+    when a page asks (`result`): the one it was built with, or `rebuild()` -- its prediction file read again
+    beside its scores from the engine, kept in a bounded memory (dashboard/core/runs.py). `recomputed` says
+    which kind it is without making it; `signature` and `profile_name` are known without it too."""
+
+    def __init__(self, name: str, source: str, file: str, result: RunResult | None = None,
+                 official: list[ScoreRow] | None = None, origin: str = "", file_rows: int = 0, *,
+                 rebuild: Callable[[], RunResult] | None = None, signature: str = "", profile: str = "") -> None:
+        self.name, self.source, self.file = name, source, file
+        self.official = list(official or [])
+        self.origin = origin  # a harness run: harness, version, task, model arguments, date (shown with its signature)
+        self.file_rows = file_rows  # the rows its file held (read, joined or not; 0: not known): how a join is judged
+        self._result, self._rebuild = result, rebuild
+        self._signature = signature or (result.signature if result is not None else "")
+        self._profile = profile or (result.profile.name if result is not None else "")
+
+    def __repr__(self) -> str:
+        return f"Run({self.name!r}, {self.source!r}, {self.file!r})"
+
+    @property
+    def recomputed(self) -> bool:
+        return self.source == RECOMPUTED
+
+    @property
+    def result(self) -> RunResult | None:
+        """The run's RunResult (None: official scores only), made on first use when not given."""
+        if self._result is not None or self._rebuild is None:
+            return self._result
+        return self._rebuild()
 
     @property
     def signature(self) -> str:
-        return self.result.signature if self.result else "official scores (profile not stated)"
+        if self._signature:
+            return self._signature
+        return OFFICIAL_SIGNATURE if not self.recomputed else (self.result.signature if self.result else OFFICIAL_SIGNATURE)
+
+    @property
+    def profile_name(self) -> str:
+        """The profile a recomputed run was scored with ("" for official scores)."""
+        if not self.recomputed:
+            return ""
+        if not self._profile and self.result is not None:
+            self._profile = self.result.profile.name
+        return self._profile
 
 
 # ----------------------------------------------------------------------------- questions
@@ -119,154 +159,16 @@ def is_success(status: str) -> bool:
 
 
 def frame_profile(runs: list[Run], profile: str | Profile | None = None) -> Profile:
-    """The profile that says which answers are right in a score frame: `profile` when given, else
-    the one the recomputed runs were scored with (all of one frame share it), else the default."""
+    """The profile that says which answers are right: `profile` when given, else the one the recomputed
+    runs were scored with (all of one analysis share it), else the default. A run of official scores only
+    is read under it (`scoring.profiles.Profile.right_mask`, the one definition)."""
     if profile is not None:
         return get_profile(profile)
-    return next((r.result.profile for r in runs if r.result is not None), get_profile(None))
-
-
-def score_frame(runs: list[Run], gold_ids: set[str], profile: str | Profile | None = None) -> pd.DataFrame:
-    """Long table: one row per (run, gold question that the run covers). `right` (bool): the answer
-    is right by Accuracy under the run's profile (`scoring.profiles.Profile.is_right`, the one
-    definition: Accuracy 1, or at least 0.5 for MMLongBench-Doc's partial score); a run of official
-    scores only is read under `frame_profile(runs, profile)`."""
-    return score_frame_at(runs, gold_ids, profile)[0]
-
-
-def score_frame_at(runs: list[Run], gold_ids: set[str], profile: str | Profile | None = None,
-                   questions: pd.Index | None = None) -> tuple[pd.DataFrame, np.ndarray | None]:
-    """`score_frame`, and with `questions` (the question frame's index) each row's position in it
-    (-1: not there; `question_positions`) -- read from each run's columns, which are in gold order,
-    instead of looking four million ids up (a quarter of a gigabyte of strings at 200 runs)."""
-    cols = ["run", "question_id", *METRICS, "status", "prediction"]
-    fallback = frame_profile(runs, profile)
-    if runs and all(r.result is not None and in_columns(r.result) for r in runs):
-        return _frame_of_columns(runs, questions)
-    parts: list[pd.DataFrame] = []
-    positions: list[np.ndarray] = []
-    order = np.arange(len(questions) if questions is not None else 0, dtype=np.intp)
-    for run in runs:
-        if run.result is not None:  # built column by column (a run's records are not walked: see compact_columns)
-            c = compact_columns(run.result)
-            part = pd.DataFrame({k: _column(c[k]) for k in cols[1:]}, columns=cols[1:])
-        else:
-            part = pd.DataFrame([{"question_id": s.qid, "accuracy": s.accuracy, "token_f1": s.token_f1, "anls": s.anls,
-                                 "status": s.status or "success", "prediction": s.prediction or ""}
-                                 for s in run.official if s.qid in gold_ids], columns=cols[1:])
-        if len(part):
-            part.insert(0, "run", run.name)
-            part = part.astype({m: "float64" for m in METRICS})
-            part["right"] = (run.result.profile if run.result is not None else fallback).right_mask(part["accuracy"])
-            parts.append(part)
-            if questions is not None:
-                positions.append(_positions(c["question_id"] if run.result is not None else part["question_id"],
-                                            questions, order))
-    where = np.concatenate(positions) if positions else np.zeros(0, dtype=np.intp) if questions is not None else None
-    if not parts:
-        return pd.DataFrame([], columns=[*cols, "right"]).astype({"right": bool}), where
-    return pd.concat(parts, ignore_index=True), where
-
-
-def _frame_of_columns(runs: list[Run], questions: pd.Index | None) -> tuple[pd.DataFrame, np.ndarray | None]:
-    """`score_frame_at` for runs held in columns (the app's, `dashboard.core.runs`), built column by
-    column over all runs at once -- no frame per run, no concatenation of frames: the question ids
-    and predictions are the runs' Arrow arrays (shared), the run names one dictionary decoded in
-    Arrow. The same frame as concatenating the runs' parts (tests/test_columns_equal_rows.py)."""
-    cs = [compact_columns(r.result) for r in runs if r.result is not None]
-    kept = [(r, c) for r, c in zip(runs, cs) if len(c["accuracy"])]
-    if not kept:
-        return score_frame_at([], set(), None, questions)
-    lengths = np.array([len(c["accuracy"]) for _, c in kept], dtype=np.int64)
-    names = pa.array([r.name for r, _ in kept], pa.string())
-    run = pa.DictionaryArray.from_arrays(pa.array(np.repeat(np.arange(len(kept), dtype=np.int32), lengths)), names)
-
-    def strings(key: str) -> pd.api.extensions.ExtensionArray:
-        chunks = [c[key] if isinstance(c[key], pa.Array) else pa.array(np.asarray(c[key], dtype=object), pa.string())
-                  for _, c in kept]
-        return pd.array(pa.chunked_array(chunks, pa.string()), dtype=_STR)
-
-    scores = {m: np.concatenate([np.asarray(c[m], dtype=np.float64) for _, c in kept]) for m in METRICS}
-    frame = pd.DataFrame({
-        "run": pd.array(pa.chunked_array([run.cast(pa.string())]), dtype=_STR),
-        "question_id": strings("question_id"),
-        **scores,
-        "status": strings("status"),
-        "prediction": strings("prediction"),
-        "right": np.concatenate([r.result.profile.right_mask(np.asarray(c["accuracy"], dtype=np.float64))
-                                 for r, c in kept if r.result is not None]),
-    }, copy=False)
-    # each run's scores become views of the frame's columns (equal values): held once, not twice
-    ends = np.cumsum(lengths)
-    for (_, c), end, n in zip(kept, ends, lengths):
-        for m in METRICS:
-            column = frame[m].to_numpy()
-            if np.shares_memory(column, scores[m]):
-                view = column[end - n:end]
-                view.flags.writeable = False
-                c[m] = view
-    if questions is None:
-        return frame, None
-    order = np.arange(len(questions), dtype=np.intp)
-    return frame, np.concatenate([_positions(c["question_id"], questions, order) for _, c in kept])
-
-
-def _positions(ids, questions: pd.Index, order: np.ndarray) -> np.ndarray:
-    """Each of a run's rows' position in the question frame (-1: not there): `order` itself when its
-    ids are the gold's shared Arrow array in the frame's order (no lookup), else looked up."""
-    if isinstance(ids, (pa.Array, pa.ChunkedArray)) and len(ids) == len(questions) and _same_ids(ids, questions):
-        return order
-    return np.asarray(questions.get_indexer(pd.Index(column_list(ids))), dtype=np.intp)
-
-
-_SAME_IDS: list[tuple[object, object]] = []  # (ids array, index) pairs found equal, the last few
-
-
-def _same_ids(ids, index: pd.Index) -> bool:
-    """Whether a run's question ids (an Arrow array, shared by the runs of one gold) are the question
-    frame's index, in order (compared once per pair)."""
-    for a, b in _SAME_IDS:
-        if a is ids and b is index:
-            return True
-    arr = ids.combine_chunks() if isinstance(ids, pa.ChunkedArray) else ids
-    same = len(arr) == len(index) and arr.equals(pa.array(index.astype(str).tolist(), pa.string()))
-    if same:
-        _SAME_IDS.append((ids, index))
-        del _SAME_IDS[:-8]
-    return same
+    return next((get_profile(r.profile_name) for r in runs if r.recomputed and r.profile_name), get_profile(None))
 
 
 _STR = pd.StringDtype("pyarrow", na_value=np.nan)  # pandas' default string dtype ("str"), held in Arrow
-
-
-def _column(values):
-    """A run's column for its score-frame part: an Arrow array as a pandas string column over the same
-    buffers (concatenating parts keeps them: a run's texts are held once, by its alignment), a numpy
-    object array of strings as a string column, anything else as it is."""
-    if isinstance(values, (pa.Array, pa.ChunkedArray)):
-        chunked = values if isinstance(values, pa.ChunkedArray) else pa.chunked_array([values])
-        return pd.array(chunked, dtype=_STR)
-    if isinstance(values, np.ndarray) and values.dtype == object:
-        return pd.array(values, dtype=_STR)
-    return values
-
-
-def coverage(run: Run, gold_ids: set[str]) -> dict[str, int]:
-    """How many gold questions a run answered (a success status), failed (an error, a timeout) and is
-    missing (no row for it). It attempted the answered and the failed ones."""
-    if run.result is not None:
-        c = compact_columns(run.result)
-        answered = np.asarray(c["answered"], dtype=bool)
-        present = np.asarray(c["status"], dtype=object)[answered]
-        # a handful of distinct statuses: each failed one counted in numpy, no Python object per row
-        failed = sum(int(np.count_nonzero(present == st)) for st in pd.unique(present) if not is_success(st))
-        missing = len(run.result.missing_ids)
-        return {"answered": len(present) - failed, "missing": missing, "failed": failed}
-    else:
-        present = [s.status or "success" for s in run.official if s.qid in gold_ids]
-        missing = len(gold_ids) - len(present)
-    failed = sum(1 for s in present if not is_success(s))
-    return {"answered": len(present) - failed, "missing": missing, "failed": failed}
+SCORE_COLUMNS = ["run", "question_id", *METRICS, "status", "prediction", "right"]
 
 
 BENCH_F1 = "F1 (benchmark, %)"  # MMLongBench-Doc's own F1 (its Acc is Accuracy under its profile)
@@ -274,19 +176,8 @@ SHARED_ACC = "Shared Acc (%)"  # Accuracy over the questions every ranked run at
 ATTEMPTED = "Attempted"  # questions a run has a row for (answered or failed): its metrics are over these
 
 
-def attempted_overall(result: RunResult) -> dict:
-    """The count and the three means (as the release rounds them) over the questions the run
-    attempted -- answered or failed, not missing: `overall_of` itself when it attempted every one."""
-    c = compact_columns(result)
-    answered = np.asarray(c["answered"], dtype=bool)
-    if answered.all():
-        return overall_of(result)
-    acc, f1, an = (np.asarray(c[m], dtype=np.float64)[answered].tolist() for m in METRICS)
-    return bucket(acc, f1, an)
-
-
 def _benchmark_profile(run: Run) -> bool:
-    return run.result is not None and run.result.profile.name == MMLONGBENCH_PROFILE
+    return run.recomputed and run.profile_name == MMLONGBENCH_PROFILE
 
 
 def benchmark_acc_f1(run: Run, gold: dict[str, GoldQuestion]) -> tuple[float, float] | None:
@@ -294,8 +185,8 @@ def benchmark_acc_f1(run: Run, gold: dict[str, GoldQuestion]) -> tuple[float, fl
     answered: its per-question scores, the gold `answer`, its `pred`), in 0..1; None for a run
     recomputed under another profile. Official scores (the result files' own `score`) are read as
     that benchmark's scores."""
-    if run.result is not None:
-        if not _benchmark_profile(run):
+    if run.recomputed:
+        if not _benchmark_profile(run) or run.result is None:
             return None
         preds = prediction_texts(run.result)  # the questions it answered, with their texts as read
         c = compact_columns(run.result)
@@ -314,154 +205,11 @@ def board_signature(run: Run, missing: int) -> str:
     missing questions (they are not counted: the numbers are those of the command line's
     --ignore-missing, `scoring.profiles.signature`)."""
     sig = run.signature
-    return sig.replace("|missing:scored|", "|missing:ignored|") if missing and run.result is not None else sig
+    return sig.replace("|missing:scored|", "|missing:ignored|") if missing and run.recomputed else sig
 
 
-def leaderboard(runs: list[Run], scores: pd.DataFrame | None, gold_ids: set[str],
-                gold: dict[str, GoldQuestion] | None = None) -> pd.DataFrame:
-    """One row per run: the three metrics in % over the questions it attempted (answered or failed: a
-    run of 40 questions beside 1,082 is scored on its 40, `attempted_overall`), how many it attempted
-    (`Questions` = ATTEMPTED), answered, missed and failed, and its signature. `scores` (the score
-    frame) is read only for runs of official scores, those without a result. When a run is scored
-    under the mmlongbench-doc profile, every run also gets the benchmark's own F1 in % (BENCH_F1:
-    `benchmark_acc_f1`; empty for a run under another profile) -- its Acc is Accuracy there, shown once."""
-    rows = []
-    for run in runs:
-        if run.result is not None:
-            overall = attempted_overall(run.result)
-        else:
-            assert scores is not None, "a run of official scores is ranked from the score frame"
-            part = scores[scores["run"] == run.name]
-            overall = {"count": len(part)} | {m: (part[m].mean() if len(part) else 0.0) for m in METRICS}
-        cover = coverage(run, gold_ids)
-        rows.append({"Run": run.name, "Source": run.source, "Questions": overall["count"],
-                     **{METRIC_LABELS[m] + " (%)": 100 * overall[m] for m in METRICS},
-                     ATTEMPTED: cover["answered"] + cover["failed"],
-                     **{k.capitalize(): v for k, v in cover.items()},
-                     "Signature": board_signature(run, cover["missing"]) + (f"\nsource: {run.origin}" if run.origin else "")})
-    frame = pd.DataFrame(rows, columns=["Run", "Source", "Questions", "Accuracy (%)", "Token F1 (%)", "ANLS (%)",
-                                        ATTEMPTED, "Answered", "Missing", "Failed", "Signature"])
-    if any(_benchmark_profile(r) for r in runs):
-        pairs = [benchmark_acc_f1(r, gold or {}) for r in runs]
-        frame.insert(frame.columns.get_loc("ANLS (%)") + 1, BENCH_F1, [100 * p[1] if p else float("nan") for p in pairs])
-    return frame.sort_values("Accuracy (%)", ascending=False, kind="stable").reset_index(drop=True)
-
-
-def breakdown(scores: pd.DataFrame, questions: pd.DataFrame, field_name: str, positions=None,
-              run_codes: tuple[np.ndarray, list[str]] | None = None) -> pd.DataFrame:
-    """Mean of each metric per (run, label of field_name), sorted by run, then label; a MULTI_LABEL
-    field (evidence_source, page_category) counts a question once per label.
-    `positions`: each score row's position in `questions` (-1 for an id that is not there), when the
-    caller keeps it (Analysis does): joining a million rows on their string ids took most of an
-    overview's time at 50 runs x 20,000 questions; here the join is by position. `run_codes`: the
-    score rows' runs as (codes, sorted names) (`run_codes`), when the caller keeps them.
-    The groups are integer keys -- each question's labels are read once, not once per score row
-    (grouping four million rows on two string columns took seconds at 200 runs); the means are
-    pandas' own over the same rows in the same order, so the numbers are those of grouping on the
-    strings (`breakdown_by_strings`, which the tests compare with this)."""
-    if positions is None:
-        positions = question_positions(scores, questions)
-    codes, names = run_codes if run_codes is not None else score_run_codes(scores)
-    keep = positions >= 0
-    kept = bool(keep.all())  # usually: then nothing is copied to leave rows out
-    pos = positions if kept else positions[keep]
-    run_of = codes if kept else codes[keep]
-    labels, per_question = _question_labels(questions[field_name], field_name)
-    width = max(1, len(labels))
-    if field_name in MULTI_LABEL:  # each row once per label of its question, in row order, labels in order
-        counts = np.fromiter((len(v) for v in per_question), np.int64, len(per_question))
-        flat = np.fromiter((k for v in per_question for k in v), np.int64, int(counts.sum()))
-        starts = np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.int64)
-        n_each = counts[pos]
-        rows = np.repeat(np.arange(len(pos), dtype=np.int64), n_each)
-        within = np.arange(len(rows), dtype=np.int64) - np.repeat(np.cumsum(n_each) - n_each, n_each)
-        within += starts[pos[rows]]
-        key = run_of[rows].astype(np.int64) * width + flat[within]
-        del within
-        take = rows if kept else np.flatnonzero(keep)[rows]
-        del rows
-
-        def values(m: str) -> np.ndarray:
-            return scores[m].to_numpy()[take]
-    else:
-        per_label = np.fromiter((v[0] for v in per_question), np.int64, len(per_question))
-        key = run_of.astype(np.int64) * width + per_label[pos]
-
-        def values(m: str) -> np.ndarray:
-            return scores[m].to_numpy() if kept else scores[m].to_numpy()[keep]
-    # one metric at a time (a copy of one column alive at once); sort=True: grouping unsorted and
-    # sorting the groups after gave other last bits in some means. The keys are small integers
-    # (run x label), so they are the codes of a categorical: pandas groups by them as they are,
-    # where grouping on the integers hashed four million of them once per metric (3-4 CPU-s of an
-    # overview at 200 runs); same groups, same rows in the same order, so the same means.
-    by = pd.Categorical.from_codes(key, categories=np.arange(max(1, len(names)) * width, dtype=np.int64))
-    groups = pd.Series(values(METRICS[0]), copy=False).groupby(by, sort=True, observed=True)
-    grouped = pd.DataFrame({"count": groups.size(), METRICS[0]: groups.mean()})
-    for m in METRICS[1:]:
-        grouped[m] = pd.Series(values(m), copy=False).groupby(by, sort=True, observed=True).mean()
-    k = np.asarray(grouped.index, dtype=np.int64)
-    out = pd.DataFrame({"run": pd.array([names[i] for i in k // width], dtype=_STR),
-                        "label": pd.array([labels[i] for i in k % width], dtype=_STR),
-                        "count": grouped["count"].to_numpy(dtype=np.int64),
-                        **{m: grouped[m].to_numpy() for m in METRICS}})
-    return out
-
-
-def score_run_codes(scores: pd.DataFrame) -> tuple[np.ndarray, list[str]]:
-    """Each score row's run as a code into the sorted run names: (codes, names)."""
-    if not len(scores):
-        return np.zeros(0, dtype=np.int64), []
-    codes, uniques = pd.factorize(scores["run"], sort=True)
-    return codes.astype(np.int64), [str(u) for u in uniques]
-
-
-def _question_labels(col: pd.Series, field_name: str) -> tuple[list[str], list[tuple[int, ...]]]:
-    """(the labels, sorted; each question's label codes, in order): a null is UNKNOWN, and a
-    question in no page category has none (the benchmark's report counts it in none)."""
-    def label(v) -> str | None:
-        if v is None or (isinstance(v, float) and v != v) or v is pd.NA:
-            return None if field_name == PAGE_CATEGORY else UNKNOWN
-        return str(v)
-
-    raw: list[list[str]] = []
-    for v in col.tolist():
-        items = (list(v) or [None]) if field_name in MULTI_LABEL and isinstance(v, (list, tuple)) else [v]
-        raw.append([x for x in map(label, items) if x is not None])
-    names = sorted({x for labs in raw for x in labs})
-    index = {x: i for i, x in enumerate(names)}
-    return names, [tuple(index[x] for x in labs) for labs in raw]
-
-
-def breakdown_by_strings(scores: pd.DataFrame, questions: pd.DataFrame, field_name: str, positions=None) -> pd.DataFrame:
-    """`breakdown` as it was computed before integer keys: grouping on the run and label strings
-    (kept as the reference the tests compare `breakdown` with)."""
-    if positions is None:
-        positions = question_positions(scores, questions)
-    keep = positions >= 0
-    pos = positions[keep]
-    base = {"run": scores["run"][keep].reset_index(drop=True),
-            **{m: scores[m][keep].reset_index(drop=True) for m in METRICS}}
-    col = questions[field_name]
-    if field_name in MULTI_LABEL:
-        ex = col.reset_index(drop=True).explode()  # index: the question's position
-        if field_name == PAGE_CATEGORY:  # in no category: counted in none, as the benchmark's report does
-            ex = ex.dropna()
-        labels = pd.DataFrame({"q": ex.index.to_numpy(), "label": ex.to_numpy(dtype=object)})
-        merged = pd.DataFrame({"q": pos, **base}).merge(labels, on="q", how="inner").drop(columns="q")
-    else:
-        merged = pd.DataFrame({**base, "label": col.to_numpy(dtype=object)[pos]})
-    merged["label"] = merged["label"].fillna(UNKNOWN).astype(str)
-    out = merged.groupby(["run", "label"], sort=True).agg(
-        count=("run", "size"), **{m: (m, "mean") for m in METRICS}).reset_index()
-    return out
-
-
-def question_positions(scores: pd.DataFrame, questions: pd.DataFrame):
-    """Each score row's position in `questions` (indexed by question id), -1 when it is not there."""
-
-    if not len(scores):
-        return np.zeros(0, dtype=np.intp)
-    return questions.index.get_indexer(scores["question_id"])
+BOARD_COLUMNS = ["Run", "Source", "Questions", "Accuracy (%)", "Token F1 (%)", "ANLS (%)", ATTEMPTED, "Answered", "Missing",
+                 "Failed", "Signature"]
 
 
 # ----------------------------------------------------------------------------- joins: what may be ranked
@@ -562,39 +310,12 @@ def join_warning(short: list[Join]) -> str:
     return " ".join(out)
 
 
-def run_join(run: Run, gold_ids: set[str]) -> Join:
-    if run.result is not None:
-        matched = int(np.count_nonzero(np.asarray(compact_columns(run.result)["answered"], dtype=bool)))
-        extra = next(iter(run.result.extra_ids), "")
-        rows = run.file_rows or (matched + len(run.result.extra_ids))
-    else:
-        ids = {s.qid for s in run.official}
-        matched = len(ids & gold_ids)
-        extra = next((s.qid for s in run.official if s.qid not in gold_ids), "")
-        rows = run.file_rows or len(ids)
-    return Join(run.name, matched, len(gold_ids), extra, rows)
-
-
-def right_runs(scores: pd.DataFrame, qid: str) -> set[str]:
-    """The runs whose answer to question `qid` is right (the score frame's `right` column)."""
-    if not len(scores):
-        return set()
-    mine = scores[scores["question_id"] == qid]
-    return set(mine.loc[mine["right"].astype(bool), "run"])
-
-
 def top_runs(board: pd.DataFrame, metric: str, n: int = 10, keep: tuple[str, ...] = ()) -> list[str]:
     """The n best runs of a leaderboard by `metric` (a METRICS name), plus the runs in `keep`
     (baselines), in leaderboard order."""
     col = METRIC_LABELS[metric] + " (%)"
     best = set(board.sort_values(col, ascending=False, kind="stable")["Run"].head(n)) | set(keep)
     return [r for r in board["Run"] if r in best]
-
-
-# ----------------------------------------------------------------------------- data page
-
-
-# ----------------------------------------------------------------------------- explorer
 
 
 QUESTION_GROUP, META_GROUP = "Question", "Metadata"
@@ -645,46 +366,68 @@ class Shared:
 
 # ----------------------------------------------------------------------------- all of it
 
+MEMO = 24  # frames of a few runs (rows, breakdowns, shared questions) kept per analysis
+
+
+class _Memo:
+    """A small memo of an analysis's frames, least recently used out first, safe across sessions' threads."""
+
+    def __init__(self, capacity: int = MEMO) -> None:
+        self.capacity = capacity
+        self._items: OrderedDict[object, Any] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: object, build: Callable[[], Any]) -> Any:
+        with self._lock:
+            if key in self._items:
+                self._items.move_to_end(key)
+                return self._items[key]
+        value = build()
+        with self._lock:
+            self._items[key] = value
+            while len(self._items) > self.capacity:
+                self._items.popitem(last=False)
+        return value
+
 
 @dataclass
 class Analysis:
-    """Everything the pages show for one workspace and profile. Built once per (workspace, profile)
-    and cached; treated as read-only, except the breakdown and leaderboard memos."""
+    """Everything the pages show for one workspace and profile: the runs, the gold and its question frame
+    (in the process), and `store` -- the engine holding the runs' scored rows, asked for what a page shows.
+    Built once per (workspace, profile, runs) and cached; treated as read-only (its memos aside)."""
 
     runs: list[Run]
-    _questions: pd.DataFrame | None  # None until first asked for: `questions`
-    _scores: pd.DataFrame | None  # None until first asked for: `scores`
-    _breakdowns: dict[object, pd.DataFrame] = field(default_factory=dict)  # field (or field, runs) -> breakdown
-    _leaderboard: pd.DataFrame | None = None
-    _positions: object = None  # each score row's position in `questions` (numpy), for breakdowns
-    _run_codes: tuple[np.ndarray, list[str]] | None = None  # each score row's run as a code (score_run_codes)
-    _bounds: dict[str, tuple[int, int]] | bool | None = None  # memo of `_run_bounds` (False: not consecutive)
+    store: Store
     gold: dict[str, GoldQuestion] = field(default_factory=dict)  # question id -> its gold (benchmark_acc_f1)
     # document id -> pages as documents.jsonl declares them: the finder's length and position, as the command
     # line reads them (scoring/slice_fields.py); the question frame's columns also count a PDF's pages
     declared_pages: dict[str, int | None] = field(default_factory=dict)
-    _joins: dict[str, Join] | None = None  # memo of `joins`
-    _field_options: dict[str, list[str]] | None = None  # memo of `field_options`
-    _later: Callable[[], tuple[pd.DataFrame, np.ndarray | None]] | None = None  # builds `scores` when first asked
-    _later_questions: Callable[[], pd.DataFrame] | None = None  # builds `questions` when first asked
-    _attempted: dict[str, np.ndarray] = field(default_factory=dict)  # run -> attempted (bool, gold order): `attempted`
-    _attempted_rows: np.ndarray | bool | None = None  # each score row attempted (False: every row is), `_row_attempted`
-    _gold_ids: pd.Index | None = None  # memo of `_gold_index`
+    _questions: pd.DataFrame | None = None  # built on first use: `questions`
+    _later_questions: Callable[[], pd.DataFrame] | None = None
+    _facts: dict[str, dict] | None = None  # run -> the engine's leaderboard row (counts, means, extra ids)
+    _leaderboard: pd.DataFrame | None = None
+    _joins: dict[str, Join] | None = None
+    _field_options: dict[str, list[str]] | None = None
+    _memo: _Memo = field(default_factory=_Memo, repr=False, compare=False)
     _lock: threading.RLock = field(default_factory=threading.RLock, repr=False, compare=False)
 
     @classmethod
     def build(cls, runs: list[Run], gold: list[GoldQuestion], page_counts: dict[str, int | None],
-              profile: str | Profile | None = None, declared_pages: dict[str, int | None] | None = None) -> Analysis:
-        """`profile`: the one in force, which reads the runs of official scores (`score_frame`).
-        The question and score frames are built when first asked for (`questions`, `scores`): the
-        leaderboard, drawn first, reads the runs' own columns and the gold's ids, and at 200 runs x
-        20,000 questions the two frames took two seconds of a restart before it."""
-        # one frame for both (built under the analysis's lock); the closures do not hold the analysis,
-        # which is freed by reference counting once its cache entry goes (gc.freeze: no cycle is collected)
-        questions_of = functools.cache(lambda: question_frame(gold, page_counts))
-        return cls(runs, None, None, gold={q.qid: q for q in gold}, declared_pages=dict(declared_pages or {}),
-                   _later_questions=questions_of,
-                   _later=lambda: score_frame_at(runs, set(questions_of().index), profile, questions_of().index))
+              profile: str | Profile | None = None, declared_pages: dict[str, int | None] | None = None,
+              store: Store | None = None, questions: pd.DataFrame | None = None) -> Analysis:
+        """`store`: where the runs' rows are (the app's engine, every run ingested there); without one, the
+        runs are held in memory (their results, their official rows) and are ingested into DuckDB in memory
+        (`scored.memory_store`), read by `profile` (the one in force, which reads the runs of official scores)."""
+        declared = dict(declared_pages or {})
+        frame = questions
+        if store is None:
+            frame = frame if frame is not None else question_frame(gold, page_counts)
+            store = memory_store(runs, gold, frame, declared, frame_profile(runs, profile))
+        built = functools.cache(lambda: question_frame(gold, page_counts))
+        return cls(runs, store, gold={q.qid: q for q in gold}, declared_pages=declared, _questions=frame,
+                   _later_questions=None if frame is not None else built)
+
+    # ------------------------------------------------------------------ the questions
 
     @property
     def questions(self) -> pd.DataFrame:
@@ -697,19 +440,6 @@ class Analysis:
         return self._questions
 
     @property
-    def scores(self) -> pd.DataFrame:
-        """One row per (run, gold question) scored (`score_frame_at`), built once, on first use."""
-        if self._scores is None:
-            with self._lock:
-                if self._scores is None:
-                    assert self._later is not None
-                    frame, positions = self._later()
-                    if self._positions is None:
-                        self._positions = positions
-                    self._scores, self._later = frame, None
-        return self._scores
-
-    @property
     def question_count(self) -> int:
         """How many gold questions (without building `questions`: the gold's ids are distinct)."""
         return len(self._questions) if self._questions is not None else len(self.gold)
@@ -718,6 +448,12 @@ class Analysis:
     def gold_ids(self) -> set[str]:
         """The gold's question ids (the question frame's index; read from the gold while it is not built)."""
         return set(self._questions.index) if self._questions is not None else set(self.gold)
+
+    def _gold_array(self) -> pa.Array:
+        """The gold's question ids in gold order (the engine's positions), as Arrow."""
+        return self._memo.get("gold ids", lambda: pa.array(list(self.gold), pa.string()))
+
+    # ------------------------------------------------------------------ the runs
 
     @property
     def run_names(self) -> list[str]:
@@ -737,15 +473,50 @@ class Analysis:
         """The recomputed result of run `name`, for a page that offers only scored runs: a KeyError
         naming it when it is not loaded or has official scores only."""
         run = self.run_of(name)
-        if run.result is None:
+        if not run.recomputed or run.result is None:
             raise KeyError(f"run {name!r} has official scores only: it was not recomputed")
         return run.result
+
+    def facts(self) -> dict[str, dict]:
+        """Run name -> what the engine's summaries say of it (queries.leaderboard: questions attempted, the
+        metrics' means, right, answered, missing, failed, extra_ids, extra_example), one query for every run."""
+        if self._facts is None:
+            with self._lock:
+                if self._facts is None:
+                    names = {v: k for k, v in self.store.ids.items()}
+                    with self.store.read() as con:
+                        rows = Q.leaderboard(con, run_ids=list(self.store.ids.values()))
+                    self._facts = {names[int(r["run_id"])]: r for r in rows if int(r["run_id"]) in names}
+        return self._facts
+
+    def _fact(self, name: str) -> dict:
+        return self.facts().get(name) or {"questions": 0, "attempted": 0, "answered": 0, "missing": 0, "failed": 0,
+                                          "right": 0, "extra_ids": 0, "extra_example": "",
+                                          **{m: 0.0 for m in METRICS}}
+
+    def coverage(self, name: str) -> dict[str, int]:
+        """How many gold questions run `name` answered (a success status), failed (an error, a timeout) and is
+        missing (no row for it). It attempted the answered and the failed ones."""
+        f = self._fact(name)
+        attempted = int(f["attempted"])
+        return {"answered": int(f["answered"]), "missing": self.question_count - attempted, "failed": int(f["failed"])}
 
     def joins(self) -> dict[str, Join]:
         """Run name -> how it joins the gold (computed once)."""
         if self._joins is None:
             gold = self.gold_ids
-            self._joins = {r.name: run_join(r, gold) for r in self.runs}
+            out = {}
+            for r in self.runs:
+                if r.recomputed:
+                    f = self._fact(r.name)
+                    matched, extra = int(f["attempted"]), int(f.get("extra_ids") or 0)
+                    out[r.name] = Join(r.name, matched, len(gold), str(f.get("extra_example") or ""),
+                                       r.file_rows or (matched + extra))
+                else:
+                    ids = {s.qid for s in r.official}
+                    out[r.name] = Join(r.name, len(ids & gold), len(gold),
+                                       next((s.qid for s in r.official if s.qid not in gold), ""), r.file_rows or len(ids))
+            self._joins = out
         return self._joins
 
     @property
@@ -763,71 +534,72 @@ class Analysis:
         return [j for j in self.joins().values() if j.short]
 
     def leaderboard(self) -> pd.DataFrame:
-        """Computed once (a page asks for it several times per rerun); a copy, which callers may change.
-        Runs that match no gold question are left out (`not_ranked`). Each run's metrics are over the
-        questions it attempted; when the runs attempted different questions, SHARED_ACC is each one's
-        Accuracy over those they all attempted (`shared`), and the board is ranked by it (nan and
-        ranked by Accuracy when they share none)."""
+        """One row per ranked run (runs that match no gold question are left out, `not_ranked`): the three
+        metrics in % over the questions it attempted (answered or failed: a run of 40 questions beside
+        1,082 is scored on its 40) -- from the engine's summaries --, how many it attempted, answered,
+        missed and failed, and its signature. When a run is scored under the mmlongbench-doc profile,
+        every run also gets the benchmark's own F1 in % (BENCH_F1; empty for a run under another profile).
+        When the runs attempted different questions, SHARED_ACC is each one's Accuracy over those they all
+        attempted (`shared`), and the board is ranked by it (nan and ranked by Accuracy when they share none).
+        Computed once; a copy, which callers may change."""
         if self._leaderboard is None:
             ranked = set(self.ranked_names)
             chosen = [r for r in self.runs if r.name in ranked]
-            # the frame only for runs of official scores: the others' overall figures are their own columns'
-            frame = self.scores if any(r.result is None for r in chosen) else None
-            board = leaderboard(chosen, frame, self.gold_ids, self.gold)
+            rows = []
+            for run in chosen:
+                f, cover = self._fact(run.name), self.coverage(run.name)
+                rows.append({"Run": run.name, "Source": run.source, "Questions": int(f["questions"]),
+                             **{METRIC_LABELS[m] + " (%)": 100 * float(f[m]) for m in METRICS},
+                             ATTEMPTED: cover["answered"] + cover["failed"], **{k.capitalize(): v for k, v in cover.items()},
+                             "Signature": board_signature(run, cover["missing"]) + (f"\nsource: {run.origin}" if run.origin else "")})
+            board = pd.DataFrame(rows, columns=BOARD_COLUMNS)
+            if any(_benchmark_profile(r) for r in chosen):
+                pairs = [benchmark_acc_f1(r, self.gold) for r in chosen]
+                board.insert(board.columns.get_loc("ANLS (%)") + 1, BENCH_F1, [100 * p[1] if p else float("nan") for p in pairs])
+            board = board.sort_values("Accuracy (%)", ascending=False, kind="stable").reset_index(drop=True)
             common = self.shared([r.name for r in chosen])
             if common.differs:
-                at = board.columns.get_loc("ANLS (%)") + 1
-                board.insert(at, SHARED_ACC, [self.mean_on(name, "accuracy", common.mask) * 100 if common.questions
-                                              else float("nan") for name in board["Run"]])
+                means = self._means_over(list(board["Run"]), common) if common.questions else {}
+                board.insert(board.columns.get_loc("ANLS (%)") + 1, SHARED_ACC,
+                             [means.get(name, float("nan")) * 100 if common.questions else float("nan") for name in board["Run"]])
                 if common.questions:
                     board = board.sort_values(SHARED_ACC, ascending=False, kind="stable").reset_index(drop=True)
             self._leaderboard = board
         return self._leaderboard.copy()
 
+    def _means_over(self, names: list[str], common: Shared, metric: str = "accuracy") -> dict[str, float]:
+        ids = {self.store.ids[n]: n for n in names if n in self.store.ids}
+        with self.store.read() as con:
+            got = Q.means_over(con, list(ids), np.flatnonzero(common.mask))
+        return {ids[r]: float(v[metric]) for r, v in got.items()}
+
     # ------------------------------------------------------------------ what each run attempted
+
+    def values(self, name: str) -> dict[str, np.ndarray]:
+        """Run `name` over the gold questions (gold order): its metrics (nan where it has no row), and
+        is_right, attempted, failed (queries.run_values; kept for a few runs)."""
+        run_id = self.store.id_of(name)
+
+        def build() -> dict[str, np.ndarray]:
+            if run_id is None:
+                n = self.question_count
+                return {**{m: np.full(n, np.nan) for m in METRICS},
+                        **{k: np.zeros(n, dtype=bool) for k in ("is_right", "attempted", "failed", "present")}}
+            with self.store.read() as con:
+                return Q.run_values(con, run_id, self.question_count)
+
+        return self._memo.get(("values", name, run_id), build)
 
     def attempted(self, name: str) -> np.ndarray:
         """Over the gold questions (gold order, the question frame's): whether run `name` attempted
-        each -- has a row for it, answered or failed (computed once per run)."""
-        got = self._attempted.get(name)
-        if got is None:
-            got = self._aligned(self.run_of(name), None)
-            self._attempted[name] = got
-        return got
-
-    def _gold_index(self) -> pd.Index:
-        """The gold's question ids in gold order (the question frame's index, without building it)."""
-        if self._gold_ids is None:
-            self._gold_ids = pd.Index(list(self.gold), dtype=object)
-        return self._gold_ids
-
-    def _aligned(self, run: Run, metric: str | None) -> np.ndarray:
-        """A run's `metric` over the gold questions (gold order; nan where it has no row), or with
-        `metric` None whether it attempted each."""
-        index = self._gold_index()
-        n = len(index)
-        if run.result is not None:
-            c = compact_columns(run.result)
-            pos = _positions(c["question_id"], index, np.arange(n, dtype=np.intp))
-            done = np.asarray(c["answered"], dtype=bool)
-            values = None if metric is None else np.asarray(c[metric], dtype=np.float64)
-        else:
-            rows = [s for s in run.official if s.qid in self.gold]
-            pos = np.asarray(index.get_indexer([s.qid for s in rows]), dtype=np.intp)
-            done = np.ones(len(rows), dtype=bool)
-            values = None if metric is None else np.array([getattr(s, metric) for s in rows], dtype=np.float64)
-        ok = (pos >= 0) & done
-        if values is None:
-            out = np.zeros(n, dtype=bool)
-            out[pos[ok]] = True
-            return out
-        aligned = np.full(n, np.nan)
-        aligned[pos[ok]] = values[ok]
-        return aligned
+        each -- has a row for it, answered or failed."""
+        self.run_of(name)
+        return self.values(name)["attempted"]
 
     def mean_on(self, name: str, metric: str, mask: np.ndarray) -> float:
         """Run `name`'s mean `metric` over the gold questions of `mask` (gold order) it attempted."""
-        values = self._aligned(self.run_of(name), metric)[mask & self.attempted(name)]
+        got = self.values(name)
+        values = got[metric][mask & got["attempted"]]
         return float(values.mean()) if len(values) else float("nan")
 
     def shared(self, names: list[str]) -> Shared:
@@ -838,61 +610,123 @@ class Analysis:
         joins = self.joins()
         if all(joins[n].matched == total for n in names if n in joins):  # the usual case: nothing to align
             return Shared(len(names), total, total, False, np.ones(total, dtype=bool))
-        masks = [self.attempted(n) for n in names]
-        mask = np.logical_and.reduce(masks)
-        count = int(np.count_nonzero(mask))
-        return Shared(len(names), count, total, any(int(np.count_nonzero(m)) != count for m in masks), mask)
 
-    def _row_attempted(self) -> np.ndarray | None:
-        """Each score row: whether its run attempted its question (not a `missing` row, which the
-        frame keeps for the explorer); None when every row is."""
-        if self._attempted_rows is None:
-            joins = self.joins()
-            if all(j.matched == j.total for j in joins.values()):
-                self._attempted_rows = False
-            else:
-                status = self.scores["status"]
-                self._attempted_rows = (status.astype(str) != MISSING_STATUS).to_numpy(dtype=bool) if len(status) \
-                    else False
-        return None if self._attempted_rows is False else self._attempted_rows  # type: ignore[return-value]
+        def build() -> Shared:
+            for n in names:
+                self.run_of(n)
+            with self.store.read() as con:
+                positions = Q.attempted_by_all(con, self.store.ids_of(names))
+            mask = np.zeros(total, dtype=bool)
+            mask[positions] = True
+            count = len(positions)
+            return Shared(len(names), count, total, any(joins[n].matched != count for n in names if n in joins), mask)
+
+        return self._memo.get(("shared", tuple(sorted(set(names)))), build)
+
+    # ------------------------------------------------------------------ the rows of a few runs
+
+    def _frame(self, table: pa.Table) -> pd.DataFrame:
+        """The score rows of an engine table (queries.rows): run, question_id, metrics, status, prediction
+        ("" where the run has no answer), right -- and `attempted`."""
+        names = {v: k for k, v in self.store.ids.items()}
+        run_ids = table.column("run_id").to_numpy()
+        order = sorted(set(run_ids.tolist()))
+        codes = np.searchsorted(np.asarray(order, dtype=np.int64), run_ids) if len(run_ids) else np.zeros(0, dtype=np.int64)
+        run = pa.DictionaryArray.from_arrays(pa.array(codes.astype(np.int32)), pa.array([names[r] for r in order],
+                                                                                         pa.string())).cast(pa.string())
+        q = table.column("q").combine_chunks() if table.num_rows else pa.array([], pa.int32())
+        ids = self._gold_array().take(q) if table.num_rows else pa.array([], pa.string())
+        prediction = pc.fill_null(table.column("prediction"), "") if "prediction" in table.column_names else \
+            pa.nulls(table.num_rows, pa.string()).fill_null("")
+        return pd.DataFrame({
+            "run": pd.array(pa.chunked_array([run]), dtype=_STR),
+            "question_id": pd.array(pa.chunked_array([ids]), dtype=_STR),
+            **{m: table.column(m).to_numpy().astype(np.float64, copy=False) for m in METRICS},
+            "status": pd.array(table.column("status"), dtype=_STR),
+            "prediction": pd.array(prediction, dtype=_STR),
+            "right": table.column("is_right").to_numpy().astype(bool, copy=False),
+            "attempted": table.column("attempted").to_numpy().astype(bool, copy=False),
+        })
+
+    def _ordered(self, runs) -> list[str]:
+        """These runs in the analysis's order (`runs`' order), each once."""
+        wanted = set(runs)
+        return [r.name for r in self.runs if r.name in wanted]
+
+    def rows_of(self, runs) -> pd.DataFrame:
+        """The score rows of these runs (a run after another, in the analysis's order; each in gold order):
+        run, question_id, accuracy, token_f1, anls, status, prediction, right -- every gold question of a
+        recomputed run (a missing one with status "missing", scored 0), the rows of official scores. Read
+        from the engine with their texts (kept for a few sets of runs)."""
+        names = self._ordered(runs)
+
+        def build() -> pd.DataFrame:
+            with self.store.read() as con:
+                table = Q.rows(con, self.store.ids_of(names))
+            return self._frame(table)
+
+        return self._memo.get(("rows", tuple(names)), build)[SCORE_COLUMNS]
+
+    def display_rows(self, runs) -> tuple[pd.DataFrame, bool]:
+        """`rows_of(runs)` with the predictions longer than COPY_CHARS cut to TABLE_CHARS (the table cuts the
+        rest on the rows it shows), and whether any was cut (a CSV then reads them whole)."""
+        names = self._ordered(runs)
+
+        def build() -> tuple[pd.DataFrame, bool]:
+            shown = self.rows_of(names)
+            if not len(shown):
+                return shown, False
+            lengths = shown["prediction"].str.len()
+            huge = (lengths > COPY_CHARS).fillna(False).to_numpy(dtype=bool)
+            if not huge.any():
+                return shown, False
+            return shown.assign(prediction=clip_where(shown["prediction"], huge, TABLE_CHARS)), True
+
+        return self._memo.get(("display", tuple(names)), build)
 
     def attempted_scores(self, names: list[str], shared: bool = True) -> tuple[pd.DataFrame, Shared]:
         """The score rows of these runs on the questions they attempted -- with `shared`, only those
-        every one of them attempted (`shared`): what compares them on the same questions; `scores`
-        itself when nothing is left out."""
+        every one of them attempted (`shared`): what compares them on the same questions."""
         common = self.shared(names)
-        keep = self._row_attempted()
-        if shared and common.differs:
-            pos = self._row_positions()
+        frame = self.rows_of(names)
+        keep = (frame["status"].astype(str) != MISSING_STATUS).to_numpy(dtype=bool, copy=True) if len(frame) \
+            else np.zeros(0, bool)
+        if shared and common.differs and len(frame):
+            pos = self.questions.index.get_indexer(frame["question_id"])
             on = np.zeros(len(pos), dtype=bool)
             ok = pos >= 0
             on[ok] = common.mask[pos[ok]]
-            keep = on if keep is None else keep & on
-        frame = self.rows_of(names)
-        if keep is not None:  # the score frame's index is its rows' positions (a RangeIndex)
-            frame = frame[keep[frame.index.to_numpy()]]
-        return frame, common
+            keep &= on
+        return (frame if keep.all() else frame[keep]), common
 
-    def _row_positions(self) -> np.ndarray:
-        scores = self.scores
-        if self._positions is None:
-            self._positions = question_positions(scores, self.questions)
-        return self._positions  # type: ignore[return-value]
+    def right_runs(self, qid: str) -> set[str]:
+        """The runs whose answer to question `qid` is right (the profile's one definition)."""
+        pos = self.questions.index.get_indexer([qid])[0] if len(self.questions) else -1
+        if pos < 0:
+            return set()
+        names = {v: k for k, v in self.store.ids.items()}
+        with self.store.read() as con:
+            return {names[r] for r in Q.right_runs(con, list(names), int(pos))}
 
-    def display_scores(self) -> pd.DataFrame:
-        """`scores` with the predictions longer than COPY_CHARS cut to TABLE_CHARS (computed once);
-        the same object as `scores` when none is that long. Copying a 50 MB answer through every
-        explorer rerun cost seconds; the table cuts the rest (`clipped`) on the rows it shows, so a
-        million ordinary answers are not cut here (most of a second, at 50 runs x 20,000)."""
-        if "display_scores" not in self._breakdowns:
-            shown = self.scores
-            if len(shown):
-                lengths = shown["prediction"].str.len()
-                huge = (lengths > COPY_CHARS).fillna(False).to_numpy(dtype=bool)
-                if huge.any():
-                    shown = shown.assign(prediction=clip_where(shown["prediction"], huge, TABLE_CHARS))
-            self._breakdowns["display_scores"] = shown
-        return self._breakdowns["display_scores"]
+    def right_sets(self, runs: Sequence[str] | None = None) -> dict[str, set[str]]:
+        """Run name -> the question ids it got right (every run, or these)."""
+        chosen = self.run_names if runs is None else list(runs)
+        names = {self.store.ids[n]: n for n in chosen if n in self.store.ids}
+        ids = list(self.gold)
+        with self.store.read() as con:
+            got = Q.right_rows(con, list(names))
+        return {names[r]: {ids[q] for q in qs.tolist()} for r, qs in got.items()}
+
+    def status_counts(self) -> dict[str, dict[str, int]]:
+        """Run name -> status -> the rows it attempted with it (every run)."""
+        names = {v: k for k, v in self.store.ids.items()}
+        out: dict[str, dict[str, int]] = {n: {} for n in self.run_names}
+        with self.store.read() as con:
+            for r in Q.status_counts(con, list(names)):
+                out.setdefault(names[int(r["run_id"])], {})[str(r["status"])] = int(r["count"])
+        return out
+
+    # ------------------------------------------------------------------ fields and breakdowns
 
     def field_options(self) -> dict[str, list[str]]:
         """`field_options(self.questions)`, computed once."""
@@ -916,76 +750,91 @@ class Analysis:
             labels.add(UNKNOWN)  # a null is `unknown` in a breakdown
         return len(labels) >= 2 and bool(labels - {UNKNOWN})
 
-    def right_runs(self, qid: str) -> set[str]:
-        """`right_runs(self.scores, qid)`, the question's rows found by position (a number compared per
-        row) rather than by comparing every row's question id."""
-        pos = self.questions.index.get_indexer([qid])[0] if len(self.questions) else -1
-        scores = self.scores  # built first: building it finds the positions
-        at = self._positions
-        if pos < 0 or not isinstance(at, np.ndarray) or len(at) != len(scores):
-            return right_runs(scores, qid)
-        rows = np.flatnonzero(at == pos)  # a handful of rows: their run and `right` cells, no row taken whole
-        right = scores["right"].to_numpy(dtype=bool)[rows]
-        return set(scores["run"].iloc[rows[right]])
+    def _labels(self, field_name: str) -> tuple[list[str], np.ndarray, np.ndarray]:
+        """A field's labels (sorted) and its (gold position, label code) pairs, as the breakdowns count them."""
+        def build() -> tuple[list[str], np.ndarray, np.ndarray]:
+            labels, per_question = _question_labels(self.questions[field_name], field_name)
+            counts = np.fromiter((len(v) for v in per_question), np.int64, len(per_question))
+            q = np.repeat(np.arange(len(per_question), dtype=np.int64), counts)
+            code = np.fromiter((k for v in per_question for k in v), np.int64, int(counts.sum()))
+            return labels, q, code
 
-    def rows_of(self, runs, frame: pd.DataFrame | None = None) -> pd.DataFrame:
-        """The rows of these runs in `scores` (or in `frame`, a frame with its rows: `display_scores`),
-        as `frame[frame["run"].isin(runs)]` gives them -- same rows, order and index -- taken as the
-        runs' blocks of rows (a run's rows are consecutive) instead of comparing four million run
-        names at 200 runs."""
-        frame = self.scores if frame is None else frame
-        bounds = self._run_bounds()
-        if bounds is None or len(frame) != len(self.scores):
-            return frame[frame["run"].isin(list(runs))]
-        spans = sorted(bounds[r] for r in set(runs) if r in bounds)
-        if not spans:
-            return frame.iloc[0:0]
-        # slices, not a take: the string columns are a chunk per run, and taking rows from two hundred
-        # chunks copied every chunk (seconds at 200 runs); a slice and a concatenation copy none
-        return frame.iloc[spans[0][0]:spans[0][1]] if len(spans) == 1 else pd.concat([frame.iloc[a:b] for a, b in spans])
-
-    def _run_bounds(self) -> dict[str, tuple[int, int]] | None:
-        """Run name -> (first row, end) of its rows in `scores`; None when some run's rows are not
-        consecutive (then `rows_of` compares names)."""
-        if self._bounds is None:
-            if self._run_codes is None:
-                self._run_codes = score_run_codes(self.scores)
-            codes, names = self._run_codes
-            if not len(codes):
-                self._bounds = {}
-                return self._bounds
-            starts = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]])
-            ends = np.r_[starts[1:], len(codes)]
-            run_at = codes[starts]
-            if len(set(run_at.tolist())) != len(run_at):
-                self._bounds = False
-            else:
-                self._bounds = {names[c]: (int(a), int(b)) for c, a, b in zip(run_at.tolist(), starts, ends)}
-        return self._bounds if isinstance(self._bounds, dict) else None
+        return self._memo.get(("labels", field_name), build)
 
     def breakdown(self, field_name: str, runs: list[str] | None = None) -> pd.DataFrame:
-        """`breakdown` of every run over the questions it attempted (a missing answer is no 0 here: it
-        is no answer). With `runs` whose questions differ (`shared`), over the questions they all
-        attempted, so that their bars compare the same questions (`chart_note` says so)."""
+        """Mean of each metric per (run, label of field_name) over the questions each run attempted (a missing
+        answer is no 0 here: it is no answer), sorted by run, then label: run, label, count, the metrics. A
+        MULTI_LABEL field (evidence_source, page_category) counts a question once per label. With `runs`
+        (those runs only) whose questions differ (`shared`), over the questions they all attempted, so that
+        their bars compare the same questions (`chart_note` says so). From the engine's summaries where it
+        coded the field, else by the page's labels joined with the runs' rows in the engine."""
         common = self.shared(list(runs)) if runs is not None else None
         if common is not None and not common.questions:  # nothing shared: each run over its own questions
             common = None
-        key = field_name if common is None or not common.differs else (field_name, tuple(sorted(runs or ())))
-        if key not in self._breakdowns:
-            scores = self.scores  # built first: building it finds the positions
-            positions = self._row_positions()
-            if self._run_codes is None:
-                self._run_codes = score_run_codes(scores)
-            keep = self._row_attempted()
-            if common is not None and common.differs:
-                ok = positions >= 0
-                on = np.zeros(len(positions), dtype=bool)
-                on[ok] = common.mask[positions[ok]]
-                keep = on if keep is None else keep & on
-            if keep is not None:  # rows left out: position -1, as an id not in the gold
-                positions = np.where(keep, positions, -1)
-            self._breakdowns[key] = breakdown(scores, self.questions, field_name, positions, self._run_codes)
-        return self._breakdowns[key]
+        differs = common is not None and common.differs
+        names = self.run_names if runs is None else self._ordered(runs)
+
+        def build() -> pd.DataFrame:
+            ids = self.store.ids_of(names)
+            by_id = {self.store.ids[n]: n for n in names if n in self.store.ids}
+            if not differs and field_name in self.store.fields:
+                with self.store.read() as con:
+                    got = Q.breakdown(con, field_name, run_ids=ids)
+                rows = [(by_id[int(r["run_id"])], str(r["label"]), int(r["count"]), *(r[m] for m in METRICS)) for r in got]
+            else:
+                labels, q, code = self._labels(field_name)
+                with self.store.read() as con:
+                    got = Q.breakdown_by(con, ids, q, code,
+                                         positions=np.flatnonzero(common.mask) if differs and common is not None else None)
+                rows = [(by_id[r["run_id"]], labels[r["code"]], r["count"], *(r[f"sum_{m}"] / r["count"] for m in METRICS))
+                        for r in got]
+            rows.sort(key=lambda r: (r[0], r[1]))
+            return pd.DataFrame({"run": pd.array([r[0] for r in rows], dtype=_STR),
+                                 "label": pd.array([r[1] for r in rows], dtype=_STR),
+                                 "count": np.array([r[2] for r in rows], dtype=np.int64),
+                                 **{m: np.array([r[3 + k] for r in rows], dtype=np.float64) for k, m in enumerate(METRICS)}})
+
+        return self._memo.get(("breakdown", field_name, tuple(names), differs), build)
+
+    def breakdown_by_labels(self, member: pd.Series, runs: Sequence[str] | None = None) -> pd.DataFrame:
+        """A breakdown by labels the page gives the questions (`member`: question id -> its labels, a list;
+        a question once per label -- the saved slices): run, label, count and each metric's mean over the
+        questions each run (every run, or these) attempted, sorted by run, then label."""
+        names = self.run_names if runs is None else self._ordered(runs)
+        labels = member.explode().dropna()
+        pos = self.questions.index.get_indexer(labels.index) if len(labels) else np.zeros(0, dtype=np.intp)
+        keep = pos >= 0
+        text = labels.astype(str).to_numpy(dtype=object)[keep]
+        shown = sorted(set(text.tolist()))
+        index = {x: i for i, x in enumerate(shown)}
+        code = np.fromiter((index[x] for x in text), np.int64, len(text))
+        by_id = {self.store.ids[n]: n for n in names if n in self.store.ids}
+        with self.store.read() as con:
+            got = Q.breakdown_by(con, list(by_id), pos[keep], code)
+        rows = sorted(((by_id[r["run_id"]], shown[r["code"]], r["count"], *(r[f"sum_{m}"] / r["count"] for m in METRICS))
+                       for r in got), key=lambda r: (r[0], r[1]))
+        return pd.DataFrame({"run": [r[0] for r in rows], "label": [r[1] for r in rows],
+                             "count": np.array([r[2] for r in rows], dtype=np.int64),
+                             **{m: np.array([r[3 + k] for r in rows], dtype=np.float64) for k, m in enumerate(METRICS)}},
+                            columns=["run", "label", "count", *METRICS])
+
+
+def _question_labels(col: pd.Series, field_name: str) -> tuple[list[str], list[tuple[int, ...]]]:
+    """(the labels, sorted; each question's label codes, in order): a null is UNKNOWN, and a
+    question in no page category has none (the benchmark's report counts it in none)."""
+    def label(v) -> str | None:
+        if v is None or (isinstance(v, float) and v != v) or v is pd.NA:
+            return None if field_name == PAGE_CATEGORY else UNKNOWN
+        return str(v)
+
+    raw: list[list[str]] = []
+    for v in col.tolist():
+        items = (list(v) or [None]) if field_name in MULTI_LABEL and isinstance(v, (list, tuple)) else [v]
+        raw.append([x for x in map(label, items) if x is not None])
+    names = sorted({x for labs in raw for x in labs})
+    index = {x: i for i, x in enumerate(names)}
+    return names, [tuple(index[x] for x in labs) for labs in raw]
+
 
 
 def filter_fields(questions: pd.DataFrame) -> list[str]:

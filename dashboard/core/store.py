@@ -1,39 +1,27 @@
-"""A Parquet cache of scored rows on disk, shared by every session and by restarts. No streamlit here.
+"""The cache folder's Parquet entries, shared by every session and by restarts: prediction files as the
+loader parsed them (`PredictionStore`, below), and -- through `EntryFolder` -- the evidence pages' located
+answers (dashboard/evidence/locating.py). No streamlit here. (Scored runs are not kept here: they are in
+the engine, scoring/engine/, as `docbench-lens ingest` puts them.)
 
-One entry per (gold, prediction file, profile): the decisions of every scored question of the
-run -- question id, status, Accuracy, token F1, ANLS, the rule that decided Accuracy, its
-threshold and the values it read -- in the run's question order. Its name is the key
+Entries live in
 
-    sha256("lens-scored/<FORMAT>" NUL sha256(scoring/*.py) NUL sha256(gold files' bytes)
-           NUL sha256(prediction file's bytes) NUL profile signature)
+    $LENS_CACHE_DIR/<folder>/<key>.parquet        (else $XDG_CACHE_HOME/docbench-lens, else ~/.cache/docbench-lens)
 
-so a restart or a second viewer reads the entry instead of rescoring; a changed gold file,
-prediction file or profile gives a new key, and only that run is rescored (a change to the scoring code rescores
-everything). Entries live in
-
-    $LENS_CACHE_DIR/scored/<key>.parquet        (else $XDG_CACHE_HOME/docbench-lens, else ~/.cache/docbench-lens)
-
-and are written atomically (a temporary file in the same folder, then a rename), with page
-checksums. Several app servers (or sessions) may share one cache folder: an entry one of them wrote
-is read by the others, not scored again; two of them writing the same entry at once publish one --
-the first to finish wins (a hard link, which fails when the name exists), the other reads the
-winner's entry and drops its own copy; an entry already there that does not read back is replaced.
-No reader ever sees a part-written file. Nothing is trusted on read: an entry that cannot be read, has another schema, another
-key or row count in its metadata, a null or a score outside 0..1, or values that do not parse,
-is reported as a miss (and removed), so the caller rescores and writes it again. The caller also
-checks that the entry's question ids and statuses are those of its own join (`matches`).
-
-The score columns carry a checksum in the metadata (`lens.scores`: HMAC-SHA256 keyed with the
-entry's key over the Accuracy, token F1 and ANLS values), so an entry rewritten with its metadata
-kept but other scores is a miss too. A cache folder (`scored/`, `predictions/`) that is a symbolic
-link is never read or written -- entries would land outside the cache root -- and the app runs
-without that cache (`cache_problems` says why, for the Data page).
+named by a hex digest of what they depend on, and are written atomically (a temporary file in the same
+folder, then a rename), with page checksums. Several app servers (or sessions) may share one cache
+folder: an entry one of them wrote is read by the others; two of them writing the same entry at once
+publish one -- the first to finish wins (a hard link, which fails when the name exists), the other keeps
+the winner's and drops its own copy; an entry already there that does not read back is replaced. No
+reader ever sees a part-written file. Nothing is trusted on read: an entry that cannot be read, has
+another schema, another key or row count in its metadata, or values that do not parse, is a miss (and
+removed), and is made again. A cache folder (`predictions/`, `engine/`, `uploads/`) that is a symbolic
+link is never read or written -- entries would land outside the cache root -- and the app runs without
+that cache (`cache_problems` says why, for the Data page).
 """
 
 from __future__ import annotations
 
 import hashlib
-import hmac
 import json
 import logging
 import os
@@ -49,7 +37,6 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 # orjson reads and writes the `details` column several times faster; json gives the same values
-from orjson import dumps as _dumps
 from orjson import loads as _loads
 
 import scoring
@@ -58,41 +45,12 @@ from dashboard.core.predictions import PredictionTable, as_table, evidence_json,
 from dashboard.core.settings import cache_root
 from scoring import guard
 from scoring._gc import paused_gc
-from scoring.evaluate import RunResult
-from scoring.model import GoldQuestion, Prediction
 from scoring.problems import LoadResult
-from scoring.profiles import signature
-from scoring.registry import METRICS
-from scoring.runner import assemble_lazily, decisions_of, plan
 
-FORMAT = 2  # 2: the score columns' checksum in the metadata
 _KEY = re.compile(r"[0-9a-f]{64}")
-SCHEMA = pa.schema([
-    ("question_id", pa.string()),
-    ("status", pa.string()),  # null: no prediction for the question
-    ("accuracy", pa.float64()),
-    ("token_f1", pa.float64()),
-    ("anls", pa.float64()),
-    ("decided_by", pa.string()),
-    ("threshold", pa.float64()),  # null: the rule has none
-    ("details", pa.string()),  # JSON array of what the rule read (tuples as arrays)
-])
-_NOT_NULL = ("question_id", "accuracy", "token_f1", "anls", "decided_by", "details")
 _LOG = logging.getLogger(__name__)
 T = TypeVar("T")
 _WARNED: set[str] = set()
-
-
-def scores_checksum(key: str, columns) -> str:
-    """HMAC-SHA256, keyed with the entry's key, of the score columns' float64 values (each column's
-    length first): what `lens.scores` holds, so that a score changed in place is noticed."""
-    mac = hmac.new(key.encode("ascii"), digestmod=hashlib.sha256)
-    for col in columns:
-        arr = col if isinstance(col, (pa.Array, pa.ChunkedArray)) else pa.array(col, pa.float64())
-        values = arr.to_numpy() if isinstance(arr, pa.ChunkedArray) else arr.to_numpy(zero_copy_only=False)
-        mac.update(len(values).to_bytes(8, "big"))
-        mac.update(values.astype("<f8", copy=False).tobytes())
-    return mac.hexdigest()
 
 
 def _refuse(folder: Path) -> bool:
@@ -109,11 +67,13 @@ def cache_problems(root: Path | None = None) -> list[str]:
     """Sentences for the Data page: the cache folders that are symbolic links and so not used."""
     root = Path(root) if root is not None else cache_root()
     out = []
-    for name, what in (("scored", "scored rows"), ("predictions", "parsed prediction files"), ("uploads", "uploads")):
+    for name, what in (("engine", "scored runs (the engine's DuckDB file)"), ("predictions", "parsed prediction files"),
+                       ("uploads", "uploads")):
         if symlinked(root / name):
+            again = {"engine": "every run is scored again at each start, held in memory",
+                     "predictions": "every run is read again", "uploads": "uploads are refused"}[name]
             out.append(f"The cache folder {root / name} is a symbolic link, so the cache of {what} is not used "
-                       f"(every run is {'scored' if name == 'scored' else 'read'} again; uploads are refused). "
-                       "Remove the link to use it again.")
+                       f"({again}). Remove the link to use it again.")
     return out
 
 
@@ -170,93 +130,12 @@ _SCORING = Path(scoring.__file__).resolve().parent  # the scoring code: a change
 _SCORER: str | None = None
 
 
-def entry_key(gold_sha256: str, prediction_sha256: str, profile_signature: str) -> str:
-    """The entry's name: one hex digest of what its scores depend on (and of the scoring code)."""
-    text = "\0".join((f"lens-scored/{FORMAT}", scorer_sha256(), gold_sha256, prediction_sha256, profile_signature))
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
 # ----------------------------------------------------------------------------- entries
-
-
-class ScoredRows:
-    """One run's decisions, in its question order, with the ids and statuses they were computed
-    for. Read from an entry, the columns stay Arrow arrays until asked for: the score columns are
-    converted when the run is rebuilt, the full decision tuples (rule, threshold, details) only
-    when its per-question records are first needed (`decisions`)."""
-
-    def __init__(self, question_ids, statuses, decisions: list[tuple] | None = None, *,
-                 scores: tuple | None = None, raw: tuple | None = None) -> None:
-        self._ids, self._statuses = question_ids, statuses  # lists, or Arrow arrays when read
-        self._decisions = decisions
-        self._raw = raw  # (decided_by, thresholds, details JSON texts) as Arrow arrays, when read
-        if scores is None:
-            scores = ([d[0] for d in decisions], [d[1] for d in decisions], [d[2] for d in decisions]) \
-                if decisions is not None else ([], [], [])
-        self._scores = scores
-
-    @staticmethod
-    def _list(values) -> list:
-        return values if isinstance(values, list) else values.to_pylist()
-
-    @property
-    def question_ids(self) -> list[str]:
-        return self._list(self._ids)
-
-    @property
-    def statuses(self) -> list[str | None]:
-        return self._list(self._statuses)
-
-    @property
-    def accuracy(self) -> list[float]:
-        return self._list(self._scores[0])
-
-    @property
-    def token_f1(self) -> list[float]:
-        return self._list(self._scores[1])
-
-    @property
-    def anls(self) -> list[float]:
-        return self._list(self._scores[2])
-
-    def __len__(self) -> int:
-        return len(self._ids)
-
-    @property
-    def decisions(self) -> list[tuple]:
-        """(accuracy, token_f1, anls, decided_by, threshold, details) per question."""
-        if self._decisions is None:
-            assert self._raw is not None  # an entry read without its decisions keeps their columns
-            rules, thresholds, texts = self._raw
-            self._decisions = list(zip(self.accuracy, self.token_f1, self.anls, _interned(rules.to_pylist()),
-                                       thresholds.to_pylist(), _details_values(texts.to_pylist())))
-        return self._decisions
-
-    def matches(self, question_ids: Sequence[str], statuses: Sequence[str | None]) -> bool:
-        """True when these rows were computed for exactly this join of gold and predictions."""
-        if len(question_ids) != len(self) or len(statuses) != len(self):
-            return False
-        if isinstance(self._ids, list):
-            return list(question_ids) == self._ids and list(statuses) == self._statuses
-        try:
-            return self._ids.equals(pa.chunked_array([pa.array(question_ids, pa.string())])) and \
-                self._statuses.equals(pa.chunked_array([pa.array(statuses, pa.string())]))
-        except (pa.ArrowException, UnicodeError):
-            return False
-
-
-def _tupled(value):
-    """JSON arrays back to the tuples they were written from (details hold tuples, never lists)."""
-    if type(value) is list:
-        return tuple(_tupled(v) for v in value)
-    if isinstance(value, dict):
-        raise ValueError("an object in details")
-    return value
 
 
 class EntryFolder:
     """A folder of Parquet entries named by their key under the cache root: atomic writes (a reader
-    sees a whole entry or none), and bad entries removed. ScoreStore and PredictionStore are two."""
+    sees a whole entry or none), and bad entries removed: PredictionStore (the scored runs are in the engine)."""
 
     SUBFOLDER = ""
 
@@ -357,228 +236,6 @@ class EntryFolder:
         return got
 
 
-class ScoreStore(EntryFolder):
-    """The Parquet entries under `root`/scored. Safe to share between threads and processes:
-    writes are atomic renames; a reader sees a whole entry or none."""
-
-    SUBFOLDER = "scored"
-
-    # ------------------------------------------------------------------ write
-
-    def put(self, key: str, rows: ScoredRows) -> Path | None:
-        """Write the entry atomically; returns its path, or None when the folder cannot be written
-        (the app then simply rescores next time)."""
-        target = self.path(key)
-        if _refuse(self.folder):
-            return None
-        n = len(rows.question_ids)
-        if len(rows.statuses) != n or len(rows.decisions) != n:
-            raise ValueError("question_ids, statuses and decisions differ in length")
-        cols = list(zip(*rows.decisions)) if n else [()] * 6
-        try:
-            table = self._table(key, rows, cols, n)
-        except (pa.ArrowException, UnicodeError, ValueError, TypeError):
-            return None  # e.g. a lone surrogate in an id: not cacheable, scored each time
-        return self._write(target, table)
-
-    @staticmethod
-    def _table(key: str, rows: ScoredRows, cols: list, n: int) -> pa.Table:
-        table = pa.table({
-            "question_id": pa.array(rows.question_ids, pa.string()),
-            "status": pa.array(rows.statuses, pa.string()),
-            "accuracy": pa.array(cols[0], pa.float64()),
-            "token_f1": pa.array(cols[1], pa.float64()),
-            "anls": pa.array(cols[2], pa.float64()),
-            "decided_by": pa.array(cols[3], pa.string()),
-            "threshold": pa.array(cols[4], pa.float64()),
-            "details": pa.array(_details_json(cols[5]), pa.string()),
-        }, schema=SCHEMA)
-        checksum = scores_checksum(key, [table.column(c) for c in METRICS])
-        return table.replace_schema_metadata({"lens.format": str(FORMAT), "lens.key": key, "lens.rows": str(n),
-                                              "lens.scores": checksum})
-
-    # ------------------------------------------------------------------ read
-
-    def get(self, key: str) -> ScoredRows | None:
-        """The entry, or None when there is none or it is not exactly what `put` wrote (then it is removed)."""
-        return self._entry(key, lambda path: self._read(path, key))
-
-    def read_quietly(self, key: str) -> ScoredRows | None:
-        """The entry read again for a run already loaded from it (its decisions, for its records),
-        without counting a hit or a miss; None when it is gone or no longer reads back (not removed)."""
-        return self._entry(key, lambda path: self._read(path, key), counted=False)
-
-    def scores(self, key: str):
-        """A run's entry read for its scores only -- (question ids, statuses as Arrow arrays; accuracy,
-        token F1, ANLS as numpy arrays) -- or None (no entry, or one that is not what `put` wrote:
-        removed, as `get` does). The columns of the decisions (rule, threshold, details) are neither
-        read nor checked here: a run in columns reads them when its records are built, and scores
-        the run again there if they do not read back (dashboard/core/runs.py)."""
-        return self._entry(key, lambda path: self._read_scores(path, key))
-
-    @staticmethod
-    def _read_scores(path: Path, key: str):
-        import numpy as np
-
-        wanted = ["question_id", "status", *METRICS]
-        with pq.ParquetFile(path, page_checksum_verification=True) as pf:
-            if not pf.schema_arrow.equals(SCHEMA, check_metadata=False):
-                raise ValueError("another schema")
-            meta = pf.schema_arrow.metadata or {}
-            table = pf.read(columns=wanted, use_threads=False)  # small: see _checked_table
-        if meta.get(b"lens.format") != str(FORMAT).encode() or meta.get(b"lens.key") != key.encode():
-            raise ValueError("another key or format")
-        if meta.get(b"lens.rows") != str(table.num_rows).encode():
-            raise ValueError("row count differs from the metadata")
-        n = table.num_rows
-        for name in ("question_id", *METRICS):
-            if table.column(name).null_count:
-                raise ValueError(f"nulls in {name}")
-        scores = [np.asarray(table.column(c).to_numpy(), dtype=np.float64) for c in METRICS]
-        for name, values in zip(METRICS, scores):
-            if n and (np.isnan(values).any() or values.min() < 0.0 or values.max() > 1.0):
-                raise ValueError(f"{name} outside 0..1")
-        if not hmac.compare_digest(meta.get(b"lens.scores", b""), scores_checksum(key, scores).encode("ascii")):
-            raise ValueError("scores that are not the ones written (checksum)")
-        return table.column("question_id"), table.column("status"), *scores
-
-    def discard(self, key: str) -> None:
-        """Remove an entry read but found not to fit (the caller rescores and writes it again)."""
-        self._count(hits=-1, misses=1)
-        self._reject(self.path(key), None)
-
-    def _read(self, path: Path, key: str) -> ScoredRows:
-        table = _checked_table(path, key, SCHEMA, FORMAT)
-        for name in _NOT_NULL:
-            if table.column(name).null_count:
-                raise ValueError(f"nulls in {name}")
-        n = table.num_rows
-        for name in METRICS:
-            col = table.column(name)
-            if n and (pc.any(pc.is_nan(col)).as_py() or pc.min(col).as_py() < 0.0 or pc.max(col).as_py() > 1.0):
-                raise ValueError(f"{name} outside 0..1")
-        stored = (table.schema.metadata or {}).get(b"lens.scores", b"")
-        expected = scores_checksum(key, [table.column(c) for c in METRICS]).encode("ascii")
-        if not hmac.compare_digest(stored, expected):
-            raise ValueError("scores that are not the ones written (checksum)")
-        thresholds = table.column("threshold")
-        if thresholds.null_count < n and not pc.all(pc.is_finite(thresholds)).as_py():
-            raise ValueError("a threshold that is not a number")
-        details = table.column("details")
-        _check_details(details)
-        return ScoredRows(table.column("question_id"), table.column("status"),
-                          scores=(table.column("accuracy"), table.column("token_f1"), table.column("anls")),
-                          raw=(table.column("decided_by"), thresholds, details))
-
-
-def _check_details(texts: pa.ChunkedArray) -> None:
-    """Every details text is one JSON array: joined in Arrow and parsed in one call (the tuples are
-    built on demand)."""
-    if not len(texts):
-        return
-    flat = texts.combine_chunks()
-    joined = "[" + pc.binary_join(pa.ListArray.from_arrays(pa.array([0, len(flat)], pa.int32()), flat), ",")[0].as_py() + "]"
-    try:
-        parsed = _loads(joined)
-    except ValueError:
-        parsed = json.loads(joined)  # NaN / Infinity, which orjson does not read
-    if len(parsed) != len(texts) or set(map(type, parsed)) - {list}:
-        raise ValueError("details that are not one JSON array each")
-
-
-def _details_json(values) -> list[str]:
-    """Each details tuple as a JSON array. orjson when its text is certain to read back as the same
-    values; json (NaN, Infinity, ASCII escapes) for anything it cannot write or writes as null."""
-    out = []
-    for v in values:
-        try:
-            b = _dumps(v)
-            if b"null" in b:  # NaN and Infinity become null in orjson; None is null too -- let json decide
-                raise ValueError
-            text = b.decode("utf-8")
-        except (TypeError, ValueError):  # orjson.JSONEncodeError is a TypeError
-            text = json.dumps(v, ensure_ascii=True, allow_nan=True)
-        out.append(text)
-    return out
-
-
-def _details_values(texts: list[str]) -> list[tuple]:
-    """Parse each distinct JSON text once; equal details share one tuple (they are read-only)."""
-    memo: dict[str, tuple] = {}
-    out = []
-    for s in texts:
-        v = memo.get(s)
-        if v is None:
-            try:
-                parsed = _loads(s)
-            except ValueError:
-                parsed = json.loads(s)  # NaN / Infinity, which orjson does not read
-            if type(parsed) is not list:
-                raise ValueError("details is not an array")
-            v = memo[s] = _tupled(parsed)
-        out.append(v)
-    return out
-
-
-def _interned(values: list[str]) -> list[str]:
-    memo: dict[str, str] = {}
-    return [memo.setdefault(v, v) for v in values]
-
-
-# ----------------------------------------------------------------------------- runs
-
-
-def run_key(gold_sha256: str, prediction_sha256: str, profile: str) -> str:
-    """The entry key of a prediction file scored with a profile (its signature: the app scores
-    with the loader's defaults, no --ignore-missing, no --prediction-field)."""
-    return entry_key(gold_sha256, prediction_sha256, signature(profile))
-
-
-def rows_of(result: RunResult) -> ScoredRows:
-    return ScoredRows([r.qid for r in result.results],
-                      [None if r.prediction is None else r.prediction.status for r in result.results],
-                      decisions_of(result))
-
-
-def save_run(store: ScoreStore, key: str, result: RunResult) -> Path | None:
-    with paused_gc():
-        return store.put(key, rows_of(result))
-
-
-def load_run(store: ScoreStore, key: str, gold: Sequence[GoldQuestion], predictions: Sequence[Prediction],
-             profile: str, name: str) -> RunResult | None:
-    """The run rebuilt from its entry -- equal to scoring it again; its per-question records are
-    built when first used -- or None when there is no entry, or one computed for another join
-    (other ids or statuses: removed, so it is rewritten)."""
-    with paused_gc():
-        rows = store.get(key)
-        if rows is None:
-            return None
-        the_plan = plan(gold, predictions)
-        ids = the_plan.question_ids
-        if not rows.matches(ids, the_plan.statuses):
-            store.discard(key)
-            return None
-        return assemble_lazily(gold, the_plan, lambda: rows.decisions, rows.accuracy, rows.token_f1, rows.anls,
-                               profile=profile, name=name, question_ids=ids)
-
-
-def scored_run(store: ScoreStore, key: str, gold: Sequence[GoldQuestion], predictions: Sequence[Prediction], profile: str,
-               name: str, score: Callable[[], RunResult]) -> RunResult:
-    """The run from the cache when any process wrote it (`load_run`); else `score()`, written to the
-    cache -- and when another process wrote the same entry while this one scored, the winner's
-    entry is read back and returned (both are equal: the key names everything the scores depend on)."""
-    cached = load_run(store, key, gold, predictions, profile, name)
-    if cached is not None:
-        return cached
-    result = score()
-    lost = store.lost_races
-    save_run(store, key, result)
-    if store.lost_races != lost:
-        return load_run(store, key, gold, predictions, profile, name) or result
-    return result
-
-
 # ----------------------------------------------------------------------------- parsed prediction files
 #
 # A second kind of entry in the same cache folder: one prediction file as the loader read it -- its
@@ -658,7 +315,7 @@ def _parse_memo(texts: list, convert) -> list:
 
 
 class PredictionStore(EntryFolder):
-    """The parsed prediction files under `root`/predictions (same rules as ScoreStore)."""
+    """The parsed prediction files under `root`/predictions (EntryFolder's rules)."""
 
     SUBFOLDER = "predictions"
 
@@ -681,6 +338,33 @@ class PredictionStore(EntryFolder):
         except (pa.ArrowException, UnicodeError, ValueError, TypeError, OverflowError):
             return None  # e.g. a lone surrogate in a text, a page number beyond 64 bits
         return self._write(self.path(key), table)  # same atomic write
+
+    def facts(self, key: str, file: str = ""):
+        """(the LoadResult's problems and counts without its rows -- `items` empty --, how many rows it
+        loaded) read from the entry's metadata alone (its footer: no column is read), or None when there is
+        no entry or its metadata is not what `put` wrote. The rows themselves are read, and checked, by `get`
+        when a page needs them."""
+        path = self.path(key)
+        if _refuse(self.folder) or path.is_symlink() or not path.is_file():
+            return None
+        try:
+            meta = pq.read_schema(path).metadata or {}
+            if meta.get(b"lens.format") != str(PREDICTION_FORMAT).encode() or meta.get(b"lens.key") != key.encode():
+                return None
+            rows = int(meta.get(b"lens.rows", b"-1"))
+            load: Any = json.loads(meta[b"lens.load"])
+            if type(load) is not dict or rows < 0:
+                return None
+            counts: list[Any] = [load.get(k) for k in ("rows_read", "skipped", "blank_lines")]  # checked below
+            files: Any = load.get("files")
+            unreadable: Any = load.get("unreadable")
+            if any(type(c) is not int or c < 0 for c in counts) or any(
+                    type(v) is not list or any(not isinstance(s, str) for s in v) for v in (files, unreadable)):
+                return None
+            return LoadResult(items=[], problems=_problems_back(load.get("problems")), files=files, rows_read=counts[0],
+                              skipped=counts[1], blank_lines=counts[2], unreadable=unreadable), rows
+        except (OSError, ValueError, TypeError, KeyError, pa.ArrowException):
+            return None
 
     def get(self, key: str, file: str, counted: bool = True):
         """The LoadResult as the loader returned it for `file`, or None (no entry, or a bad one: removed).

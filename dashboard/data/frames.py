@@ -7,11 +7,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
-import pyarrow as pa
-import pyarrow.compute as pc
 
 from dashboard.core import settings
-from dashboard.core.analysis import Run, is_success
+from dashboard.core.analysis import Analysis, is_success
 from dashboard.data.workspace import Workspace
 from scoring import guard
 from scoring.evaluate import RunResult
@@ -162,16 +160,16 @@ def gold_mark(q, label=str) -> str:
             "scored as the release does, against the gold text shown, so a right answer scores 0 on it.")
 
 
-def failed_zeroed(runs: list[Run], profile: str) -> dict[str, int]:
+def failed_zeroed(an: Analysis, profile: str) -> dict[str, int]:
     """Run name -> answers with a failed status that the profile scored 0 whatever their text
-    (failed:zero, e.g. the default profile), for recomputed runs that have any; {} under a profile
-    that scores the text of failed answers (the release, xldocbench-1519)."""
+    (failed:zero, e.g. the default profile), for recomputed runs that have any (the engine's counts);
+    {} under a profile that scores the text of failed answers (the release, xldocbench-1519)."""
     if not get_profile(profile).failed_status_zero:
         return {}
     out = {}
-    for run in runs:
-        if run.result is not None:
-            n = run.result.failed_count
+    for run in an.runs:
+        if run.recomputed:
+            n = an.coverage(run.name)["failed"]
             if n:
                 out[run.name] = n
     return out
@@ -187,27 +185,20 @@ def failed_zeroed_text(zeroed: dict[str, int], profile: str) -> str:
                "these runs differ." if release else ""))
 
 
-def join_frame(runs: list[Run], gold_ids: set[str]) -> pd.DataFrame:
-    """How each run joins the gold: matched, missing, extra ids, and the statuses met."""
+def join_frame(an: Analysis) -> pd.DataFrame:
+    """How each run joins the gold: matched, missing, extra ids, and the statuses met (the engine's counts)."""
     rows = []
-    gold_array = pa.array(sorted(gold_ids), pa.string())
-    for run in runs:
-        if run.result is not None:  # from the run's columns: no record per question is built
-            c = compact_columns(run.result)
-            answered = np.asarray(c["answered"], dtype=bool)
-            qids = c["question_id"]
-            qids = qids if isinstance(qids, (pa.Array, pa.ChunkedArray)) else pa.array(qids, pa.string())
-            in_gold = pc.is_in(qids, value_set=gold_array).to_numpy(zero_copy_only=False) if len(qids) else answered
-            # a run's ids are its gold questions', each once: the matched ids are those answered and in the gold
-            matched = int(np.count_nonzero(answered & in_gold))
-            extra = len(run.result.extra_ids)
-            statuses = pd.Series(np.asarray(c["status"], dtype=object)[answered], dtype=object)
+    gold_ids = an.gold_ids
+    statuses = an.status_counts()
+    joins = an.joins()
+    for run in an.runs:
+        if run.recomputed:
+            matched, extra = joins[run.name].matched, int(an.facts().get(run.name, {}).get("extra_ids") or 0)
         else:
             ids = {s.qid for s in run.official}
             matched = len(ids & gold_ids)
             extra = len(ids - gold_ids)
-            statuses = pd.Series([s.status or "success" for s in run.official if s.qid in gold_ids], dtype=object)
-        counts = statuses.value_counts()
+        counts = statuses.get(run.name, {})  # most first
         rows.append({"Run": run.name, "Source": run.source, "File": run.file, "Gold questions": len(gold_ids),
                      "Matched": matched, "Missing": len(gold_ids) - matched, "Extra (not scored)": extra,
                      "Failed statuses": ", ".join(f"{s}: {n}" for s, n in counts.items() if not is_success(str(s))) or "none"})

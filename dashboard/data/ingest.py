@@ -28,7 +28,7 @@ from dashboard.core.runs import column_run
 from dashboard.data.workspace import HARNESS, MMLONGBENCH, PredictionFile, Workspace, load_workspace, responses
 from scoring.engine.cli import Batch, LoadError
 from scoring.engine.cli import main as cli_main
-from scoring.engine.ingest import OFFICIAL, OFFICIAL_SIGNATURE, Candidate, Questions, ScoredRun
+from scoring.engine.ingest import OFFICIAL, Candidate, Questions, ScoredRun, official_identity
 from scoring.evaluate import RunResult
 from scoring.problems import ERROR, Problem, summarise
 from scoring.profiles import DEFAULT_PROFILE, HARNESS_PROFILES, MMLONGBENCH_PROFILE, get_profile, signature
@@ -139,7 +139,7 @@ def load(args: argparse.Namespace) -> Batch:
         batch.notes = lines
     sig = signature(profile)
     for pf in chosen:
-        if not pf.loaded.items:
+        if not pf.loaded.loaded:
             batch.problems.append(f"{pf.path}: no prediction could be read: {pf.run} is not ingested")
             continue
         batch.candidates.append(Candidate(pf.run, str(pf.path), pf.sha256, sig, args.step,
@@ -151,7 +151,7 @@ def load(args: argparse.Namespace) -> Batch:
             continue
         path = Path(rows[0].file)
         sha = file_sha256(path) if path.is_file() else ""
-        batch.candidates.append(Candidate(system, str(path), sha, OFFICIAL_SIGNATURE, args.step,
+        batch.candidates.append(Candidate(system, str(path), sha, official_identity(profile), args.step,
                                           partial(ScoredRun.from_official, system, rows, questions, profile,
                                                   file_path=str(path), file_sha256=sha, step=args.step, series=args.series),
                                           OFFICIAL))

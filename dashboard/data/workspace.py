@@ -8,11 +8,12 @@ user data: every problem is kept as a `scoring.problems.Problem` and shown on th
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import cast
 
+from dashboard.core.bounded import Bounded
 from dashboard.core.paths import DocLocation, Sources, locate_document
 from dashboard.core.predictions import as_table
 from dashboard.documents.pdf import DocCheck, inspect_document
@@ -266,6 +267,40 @@ def fingerprint(paths: Sequence[Path]) -> tuple[tuple[str, int, int], ...]:
 # ----------------------------------------------------------------------------- loading
 
 
+KEPT = 8  # prediction files whose rows are kept in memory at once (the last read), beside the workspace's facts
+_KEPT: Bounded[LoadResult] = Bounded(KEPT)
+
+
+class LazyLoad(LoadResult):
+    """A prediction file's LoadResult whose rows (`items`) are read from the cache of parsed files
+    (dashboard/core/store.py PredictionStore) when a page asks -- the last KEPT files' kept in memory, never
+    every file's: a campaign's scored rows live in the engine, and its predictions stay on disk. Its
+    problems and counts (`loaded` among them) are held: the Data page and the leaderboard read those."""
+
+    def __init__(self, facts: LoadResult, count: int, load: Callable[[], LoadResult], key: tuple) -> None:
+        self._count, self._load, self._key = count, load, key
+        super().__init__(items=[], problems=list(facts.problems), files=list(facts.files), rows_read=facts.rows_read,
+                         skipped=facts.skipped, blank_lines=facts.blank_lines, unreadable=list(facts.unreadable))
+
+    @property  # type: ignore[override]
+    def items(self) -> list:
+        got = _KEPT.get(self._key)
+        if got is None:
+            got = self._load()
+            got.items = cast(list, as_table(got.items))
+            _KEPT.put(self._key, got)
+        return got.items
+
+    @items.setter
+    def items(self, value) -> None:  # set by LoadResult's own __init__ (empty): the rows stay on disk
+        if len(value):
+            raise ValueError("a lazily read prediction file's rows are read from its cache entry")
+
+    @property
+    def loaded(self) -> int:
+        return self._count
+
+
 @dataclass
 class PredictionFile:
     run: str
@@ -276,8 +311,10 @@ class PredictionFile:
 
     def __post_init__(self) -> None:
         # held as columns (dashboard/core/predictions.py): a million records cost a gigabyte, columns a
-        # fraction; a file whose rows Arrow cannot hold (a lone surrogate in a text) stays records
-        self.loaded.items = cast(list, as_table(self.loaded.items))
+        # fraction; a file whose rows Arrow cannot hold (a lone surrogate in a text) stays records. A file
+        # read lazily (LazyLoad) holds no rows at all
+        if not isinstance(self.loaded, LazyLoad):
+            self.loaded.items = cast(list, as_table(self.loaded.items))
 
 
 @dataclass
@@ -413,9 +450,24 @@ def _load_predictions(paths: Sequence[Path], problems: list[Problem]) -> list[Pr
 READERS = 2  # prediction files hashed and read at once (hashing and Parquet reading leave the GIL)
 
 
+def _lazily(path: Path, sha: str, store) -> LoadResult | None:
+    """The file as a LazyLoad when the cache of parsed files holds its entry (its facts read from the entry's
+    metadata alone), else None."""
+    from dashboard.core.store import PredictionStore, load_predictions_cached, prediction_key
+
+    if not sha or not isinstance(store, PredictionStore):
+        return None
+    got = store.facts(prediction_key(sha, str(path)), str(path))
+    if got is None:
+        return None
+    root = store.root
+    return LazyLoad(got[0], got[1], lambda: load_predictions_cached(path, sha, PredictionStore(root)), (str(path), sha))
+
+
 def _read_predictions(paths, problems, store, read, sha256) -> list[PredictionFile]:
     """Each file hashed (`sha256(path)`, which remembers the digests of files unchanged since:
-    dashboard.core.digests.FileDigests) and read (`read(path, sha256, store)`),
+    dashboard.core.digests.FileDigests) and known by its entry in the cache of parsed files (`LazyLoad`:
+    its rows read when a page needs them) -- or read (`read(path, sha256, store)`, which writes that entry),
     READERS at a time: at 200 runs this was most of a restart's reading; the files keep their order,
     names and problems."""
     from concurrent.futures import ThreadPoolExecutor
@@ -425,7 +477,16 @@ def _read_predictions(paths, problems, store, read, sha256) -> list[PredictionFi
             sha = sha256(path)
         except OSError:
             sha = ""
-        return sha, read(path, sha, store)
+        lazy = _lazily(path, sha, store)
+        if lazy is not None:
+            return sha, lazy
+        res = read(path, sha, store)
+        lazy = _lazily(path, sha, store)  # the entry written just now: its rows go back to disk (the last few kept)
+        if lazy is not None and lazy.loaded == len(res.items):
+            res.items = cast(list, as_table(res.items))
+            _KEPT.put((str(path), sha), res)
+            return sha, lazy
+        return sha, res
 
     with ThreadPoolExecutor(max_workers=max(1, min(READERS, len(paths)))) as pool:
         loaded = list(pool.map(one, paths))

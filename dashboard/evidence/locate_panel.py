@@ -70,7 +70,7 @@ def located_key(ctx: Context, where: dict | None = None) -> str:
     profile's decision), the benchmark's other files' bytes (raw responses, documents.jsonl's scanned
     PDFs); each question's document files by their content sha256; and the code that reads and locates."""
     ws, an = ctx.workspace, ctx.analysis
-    memo = (panel.metrics_key(ctx), ctx.profile, ctx.corrections is not None, id(an.scores), len(an.scores))
+    memo = (panel.metrics_key(ctx), ctx.profile, ctx.corrections is not None, id(an), tuple(an.store.ids.items()))
     with _DISK_LOCK:
         if memo in _KEYS:
             return _KEYS[memo]
@@ -85,14 +85,13 @@ def located_key(ctx: Context, where: dict | None = None) -> str:
                           *disc.harness_files) if p.is_file()]
     _digest(h, files_sha256(others, fingerprint(others)))
     sha = {pf.run: pf.sha256 for pf in ws.predictions}
-    right = an.scores.loc[an.scores["right"], ["run", "question_id"]]
-    rights = {str(run): sorted(map(str, part["question_id"])) for run, part in right.groupby("run")}
+    rights = {run: sorted(ids) for run, ids in an.right_sets().items()}
     answers = None
     for r in an.runs:
         _digest(h, r.name, r.source)
-        if r.result is not None and r.name in sha:
+        if r.recomputed and r.name in sha:
             _digest(h, sha[r.name])
-        elif r.result is None:
+        elif not r.recomputed:
             _digest(h, [(s.qid, s.prediction, s.status) for s in r.official])
         else:  # not from a file of its own: its answers themselves
             answers = answers or panel.all_predictions(ctx)
@@ -161,8 +160,7 @@ def _compute(ctx: Context, key: tuple, where: dict) -> Callable[[], object]:
     the table is kept on disk once computed."""
     ws = ctx.workspace
     items, preds = list(ws.gold.items), panel.all_predictions(ctx)
-    scores = ctx.analysis.scores
-    right = {str(run): set(part.loc[part["right"], "question_id"]) for run, part in scores.groupby("run")}
+    right = ctx.analysis.right_sets()
     said = {r.name: panel.responses(ws, r.name) for r in ctx.analysis.runs}
     store = cache.evidence_tables()  # taken here: the job's thread has no script context
     disk, on_disk = locating.LocatedStore(), located_key(ctx, where)

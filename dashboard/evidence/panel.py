@@ -444,7 +444,7 @@ def all_predictions(ctx: Context) -> dict[str, Mapping[str, Prediction]]:
     columns builds each record when it is looked up."""
     out: dict[str, Mapping[str, Prediction]] = {}
     for run in ctx.analysis.runs:
-        if run.result is not None:
+        if run.recomputed and run.result is not None:
             out[run.name] = predictions_by_id(run.result)
         else:
             out[run.name] = {s.qid: Prediction(s.qid, s.prediction or "", s.status or "success") for s in run.official}
@@ -473,8 +473,7 @@ def evidence_metrics(ctx: Context):
         bar = st.progress(0.0, text="Locating every answer in its documents…")
         where = {q.qid: question_paths(q, ws.locations, bench, docs) for q in ws.gold.items}
         _read_documents([p for paths in where.values() for p in paths.values() if p is not None], bar)
-        scores = ctx.analysis.scores  # the right answers and raw responses: refusals and failed extractions apart
-        right = {str(run): set(part.loc[part["right"], "question_id"]) for run, part in scores.groupby("run")}
+        right = ctx.analysis.right_sets()  # the right answers and raw responses: refusals and failed extractions apart
         said = {r.name: responses(ws, r.name) for r in ctx.analysis.runs}
         table = evidence_table(ws.gold.items, all_predictions(ctx), lambda q: where[q.qid],
                                progress=lambda d, t: bar.progress(d / t, text=f"Locating answers: {d} / {t}"),

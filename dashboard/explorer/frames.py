@@ -18,7 +18,7 @@ def default_runs(analysis, metric: str = "accuracy", n: int = DEFAULT_RUNS) -> l
     (of fifty runs, the first four files say nothing), those with answers to read first (a run of
     loaded scores has none), in leaderboard order. `analysis`: a dashboard.core.analysis.Analysis."""
     board = analysis.leaderboard()
-    answered = board[board["Run"].isin([r.name for r in analysis.runs if r.result is not None])]
+    answered = board[board["Run"].isin([r.name for r in analysis.runs if r.recomputed])]
     return top_runs(answered if len(answered) else board, metric or "accuracy", n)
 
 

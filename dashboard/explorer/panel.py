@@ -188,7 +188,7 @@ def table(ctx: Context, v: View, count, ev: pd.DataFrame | None, show_evidence_c
         questions = questions[questions.index.isin(located_ids(ev, v.runs, v.location))]
     if (tagged := notes_panel.filter_ids(ctx, v, questions.index)) is not None:
         questions = questions[questions.index.isin(tagged)]
-    scores = an.display_scores()  # long answers cut (once per analysis); the CSV has them whole
+    shown, _ = an.display_rows(v.runs)  # long answers cut (once per set of runs); the CSV has them whole
 
     def extend(frame: pd.DataFrame) -> pd.DataFrame:
         frame = notes_panel.with_tag_columns(ctx, frame, v.runs)  # Tags, Notes, <run> · Tags (table and CSV)
@@ -201,7 +201,7 @@ def table(ctx: Context, v: View, count, ev: pd.DataFrame | None, show_evidence_c
             st.session_state[COLUMNS_MEMO] = kept
         return with_run_columns(frame, kept[1], v.runs)
 
-    frame = extend(explorer_frame(questions, an.rows_of(v.runs, scores), v.runs, hidden_columns(an)))
+    frame = extend(explorer_frame(questions, shown, v.runs, hidden_columns(an)))
     line = f"**{len(frame)} of {len(an.questions)} questions** · profile {ctx.profile}"
     if v.search:
         line += f" · search {md_escape(repr(v.search))} in the {SEARCHED}"
@@ -237,7 +237,7 @@ def _csv(ctx: Context, questions: pd.DataFrame, frame: pd.DataFrame, runs: list[
     it took a third of an explorer rerun); with long answers or a big table, written only when the
     button is pressed."""
     an = ctx.analysis
-    if an.display_scores() is not an.scores:
+    if an.display_rows(runs)[1]:  # an answer was cut for the table: the CSV reads them whole
         return lambda: frame_csv(extend(explorer_frame(questions, an.rows_of(runs), runs, hidden_columns(an))))
     memo = (id(an), key)
     kept = st.session_state.get(CSV_MEMO)

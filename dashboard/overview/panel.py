@@ -216,8 +216,8 @@ def leaderboard(ctx: Context, v, loaded: list[str]) -> None:
                                        help="Runs whose scores were read from score files rather than recomputed "
                                        "from predictions.")
         if not v.hide_loaded:
-            differ = [(r.name, len(repro_frame(r.result, r.official)), compared_count(r.result, r.official))
-                      for r in an.runs if r.result is not None and r.official]
+            differ = [(r.name, len(repro_frame(res, r.official)), compared_count(res, r.official))
+                      for r in an.runs if r.recomputed and r.official and (res := r.result) is not None]
             differ = [(name, n, total) for name, n, total in differ if n]
             text = (f"{len(loaded)} run{'s' if len(loaded) > 1 else ''} marked *loaded* show scores read from files: "
                     f"their scoring profile is unknown and may differ from **{ctx.profile}**, which the other runs are "
@@ -292,7 +292,7 @@ def trust_notes(ctx: Context) -> None:
     if gold:
         st.page_link(DATA_PAGE, label="The gold rows and questions, with file:line, on the Data page",
                      icon=":material/dataset:")
-    zeroed = failed_zeroed(an.runs, ctx.profile)
+    zeroed = failed_zeroed(an, ctx.profile)
     if zeroed:
         # one under the other: side by side the popover's label was cut to "W…" at 800 px
         st.info(md_escape(failed_zeroed_text(zeroed, ctx.profile)), icon=":material/exposure_zero:")

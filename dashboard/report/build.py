@@ -80,7 +80,7 @@ class ReportError(Exception):
 def resolve(ws: Workspace, wanted: Sequence[str]) -> list[str]:
     """Run names for the `--runs` arguments: names of prediction files (or official-score systems)
     of the workspace, or paths to prediction files."""
-    names = [pf.run for pf in ws.predictions if pf.loaded.items]
+    names = [pf.run for pf in ws.predictions if pf.loaded.loaded]
     official = [s for s in ws.official() if s not in names]
     by_path = {pf.path.resolve(): pf.run for pf in ws.predictions}
     out, unknown = [], []
@@ -115,7 +115,7 @@ def load(benchmark: Path, runs: Sequence[str], profile: str = DEFAULT_PROFILE,
         pf = next((p for p in ws.predictions if p.run == name), None)
         if pf is not None:
             if progress:
-                progress(f"scoring {name} with {profile} ({len(pf.loaded.items)} predictions)")
+                progress(f"scoring {name} with {profile} ({pf.loaded.loaded} predictions)")
             result = evaluate(ws.gold.items, pf.loaded.items, profile=profile, name=name)
             chosen.append(Run(name, RECOMPUTED, ws.label(str(pf.path)), result, official.get(name, [])))
         else:
@@ -300,7 +300,7 @@ def build_report(analysis: Analysis, runs: list[str], baseline: str | None = Non
     a, b = pick_pair(runs, baseline if baseline in runs else None)
     chart = _Charts()
     bench = workspace.discovery.benchmark if workspace is not None else None
-    signature = next((run.signature for run in map(an.run, runs) if run is not None and run.result), "")
+    signature = next((run.signature for run in map(an.run, runs) if run is not None and run.recomputed), "")
     name = title or f"DocBench Lens report: {bench.name if bench else 'benchmark'}"
     own = C.benchmark_scores(an, runs)
     page = {"name": name, "questions": len(an.questions), "runs": runs, "profile": profile, "signature": signature,

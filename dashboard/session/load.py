@@ -1,6 +1,7 @@
 """The session's context, loaded once a run by app.py: the workspace read (cached), the benchmark's
 own scoring profile picked, the gold corrections applied when the view asks for them, every run
-scored (with a progress bar), the analysis built, and the Context every page reads
+scored and ingested into the engine unless it is there already (with a progress bar;
+dashboard/shell/scorer.py), the analysis built on the engine, and the Context every page reads
 (`dashboard.shell.context.context()`).
 
 A package of its own above the features: loading applies the annotations' gold corrections
@@ -44,12 +45,15 @@ def load(sources: Sources, profile: str) -> context.Context:
         from dashboard.annotations.rescore import corrected_workspace  # SQLAlchemy: imported when corrections are on
 
         ws, gold_key, fixes = corrected_workspace(ws, gold_key, notes_store.corrections(benchmark))
-    runs = scorer.scored_runs(ws, gold_key, profile, slot)
-    key = (ws_key, gold_key, profile, tuple((r.name, r.source, r.file) for r in runs))
+    runs, store, _questions = scorer.scored_runs(ws, gold_key, profile, slot)
+    frame, _ = cache.questions(ws, gold_key)
+    key = (ws_key, gold_key, profile, tuple((r.name, r.source, r.file) for r in runs), store.benchmark,
+           tuple(sorted(store.ids.items())), store.engine.shown())
 
     def build() -> Analysis:
         cache.trim()  # what reading or scoring the runs left behind goes back before the tables are built
-        return Analysis.build(runs, ws.gold.items, ws.page_counts, profile, ws.declared_pages())
+        return Analysis.build(runs, ws.gold.items, ws.page_counts, profile, ws.declared_pages(), store=store,
+                              questions=frame)
 
     analysis = cache.analysis(key, build)
     ctx = context.Context(sources, ws, analysis, profile, gold_key, benchmark, plain if fixes else None, fixes)

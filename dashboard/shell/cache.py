@@ -1,35 +1,40 @@
-"""The app's shared st.cache_* (the workspace, analyses, scored runs, comparisons), keyed by plain
-values (paths with sizes and mtimes, content hashes, profile names). Cached objects are shared by all
+"""The app's shared st.cache_* (the workspace, the engine and the benchmark's questions as it codes them,
+analyses, the last few runs' results, comparisons), keyed by plain values (paths with sizes and mtimes,
+content hashes, profile names). Cached objects are shared by all
 sessions and treated as read-only. A feature's own caches live in its panel (the page renders in
 dashboard/evidence/panel.py, the annotations database in dashboard/annotations/store_panel.py), so
 that the shell imports no feature.
 
-Scored runs live in a small LRU store instead of a cached function, so that scoring can drive a
-progress bar: Streamlit replays elements drawn inside a cached function, which would break a bar
-created outside it.
+The scored runs themselves live in the engine (scoring/engine/: dashboard/shell/scorer.py ingests them);
+the RunResults a page asks for (a run's records) live in a small LRU store instead of a cached function,
+so that scoring can drive a progress bar: Streamlit replays elements drawn inside a cached function,
+which would break a bar created outside it.
 """
 
 from __future__ import annotations
 
 import gc
+import logging
 import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import streamlit as st
 
-from dashboard.core.analysis import Analysis
+from dashboard.core.analysis import Analysis, question_frame
 from dashboard.core.bounded import Bounded
 from dashboard.core.paths import Sources, upload_folders_of
+from dashboard.core.scored import engine_questions
 from dashboard.data.workspace import Workspace, load_workspace
+from scoring.engine.connection import EMBEDDED, DamagedStore, Engine, Target, memory_target, target_from
+from scoring.engine.ingest import Questions
 from scoring.evaluate import RunResult
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from dashboard.core.store import ScoreStore
-
-RUN_CAPACITY = 256  # scored (run, profile) pairs kept
+RUN_CAPACITY = 16  # RunResults of (run, profile) pairs kept (a page's records; the scores are in the engine)
+EVIDENCE_CAPACITY = 64  # evidence tables kept
 
 
 _UPLOADED: dict[tuple, frozenset[str]] = {}  # workspace key -> the session upload folders its sources read
@@ -132,6 +137,11 @@ def _runs() -> Bounded[RunResult]:
     return Bounded(RUN_CAPACITY)
 
 
+def runs_memory() -> Bounded[RunResult]:
+    """The memory of the last runs' RunResults (taken in a script run, handed to code that runs outside it)."""
+    return _runs()
+
+
 def scored(key: tuple) -> RunResult | None:
     """A run scored before: `key` = (gold key, prediction sha256, run name, profile)."""
     return _runs().get(key)
@@ -159,7 +169,7 @@ def evidence_tables() -> Bounded[Any]:  # a table, or (rates, page lists) under 
     (sources, gold key, the runs' files, the documents' files): a store, not a cached function, so
     that the computation can drive a progress bar; single-flight, so that twenty sessions opening
     the app at once compute them once (`Bounded.get_or_build`)."""
-    return Bounded(RUN_CAPACITY)
+    return Bounded(EVIDENCE_CAPACITY)
 
 
 def evidence_metrics(key: tuple) -> Any:
@@ -167,24 +177,68 @@ def evidence_metrics(key: tuple) -> Any:
     return evidence_tables().get(key)
 
 
-# ----------------------------------------------------------------------------- scored rows on disk
+# ----------------------------------------------------------------------------- the engine
 
 
-def score_store() -> ScoreStore:
-    """The Parquet cache of scored rows (dashboard/core/store.py) in the app's own cache folder:
-    $LENS_CACHE_DIR, else $XDG_CACHE_HOME/docbench-lens, else ~/.cache/docbench-lens."""
-    from dashboard.core.settings import cache_root
+def engine() -> Engine:
+    """The engine of the settings as they are now (scoring.engine.connection.target_from: DuckDB in the cache
+    folder, or the DuckLake of LENS_LAKE_CATALOG); EngineError when they name none that can be used. A cache
+    folder's `engine/` that is a symbolic link is never written through: the runs are then held by DuckDB in
+    memory for this server's life (dashboard.core.store.cache_problems says so on the Data page)."""
+    from dashboard.core.digests import symlinked
 
-    return _score_store(str(cache_root()))
+    target = target_from()
+    if target.kind == EMBEDDED and target.database is not None and symlinked(target.database.parent):
+        target = memory_target()
+        return _engine((target.kind, "symlinked", str(target_from().database)), target)
+    return _engine((target.kind, str(target.database), target.catalog, target.data, target.memory), target)
 
 
 @st.cache_resource(show_spinner=False)
-def _score_store(root: str) -> ScoreStore:
-    from pathlib import Path
+def _engine(key: tuple, _target: Target) -> Engine:
+    return Engine(_target)
 
-    from dashboard.core.store import ScoreStore
 
-    return ScoreStore(Path(root))
+_ENSURED: set[tuple] = set()
+DAMAGED: list[str] = []  # sentences for the Data page: engine files found damaged and set aside in this process
+_LOG = logging.getLogger(__name__)
+_ENSURED_LOCK = threading.Lock()
+
+
+def ensure_store(eng: Engine) -> None:
+    """The store's tables made, or brought to this version's schema, once a process (a writer's turn)."""
+    t = eng.target
+    key = (t.kind, str(t.database), t.catalog, t.data)
+    with _ENSURED_LOCK:
+        if key in _ENSURED:
+            return
+    try:
+        with eng.write():
+            pass
+    except DamagedStore as exc:  # a file that is not a whole database: set aside, and the runs scored into a new one
+        aside = eng.set_aside()
+        _LOG.warning("%s; moved to %s: the runs are scored again into a new store", exc, aside)
+        DAMAGED.append(f"{exc}: it was moved to {aside} and a new one made (every run is scored again into it).")
+        with eng.write():
+            pass
+    with _ENSURED_LOCK:
+        _ENSURED.add(key)
+
+
+def questions(ws: Workspace, gold_key: tuple) -> tuple[pd.DataFrame, Questions]:
+    """The workspace's question frame (dashboard.core.analysis.question_frame) and its questions as the
+    engine codes them (their key: the benchmark the engine files the runs under), made once per gold and
+    page counts."""
+    pages = tuple(sorted(ws.page_counts.items(), key=lambda kv: kv[0]))
+    declared = tuple(sorted(ws.declared_pages().items(), key=lambda kv: kv[0]))
+    return _questions((gold_key, hash(pages), hash(declared)), ws)
+
+
+@st.cache_resource(show_spinner=False, max_entries=8)
+def _questions(key: tuple, _ws: Workspace) -> tuple[pd.DataFrame, Questions]:
+    frame = question_frame(_ws.gold.items, _ws.page_counts)
+    bench = _ws.discovery.benchmark
+    return frame, engine_questions(_ws.gold.items, frame, _ws.declared_pages(), bench.absolute().name if bench else "")
 
 
 # ----------------------------------------------------------------------------- run comparison

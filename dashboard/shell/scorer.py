@@ -1,56 +1,52 @@
-"""Scoring a session's runs: each prediction file scored with a profile, from memory, from the
-Parquet store on disk (dashboard/core/store.py) or computed on the shared pool, with a progress bar
-shown once the work takes longer than a moment."""
+"""Scoring a session's runs into the engine: every run the app opens is scored once, with the profile in
+force, and ingested into the engine of the settings -- DuckDB in the cache folder (`engine/lens.duckdb`),
+or the team's DuckLake when LENS_LAKE_CATALOG is set -- by the same `ingest` as `docbench-lens ingest`
+(scoring/engine/ingest.py, dashboard/data/ingest.py): one path, not two. A run is known in the engine by
+its identity (the gold's questions, its name, its file's sha256, the profile's signature), so a restart,
+or a second app server on the same engine, finds it there and scores nothing; a changed file is a new
+identity and is scored again. Scoring shows a progress bar once it takes longer than a moment.
+
+The pages read the engine through the session's `Analysis` (dashboard/core/analysis.py). A run's
+RunResult -- its records, for the question detail and the disagreement page -- is made when a page asks:
+its prediction file read again beside its scores from the engine (`Run.result`), kept for the last few
+runs asked for (dashboard/shell/cache.py)."""
 
 from __future__ import annotations
 
+import contextlib
 import time
+from functools import partial
 
 import numpy as np
+import pandas as pd
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
-from dashboard.core import runs, store
-from dashboard.core.analysis import OFFICIAL, RECOMPUTED, Run
+from dashboard.core import runs
+from dashboard.core.analysis import OFFICIAL, RECOMPUTED, Analysis, Run
+from dashboard.core.bounded import Bounded
 from dashboard.core.escape import md_escape
-from dashboard.core.goldkey import salted
 from dashboard.core.paths import Sources
 from dashboard.core.predictions import PredictionTable
-from dashboard.data.workspace import PredictionFile, Workspace
+from dashboard.core.scored import Store
+from dashboard.data.workspace import PredictionFile, Workspace, responses
 from dashboard.shell import cache
 from dashboard.shell.context import CONTEXT
-from scoring._gc import paused_gc
+from scoring.engine import queries as Q
+from scoring.engine.connection import Engine, EngineError
+from scoring.engine.ingest import Questions, ScoredRun, identity_of, ingest, official_identity
 from scoring.evaluate import RunResult
+from scoring.profiles import signature
 from scoring.runner import assemble, score_runs
 
 PROFILE_NOTE = "lens_profile_note"  # the sidebar placeholder under the profile picker
 PROGRESS_DELAY = 0.25  # s of scoring before a progress bar is shown
+BATCH = 2  # runs scored on the shared pool at once before they are ingested (their predictions held meanwhile)
 
 
 def sources_key(src: Sources) -> tuple:
     return (str(src.benchmark), tuple(map(str, src.runs)), tuple(map(str, src.scores)), tuple(map(str, src.gold)),
             str(src.documents), src.labels, src.task)
-
-
-def score(ws: Workspace, gold_key: tuple, pf: PredictionFile, profile: str, bar=None) -> RunResult:
-    """A prediction file scored with a profile: cached by file content and profile; computed with a
-    progress bar showing questions done / total (`bar`: a `_Progress`, or None for a bar of its own)."""
-    key = (gold_key, pf.sha256, pf.run, profile)
-    result = cache.scored(key) or _stored(ws, gold_key, pf, profile)
-    if result is None:
-        own = bar is None
-        bar = bar or _Progress(st.empty(), profile, len(ws.gold.items), stale=False)
-        label = md_escape(pf.run)
-
-        bar.update(label, 0, len(ws.gold.items))
-        # the shared pool (scoring/runner.py): no new pool per run, no streamlit in the workers
-        _, result = next(score_runs(ws.gold.items, [(pf.run, pf.loaded.items)], profile=profile,
-                                    make=lambda _, the_plan, decisions: _maker(ws, gold_key, pf, profile)(the_plan, decisions)))
-        bar.finish_run(len(ws.gold.items))
-        cache.remember(key, result)
-        if own:
-            bar.close()
-    return result
 
 
 def columnar(pf: PredictionFile) -> bool:
@@ -59,89 +55,34 @@ def columnar(pf: PredictionFile) -> bool:
     return isinstance(pf.loaded.items, PredictionTable)
 
 
-def _maker(ws: Workspace, gold_key: tuple, pf: PredictionFile, profile: str):
-    """What `score_runs` makes of a run's decisions: the run in columns, written to the cache folder
-    (`_publish`); for a file kept as records, the run with its records (the row path)."""
-    if not columnar(pf):
-        return lambda the_plan, decisions: _publish_rows(ws, gold_key, pf, profile,
-                                                         assemble(ws.gold.items, the_plan, decisions, profile=profile,
-                                                                  name=pf.run))
-    return lambda the_plan, decisions: _publish(ws, gold_key, pf, profile, decisions)
-
-
-def _publish(ws: Workspace, gold_key: tuple, pf: PredictionFile, profile: str, decisions: list) -> RunResult:
-    """A run just scored, written to the cache folder and kept in columns; when another app server
-    sharing the folder published the same entry first (the store's hard-link publish: one whole
-    entry), the winner's entry is read back and used, so every server shows the same bytes (equal
-    results either way: the key names everything the scores depend on). Its records read the
-    decisions back from the entry -- or keep them, when the entry could not be written."""
-    shared = cache.score_store()
-    skey = _store_key(ws, gold_key, pf, profile)
+def _scored(ws: Workspace, pf: PredictionFile, profile: str, the_plan, decisions) -> RunResult:
+    """What `score_runs` makes of a run's decisions: the run in columns (its decisions kept for its
+    records); for a file kept as records, the run with its records."""
     gold, preds = ws.gold.items, pf.loaded.items
-    written, lost = runs.save_decisions(shared, skey, gold, preds, decisions)
-    if lost:
-        got = runs.load_column_run(shared, skey, gold, preds, profile, pf.run)
-        if got is not None:
-            return got
+    if not isinstance(preds, PredictionTable):
+        return assemble(gold, the_plan, decisions, profile=profile, name=pf.run)
     acc, f1, an = (np.fromiter((d[k] for d in decisions), np.float64, len(decisions)) for k in range(3))
-    if written:
-        return runs.column_run(gold, preds, acc, f1, an, profile=profile, name=pf.run,
-                               decisions_later=lambda: runs.stored_decisions(shared, skey))
     return runs.column_run(gold, preds, acc, f1, an, profile=profile, name=pf.run, decisions_later=lambda: decisions)
 
 
-def _publish_rows(ws: Workspace, gold_key: tuple, pf: PredictionFile, profile: str, result: RunResult) -> RunResult:
-    """`_publish` for a run kept with its records (a file not held in columns)."""
-    shared = cache.score_store()
-    lost = shared.lost_races
-    store.save_run(shared, _store_key(ws, gold_key, pf, profile), result)
-    if shared.lost_races != lost:
-        return store.load_run(shared, _store_key(ws, gold_key, pf, profile), ws.gold.items, pf.loaded.items,
-                              profile, pf.run) or result
+def score(ws: Workspace, gold_key: tuple, pf: PredictionFile, profile: str, bar=None) -> RunResult:
+    """A prediction file scored with a profile, in memory (another profile's scores, for a page that compares
+    profiles): kept by file content and profile among the last few runs; computed with a progress bar
+    showing questions done / total (`bar`: a `_Progress`, or None for a bar of its own)."""
+    key = (gold_key, pf.sha256, pf.run, profile)
+    result = cache.scored(key)
+    if result is None:
+        own = bar is None
+        bar = bar or _Progress(st.empty(), profile, len(ws.gold.items), stale=False)
+        bar.update(md_escape(pf.run), 0, len(ws.gold.items))
+        # the shared pool (scoring/runner.py): no new pool per run, no streamlit in the workers
+        _, result = next(score_runs(ws.gold.items, [(pf.run, pf.loaded.items)], profile=profile,
+                                    make=lambda _, the_plan, decisions: _scored(ws, pf, profile, the_plan, decisions)))
+        bar.finish_run(len(ws.gold.items))
+        cache.remember(key, result)
+        if own:
+            bar.close()
     return result
-
-
-def _store_key(ws: Workspace, gold_key: tuple, pf: PredictionFile, profile: str) -> str:
-    return store.run_key(salted(store.files_sha256(ws.discovery.gold, gold_key), gold_key), pf.sha256, profile)
-
-
-def _stored(ws: Workspace, gold_key: tuple, pf: PredictionFile, profile: str) -> RunResult | None:
-    """The run from the Parquet cache on disk (dashboard/core/store.py), remembered in memory too."""
-    if not pf.sha256:
-        return None
-    result = _read(cache.score_store(), _store_key(ws, gold_key, pf, profile), ws, pf, profile)
-    if result is not None:
-        cache.remember((gold_key, pf.sha256, pf.run, profile), result)
-    return result
-
-
-def _read(shared: store.ScoreStore, key: str, ws: Workspace, pf: PredictionFile, profile: str) -> RunResult | None:
-    """One run from its store entry: in columns, or with its records for a file kept as records."""
-    load = runs.load_column_run if columnar(pf) else store.load_run
-    return load(shared, key, ws.gold.items, pf.loaded.items, profile, pf.run)
-
-
-READERS = 2  # runs read from the Parquet cache at once (Parquet reading and Arrow's joins leave the GIL)
-
-
-def _from_disk(ws: Workspace, gold_key: tuple, profile: str, todo: list[PredictionFile]) -> list[PredictionFile]:
-    """The runs of `todo` read from the Parquet cache on disk, READERS at a time, and remembered in
-    memory; returns those it does not hold (to be scored)."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    shared = cache.score_store()  # here: the readers' threads have no script run to call streamlit from
-    with paused_gc():  # once for all the readers (a collection is paused process-wide)
-        key_of = {pf.run: _store_key(ws, gold_key, pf, profile) for pf in todo if pf.sha256}
-
-        def read(pf: PredictionFile) -> RunResult | None:
-            return _read(shared, key_of[pf.run], ws, pf, profile) if pf.run in key_of else None
-
-        with ThreadPoolExecutor(max_workers=max(1, min(READERS, len(todo)))) as pool:
-            found = list(pool.map(read, todo))
-    for pf, result in zip(todo, found):
-        if result is not None:
-            cache.remember((gold_key, pf.sha256, pf.run, profile), result)
-    return [pf for pf, result in zip(todo, found) if result is None]
 
 
 class _Progress:
@@ -180,33 +121,141 @@ class _Progress:
             note.empty()
 
 
-def scored_runs(ws: Workspace, gold_key: tuple, profile: str, slot=None) -> list[Run]:
+# ----------------------------------------------------------------------------- the engine
+
+
+def _rebuilt(gold, pf: PredictionFile, profile: str, engine: Engine, run_id: int, memory: Bounded, key: tuple
+             ) -> RunResult:
+    """A run's RunResult again: its prediction file's rows (the cache of parsed files) beside its scores read
+    from the engine -- the same scores, no rescoring; its records' decisions are made again when a page first
+    asks for them. Kept among the last few (`memory`: the shell's memory of scored runs)."""
+    got = memory.get(key)
+    if got is not None:
+        return got
+
+    def build() -> RunResult:
+        preds = pf.loaded.items
+        if not isinstance(preds, PredictionTable):  # a file kept as records: scored again (the record path)
+            return next(score_runs(gold, [(pf.run, preds)], profile=profile, parallel=False,
+                                   make=lambda _, the_plan, decisions: assemble(gold, the_plan, decisions, profile=profile,
+                                                                                name=pf.run)))[1]
+        with engine.read() as con:
+            values = Q.run_values(con, run_id, len(gold))
+        return runs.from_engine(gold, preds, values, profile=profile, name=pf.run)
+
+    return memory.get_or_build(key, build)
+
+
+@contextlib.contextmanager
+def _said(slot):
+    """An engine that cannot be used says so in one sentence where the page is, and the page stops."""
+    try:
+        yield
+    except EngineError as exc:
+        (slot or st).error(f"The scored runs' store cannot be used: {md_escape(str(exc))}", icon=":material/database:")
+        st.stop()
+
+
+def scored_runs(ws: Workspace, gold_key: tuple, profile: str, slot=None) -> tuple[list[Run], Store, Questions]:
+    """The workspace's runs in the engine, each scored and ingested unless the engine holds it already
+    (its identity): the runs as the pages hold them (their results made when asked), the store the
+    analysis reads, and the questions as the engine codes them."""
+    _frame, questions = cache.questions(ws, gold_key)
     official = ws.official()
-    runs: list[Run] = []
-    scorable = [pf for pf in ws.predictions if pf.loaded.items] if ws.gold.items else []
-    todo = [pf for pf in scorable if cache.scored((gold_key, pf.sha256, pf.run, profile)) is None]
-    todo = _from_disk(ws, gold_key, profile, todo)
-    # a first load has no numbers "from before" to warn about
-    stale = CONTEXT in st.session_state
-    bar = _Progress(slot or st.empty(), profile, len(ws.gold.items) * len(todo), stale=stale) if todo else None
-    if bar is not None:  # runs left (todo): every one on the shared worker pool (both cores); the bar moves per chunk and per run
-        labels = [md_escape(f"{pf.run} (run {k + 1} of {len(todo)})") for k, pf in enumerate(todo)]
-        batch = [(pf.run, pf.loaded.items) for pf in todo]
-        makers = [_maker(ws, gold_key, pf, profile) for pf in todo]
-        for i, result in score_runs(ws.gold.items, batch, profile=profile,
-                                    progress=lambda k, done, total: bar.update(labels[k], done, total),
-                                    make=lambda k, the_plan, decisions: makers[k](the_plan, decisions)):
-            pf = todo[i]
-            cache.remember((gold_key, pf.sha256, pf.run, profile), result)
-            bar.finish_run(len(ws.gold.items))
+    scorable = [pf for pf in ws.predictions if pf.loaded.loaded] if ws.gold.items else []
+    sig = signature(profile)
+    key = questions.key
+    with _said(slot):
+        engine = cache.engine()
+        cache.ensure_store(engine)
+        with engine.read() as con:
+            known = {str(r["identity"]): int(r["run_id"]) for r in Q.runs(con, key, current=False)}
+        ids: dict[str, int] = {}
+        todo = []
+        for pf in scorable:
+            got = known.get(identity_of(key, pf.run, pf.sha256, sig, None))
+            if got is None:
+                todo.append(pf)
+            else:
+                ids[pf.run] = got
+        if todo:
+            ids |= _ingest_scored(ws, gold_key, profile, questions, engine, todo, slot)
+        names = {pf.run for pf in scorable}
+        shas: dict[str, str] = {}
+        for system, rows in official.items():
+            if system in names:
+                continue
+            path = rows[0].file
+            sha = shas[path] = shas[path] if path in shas else _file_sha(path)
+            got = known.get(identity_of(key, system, sha, official_identity(profile), None))
+            if got is None:
+                scored = ScoredRun.from_official(system, rows, questions, profile, file_path=path, file_sha256=sha)
+                got = ingest(engine, questions, scored).run_id
+            ids[system] = got
+    memory = cache.runs_memory()
+    out: list[Run] = []
     for pf in scorable:
-        result = score(ws, gold_key, pf, profile, bar)
-        runs.append(Run(pf.run, RECOMPUTED, ws.label(str(pf.path)), result, official.get(pf.run, []), pf.origin,
-                        pf.loaded.rows_read))  # its file's rows: a join is judged on them (analysis.Join)
-    if bar is not None:
-        bar.close()
-    names = {r.name for r in runs}
+        rkey = (gold_key, pf.sha256, pf.run, profile)
+        rebuild = partial(_rebuilt, ws.gold.items, pf, profile, engine, ids[pf.run], memory, rkey)
+        out.append(Run(pf.run, RECOMPUTED, ws.label(str(pf.path)), None, official.get(pf.run, []), pf.origin,
+                       pf.loaded.rows_read, rebuild=rebuild, signature=sig, profile=profile))
     for system, rows in official.items():
         if system not in names:
-            runs.append(Run(system, OFFICIAL, ws.label(rows[0].file), None, rows))
-    return runs
+            out.append(Run(system, OFFICIAL, ws.label(rows[0].file), None, rows))
+    store = Store(engine, key, ids, len(questions), frozenset(questions.codes))
+    return out, store, questions
+
+
+def board(ws: Workspace, gold_key: tuple, profile: str) -> pd.DataFrame:
+    """The leaderboard of a workspace's runs (each scored into the engine unless it is there): the plain
+    gold's, beside the session's analysis with gold corrections."""
+    runs, store, _ = scored_runs(ws, gold_key, profile)
+    frame, _ = cache.questions(ws, gold_key)
+    return Analysis.build(runs, ws.gold.items, ws.page_counts, profile, ws.declared_pages(), store=store,
+                          questions=frame).leaderboard()
+
+
+def _file_sha(path: str) -> str:
+    from pathlib import Path
+
+    from dashboard.core.digests import file_sha256
+
+    try:
+        return file_sha256(Path(path)) if Path(path).is_file() else ""
+    except OSError:
+        return ""
+
+
+def _moved(bar: _Progress, labels: list[str], start: int, k: int, done: int, total: int) -> None:
+    bar.update(labels[start + k], done, total)
+
+
+def _made(ws: Workspace, part: list[PredictionFile], profile: str, k: int, the_plan, decisions) -> RunResult:
+    return _scored(ws, part[k], profile, the_plan, decisions)
+
+
+def _ingest_scored(ws: Workspace, gold_key: tuple, profile: str, questions: Questions, engine: Engine,
+                   todo: list[PredictionFile], slot) -> dict[str, int]:
+    """Score these runs on the shared worker pool (both cores), BATCH at a time, and ingest each as it is
+    scored -- one transaction per run, as `docbench-lens ingest` -- with a progress bar. Returns their ids."""
+    stale = CONTEXT in st.session_state  # a first load has no numbers "from before" to warn about
+    n = len(ws.gold.items)
+    bar = _Progress(slot or st.empty(), profile, n * len(todo), stale=stale)
+    memory = cache.runs_memory()
+    ids: dict[str, int] = {}
+    labels = [md_escape(f"{pf.run} (run {k + 1} of {len(todo)})") for k, pf in enumerate(todo)]
+    for start in range(0, len(todo), BATCH):
+        part = todo[start:start + BATCH]
+        batch = [(pf.run, pf.loaded.items) for pf in part]
+        moved = partial(_moved, bar, labels, start)
+        made = partial(_made, ws, part, profile)
+        for i, result in score_runs(ws.gold.items, batch, profile=profile, progress=moved, make=made):
+            pf = part[i]
+            scored = ScoredRun.from_result(result, questions, file_path=str(pf.path), file_sha256=pf.sha256,
+                                           origin=pf.origin, file_rows=pf.loaded.rows_read, responses=responses(ws, pf.run))
+            ids[pf.run] = ingest(engine, questions, scored).run_id
+            memory.put((gold_key, pf.sha256, pf.run, profile), result)  # a page asking at once reads it here
+            bar.finish_run(n)
+    bar.close()
+    cache.trim()
+    return ids

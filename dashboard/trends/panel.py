@@ -186,7 +186,7 @@ def steps_section(ctx: Context) -> None:
         for p in found.problems[:20]:
             st.warning(md_escape(f"{ws.label(p.file)}{':' + str(p.line) if p.line else ''} — {p.message}"))
     table = F.steps_table(F.checkpoints_of(ws, runs, view.steps))
-    edited = st.data_editor(table, hide_index=True, key="data_steps", disabled=["Run", "From"], column_config={
+    edited = st.data_editor(table, hide_index=True, key="data_steps", disabled=["Run", "From"], placeholder="—", column_config={
         "Step": st.column_config.NumberColumn(min_value=0, step=1, format="%d"),
         "Series": st.column_config.TextColumn(max_chars=80)})
     changed = F.edited_steps(table, edited, view.steps)

@@ -23,7 +23,7 @@ from dashboard.data.frames import (
     read_limits_note,
     repro_frame,
 )
-from dashboard.shell import context, scorer, viewstate
+from dashboard.shell import cache, context, scorer, viewstate
 from dashboard.trends import panel as trend_panel
 from scoring.problems import ERROR, summarise
 from scoring.profiles import HARNESS_PROFILES, PROFILES
@@ -45,7 +45,7 @@ cols[3].metric("Score files", len(ws.scores))
 # ----------------------------------------------------------------------------- problems
 problems = all_problems(ws)
 errors = [p for p in problems if p.severity == ERROR]
-unscored = [pf for pf in ws.predictions if not pf.loaded.items]
+unscored = [pf for pf in ws.predictions if not pf.loaded.loaded]
 nothing = {str(pf.path) for pf in unscored}  # files of which nothing loaded: one sentence each, the true one
 for file in dict.fromkeys(p.file for p in errors):
     n = sum(1 for p in errors if p.file == file)
@@ -59,6 +59,9 @@ if not problems:
     st.success("Every file loaded without a problem.")
 for note in cache_problems():  # a cache folder that is a symlink is not used (dashboard/core/store.py)
     st.warning(md_escape(note), icon=":material/folder_off:")
+for note in cache.DAMAGED:  # an engine file found damaged: set aside, the runs scored into a new one
+    st.warning(md_escape(note), icon=":material/database:")
+st.caption(md_escape(f"Scored runs: {ctx.analysis.store.engine.shown()}."))
 
 st.subheader("Files")
 if ws.discovery.all_files():
@@ -136,12 +139,12 @@ else:
 # ----------------------------------------------------------------------------- join
 st.subheader("Runs joined with the gold")
 if an.runs:
-    st.dataframe(join_frame(an.runs, an.gold_ids), hide_index=True, width="stretch")
+    st.dataframe(join_frame(an), hide_index=True, width="stretch")
 else:
     st.info("No runs. Put prediction files in runs/ or score files in results/, or upload them in the sidebar.")
 
 # ----------------------------------------------------------------------------- reproducibility
-checked = [(r, r.result) for r in an.runs if r.result is not None and r.official]
+checked = [(r, res) for r in an.runs if r.recomputed and r.official and (res := r.result) is not None]
 st.subheader("Reproducibility: recomputed vs official scores")
 if not checked:
     st.info("No run has both a prediction file and official scores under the same name (prediction file stem = "

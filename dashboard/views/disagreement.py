@@ -331,7 +331,7 @@ def harness_sensitivity() -> None:
     if all(e.qids is not None for e in entries) and len(profiles) == 1:  # joined to a benchmark: its own runs too
         harness_names = {e.name for e in ctx.workspace.harness}
         for pf in ctx.workspace.predictions:
-            if pf.run not in harness_names and pf.loaded.items:
+            if pf.run not in harness_names and pf.loaded.loaded:
                 overall = overall_of(scorer.score(ctx.workspace, ctx.gold_key, pf, next(iter(profiles))))
                 others.append((pf.run, int(overall["count"]), float(overall["accuracy"])))
     board_ = hs.ranks(pairs, others)
@@ -413,7 +413,7 @@ def sensitivity(runs, by) -> None:
                          column_config={"Δ Accuracy (points)": st.column_config.NumberColumn(format="%+.1f")})
 
 
-scored = [r.name for r in an.runs if r.result is not None]
+scored = [r.name for r in an.runs if r.recomputed]
 if an.questions.empty or not scored:
     st.info("Nothing to analyse yet: load gold questions and at least one prediction file (sidebar, Data panel). "
             "Runs with loaded scores only have no per-answer rule to explain.")
@@ -421,7 +421,7 @@ else:
     view = viewstate.view()
     d = view.disagree
     runs = pick_runs(view, scored)
-    loaded = [r.name for r in an.runs if r.result is None]
+    loaded = [r.name for r in an.runs if not r.recomputed]
     if loaded:
         st.caption(md_escape(f"Not shown (scores loaded, not recomputed, so no rule to explain): {', '.join(loaded)}."))
     definitions()

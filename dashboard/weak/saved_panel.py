@@ -68,9 +68,8 @@ def saved_breakdown(ctx: Context) -> pd.DataFrame | None:
     if not saved:
         return None
     t = tags(ctx) if any(S.TAG_FIELD in s.definition for s in saved) else None
-    an = ctx.analysis  # each run on the questions it attempted, as the leaderboard and the other breakdowns
-    scores = an.attempted_scores([r.name for r in an.runs], shared=False)[0]
-    return S.breakdown(scores, an.questions, saved, t, membership(ctx, saved, t))
+    # each run on the questions it attempted, as the leaderboard and the other breakdowns (in the engine)
+    return ctx.analysis.breakdown_by_labels(membership(ctx, saved, t))
 
 
 def questions_with_fields(ctx: Context, runs: Sequence[str] | None = None, with_tags: bool = False) -> pd.DataFrame:

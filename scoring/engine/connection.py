@@ -6,6 +6,9 @@ time, and a writer excludes readers in other processes; so every connection to i
 beside it first (`lens.duckdb.lock`: exclusive to write, shared to read). A second ingest waits for the
 first -- saying once which process it waits for -- up to `wait_s` seconds, then stops with a sentence.
 
+In a process of its own: DuckDB in memory (`memory_target`), for an analysis built from runs held in
+memory (a test, the report's command line): gone with its Engine, nothing on disk, no lock.
+
 A team: a DuckLake whose catalog is PostgreSQL (LENS_LAKE_CATALOG=postgresql://user@host:port/db)
 and whose data files sit in a folder every server reaches (LENS_LAKE_DATA). Many processes on many
 machines write at once: each transaction commits whole or not at all, and two that touch the same
@@ -28,6 +31,7 @@ import importlib.util
 import os
 import socket
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
@@ -42,10 +46,10 @@ from scoring.settings import LAKE_CATALOG, LAKE_DATA, cache_root, engine_memory
 
 from . import schema
 
-__all__ = ["EngineError", "Target", "Engine", "target_from", "extension_file", "EXTENSION_PACKAGES", "LAKE", "EMBEDDED",
-           "DATABASE_FILE", "LAKE_ALIAS", "WAIT_S"]
+__all__ = ["EngineError", "DamagedStore", "Target", "Engine", "target_from", "memory_target", "extension_file", "EXTENSION_PACKAGES", "LAKE",
+           "EMBEDDED", "MEMORY", "DATABASE_FILE", "LAKE_ALIAS", "WAIT_S"]
 
-EMBEDDED, LAKE = "duckdb", "ducklake"
+EMBEDDED, LAKE, MEMORY = "duckdb", "ducklake", "memory"
 DATABASE_FILE = "lens.duckdb"
 LAKE_ALIAS = "lens_lake"
 WAIT_S = 600.0  # how long a second writer waits for the first (embedded), by default
@@ -61,6 +65,11 @@ T = TypeVar("T")
 
 class EngineError(RuntimeError):
     """The engine cannot be used, in one sentence that names no credential."""
+
+
+class DamagedStore(EngineError):
+    """An embedded DuckDB file that is not a whole database (not DuckDB's, cut short, a block whose checksum
+    fails): `Engine.set_aside` moves it out of the way so that a new one is made."""
 
 
 class _NoLakeYet(Exception):
@@ -141,6 +150,8 @@ class Target:
         """Where, in words, with no credential."""
         if self.kind == EMBEDDED:
             return f"DuckDB {self.database}"
+        if self.kind == MEMORY:
+            return "DuckDB in memory"
         return f"the DuckLake {redact(self.catalog)} (data in {self.data})"
 
     @property
@@ -167,6 +178,11 @@ def target_from(environ: Mapping[str, str] | None = None, *, lake: str | None = 
                               "reaches), or pass --lake-data")
         return Target(LAKE, catalog=catalog, data=data.rstrip("/") + "/", memory=memory, folder=folder)
     return Target(EMBEDDED, database=database or folder / DATABASE_FILE, memory=memory, folder=folder)
+
+
+def memory_target(environ: Mapping[str, str] | None = None) -> Target:
+    """DuckDB in memory, for one Engine's life (its `memory_limit` the setting's)."""
+    return Target(MEMORY, memory=_memory(environ))
 
 
 def _memory(environ: Mapping[str, str] | None) -> str:
@@ -224,6 +240,8 @@ class Engine:
 
     def __init__(self, target: Target) -> None:
         self.target = target
+        self._held: duckdb.DuckDBPyConnection | None = None  # MEMORY: the database, for the Engine's life
+        self._holding = threading.Lock()
 
     def shown(self) -> str:
         return self.target.shown()
@@ -250,10 +268,42 @@ class Engine:
             if not write and not path.exists():  # nothing written yet: made (empty) under the write lock
                 return _session(duckdb.connect(":memory:", config=self._config()))
             return _session(duckdb.connect(str(path), read_only=not write, config=self._config()))
-        except duckdb.IOException as exc:  # another program holds the file without our lock
-            raise self.error(f"{self.shown()} is in use by another process", exc) from None
+        except duckdb.IOException as exc:
+            if "lock" in str(exc).lower():  # another program holds the file without our lock
+                raise self.error(f"{self.shown()} is in use by another process", exc) from None
+            raise DamagedStore(self.error(f"{self.shown()} is damaged", exc).args[0]) from None
         except (duckdb.Error, OSError) as exc:
             raise self.error(f"{self.shown()} cannot be opened", exc) from None
+
+    def set_aside(self) -> Path | None:
+        """Move a damaged embedded DuckDB file (and its write-ahead log) aside, under the write lock, so that
+        the next connection makes a new one; returns where it went (None: nothing to move, or not embedded)."""
+        path = self.target.database
+        if self.target.kind != EMBEDDED or path is None:
+            return None
+        with self._locked(write=True, wait_s=WAIT_S, on_wait=None):
+            if not path.exists():
+                return None
+            aside = path.with_name(f"{path.name}.damaged-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}")
+            os.replace(path, aside)
+            wal = path.with_name(path.name + ".wal")
+            if wal.exists():
+                os.replace(wal, aside.with_name(aside.name + ".wal"))
+            return aside
+
+    def _open_memory(self) -> duckdb.DuckDBPyConnection:
+        """A cursor on the Engine's own in-memory database (made, with its tables, on first use)."""
+        with self._holding:
+            if self._held is None:
+                try:
+                    held = _session(duckdb.connect(":memory:", config={"memory_limit": self.target.memory,
+                                                                       "autoinstall_known_extensions": False,
+                                                                       "autoload_known_extensions": False}))
+                except duckdb.Error as exc:
+                    raise self.error("DuckDB cannot start", exc) from None
+                _ensure(held)
+                self._held = held
+            return _session(self._held.cursor())
 
     def _open_lake(self, write: bool) -> duckdb.DuckDBPyConnection:
         t = self.target
@@ -290,6 +340,8 @@ class Engine:
                     with self.write():
                         pass
                     con = self._open_lake(False)
+            elif self.target.kind == MEMORY:
+                con = self._open_memory()
             else:
                 con = self._open_embedded(False)
             try:
@@ -304,9 +356,15 @@ class Engine:
               ) -> Iterator[duckdb.DuckDBPyConnection]:
         """A connection to write, its tables made if missing (an exclusive lock on an embedded file)."""
         with self._locked(write=True, wait_s=wait_s, on_wait=on_wait):
-            con = self._open_lake(True) if self.target.kind == LAKE else self._open_embedded(True)
+            con = self._open_lake(True) if self.target.kind == LAKE else self._open_memory() \
+                if self.target.kind == MEMORY else self._open_embedded(True)
             try:
-                self._retried(con, _ensure)
+                try:
+                    self._retried(con, _ensure)
+                except EngineError as exc:
+                    if self.target.kind == EMBEDDED and "corrupt" in str(exc).lower():
+                        raise DamagedStore(str(exc)) from None
+                    raise
                 yield con
             finally:
                 con.close()
@@ -407,10 +465,14 @@ def _ensure(con: duckdb.DuckDBPyConnection) -> None:
     """The tables, made when missing; EngineError when the store was made by a newer version."""
     for statement in schema.statements():
         con.execute(statement)
-    got = con.execute("SELECT max(value) FROM lens_meta WHERE key = 'schema'").fetchone()
+    got = con.execute("SELECT max(CAST(value AS INTEGER)) FROM lens_meta WHERE key = 'schema'").fetchone()
     version = int(got[0]) if got and got[0] is not None else None
-    if version is None:
-        con.execute("INSERT INTO lens_meta VALUES ('schema', ?)", [str(schema.SCHEMA_VERSION)])
-    elif version > schema.SCHEMA_VERSION:
+    if version is not None and version > schema.SCHEMA_VERSION:
         raise EngineError(f"the scored runs' store was made by a newer docbench-lens (schema {version}, this one reads "
                           f"{schema.SCHEMA_VERSION}): upgrade docbench-lens")
+    if version is None or version < schema.SCHEMA_VERSION:
+        for table, column, kind in schema.ADDED:  # a store made before these columns gains them (NULL in its rows)
+            have = {str(r[0]) for r in con.execute(f"DESCRIBE {table}").fetchall()}
+            if column not in have:
+                con.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
+        con.execute("INSERT INTO lens_meta VALUES ('schema', ?)", [str(schema.SCHEMA_VERSION)])

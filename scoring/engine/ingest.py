@@ -7,7 +7,8 @@
     remove(engine, "name" | "name@version", benchmark=None)      -> the runs removed
 
 A run's identity is its benchmark (the key of its questions), name, file sha256, profile signature and
-step: the same identity ingested again is a no-op ("unchanged"); a changed file under the same name is
+step (a run of official scores: the profile that reads which of its answers are right, `official_identity`):
+the same identity ingested again is a no-op ("unchanged"); a changed file under the same name is
 a new version, and the older one stays until removed. Two processes that ingest the same identity at
 once (a DuckLake lets them) both commit; after its commit each one removes every copy but the first
 (by ingest time, then run id) -- the last of them to look sees both -- and readers see the first only
@@ -44,12 +45,19 @@ from scoring.stats import document_clusters
 from .connection import WAIT_S, Engine, EngineError
 from .queries import runs as listed
 from .queries import version_of
-from .schema import FIELDS, FINDER_FIELDS, LIST_FIELDS, OFFICIAL, OVERALL, RECOMPUTED, SCALAR_FIELDS, TABLES
+from .schema import FIELDS, FINDER_FIELDS, LIST_FIELDS, OFFICIAL, OVERALL, RECOMPUTED, SCALAR_FIELDS
+from .schema import columns as schema_columns
 
 __all__ = ["Questions", "ScoredRun", "Outcome", "ingest", "remove", "RECOMPUTED", "OFFICIAL", "UNKNOWN",
-           "MAX_LABELS", "OFFICIAL_SIGNATURE", "before_commit", "Candidate", "identity_of", "known_identities", "RunNotFound"]
+           "MAX_LABELS", "OFFICIAL_SIGNATURE", "official_identity", "before_commit", "Candidate", "identity_of", "known_identities", "RunNotFound"]
 
 OFFICIAL_SIGNATURE = "official scores (profile not stated)"  # a run of official scores: its file states no profile
+
+
+def official_identity(profile: str | Profile) -> str:
+    """The signature part of a run of official scores' identity: its file states no profile, but the
+    profile in force reads which of its answers are right (`is_right`), so each profile is a run of its own."""
+    return f"{OFFICIAL_SIGNATURE}, right as {get_profile(profile).name} reads it"
 UNKNOWN = "unknown"
 MAX_LABELS = 32_000  # a field with more distinct labels is not coded (a SMALLINT code each)
 
@@ -215,7 +223,7 @@ class Candidate:
     name: str
     file_path: str
     file_sha256: str
-    signature: str
+    signature: str  # the profile signature of its identity (official scores: `official_identity(profile)`)
     step: int | None
     make: Callable[[], ScoredRun]
     source: str = RECOMPUTED
@@ -252,13 +260,16 @@ class ScoredRun:
     series: str | None = None
     origin: str = ""
     file_rows: int = 0
+    extra_ids: int = 0  # the file's ids that name no gold question (not scored)
+    extra_example: str = ""  # the first of them
 
     def __len__(self) -> int:
         return len(self.rows)
 
     def identity(self, benchmark: str) -> str:
-        """What makes two ingests the same run (`identity_of`)."""
-        return identity_of(benchmark, self.name, self.file_sha256, self.signature, self.step)
+        """What makes two ingests the same run (`identity_of`; official scores: `official_identity`)."""
+        sig = official_identity(self.profile) if self.source == OFFICIAL else self.signature
+        return identity_of(benchmark, self.name, self.file_sha256, sig, self.step)
 
     @classmethod
     def from_result(cls, result: Any, questions: Questions, *, file_path: str, file_sha256: str, step: int | None = None,
@@ -281,9 +292,10 @@ class ScoredRun:
         if responses:
             response = [_text(responses.get(q)) if a else None for q, a in zip(ids, attempted.tolist())]
         profile = result.profile
+        extra = list(getattr(result, "extra_ids", None) or ())
         return cls(result.name, RECOMPUTED, file_path, file_sha256, profile.name, result.signature, rows, acc, f1, an,
                    profile.right_mask(acc), attempted, failed, status, prediction, response, step, series, origin,
-                   file_rows or getattr(result, "prediction_count", 0))
+                   file_rows or getattr(result, "prediction_count", 0), len(extra), str(extra[0]) if extra else "")
 
     @classmethod
     def from_official(cls, name: str, rows: Sequence[ScoreRow], questions: Questions, profile: str | Profile, *,
@@ -292,6 +304,7 @@ class ScoredRun:
         right as `profile` reads their Accuracy (the profile in force, as the app reads them)."""
         at = questions.positions
         kept = [r for r in rows if r.qid in at]
+        extra = list(dict.fromkeys(r.qid for r in rows if r.qid not in at))
         p = get_profile(profile)
         acc = np.array([r.accuracy for r in kept], dtype=np.float64)
         status = [r.status or "success" for r in kept]
@@ -300,7 +313,8 @@ class ScoredRun:
                    np.array([r.token_f1 for r in kept], dtype=np.float64), np.array([r.anls for r in kept], dtype=np.float64),
                    p.right_mask(acc), np.ones(len(kept), dtype=bool),
                    np.fromiter((not is_success_status(s) for s in status), bool, len(status)), status,
-                   [r.prediction or "" for r in kept], None, step, series, "", len(rows))
+                   [r.prediction or "" for r in kept], None, step, series, "", len(rows), len(extra),
+                   extra[0] if extra else "")
 
     def check(self) -> None:
         """ValueError when the columns are not one value per row or a score is not a finite number."""
@@ -427,7 +441,7 @@ _VISIBLE = "run_id NOT IN (SELECT run_id FROM removals)"
 
 
 def _columns(table: str) -> str:
-    return ", ".join(part.strip().split(" ")[0] for part in TABLES[table].split(","))
+    return ", ".join(schema_columns(table))
 
 
 def _now() -> datetime:
@@ -462,10 +476,11 @@ def ingest(engine: Engine, questions: Questions, run: ScoredRun, *, wait_s: floa
                 con.execute(f"INSERT INTO questions SELECT {_columns('questions')} FROM lens_in_questions")
             finally:
                 con.unregister("lens_in_questions")
-        con.execute("INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        names = schema_columns("runs")
+        con.execute(f"INSERT INTO runs ({', '.join(names)}) VALUES ({', '.join('?' for _ in names)})",
                     [run_id, identity, benchmark, run.name, run.source, run.file_path, run.file_sha256, run.profile,
                      run.signature, run.step, run.series, run.origin, len(run), run.file_rows, now, host, pid,
-                     list(questions.finder_fields)])
+                     list(questions.finder_fields), run.extra_ids, run.extra_example])
         con.execute(f"INSERT INTO labels SELECT {_columns('labels')} FROM lens_in_labels")
         con.execute(f"INSERT INTO scores SELECT {_columns('scores')} FROM lens_in_scores")
         con.execute(f"INSERT INTO texts SELECT {_columns('texts')} FROM lens_in_texts")

@@ -13,6 +13,15 @@ only what the page shows.
     finder_counts(con, run_id)                per condition field = value: questions and documents, and
                                               whether the finder tests it (scoring.slices' thresholds)
     texts(con, run_id, positions)             the texts of the rows a page shows
+    rows(con, run_ids, texts=..., positions=...)   the scored rows of a few runs (a Compare, an explorer), as Arrow
+    run_values(con, run_id, size)             one run's scores and flags over the gold, in gold order
+    attempted_by_all(con, run_ids)            the gold positions every one of these runs attempted
+    means_over(con, run_ids, positions)       per run: the metrics' means over the positions it attempted
+    breakdown_by(con, run_ids, q, code, ...)  per run x code of any labelling of the questions (a gold
+                                              metadata key, saved slices): count and sums over attempted rows
+    right_runs(con, run_ids, q)               the runs right on one question
+    right_rows(con, run_ids)                  per run, the gold positions it got right
+    status_counts(con, run_ids)               per run and status: the rows it attempted
 
 The leaderboard, breakdowns and finder counts read the per-run summaries written at ingest (`cells`),
 never the rows; flips and document sums join two runs' rows inside the engine.
@@ -30,6 +39,7 @@ from typing import Any
 
 import duckdb
 import numpy as np
+import pyarrow as pa
 
 from scoring.registry import METRICS, MIN_DOCUMENTS
 from scoring.slices import MIN_QUESTIONS, MIN_SHARE, MIN_SIDE_DOCUMENTS
@@ -38,7 +48,8 @@ from scoring.stats import mcnemar_exact, sign_flip_p
 from .schema import FINDER_FIELDS, LIST_FIELDS, OVERALL, RECOMPUTED
 
 __all__ = ["VISIBLE", "runs", "version_of", "leaderboard", "breakdown", "flip_table", "document_sums", "finder_counts",
-           "texts", "question_rows", "FLIP_KINDS", "COMPARE_FIELDS", "FINDER_FIELDS", "benchmarks"]
+           "texts", "question_rows", "FLIP_KINDS", "COMPARE_FIELDS", "FINDER_FIELDS", "benchmarks", "rows", "run_values",
+           "attempted_by_all", "means_over", "breakdown_by", "right_runs", "right_rows", "status_counts", "ROW_COLUMNS"]
 
 # the comparison's slices (scoring.model.BREAKDOWNS, in the order the Compare page shows them)
 COMPARE_FIELDS = ("reasoning_type", "evidence_source", "domain", "difficulty", "answer_format", "doc_type", "split")
@@ -79,13 +90,15 @@ def benchmarks(con: duckdb.DuckDBPyConnection) -> list[dict]:
 def runs(con: duckdb.DuckDBPyConnection, benchmark: str | None = None, *, current: bool = True) -> list[dict]:
     """The visible runs (of `benchmark`, or of every one), by name, step and version: run_id, name,
     version, step, series, source, profile, signature, file_path, file_sha256, origin, questions,
-    file_rows, ingested_at, benchmark and its name. `current`: only the latest version of each
+    file_rows, ingested_at, benchmark, identity, extra_ids and extra_example (the file's ids that name no
+    gold question: how many, the first) and the benchmark's name. `current`: only the latest version of each
     (benchmark, name, step)."""
     table = "lens_current" if current else "lens_visible"
     where, params = ("WHERE r.benchmark = ?", [benchmark]) if benchmark is not None else ("", [])
     return _dicts(con.execute(VISIBLE + f"""
         SELECT r.run_id, r.name, r.version, r.step, r.series, r.source, r.profile, r.signature, r.file_path,
-               r.file_sha256, r.origin, r.questions, r.file_rows, r.ingested_at, r.benchmark,
+               r.file_sha256, r.origin, r.questions, r.file_rows, r.ingested_at, r.benchmark, r.identity,
+               coalesce(r.extra_ids, 0) AS extra_ids, coalesce(r.extra_example, '') AS extra_example,
                (SELECT any_value(b.name) FROM benchmarks b WHERE b.benchmark = r.benchmark) AS benchmark_name
         FROM {table} r {where} ORDER BY r.name, r.step NULLS FIRST, r.version""", params))
 
@@ -125,10 +138,12 @@ def leaderboard(con: duckdb.DuckDBPyConnection, benchmark: str | None = None, ru
     version, step, source, signature, questions (= attempted: the rows its file has, answered or
     failed), the three metrics' means over them (a recomputed run's as the release rounds them, 6 decimals;
     0 for none),
-    right (answers right by the profile), answered, missing, failed. Ordered by Accuracy, best first."""
+    right (answers right by the profile), answered, missing, failed, and how its file joins the gold
+    (file_rows, extra_ids, extra_example). Ordered by Accuracy, best first."""
     chosen, params = _chosen(benchmark, run_ids)
     rows = _dicts(con.execute(VISIBLE + f"""
         SELECT r.run_id, r.name, r.version, r.step, r.series, r.source, r.profile, r.signature, r.origin, r.file_rows,
+               coalesce(r.extra_ids, 0) AS extra_ids, coalesce(r.extra_example, '') AS extra_example,
                c.n, c.sum_accuracy, c.sum_token_f1, c.sum_anls, c.sum_right, c.failed, c.missing
         FROM ({chosen}) r JOIN cells c ON c.run_id = r.run_id AND c.field = '{OVERALL}'
         ORDER BY r.name, r.step NULLS FIRST, r.version""", params))
@@ -139,7 +154,7 @@ def leaderboard(con: duckdb.DuckDBPyConnection, benchmark: str | None = None, ru
         keep = (lambda x: round(x, 6)) if r["source"] == RECOMPUTED else float
         means = {m: keep(float(r[f"sum_{m}"]) / n) if n else 0.0 for m in METRICS}
         out.append({k: r[k] for k in ("run_id", "name", "version", "step", "series", "source", "profile", "signature",
-                                      "origin", "file_rows")}
+                                      "origin", "file_rows", "extra_ids", "extra_example")}
                    | {"questions": n, **means, "right": int(r["sum_right"] or 0), "attempted": n,
                       "answered": n - int(r["failed"] or 0), "missing": int(r["missing"] or 0), "failed": int(r["failed"] or 0)})
     out.sort(key=lambda r: -r["accuracy"])  # stable: name order among equals
@@ -312,3 +327,169 @@ def question_rows(con: duckdb.DuckDBPyConnection, benchmark: str, positions: Seq
                           FROM questions WHERE benchmark = ? AND q IN ({marks}) GROUP BY q""", [benchmark, *qs]).fetchall()
     return {int(q): {"question_id": i, "question": t, "gold": g, "documents": list(d or []), "cluster": c}
             for q, i, t, g, d, c in got}
+
+
+# ----------------------------------------------------------------------------- a few runs' rows, and any labelling
+
+ROW_COLUMNS = ("run_id", "q", "doc", "accuracy", "token_f1", "anls", "is_right", "attempted", "failed", "status")
+
+
+def _id_list(run_ids: Sequence[int]) -> list[int]:
+    return [int(r) for r in run_ids]
+
+
+def _positions_table(positions: Sequence[int] | np.ndarray) -> pa.Table:
+    return pa.table({"q": pa.array(np.asarray(positions, dtype=np.int32))})
+
+
+def rows(con: duckdb.DuckDBPyConnection, run_ids: Sequence[int], *, texts: bool = True,
+         positions: Sequence[int] | np.ndarray | None = None, attempted_only: bool = False) -> pa.Table:
+    """The scored rows of these runs (ROW_COLUMNS, and with `texts` the prediction as the release reports
+    it: NULL where the run has no answer), run by run in the order of `run_ids`, each in gold order --
+    only the rows at `positions` (gold positions) when given, only those attempted with `attempted_only`.
+    An Arrow table: a page builds the one frame it shows from it."""
+    ids = _id_list(run_ids)
+    if not ids:
+        return pa.table({c: pa.array([], t) for c, t in zip((*ROW_COLUMNS, *(("prediction",) if texts else ())),
+                                                            (pa.int64(), pa.int32(), pa.int32(), pa.float64(), pa.float64(),
+                                                             pa.float64(), pa.bool_(), pa.bool_(), pa.bool_(), pa.string(),
+                                                             pa.string()))})
+    marks = ", ".join("?" for _ in ids)
+    where = [f"s.run_id IN ({marks})"]
+    if attempted_only:
+        where.append("s.attempted")
+    if positions is not None:
+        con.register("lens_at", _positions_table(positions))
+        where.append("s.q IN (SELECT q FROM lens_at)")
+    cols = ", ".join(f"s.{c}" for c in ROW_COLUMNS)
+    text = ", t.prediction" if texts else ""
+    join = " LEFT JOIN texts t ON t.run_id = s.run_id AND t.q = s.q" if texts else ""
+    try:
+        return con.execute(f"SELECT {cols}{text} FROM scores s{join} WHERE {' AND '.join(where)} "
+                           f"ORDER BY list_position(?::BIGINT[], s.run_id), s.q", [*ids, ids]).to_arrow_table()
+    finally:
+        if positions is not None:
+            con.unregister("lens_at")
+
+
+def run_values(con: duckdb.DuckDBPyConnection, run_id: int, size: int) -> dict[str, np.ndarray]:
+    """One run over the gold (`size` questions, gold order): accuracy, token_f1, anls (NaN where it has no
+    row), is_right, attempted, failed (False there), and `present` (it has a row: a recomputed run has one
+    for every question, the missing ones too)."""
+    got = con.execute("SELECT q, accuracy, token_f1, anls, is_right, attempted, failed FROM scores WHERE run_id = ?",
+                      [int(run_id)]).fetchnumpy()
+    q = np.asarray(got["q"], dtype=np.int64)
+    out: dict[str, np.ndarray] = {}
+    for m in METRICS:
+        values = np.full(size, np.nan)
+        values[q] = np.asarray(got[m], dtype=np.float64)
+        out[m] = values
+    for flag in ("is_right", "attempted", "failed"):
+        values = np.zeros(size, dtype=bool)
+        values[q] = np.asarray(got[flag], dtype=bool)
+        out[flag] = values
+    present = np.zeros(size, dtype=bool)
+    present[q] = True
+    out["present"] = present
+    return out
+
+
+def attempted_by_all(con: duckdb.DuckDBPyConnection, run_ids: Sequence[int]) -> np.ndarray:
+    """The gold positions every one of these runs attempted (answered or failed), sorted."""
+    ids = _id_list(run_ids)
+    if not ids:
+        return np.zeros(0, dtype=np.int64)
+    marks = ", ".join("?" for _ in ids)
+    got = con.execute(f"SELECT q FROM scores WHERE run_id IN ({marks}) AND attempted GROUP BY q "
+                      f"HAVING count(DISTINCT run_id) = {len(set(ids))} ORDER BY q", ids).fetchnumpy()
+    return np.asarray(got["q"], dtype=np.int64)
+
+
+def means_over(con: duckdb.DuckDBPyConnection, run_ids: Sequence[int], positions: Sequence[int] | np.ndarray
+               ) -> dict[int, dict[str, float]]:
+    """Per run: `n` (the questions of `positions` it attempted) and each metric's mean over them (NaN for none)."""
+    ids = _id_list(run_ids)
+    if not ids:
+        return {}
+    marks = ", ".join("?" for _ in ids)
+    sums = ", ".join(f"fsum({m}) AS {m}" for m in METRICS)
+    con.register("lens_at", _positions_table(positions))
+    try:
+        got = _dicts(con.execute(f"SELECT run_id, count(*) AS n, {sums} FROM scores WHERE run_id IN ({marks}) AND attempted "
+                                 "AND q IN (SELECT q FROM lens_at) GROUP BY run_id", ids))
+    finally:
+        con.unregister("lens_at")
+    out = {r: {"n": 0, **{m: math.nan for m in METRICS}} for r in ids}
+    for r in got:
+        n = int(r["n"])
+        out[int(r["run_id"])] = {"n": n, **{m: _mean(r[m], n) for m in METRICS}}
+    return out
+
+
+def breakdown_by(con: duckdb.DuckDBPyConnection, run_ids: Sequence[int], q: Sequence[int] | np.ndarray,
+                 code: Sequence[int] | np.ndarray, *, positions: Sequence[int] | np.ndarray | None = None) -> list[dict]:
+    """A breakdown by any labelling of the questions: (`q`, `code`) pairs give each gold position its label
+    codes (a question once per pair: a multi-valued field has several). Per run and code, over the rows
+    the run attempted (only at `positions`, when given): run_id, code, count, `sum_<metric>`, right --
+    ordered by run (as given), then code."""
+    ids = _id_list(run_ids)
+    if not ids:
+        return []
+    marks = ", ".join("?" for _ in ids)
+    con.register("lens_labels", pa.table({"q": pa.array(np.asarray(q, dtype=np.int32)),
+                                          "code": pa.array(np.asarray(code, dtype=np.int32))}))
+    keep = ""
+    if positions is not None:
+        con.register("lens_at", _positions_table(positions))
+        keep = " AND s.q IN (SELECT q FROM lens_at)"
+    sums = ", ".join(f"fsum(s.{m}) AS sum_{m}" for m in METRICS)
+    try:
+        got = _dicts(con.execute(f"""
+            SELECT s.run_id, l.code, count(*) AS count, {sums}, count(*) FILTER (s.is_right) AS "right"
+            FROM scores s JOIN lens_labels l ON l.q = s.q
+            WHERE s.run_id IN ({marks}) AND s.attempted{keep}
+            GROUP BY s.run_id, l.code
+            ORDER BY list_position(?::BIGINT[], s.run_id), l.code""", [*ids, ids]))
+    finally:
+        con.unregister("lens_labels")
+        if positions is not None:
+            con.unregister("lens_at")
+    return [{"run_id": int(r["run_id"]), "code": int(r["code"]), "count": int(r["count"]),
+             **{f"sum_{m}": float(r[f"sum_{m}"]) for m in METRICS}, "right": int(r["right"])} for r in got]
+
+
+def right_runs(con: duckdb.DuckDBPyConnection, run_ids: Sequence[int], q: int) -> set[int]:
+    """The runs (of these) right on the question at gold position `q`."""
+    ids = _id_list(run_ids)
+    if not ids:
+        return set()
+    marks = ", ".join("?" for _ in ids)
+    return {int(r[0]) for r in con.execute(f"SELECT run_id FROM scores WHERE run_id IN ({marks}) AND q = ? AND is_right",
+                                           [*ids, int(q)]).fetchall()}
+
+
+def right_rows(con: duckdb.DuckDBPyConnection, run_ids: Sequence[int]) -> dict[int, np.ndarray]:
+    """Per run (of these): the gold positions it got right, sorted."""
+    ids = _id_list(run_ids)
+    out = {r: np.zeros(0, dtype=np.int64) for r in ids}
+    if not ids:
+        return out
+    marks = ", ".join("?" for _ in ids)
+    got = con.execute(f"SELECT run_id, q FROM scores WHERE run_id IN ({marks}) AND is_right ORDER BY run_id, q",
+                      ids).fetchnumpy()
+    run, q = np.asarray(got["run_id"], dtype=np.int64), np.asarray(got["q"], dtype=np.int64)
+    if len(run):
+        cuts = np.flatnonzero(np.diff(run)) + 1
+        for part_run, part_q in zip(np.split(run, cuts), np.split(q, cuts)):
+            out[int(part_run[0])] = part_q
+    return out
+
+
+def status_counts(con: duckdb.DuckDBPyConnection, run_ids: Sequence[int]) -> list[dict]:
+    """Per run (of these) and status, the rows it attempted: run_id, status, count (by run, then count, most first)."""
+    ids = _id_list(run_ids)
+    if not ids:
+        return []
+    marks = ", ".join("?" for _ in ids)
+    return _dicts(con.execute(f"SELECT run_id, status, count(*) AS count FROM scores WHERE run_id IN ({marks}) AND attempted "
+                              "GROUP BY run_id, status ORDER BY run_id, count DESC, status", ids))

@@ -8,7 +8,9 @@ writers may both have written (`queries.py`).
                 name, file sha256, profile signature, step), benchmark, name, source (recomputed or
                 official scores), file path and sha256, profile and signature, step and series, origin,
                 questions held, the file's rows, ingested_at, host and pid of the writer, finder_fields
-                (the coded fields the weak-slice finder lists with these values: its counts are theirs)
+                (the coded fields the weak-slice finder lists with these values: its counts are theirs),
+                extra_ids and extra_example (how many of the file's ids name no gold question, and the
+                first of them: how the run joins the gold, said on every page)
     removals    run_id, removed_at, host, pid: a run removed (`docbench-lens ingest --remove`) or
                 written twice at once (the later copy). A run is visible while it has no removal.
     benchmarks  benchmark (the key of its questions, `Questions.key`), name, questions, units
@@ -42,9 +44,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 __all__ = ["SCHEMA_VERSION", "SCALAR_FIELDS", "LIST_FIELDS", "FIELDS", "OVERALL", "FINDER_FIELDS", "RECOMPUTED", "OFFICIAL", "TABLES",
-           "statements"]
+           "ADDED", "columns", "statements"]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: runs.extra_ids, runs.extra_example (a store of version 1 gains them)
 
 # every breakdown field, as scoring.slices.question_fields names them (scoring.model.BREAKDOWNS and
 # page_category), the dashboard's document length and evidence position, and DocVQA's question types
@@ -64,7 +66,8 @@ TABLES: dict[str, str] = {
     "lens_meta": "key VARCHAR, value VARCHAR",
     "runs": ("run_id BIGINT, identity VARCHAR, benchmark VARCHAR, name VARCHAR, source VARCHAR, file_path VARCHAR, "
              "file_sha256 VARCHAR, profile VARCHAR, signature VARCHAR, step BIGINT, series VARCHAR, origin VARCHAR, "
-             "questions INTEGER, file_rows INTEGER, ingested_at TIMESTAMP, host VARCHAR, pid INTEGER, finder_fields VARCHAR[]"),
+             "questions INTEGER, file_rows INTEGER, ingested_at TIMESTAMP, host VARCHAR, pid INTEGER, finder_fields VARCHAR[], "
+             "extra_ids INTEGER, extra_example VARCHAR"),
     "removals": "run_id BIGINT, removed_at TIMESTAMP, host VARCHAR, pid INTEGER",
     "benchmarks": "benchmark VARCHAR, name VARCHAR, questions INTEGER, unit VARCHAR, created_at TIMESTAMP",
     "questions": ("benchmark VARCHAR, q INTEGER, question_id VARCHAR, doc INTEGER, cluster VARCHAR, documents VARCHAR[], "
@@ -79,6 +82,15 @@ TABLES: dict[str, str] = {
               "documents INTEGER, missing INTEGER, questions_all INTEGER, documents_all INTEGER"),
     "doc_sums": "run_id BIGINT, doc INTEGER, n INTEGER, " + _SUM_COLUMNS,
 }
+
+
+# columns added after a table was first made: (table, column, type), added to a store made before them
+ADDED: tuple[tuple[str, str, str], ...] = (("runs", "extra_ids", "INTEGER"), ("runs", "extra_example", "VARCHAR"))
+
+
+def columns(table: str) -> list[str]:
+    """The column names of a table, in order."""
+    return [part.strip().split(" ")[0] for part in TABLES[table].split(",")]
 
 
 def statements(tables: Sequence[str] = tuple(TABLES)) -> list[str]:
