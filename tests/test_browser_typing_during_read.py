@@ -3,8 +3,9 @@ answer search waits for the question's document to be read; while it is read, a 
 reading. That poller used to end with a full-page rerun, which re-created the page's widgets while
 the user was typing in them: a typed name vanished, the Runs picker came back empty, Save was
 refused. Here the reading is held on purpose (tests/held_reading.py: until a file exists), the user
-types during it, the reading is released while the note is still being typed, and everything typed
-must still be there -- then Save must work. Every wait is for a state (a text shown, the app idle),
+types during it (each commit's own rerun waited for, the poller polling throughout), the reading is
+released while the note is still being typed, and everything typed must still be there -- then Save must
+work, with the name last committed as the note's author. Every wait is for a state (a text shown, the app idle),
 never for a moment."""
 
 from __future__ import annotations
@@ -42,14 +43,18 @@ def test_what_is_typed_during_a_background_reading_is_kept(tmp_path, mini_bench,
 
         # 1. typed and committed while the poller runs, several times over its polls
         name = page.get_by_label("Your name (saved with every note)")
+        # each commit's own rerun is waited for (a box typed into while a full rerun re-creates it loses the
+        # keys: Streamlit's, not the poller's); the poller keeps polling through all of it
         for typed in ("A", "An", "Ana"):
             name.fill(typed)
             name.press("Tab")
+            wait_idle(page)
             page.get_by_role("textbox", name="Search", exact=True).fill("adubench")
             page.get_by_role("textbox", name="Search", exact=True).press("Enter")
+            wait_idle(page)
             page.get_by_role("textbox", name="Search", exact=True).fill("")
             page.get_by_role("textbox", name="Search", exact=True).press("Enter")
-        wait_idle(page)
+            wait_idle(page)
         expect(reading.first).to_be_visible()  # still reading: what follows happens during it
         expect(name).to_have_value("Ana")
         assert RUN in runs_chosen(page), f"the run was dropped while the document was read: {runs_chosen(page)!r}"
@@ -61,6 +66,7 @@ def test_what_is_typed_during_a_background_reading_is_kept(tmp_path, mini_bench,
         for typed in ("Ana B", "Ana"):
             name.fill(typed)
             name.press("Tab")
+            wait_idle(page)
         expect(page.get_by_text("Reading ", exact=False).filter(has_text="to search it")).to_have_count(0, timeout=60_000)
         expect(page.get_by_text(f"{RUN}: “", exact=False).first).to_be_visible()  # the answer line, drawn in place
         wait_idle(page)

@@ -83,17 +83,26 @@ def _read_only(where: str = "") -> bool:
 
 def _author(key: str, label: str = "Your name (saved with every note)") -> str:
     """The session's name: a text box (one per form that records who wrote something; a page may show
-    two, e.g. the notes' and the saved slices'), its value kept for the session across pages in NAME,
-    written only when the user commits a box (on_change): a box whose state is older than NAME -- the
-    name was typed in another box -- is brought up to NAME before it is drawn, never the other way."""
-    wkey = f"ann_name_{key}"
+    two, e.g. the notes' and the saved slices'), its value kept for the session across pages in NAME.
+    Each box remembers the name it last showed: a box whose value differs from that was typed in, and
+    its value becomes NAME; otherwise, if NAME moved on (typed in another box), the box is brought up to
+    NAME. Read from the widget's state on every run, not only in on_change: a commit whose rerun was
+    merged with the reading poller's fragment rerun lost its callback, and the name an earlier commit
+    had set was saved with the note while the box showed the newer one."""
+    wkey, seen_key = f"ann_name_{key}", f"ann_name_seen_{key}"
     name = st.session_state.get(NAME, "")
+    if wkey in st.session_state:
+        typed = str(st.session_state[wkey]).strip()
+        seen = st.session_state.get(seen_key, typed)
+        if typed != seen:  # typed in this box since it was last drawn
+            name = st.session_state[NAME] = typed
+        elif typed != name:  # typed in another box of this session since this one was drawn
+            st.session_state[wkey] = name
+    st.session_state[seen_key] = name
 
     def keep() -> None:
-        st.session_state[NAME] = st.session_state[wkey].strip()
+        st.session_state[NAME] = st.session_state[seen_key] = str(st.session_state[wkey]).strip()
 
-    if wkey in st.session_state and st.session_state[wkey].strip() != name:
-        st.session_state[wkey] = name  # typed in another box of this session since this one was drawn
     # the session's name in the call (not only in the widget's state): a box re-created after Streamlit
     # dropped its state comes back with the name, never empty
     st.text_input(label, value=name, key=wkey, on_change=keep, max_chars=100,
