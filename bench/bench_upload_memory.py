@@ -90,32 +90,26 @@ def main(argv: list[str] | None = None) -> int:
     os.environ["LENS_CACHE_DIR"] = str(tmp / "cache")
     import gc
 
-    from dashboard.core import paths, store
-    from dashboard.core.analysis import Analysis, Run
+    from dashboard.core import paths
+    from dashboard.core.analysis import Analysis
     from dashboard.core.paths import Sources, new_session_folder, session_uploads, stage_upload, sweep_uploads
     from dashboard.data.frames import load_results
     from dashboard.data.workspace import discover, fingerprint
-    from dashboard.shell import cache
-    from scoring.runner import score_runs
+    from dashboard.shell import cache, scorer
     from scoring.workers import discard_shared_pool
 
     def load(sources: Sources, profile: str = "xldocbench"):
-        """session.load's reading, scoring and analysis (no streamlit widgets)."""
+        """session.load's reading, scoring and analysis (no streamlit widgets): the runs scored and ingested
+        into the engine, or found there (dashboard/shell/scorer.py), as the app does."""
         disc = discover(sources)
         ws_key = (("bench", tuple(map(str, sources.runs))), fingerprint(disc.all_files()))
         ws = cache.workspace(ws_key, sources)
         gold_key = fingerprint(ws.discovery.gold)
-        scorable = [pf for pf in ws.predictions if pf.loaded.items]
-        todo = [pf for pf in scorable if cache.scored((gold_key, pf.sha256, pf.run, profile)) is None]
-        for i, result in score_runs(ws.gold.items, [(pf.run, pf.loaded.items) for pf in todo], profile=profile):
-            pf = todo[i]
-            key = store.run_key(store.files_sha256(ws.discovery.gold, gold_key), pf.sha256, profile)
-            store.save_run(cache.score_store(), key, result)
-            cache.remember((gold_key, pf.sha256, pf.run, profile), result)
-        runs = [Run(pf.run, "recomputed", str(pf.path), cache.scored((gold_key, pf.sha256, pf.run, profile)), [])
-                for pf in scorable]
+        runs, engine_store, _ = scorer.scored_runs(ws, gold_key, profile)
+        frame, _ = cache.questions(ws, gold_key)
         key = (ws_key, gold_key, profile, tuple((r.name, r.source, r.file) for r in runs))
-        an = cache.analysis(key, lambda: Analysis.build(runs, ws.gold.items, ws.page_counts, profile))
+        an = cache.analysis(key, lambda: Analysis.build(runs, ws.gold.items, ws.page_counts, profile,
+                                                        ws.declared_pages(), store=engine_store, questions=frame))
         listed = load_results(ws)
         return ws, an, listed
 

@@ -46,7 +46,7 @@ DISPLAY_CHARS = 2_000  # characters of one text shown in a code block
 TABLE_CHARS = 300  # characters of one text shown in a table cell
 
 
-COPY_CHARS = 10_000  # a text longer than this is cut before it is copied into a table (Analysis.display_scores)
+COPY_CHARS = 10_000  # a text longer than this is cut before it is copied into a table (Analysis.display_rows)
 
 
 def clip_text(text: str | None, limit: int = DISPLAY_CHARS) -> str | None:
