@@ -81,22 +81,15 @@ def cache_problems(root: Path | None = None) -> list[str]:
 
 # ----------------------------------------------------------------------------- keys
 
-_SHA_MEMO: dict[tuple, str] = {}
-_SHA_LOCK = threading.Lock()
-
-
 FILES_SHA_CHUNK = 1 << 20
 
 
-def files_sha256(paths: Sequence[Path], stamp: tuple | None = None) -> str:
+def files_sha256(paths: Sequence[Path]) -> str:
     """sha256 over the files' bytes, in order (each file's length first, so the split between
     files counts), each read FILES_SHA_CHUNK bytes at a time: a harness's samples file of 2 GB (a
-    gold file of the harness layout) was read whole into the server, 2.3 GB at its peak. `stamp` (e.g.
-    their (path, size, mtime) fingerprint) memoises the result."""
-    if stamp is not None:
-        with _SHA_LOCK:
-            if stamp in _SHA_MEMO:
-                return _SHA_MEMO[stamp]
+    gold file of the harness layout) was read whole into the server, 2.3 GB at its peak. Nothing is
+    remembered here: a file's digest that should survive a rerun or a restart is the documents
+    layer's `ocr.file_sha256` (remembered by the file's identity in the cache folder)."""
     h = hashlib.sha256()
     buf = bytearray(FILES_SHA_CHUNK)
     view = memoryview(buf)
@@ -105,13 +98,7 @@ def files_sha256(paths: Sequence[Path], stamp: tuple | None = None) -> str:
             h.update(os.fstat(fh.fileno()).st_size.to_bytes(8, "big"))  # the length as read whole (unless it grows meanwhile)
             while n := fh.readinto(buf):
                 h.update(view[:n])
-    digest = h.hexdigest()
-    if stamp is not None:
-        with _SHA_LOCK:
-            if len(_SHA_MEMO) > 256:
-                _SHA_MEMO.clear()
-            _SHA_MEMO[stamp] = digest
-    return digest
+    return h.hexdigest()
 
 
 def scorer_sha256() -> str:

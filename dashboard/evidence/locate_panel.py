@@ -26,8 +26,7 @@ from pathlib import Path
 import streamlit as st
 
 from dashboard.core.escape import md_escape
-from dashboard.core.store import files_sha256, scorer_sha256
-from dashboard.data.workspace import fingerprint
+from dashboard.core.store import scorer_sha256
 from dashboard.documents import ocr, pagetext, pdf
 from dashboard.evidence import grounding, locate, locating, panel, render
 from dashboard.evidence.grounding import AUTO_PAIRS, evidence_table
@@ -83,7 +82,7 @@ def located_key(ctx: Context, where: dict | None = None) -> str:
     disc = ws.discovery
     others = [p for p in (*disc.gold, *([disc.documents] if disc.documents else []), *disc.scores, *disc.summaries,
                           *disc.harness_files) if p.is_file()]
-    _digest(h, files_sha256(others, fingerprint(others)))
+    _digest(h, [ocr.file_sha256(p) for p in others])  # each remembered by its identity, as the documents are
     sha = {pf.run: pf.sha256 for pf in ws.predictions}
     rights = {run: sorted(ids) for run, ids in an.right_sets().items()}
     answers = None
