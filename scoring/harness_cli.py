@@ -60,12 +60,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def run(args: argparse.Namespace) -> int:
     """The parsed command line (scoring/options.py) on harness outputs; the exit code."""
-    err = sys.stderr
+    code = options.refused(args)
+    if code is not None:
+        return code
     asks_gate = gate.wants(args)
-    why = (gate.refusal(args) if asks_gate else None) or judge_cli.refusal(args)
-    if why:
-        print(f"ERROR: {why}", file=err)
-        return gate.EXIT_USAGE
     code = _rescore_all(args)
     if code or not asks_gate:
         return code

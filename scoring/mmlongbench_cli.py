@@ -80,11 +80,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 def run(args: argparse.Namespace) -> int:
     """The parsed command line (scoring/options.py) on MMLongBench-Doc's files; the exit code."""
     err = sys.stderr
+    code = options.refused(args)
+    if code is not None:
+        return code
     asks_gate = gate.wants(args)
-    why = (gate.refusal(args) if asks_gate else None) or judge_cli.refusal(args)
-    if why:
-        print(f"ERROR: {why}", file=err)
-        return gate.EXIT_USAGE
     if args.gold_files and len(args.gold_files) > 1:
         print("ERROR: --gold-files takes one file under --profile mmlongbench-doc (data/samples.json)", file=err)
         return 1

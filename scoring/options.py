@@ -326,3 +326,16 @@ def parse(argv: Sequence[str], prog: str = "python -m scoring", command: str = S
     if command == GATE and not args.baseline and not args.trend:
         view.error("the gate compares the run with --baseline OLD (or a training run's checkpoints: --trend CSV)")
     return args, kind
+
+
+def refused(args: argparse.Namespace, *, judged: bool = True) -> int | None:
+    """The usage error every kind of input says before reading a file: the finder's, the gate's and the
+    trend's options given wrongly (when any is asked for), or the judge's (`judged`: this kind of input
+    can be re-judged). Said on stderr; the exit code (gate.EXIT_USAGE), or None when the options stand."""
+    why = gate.refusal(args) if gate.wants(args) else None
+    if why is None and judged:
+        why = judge_cli.refusal(args)
+    if why is None:
+        return None
+    print(f"ERROR: {why}", file=sys.stderr)
+    return gate.EXIT_USAGE

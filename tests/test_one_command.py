@@ -267,3 +267,16 @@ def test_an_option_of_another_kind_of_input_is_a_usage_error_naming_its_kind(ben
     done = run(["-m", "scoring", *gold, "--predictions", str(new), flag, *([value] if value else [])])
     assert done.returncode == 2
     assert f"{flag} is for {kind}" in done.stderr and "these are a benchmark's gold and prediction files" in done.stderr
+
+
+@pytest.mark.parametrize("kind", ["mmlongbench-doc", "harness"])
+def test_every_kind_refuses_the_same_options_the_same_way(benchmarks, kind, tmp_path):
+    """One refusal (scoring/options.py `refused`) for the kinds of input that can be re-judged: the gate's
+    options given wrongly and the judge's, each exit 2 with one sentence, before any file is scored."""
+    gold, _, new = benchmarks[kind]
+    no_baseline = run(["-m", "scoring", *gold, "--predictions", str(new), "--compare-json", str(tmp_path / "c.json")])
+    assert no_baseline.returncode == 2, no_baseline.stderr
+    assert no_baseline.stderr.strip() == "ERROR: --compare-json and --fail-on-regression need --baseline"
+    no_url = run(["-m", "scoring", *gold, "--predictions", str(new), "--judge-model", "m"])
+    assert no_url.returncode == 2 and no_url.stderr.strip() == "ERROR: --judge-model needs --judge-url", no_url.stderr
+    assert not (tmp_path / "c.json").exists()
