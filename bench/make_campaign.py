@@ -43,10 +43,12 @@ def run_specs(n: int, seed: int) -> list[tuple[str, float, float, float, float, 
     rng = random.Random(seed * 7919 + n)
     specs, names = [("random-baseline", 0.08, 0.0, 0.0, 0.0, "jsonl")], {"random-baseline"}
     for k in range(1, n):
-        while True:
+        for _ in range(200):  # a new name while there are some (13 x 5 x 4 = 260), else a numbered one
             name = f"{rng.choice(FAMILIES)}-{rng.choice(SIZES)}{rng.choice(SETTINGS)}"
             if name not in names:
                 break
+        else:
+            name = f"{name}-r{k}"
         names.add(name)
         skill = round(0.20 + 0.66 * (k - 1) / max(1, n - 2) + rng.uniform(-0.02, 0.02), 3)
         verbose = rng.choice([0.02, 0.05, 0.05, 0.10, 0.20, 0.45])
