@@ -272,10 +272,12 @@ def direct_interactions(an, repeat: int, pd) -> dict[str, list[float]]:
 # ----------------------------------------------------------------------------- the parent
 
 
-def run_child(mode: str, bench: Path, cache_dir: Path, repeat: int) -> tuple[dict, float]:
+def run_child(mode: str, bench: Path, cache_dir: Path, repeat: int, root: Path = ROOT) -> tuple[dict, float]:
+    """One server process of the checkout at `root` (this one, or --against's, with its own .venv)."""
     env = dict(os.environ, LENS_CACHE_DIR=str(cache_dir))
-    cmd = [sys.executable, __file__, "--child", mode, str(bench), str(repeat), repr(time.time())]
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    python = sys.executable if root == ROOT else str(root / ".venv" / "bin" / "python")
+    cmd = [python, str(root / "bench" / "bench_scale.py"), "--child", mode, str(bench), str(repeat), repr(time.time())]
+    proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     peak = 0.0
     while proc.poll() is None:
         peak = max(peak, _tree_rss_mb(proc.pid))
@@ -360,6 +362,46 @@ def measure(config: str, repeat: int, change_one: bool, profile_switch: bool = F
               f"({fmt_phases(changed)}), cache {changed['store']}", flush=True)
         res["changed"] = changed
     return res
+
+
+def side_by_side(other: Path, config: str, repeat: int) -> dict:
+    """Issue 37's "no slower than today's in-process path": the same campaign served by this checkout
+    (the engine) and by `other` (a checkout of the code before it, with its own .venv and cache folder),
+    first scoring once each, then `repeat` restarts of each, interleaved (ours first on even
+    repetitions, theirs first on odd), each a new process; medians and their ratio, with the load."""
+    q, r = (int(x) for x in config.split("x"))
+    bench = make_campaign.ensure(q, r)
+    ours_cache, theirs_cache = OUT / "scale_cache" / config, OUT / "scale_cache" / f"{config}-before"
+    shutil.rmtree(theirs_cache, ignore_errors=True)
+    load = [os.getloadavg()[0]]
+    theirs_first, theirs_first_peak = run_child("first", bench, theirs_cache, 1, root=other)
+    if not (ours_cache / "engine").is_dir():
+        run_child("first", bench, ours_cache, 1)
+    runs: dict[str, list[tuple[dict, float]]] = {"engine": [], "before": []}
+    for k in range(repeat):
+        order = [("engine", ROOT, ours_cache), ("before", other, theirs_cache)]
+        for who, root, cache in order if k % 2 == 0 else order[::-1]:
+            load.append(os.getloadavg()[0])
+            runs[who].append(run_child("restart", bench, cache, 1, root=root))
+    def med_of(who: str, pick) -> float:
+        return statistics.median(pick(res) for res, _ in runs[who])
+    rows = {"restart: first script run (s)": lambda res: res["first_run_s"],
+            "restart: process start -> overview (s)": lambda res: res["wall_from_start_s"]}
+    names = set(runs["engine"][0][0]["interactions"]["times"]) & set(runs["before"][0][0]["interactions"]["times"])
+    for name in sorted(names):
+        rows[f"{name} (s)"] = lambda res, name=name: med(res["interactions"]["times"][name])
+    table = {label: (med_of("engine", f), med_of("before", f)) for label, f in rows.items()}
+    peaks = (statistics.median(p for _, p in runs["engine"]), statistics.median(p for _, p in runs["before"]))
+    print(f"\n[{config}] side by side with {other} (the in-process path), {repeat} interleaved restarts each, "
+          f"load average {min(load):.1f}-{max(load):.1f}:\n")
+    print("| measure | engine | in-process path | ratio (engine / in-process) |\n|---|---|---|---|")
+    for label, (a, b) in table.items():
+        print(f"| {label} | {a:.3f} | {b:.3f} | {a / b:.2f}x |")
+    print(f"| peak memory of the process tree, restart (MB) | {peaks[0]:,.0f} | {peaks[1]:,.0f} | {peaks[0] / peaks[1]:.2f}x |")
+    print(f"(first scoring, once each: in-process path {theirs_first['first_run_s']:.1f} s, peak {theirs_first_peak:,.0f} MB)",
+          flush=True)
+    return {"config": config, "table": table, "peaks": peaks, "load": load,
+            "before_first": (theirs_first["first_run_s"], theirs_first_peak)}
 
 
 def fmt_phases(r: dict) -> str:
@@ -631,6 +673,9 @@ def main() -> None:
                     help="issue 27's grid: 20000x50, 20000x100, 20000x200, with a profile switch on the largest")
     ap.add_argument("--profile-switch", action="store_true", help="measure a profile switch on the largest configuration")
     ap.add_argument("--reuse", action="store_true", help="take configurations measured before from bench/out/scale_results/")
+    ap.add_argument("--against", type=Path, metavar="CHECKOUT",
+                    help="also serve the last configuration with CHECKOUT (a checkout of the code before the engine, "
+                         "with its own .venv): restarts interleaved with ours, medians and ratios")
     ap.add_argument("--cli-n", type=int, default=1_000_000)
     ap.add_argument("--cli-sample", type=int, default=20_000)
     ap.add_argument("--cli-repeat", type=int, default=3, help="end-to-end runs of the CLI on the full run (median reported)")
@@ -651,6 +696,10 @@ def main() -> None:
             results.append(measure(config, args.repeat, change_one=last, profile_switch=last and args.profile_switch))
             saved.parent.mkdir(parents=True, exist_ok=True)
             saved.write_text(json.dumps(results[-1]))
+    if args.against and args.grid:
+        saved = OUT / "scale_results" / f"{args.grid[-1]}-against.json"
+        saved.parent.mkdir(parents=True, exist_ok=True)
+        saved.write_text(json.dumps(side_by_side(args.against.resolve(), args.grid[-1], args.repeat)))
     browser = None
     if args.browser and results:
         big = results[-1]
