@@ -315,16 +315,23 @@ def empty_server(q: int, bench: Path, repeat: int) -> float:
     return EMPTY[q][0]
 
 
-def measure(config: str, repeat: int, change_one: bool, profile_switch: bool = False) -> dict:
+def measure(config: str, repeat: int, change_one: bool, profile_switch: bool = False, kept: dict | None = None) -> dict:
+    """One configuration: the empty server, the first scoring on an empty cache folder, a restart with
+    its pages and interactions. `kept` (--restarts-only): the first scoring measured before, whose
+    cache folder is kept; only the restart is measured again (e.g. when the machine is quieter)."""
     q, r = (int(x) for x in config.split("x"))
     bench = make_campaign.ensure(q, r)
     cache_dir = OUT / "scale_cache" / config
-    shutil.rmtree(cache_dir, ignore_errors=True)
+    if kept is None:
+        shutil.rmtree(cache_dir, ignore_errors=True)
     load = os.getloadavg()[0]
-    empty = empty_server(q, bench, repeat)
-    first, first_peak = run_child("first", bench, cache_dir, repeat)
-    print(f"[{config}] first scoring: {first['first_run_s']:.1f} s ({fmt_phases(first)}), peak {first_peak:,.0f} MB; "
-          f"cache {first['store']}", flush=True)
+    empty = empty_server(q, bench, repeat) if kept is None else kept["empty_peak"]
+    if kept is None:
+        first, first_peak = run_child("first", bench, cache_dir, repeat)
+    else:
+        first, first_peak = kept["first"], kept["first_peak"]
+    print(f"[{config}] first scoring{' (measured before)' if kept else ''}: {first['first_run_s']:.1f} s "
+          f"({fmt_phases(first)}), peak {first_peak:,.0f} MB; cache {first['store']}", flush=True)
     restart, restart_peak = run_child("restart", bench, cache_dir, repeat)
     print(f"[{config}] restart: first script run {restart['first_run_s']:.2f} s, process start -> overview "
           f"{restart['wall_from_start_s']:.2f} s ({fmt_phases(restart)}), peak {restart_peak:,.0f} MB; "
@@ -673,6 +680,9 @@ def main() -> None:
                     help="issue 27's grid: 20000x50, 20000x100, 20000x200, with a profile switch on the largest")
     ap.add_argument("--profile-switch", action="store_true", help="measure a profile switch on the largest configuration")
     ap.add_argument("--reuse", action="store_true", help="take configurations measured before from bench/out/scale_results/")
+    ap.add_argument("--restarts-only", action="store_true",
+                    help="keep each configuration's first scoring measured before (and its filled cache folder): "
+                         "measure the restart, its pages and interactions again")
     ap.add_argument("--against", type=Path, metavar="CHECKOUT",
                     help="also serve the last configuration with CHECKOUT (a checkout of the code before the engine, "
                          "with its own .venv): restarts interleaved with ours, medians and ratios")
@@ -693,7 +703,9 @@ def main() -> None:
                 print(f"[{config}] reused {saved}")
                 continue
             last = k == len(args.grid) - 1
-            results.append(measure(config, args.repeat, change_one=last, profile_switch=last and args.profile_switch))
+            kept = json.loads(saved.read_text()) if args.restarts_only and saved.is_file() else None
+            results.append(measure(config, args.repeat, change_one=last and not kept,
+                                   profile_switch=last and args.profile_switch and not kept, kept=kept))
             saved.parent.mkdir(parents=True, exist_ok=True)
             saved.write_text(json.dumps(results[-1]))
     if args.against and args.grid:
