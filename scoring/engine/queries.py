@@ -517,23 +517,28 @@ def checkpoint_matrix(con: duckdb.DuckDBPyConnection, run_ids: Sequence[int], po
     distinct, row_of = np.unique(np.asarray(ids, dtype=np.int64), return_inverse=True)
     held = {m: np.zeros((len(distinct), n)) for m in wanted}
     flags = {f: np.zeros((len(distinct), n), dtype=bool) for f in ("attempted", "is_right")}
-    if k and n:
-        on = np.flatnonzero(cols >= 0)
-        con.register("lens_cols", pa.table({"col": pa.array(on.astype(np.int32)), "q": pa.array(cols[on].astype(np.int32))}))
+    on = np.flatnonzero(cols >= 0)
+    if k and on.size:
+        # each gold position's column (-1: not asked), looked up here rather than joined in the engine: the
+        # usual question is every gold question, read as stored
+        top = int(cols[on].max())
+        column = np.full(top + 1, -1, dtype=np.int64)
+        column[cols[on]] = on
         marks = ", ".join("?" for _ in distinct)
-        values = "".join(f", s.{m}" for m in wanted)
-        try:
-            got = con.execute(f"SELECT s.run_id, c.col{values}, s.attempted, s.is_right FROM scores s "
-                              f"JOIN lens_cols c ON c.q = s.q WHERE s.run_id IN ({marks})",
-                              [int(r) for r in distinct]).fetchnumpy()
-        finally:
-            con.unregister("lens_cols")
-        row = np.searchsorted(distinct, np.asarray(got["run_id"], dtype=np.int64))
-        col = np.asarray(got["col"], dtype=np.int64)
+        values = "".join(f", {m}" for m in wanted)
+        got = con.execute(f"SELECT run_id, q{values}, attempted, is_right FROM scores "
+                          f"WHERE run_id IN ({marks}) AND q BETWEEN ? AND ?",
+                          [*(int(r) for r in distinct), int(cols[on].min()), top]).fetchnumpy()
+        col = column[np.asarray(got["q"], dtype=np.int64)]
+        keep = col >= 0
+        row = np.searchsorted(distinct, np.asarray(got["run_id"], dtype=np.int64))[keep]
+        col = col[keep]
         for m in wanted:
-            held[m][row, col] = np.asarray(got[m], dtype=np.float64)
+            held[m][row, col] = np.asarray(got[m], dtype=np.float64)[keep]
         for f in flags:
-            flags[f][row, col] = np.asarray(got[f], dtype=bool)
+            flags[f][row, col] = np.asarray(got[f], dtype=bool)[keep]
+    if len(distinct) == k and np.array_equal(row_of, np.arange(k)):  # each run once, asked in id order: as held
+        return {**held, **flags}
     out = {m: held[m][row_of] for m in wanted}
     out.update({f: flags[f][row_of] for f in flags})
     return out
