@@ -152,3 +152,70 @@ def test_multi_label_fields_are_lists_in_the_rows(world):
     assert "evidence_source" in MULTI_LABEL
     for q, codes in rows[:200]:
         assert tuple(labels[c] for c in codes) == tuple(col.loc[qids[q]]) or col.loc[qids[q]] == ()
+
+
+def test_the_checkpoint_matrix_equals_the_runs_columns(world):
+    """The trends' and the checkpoint matrix's data (queries.checkpoint_matrix) equal what
+    scoring.trends.checkpoint_scores reads from the runs held in memory, exactly: runs in the order asked
+    (here the reverse of the analysis's), questions in the order asked (shuffled, some left out, one the
+    gold does not hold), each metric, attempted, and right as each run's profile reads its Accuracy."""
+    from scoring.trends import checkpoint_scores
+
+    name, an, con, key, ids = world
+    runs = [r.name for r in an.runs if r.recomputed][::-1]
+    assert runs, name
+    rng = np.random.default_rng(7)
+    gold = list(an.gold)
+    asked = [gold[i] for i in rng.permutation(len(gold))[: max(1, len(gold) * 9 // 10)]] + ["no-such-question"]
+    results = [an.result_of(r) for r in runs]
+    want, answered = checkpoint_scores(results, asked, list(METRICS))
+    right = np.array([res.profile.right_mask(want["accuracy"][k]) for k, res in enumerate(results)]).reshape(answered.shape)
+    at = {q: i for i, q in enumerate(gold)}
+    got = Q.checkpoint_matrix(con, [ids[r] for r in runs], [at.get(q, -1) for q in asked], METRICS)
+    mine = an.checkpoint_matrix(runs, asked, METRICS)  # the analysis's own engine (DuckDB in memory), by name
+    for found in (got, mine):
+        for m in METRICS:
+            assert found[m].dtype == np.float64 and np.array_equal(found[m], want[m]), (name, m)
+        assert np.array_equal(found["attempted"], answered), name
+        assert np.array_equal(found["is_right"], right), name
+        assert not found["attempted"][:, -1].any() and not found["accuracy"][:, -1].any()  # the id the gold lacks
+    assert Q.checkpoint_matrix(con, [], [0, 1], ["accuracy"])["accuracy"].shape == (0, 2)
+    with pytest.raises(KeyError):
+        an.checkpoint_matrix(["no-such-run"], asked, ["accuracy"])
+
+
+def test_the_trends_and_the_matrix_read_the_engine_as_they_read_the_columns(world):
+    """The Trends page's search and the matrix page's grid, built from the engine, equal what the runs'
+    columns gave (scoring.trends.checkpoint_scores and Profile.right_mask): the same trends, alarms and
+    cell states."""
+    from dashboard.matrix import frames as M
+    from dashboard.trends import frames as F
+    from scoring.stats import document_clusters
+    from scoring.trends import checkpoint_scores, search
+
+    name, an, con, key, ids = world
+    runs = [r.name for r in an.runs if r.recomputed]
+    assert len(runs) >= (20 if name == "generated" else 1), name
+    steps = list(range(100, 100 * (len(runs) + 1), 100))
+    qids = [str(q) for q in an.questions.index]
+    got = F.trend_search(an, runs, steps, "accuracy", an.questions)
+    results = [an.result_of(r) for r in runs]
+    scores, answered = checkpoint_scores(results, qids, ["accuracy"])
+    want = search({"accuracy": scores["accuracy"]}, document_clusters([an.gold[q].document_ids for q in qids]),
+                  F.fields_of(an.questions, an.gold, an.declared_pages), steps, runs=runs, answered=answered,
+                  right=results[0].profile.right_mask(scores["accuracy"]))
+    assert got.summary() == want.summary()
+    assert [(t.slice, t.questions, t.documents, t.score.tolist()) for t in got.trends["accuracy"]] == \
+        [(t.slice, t.questions, t.documents, t.score.tolist()) for t in want.trends["accuracy"]]
+    assert [(a.slice, a.step, a.p, a.q, list(a.forgotten)) for a in got.alarms] == \
+        [(a.slice, a.step, a.p, a.q, list(a.forgotten)) for a in want.alarms]
+    g = M.grid(an, runs, steps, qids)
+    acc = scores["accuracy"]
+    state = np.full(acc.shape, M.WRONG, dtype=np.uint8)
+    for row, res in enumerate(results):
+        r = res.profile.right_mask(acc[row])
+        state[row][r] = M.RIGHT
+        state[row][~r & (acc[row] > 0)] = M.PARTIAL
+    state[~answered] = M.MISSING
+    assert np.array_equal(g.state, state) and np.array_equal(g.accuracy, acc.astype(np.float32))
+    assert (g.state == M.RIGHT).any() and (g.state == M.WRONG).any()

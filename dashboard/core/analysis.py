@@ -717,6 +717,30 @@ class Analysis:
             got = Q.right_rows(con, list(names))
         return {names[r]: {ids[q] for q in qs.tolist()} for r, qs in got.items()}
 
+    def scored_ids(self, names: Sequence[str]) -> tuple[int, ...]:
+        """The engine's run ids of these recomputed runs, in this order: what a result built from their rows is
+        keyed by (a changed file is a new ingest, with a new id). A KeyError, as `result_of`'s, for a run that is
+        not loaded or has official scores only."""
+        out = []
+        for name in names:
+            run = self.run_of(name)
+            run_id = self.store.id_of(name)
+            if not run.recomputed or run_id is None:
+                raise KeyError(f"run {name!r} has official scores only: it was not recomputed")
+            out.append(run_id)
+        return tuple(out)
+
+    def checkpoint_matrix(self, names: Sequence[str], ids: Sequence[str], metrics: Sequence[str]) -> dict[str, np.ndarray]:
+        """These recomputed runs (rows, in this order) over the questions `ids` (columns, in this order):
+        each metric's scores (0 where a run holds no row), `attempted` and `is_right` (the profile's one
+        definition), read from the engine (queries.checkpoint_matrix). An id the gold does not hold is a
+        column no run attempted."""
+        run_ids = self.scored_ids(names)
+        gold = self._memo.get("gold index", lambda: pd.Index(list(self.gold)))
+        positions = gold.get_indexer(pd.Index([str(q) for q in ids], dtype=object)) if len(ids) else np.zeros(0, np.int64)
+        with self.store.read() as con:
+            return Q.checkpoint_matrix(con, run_ids, positions, metrics)
+
     def status_counts(self) -> dict[str, dict[str, int]]:
         """Run name -> status -> the rows it attempted with it (every run)."""
         names = {v: k for k, v in self.store.ids.items()}

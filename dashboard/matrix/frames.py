@@ -1,10 +1,11 @@
 """The question x run matrix's frames (dashboard/views/matrix.py). No streamlit here.
 
 The matrix is held once per set of runs as small integer arrays (runs x questions: a cell's state, one
-byte each; 200 runs x 20,000 questions is 4 MB), built from the runs' columns by scoring.trends'
-`checkpoint_scores` (the same data access as the trends). What a cell is: the profile's one definition of
-a right answer (`scoring.profiles.Profile.right_mask`): RIGHT; an answer with some Accuracy that is not
-right (a partial credit below the profile's line): PARTIAL; Accuracy 0: WRONG; no answer: MISSING. A
+byte each; 200 runs x 20,000 questions is 4 MB), built from the runs' rows in the engine
+(scoring.engine.queries.checkpoint_matrix, the same query as the trends'). What a cell is: the profile's
+one definition of a right answer (`scoring.profiles.Profile.right_mask`, the engine's `is_right`): RIGHT;
+an answer with some Accuracy that is not right (a partial credit below the profile's line): PARTIAL;
+Accuracy 0: WRONG; no answer: MISSING. A
 question's order keys are computed over every run at once (numpy); only the page shown becomes a frame.
 
     forgotten   right at the first run that answered it, not right at the last
@@ -22,9 +23,7 @@ import numpy as np
 import pandas as pd
 
 from dashboard.core.bounded import Bounded
-from dashboard.trends.frames import scores_digest
 from scoring.runner import column_list, compact_columns
-from scoring.trends import checkpoint_scores
 
 MISSING, WRONG, PARTIAL, RIGHT = 0, 1, 2, 3
 SYMBOL = {RIGHT: "✓", PARTIAL: "◐", WRONG: "✗", MISSING: "·"}  # shapes that differ without their colours
@@ -82,20 +81,19 @@ def order_keys(state: np.ndarray) -> dict[str, np.ndarray]:
 
 
 def grid(analysis: Any, runs: Sequence[str], steps: Sequence[int | None], ids: Sequence[str]) -> Grid:
-    """The matrix of these runs (in this order) over the questions `ids`, built once and shared by the
-    sessions (keyed by the runs' scores, not their names)."""
-    results = [analysis.result_of(r) for r in runs]
-    key = ("grid", tuple(runs), tuple(steps), len(ids), hash(tuple(ids)), scores_digest(results, ["accuracy"]))
+    """The matrix of these runs (in this order) over the questions `ids`, read from the engine
+    (`Analysis.checkpoint_matrix`), built once and shared by the sessions (keyed by the runs' identities in
+    the engine -- their run ids, a changed file being a new ingest --, not their names)."""
+    key = ("grid", analysis.store.benchmark, tuple(runs), analysis.scored_ids(runs), tuple(steps), len(ids),
+           hash(tuple(ids)))
 
     def build() -> Grid:
-        scores, answered = checkpoint_scores(results, list(ids), ["accuracy"])
-        acc = scores["accuracy"]
+        got = analysis.checkpoint_matrix(runs, list(ids), ["accuracy"])
+        acc, right = got["accuracy"], got["is_right"]
         state = np.full(acc.shape, WRONG, dtype=np.uint8)
-        for row, r in enumerate(results):
-            right = r.profile.right_mask(acc[row])
-            state[row][right] = RIGHT
-            state[row][~right & (acc[row] > 0)] = PARTIAL
-        state[~answered] = MISSING
+        state[right] = RIGHT
+        state[~right & (acc > 0)] = PARTIAL
+        state[~got["attempted"]] = MISSING
         return Grid(list(runs), list(steps), list(ids), state, acc.astype(np.float32))
 
     return GRIDS.get_or_build(key, build)

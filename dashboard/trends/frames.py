@@ -9,7 +9,6 @@ the run (lmms-eval's model arguments, VLMEvalKit's model folder), its name.
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -25,10 +24,9 @@ from dashboard.weak import frames as W
 from dashboard.weak.frames import EXTRA_FIELDS
 from scoring import steps as S
 from scoring.registry import METRIC_LABELS, MIN_DOCUMENTS
-from scoring.runner import column_list, compact_columns
 from scoring.slice_fields import FieldSet, slice_fields
 from scoring.stats import document_clusters
-from scoring.trends import OVERALL, Alarm, Trend, TrendSearch, checkpoint_scores, search
+from scoring.trends import OVERALL, Alarm, Trend, TrendSearch, search
 
 STEPS_FILES = (S.STEPS_FILE, f"runs/{S.STEPS_FILE}")  # where a benchmark folder's mapping is looked for
 MATRIX = "matrix"  # the matrix page's URL path (views/matrix.py)
@@ -169,46 +167,30 @@ def fields_of(questions: pd.DataFrame, gold: Mapping[str, Any], page_counts: Map
     return slice_fields([gold[q] for q in questions.index], page_counts, extra)
 
 
-def scores_digest(results: Sequence[Any], metrics: Sequence[str]) -> str:
-    """A digest of the runs' scores of `metrics` and of which questions they answered (their columns'
-    bytes): what a search or a matrix built from them is keyed by, so that a changed file is never served
-    an old result, whatever object holds it."""
-    h = hashlib.blake2b(digest_size=16)
-    for r in results:
-        c = compact_columns(r)
-        for m in metrics:
-            h.update(np.ascontiguousarray(np.asarray(c[m], dtype=float)).tobytes())
-        done = c["answered"]
-        h.update(np.asarray(done if hasattr(done, "dtype") else column_list(done), dtype=bool).tobytes())
-        h.update(b"\0")
-    return h.hexdigest()
-
-
 def _key(analysis: Any, runs: Sequence[str], metric: str, questions: pd.DataFrame, settings: Settings) -> tuple:
-    results = [analysis.result_of(r) for r in runs]
+    """The search's key: the runs' identities in the engine (their run ids: a changed file is a new ingest,
+    a new id, so it is never served an old result) and the benchmark's key, the questions and their saved
+    slices and tags, the metric and the settings."""
     cols = [c for c in EXTRA_FIELDS if c in questions.columns]
     extra = int(pd.util.hash_pandas_object(questions[cols].astype(str), index=True).sum()) if cols else 0
     ids = hash(tuple(str(q) for q in questions.index))
-    return ("trend", tuple(runs), scores_digest(results, [metric, "accuracy"]), ids, metric, extra, settings)
+    return ("trend", analysis.store.benchmark, tuple(runs), analysis.scored_ids(runs), ids, metric, extra, settings)
 
 
 def trend_search(analysis: Any, runs: Sequence[str], steps: Sequence[int], metric: str, questions: pd.DataFrame,
                  settings: Settings = Settings()) -> TrendSearch:
     """Every slice's trend and the alarms of one series (runs in step order), computed once per series,
-    metric, fields and settings and shared by the sessions. The data access is scoring.trends'
-    `checkpoint_scores` over the runs' columns."""
+    metric, fields and settings and shared by the sessions. The runs' scores are the engine's
+    (`Analysis.checkpoint_matrix`: scoring.engine.queries.checkpoint_matrix); the statistics scoring.trends'."""
     key = _key(analysis, runs, metric, questions, settings)
 
     def build() -> TrendSearch:
-        results = [analysis.result_of(r) for r in runs]
         ids = [str(q) for q in questions.index]
-        wanted = list(dict.fromkeys([metric, "accuracy"]))
-        scores, answered = checkpoint_scores(results, ids, wanted)
-        right = results[0].profile.right_mask(scores["accuracy"]) if results else None
+        got = analysis.checkpoint_matrix(runs, ids, [metric])
         clusters = document_clusters([analysis.gold[q].document_ids for q in ids])
         fields = fields_of(questions, analysis.gold, getattr(analysis, "declared_pages", None))
-        return search({metric: scores[metric]}, clusters, fields, steps, runs=list(runs),
-                      answered=answered, right=right, fdr=settings.fdr,
+        return search({metric: got[metric]}, clusters, fields, steps, runs=list(runs),
+                      answered=got["attempted"], right=got["is_right"] if len(runs) else None, fdr=settings.fdr,
                       min_questions=settings.min_questions or None, min_documents=settings.min_documents)
 
     return SEARCHES.get_or_build(key, build)

@@ -21,6 +21,8 @@ only what the page shows.
                                               metadata key, saved slices): count and sums over attempted rows
     right_runs(con, run_ids, q)               the runs right on one question
     right_rows(con, run_ids)                  per run, the gold positions it got right
+    checkpoint_matrix(con, run_ids, positions, metrics)   runs x questions: the metrics' scores, attempted
+                                              and right (the trends' and the checkpoint matrix's data)
     status_counts(con, run_ids)               per run and status: the rows it attempted
 
 The leaderboard, breakdowns and finder counts read the per-run summaries written at ingest (`cells`),
@@ -49,7 +51,8 @@ from .schema import FINDER_FIELDS, LIST_FIELDS, OVERALL, RECOMPUTED
 
 __all__ = ["VISIBLE", "runs", "version_of", "leaderboard", "breakdown", "flip_table", "document_sums", "finder_counts",
            "texts", "question_rows", "FLIP_KINDS", "COMPARE_FIELDS", "FINDER_FIELDS", "benchmarks", "rows", "run_values",
-           "attempted_by_all", "means_over", "breakdown_by", "right_runs", "right_rows", "status_counts", "ROW_COLUMNS"]
+           "attempted_by_all", "means_over", "breakdown_by", "right_runs", "right_rows", "status_counts", "ROW_COLUMNS",
+           "checkpoint_matrix"]
 
 # the comparison's slices (scoring.model.BREAKDOWNS, in the order the Compare page shows them)
 COMPARE_FIELDS = ("reasoning_type", "evidence_source", "domain", "difficulty", "answer_format", "doc_type", "split")
@@ -493,3 +496,49 @@ def status_counts(con: duckdb.DuckDBPyConnection, run_ids: Sequence[int]) -> lis
     marks = ", ".join("?" for _ in ids)
     return _dicts(con.execute(f"SELECT run_id, status, count(*) AS count FROM scores WHERE run_id IN ({marks}) AND attempted "
                               "GROUP BY run_id, status ORDER BY run_id, count DESC, status", ids))
+
+
+def checkpoint_matrix(con: duckdb.DuckDBPyConnection, run_ids: Sequence[int], positions: Sequence[int] | np.ndarray,
+                      metrics: Sequence[str] = METRICS) -> dict[str, np.ndarray]:
+    """These runs (rows, in the order of `run_ids`) over these questions (columns, in the order of
+    `positions`: gold positions; a negative one names a question the gold does not hold): each metric's
+    scores (float, runs x questions), `attempted` (the run has a row for the question, answered or failed)
+    and `is_right` (the profile's one definition, as ingested). A question a run holds no row for scores 0
+    and is neither attempted nor right; a row held but not attempted (a recomputed run's missing question)
+    keeps the scores the run gave it. What the trends and the checkpoint matrix read
+    (`scoring.trends.checkpoint_scores` is the same over runs held in memory)."""
+    ids = _id_list(run_ids)
+    cols = np.asarray(positions, dtype=np.int64).reshape(-1)
+    k, n = len(ids), cols.size
+    wanted = list(dict.fromkeys(metrics))
+    for m in wanted:
+        if m not in METRICS:
+            raise ValueError(f"no metric {m!r} in the engine (metrics: {', '.join(METRICS)})")
+    distinct, row_of = np.unique(np.asarray(ids, dtype=np.int64), return_inverse=True)
+    held = {m: np.zeros((len(distinct), n)) for m in wanted}
+    flags = {f: np.zeros((len(distinct), n), dtype=bool) for f in ("attempted", "is_right")}
+    on = np.flatnonzero(cols >= 0)
+    if k and on.size:
+        # each gold position's column (-1: not asked), looked up here rather than joined in the engine: the
+        # usual question is every gold question, read as stored
+        top = int(cols[on].max())
+        column = np.full(top + 1, -1, dtype=np.int64)
+        column[cols[on]] = on
+        marks = ", ".join("?" for _ in distinct)
+        values = "".join(f", {m}" for m in wanted)
+        got = con.execute(f"SELECT run_id, q{values}, attempted, is_right FROM scores "
+                          f"WHERE run_id IN ({marks}) AND q BETWEEN ? AND ?",
+                          [*(int(r) for r in distinct), int(cols[on].min()), top]).fetchnumpy()
+        col = column[np.asarray(got["q"], dtype=np.int64)]
+        keep = col >= 0
+        row = np.searchsorted(distinct, np.asarray(got["run_id"], dtype=np.int64))[keep]
+        col = col[keep]
+        for m in wanted:
+            held[m][row, col] = np.asarray(got[m], dtype=np.float64)[keep]
+        for f in flags:
+            flags[f][row, col] = np.asarray(got[f], dtype=bool)[keep]
+    if len(distinct) == k and np.array_equal(row_of, np.arange(k)):  # each run once, asked in id order: as held
+        return {**held, **flags}
+    out = {m: held[m][row_of] for m in wanted}
+    out.update({f: flags[f][row_of] for f in flags})
+    return out
