@@ -114,8 +114,10 @@ def checkpoints_of(workspace: Any, runs: Sequence[str], view_steps: Sequence[str
 
 
 def scored_runs(analysis: Any) -> list[str]:
-    """The runs a series may hold: ranked runs with per-question scores (not official scores only)."""
-    return [r for r in analysis.ranked_names if (run := analysis.run(r)) is not None and run.result is not None]
+    """The runs a series may hold: ranked runs with per-question scores (not official scores only). Asked
+    of the run's source, not of its result: a result not held is rebuilt from the engine on each asking (at
+    400 runs, every run's rows read to list them)."""
+    return [r for r in analysis.ranked_names if (run := analysis.run(r)) is not None and run.recomputed]
 
 
 def series(analysis: Any, workspace: Any, view_steps: Sequence[str] = ()) -> dict[str, list[S.Checkpoint]]:
