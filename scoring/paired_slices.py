@@ -31,6 +31,7 @@ The overall row is one test of its own: no q.
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,9 +41,12 @@ from scipy import stats as _stats
 from .slice_fields import describe
 from .slices import conditions, slice_name
 from .stats import MIN_DOCUMENTS, Clusters, Paired, paired_by_document
+from .workers import usable_cores
 
 OVERALL_RESAMPLES = 10_000  # the overall row: one test per metric
 SLICE_RESAMPLES = 2_000  # per slice and metric (dozens of rows; bench/bench_stats.py measures the table)
+THREADED_FROM = 3_000  # questions x metrics from which the rows are computed on threads (below, threads cost more)
+MAX_THREADS = 4
 OVERALL = "overall"
 METHODS = ("bh", "by")
 
@@ -117,8 +121,17 @@ def paired_table(a: Sequence[Sequence[float]] | np.ndarray, b: Sequence[Sequence
                                          min_units=min_documents) for i, m in enumerate(metrics)}
         return SliceRow(field_name, value, pos, results, {m: None for m in metrics})
 
-    overall = row(OVERALL, "all questions", np.arange(n), resamples)
-    slices = [row(f, v, pos, slice_resamples) for f, v, pos in conditions(fields, n)]
+    jobs = [(OVERALL, "all questions", np.arange(n), resamples),
+            *((f, v, pos, slice_resamples) for f, v, pos in conditions(fields, n))]
+    cores = usable_cores()
+    if cores > 1 and len(jobs) > 2 and n * len(metrics) >= THREADED_FROM:
+        # numpy draws, gathers and sums without the GIL: the rows run on every core, each with its own
+        # generator seeded as alone, so the numbers are the serial ones
+        with ThreadPoolExecutor(max_workers=min(cores, MAX_THREADS), thread_name_prefix="paired-slices") as pool:
+            done = list(pool.map(lambda job: row(*job), jobs))
+    else:
+        done = [row(*job) for job in jobs]
+    overall, slices = done[0], done[1:]
     own = set(own_family)
     family = {f: (f if f in own else "benchmark") for f in dict.fromkeys(r.field for r in slices)}
     tested = {m: 0 for m in metrics}

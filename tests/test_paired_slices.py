@@ -177,6 +177,24 @@ def test_each_row_is_paired_by_document_on_its_questions():
         paired_table(a, b, clusters, fields, metrics=("accuracy", "token_f1"), method="holm")
 
 
+def test_the_rows_on_threads_are_the_rows_in_turn(monkeypatch):
+    """The rows are computed on every core from THREADED_FROM questions x metrics: each with its own
+    generator, in the slices' order, so the table is the serial one number for number."""
+    import scoring.paired_slices as PS
+
+    a, b, clusters, fields = documents_table({"u": 22, "v": 8, "w": 25})
+    fields = {**fields, "g": [("even", "odd")[i % 2] for i in range(a.shape[1])]}
+    monkeypatch.setattr(PS, "usable_cores", lambda: 2)
+    monkeypatch.setattr(PS, "THREADED_FROM", 10**12)
+    serial = paired_table(a, b, clusters, fields, metrics=("accuracy", "token_f1"), slice_resamples=300, seed=5)
+    monkeypatch.setattr(PS, "THREADED_FROM", 0)
+    threaded = paired_table(a, b, clusters, fields, metrics=("accuracy", "token_f1"), slice_resamples=300, seed=5)
+    assert len(threaded.slices) == len(serial.slices) >= 5
+    assert threaded.overall.results == serial.overall.results
+    for t, s in zip(threaded.slices, serial.slices):
+        assert (t.field, t.value, t.results, t.q) == (s.field, s.value, s.results, s.q)
+
+
 # ----------------------------------------------------------------------------- right at exactly 0.5
 
 
