@@ -680,6 +680,7 @@ def main() -> None:
                     help="issue 27's grid: 20000x50, 20000x100, 20000x200, with a profile switch on the largest")
     ap.add_argument("--profile-switch", action="store_true", help="measure a profile switch on the largest configuration")
     ap.add_argument("--reuse", action="store_true", help="take configurations measured before from bench/out/scale_results/")
+    ap.add_argument("--no-change-one", action="store_true", help="skip the restart with one prediction file changed")
     ap.add_argument("--restarts-only", action="store_true",
                     help="keep each configuration's first scoring measured before (and its filled cache folder): "
                          "measure the restart, its pages and interactions again")
@@ -704,7 +705,7 @@ def main() -> None:
                 continue
             last = k == len(args.grid) - 1
             kept = json.loads(saved.read_text()) if args.restarts_only and saved.is_file() else None
-            results.append(measure(config, args.repeat, change_one=last and not kept,
+            results.append(measure(config, args.repeat, change_one=last and not kept and not args.no_change_one,
                                    profile_switch=last and args.profile_switch and not kept, kept=kept))
             saved.parent.mkdir(parents=True, exist_ok=True)
             saved.write_text(json.dumps(results[-1]))
