@@ -121,7 +121,7 @@ def child(mode: str, bench: str, repeat: int, started: float) -> dict:
     os.environ["LENS_BENCHMARK"] = bench
     for k in ("LENS_RUNS", "LENS_SCORES"):
         os.environ.pop(k, None)
-    at = AppTest.from_file(str(APP), default_timeout=1200)
+    at = AppTest.from_file(str(APP), default_timeout=3600)  # 1,000 runs scored first take over 20 min
     t = time.perf_counter()
     at.run()
     first = time.perf_counter() - t
