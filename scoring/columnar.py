@@ -1,5 +1,6 @@
 """The command line's path in columns: one run scored, aggregated and written from the gold's and
-the predictions' columns (`loaders.load_gold_columns`, `load_prediction_columns`), in one process.
+the predictions' columns (`loaders.load_gold_columns`, `load_prediction_columns`): in one process,
+or from FORK_MIN questions in parts forked on every core (`run_columns(workers=...)`).
 
 No per-question object is built: the join is a dict of prediction ids; each distinct (prediction,
 status, answers, format, rule) is judged once (`decide`, the one scoring function) and the scores
@@ -52,9 +53,9 @@ __all__ = ["Joined", "join", "score_columns", "members_of", "write_columns", "ru
 
 BATCH = 1_000  # rows encoded per call (small enough for its text to stay in the cache)
 # From this many questions scored, `run_columns(workers=N>1)` scores, encodes and writes them in
-# parts forked N at a time. Below it one process spends less CPU (no fork, no copied pages):
-# at 100,000 predictions the CLI took 4.1 CPU-s in one process against 5.8 forked (bench/README.md);
-# at 1M the second core is what keeps the wall time under 30 s.
+# parts forked N at a time. Below it one process spends less CPU (no fork, no copied pages: at
+# 400,000 the forked parts took ~15% more CPU than one process, run_columns alone) and a run is
+# short anyway; at 1M the second core is what keeps the wall time under 30 s (bench/README.md).
 FORK_MIN = 300_000
 PARTS_PER_WORKER = 4  # parts per worker: a part finished early frees its core for the next
 
@@ -391,8 +392,8 @@ def _copy_into(out: IO[bytes], path: str) -> None:
 
 
 class _Parts:
-    """A run's rows cut into `spans`, each scored, encoded and written by `part(k)` in a process
-    forked for it (`workers` at a time), or here when a process cannot be forked or failed (where
+    """A run's rows cut into `spans`, each scored, encoded and written by `part(k)` in one of
+    `workers` forked processes (`run`), or here when no process could be forked or one failed (where
     its error, if it has one, is raised). The score columns go into `scores`, a mapping shared with
     the forked processes: accuracy, token F1 and ANLS of row i at i, n + i and 2n + i."""
 
@@ -408,7 +409,7 @@ class _Parts:
         self.files = [(self._temp(folder, "json", cleanup) if want_json else None,
                        self._temp(folder, "csv", cleanup) if want_csv else None) for _ in self.spans]
         self.forked = 0  # parts made by forked processes
-        self.running: dict[int, tuple[int, int]] = {}  # read end of a part's pipe -> (part, process id)
+        self.running: dict[int, tuple[int, bytes]] = {}  # a process's pipe -> (its id, part numbers read in part)
         cleanup.callback(self._stop)
 
     def json_file(self, k: int) -> str:
@@ -442,8 +443,10 @@ class _Parts:
             csv_fh = stack.enter_context(open(csv_path, "w", encoding="utf-8", newline="")) if csv_path else None
             _write_rows(_row_columns(self.gold, self.preds, sub, acc, f1, an), json_fh, csv_fh)
 
-    def _fork(self, k: int) -> bool:
-        """Start part k in a forked process; False when no process could be forked."""
+    def _fork(self, queue: int) -> bool:
+        """Start a process that makes the parts whose numbers it reads from `queue` (4 bytes each) until
+        none is left, writing each number to its pipe once that part is done; False when none could be
+        forked."""
         r, w = os.pipe()
         try:
             pid = os.fork()
@@ -451,55 +454,64 @@ class _Parts:
             os.close(r)
             os.close(w)
             return False
-        if pid == 0:  # the forked process: its part, then a byte to say it is done, and out
+        if pid == 0:  # the forked process: parts until the queue is empty, then out
             code = 1
             try:
                 os.close(r)
                 die_with_parent()
-                self.part(k)
-                os.write(w, b"1")
+                while len(taken := os.read(queue, 4)) == 4:
+                    self.part(int.from_bytes(taken, "little"))
+                    os.write(w, taken)
                 code = 0
-            except BaseException:  # noqa: BLE001 - the part is made again by the parent, which reports the error
+            except BaseException:  # noqa: BLE001 - its part is made again by the parent, which reports the error
                 pass
             finally:
                 os._exit(code)
         os.close(w)
-        self.running[r] = (k, pid)
+        self.running[r] = (pid, b"")
         return True
 
     def run(self, meanwhile: Callable[[], Any], on_part: Callable[[int], None] | None = None) -> tuple[Any, tuple]:
-        """Make every part; return (`meanwhile()`, called here once the first parts are started, and the
-        score columns). `on_part(k)` is called for each part in order once it and those before it are done."""
+        """Make every part: `workers` processes forked once, each taking the next part from a queue as
+        it finishes one; then here, in order, any part no process reported done (none could be
+        forked, or one failed). Return (`meanwhile()`, called here once the processes are started,
+        and the score columns). `on_part(k)` is called for each part in order once it and those
+        before it are done, while later ones are made."""
         count = len(self.spans)
         done = [False] * count
-        started = told = 0
-        fork = True
-        result: Any = None
-        called = False
-        while told < count:
-            while fork and started < count and len(self.running) < self.workers:
-                if self._fork(started):
-                    started += 1
-                else:
-                    fork = False
-            if not called:
-                result, called = meanwhile(), True
+        told = 0
+        queue, put = os.pipe()  # every part's number written at once (a pipe holds 64 KiB: 16,384 parts)
+        try:
+            os.write(put, b"".join(k.to_bytes(4, "little") for k in range(count)))
+        finally:
+            os.close(put)
+        try:
+            for _ in range(min(self.workers, count)):
+                if not self._fork(queue):
+                    break
+        finally:
+            os.close(queue)
+        result = meanwhile()
+        while self.running or told < count:
             if self.running:
                 for r in select.select(list(self.running), [], [])[0]:
-                    k, pid = self.running.pop(r)
-                    ok = os.read(r, 1) == b"1"
+                    pid, pending = self.running[r]
+                    got = os.read(r, 4096)
+                    if got:
+                        pending += got
+                        whole = len(pending) - len(pending) % 4
+                        for at in range(0, whole, 4):
+                            done[int.from_bytes(pending[at : at + 4], "little")] = True
+                            self.forked += 1
+                        self.running[r] = (pid, pending[whole:])
+                        continue
+                    del self.running[r]  # the process ended (its queue was empty, or it failed)
                     os.close(r)
                     with contextlib.suppress(ChildProcessError):
                         os.waitpid(pid, 0)
-                    if ok:
-                        self.forked += 1
-                    else:  # the process failed or died: the part made here, where its error is raised
-                        self.part(k)
-                    done[k] = True
-            elif started < count:  # no process could be forked: the rest made here
-                self.part(started)
-                done[started] = True
-                started += 1
+            else:  # every process has ended: what none made is made here, where its error is raised
+                self.part(told)
+                done[told] = True
             while told < count and done[told]:
                 if on_part is not None:
                     on_part(told)
@@ -510,7 +522,7 @@ class _Parts:
 
     def _stop(self) -> None:
         """Processes still running when the run ends early (an error here): killed and reaped."""
-        for r, (_, pid) in self.running.items():
+        for r, (pid, _) in self.running.items():
             with contextlib.suppress(OSError):
                 os.kill(pid, 9)
             with contextlib.suppress(OSError):
