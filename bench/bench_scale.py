@@ -533,30 +533,34 @@ def cli_phases(gold: Path, preds: Path, tmp: Path) -> dict[str, float]:
 
 
 def _cli_phases_child(gold: str, preds: str, tmp: str) -> dict[str, float]:
-    """The CLI's steps as scoring.cli runs them: the predictions read by a forked process while
-    the gold is read here, parts of the run started in forked processes as the gold comes in."""
+    """The CLI's steps as scoring.cli runs them (`_run_in_columns`): the gold and the predictions read
+    into columns, joined, then scored, encoded and written (in parts forked on every core from
+    columnar.FORK_MIN questions)."""
     t0 = time.perf_counter()
+    from scoring import guard
     from scoring._gc import paused_gc
-    from scoring.bulk import Streamed, read_predictions_aside
-    from scoring.loaders import load_gold
+    from scoring.columnar import join, run_columns
+    from scoring.loaders import load_gold_columns, load_prediction_columns
     from scoring.profiles import get_profile
+    from scoring.workers import usable_cores
 
+    guard.supervise()  # as the CLI: the files are read here, not in a supervised job whose result is pickled back
     out: dict[str, float] = {"imports": time.perf_counter() - t0}
     with paused_gc():
         t = time.perf_counter()
-        aside = read_predictions_aside(preds)
-        with Streamed(aside, profile=get_profile("xldocbench-1519"), name="phases", ignore_missing=False,
-                      report=Path(tmp) / "phases.json", csv_path=Path(tmp) / "phases.csv", per_question=True,
-                      workers=os.cpu_count() or 1) as stream:
-            g = load_gold([gold], on_chunk=stream.gold_chunk, chunk=stream.chunk_size([gold]))
-            out["read the gold (the predictions read beside it, parts started as it comes in)"] = time.perf_counter() - t
-            t = time.perf_counter()
-            stream.predictions()
-            the_plan = stream.plan(g.items)
-            out["the rest of the join"] = time.perf_counter() - t
-            t = time.perf_counter()
-            stream.finish(g.items, the_plan, prediction_field=None, lens=False)
-            out["the rest of the scoring, encoding and writing"] = time.perf_counter() - t
+        _, g = load_gold_columns([gold], release=True)
+        out["read the gold into columns"] = time.perf_counter() - t
+        t = time.perf_counter()
+        _, p = load_prediction_columns(preds, release=True)
+        out["read the predictions into columns"] = time.perf_counter() - t
+        t = time.perf_counter()
+        joined = join(g, p, ignore_missing=False)
+        out["the join"] = time.perf_counter() - t
+        t = time.perf_counter()
+        run_columns(g, p, joined, profile=get_profile("xldocbench-1519"), name="phases", ignore_missing=False,
+                    prediction_field=None, report=Path(tmp) / "phases.json", csv_path=Path(tmp) / "phases.csv", lens=False,
+                    workers=usable_cores())
+        out["scoring, encoding and writing"] = time.perf_counter() - t
     return out
 
 

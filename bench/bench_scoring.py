@@ -19,8 +19,8 @@
    user + system time of the whole process tree (`RUSAGE_CHILDREN` around the run: every process
    it forked and waited for counts, so a second core cannot flatter it), interleaved `--cli-reps`
    times with the pure-Python reference CLI (tests/reference_release.py) on the same files -- and,
-   with `--record-path`, with the record path the command line used before (scoring.bulk, forked
-   workers) -- medians, the 1-minute load average before each run, the wall-time ratio to the
+   with `--record-path`, with the CLI's record path (`evaluate` + `write_files`, which --categories-csv
+   takes) -- medians, the 1-minute load average before each run, the wall-time ratio to the
    reference, and whether the outputs are byte-identical. `--cli-only` runs only this part.
    `--cli-before DIR` also times, in the same interleaved runs, the `scoring` package found in DIR
    (e.g. `git archive <commit> scoring | tar -x -C DIR`) and compares its outputs byte for byte:
@@ -209,7 +209,7 @@ def compare_phase(gold_path: Path, pred_path: Path, sample: int, profile: str, o
             "ref_metrics_s": t_ref_m, "fast_metrics_s": t_fast_m, "ratio_metrics": t_ref_m / t_fast_m}
 
 
-# the record path: the command line as it was before issue 27.3 (Streamed parts in forked processes)
+# the record path: the CLI's records (`evaluate` + `RunResult.write_files`), as --categories-csv scores
 RECORD_PATH = ("import sys; from scoring import cli; cli._in_columns = lambda args: False; "
                "sys.argv[0] = 'python -m scoring'; cli.run()")
 
@@ -279,7 +279,7 @@ def cli_phase(n: int, reps: int, out: Path, seed: int, record_path: bool, before
           f"outputs byte-identical: {same}", flush=True)
     if record_path:
         r = med["record path"]
-        print(f"(c) record path (before): CPU {r['cpu']:.2f} s (user {r['user']:.2f} + sys {r['sys']:.2f}), wall {r['wall']:.2f} s",
+        print(f"(c) record path: CPU {r['cpu']:.2f} s (user {r['user']:.2f} + sys {r['sys']:.2f}), wall {r['wall']:.2f} s",
               flush=True)
     if before is not None:
         r = med["before"]
@@ -379,7 +379,7 @@ def main() -> None:
     ap.add_argument("--skip-compare", action="store_true")
     ap.add_argument("--cli-n", type=int, default=100_000, help="predictions of the command-line measurement (c)")
     ap.add_argument("--cli-reps", type=int, default=3, help="interleaved repetitions of (c)")
-    ap.add_argument("--record-path", action="store_true", help="(c) also times the record path the CLI used before")
+    ap.add_argument("--record-path", action="store_true", help="(c) also times the CLI's record path (evaluate + write_files)")
     ap.add_argument("--cli-only", action="store_true", help="run (c) only")
     ap.add_argument("--cli-before", type=Path, metavar="DIR",
                     help="(c) also times the `scoring` package in DIR (an older checkout), interleaved, outputs compared")
@@ -483,7 +483,7 @@ def _cli_rows(cli: dict) -> None:
           f"outputs byte-identical: {cli['same']} | - | - |")
     if "record path" in cli["median"]:
         r = cli["median"]["record path"]
-        print(f"| the record path (before issue 27.3), same runs | CPU {r['cpu']:.2f} s ({r['user']:.2f} + {r['sys']:.2f}); "
+        print(f"| the record path (evaluate + write_files), same runs | CPU {r['cpu']:.2f} s ({r['user']:.2f} + {r['sys']:.2f}); "
               f"wall {r['wall']:.2f} s | - | - |")
     if "before" in cli["median"]:
         r = cli["median"]["before"]

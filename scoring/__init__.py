@@ -1,7 +1,7 @@
 """DocBench Lens scoring: loaders, XL-DocBench / DocVQA metrics, aggregation and reports.
 
 Python plus rapidfuzz (edit distances, LCS), orjson (fast JSON reading and writing), numpy
-(bulk.py's aggregation of parts) and scipy (stats.py); never imports streamlit, plotly, pandas
+(the slice tables, the gate) and scipy (stats.py); never imports streamlit, plotly, pandas
 or pymupdf (tests/test_architecture.py).
 """
 

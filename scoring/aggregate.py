@@ -1,7 +1,7 @@
 """Aggregation: the overall and per-slice means of a run's three measures, and which questions each slice holds.
 
 The sums run in question order (one pass per bucket), so a run scored in parts aggregates to the same
-bytes as one scored whole (scoring/bulk.py joins the parts' values in part order).
+bytes as one scored whole (scoring/columnar.py sums a run scored in forked parts from its whole columns).
 """
 
 from __future__ import annotations

@@ -37,19 +37,13 @@ from . import gate, options
 from ._gc import paused_gc
 from .evaluate import evaluate, extra_prediction_problems
 from .judge import cli as judge_cli
-from .loaders import estimated_rows, load_gold, load_predictions, reads_as_release
+from .loaders import load_gold, load_predictions, reads_as_release
 from .problems import summarise
 from .profiles import get_profile
 from .runner import plan
 from .workers import usable_cores
 
-CLI_PARALLEL_MIN = 100_000
-# From about this many gold questions (estimated from the files' sizes) a run is read and scored by
-# forked processes on every core (the record path, scoring/bulk.py): it spends as much CPU as the
-# column path there (1M: 46.8 against 45.9 CPU-s) and its second core keeps the wall time at 1M
-# (34 s against 74 s in one process, measured together). Below it the column path, in one
-# process, spends less (100,000: 4.6 against 5.8 CPU-s; no fork, no page copies, no pickling).
-COLUMNS_MAX = 300_000
+CLI_PARALLEL_MIN = 100_000  # --categories-csv: from this many gold questions, the record path scores on every core
 
 
 def build_parser(prog: str = "python -m scoring", command: str = options.SCORE) -> argparse.ArgumentParser:
@@ -217,42 +211,28 @@ def _run(args: argparse.Namespace, exit_when_done: bool = False) -> int:
             if exit_when_done:
                 _exit_now(code)
             return code
-    from .bulk import Streamed, read_predictions_aside
-
-    # The first prediction file is read by a forked process while this one reads the gold, and its
-    # questions are scored by forked processes, a part at a time, as the gold is read (bulk.Streamed).
-    aside = read_predictions_aside(args.predictions[0], prediction_field=args.prediction_field, release=release)
-    report, csv_path = _outputs(args, names[0])
-    stream = None if args.categories_csv else Streamed(
-        aside, profile=profile, name=names[0], ignore_missing=args.ignore_missing, report=report, csv_path=csv_path,
-        per_question=not args.no_per_question_json, workers=usable_cores())
-    with stream or contextlib.nullcontext():
-        paths = _gold_paths(args)
-        gold = load_gold(paths, on_chunk=stream.gold_chunk if stream else None, chunk=stream.chunk_size(paths) if stream else 0,
-                         release=release)
-        for p in summarise(gold.problems):
-            print(p, file=err)
-        if not gold.items:
-            print("ERROR: no gold question could be loaded", file=err)
-            return 1
-        code = _score_runs(args, gold.items, names, profile, aside, stream)
-    if exit_when_done:  # the outputs are closed and the part files removed; the run is still held here
+    # the record path: --categories-csv reads every judgement record; a value nested deeper than DEEP
+    gold = load_gold(_gold_paths(args), release=release)
+    for p in summarise(gold.problems):
+        print(p, file=err)
+    if not gold.items:
+        print("ERROR: no gold question could be loaded", file=err)
+        return 1
+    code = _score_runs(args, gold.items, names, profile)
+    if exit_when_done:  # the outputs are closed; the run is still held here
         _exit_now(code)
     return code
 
 
-def _score_runs(args: argparse.Namespace, gold: list, names: list[str], profile, aside, stream) -> int:
+def _score_runs(args: argparse.Namespace, gold: list, names: list[str], profile) -> int:
+    """The record path's runs: each scored by `evaluate`, written by `RunResult.write_files` (and
+    its categories by `write_categories_csv` when asked)."""
     err = sys.stderr
     several = len(args.predictions) > 1
     lens = profile.name != "xldocbench-1519"
     scored = failed = 0
-    for k, (pred_path, name) in enumerate(zip(args.predictions, names)):
-        streamed = stream if k == 0 else None
-        if streamed is not None:
-            preds = streamed.predictions()
-        else:
-            preds = aside() if k == 0 else load_predictions(pred_path, prediction_field=args.prediction_field,
-                                                            release=reads_as_release(profile))
+    for pred_path, name in zip(args.predictions, names):
+        preds = load_predictions(pred_path, prediction_field=args.prediction_field, release=reads_as_release(profile))
         for p in summarise(preds.problems):
             print(p, file=err)
         if preds.unreadable or not preds.items:  # nothing to score: never a report of zeros
@@ -260,7 +240,7 @@ def _score_runs(args: argparse.Namespace, gold: list, names: list[str], profile,
             failed += 1
             continue
         report, csv_path = _outputs(args, name)
-        the_plan = streamed.plan(gold) if streamed else plan(gold, preds.items, ignore_missing=args.ignore_missing)
+        the_plan = plan(gold, preds.items, ignore_missing=args.ignore_missing)
         for p in summarise(extra_prediction_problems(the_plan.extras)):
             print(p, file=err)
         if the_plan.prediction_count == len(the_plan.extras):  # every id unknown (and --ignore-missing: nothing left)
@@ -269,22 +249,13 @@ def _score_runs(args: argparse.Namespace, gold: list, names: list[str], profile,
             continue
         scored += 1
         try:
-            if args.categories_csv:  # the categories read every judgement record: score them in this process
-                run = evaluate(gold, preds.items, profile=profile, ignore_missing=args.ignore_missing, name=name,
-                               prediction_field=args.prediction_field,
-                               workers=None if len(gold) >= CLI_PARALLEL_MIN else 1)
-                run.write_files(report=report, csv_path=csv_path, per_question=not args.no_per_question_json, lens=lens)
+            run = evaluate(gold, preds.items, profile=profile, ignore_missing=args.ignore_missing, name=name,
+                           prediction_field=args.prediction_field, workers=None if len(gold) >= CLI_PARALLEL_MIN else 1)
+            run.write_files(report=report, csv_path=csv_path, per_question=not args.no_per_question_json, lens=lens)
+            if args.categories_csv:
                 from .categories import write_categories_csv  # only for this option: it imports more
 
                 write_categories_csv(Path(args.categories_csv) / f"{name}.csv" if several else args.categories_csv, run.results)
-            elif streamed is not None:  # its parts were started while the gold was read
-                run = streamed.finish(gold, the_plan, prediction_field=args.prediction_field, lens=lens)
-            else:  # scored, encoded and written by forked processes, each holding a part of the run
-                from .bulk import score_and_write
-
-                run = score_and_write(gold, the_plan, profile=profile, name=name, ignore_missing=args.ignore_missing,
-                                      prediction_field=args.prediction_field, report=report, csv_path=csv_path,
-                                      per_question=not args.no_per_question_json, lens=lens, workers=usable_cores())
         except OSError as exc:  # e.g. the disk filled up, or an output path is a folder
             _cannot_write(exc, pred_path, err)
             scored -= 1
@@ -324,20 +295,19 @@ def _print_run(run, name: str, several: bool) -> None:
 
 
 def _in_columns(args: argparse.Namespace) -> bool:
-    """Whether the runs are read, scored and written in columns, in this process (`_run_in_columns`):
-    not for --categories-csv, which reads every judgement record, nor -- with a second core to use --
-    for a gold of COLUMNS_MAX questions or more, which forked processes score sooner."""
-    if args.categories_csv:
-        return False
-    return usable_cores() < 2 or estimated_rows(_gold_paths(args)) < COLUMNS_MAX
+    """Whether the runs are read, scored and written in columns (`_run_in_columns`): at every size,
+    but not for --categories-csv, which reads every judgement record."""
+    return not args.categories_csv
 
 
 def _run_in_columns(args: argparse.Namespace, names: list[str], profile, release: bool) -> int | None:
     """The gold and each prediction file read into columns, each run scored, aggregated and
     written from them (scoring/columnar.py): the outputs, problems and printing of the record
-    path, without a record per question. None, before anything is printed, when an input holds a
-    value nested deeper than loaders.DEEP: how such a value is written depends on the depth of the
-    stack it is written from, so those runs take the record path, as they always have."""
+    path, without a record per question; from columnar.FORK_MIN questions, with a second core,
+    scored, encoded and written in parts by forked processes (`run_columns(workers=...)`). None,
+    before anything is printed, when an input holds a value nested deeper than loaders.DEEP: how
+    such a value is written depends on the depth of the stack it is written from, so those runs
+    take the record path, as they always have."""
     from .columnar import join, run_columns
     from .loaders import load_gold_columns, load_prediction_columns
 
@@ -374,7 +344,7 @@ def _run_in_columns(args: argparse.Namespace, names: list[str], profile, release
         try:
             run = run_columns(gold, preds, joined, profile=profile, name=name, ignore_missing=args.ignore_missing,
                               prediction_field=args.prediction_field, report=report, csv_path=csv_path,
-                              per_question=not args.no_per_question_json, lens=lens)
+                              per_question=not args.no_per_question_json, lens=lens, workers=usable_cores())
         except OSError as exc:  # e.g. the disk filled up, or an output path is a folder
             _cannot_write(exc, pred_path, err)
             scored -= 1

@@ -612,22 +612,6 @@ def _object_rows(rows: Iterator[tuple[int | None, Any]], name: str, res: LoadRes
         yield line, row, qid
 
 
-def estimated_rows(paths: Sequence[str | Path]) -> int:
-    """About how many lines (JSONL rows) the files hold: their sizes over the mean length of the first
-    readable file's first lines (0 when none can be read). How the command line sizes its work."""
-    total, per_line = 0, 0.0
-    for p in paths:
-        try:
-            total += Path(p).stat().st_size
-            if not per_line:
-                with open_regular(p) as fh:
-                    head = fh.read(1 << 16)
-                per_line = len(head) / max(1, head.count(b"\n"))
-        except OSError:
-            continue
-    return int(total / per_line) if per_line else 0
-
-
 # ----------------------------------------------------------------------------- gold
 
 
@@ -904,26 +888,16 @@ def _json_record_list(path: Path, res: LoadResult) -> list | None:
 
 
 @paused_gc()
-def load_gold(paths: Sequence[str | Path] | str | Path, *,
-              on_chunk: Callable[[list[GoldQuestion], int, int], None] | None = None, chunk: int = 0,
-              release: bool = False) -> LoadResult[GoldQuestion]:
+def load_gold(paths: Sequence[str | Path] | str | Path, *, release: bool = False) -> LoadResult[GoldQuestion]:
     """Gold question files (release schema, gold_sample.jsonl-style, or DocVQA records), read as
     JSONL whatever the extension (spec 1b), except a `.json` file that is one JSON list of
-    records, as DocVQA exports are. With `on_chunk`, `on_chunk(items, start, end)` is called each
-    time `chunk` more questions are loaded (items[start:end] are final), so that a caller can
-    start work on them while the rest is read. With `release` (profile xldocbench-1519), values
+    records, as DocVQA exports are. With `release` (profile xldocbench-1519), values
     become text as the public release writes them (`to_str_release`, `id_text_release`) and lines
     end as in the release's text files (universal newlines)."""
     paths = [paths] if isinstance(paths, (str, Path)) else list(paths)
-    if not guard.here(paths, bounded=True):  # read where it can be killed (scoring/guard.py); its chunks told after
-        got = guard.job(load_gold, paths, release=release, paths=paths, bounded=True, failed=_unread)
-        if on_chunk is not None:
-            step = max(chunk, 1)
-            for start in range(0, len(got.items) - step + 1, step):
-                on_chunk(got.items, start, start + step)
-        return got
+    if not guard.here(paths, bounded=True):  # read where it can be killed (scoring/guard.py)
+        return guard.job(load_gold, paths, release=release, paths=paths, bounded=True, failed=_unread)
     res: LoadResult[GoldQuestion] = LoadResult()
-    told = 0
     seen: dict[str, tuple[str, int | None]] = {}
     shared: dict[tuple, dict] = {}
     for p in paths:
@@ -945,9 +919,6 @@ def load_gold(paths: Sequence[str | Path] | str | Path, *,
                 if q is None:
                     continue
                 res.items.append(q)
-                if on_chunk is not None and len(res.items) - told >= chunk:
-                    on_chunk(res.items, told, len(res.items))
-                    told = len(res.items)
     return res
 
 

@@ -34,10 +34,10 @@ from .evaluate import PARALLEL_MIN, RunResult, extra_prediction_problems
 from .metrics import Judgement, QuestionResult, decide
 from .model import GoldQuestion, Prediction
 from .profiles import Profile, get_profile, signature
-from .registry import METRICS, MISSING_STATUS, OVERFLOW_STATUSES, OVERFLOW_TEXT, is_success_status
+from .registry import METRICS, MISSING_STATUS, is_success_status
 from .workers import bare_main, discard_shared_pool, shared_pool
 
-__all__ = ["Plan", "plan", "assemble", "assemble_lazily", "assemble_columns", "columns_of", "compact_columns", "in_columns", "column_list", "overall_of",
+__all__ = ["Plan", "plan", "assemble", "assemble_columns", "columns_of", "compact_columns", "in_columns", "column_list", "overall_of",
            "record_of", "prediction_texts", "predictions_by_id", "gold_positions", "decisions_of", "score_runs", "shutdown", "StoredRunResult", "CHUNK"]
 
 AHEAD = 4  # runs whose chunks are on the shared pool at once (score_runs)
@@ -258,43 +258,6 @@ class StoredRunResult(RunResult):
         if all(ok.values()):
             return 0
         return sum(1 for a, st in zip(column_list(c["answered"]), statuses) if a and not ok[st])
-
-
-@paused_gc()
-def assemble_lazily(gold: Sequence[GoldQuestion], the_plan: Plan, decisions_later, accuracy: list[float],
-                    token_f1: list[float], anls: list[float], *, profile: str | Profile, name: str = "run",
-                    ignore_missing: bool = False, prediction_field: str | None = None,
-                    question_ids: list[str] | None = None, columns_later: bool = False) -> StoredRunResult:
-    """Like `assemble`, with the scores given as columns and the decisions (for the records) only
-    when the records are first needed: `decisions_later()` returns them. With `columns_later`,
-    the columns (`columns_of`) too are made only when first asked for (the command line never
-    asks: a million questions' columns cost half a second)."""
-    n = len(the_plan.questions)
-    if not (len(accuracy) == len(token_f1) == len(anls) == n):
-        raise ValueError(f"score columns of another length than the {n} questions")
-    p = get_profile(profile)
-
-    def columns() -> dict[str, list]:
-        preds = the_plan.predictions
-        return {
-            "question_id": question_ids if question_ids is not None else the_plan.question_ids,
-            "status": [MISSING_STATUS if pr is None else pr.status for pr in preds],
-            "accuracy": [_shared(x) for x in accuracy],
-            "token_f1": [_shared(x) for x in token_f1],
-            "anls": [_shared(x) for x in anls],
-            "answered": [pr is not None for pr in preds],
-            "prediction": ["" if pr is None else (OVERFLOW_TEXT if pr.status in OVERFLOW_STATUSES else pr.text) for pr in preds],
-        }
-
-    def build() -> list[QuestionResult]:
-        try:
-            decisions = decisions_later()
-        except ValueError:  # stored details that do not read back: never trusted, scored again here
-            decisions = _decide_chunk((p, the_plan.items()))
-        return assemble(gold, the_plan, decisions, profile=p).results
-
-    return StoredRunResult(build=build, columns=columns if columns_later else columns(),
-                           **_run_fields(gold, the_plan, p, name, ignore_missing, prediction_field))
 
 
 @paused_gc()

@@ -4,9 +4,8 @@ worker processes that die with their parent.
 `usable_cores()` counts the cores the process is allowed to run on (`os.sched_getaffinity`,
 which a container's or `taskset`'s limit narrows), falling back to `os.cpu_count()`.
 
-`die_with_parent()` is called first thing in every worker (bulk's forked parts and prediction
-reader, the pools of evaluate.py and runner.py): on Linux it asks the kernel for SIGKILL when the
-parent exits (prctl PR_SET_PDEATHSIG), so that killing the CLI (SIGTERM, SIGINT, SIGKILL) leaves
+`die_with_parent()` is called first thing in every worker (columnar.py's forked parts, the pools
+of evaluate.py and runner.py): on Linux it asks the kernel for SIGKILL when the parent exits (prctl PR_SET_PDEATHSIG), so that killing the CLI (SIGTERM, SIGINT, SIGKILL) leaves
 no worker using CPU; elsewhere a daemon thread watches the parent's pid and ends the worker when
 it changes (issue 18 item 8).
 

@@ -1,8 +1,8 @@
 """The command line's column path (scoring/columnar.py, loaders.load_gold_columns and
 load_prediction_columns) against its record path, byte for byte.
 
-`python -m scoring` reads, scores and writes in columns; the record path (`evaluate`, `bulk`)
-is what it replaced. Here both run on the same generated inputs -- every answer format, statuses,
+`python -m scoring` reads, scores and writes in columns; the record path (`evaluate` +
+`write_files`) is what --categories-csv takes, and what the columns replaced. Here both run on the same generated inputs -- every answer format, statuses,
 missing and extra ids, repeated ids, unicode, damaged rows of every kind the loaders report,
 metadata of every JSON type, several gold files, JSON and JSONL prediction files, each profile
 the command line scores itself -- and must print the same lines, exit with the same code and
@@ -22,11 +22,10 @@ from pathlib import Path
 
 import pytest
 
-from scoring import cli
+from scoring import cli, columnar
 from scoring.loaders import (
     ABSENT,
     META_KEYS,
-    estimated_rows,
     load_gold,
     load_gold_columns,
     load_prediction_columns,
@@ -306,25 +305,24 @@ def test_scores_of_equals_decide():
         assert scores_of(items, profile) == want, name
 
 
-def test_large_gold_takes_the_forked_path_when_a_second_core_is_there(tmp_path, monkeypatch):
-    """The column path is the CLI's below cli.COLUMNS_MAX questions (estimated from the files' sizes);
-    from there, with two cores, forked processes score the run (the wall time at 1M)."""
-    small, large = tmp_path / "small.jsonl", tmp_path / "large.jsonl"
-    line = '{"question_id": "q", "answer": {"value": "v"}}\n'
-    small.write_text(line * 1_000, encoding="utf-8")
-    large.write_text(line * (cli.COLUMNS_MAX + 1_000), encoding="utf-8")
-    assert estimated_rows([small]) == 1_000
-    assert estimated_rows([small, large]) == cli.COLUMNS_MAX + 2_000
-    assert estimated_rows([tmp_path / "absent.jsonl"]) == 0
-
-    def wants(*paths: Path, categories: bool = False) -> bool:
-        argv = ["--gold-files", *map(str, paths), "--predictions", "p.jsonl"] + (["--categories-csv", "c"] if categories else [])
+def test_every_size_takes_the_column_path_with_the_cores_it_may_use(inputs, monkeypatch):
+    """The CLI reads, scores and writes in columns at every size -- not for --categories-csv, which
+    reads every judgement record -- and hands `run_columns` the cores it may use: from
+    columnar.FORK_MIN questions scored, parts are forked that many at a time (tests/test_bulk.py)."""
+    def wants(categories: bool = False) -> bool:
+        argv = ["--gold-files", "g.jsonl", "--predictions", "p.jsonl"] + (["--categories-csv", "c"] if categories else [])
         return cli._in_columns(cli.build_parser().parse_args(argv))
 
-    monkeypatch.setattr(cli, "usable_cores", lambda: 2)
-    assert wants(small) and not wants(large) and not wants(small, categories=True)
-    monkeypatch.setattr(cli, "usable_cores", lambda: 1)
-    assert wants(small) and wants(large) and not wants(small, categories=True)
+    assert wants() and not wants(categories=True)
+    seen = []
+    real = columnar.run_columns
+    monkeypatch.setattr(columnar, "run_columns", lambda *a, **k: seen.append(k["workers"]) or real(*a, **k))
+    monkeypatch.setattr(cli, "usable_cores", lambda: 3)
+    out = inputs["tmp"] / "cores"
+    code, stdout, _ = _cli(["--gold-files", *map(str, inputs["gold"]), "--predictions", str(inputs["runs"][0]),
+                            "--output", str(out / "r.json")], columns=True, monkeypatch=monkeypatch)
+    assert code == 0 and "Evaluated:" in stdout
+    assert seen == [3]
 
 
 def test_column_scores_equal_decide():
