@@ -184,6 +184,24 @@ def test_the_checkpoint_matrix_equals_the_runs_columns(world):
         an.checkpoint_matrix(["no-such-run"], asked, ["accuracy"])
 
 
+def test_the_questions_every_run_attempted_are_the_runs_columns(world):
+    """queries.attempted_by_all equals the questions the runs held in memory all attempted, for every run
+    and for every pair (a run that skipped questions among them on the harness datasets), whatever the
+    order of the ids and with an id given twice: one row per (run, question) counts each run once."""
+    from scoring.trends import checkpoint_scores
+
+    name, an, con, key, ids = world
+    runs = [r.name for r in an.runs if r.recomputed]
+    gold = list(an.gold)
+    _, answered = checkpoint_scores([an.result_of(r) for r in runs], gold, ["accuracy"])
+    groups = [runs, *([a, b] for a, b in zip(runs, runs[1:]))]
+    for group in groups:
+        want = np.flatnonzero(answered[[runs.index(r) for r in group]].all(axis=0))
+        asked = [ids[r] for r in group][::-1] + [ids[group[0]]]
+        assert np.array_equal(Q.attempted_by_all(con, asked), want), (name, group)
+    assert Q.attempted_by_all(con, []).size == 0
+
+
 def test_the_trends_and_the_matrix_read_the_engine_as_they_read_the_columns(world):
     """The Trends page's search and the matrix page's grid, built from the engine, equal what the runs'
     columns gave (scoring.trends.checkpoint_scores and Profile.right_mask): the same trends, alarms and

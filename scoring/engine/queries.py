@@ -398,13 +398,16 @@ def run_values(con: duckdb.DuckDBPyConnection, run_id: int, size: int) -> dict[s
 
 
 def attempted_by_all(con: duckdb.DuckDBPyConnection, run_ids: Sequence[int]) -> np.ndarray:
-    """The gold positions every one of these runs attempted (answered or failed), sorted."""
-    ids = _id_list(run_ids)
+    """The gold positions every one of these runs attempted (answered or failed), sorted. A run holds one
+    row per question it was scored on (ingest), so a question's attempted rows among the runs count its
+    runs: count(*), not count(DISTINCT run_id), whose per-question sets of run ids took DuckDB to its
+    memory limit at 1,000 runs (a restart's high-water mark 1,262 MB, 514 MB with count(*); 1.76 s, 0.18 s)."""
+    ids = sorted(set(_id_list(run_ids)))
     if not ids:
         return np.zeros(0, dtype=np.int64)
     marks = ", ".join("?" for _ in ids)
     got = con.execute(f"SELECT q FROM scores WHERE run_id IN ({marks}) AND attempted GROUP BY q "
-                      f"HAVING count(DISTINCT run_id) = {len(set(ids))} ORDER BY q", ids).fetchnumpy()
+                      f"HAVING count(*) = {len(ids)} ORDER BY q", ids).fetchnumpy()
     return np.asarray(got["q"], dtype=np.int64)
 
 
