@@ -47,7 +47,7 @@ from .profiles import Profile, signature
 from .registry import MISSING_STATUS, OVERFLOW_STATUSES, OVERFLOW_TEXT
 from .runner import StoredRunResult
 from .workers import die_with_parent
-from .writers import CSV_COLUMNS, columns_are_safe, csv_columns, csv_string, dicts_of, open_for_writing, rows_json
+from .writers import CSV_COLUMNS, ROW_SEP, columns_are_safe, csv_columns, csv_string, dicts_of, open_for_writing, rows_json
 
 __all__ = ["Joined", "join", "score_columns", "members_of", "write_columns", "run_columns", "FORK_MIN"]
 
@@ -252,9 +252,6 @@ def write_columns(run: StoredRunResult, columns: list[list], *, report: str | Pa
         _write_rows(columns, json_fh if sep is not None else None, csv_fh)
         if json_fh is not None:
             json_fh.write(tail)
-
-
-ROW_SEP = ",\n    "  # between two rows' JSON in the report (`RunResult.report_frame`'s separator)
 
 
 def _write_rows(columns: list[list], json_fh: IO[str] | None, csv_fh: IO[str] | None) -> None:

@@ -23,7 +23,7 @@ from .problems import Problem
 from .profiles import Profile, get_profile, signature
 from .registry import MISSING_STATUS, is_success_status
 from .workers import bare_main, discard_shared_pool, shared_pool, usable_cores
-from .writers import CSV_COLUMNS, csv_string, csv_text, open_for_writing, row_dicts, rows_json
+from .writers import CSV_COLUMNS, ROW_SEP, csv_string, csv_text, open_for_writing, row_dicts, rows_json
 
 __all__ = ["QuestionResult", "RunResult", "evaluate", "extra_prediction_problems"]
 
@@ -142,7 +142,7 @@ class RunResult:
             return head, None, tail + "\n}"
         if not rep["evaluated_count"]:
             return head + ',\n  "per_question": []', None, tail + "\n}"
-        return head + ',\n  "per_question": [\n    ', ",\n    ", "\n  ]" + tail + "\n}"
+        return head + ',\n  "per_question": [\n    ', ROW_SEP, "\n  ]" + tail + "\n}"
 
     def write_csv(self, fh: IO[str], rows: Iterable[list[dict]] | None = None) -> None:
         """csv.DictWriter's output (header, then rows, "\r\n" line ends), without its per-row key checks;

@@ -328,13 +328,12 @@ def parse(argv: Sequence[str], prog: str = "python -m scoring", command: str = S
     return args, kind
 
 
-def refused(args: argparse.Namespace, *, judged: bool = True) -> int | None:
-    """The usage error every kind of input says before reading a file: the finder's, the gate's and the
-    trend's options given wrongly (when any is asked for), or the judge's (`judged`: this kind of input
-    can be re-judged). Said on stderr; the exit code (gate.EXIT_USAGE), or None when the options stand."""
-    why = gate.refusal(args) if gate.wants(args) else None
-    if why is None and judged:
-        why = judge_cli.refusal(args)
+def refused(args: argparse.Namespace) -> int | None:
+    """The usage error the kinds of input that can be re-judged (MMLongBench-Doc's files, harness outputs)
+    say before reading a file: the finder's, the gate's and the trend's options given wrongly (when any is
+    asked for), or the judge's. Said on stderr; the exit code (gate.EXIT_USAGE), or None when the options
+    stand."""
+    why = (gate.refusal(args) if gate.wants(args) else None) or judge_cli.refusal(args)
     if why is None:
         return None
     print(f"ERROR: {why}", file=sys.stderr)

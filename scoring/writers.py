@@ -152,8 +152,11 @@ def _orjson_safe(row: dict) -> bool:
             and type(row["gold_answer"]) is str and type(row["question_id"]) is str and type(row["status"]) is str)
 
 
+ROW_SEP = ",\n    "  # between two rows' JSON in the report's per_question list (two levels deep)
+
+
 def rows_json(batch: list[dict], *, safe: bool | None = None) -> str:
-    """`",\n    ".join(map(_row_json, batch))`: the rows two levels deep, as json.dumps(indent=2)
+    """`ROW_SEP.join(map(_row_json, batch))`: the rows two levels deep, as json.dumps(indent=2)
     nests them in the report. orjson writes the whole batch in one call when every row is safe
     for it (`_orjson_safe`; `safe`: the caller has checked, `batch_is_safe`) -- several times
     faster, the same bytes (the release-agreement golden files and tests/test_fast_json.py pin
@@ -166,7 +169,7 @@ def rows_json(batch: list[dict], *, safe: bool | None = None) -> str:
         else:
             # b'[\n  {\n    "k": v,\n ...\n  }\n]': drop the brackets, indent every line two more spaces
             return text[4:-2].decode("utf-8").replace("\n", "\n  ")
-    return ",\n    ".join(map(_row_json, batch))
+    return ROW_SEP.join(map(_row_json, batch))
 
 
 def batch_is_safe(questions: Sequence[GoldQuestion], scores: Sequence[float]) -> bool:
