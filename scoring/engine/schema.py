@@ -1,7 +1,7 @@
 """The engine's tables: one row per (run, question) scored, texts apart, per-run summaries written at
 ingest. The same statements make them in an embedded DuckDB file and in a DuckLake, so no constraint
 is declared (a DuckLake has neither keys nor sequences): every table is appended to, the keys are
-made by the writer (`run_id`, a random 63-bit number per ingest) and the readers resolve what two
+made by the writer (`run_id`, a 63-bit number per ingest that rises with time: `ingest.new_run_id`) and the readers resolve what two
 writers may both have written (`queries.py`).
 
     runs        one row per ingest of a run: run_id, identity (what makes it the same run: benchmark,
