@@ -88,9 +88,9 @@ def outcome(path: Path, got: list, res: LoadResult) -> dict:
     }
 
 
-def read(path: Path, universal: bool, reader: str = "read_json_lines") -> dict:
+def read(path: Path, universal: bool) -> dict:
     res: LoadResult = LoadResult()
-    got = list(getattr(loaders, reader)(path, res, universal=universal))
+    got = list(loaders.read_json_lines(path, res, universal=universal))
     return outcome(path, got, res)
 
 
@@ -374,15 +374,14 @@ PINS = {
 PINS["no_end.jsonl"] = PINS["crlf.jsonl"] = PINS["plain.jsonl"]  # a last line without an end, CRLF: the same
 
 
-@pytest.mark.parametrize("reader", ["read_json_lines", "read_json_lines_fast"])
 @pytest.mark.parametrize("block", BLOCKS)
 @pytest.mark.parametrize("universal", [False, True])
 @pytest.mark.parametrize("name", list(CASES))
-def test_the_one_reader_gives_what_both_readers_gave(tmp_path, monkeypatch, name, universal, block, reader):
+def test_the_one_reader_gives_what_both_readers_gave(tmp_path, monkeypatch, name, universal, block):
     monkeypatch.setattr(loaders, "BLOCK", block)
     pin = PINS[name]
     want = pin[universal] if isinstance(pin, tuple) else pin
-    assert read(made(tmp_path, name), universal, reader) == want
+    assert read(made(tmp_path, name), universal) == want
 
 
 WIDE = {"utf16.jsonl": "utf-16", "utf16_no_bom.jsonl": "utf-16-le", "utf32.jsonl": "utf-32"}
