@@ -241,21 +241,6 @@ def _parse(text: str | bytes) -> tuple[Any, str | None, int]:
     return value, None, 0
 
 
-def _lines(path: Path, fh: IO[bytes], name: str, res: LoadResult) -> Iterator[bytes | Overlong]:
-    """The file's lines as UTF-8 bytes, each at most MAX_LINE bytes (a longer one is read past and
-    given as Overlong, never held): streamed as they are, or -- for a UTF-16/UTF-32 file of at most
-    WIDE_TEXT_MAX_BYTES -- decoded whole and re-encoded (with a warning)."""
-    head = fh.read(WIDE_SNIFF)
-    fh.seek(0)
-    if not head.startswith(codecs.BOM_UTF8) and _wide_encoding(head) is not None:
-        data = _wide_whole(fh, name, res)
-        if data is not None:
-            for raw in data.splitlines(keepends=True):
-                yield raw if len(raw) <= MAX_LINE else Overlong(len(raw), raw.endswith((b"\n", b"\r")))
-        return
-    yield from bounded_lines(fh, MAX_LINE)
-
-
 def _wide_whole(fh: IO[bytes], name: str, res: LoadResult) -> bytes | None:
     """A UTF-16/UTF-32 file re-encoded as UTF-8, read whole when at most WIDE_TEXT_MAX_BYTES; None
     (and a problem) when larger."""
@@ -268,64 +253,12 @@ def _wide_whole(fh: IO[bytes], name: str, res: LoadResult) -> bytes | None:
     return _to_utf8(read_upto(fh, size, WIDE_TEXT_MAX_BYTES), name, res)
 
 
-def _too_long(name: str, number: int, size: int, ended: bool, res: LoadResult, *, counted: bool = False) -> None:
-    """A line longer than MAX_LINE, read past: counted as read (unless the caller counts it) and
-    skipped, and named."""
-    if not counted:
-        res.rows_read += 1
+def _too_long(name: str, number: int, size: int, ended: bool, res: LoadResult) -> None:
+    """A line longer than MAX_LINE, read past: skipped and named (the caller counts it as read)."""
     res.skipped += 1
     tail = "" if ended else ", to the end of the file (no line end: a sparse or zero-filled file?)"
     res.problems.append(Problem.error(name, number, None, f"a line under {MAX_LINE >> 20} MiB", f"{size:,} bytes{tail}",
                                       kind="lines too long to read"))
-
-
-def _universal(lines: Iterator[bytes | Overlong]) -> Iterator[bytes | Overlong]:
-    """Lines split as Python's text files split them (universal newlines): at "\n", "\r\n" and a
-    lone "\r" -- the public release reads its files so (profile xldocbench-1519, issue 18)."""
-    for raw in lines:
-        if isinstance(raw, Overlong):
-            yield raw
-        elif b"\r" in raw.rstrip(b"\r\n"):
-            yield from raw.splitlines(keepends=True)  # bytes.splitlines splits at \n, \r\n and \r only
-        else:
-            yield raw
-
-
-def read_json_lines(path: Path, res: LoadResult, *, universal: bool = False) -> Iterator[tuple[int, Any]]:
-    """Yield (line number, parsed value) for each non-blank JSONL line; report the rest.
-    The file is streamed line by line, so a large file is never held twice in memory. Lines end
-    at "\n" (a lone "\r" is white space inside a line), or with `universal` also at a lone "\r"."""
-    name = str(path)
-    res.files.append(name)
-    try:
-        fh = open_regular(path)
-    except OSError as exc:
-        _cannot_open(name, exc, res)
-        return
-    blank = 0
-    content = False
-    with fh:
-        lines = _lines(path, fh, name, res)
-        for number, raw in enumerate(_universal(lines) if universal else lines, start=1):
-            if isinstance(raw, Overlong):
-                content = True
-                _too_long(name, number, raw.size, raw.ended, res)
-                continue
-            if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
-                res.problems.append(Problem.warning(name, 1, None, "UTF-8 without a byte-order mark", "a UTF-8 BOM (ignored)"))
-                raw = raw[3:]
-            if not raw or raw.isspace():
-                blank += 1
-                continue
-            content = True
-            res.rows_read += 1
-            value = _line_value(raw, number, name, res)
-            if value is not _SKIPPED:
-                yield number, value
-    if not content:
-        res.problems.append(Problem.warning(name, None, None, "at least one record", "an empty file"))
-    else:
-        res.blank_lines += blank
 
 
 _SKIPPED = object()  # _line_value's answer for a line reported and skipped
@@ -364,13 +297,15 @@ def _line_value(raw: bytes, number: int, name: str, res: LoadResult) -> Any:
     return value
 
 
-BLOCK = 1 << 16  # bytes read at a time by read_json_lines_fast: a block's values are used while in the cache, and
+BLOCK = 1 << 16  # bytes read at a time by json_line_blocks: a block's values are used while in the cache, and
 # its buffers are small enough for malloc to reuse (16 MiB blocks cost ~60,000 page faults, 0.2 s of system time, on 41 MB)
 
 
-def read_json_lines_fast(path: Path, res: LoadResult, *, universal: bool = False) -> Iterator[tuple[int, Any]]:
-    """`read_json_lines`: the same values, line numbers, problems and counts, with less work a
-    line (`json_line_blocks`, a block at a time)."""
+def read_json_lines(path: Path, res: LoadResult, *, universal: bool = False) -> Iterator[tuple[int, Any]]:
+    """Yield (line number, parsed value) for each non-blank JSONL line; report the rest (in `res`:
+    its problems, rows read, blank lines and rows skipped). Lines end at "\n" (a lone "\r" is white
+    space inside a line), or with `universal` also at a lone "\r"; a line longer than MAX_LINE is read
+    past, never held. The one JSON-lines reader: `json_line_blocks`, a value at a time."""
     for numbers, values in json_line_blocks(path, res, universal=universal):
         yield from zip(numbers, values)
 
@@ -378,14 +313,14 @@ def read_json_lines_fast(path: Path, res: LoadResult, *, universal: bool = False
 def json_line_blocks(path: Path, res: LoadResult, *, universal: bool = False
                      ) -> Iterator[tuple[Sequence[int], list[Any]]]:
     """`read_json_lines` a block at a time: (line numbers, values) of the non-blank lines read,
-    with the same problems and counts. The file is read 16 MiB at a time (cut at a line end) and
-    split in C; a block without a run of 19 digits, a `\\u` surrogate escape, a long line or (under
-    `universal`) a CR is parsed by orjson in one pass over its lines -- which succeeds only when
-    every line is a JSON value, so none is blank -- and its lines are numbered in a row. Any other
-    block, and any block orjson refuses a line of, is read line by line by the code of
-    `read_json_lines` (`_line_value`) and handed over a line at a time (so that a caller's problems
-    about a row come in line order with the reader's): blank lines, BOM, lone CRs, UTF-16/32
-    files, long lines and the problems' wording are its."""
+    with the same problems and counts. The file is read BLOCK bytes at a time (cut at a line end)
+    and split in C; a block without a run of 19 digits, a `\\u` surrogate escape, a long line or
+    (under `universal`) a lone CR is parsed by orjson in one pass over its lines -- which succeeds
+    only when every line is a JSON value, so none is blank -- and its lines are numbered in a row.
+    Any other block, and any block orjson refuses a line of, is read line by line (`_line_value`
+    words each problem) and handed over a line at a time, so that a caller's problems about a row
+    come in line order with the reader's. A UTF-8 BOM is dropped (with a warning); a UTF-16/32 file
+    is decoded whole and its lines end at every line end; a line over MAX_LINE is read past."""
     name = str(path)
     res.files.append(name)
     try:
@@ -399,7 +334,7 @@ def json_line_blocks(path: Path, res: LoadResult, *, universal: bool = False
         head = fh.read(WIDE_SNIFF)
         fh.seek(0)
         wide = not head.startswith(codecs.BOM_UTF8) and _wide_encoding(head) is not None
-        if wide:  # decoded whole, and its lines split at every line end (as `_lines` splits them)
+        if wide:  # decoded whole, and its lines split at every line end
             whole = _wide_whole(fh, name, res)
             blocks: Iterator[bytes] = iter([whole] if whole is not None else [])
         else:
@@ -416,7 +351,7 @@ def json_line_blocks(path: Path, res: LoadResult, *, universal: bool = False
                     continue
                 number += 1
                 rows += 1
-                _too_long(name, number, skipping + end + 1, True, res, counted=True)
+                _too_long(name, number, skipping + end + 1, True, res)
                 skipping = -1
                 block = block[end + 1:]
                 if not block:
@@ -453,7 +388,7 @@ def json_line_blocks(path: Path, res: LoadResult, *, universal: bool = False
             for raw in lines:  # each line handed over as it is read: its row's problems follow its own
                 number += 1
                 if odd and b"\r" in raw.rstrip(b"\r") and len(raw) < MAX_LINE:  # lone CRs end lines here too
-                    # (before the blank test: "\r " is two blank lines, as the line-by-line reader counts them)
+                    # (before the blank test: "\r " is two blank lines)
                     number -= 1
                     for sub in (raw + b"\n").splitlines(keepends=True):
                         number += 1
@@ -483,7 +418,7 @@ def json_line_blocks(path: Path, res: LoadResult, *, universal: bool = False
         if skipping >= 0:  # the file ended inside an over-long line
             number += 1
             rows += 1
-            _too_long(name, number, skipping, False, res, counted=True)
+            _too_long(name, number, skipping, False, res)
         rest = b"".join(pending)
         if rest:  # the last line, without a line end
             if number == 0 and rest.startswith(codecs.BOM_UTF8):
@@ -496,8 +431,8 @@ def json_line_blocks(path: Path, res: LoadResult, *, universal: bool = False
                     blank += 1
                     continue
                 rows += 1
-                if len(sub) > MAX_LINE:  # as the line-by-line reader says it: the file ends inside it
-                    _too_long(name, number, len(sub), False, res, counted=True)
+                if len(sub) > MAX_LINE:  # named as a line the file ends inside
+                    _too_long(name, number, len(sub), False, res)
                     continue
                 value = _line_value(sub, number, name, res)
                 if value is not _SKIPPED:

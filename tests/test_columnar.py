@@ -6,9 +6,9 @@ load_prediction_columns) against its record path, byte for byte.
 missing and extra ids, repeated ids, unicode, damaged rows of every kind the loaders report,
 metadata of every JSON type, several gold files, JSON and JSONL prediction files, each profile
 the command line scores itself -- and must print the same lines, exit with the same code and
-write the same report and CSV bytes. The pieces are compared too: the block reader with
-`read_json_lines`, the column loaders with `load_gold` / `load_predictions`, the batch scorer
-with `decide`.
+write the same report and CSV bytes. The pieces are compared too: the column loaders with
+`load_gold` / `load_predictions`, the batch scorer with `decide`. (The JSON-lines reader is
+pinned on its own in test_loaders_jsonl.py.)
 """
 
 from __future__ import annotations
@@ -30,11 +30,8 @@ from scoring.loaders import (
     load_gold_columns,
     load_prediction_columns,
     load_predictions,
-    read_json_lines,
-    read_json_lines_fast,
 )
 from scoring.metrics import decide, scores_of
-from scoring.problems import LoadResult
 from scoring.profiles import get_profile
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -228,39 +225,6 @@ def test_cli_columns_equal_records_on_a_generated_benchmark(tmp_path, monkeypatc
                             (out / "r.json").read_bytes(), (out / "r.csv").read_bytes()))
         assert results[0] == results[1]
         assert json.loads(results[0][1])["evaluated_count"] == 4_000
-
-
-def test_read_json_lines_fast_equals_read_json_lines(tmp_path):
-    """Values, line numbers, problems and counts, on files with blank lines, BOMs, CRLF and lone CRs,
-    long digit runs, lone surrogates, invalid lines, a last line without a line end, UTF-16 text."""
-    lines = ['{"a": 1}', "", "  ", '{"b": "x\\u00e9"}', "not json", '{"n": 1234567890123456789012}', '{"s": "\\ud800"}',
-             '[1, 2]', '"str"', "\t", '{"c": "é"}']
-    cases = {
-        "plain.jsonl": ("\n".join(lines) + "\n").encode("utf-8"),
-        "no_end.jsonl": "\n".join(lines).encode("utf-8"),
-        "bom.jsonl": b"\xef\xbb\xbf" + ("\n".join(lines) + "\n").encode("utf-8"),
-        "crlf.jsonl": ("\r\n".join(lines) + "\r\n").encode("utf-8"),
-        "lone_cr.jsonl": b'{"a": 1}\r{"b": 2}\r\n\r{"c": 3}\n{"d": "\r"}\n',
-        "utf16.jsonl": ("\n".join(lines[:4]) + "\r\n").encode("utf-16"),
-        "empty.jsonl": b"",
-        "blank.jsonl": b"\n  \n",
-        "bad_utf8.jsonl": b'{"a": "\xff"}\n{"b": 1}\n',
-        # lines longer than a block (loaders.BLOCK), one over HUGE_LINE, one first with a BOM, one last without an end
-        "long_lines.jsonl": b"\xef\xbb\xbf" + ('{"x": "' + "y" * 200_000 + '"}\n{"a": 1}\n\n{"h": "' + "z" * 1_100_000
-                                              + '"}\n{"b": 2}\r\n{"t": "' + "w" * 70_000 + '"}').encode("utf-8"),
-    }
-    for name, data in cases.items():
-        path = tmp_path / name
-        path.write_bytes(data)
-        for universal in (False, True):
-            want_res, got_res = LoadResult(), LoadResult()
-            want = list(read_json_lines(path, want_res, universal=universal))
-            got = list(read_json_lines_fast(path, got_res, universal=universal))
-            assert got == want, (name, universal)
-            assert got_res == want_res, (name, universal)
-    missing_want, missing_got = LoadResult(), LoadResult()
-    assert list(read_json_lines(tmp_path / "absent.jsonl", missing_want)) == list(read_json_lines_fast(tmp_path / "absent.jsonl", missing_got))
-    assert missing_got == missing_want and missing_got.unreadable
 
 
 def test_column_loaders_equal_record_loaders(inputs):
