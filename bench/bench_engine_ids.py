@@ -13,8 +13,8 @@ rising ids a row group holds a narrow range and the others are skipped.
 Each repetition opens each store read-only in turn (interleaved: random, rising; the order alternates) and
 runs `queries.rows(texts=False)` and `queries.document_sums` for a pair of runs far apart and a pair side
 by side; printed: medians of wall and CPU seconds, the rows DuckDB scanned (EXPLAIN ANALYZE), the ratio,
-the load average before and after. The peak memory of a query is printed per store from a child process
-(ru_maxrss of a process that only opens the store and runs the queries). Prints figures only.
+the load average before and after. Memory per store from a fresh process that opens it and reads both
+pairs' rows: its resident memory before and after, and what DuckDB holds then. Prints figures only.
 """
 
 from __future__ import annotations
@@ -65,7 +65,7 @@ def fill(path: Path, kind: str, runs: int, n: int) -> None:
 
 
 def pairs_of(con: duckdb.DuckDBPyConnection) -> list[tuple[int, int]]:
-    ids = [r[0] for r in con.execute("SELECT DISTINCT run_id FROM scores ORDER BY run_id").fetchall()]
+    ids = [r[0] for r in con.execute("SELECT DISTINCT run_id FROM doc_sums ORDER BY run_id").fetchall()]  # (not scores: that would read every row group)
     k = len(ids)
     return [(ids[k // 10], ids[9 * k // 10]), (ids[k // 2], ids[k // 2 + 1])]
 
@@ -83,13 +83,21 @@ def scanned(con: duckdb.DuckDBPyConnection, pair: tuple[int, int]) -> int:
     return int(found[-1].replace(",", "")) if found else -1
 
 
-def child(path: str) -> None:
-    import resource
+def _rss_mb() -> int:
+    with open("/proc/self/status") as fh:
+        return int(fh.read().split("VmRSS:")[1].split()[0]) >> 10
 
+
+def child(path: str) -> None:
+    """One store opened read-only, both pairs' rows read (`queries.rows`): the process's resident memory
+    before and after, and what DuckDB holds then (duckdb_memory(): the blocks it read stay cached)."""
     con = duckdb.connect(path, read_only=True)
-    for pair in pairs_of(con):
-        ask(con, pair)
-    print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss >> 10)
+    pairs = pairs_of(con)
+    before = _rss_mb()
+    for pair in pairs:
+        Q.rows(con, list(pair), texts=False)
+    held = con.execute("SELECT sum(memory_usage_bytes) FROM duckdb_memory()").fetchone()[0] or 0
+    print(before, _rss_mb(), int(held) >> 20)
 
 
 def main() -> None:
@@ -130,8 +138,9 @@ def main() -> None:
               f" | rising ids {med['rising'][0]:.3f} s wall {med['rising'][1]:.3f} CPU-s, {rows[('rising', i)]:,} rows scanned"
               f" | ratio rising/random wall {med['rising'][0] / med['random'][0]:.3f}")
     for k in kinds:
-        mb = subprocess.run([sys.executable, __file__, "--child", str(paths[k])], capture_output=True, text=True, check=True).stdout
-        print(f"  peak resident memory of a process asking both pairs, {k} ids: {int(mb)} MB")
+        got = subprocess.run([sys.executable, __file__, "--child", str(paths[k])], capture_output=True, text=True, check=True).stdout
+        before, after, held = (int(x) for x in got.split())
+        print(f"  a fresh process reading both pairs' rows, {k} ids: resident {before} -> {after} MB, DuckDB holding {held} MB")
 
 
 if __name__ == "__main__":
