@@ -8,7 +8,10 @@ The runs are ordered by step: from --steps (a CSV with columns run, step and opt
 prediction file's name without its extension) or from their file names (`checkpoint-1200`, `ckpt-0520`,
 `step_3000`, `global_step3000`: scoring/steps.py). A run with no step is left out (said on stderr); runs
 of two series or more are a usage error (one series per call: the CSV has no series column). Each run is
-scored as the plain command line scores it, then `scoring.trends.search` finds the alarms on the
+scored as the plain command line scores it and ingested at once into an embedded DuckDB in a temporary
+folder (`Checkpoints`: the app's ingest path; its result is not kept), the series is read back as
+runs x questions (`scoring.engine.queries.checkpoint_matrix`, what the Trends page reads), then
+`scoring.trends.search` finds the alarms on the
 --gate-metric metrics (one Benjamini-Hochberg family across metrics, slices and candidate checkpoints;
 slices of one or two conditions on the finder's fields -- `scoring.slice_fields.slice_fields`, as
 --weak-slices lists them -- each with at least --min-documents documents).
@@ -32,7 +35,9 @@ from __future__ import annotations
 
 import argparse
 import sys
+import tempfile
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +45,9 @@ import numpy as np
 
 from . import gate
 from . import steps as S
+from .engine import queries as Q
+from .engine.connection import EMBEDDED, Engine, EngineError, memory_target
+from .engine.ingest import Questions, ScoredRun, ingest
 from .registry import METRICS
 from .stats import smallest_p
 from .trends import BEFORE, CSV_COLUMNS, OVERALL, TrendSearch, alarm_rows
@@ -141,29 +149,62 @@ def order_and_score(args: argparse.Namespace, names: list[str], hints: dict[str,
     if isinstance(placed, int):
         return placed
     series, _ = placed
-    results: list[Any] = []
-    gold: list[Any] = []
-    for c in series:
-        got = score(c.run)
-        if isinstance(got, int):
-            return got
-        results.append(got[0])
-        gold = gold or got[1]
-    return finish(args, series, results, gold)
+    with tempfile.TemporaryDirectory(prefix="lens-trend-") as folder:
+        held = Checkpoints(Path(folder))
+        for c in series:
+            got = score(c.run)
+            if isinstance(got, int):
+                return got
+            try:
+                held.add(*got)
+            except (EngineError, ValueError) as exc:
+                print(f"ERROR: {c.run}: its scores cannot be held for the trend ({exc})", file=sys.stderr)
+                return EXIT_INPUT
+        return finish(args, series, held)
 
 
-def finish(args: argparse.Namespace, series: list[S.Checkpoint], results: list[Any], gold: list[Any]) -> int:
-    """The steps every profile shares once the checkpoints are scored (`scoring.evaluate.RunResult`, in
-    step order, against `gold`): the search, the CSV, the lines printed and the exit code."""
+class Checkpoints:
+    """The series' checkpoints, each ingested as soon as it is scored -- the app's ingest path
+    (`scoring.engine.ingest`) into an embedded DuckDB in `folder` -- so that no run's result outlives its
+    ingest; read back as runs x questions (`queries.checkpoint_matrix`, the query the Trends and matrix
+    pages read). The gold is the first checkpoint's: a later one's questions it lacks are left out."""
+
+    def __init__(self, folder: Path) -> None:
+        self.engine = Engine(replace(memory_target(), kind=EMBEDDED, database=folder / "trend.duckdb", folder=folder))
+        self.gold: list[Any] = []
+        self.questions: Questions | None = None
+        self.profile: Any = None
+        self.run_ids: list[int] = []
+
+    def add(self, result: Any, gold: list[Any]) -> None:
+        """Ingest one checkpoint's `scoring.evaluate.RunResult`, scored against `gold`."""
+        if self.questions is None:
+            self.gold, self.profile = list(gold), result.profile
+            self.questions = Questions.from_gold(self.gold, name="trend")
+        run = ScoredRun.from_result(result, self.questions, file_path=str(result.name),
+                                    file_sha256=str(len(self.run_ids)), only_gold=True)  # one identity per checkpoint
+        self.run_ids.append(ingest(self.engine, self.questions, run).run_id)
+
+    def matrix(self, metrics: list[str]) -> dict[str, np.ndarray]:
+        """Checkpoints (step order) x gold questions (gold order): each metric's scores (0 where a checkpoint
+        holds no row) and `attempted` (answered or failed)."""
+        with self.engine.read() as con:
+            return Q.checkpoint_matrix(con, self.run_ids, np.arange(len(self.gold), dtype=np.int64), metrics)
+
+
+def finish(args: argparse.Namespace, series: list[S.Checkpoint], held: Checkpoints) -> int:
+    """The steps every profile shares once the checkpoints are scored and held (in step order, against
+    the first one's gold): the search, the CSV, the lines printed and the exit code."""
     from .profiles import get_profile
     from .slice_fields import page_counts_beside, slice_fields
     from .stats import document_clusters
-    from .trends import checkpoint_scores, search
+    from .trends import search
 
-    ids = [q.qid for q in gold]
+    gold = held.gold
     metrics = [m for m in METRICS if m in args.gate_metric]
-    scores, answered = checkpoint_scores(results, ids, list(dict.fromkeys([*metrics, "accuracy"])))
-    right = get_profile(results[0].profile if results else args.profile).right_mask(scores["accuracy"])
+    got = held.matrix(list(dict.fromkeys([*metrics, "accuracy"])))
+    scores, answered = {m: got[m] for m in dict.fromkeys([*metrics, "accuracy"])}, got["attempted"]
+    right = get_profile(held.profile if held.profile is not None else args.profile).right_mask(scores["accuracy"])
     clusters = document_clusters([q.document_ids for q in gold])
     steps = [int(c.step or 0) for c in series]
     data_dir = getattr(args, "data_dir", None)  # the finder's fields, as --weak-slices lists them (gate.py)

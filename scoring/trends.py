@@ -1,8 +1,8 @@
 """Checkpoint trends per slice, and alarms only on real, lasting drops. Pure: numpy and scipy.
 
-    checkpoint_scores(results, gold_ids, metrics)   runs held in memory (the command line): each checkpoint's
-                                                    per-question scores (the app reads the same from the engine:
-                                                    scoring.engine.queries.checkpoint_matrix)
+    checkpoint_scores(results, gold_ids, metrics)   runs held in memory: each checkpoint's per-question scores
+                                                    (the app and --trend read the same from the engine:
+                                                    scoring.engine.queries.checkpoint_matrix; this is its reference)
     slice_defs(fields, codes, ...)                  the benchmark and every slice of one or two conditions
     search(scores, clusters, fields, steps, ...)    every slice's trend and the alarms (`TrendSearch`)
     alarm_rows(found) / CSV_COLUMNS                 the alarms as the command line's --trend CSV rows
@@ -104,10 +104,11 @@ P_FLOOR = 1e-16
 
 def checkpoint_scores(results: Sequence[Any], gold_ids: Sequence[str], metrics: Sequence[str]
                       ) -> tuple[dict[str, np.ndarray], np.ndarray]:
-    """The data access of runs held in memory (the command line's): ({metric: checkpoints x questions
-    scores}, answered checkpoints x questions) over `gold_ids` (the columns' order), from each run's columns
-    (`scoring.runner.compact_columns`: a `RunResult` scored by the command line). The app's runs are in
-    the engine, read by `scoring.engine.queries.checkpoint_matrix`, which returns the same.
+    """The data access of runs held in memory: ({metric: checkpoints x questions scores}, answered
+    checkpoints x questions) over `gold_ids` (the columns' order), from each run's columns
+    (`scoring.runner.compact_columns`: a `RunResult`). The app's runs and the command line's --trend
+    (scoring/trend_cli.py) are in the engine, read by `scoring.engine.queries.checkpoint_matrix`, which
+    returns the same: this is its reference (tests, bench/bench_trends.py).
     A question a run did not answer (or does not hold) is not answered there; its score is 0."""
     from .runner import column_list, compact_columns
 

@@ -237,3 +237,44 @@ def test_the_trends_and_the_matrix_read_the_engine_as_they_read_the_columns(worl
     state[~answered] = M.MISSING
     assert np.array_equal(g.state, state) and np.array_equal(g.accuracy, acc.astype(np.float32))
     assert (g.state == M.RIGHT).any() and (g.state == M.WRONG).any()
+
+
+def test_a_cells_answer_is_the_runs_columns(world):
+    """The checkpoint matrix's clicked cell (dashboard.matrix.frames.answer, through Analysis.answer and
+    queries.answer: one (run, question) row and its text) equals what the run's own columns hold for that
+    question -- prediction, Accuracy (not another metric), status, answered -- for every recomputed run
+    (not another run's row) on its unanswered, failed and partly right questions and a sample of the rest;
+    {} for a question the gold lacks; a KeyError for a run that is not loaded or not recomputed."""
+    from dashboard.matrix import frames as M
+    from scoring.runner import column_list, compact_columns
+
+    name, an, con, key, ids = world
+    runs = [r.name for r in an.runs if r.recomputed]
+    gold = list(an.gold)
+    at = {q: i for i, q in enumerate(gold)}
+    rng = np.random.default_rng(11)
+    differs = {"accuracy": False, "run": False}
+    for run in runs:
+        c = {k: column_list(v) for k, v in compact_columns(an.result_of(run)).items()}
+        where = {q: i for i, q in enumerate(map(str, c["question_id"]))}
+        odd = [q for q, i in where.items() if not c["answered"][i] or c["status"][i] != "success"
+               or 0 < c["accuracy"][i] < 1 or c["accuracy"][i] != c["token_f1"][i]][:25]
+        for qid in dict.fromkeys([*odd, *(gold[i] for i in rng.permutation(len(gold))[:25])]):
+            i = where[qid]
+            want = {"prediction": "" if c["prediction"][i] is None else str(c["prediction"][i]),
+                    "accuracy": float(c["accuracy"][i]), "status": str(c["status"][i]), "answered": bool(c["answered"][i])}
+            assert M.answer(an, run, qid) == want, (name, run, qid)
+            row = Q.answer(con, ids[run], at[qid])  # the engine the command line ingests into: the same row
+            assert row is not None and (row["prediction"] or "", row["accuracy"], row["status"], row["attempted"]) == \
+                (want["prediction"], want["accuracy"], want["status"], want["answered"]), (name, run, qid)
+            differs["accuracy"] |= c["accuracy"][i] != c["token_f1"][i]
+            differs["run"] |= any(M.answer(an, other, qid) != want for other in runs[:3] if other != run)
+    assert differs["accuracy"] and (differs["run"] or len(runs) == 1), (name, differs)  # the mutants would show
+    assert M.answer(an, runs[0], "no-such-question") == {}
+    assert Q.answer(con, ids[runs[0]], len(gold) + 5) is None
+    with pytest.raises(KeyError):
+        M.answer(an, "no-such-run", gold[0])
+    official = [r.name for r in an.runs if not r.recomputed]
+    if official:
+        with pytest.raises(KeyError):
+            M.answer(an, official[0], gold[0])

@@ -194,3 +194,50 @@ def test_lmms_eval_checkpoints_are_ordered_by_their_model_arguments(tmp_path):
     assert out.read_text(encoding="utf-8") == HEADER + "\n"
     line = next(x for x in res.stdout.splitlines() if x.startswith("trend of 3 checkpoints"))
     assert line.index("@ 100") < line.index("@ 200") < line.index("@ 300")
+
+
+def test_the_checkpoints_held_in_the_engine_are_the_runs_columns(tmp_path):
+    """--trend holds each checkpoint in an embedded DuckDB as soon as it is scored (trend_cli.Checkpoints:
+    the app's ingest, read back by queries.checkpoint_matrix) and drops its result: what it reads back is
+    exactly what the runs' own columns held (scoring.trends.checkpoint_scores, the reference) -- every
+    metric, answered, in step order, over the first checkpoint's gold; a later checkpoint scored against a
+    larger gold (a harness series) keeps only that gold's questions -- and the search and the CSV are the
+    same, byte for byte."""
+    import numpy as np
+
+    from scoring.evaluate import evaluate
+    from scoring.loaders import load_gold, load_predictions
+    from scoring.registry import METRICS
+    from scoring.slices import question_fields
+    from scoring.stats import document_clusters
+    from scoring.trends import checkpoint_scores, search
+
+    gold = list(load_gold([GOLD]).items)
+    half = gold[: len(gold) // 2]
+    picked = [SERIES[0], SERIES[6], SERIES[5], SERIES[-1]]  # not in file order: step order is the caller's
+
+    def scored(path: Path, against: list) -> object:
+        return evaluate(against, load_predictions(path).items, profile="xldocbench", ignore_missing=True, workers=1)
+
+    first = scored(picked[0], half)
+    later = [scored(p, gold) for p in picked[1:]]
+    held = trend_cli.Checkpoints(tmp_path / "held")
+    held.add(first, half)
+    for result in later:
+        held.add(result, gold)
+    got = held.matrix(list(METRICS))
+    want, answered = checkpoint_scores([first, *later], [q.qid for q in half], list(METRICS))
+    for m in METRICS:
+        assert got[m].dtype == np.float64 and np.array_equal(got[m], want[m]), m
+    assert np.array_equal(got["attempted"], answered) and answered.any()
+    assert not np.array_equal(want["accuracy"][1], want["accuracy"][2])  # the order of the checkpoints shows
+    steps = [100, 200, 300, 400]
+    clusters = document_clusters([q.document_ids for q in half])
+    right = first.profile.right_mask(want["accuracy"])
+
+    def alarms_csv(scores, done) -> str:
+        found = search({"accuracy": scores["accuracy"]}, clusters, question_fields(half), steps, runs=[p.stem for p in picked],
+                       answered=done, right=right)
+        return trend_cli.csv_text(found)
+
+    assert alarms_csv(got, got["attempted"]) == alarms_csv(want, answered)

@@ -741,6 +741,19 @@ class Analysis:
         with self.store.read() as con:
             return Q.checkpoint_matrix(con, run_ids, positions, metrics)
 
+    def answer(self, name: str, qid: str) -> dict[str, Any] | None:
+        """Recomputed run `name`'s row for question `qid`, read from the engine for that one row
+        (queries.answer): its metrics, is_right, attempted, failed, status and prediction (None where it has
+        no answer); None when the run holds no row for it or the gold has no such question. A KeyError, as
+        `scored_ids`', for a run not loaded or of official scores only."""
+        (run_id,) = self.scored_ids([name])
+        gold = self._memo.get("gold index", lambda: pd.Index(list(self.gold)))
+        pos = int(gold.get_indexer(pd.Index([str(qid)], dtype=object))[0]) if len(gold) else -1
+        if pos < 0:
+            return None
+        with self.store.read() as con:
+            return Q.answer(con, run_id, pos)
+
     def status_counts(self) -> dict[str, dict[str, int]]:
         """Run name -> status -> the rows it attempted with it (every run)."""
         names = {v: k for k, v in self.store.ids.items()}

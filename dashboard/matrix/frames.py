@@ -23,7 +23,6 @@ import numpy as np
 import pandas as pd
 
 from dashboard.core.bounded import Bounded
-from scoring.runner import column_list, compact_columns
 
 MISSING, WRONG, PARTIAL, RIGHT = 0, 1, 2, 3
 SYMBOL = {RIGHT: "✓", PARTIAL: "◐", WRONG: "✗", MISSING: "·"}  # shapes that differ without their colours
@@ -201,30 +200,10 @@ def cell_style(value: object) -> str:
 
 
 def answer(analysis: Any, run: str, qid: str) -> dict[str, Any]:
-    """A run's answer to a question as its columns hold it: prediction text, Accuracy, status; {} when the
-    run holds no row for it."""
-    result = analysis.result_of(run)
-    c = compact_columns(result)
-    ids = c["question_id"]
-    pos = _position(ids, qid)
-    if pos is None:
+    """A run's answer to a question, read from the engine for that one (run, question) (`Analysis.answer`):
+    prediction text ("" where it has none), Accuracy, status, answered; {} when the run holds no row for it."""
+    row = analysis.answer(run, qid)
+    if row is None:
         return {}
-
-    def at(col: str) -> Any:
-        v = c[col]
-        item = v[pos]
-        return item.as_py() if hasattr(item, "as_py") else item.item() if hasattr(item, "item") else item
-
-    return {"prediction": "" if at("prediction") is None else str(at("prediction")), "accuracy": float(at("accuracy")),
-            "status": str(at("status")), "answered": bool(at("answered"))}
-
-
-_POSITIONS: Bounded[tuple[Any, dict[str, int]]] = Bounded(8)  # id of a run's ids -> (the ids, id -> position)
-
-
-def _position(ids: Any, qid: str) -> int | None:
-    hit = _POSITIONS.get(id(ids))
-    if hit is None or hit[0] is not ids:
-        hit = (ids, {str(q): i for i, q in enumerate(column_list(ids))})
-        _POSITIONS.put(id(ids), hit)
-    return hit[1].get(qid)
+    return {"prediction": "" if row["prediction"] is None else str(row["prediction"]), "accuracy": float(row["accuracy"]),
+            "status": str(row["status"]), "answered": bool(row["attempted"])}

@@ -276,19 +276,35 @@ class ScoredRun:
     @classmethod
     def from_result(cls, result: Any, questions: Questions, *, file_path: str, file_sha256: str, step: int | None = None,
                     series: str | None = None, origin: str = "", file_rows: int = 0,
-                    responses: Mapping[str, object] | None = None) -> ScoredRun:
+                    responses: Mapping[str, object] | None = None, only_gold: bool = False) -> ScoredRun:
         """A run the scoring path returned (`scoring.evaluate.RunResult`, or the app's run in columns),
-        read through `scoring.runner.compact_columns`: every question it holds, in its order."""
+        read through `scoring.runner.compact_columns`: every question it holds, in its order. With
+        `only_gold`, the questions `questions` does not hold are left out (a run scored against another
+        gold: the command line's --trend reads a harness series against its first checkpoint's gold)."""
         c = compact_columns(result)
         ids = column_list(c["question_id"])
         at = questions.positions
+        kept: list[int] | None = None
+        if only_gold and not all(q in at for q in ids):
+            kept = [i for i, q in enumerate(ids) if q in at]
+            ids = [ids[i] for i in kept]
+
+        def column(name: str) -> Any:
+            values = c[name]
+            if kept is None:
+                return values
+            if isinstance(values, list) or hasattr(values, "to_pylist"):
+                whole = column_list(values)
+                return [whole[i] for i in kept]
+            return np.asarray(values)[kept]
+
         rows = np.fromiter((at[q] for q in ids), np.int32, len(ids))
-        acc, f1, an = (np.asarray(c[m], dtype=np.float64) for m in METRICS)
-        status = [str(s) for s in column_list(c["status"])]
-        attempted = np.asarray(c["answered"], dtype=bool)
+        acc, f1, an = (np.asarray(column(m), dtype=np.float64) for m in METRICS)
+        status = [str(s) for s in column_list(column("status"))]
+        attempted = np.asarray(column("answered"), dtype=bool)
         ok = {s: is_success_status(s) for s in set(status)}
         failed = attempted & ~np.fromiter((ok[s] for s in status), bool, len(status))
-        reported = column_list(c["prediction"])
+        reported = column_list(column("prediction"))
         prediction = [p if a else None for p, a in zip(reported, attempted.tolist())]
         response = None
         if responses:

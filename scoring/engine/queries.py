@@ -13,6 +13,7 @@ only what the page shows.
     finder_counts(con, run_id)                per condition field = value: questions and documents, and
                                               whether the finder tests it (scoring.slices' thresholds)
     texts(con, run_id, positions)             the texts of the rows a page shows
+    answer(con, run_id, q)                    one row of a run (a clicked cell): its scores, status and prediction
     rows(con, run_ids, texts=..., positions=...)   the scored rows of a few runs (a Compare, an explorer), as Arrow
     run_values(con, run_id, size)             one run's scores and flags over the gold, in gold order
     attempted_by_all(con, run_ids)            the gold positions every one of these runs attempted
@@ -50,7 +51,7 @@ from scoring.stats import mcnemar_exact, sign_flip_p
 from .schema import FINDER_FIELDS, LIST_FIELDS, OVERALL, RECOMPUTED
 
 __all__ = ["VISIBLE", "runs", "version_of", "leaderboard", "breakdown", "flip_table", "document_sums", "finder_counts",
-           "texts", "question_rows", "FLIP_KINDS", "COMPARE_FIELDS", "FINDER_FIELDS", "benchmarks", "rows", "run_values",
+           "texts", "answer", "question_rows", "FLIP_KINDS", "COMPARE_FIELDS", "FINDER_FIELDS", "benchmarks", "rows", "run_values",
            "attempted_by_all", "means_over", "breakdown_by", "right_runs", "right_rows", "status_counts", "ROW_COLUMNS",
            "checkpoint_matrix"]
 
@@ -373,6 +374,14 @@ def rows(con: duckdb.DuckDBPyConnection, run_ids: Sequence[int], *, texts: bool 
     finally:
         if positions is not None:
             con.unregister("lens_at")
+
+
+def answer(con: duckdb.DuckDBPyConnection, run_id: int, q: int) -> dict[str, Any] | None:
+    """One row of a run, at gold position `q` (the checkpoint matrix's clicked cell): ROW_COLUMNS and the
+    prediction as the release reports it (NULL where the run has no answer) -- `rows` over that one
+    position, its text read for it alone; None when the run holds no row for the question."""
+    got = rows(con, [run_id], positions=[int(q)])
+    return got.slice(0, 1).to_pylist()[0] if got.num_rows else None
 
 
 def run_values(con: duckdb.DuckDBPyConnection, run_id: int, size: int) -> dict[str, np.ndarray]:
