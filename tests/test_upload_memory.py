@@ -72,3 +72,30 @@ def test_give_back_runs_where_there_is_no_glibc(monkeypatch):
 
     monkeypatch.setattr(ctypes, "CDLL", no_libc)
     cache.give_back()  # no exception: the collection ran, the trim was skipped
+
+
+def _first_scoring(tmp_path, monkeypatch, capacity: int) -> tuple[int, int]:
+    """The sample's runs put into a new engine (dashboard.shell.scorer.scored_runs: its four prediction files
+    scored, three systems of official scores only) with the shell's memory of runs for `capacity`: (scored
+    runs it holds after, prediction files scored)."""
+    from dashboard.data.workspace import fingerprint
+    from dashboard.shell import scorer
+
+    monkeypatch.setenv("LENS_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(cache, "RUN_CAPACITY", capacity)
+    cache.runs_memory().clear()
+    ws = cache.workspace(("first-scoring", capacity), Sources(benchmark=SAMPLE))
+    runs, store, _ = scorer.scored_runs(ws, fingerprint(ws.discovery.gold), "xldocbench")
+    held = sum(1 for pf in ws.predictions if cache.scored((fingerprint(ws.discovery.gold), pf.sha256, pf.run, "xldocbench")))
+    assert len(store.ids) == 7
+    return held, sum(1 for pf in ws.predictions if pf.loaded.loaded)
+
+
+def test_a_few_runs_scored_at_once_are_kept_and_a_campaigns_are_not(tmp_path, monkeypatch):
+    """A first scoring of at most RUN_CAPACITY runs keeps each scored run for the page that shows it next;
+    one of more keeps none (100 runs: 150 MB of the server's peak was the last 16 held while it scored the
+    rest): a page rebuilds the few runs it shows from the engine, with the same scores."""
+    held, scored = _first_scoring(tmp_path / "few", monkeypatch, 16)
+    assert scored == 4 and held == 4
+    held, scored = _first_scoring(tmp_path / "many", monkeypatch, 3)
+    assert scored == 4 and held == 0

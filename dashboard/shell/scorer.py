@@ -237,11 +237,15 @@ def _made(ws: Workspace, part: list[PredictionFile], profile: str, k: int, the_p
 def _ingest_scored(ws: Workspace, gold_key: tuple, profile: str, questions: Questions, engine: Engine,
                    todo: list[PredictionFile], slot) -> dict[str, int]:
     """Score these runs on the shared worker pool (both cores), BATCH at a time, and ingest each as it is
-    scored -- one transaction per run, as `docbench-lens ingest` -- with a progress bar. Returns their ids."""
+    scored -- one transaction per run, as `docbench-lens ingest` -- with a progress bar. Returns their ids.
+    When they are at most RUN_CAPACITY, each scored run is kept in the shell's memory of runs, for the page
+    that shows it next; a campaign's are not (the last 16 of 100 runs held 150 MB of the server's peak while
+    it scored the rest, and a page rebuilds the few runs it shows from the engine: `_rebuilt`)."""
     stale = CONTEXT in st.session_state  # a first load has no numbers "from before" to warn about
     n = len(ws.gold.items)
     bar = _Progress(slot or st.empty(), profile, n * len(todo), stale=stale)
     memory = cache.runs_memory()
+    keep = len(todo) <= cache.RUN_CAPACITY  # a few runs: each kept for the pages; a campaign's are rebuilt when shown
     ids: dict[str, int] = {}
     labels = [md_escape(f"{pf.run} (run {k + 1} of {len(todo)})") for k, pf in enumerate(todo)]
     for start in range(0, len(todo), BATCH):
@@ -254,7 +258,8 @@ def _ingest_scored(ws: Workspace, gold_key: tuple, profile: str, questions: Ques
             scored = ScoredRun.from_result(result, questions, file_path=str(pf.path), file_sha256=pf.sha256,
                                            origin=pf.origin, file_rows=pf.loaded.rows_read, responses=responses(ws, pf.run))
             ids[pf.run] = ingest(engine, questions, scored).run_id
-            memory.put((gold_key, pf.sha256, pf.run, profile), result)  # a page asking at once reads it here
+            if keep:  # a page asking at once reads it here
+                memory.put((gold_key, pf.sha256, pf.run, profile), result)
             bar.finish_run(n)
     bar.close()
     cache.trim()
