@@ -736,10 +736,15 @@ class Analysis:
         definition), read from the engine (queries.checkpoint_matrix). An id the gold does not hold is a
         column no run attempted."""
         run_ids = self.scored_ids(names)
-        gold = self._memo.get("gold index", lambda: pd.Index(list(self.gold)))
-        positions = gold.get_indexer(pd.Index([str(q) for q in ids], dtype=object)) if len(ids) else np.zeros(0, np.int64)
         with self.store.read() as con:
-            return Q.checkpoint_matrix(con, run_ids, positions, metrics)
+            return Q.checkpoint_matrix(con, run_ids, self._gold_positions(ids), metrics)
+
+    def _gold_positions(self, ids: Sequence[str]) -> np.ndarray:
+        """Each question id's gold position (the engine's q), -1 for an id the gold does not hold."""
+        if not len(ids):
+            return np.zeros(0, np.int64)
+        gold = self._memo.get("gold index", lambda: pd.Index(list(self.gold)))
+        return gold.get_indexer(pd.Index([str(q) for q in ids], dtype=object))
 
     def answer(self, name: str, qid: str) -> dict[str, Any] | None:
         """Recomputed run `name`'s row for question `qid`, read from the engine for that one row
@@ -747,8 +752,7 @@ class Analysis:
         no answer); None when the run holds no row for it or the gold has no such question. A KeyError, as
         `scored_ids`', for a run not loaded or of official scores only."""
         (run_id,) = self.scored_ids([name])
-        gold = self._memo.get("gold index", lambda: pd.Index(list(self.gold)))
-        pos = int(gold.get_indexer(pd.Index([str(qid)], dtype=object))[0]) if len(gold) else -1
+        pos = int(self._gold_positions([qid])[0])
         if pos < 0:
             return None
         with self.store.read() as con:
