@@ -202,8 +202,9 @@ def finish(args: argparse.Namespace, series: list[S.Checkpoint], held: Checkpoin
 
     gold = held.gold
     metrics = [m for m in METRICS if m in args.gate_metric]
-    got = held.matrix(list(dict.fromkeys([*metrics, "accuracy"])))
-    scores, answered = {m: got[m] for m in dict.fromkeys([*metrics, "accuracy"])}, got["attempted"]
+    wanted = list(dict.fromkeys([*metrics, "accuracy"]))
+    got = held.matrix(wanted)
+    scores, answered = {m: got[m] for m in wanted}, got["attempted"]
     right = get_profile(held.profile if held.profile is not None else args.profile).right_mask(scores["accuracy"])
     clusters = document_clusters([q.document_ids for q in gold])
     steps = [int(c.step or 0) for c in series]
