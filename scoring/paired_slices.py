@@ -40,7 +40,7 @@ from scipy import stats as _stats
 
 from .slice_fields import describe
 from .slices import conditions, slice_name
-from .stats import MIN_DOCUMENTS, Clusters, Paired, paired_by_document
+from .stats import MIN_DOCUMENTS, Clusters, Paired, paired_by_document_rows
 from .workers import usable_cores
 
 OVERALL_RESAMPLES = 10_000  # the overall row: one test per metric
@@ -116,9 +116,11 @@ def paired_table(a: Sequence[Sequence[float]] | np.ndarray, b: Sequence[Sequence
     codes = np.asarray(clusters.codes)
 
     def row(field_name: str, value: str, pos: np.ndarray, reps: int) -> SliceRow:
-        part = Clusters(codes[pos], clusters.unit, int(np.unique(codes[pos]).size))
-        results = {m: paired_by_document(x[i, pos], y[i, pos], part, resamples=reps, seed=seed, confidence=confidence,
-                                         min_units=min_documents) for i, m in enumerate(metrics)}
+        present, inside = np.unique(codes[pos], return_inverse=True)
+        part = Clusters(inside.ravel(), clusters.unit, int(present.size))
+        # every metric at once: the slice's documents numbered once, the bootstrap's draws shared
+        results = dict(zip(metrics, paired_by_document_rows(x[:, pos], y[:, pos], part, resamples=reps, seed=seed,
+                                                            confidence=confidence, min_units=min_documents)))
         return SliceRow(field_name, value, pos, results, {m: None for m in metrics})
 
     jobs = [(OVERALL, "all questions", np.arange(n), resamples),

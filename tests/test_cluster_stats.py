@@ -237,3 +237,59 @@ def test_a_real_per_question_effect_is_still_found():
         found += r.p < 0.05 and r.significant
     assert 0.035 < np.mean(deltas) < 0.065
     assert found >= 0.7 * seeds, found  # measured about 82 %
+
+
+def _one_resample_at_a_time(sums: np.ndarray, sizes: np.ndarray, resamples: int, seed: int) -> np.ndarray:
+    """The index bootstrap written plainly: one resample's G cluster indices after another, from a
+    generator of its own (Generator.integers gives the same stream however the draws are split)."""
+    rng = np.random.default_rng(seed)
+    out = np.empty(resamples)
+    for b in range(resamples):
+        idx = rng.integers(0, sums.size, size=sums.size, dtype=np.int64)
+        out[b] = sums[idx].sum() / sizes[idx].sum()
+    return out
+
+
+def test_metrics_that_share_one_stream_of_drawn_indices_each_equal_their_own_draws(monkeypatch):
+    """Three metrics over the same documents: two drawn by index (many distinct sums) and one as counts
+    (Accuracy-like sums, few distinct). Each must equal a bootstrap drawn for it alone -- the index
+    ones from one shared stream, the counts from a fresh generator of the same seed, never from what
+    the others left -- and batches far smaller than one resample's rows must not change a number."""
+    import scoring.stats as S
+
+    rng = np.random.default_rng(11)
+    g, reps, seed = 400, 300, 7
+    sizes = rng.integers(1, 9, g).astype(float)
+    f1, anls = rng.normal(size=g), rng.normal(size=g) * 0.5
+    accuracy = rng.integers(-1, 2, g).astype(float)
+    assert S._multinomial_plan(f1, sizes) is None and S._multinomial_plan(accuracy, np.ones(g)) is not None
+    monkeypatch.setattr(S, "BOOTSTRAP_DRAWS", 3 * g + 5)  # 3 resamples a batch: 100 batches, the last short
+    got = S.cluster_bootstrap_means_many([(f1, sizes), (accuracy, np.ones(g)), (anls, sizes)], reps, seed)
+    np.testing.assert_allclose(got[0], _one_resample_at_a_time(f1, sizes, reps, seed), rtol=1e-12)
+    np.testing.assert_allclose(got[2], _one_resample_at_a_time(anls, sizes, reps, seed), rtol=1e-12)
+    alone = S.cluster_bootstrap_means(accuracy, np.ones(g), reps, np.random.default_rng(seed))
+    assert np.array_equal(got[1], alone)
+    for i, (s, z) in enumerate([(f1, sizes), (accuracy, np.ones(g)), (anls, sizes)]):
+        assert np.array_equal(got[i], S.cluster_bootstrap_means(s, z, reps, np.random.default_rng(seed)))
+    with pytest.raises(ValueError, match="seed"):
+        S.cluster_bootstrap_means_many([(f1, sizes), (anls, sizes)], reps, np.random.default_rng(seed))
+
+
+def test_rows_of_every_kind_equal_the_plain_index_bootstrap_of_their_own():
+    """`paired_by_document_rows` with a refused row (a NaN), a constant row, a 0/1 row and two
+    fractional rows: the fractional rows' intervals are the percentiles of their own plain bootstrap."""
+    rng = np.random.default_rng(3)
+    docs = np.repeat(np.arange(60), rng.integers(1, 6, 60))
+    n = docs.size
+    a = np.vstack([rng.random(n), np.full(n, 0.5), rng.integers(0, 2, n), rng.random(n), rng.random(n)])
+    b = np.vstack([rng.random(n), np.full(n, 0.5), rng.integers(0, 2, n), rng.random(n), rng.random(n)])
+    a[0, 5] = np.nan
+    rows = paired_by_document_rows(a, b, docs, resamples=400, seed=2)
+    assert rows[0].refused and rows[0].p is None
+    assert rows[1].delta == 0 and rows[1].low == rows[1].high == 0
+    for i in (3, 4):
+        d = a[i] - b[i]
+        sums, sizes = np.bincount(docs, weights=d), np.bincount(docs).astype(float)
+        lo, hi = np.quantile(_one_resample_at_a_time(sums, sizes, 400, 2), [0.025, 0.975])
+        assert rows[i].low == pytest.approx(min(lo, rows[i].delta), rel=1e-12)
+        assert rows[i].high == pytest.approx(max(hi, rows[i].delta), rel=1e-12)
