@@ -137,10 +137,13 @@ EXACT_SUM_LIMIT = 200_000  # integer document sums whose absolute total is at mo
 EXACT_LIMIT = 200  # the checkpoint trends refine their normal-tail p exactly up to this many documents moved
 MULTINOMIAL_COST = 25  # a multinomial count costs about as much as 25 index draws: counts when cheaper
 DRAWS_PER_BATCH = 2_000_000  # random numbers drawn at once by the sign-flip test (bounds memory)
-# cluster indices drawn at once by the index bootstrap: the draws and gathers stay in the CPU's cache
-# (2,000,000 took 23.9 ms per 2,000 resamples of 2,500 documents, 2**18 18.8 ms; the numbers are the
-# same at any size, since Generator.integers gives one stream however it is split)
-BOOTSTRAP_DRAWS = 1 << 18
+# cluster indices drawn at once by the index bootstrap (at most 256 KB of them): the draws and gathers
+# stay in the CPU's cache, and a batch's arrays stay near the app's fixed malloc threshold
+# (dashboard/core/predictions.py: 256 KB), above which each is a fresh mapping, faulted in page by page:
+# 2,000 resamples of 2,500 documents took 97 ms at 2**18 under those thresholds, 21 ms at 2**15 (the
+# gather also goes into one buffer per call). The numbers are the same at any size: Generator.integers
+# gives one stream however it is split.
+BOOTSTRAP_DRAWS = 1 << 15
 _BYTE_BITS = np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1).astype(float)  # 256 x 8, high bit first
 
 
@@ -272,11 +275,14 @@ def _index_means(boths: Sequence[np.ndarray], resamples: int, rng: np.random.Gen
     B = int(resamples)
     outs = [np.empty(B) for _ in boths]
     step = max(1, min(B, BOOTSTRAP_DRAWS // g))
+    gathered = np.empty((step, g), dtype=complex)  # reused by every batch: no fresh mapping per batch
     for start in range(0, B, step):
         k = min(step, B - start)
         idx = rng.integers(0, g, size=(k, g), dtype=np.int64)
         for both, out in zip(boths, outs):
-            drawn = both[idx].sum(axis=1)  # one gather brings a drawn cluster's sum (real) and size (imaginary)
+            # one gather brings a drawn cluster's sum (real part) and size (imaginary part); "clip" never
+            # clips (every index is below g) but, unlike "raise", writes straight into `gathered`
+            drawn = np.take(both, idx, out=gathered[:k], mode="clip").sum(axis=1)
             out[start:start + k] = drawn.real / drawn.imag
     return outs
 
