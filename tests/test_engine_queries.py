@@ -258,8 +258,8 @@ def test_a_cells_answer_is_the_runs_columns(world):
         c = {k: column_list(v) for k, v in compact_columns(an.result_of(run)).items()}
         where = {q: i for i, q in enumerate(map(str, c["question_id"]))}
         odd = [q for q, i in where.items() if not c["answered"][i] or c["status"][i] != "success"
-               or 0 < c["accuracy"][i] < 1 or c["accuracy"][i] != c["token_f1"][i]][:25]
-        for qid in dict.fromkeys([*odd, *(gold[i] for i in rng.permutation(len(gold))[:25])]):
+               or 0 < c["accuracy"][i] < 1 or c["accuracy"][i] != c["token_f1"][i]][:15]
+        for qid in dict.fromkeys([*odd, *(gold[i] for i in rng.permutation(len(gold))[:15])]):
             i = where[qid]
             want = {"prediction": "" if c["prediction"][i] is None else str(c["prediction"][i]),
                     "accuracy": float(c["accuracy"][i]), "status": str(c["status"][i]), "answered": bool(c["answered"][i])}
@@ -268,7 +268,7 @@ def test_a_cells_answer_is_the_runs_columns(world):
             assert row is not None and (row["prediction"] or "", row["accuracy"], row["status"], row["attempted"]) == \
                 (want["prediction"], want["accuracy"], want["status"], want["answered"]), (name, run, qid)
             differs["accuracy"] |= c["accuracy"][i] != c["token_f1"][i]
-            differs["run"] |= any(M.answer(an, other, qid) != want for other in runs[:3] if other != run)
+            differs["run"] = differs["run"] or any(M.answer(an, other, qid) != want for other in runs[:3] if other != run)
     assert differs["accuracy"] and (differs["run"] or len(runs) == 1), (name, differs)  # the mutants would show
     assert M.answer(an, runs[0], "no-such-question") == {}
     assert Q.answer(con, ids[runs[0]], len(gold) + 5) is None
