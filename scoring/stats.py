@@ -35,6 +35,7 @@ underflows), a Monte Carlo p at least 1/(resamples + 1).
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -52,7 +53,13 @@ def mcnemar_exact(only_a: int, only_b: int) -> float:
     discordant questions is won by A or B with probability 1/2, so the p-value is the two-sided
     binomial test of min(only_a, only_b) successes in n trials (scipy.stats.binomtest).
     1.0 when there is no discordant question."""
-    only_a, only_b = int(only_a), int(only_b)
+    return _mcnemar(int(only_a), int(only_b))
+
+
+@functools.lru_cache(maxsize=4096)
+def _mcnemar(only_a: int, only_b: int) -> float:
+    """`mcnemar_exact` of two ints, remembered: Compare asks it of the same counts twice per slice (the
+    Accuracy result's question-level p and the flip table's), and scipy's binomtest takes milliseconds."""
     if only_a < 0 or only_b < 0:
         raise ValueError(f"discordant counts must be >= 0, got {only_a} and {only_b}")
     n = only_a + only_b
@@ -252,7 +259,13 @@ def _gap(x: np.ndarray, codes: np.ndarray, g: int, confidence: float, power: flo
     if math.isnan(se):
         return math.inf
     se = max(se, float(x.std(ddof=1)) / math.sqrt(x.size))
-    return float((_stats.t.ppf(1 - (1 - confidence) / 2, g - 1) + _stats.t.ppf(power, g - 1)) * se)
+    return float(_t_sum(confidence, power, g - 1) * se)
+
+
+@functools.lru_cache(maxsize=4096)
+def _t_sum(confidence: float, power: float, df: int) -> float:
+    """t_{1 - alpha/2, df} + t_{power, df} (`detectable_gap`; the same for every metric of a slice)."""
+    return _stats.t.ppf(1 - (1 - confidence) / 2, df) + _stats.t.ppf(power, df)
 
 
 def _multinomial_plan(sums: np.ndarray, sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
