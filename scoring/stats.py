@@ -562,7 +562,7 @@ def paired_by_document_rows(a_rows: Sequence[Sequence[float]] | np.ndarray, b_ro
     drawn = [j for j, (_, d, _, _, _) in enumerate(pending) if not bool(np.all(d == d[0]))]
     means = cluster_bootstrap_means_many([(pending[j][2], pending[j][3]) for j in drawn], resamples, seed) if drawn else []
     means_of = dict(zip(drawn, means))
-    for j, (i, d, sums, sizes, delta) in enumerate(pending):
+    for j, (i, d, sums, _sizes, delta) in enumerate(pending):
         p, exact = sign_flip_p(sums, resamples=resamples, seed=seed)
         how = "exact" if exact else f"{int(resamples):,} sign vectors"
         method = f"{boot}; sign-flip test of {unit} sums ({how})"

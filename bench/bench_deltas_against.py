@@ -1,0 +1,91 @@
+"""Compare's per-slice deltas, this code against another checkout, side by side in one run.
+
+    .venv/bin/python bench/bench_deltas_against.py --against CHECKOUT [--campaign bench/out/campaign_20000x2]
+                                                   [--repeat 3]
+
+CHECKOUT: a checkout of the code to compare with (e.g. `git worktree add /tmp/base <commit>`); it runs
+on this checkout's virtual environment. Each repetition starts one fresh process per side, in turns
+(ours, then theirs, then ours ...), as a new Compare in a new server would: the process reads the
+campaign's first two runs (bench/make_campaign.py), then times `dashboard.compare.frames.deltas` with
+the pair's slice fields (`pair_fields`, as the page asks) once -- wall and CPU seconds (two threads
+share the rows, so CPU seconds say what the work costs a shared machine). Printed: every repetition,
+the medians, the ratio ours / theirs, the load average before and after, and whether the two tables
+are equal value for value (they must be: the numbers are the gate's). No assertion on time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import pickle
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def child(code: Path, campaign: Path, out: Path) -> None:
+    """One timed deltas in this process, with `code`'s packages first on the path."""
+    sys.path.insert(0, str(code))
+    import dashboard.compare.frames as C  # noqa: PLC0415  (the checkout chosen above)
+    from dashboard.report.build import load  # noqa: PLC0415
+
+    names = sorted(p.name.rsplit(".", 1)[0] for p in (campaign / "runs").iterdir())[:2]
+    _, an, names = load(campaign, names)
+    pairs = C.paired(an.attempted_scores(names[:2])[0], names[0], names[1])
+    times = os.times()
+    t, c = time.perf_counter(), times.user + times.system
+    table = C.deltas(pairs, an.questions, C.pair_fields(pairs, an.questions, an.gold, an.declared_pages))
+    times = os.times()
+    wall, cpu = time.perf_counter() - t, times.user + times.system - c
+    assert Path(C.__file__).resolve().is_relative_to(code.resolve()), C.__file__
+    out.write_bytes(pickle.dumps({"wall": wall, "cpu": cpu, "table": table, "pairs": len(pairs)}))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--against", type=Path, help="a checkout of the code to compare with (required)")
+    ap.add_argument("--campaign", type=Path, default=ROOT / "bench" / "out" / "campaign_20000x2")
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--child", nargs=3, metavar=("CODE", "CAMPAIGN", "OUT"), help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.child:
+        child(Path(args.child[0]), Path(args.child[1]), Path(args.child[2]))
+        return
+    if args.against is None:
+        ap.error("--against CHECKOUT is required")
+    if not (args.campaign / "runs").is_dir():
+        sys.exit(f"no campaign at {args.campaign}: make one with "
+                 "`.venv/bin/python bench/make_campaign.py --questions 20000 --runs 2`")
+    sides = {"ours": ROOT, "theirs": args.against}
+    got: dict[str, list[dict]] = {k: [] for k in sides}
+    print(f"load average before: {os.getloadavg()[0]:.2f}")
+    with tempfile.TemporaryDirectory() as tmp:
+        for rep in range(args.repeat):
+            for name, code in sides.items():
+                out = Path(tmp) / f"{name}{rep}.pkl"
+                subprocess.run([sys.executable, __file__, "--child", str(code), str(args.campaign), str(out)],
+                               cwd=code, check=True)
+                got[name].append(pickle.loads(out.read_bytes()))
+                r = got[name][-1]
+                print(f"  {name:6} rep {rep + 1}: {r['wall']:.2f} s wall, {r['cpu']:.2f} CPU-s "
+                      f"(load {os.getloadavg()[0]:.2f})")
+    med = {k: (statistics.median(r["wall"] for r in v), statistics.median(r["cpu"] for r in v)) for k, v in got.items()}
+    first = got["ours"][0]
+    print(f"per-slice deltas, {args.campaign.name}: {first['pairs']:,} paired questions, {len(first['table'])} rows "
+          f"x 3 metrics; medians of {args.repeat}")
+    for k, (w, c) in med.items():
+        print(f"  {k:6}: {w:.2f} s wall, {c:.2f} CPU-s")
+    print(f"  ratio ours / theirs: {med['ours'][0] / med['theirs'][0]:.2f}x wall, "
+          f"{med['ours'][1] / med['theirs'][1]:.2f}x CPU")
+    same = all(r["table"].equals(got["theirs"][0]["table"]) for r in got["ours"] + got["theirs"])
+    print(f"  the tables are {'equal value for value' if same else 'DIFFERENT'}")
+    print(f"load average after: {os.getloadavg()[0]:.2f}")
+
+
+if __name__ == "__main__":
+    main()
