@@ -104,9 +104,12 @@ def paired_table(a: Sequence[Sequence[float]] | np.ndarray, b: Sequence[Sequence
                  clusters: Clusters, fields: Mapping[str, Sequence[Any]] | Any, *,
                  metrics: Sequence[str] = ("score",), min_documents: int = MIN_DOCUMENTS, method: str = "bh",
                  own_family: Collection[str] = (), resamples: int = OVERALL_RESAMPLES,
-                 slice_resamples: int = SLICE_RESAMPLES, seed: int = 0, confidence: float = 0.95) -> PairedTable:
+                 slice_resamples: int = SLICE_RESAMPLES, seed: int = 0, confidence: float = 0.95,
+                 overall: SliceRow | None = None) -> PairedTable:
     """The overall row and every slice's row (module docstring). `a` and `b`: one row per name of
-    `metrics` (a 1-d array: one metric); `clusters`: a `Clusters` of the same n questions."""
+    `metrics` (a 1-d array: one metric); `clusters`: a `Clusters` of the same n questions. `overall`:
+    the overall row of an earlier call on the same a, b, clusters, metrics and settings (no slice's q
+    depends on it), taken as it is instead of drawn again -- so a page can show it before the slices."""
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
     x, y = _rows(a), _rows(b)
@@ -123,7 +126,9 @@ def paired_table(a: Sequence[Sequence[float]] | np.ndarray, b: Sequence[Sequence
                                                             confidence=confidence, min_units=min_documents)))
         return SliceRow(field_name, value, pos, results, {m: None for m in metrics})
 
-    jobs = [(OVERALL, "all questions", np.arange(n), resamples),
+    if overall is not None and (overall.field != OVERALL or overall.questions != n or list(overall.results) != list(metrics)):
+        raise ValueError(f"overall must be the all-questions row of these {n} questions and metrics {list(metrics)}")
+    jobs = [*([] if overall is not None else [(OVERALL, "all questions", np.arange(n), resamples)]),
             *((f, v, pos, slice_resamples) for f, v, pos in conditions(fields, n))]
     cores = usable_cores()
     if cores > 1 and len(jobs) > 2 and n * len(metrics) >= THREADED_FROM:
@@ -133,7 +138,9 @@ def paired_table(a: Sequence[Sequence[float]] | np.ndarray, b: Sequence[Sequence
             done = list(pool.map(lambda job: row(*job), jobs))
     else:
         done = [row(*job) for job in jobs]
-    overall, slices = done[0], done[1:]
+    if overall is None:
+        overall, done = done[0], done[1:]
+    slices = done
     own = set(own_family)
     family = {f: (f if f in own else "benchmark") for f in dict.fromkeys(r.field for r in slices)}
     tested = {m: 0 for m in metrics}

@@ -281,8 +281,31 @@ DELTA_COLUMNS = ["field", "label", "questions", "documents", "unit", "small", "t
                  "p", "q", "only_a", "only_b", "p_mcnemar"]
 
 
+def _metric_rows(pairs: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """The 3 x n metric arrays of A and B over the paired questions."""
+    return (pairs[[f"{m}_a" for m in METRICS]].to_numpy(float).T, pairs[[f"{m}_b" for m in METRICS]].to_numpy(float).T)
+
+
+def overall_row(pairs: pd.DataFrame, questions: pd.DataFrame, settings: Settings = Settings()) -> SliceRow:
+    """The all-questions row of the pair's paired table alone (what `headline` reads), as `deltas` draws it:
+    a page shows it while the slices are computed, then hands it to `deltas(..., overall=)`."""
+    a, b = _metric_rows(pairs)
+    codes, unit = cluster_codes(questions, pairs.index)
+    return paired_table(a, b, Clusters(codes, unit, int(np.unique(codes).size)), {}, metrics=METRICS,
+                        resamples=settings.resamples, slice_resamples=settings.slice_resamples, seed=settings.seed,
+                        confidence=settings.confidence).overall
+
+
+def overall_frame(row: SliceRow, pairs: pd.DataFrame) -> pd.DataFrame:
+    """`deltas`' first row, from `overall_row` (the frame `headline` reads)."""
+    a, b = _metric_rows(pairs)
+    out = pd.DataFrame([_delta_row(row, a, b, pairs["flip"].to_numpy(object))])
+    out["small"] = out["questions"] < SMALL
+    return out[DELTA_COLUMNS]
+
+
 def deltas(pairs: pd.DataFrame, questions: pd.DataFrame, fields: FieldSet | Mapping[str, Sequence[Any]] | None = None,
-           settings: Settings = Settings()) -> pd.DataFrame:
+           settings: Settings = Settings(), overall: SliceRow | None = None) -> pd.DataFrame:
     """The per-slice paired table of the pair (`scoring.paired_slices.paired_table`, the one the gate
     writes to compare.json), as a frame: first all questions, then every slice of `fields` -- the
     fields of the paired questions in the pairs' order (`pair_fields`; a mapping field -> one value
@@ -299,14 +322,15 @@ def deltas(pairs: pd.DataFrame, questions: pd.DataFrame, fields: FieldSet | Mapp
       is a family of one (q = p);
     - `p`, `q`: the Accuracy ones (= `accuracy_p`, `accuracy_q`);
     - the Accuracy flips only A / only B and McNemar's exact p on them (`p_mcnemar`: question-level,
-      what other tools report; secondary)."""
-    a = pairs[[f"{m}_a" for m in METRICS]].to_numpy(float).T
-    b = pairs[[f"{m}_b" for m in METRICS]].to_numpy(float).T
+      what other tools report; secondary).
+
+    `overall`: this pair's `overall_row` with the same settings, taken instead of drawn again."""
+    a, b = _metric_rows(pairs)
     flips = pairs["flip"].to_numpy(object)
     codes, unit = cluster_codes(questions, pairs.index)
     table = paired_table(a, b, Clusters(codes, unit, int(np.unique(codes).size)), fields or {}, metrics=METRICS,
                          own_family=(SAVED_FIELD,), resamples=settings.resamples, slice_resamples=settings.slice_resamples,
-                         seed=settings.seed, confidence=settings.confidence)
+                         seed=settings.seed, confidence=settings.confidence, overall=overall)
     out = pd.DataFrame([_delta_row(r, a, b, flips) for r in [table.overall, *table.slices]])
     if out.empty:
         return pd.DataFrame(columns=DELTA_COLUMNS)

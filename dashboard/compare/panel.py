@@ -32,6 +32,7 @@ from dashboard.weak import charts as weak_charts
 from dashboard.weak import frames as W
 from dashboard.weak import panel as weak_panel
 from dashboard.weak import saved_panel
+from scoring.paired_slices import SliceRow
 from scoring.writers import frame_csv
 
 SETTINGS = C.Settings()
@@ -98,13 +99,23 @@ def fields_of(questions: pd.DataFrame) -> tuple[str, ...]:
     return (*C.BREAKDOWNS, C.SAVED_FIELD) if C.SAVED_FIELD in questions.columns else C.BREAKDOWNS
 
 
-def deltas(an, pairs: pd.DataFrame, a: str, b: str, questions: pd.DataFrame | None = None) -> pd.DataFrame:
-    """`frames.deltas` of the pair, cached; `questions`: the question frame with the saved slices' field."""
+def overall(an, pairs: pd.DataFrame, a: str, b: str) -> SliceRow:
+    """The pair's all-questions row (`frames.overall_row`), cached: the headline is drawn from it while the
+    per-slice table is still being computed."""
+    cols = [f"{m}_{s}" for m in C.METRICS for s in "ab"]
+    key = ("overall", a, b, _digest(pairs[cols]), _questions_digest(an, an.questions), SETTINGS)
+    return cache.comparison(key, lambda: C.overall_row(pairs, an.questions, SETTINGS))  # type: ignore[return-value]
+
+
+def deltas(an, pairs: pd.DataFrame, a: str, b: str, questions: pd.DataFrame | None = None,
+           head: SliceRow | None = None) -> pd.DataFrame:
+    """`frames.deltas` of the pair, cached; `questions`: the question frame with the saved slices' field;
+    `head`: the pair's `overall` row, taken instead of drawn again (the same numbers)."""
     q = an.questions if questions is None else questions
     cols = [f"{m}_{s}" for m in C.METRICS for s in "ab"]
     key = ("deltas", a, b, _digest(pairs[cols]), _questions_digest(an, q), fields_of(q), SETTINGS)
     return cache.comparison(key, lambda: C.deltas(pairs, q, C.pair_fields(pairs, q, an.gold, an.declared_pages),  # type: ignore[return-value]
-                                                  SETTINGS))
+                                                  SETTINGS, overall=head))
 
 
 def _scores_digest(an, runs: list[str], metric: str) -> int:

@@ -42,8 +42,9 @@ else:
                 if note := P.pair_note(an, a, b, len(pairs)):
                     st.info(md_escape(note), icon=":material/join_inner:")
                 questions = saved_panel.questions_with_fields(ctx)  # the saved slices as a breakdown field
-                table = P.deltas(an, pairs, a, b, questions)
-                P.headline(table, a, b)
+                head = P.overall(an, pairs, a, b)  # the headline first; the per-slice table takes longer
+                P.headline(C.overall_frame(head, pairs), a, b)
+                table = P.deltas(an, pairs, a, b, questions, head)
                 P.slices_section(an, table, a, b, state)
                 P.where_worse_better(ctx, an, a, b, state, saved_panel.questions_with_fields(ctx, [a, b], with_tags=True))
                 P.flips_section(an, pairs, a, b, state, ctx, questions)
