@@ -145,33 +145,57 @@ def _alive(pid: int) -> bool:
     return state != "Z"
 
 
+HELD = textwrap.dedent('''
+    import os, signal, sys, time
+    from scoring import cli, columnar
+    seen = sys.argv.pop(1)
+    # Ctrl-C as in a terminal: a process started in the background inherits SIGINT ignored, and Python
+    # then leaves it ignored (the CLI would finish its run and pass this test without being interrupted)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    columnar.FORK_MIN = 1  # forked parts at any size
+    cli.usable_cores = lambda: 2  # two workers, whatever this machine has
+
+    def held(self, k):  # a forked part: says it exists, then holds until its CLI is killed
+        open(os.path.join(seen, str(os.getpid())), "w").close()
+        while True:
+            time.sleep(1)
+
+    columnar._Parts.part = held
+    sys.argv[0] = "scoring"
+    sys.exit(cli.run())
+''')
+
+
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT, signal.SIGKILL])
 def test_killing_the_cli_kills_its_workers(tmp_path, sig):
-    """A run large enough for forked workers; once workers exist, the CLI is killed: within a
-    bounded wait no process it started is left (three orphans kept using CPU before)."""
-    n = 400_000
-    gold, pred = tmp_path / "gold.jsonl", tmp_path / "preds.jsonl"
+    """The CLI's run in forked parts, each part held until the CLI is killed (so the workers are alive
+    when it is, whatever the machine's speed); once both workers say they exist, the CLI is killed:
+    within a bounded wait no process it started is left (three orphans kept using CPU before).
+    Before, a run of 400,000 questions raced the kill: it skipped when the run ended before a worker
+    was seen, and its ^C went to the read guard's supervisor alone, which ignores it, so the run
+    simply finished and the test passed without anything having been interrupted."""
+    n = 1_000
+    gold, pred, seen = tmp_path / "gold.jsonl", tmp_path / "preds.jsonl", tmp_path / "workers"
+    seen.mkdir()
     with open(gold, "w", encoding="utf-8") as g, open(pred, "w", encoding="utf-8") as p:
         for k in range(n):
             g.write(f'{{"question_id": "q{k}", "answer": {{"value": "answer number {k} " , "format": "Str"}}}}\n')
             p.write(f'{{"question_id": "q{k}", "prediction": "the answer is number {k * 7} of many words here"}}\n')
-    proc = subprocess.Popen([sys.executable, "-m", "scoring", "--gold-files", str(gold), "--predictions", str(pred),
-                             "--output", str(tmp_path / "r.json")], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen([sys.executable, "-c", HELD, str(seen), "--gold-files", str(gold), "--predictions", str(pred),
+                             "--output", str(tmp_path / "r.json")], cwd=ROOT, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, start_new_session=True)
     try:
-        kids: set[int] = set()
-        deadline = time.monotonic() + LIMIT
-        while time.monotonic() < deadline and proc.poll() is None:
-            kids |= _children(proc.pid)
-            if len(kids) >= 1:
-                break
+        deadline = time.monotonic() + LIMIT  # hang guard: the two workers exist within milliseconds
+        while len(list(seen.iterdir())) < 2 and proc.poll() is None and time.monotonic() < deadline:
             time.sleep(0.05)
-        if proc.poll() is not None:
-            pytest.skip("the run ended before a worker was seen (machine too fast for this size)")
-        time.sleep(0.3)
-        kids |= _children(proc.pid)
-        assert kids, "no worker process was started"
-        os.kill(proc.pid, sig)
+        workers = {int(f.name) for f in seen.iterdir()}
+        assert len(workers) == 2 and proc.pid not in workers, (workers, proc.poll(), proc.stderr.read() if proc.poll() is not None else "")
+        kids = workers | _children(proc.pid)
+        if sig == signal.SIGINT:  # ^C in a terminal: to the whole foreground group (the supervisor ignores
+            os.killpg(proc.pid, sig)  # it; its child, which runs the command, and the workers get it)
+        else:  # a kill of the command: to the process started
+            os.kill(proc.pid, sig)
         proc.wait(timeout=LIMIT)
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline and any(_alive(k) for k in kids):
