@@ -37,10 +37,12 @@ def test_one_build_per_key_for_threads_asking_at_once():
     threads = [threading.Thread(target=lambda: out.append(b.get_or_build("k", build))) for _ in range(10)]
     for t in threads:
         t.start()
-    deadline = time.monotonic() + 30
-    while not b.busy("k") and time.monotonic() < deadline:
+    deadline = time.monotonic() + 30  # hang guard
+    # until all ten have joined the key's one flight (a state, not a pause: one arriving after the gate
+    # opened would find the value stored and prove nothing about building once)
+    while not (b.busy("k") and b._flights["k"][1] == 10) and time.monotonic() < deadline:
         time.sleep(0.01)
-    time.sleep(0.2)  # let the other nine queue behind the first
+    assert b._flights["k"][1] == 10, "the ten threads did not all wait on the one build"
     gate.set()
     for t in threads:
         t.join(30)
