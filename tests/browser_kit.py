@@ -358,6 +358,17 @@ def check_clean(page, errors: list[str], log: Path, step: str) -> None:
     assert "Traceback" not in log.read_text(errors="replace"), f"{step}: traceback in the server log:\n{_tail(log)}"
 
 
+FITTED = """el => { const f = el._fullLayout; if (!f) return false;
+  const w = el.getBoundingClientRect().width;
+  return w > 0 && Math.abs(f.width - w) <= 1 && el.querySelector('.main-svg') !== null; }"""
+
+
+def wait_fitted(plot, timeout: float = STEP_TIMEOUT) -> None:
+    """Until a Plotly chart (`.js-plotly-plot`) is laid out at its container's width: the relayout a
+    chart makes once it is scrolled into view has happened (a state, where a pause guessed at one)."""
+    plot.page.wait_for_function(FITTED, arg=plot.element_handle(), timeout=timeout)
+
+
 def shot(page, name: str) -> None:
     page.screenshot(path=str(OUT / name))
 

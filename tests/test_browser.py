@@ -16,7 +16,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from browser_kit import ROW_PX, SAMPLE, STEP_TIMEOUT, check_clean, open_page, settle, shot
+from browser_kit import ROW_PX, SAMPLE, STEP_TIMEOUT, check_clean, open_page, settle, shot, wait_fitted
 from scoring.loaders import load_gold
 
 RUN = "longctx-ocr"  # a run of sample_runs/ with a prediction file, so its detail has the Accuracy trace
@@ -197,7 +197,7 @@ def test_narrow_window_heatmaps_tiles_and_a_link_to_a_missing_run(server, browse
     for k in range(2):
         plot = plots.nth(k)
         plot.scroll_into_view_if_needed()
-        page.wait_for_timeout(300)
+        wait_fitted(plot)  # the relayout once the chart is in view
         report = plot.evaluate(OVERLAPS)
         assert report["texts"] > 0 and report["ticks"] == report["cells"], report
         assert report["out"] == [], report["out"]

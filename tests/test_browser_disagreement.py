@@ -17,7 +17,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from browser_kit import ROW_PX, check_clean, open_page, settle, shot, wait_idle
+from browser_kit import ROW_PX, check_clean, open_page, settle, shot, wait_fitted, wait_idle
 
 RUN = "small-9b"
 CATEGORY = "false_refusal"
@@ -127,7 +127,7 @@ def test_disagreement_page_fits_800_px(server, browser):
     for k in range(2):
         plot = plots.nth(k)
         plot.scroll_into_view_if_needed()
-        page.wait_for_timeout(300)
+        wait_fitted(plot)  # the relayout once the chart is in view
         box = plot.bounding_box()
         assert box["x"] + box["width"] <= 800, box
         # axis titles and the chart title are drawn (readable charts say what they show)

@@ -17,7 +17,7 @@ from urllib.parse import parse_qs, quote, urlsplit
 
 import pytest
 
-from browser_kit import check_clean, open_page, settle, shot, wait_idle
+from browser_kit import check_clean, open_page, settle, shot, wait_fitted, wait_idle
 
 pytestmark = pytest.mark.browser
 
@@ -184,7 +184,7 @@ def test_overview_at_800_px_fits(server, browser):
         plot = page.locator(".js-plotly-plot").filter(has=page.locator(".barlayer")).first
         plot.scroll_into_view_if_needed()
         plot.locator(".legendtext").first.wait_for()
-        page.wait_for_timeout(300)  # the autosized relayout after the chart comes into view
+        wait_fitted(plot)  # the relayout once the chart is in view
         report = plot.evaluate(CLIPPED)
         assert report["ticks"] >= 1 and report["legend"] >= 2, (name, report)
         assert report["out"] == [], (name, report["out"])
