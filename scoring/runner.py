@@ -26,12 +26,13 @@ import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
+from itertools import chain
 from typing import Any, cast
 
 from ._gc import paused_gc
 from .aggregate import bucket, run_groups
 from .evaluate import PARALLEL_MIN, RunResult, extra_prediction_problems
-from .metrics import Judgement, QuestionResult, decide
+from .metrics import Judgement, QuestionResult, column_scores, decide
 from .model import GoldQuestion, Prediction
 from .profiles import Profile, get_profile, signature
 from .registry import METRICS, MISSING_STATUS, is_success_status
@@ -43,6 +44,7 @@ __all__ = ["Plan", "plan", "assemble", "assemble_columns", "columns_of", "compac
 AHEAD = 4  # runs whose chunks are on the shared pool at once (score_runs)
 CHUNK = 4_000  # questions per task: large enough to amortise pickling, small enough to balance two cores
 Decision = tuple  # (accuracy, token_f1, anls, decided_by, threshold, details), as scoring.metrics.decide returns
+Scores = tuple[list[float], list[float], list[float]]  # (accuracy, token_f1, anls) of each question, in order
 
 
 class Plan:
@@ -408,6 +410,17 @@ def _decide_chunk(args: tuple[Profile, list[tuple]]) -> list[Decision]:
         return [decide(text, answers, fmt, rule, status, profile) for text, status, answers, fmt, rule in items]
 
 
+def _score_chunk(args: tuple[Profile, list[tuple]]) -> Scores:
+    """A chunk's (Accuracy, token F1, ANLS) columns: `metrics.column_scores`, the command line's
+    scoring (`columnar.score_columns`), so the app and the command line score alike."""
+    profile, items = args
+    if not items:
+        return [], [], []
+    texts, statuses, answers, formats, rules = zip(*items)
+    with paused_gc():
+        return column_scores(texts, statuses, answers, formats, rules, profile)
+
+
 def _imported_streamlit() -> bool:
     """Run in a worker: whether it imported streamlit (it must not)."""
     return "streamlit" in sys.modules
@@ -441,7 +454,7 @@ def score_runs(gold: Sequence[GoldQuestion], runs: Sequence[tuple[str, Sequence[
                profile: str | Profile = "xldocbench", ignore_missing: bool = False, prediction_field: str | None = None,
                parallel: bool = True, min_parallel: int = PARALLEL_MIN,
                progress: Callable[[int, int, int], None] | None = None, ahead: int = AHEAD,
-               make: Callable[[int, Plan, list[Decision]], Any] | None = None) -> Iterator[tuple[int, Any]]:
+               make: Callable[[int, Plan, Any], Any] | None = None, columns: bool = False) -> Iterator[tuple[int, Any]]:
     """Score every run (name, predictions) against `gold`; yield (index in `runs`, RunResult) per
     run as it completes, in order. The chunks of `ahead` runs at a time are on the shared pool, so
     both cores stay busy across run boundaries while only those runs' items are held (two hundred
@@ -449,8 +462,14 @@ def score_runs(gold: Sequence[GoldQuestion], runs: Sequence[tuple[str, Sequence[
     this process. `progress(run index, questions done, questions of the run)` is called as each
     chunk of the run being waited for comes back. Each result equals `evaluate(gold, predictions,
     ...)`; with `make`, `make(index, plan, decisions)` is yielded instead (the app keeps runs in columns
-    and never builds the records `assemble` makes)."""
+    and never builds the records `assemble` makes). With `columns` (and `make`), the runs are scored in
+    columns, as the command line scores them (`metrics.column_scores`), and `make(index, plan, scores)`
+    gets their (Accuracy, token F1, ANLS) columns: no decision record is made or sent back; a page that
+    shows a run's records decides them again when it asks."""
+    if columns and make is None:
+        raise ValueError("scores in columns need `make`: there are no records to assemble")
     p = get_profile(profile)
+    chunk_of = _score_chunk if columns else _decide_chunk
     # a few thousand questions are scored faster here than sent to workers
     pool = _pool() if parallel and len(gold) * len(runs) >= min_parallel else None
     plans: dict[int, Plan] = {}
@@ -468,7 +487,7 @@ def score_runs(gold: Sequence[GoldQuestion], runs: Sequence[tuple[str, Sequence[
             items = pl.items()
             try:
                 with bare_main():
-                    pending[k] = [pool.submit(_decide_chunk, (p, items[j : j + CHUNK])) for j in range(0, len(items), CHUNK)]
+                    pending[k] = [pool.submit(chunk_of, (p, items[j : j + CHUNK])) for j in range(0, len(items), CHUNK)]
             except (BrokenProcessPool, OSError, RuntimeError):
                 _discard_pool()
                 pool = None
@@ -479,28 +498,33 @@ def score_runs(gold: Sequence[GoldQuestion], runs: Sequence[tuple[str, Sequence[
         for i, (name, _) in enumerate(runs):
             submit(i + max(1, ahead))
             pl = plan_of(i)
-            decisions: list[Decision] | None = None
+            parts: list | None = None  # the run's chunks' results, in order
             futures = pending.pop(i, None)
             if futures is not None:
                 try:
-                    decisions = []
+                    parts, done = [], 0
                     for f in futures:
-                        decisions.extend(f.result())
+                        parts.append(f.result())
+                        done += len(parts[-1][0]) if columns else len(parts[-1])
                         if progress is not None:
-                            progress(i, len(decisions), len(pl.questions))
+                            progress(i, done, len(pl.questions))
                 except (BrokenProcessPool, OSError, RuntimeError):
                     # a worker died (or the pool was shut down): score this and the rest here
                     _discard_pool()
                     pool = None
                     _cancel(pending)
-                    decisions = None
-            if decisions is None:
+                    parts = None
+            if parts is None:
                 items = pl.items()
-                decisions = []
+                parts = []
                 for k in range(0, len(items), CHUNK):
-                    decisions.extend(_decide_chunk((p, items[k : k + CHUNK])))
+                    parts.append(chunk_of((p, items[k : k + CHUNK])))
                     if progress is not None:
-                        progress(i, len(decisions), len(items))
+                        progress(i, min(k + CHUNK, len(items)), len(items))
+            if columns:
+                decisions: Any = tuple(list(chain.from_iterable(part[m] for part in parts)) for m in range(3))
+            else:
+                decisions = list(chain.from_iterable(parts))
             if make is not None:
                 yield i, make(i, pl, decisions)
             else:

@@ -15,10 +15,11 @@ from collections.abc import Sequence
 import numpy as np
 
 from dashboard.core.predictions import PredictionTable, as_table
+from scoring.evaluate import RunResult
 from scoring.model import GoldQuestion, Prediction
-from scoring.runner import StoredRunResult, assemble_columns
+from scoring.runner import StoredRunResult, assemble, assemble_columns
 
-__all__ = ["column_run", "from_engine", "table_of"]
+__all__ = ["column_run", "decided_again", "from_engine", "held_run", "scored_in_columns", "table_of"]
 
 
 def table_of(predictions: Sequence[Prediction]) -> PredictionTable:
@@ -47,15 +48,40 @@ def column_run(gold: Sequence[GoldQuestion], predictions: Sequence[Prediction], 
                             decisions_later=decisions_later, profile=profile, name=name)
 
 
+def scored_in_columns(predictions: Sequence[Prediction]) -> bool:
+    """Whether a prediction file's run is scored in columns (`scoring.runner.score_runs(columns=True)`,
+    the command line's scoring): every file kept as a PredictionTable; one kept as records (text Arrow
+    cannot hold, such as a lone surrogate) is scored with its decisions and held with its records."""
+    return isinstance(predictions, PredictionTable)
+
+
+def held_run(gold: Sequence[GoldQuestion], predictions: Sequence[Prediction], the_plan, scored, *, in_columns: bool,
+             profile, name: str) -> RunResult:
+    """What `score_runs(..., make=...)` makes of a run, as the app holds it. In columns (`scored`: the
+    run's Accuracy, token F1 and ANLS columns), the run in columns, its records decided when a page
+    first asks for them. Otherwise `scored` is its decisions: a file kept as records is held with its
+    records; one in columns keeps the decisions for its records."""
+    if not isinstance(predictions, PredictionTable):
+        return assemble(gold, the_plan, scored, profile=profile, name=name)
+    if in_columns:
+        acc, f1, an = (np.asarray(column, dtype=np.float64) for column in scored)
+        return column_run(gold, predictions, acc, f1, an, profile=profile, name=name, decisions_later=decided_again)
+    acc, f1, an = (np.fromiter((d[k] for d in scored), np.float64, len(scored)) for k in range(3))
+    return column_run(gold, predictions, acc, f1, an, profile=profile, name=name, decisions_later=lambda: scored)
+
+
+def decided_again() -> list:
+    """`decisions_later` of a run whose scores were kept without decisions: raising makes
+    `scoring.runner.assemble_columns` decide its records again when they are first read (the same
+    decisions: the scores were decided by the same code)."""
+    raise ValueError("decided again")
+
+
 def from_engine(gold: Sequence[GoldQuestion], predictions: Sequence[Prediction], values: dict, *, profile,
                 name: str) -> StoredRunResult:
     """A run held in columns again from its prediction file's rows and its scores as the engine holds them
     (`scoring.engine.queries.run_values`: one per gold question, gold order) -- the same scores, nothing
     rescored; its records' decisions are made again when a page first asks for them (the same decisions:
     the scores the engine holds were decided by the same code)."""
-
-    def again() -> list:
-        raise ValueError("decided again")  # scoring.runner.assemble_columns then decides the records again
-
     return column_run(gold, predictions, values["accuracy"], values["token_f1"], values["anls"], profile=profile,
-                      name=name, decisions_later=again)
+                      name=name, decisions_later=decided_again)

@@ -19,12 +19,10 @@ from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
 
-import numpy as np
-
 from dashboard.core.analysis import question_frame
 from dashboard.core.digests import file_sha256
 from dashboard.core.paths import Sources
-from dashboard.core.runs import column_run
+from dashboard.core.runs import held_run, scored_in_columns
 from dashboard.data.workspace import HARNESS, MMLONGBENCH, PredictionFile, Workspace, load_workspace, responses
 from scoring.engine.cli import Batch, LoadError
 from scoring.engine.cli import main as cli_main
@@ -32,7 +30,7 @@ from scoring.engine.ingest import OFFICIAL, Candidate, Questions, ScoredRun, off
 from scoring.evaluate import RunResult
 from scoring.problems import ERROR, Problem, summarise
 from scoring.profiles import DEFAULT_PROFILE, HARNESS_PROFILES, MMLONGBENCH_PROFILE, get_profile, signature
-from scoring.runner import assemble, score_runs
+from scoring.runner import score_runs
 from scoring.slice_fields import LENGTH_BUCKETS, LONGEST, POSITIONS, UNKNOWN, slice_fields
 
 __all__ = ["main", "load", "questions_of", "benchmark_profile", "scored_result"]
@@ -88,18 +86,16 @@ def _problems(ws: Workspace, chosen: Sequence[PredictionFile]) -> tuple[list[str
 
 
 def scored_result(ws: Workspace, pf: PredictionFile, profile: str) -> RunResult:
-    """One prediction file scored as the app scores it: `score_runs` on the shared pool, then the run
-    held in columns as dashboard/shell/scorer.py holds it (a file kept as records: with its records)."""
+    """One prediction file scored as the app scores it: `score_runs` on the shared pool, in columns as the
+    command line scores (a file kept as records: with its decisions), then the run held as
+    dashboard/shell/scorer.py holds it (`runs.held_run`)."""
     gold, preds = ws.gold.items, pf.loaded.items
+    in_columns = scored_in_columns(preds)
 
-    def make(_: int, the_plan, decisions):
-        acc, f1, an = (np.fromiter((d[k] for d in decisions), np.float64, len(decisions)) for k in range(3))
-        try:
-            return column_run(gold, preds, acc, f1, an, profile=profile, name=pf.run, decisions_later=lambda: decisions)
-        except ValueError:  # a file kept as records (text Arrow cannot hold): the records' columns
-            return assemble(gold, the_plan, decisions, profile=profile, name=pf.run)
+    def make(_: int, the_plan, scored):
+        return held_run(gold, preds, the_plan, scored, in_columns=in_columns, profile=profile, name=pf.run)
 
-    return next(score_runs(gold, [(pf.run, preds)], profile=profile, make=make))[1]
+    return next(score_runs(gold, [(pf.run, preds)], profile=profile, make=make, columns=in_columns))[1]
 
 
 def _scored(ws: Workspace, pf: PredictionFile, profile: str, questions: Questions, args: argparse.Namespace) -> ScoredRun:

@@ -17,7 +17,6 @@ import contextlib
 import time
 from functools import partial
 
-import numpy as np
 import pandas as pd
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
@@ -50,19 +49,13 @@ def sources_key(src: Sources) -> tuple:
 
 
 def columnar(pf: PredictionFile) -> bool:
-    """Whether the run is kept in columns (its file's rows are a PredictionTable: every file the
-    loader reads but one with text Arrow cannot hold, such as a lone surrogate, kept as records)."""
-    return isinstance(pf.loaded.items, PredictionTable)
+    """Whether the run is kept, and scored, in columns (`runs.scored_in_columns`)."""
+    return runs.scored_in_columns(pf.loaded.items)
 
 
-def _scored(ws: Workspace, pf: PredictionFile, profile: str, the_plan, decisions) -> RunResult:
-    """What `score_runs` makes of a run's decisions: the run in columns (its decisions kept for its
-    records); for a file kept as records, the run with its records."""
-    gold, preds = ws.gold.items, pf.loaded.items
-    if not isinstance(preds, PredictionTable):
-        return assemble(gold, the_plan, decisions, profile=profile, name=pf.run)
-    acc, f1, an = (np.fromiter((d[k] for d in decisions), np.float64, len(decisions)) for k in range(3))
-    return runs.column_run(gold, preds, acc, f1, an, profile=profile, name=pf.run, decisions_later=lambda: decisions)
+def _scored(ws: Workspace, pf: PredictionFile, profile: str, the_plan, scored, in_columns: bool) -> RunResult:
+    return runs.held_run(ws.gold.items, pf.loaded.items, the_plan, scored, in_columns=in_columns, profile=profile,
+                         name=pf.run)
 
 
 def score(ws: Workspace, gold_key: tuple, pf: PredictionFile, profile: str, bar=None) -> RunResult:
@@ -76,8 +69,9 @@ def score(ws: Workspace, gold_key: tuple, pf: PredictionFile, profile: str, bar=
         bar = bar or _Progress(st.empty(), profile, len(ws.gold.items), stale=False)
         bar.update(md_escape(pf.run), 0, len(ws.gold.items))
         # the shared pool (scoring/runner.py): no new pool per run, no streamlit in the workers
-        _, result = next(score_runs(ws.gold.items, [(pf.run, pf.loaded.items)], profile=profile,
-                                    make=lambda _, the_plan, decisions: _scored(ws, pf, profile, the_plan, decisions)))
+        in_columns = columnar(pf)
+        _, result = next(score_runs(ws.gold.items, [(pf.run, pf.loaded.items)], profile=profile, columns=in_columns,
+                                    make=lambda _, the_plan, scored: _scored(ws, pf, profile, the_plan, scored, in_columns)))
         bar.finish_run(len(ws.gold.items))
         cache.remember(key, result)
         if own:
@@ -230,8 +224,9 @@ def _moved(bar: _Progress, labels: list[str], start: int, k: int, done: int, tot
     bar.update(labels[start + k], done, total)
 
 
-def _made(ws: Workspace, part: list[PredictionFile], profile: str, k: int, the_plan, decisions) -> RunResult:
-    return _scored(ws, part[k], profile, the_plan, decisions)
+def _made(ws: Workspace, part: list[PredictionFile], profile: str, in_columns: bool, k: int, the_plan, scored
+          ) -> RunResult:
+    return _scored(ws, part[k], profile, the_plan, scored, in_columns)
 
 
 def _ingest_scored(ws: Workspace, gold_key: tuple, profile: str, questions: Questions, engine: Engine,
@@ -252,8 +247,11 @@ def _ingest_scored(ws: Workspace, gold_key: tuple, profile: str, questions: Ques
         part = todo[start:start + BATCH]
         batch = [(pf.run, pf.loaded.items) for pf in part]
         moved = partial(_moved, bar, labels, start)
-        made = partial(_made, ws, part, profile)
-        for i, result in score_runs(ws.gold.items, batch, profile=profile, progress=moved, make=made):
+        # in columns, as the command line scores (a batch holding a file kept as records: with decisions)
+        in_columns = all(columnar(pf) for pf in part)
+        made = partial(_made, ws, part, profile, in_columns)
+        for i, result in score_runs(ws.gold.items, batch, profile=profile, progress=moved, make=made,
+                                    columns=in_columns):
             pf = part[i]
             scored = ScoredRun.from_result(result, questions, file_path=str(pf.path), file_sha256=pf.sha256,
                                            origin=pf.origin, file_rows=pf.loaded.rows_read, responses=responses(ws, pf.run))
