@@ -2,8 +2,8 @@
 
 The benchmark and the runs are read by `load_workspace` (every source format the app opens: the
 benchmark's own layout, a clone of MMLongBench-Doc, harness outputs, score files), each run scored by
-`scoring.runner.score_runs` (the shared pool, `decide` per question) and held as the app holds it
-(`runs.column_run`), then handed to the engine as `scoring.engine.ingest.ScoredRun` -- no second
+`scoring.runner.score_runs(columns=True)` (the shared pool, in columns as the command line scores) and held
+as the app holds it (`runs.held_run`), then handed to the engine as `scoring.engine.ingest.ScoredRun` -- no second
 scoring path. The questions' document length and evidence position are the question frame's
 (`analysis.question_frame`: page counts from the PDFs or documents.jsonl).
 
