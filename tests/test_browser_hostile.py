@@ -71,27 +71,14 @@ def _bench(root: Path) -> Path:
 PAGES = ["", "questions", "disagreement", "evidence", "compare", "present", "data", "trends", "matrix"]
 
 
-AT_ONCE = 3  # sessions opened together: each is its own session, so they load side by side (both cores)
-
-
-def _open(browser, base: str, path: str, query: str, name: str) -> tuple:
-    """A fresh session on one page, navigating (the page loads on while the others are checked)."""
+def _visit(browser, base: str, path: str, query: str, log: Path, name: str) -> list[str]:
+    """Open one page in a fresh session; the list of what went wrong there (empty when clean)."""
     errors: list[str] = []
     found: list[str] = []
     page = open_page(browser, base, errors)
     page.on("dialog", lambda d: (found.append(f"{name}: a dialog opened: {d.message!r}"), d.dismiss()))
     try:
         page.goto(f"{base}/{path}{query}")
-    except Exception:
-        page.context.close()
-        raise
-    return page, errors, found, name
-
-
-def _check(opened: tuple, log: Path) -> list[str]:
-    """What went wrong on an opened page once its script has finished (empty when clean)."""
-    page, errors, found, name = opened
-    try:
         page.locator('[data-testid="stApp"]').wait_for()
         wait_idle(page, timeout=90)
         shot(page, f"hostile_{name}.png")
@@ -111,44 +98,23 @@ def _check(opened: tuple, log: Path) -> list[str]:
     return found
 
 
-def _visit_all(browser, base: str, visits: list[tuple[str, str, str]], log: Path) -> list[str]:
-    """Each (path, query, name) in a fresh session, AT_ONCE sessions loading together; every page is
-    checked whole (a wave's pages are all opened before the first is checked)."""
-    found: list[str] = []
-    for start in range(0, len(visits), AT_ONCE):
-        opened: list[tuple] = []
-        try:
-            for path, query, name in visits[start:start + AT_ONCE]:
-                opened.append(_open(browser, base, path, query, name))
-        except BaseException:
-            for one in opened:
-                one[0].context.close()
-            raise
-        for k, one in enumerate(opened):
-            try:
-                found += _check(one, log)
-            except BaseException:
-                for rest in opened[k + 1:]:
-                    rest[0].context.close()
-                raise
-    return found
-
-
 def test_hostile_text_is_plain_text_on_every_page(tmp_path, browser):
     bench = _bench(tmp_path)
     env = {"LENS_BENCHMARK": str(bench), "LENS_CACHE_DIR": str(tmp_path / "cache")}
     found: list[str] = []
     with serve(env, name="hostile") as (base, log):  # the session's Chromium: one Playwright per process
         runs = "&".join(f"run={quote(r)}" for r in ("alpha", "<img src=x onerror=alert(1)>"))
-        visits = [(path, f"?{runs}", path or "overview") for path in PAGES]
+        for path in PAGES:
+            found += _visit(browser, base, path, f"?{runs}", log, path or "overview")
         # the two runs as a series of checkpoints (steps set in the link): Trends and the matrix show their names
         steps = "&".join(f"step={quote(s)}" for s in ("100:alpha", "200:<img src=x onerror=alert(1)>"))
-        visits += [(path, f"?{runs}&{steps}", f"{path}_series") for path in ("trends", "matrix", "data")]
-        visits.append(("matrix", f"?{runs}&{steps}&mx_q={quote(QIDS[1])}&mx_run={quote('alpha')}", "matrix_cell"))
+        for path in ("trends", "matrix", "data"):
+            found += _visit(browser, base, path, f"?{runs}&{steps}", log, f"{path}_series")
+        found += _visit(browser, base, "matrix", f"?{runs}&{steps}&mx_q={quote(QIDS[1])}&mx_run={quote('alpha')}", log,
+                        "matrix_cell")
         for qid in [QIDS[0], QIDS[2], *QIDS[-2:]]:  # h_mdimage: its domain holds a bare https:// URL
-            visits += [(path, f"?{runs}&sel={quote(qid)}", f"{path}_{qid[:9]}") for path in ("questions", "evidence")]
-        found += _visit_all(browser, base, visits, log)
-        assert len(visits) == 21
+            for path in ("questions", "evidence"):
+                found += _visit(browser, base, path, f"?{runs}&sel={quote(qid)}", log, f"{path}_{qid[:9]}")
         # the hostile text is on the page, as text: the question explorer's detail of an <img> question
         errors: list[str] = []
         page = open_page(browser, base, errors)
