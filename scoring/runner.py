@@ -521,14 +521,12 @@ def score_runs(gold: Sequence[GoldQuestion], runs: Sequence[tuple[str, Sequence[
                     parts.append(chunk_of((p, items[k : k + CHUNK])))
                     if progress is not None:
                         progress(i, min(k + CHUNK, len(items)), len(items))
-            if columns:
-                decisions: Any = tuple(list(chain.from_iterable(part[m] for part in parts)) for m in range(3))
-            else:
-                decisions = list(chain.from_iterable(parts))
+            scored: Any = (tuple(list(chain.from_iterable(part[m] for part in parts)) for m in range(3)) if columns
+                           else list(chain.from_iterable(parts)))  # score columns, or decisions
             if make is not None:
-                yield i, make(i, pl, decisions)
+                yield i, make(i, pl, scored)
             else:
-                yield i, assemble(gold, pl, decisions, profile=p, name=name, ignore_missing=ignore_missing,
+                yield i, assemble(gold, pl, scored, profile=p, name=name, ignore_missing=ignore_missing,
                                   prediction_field=prediction_field)
     finally:  # the caller stopped early: drop the chunks not started
         _cancel(pending)

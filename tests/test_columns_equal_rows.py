@@ -12,7 +12,6 @@ import json
 import random
 import shutil
 import sys
-from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -69,38 +68,34 @@ def generated(tmp: Path, runs: int = 20, seed: int = 27) -> Path:
     return bench
 
 
-def _both(ws, profile: str) -> tuple[list[Run], list[Run], list[Run], list[Run]]:
+def _both(ws, profile: str) -> tuple[list[Run], list[Run], list[Run]]:
     """(runs by the row path, runs in columns just scored as the app scores them -- `score_runs(columns=True)`
-    and `runs.held_run` --, the same scored with their decisions kept (a batch holding a file kept as
-    records), runs in columns made again from their scores in the engine -- ingested as the app ingests
-    them, read back by `queries.run_values`)."""
+    and `runs.held_run` --, runs in columns made again from their scores in the engine -- ingested as the app
+    ingests them, read back by `queries.run_values`)."""
     from scoring.engine import queries as Q
 
     gold = ws.gold.items
-    rows, fresh, kept, stored = [], [], [], []
+    rows, fresh, stored = [], [], []
     scorable = [pf for pf in ws.predictions if pf.loaded.loaded]
     assert all(column_runs.scored_in_columns(pf.loaded.items) for pf in scorable)
 
-    def held(in_columns: bool, k, the_plan, scored):
+    def held(k, the_plan, scored):
         pf = scorable[k]
-        return column_runs.held_run(gold, pf.loaded.items, the_plan, scored, in_columns=in_columns, profile=profile,
-                                    name=pf.run)
+        return column_runs.held_run(gold, pf.loaded.items, the_plan, scored, profile=profile, name=pf.run)
 
     batch = [(pf.run, pf.loaded.items) for pf in scorable]
-    made = dict(score_runs(gold, batch, profile=profile, parallel=False, make=partial(held, True), columns=True))
-    with_decisions = dict(score_runs(gold, batch, profile=profile, parallel=False, make=partial(held, False)))
+    made = dict(score_runs(gold, batch, profile=profile, parallel=False, make=held, columns=True))
     for k, pf in enumerate(scorable):
         want = evaluate(gold, list(pf.loaded.items), profile=profile, name=pf.run)
         rows.append(Run(pf.run, RECOMPUTED, str(pf.path), want))
         fresh.append(Run(pf.run, RECOMPUTED, str(pf.path), made[k]))
-        kept.append(Run(pf.run, RECOMPUTED, str(pf.path), with_decisions[k]))
     engine = Analysis.build(fresh, gold, ws.page_counts, profile).store  # ingested into the engine (in memory)
     for pf in scorable:
         with engine.read() as con:
             values = Q.run_values(con, engine.ids[pf.run], len(gold))
         stored.append(Run(pf.run, RECOMPUTED, str(pf.path),
                           column_runs.from_engine(gold, pf.loaded.items, values, profile=profile, name=pf.run)))
-    return rows, fresh, kept, stored
+    return rows, fresh, stored
 
 
 def _same_run(want, got) -> None:
@@ -133,14 +128,13 @@ CASES = [(SAMPLE, "xldocbench"), (SAMPLE, "xldocbench-1519"), (CAMPAIGN, "xldocb
 def test_runs_in_columns_equal_the_row_path(tmp_path, bench, profile):
     folder = generated(tmp_path) if bench == "generated" else bench
     ws = load_workspace(Sources(folder))
-    rows, fresh, kept, stored = _both(ws, profile)
+    rows, fresh, stored = _both(ws, profile)
     assert len(rows) >= (20 if bench == "generated" else 2)
     if bench == "generated":  # both joins are taken: files in gold order (no lookup) and files in any order
         in_order = [[p.qid for p in pf.loaded.items] == [q.qid for q in ws.gold.items] for pf in ws.predictions]
         assert 0 < sum(in_order) < len(in_order)
-    for want, got_fresh, got_kept, got_stored in zip(rows, fresh, kept, stored):
+    for want, got_fresh, got_stored in zip(rows, fresh, stored):
         _same_run(want.result, got_fresh.result)
-        _same_run(want.result, got_kept.result)
         _same_run(want.result, got_stored.result)
     gold = ws.gold.items
     a = Analysis.build(rows, gold, ws.page_counts, profile)
@@ -214,7 +208,7 @@ def test_breakdowns_from_the_engine_equal_pandas_over_the_rows(tmp_path, bench):
     folder = generated(tmp_path) if bench == "generated" else bench
     ws = load_workspace(Sources(folder))
     profile = "mmlongbench-doc" if "mmlongbench" in str(folder) else "xldocbench"
-    rows, _fresh, _kept, _stored = _both(ws, profile)
+    rows, _fresh, _stored = _both(ws, profile)
     an = Analysis.build(rows, ws.gold.items, ws.page_counts, profile)
     fields = [f for f in {*filter_fields(an.questions), "length", "position", "evidence_source", "page_category"}
               if f in an.questions.columns]
@@ -254,7 +248,7 @@ def test_rows_of_equals_filtering_by_run_name(tmp_path):
     by name, in the analysis's run order, for any choice of runs (order, repeats, unknown names, none), and
     `display_rows` cuts nothing here."""
     ws = load_workspace(Sources(generated(tmp_path, runs=6)))
-    rows, _fresh, _kept, _stored = _both(ws, "xldocbench")
+    rows, _fresh, _stored = _both(ws, "xldocbench")
     an = Analysis.build(rows, ws.gold.items, ws.page_counts, "xldocbench")
     names = an.run_names
     every = an.rows_of(names)
@@ -270,7 +264,7 @@ def test_rows_of_equals_filtering_by_run_name(tmp_path):
 def test_right_runs_from_the_engine_equal_the_rows(tmp_path):
     """Analysis.right_runs asks the engine for one question's right runs: those whose row says right."""
     ws = load_workspace(Sources(generated(tmp_path, runs=5)))
-    rows, fresh, _kept, _stored = _both(ws, "xldocbench")
+    rows, fresh, _stored = _both(ws, "xldocbench")
     for runs in (rows, fresh):
         an = Analysis.build(runs, ws.gold.items, ws.page_counts, "xldocbench")
         every = an.rows_of(an.run_names)
@@ -308,7 +302,7 @@ def test_no_frame_of_every_row_and_no_cycle(tmp_path):
     import weakref
 
     ws = load_workspace(Sources(SAMPLE))
-    _rows, runs, _kept, _stored = _both(ws, "xldocbench")
+    _rows, runs, _stored = _both(ws, "xldocbench")
     was = gc.isenabled()
     gc.disable()
     try:

@@ -55,19 +55,16 @@ def scored_in_columns(predictions: Sequence[Prediction]) -> bool:
     return isinstance(predictions, PredictionTable)
 
 
-def held_run(gold: Sequence[GoldQuestion], predictions: Sequence[Prediction], the_plan, scored, *, in_columns: bool,
-             profile, name: str) -> RunResult:
-    """What `score_runs(..., make=...)` makes of a run, as the app holds it. In columns (`scored`: the
-    run's Accuracy, token F1 and ANLS columns), the run in columns, its records decided when a page
-    first asks for them. Otherwise `scored` is its decisions: a file kept as records is held with its
-    records; one in columns keeps the decisions for its records."""
-    if not isinstance(predictions, PredictionTable):
+def held_run(gold: Sequence[GoldQuestion], predictions: Sequence[Prediction], the_plan, scored, *, profile,
+             name: str) -> RunResult:
+    """What `score_runs(..., make=..., columns=scored_in_columns(predictions))` makes of a run, as the app
+    holds it: a file in columns (`scored`: its Accuracy, token F1 and ANLS columns) as a run in columns, its
+    records decided when a page first asks for them; a file kept as records (`scored`: its decisions)
+    with its records."""
+    if not scored_in_columns(predictions):
         return assemble(gold, the_plan, scored, profile=profile, name=name)
-    if in_columns:
-        acc, f1, an = (np.asarray(column, dtype=np.float64) for column in scored)
-        return column_run(gold, predictions, acc, f1, an, profile=profile, name=name, decisions_later=decided_again)
-    acc, f1, an = (np.fromiter((d[k] for d in scored), np.float64, len(scored)) for k in range(3))
-    return column_run(gold, predictions, acc, f1, an, profile=profile, name=name, decisions_later=lambda: scored)
+    acc, f1, an = (np.asarray(column, dtype=np.float64) for column in scored)
+    return column_run(gold, predictions, acc, f1, an, profile=profile, name=name, decisions_later=decided_again)
 
 
 def decided_again() -> list:

@@ -90,12 +90,11 @@ def scored_result(ws: Workspace, pf: PredictionFile, profile: str) -> RunResult:
     command line scores (a file kept as records: with its decisions), then the run held as
     dashboard/shell/scorer.py holds it (`runs.held_run`)."""
     gold, preds = ws.gold.items, pf.loaded.items
-    in_columns = scored_in_columns(preds)
 
     def make(_: int, the_plan, scored):
-        return held_run(gold, preds, the_plan, scored, in_columns=in_columns, profile=profile, name=pf.run)
+        return held_run(gold, preds, the_plan, scored, profile=profile, name=pf.run)
 
-    return next(score_runs(gold, [(pf.run, preds)], profile=profile, make=make, columns=in_columns))[1]
+    return next(score_runs(gold, [(pf.run, preds)], profile=profile, make=make, columns=scored_in_columns(preds)))[1]
 
 
 def _scored(ws: Workspace, pf: PredictionFile, profile: str, questions: Questions, args: argparse.Namespace) -> ScoredRun:

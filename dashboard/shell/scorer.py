@@ -53,9 +53,8 @@ def columnar(pf: PredictionFile) -> bool:
     return runs.scored_in_columns(pf.loaded.items)
 
 
-def _scored(ws: Workspace, pf: PredictionFile, profile: str, the_plan, scored, in_columns: bool) -> RunResult:
-    return runs.held_run(ws.gold.items, pf.loaded.items, the_plan, scored, in_columns=in_columns, profile=profile,
-                         name=pf.run)
+def _scored(ws: Workspace, pf: PredictionFile, profile: str, the_plan, scored) -> RunResult:
+    return runs.held_run(ws.gold.items, pf.loaded.items, the_plan, scored, profile=profile, name=pf.run)
 
 
 def score(ws: Workspace, gold_key: tuple, pf: PredictionFile, profile: str, bar=None) -> RunResult:
@@ -69,9 +68,8 @@ def score(ws: Workspace, gold_key: tuple, pf: PredictionFile, profile: str, bar=
         bar = bar or _Progress(st.empty(), profile, len(ws.gold.items), stale=False)
         bar.update(md_escape(pf.run), 0, len(ws.gold.items))
         # the shared pool (scoring/runner.py): no new pool per run, no streamlit in the workers
-        in_columns = columnar(pf)
-        _, result = next(score_runs(ws.gold.items, [(pf.run, pf.loaded.items)], profile=profile, columns=in_columns,
-                                    make=lambda _, the_plan, scored: _scored(ws, pf, profile, the_plan, scored, in_columns)))
+        _, result = next(score_runs(ws.gold.items, [(pf.run, pf.loaded.items)], profile=profile, columns=columnar(pf),
+                                    make=lambda _, the_plan, scored: _scored(ws, pf, profile, the_plan, scored)))
         bar.finish_run(len(ws.gold.items))
         cache.remember(key, result)
         if own:
@@ -224,9 +222,20 @@ def _moved(bar: _Progress, labels: list[str], start: int, k: int, done: int, tot
     bar.update(labels[start + k], done, total)
 
 
-def _made(ws: Workspace, part: list[PredictionFile], profile: str, in_columns: bool, k: int, the_plan, scored
-          ) -> RunResult:
-    return _scored(ws, part[k], profile, the_plan, scored, in_columns)
+def _made(ws: Workspace, part: list[PredictionFile], profile: str, k: int, the_plan, scored) -> RunResult:
+    return _scored(ws, part[k], profile, the_plan, scored)
+
+
+def _batches(todo: list[PredictionFile]) -> list[list[PredictionFile]]:
+    """`todo` in order, cut into batches of at most BATCH runs that are all scored in columns or all kept
+    as records (one `score_runs` call scores its runs one way)."""
+    out: list[list[PredictionFile]] = []
+    for pf in todo:
+        if out and len(out[-1]) < BATCH and columnar(out[-1][0]) == columnar(pf):
+            out[-1].append(pf)
+        else:
+            out.append([pf])
+    return out
 
 
 def _ingest_scored(ws: Workspace, gold_key: tuple, profile: str, questions: Questions, engine: Engine,
@@ -243,15 +252,13 @@ def _ingest_scored(ws: Workspace, gold_key: tuple, profile: str, questions: Ques
     keep = len(todo) <= cache.RUN_CAPACITY  # a few runs: each kept for the pages; a campaign's are rebuilt when shown
     ids: dict[str, int] = {}
     labels = [md_escape(f"{pf.run} (run {k + 1} of {len(todo)})") for k, pf in enumerate(todo)]
-    for start in range(0, len(todo), BATCH):
-        part = todo[start:start + BATCH]
+    start = 0
+    for part in _batches(todo):
         batch = [(pf.run, pf.loaded.items) for pf in part]
         moved = partial(_moved, bar, labels, start)
-        # in columns, as the command line scores (a batch holding a file kept as records: with decisions)
-        in_columns = all(columnar(pf) for pf in part)
-        made = partial(_made, ws, part, profile, in_columns)
+        made = partial(_made, ws, part, profile)
         for i, result in score_runs(ws.gold.items, batch, profile=profile, progress=moved, make=made,
-                                    columns=in_columns):
+                                    columns=columnar(part[0])):
             pf = part[i]
             scored = ScoredRun.from_result(result, questions, file_path=str(pf.path), file_sha256=pf.sha256,
                                            origin=pf.origin, file_rows=pf.loaded.rows_read, responses=responses(ws, pf.run))
@@ -259,6 +266,7 @@ def _ingest_scored(ws: Workspace, gold_key: tuple, profile: str, questions: Ques
             if keep:  # a page asking at once reads it here
                 memory.put((gold_key, pf.sha256, pf.run, profile), result)
             bar.finish_run(n)
+        start += len(part)
     bar.close()
     cache.trim()
     return ids
