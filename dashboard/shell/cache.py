@@ -200,15 +200,26 @@ def _engine(key: tuple, _target: Target) -> Engine:
 
 
 _ENSURED: set[tuple] = set()
-DAMAGED: list[str] = []  # sentences for the Data page: engine files found damaged and set aside in this process
+_DAMAGED: dict[tuple, list[str]] = {}  # engine -> sentences for the Data page: its files found damaged and set aside
 _LOG = logging.getLogger(__name__)
 _ENSURED_LOCK = threading.Lock()
 
 
+def _store_key(eng: Engine) -> tuple:
+    t = eng.target
+    return (t.kind, str(t.database), t.catalog, t.data)
+
+
+def damaged(eng: Engine) -> list[str]:
+    """Sentences for the Data page: this engine's files found damaged and set aside in this process (not
+    another engine's: a process that opened several cache folders shows each its own)."""
+    with _ENSURED_LOCK:
+        return list(_DAMAGED.get(_store_key(eng), ()))
+
+
 def ensure_store(eng: Engine) -> None:
     """The store's tables made, or brought to this version's schema, once a process (a writer's turn)."""
-    t = eng.target
-    key = (t.kind, str(t.database), t.catalog, t.data)
+    key = _store_key(eng)
     with _ENSURED_LOCK:
         if key in _ENSURED:
             return
@@ -218,7 +229,9 @@ def ensure_store(eng: Engine) -> None:
     except DamagedStore as exc:  # a file that is not a whole database: set aside, and the runs scored into a new one
         aside = eng.set_aside()
         _LOG.warning("%s; moved to %s: the runs are scored again into a new store", exc, aside)
-        DAMAGED.append(f"{exc}: it was moved to {aside} and a new one made (every run is scored again into it).")
+        with _ENSURED_LOCK:
+            _DAMAGED.setdefault(key, []).append(
+                f"{exc}: it was moved to {aside} and a new one made (every run is scored again into it).")
         with eng.write():
             pass
     with _ENSURED_LOCK:

@@ -59,7 +59,7 @@ if not problems:
     st.success("Every file loaded without a problem.")
 for note in cache_problems():  # a cache folder that is a symlink is not used (dashboard/core/store.py)
     st.warning(md_escape(note), icon=":material/folder_off:")
-for note in cache.DAMAGED:  # an engine file found damaged: set aside, the runs scored into a new one
+for note in cache.damaged(ctx.analysis.store.engine):  # its file found damaged: set aside, the runs scored into a new one
     st.warning(md_escape(note), icon=":material/database:")
 st.caption(md_escape(f"Scored runs: {ctx.analysis.store.engine.shown()}."))
 
