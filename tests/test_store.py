@@ -176,6 +176,11 @@ def test_a_damaged_engine_file_is_set_aside_and_the_runs_scored_again(tmp_path, 
     at.switch_page("views/data.py").run()
     assert not at.exception
     assert any("damaged" in w.value and "scored again" in w.value for w in at.warning)
+    # the notice is that engine's: the same process on another cache folder (a whole engine) shows none
+    other = _app(bench, tmp_path / "other", monkeypatch)
+    other.switch_page("views/data.py").run()
+    assert not other.exception
+    assert other.title[0].value == "Data" and not [w.value for w in other.warning if "damaged" in w.value]
 
 
 # ----------------------------------------------------------------------------- parsed prediction files
@@ -195,6 +200,51 @@ def _exactly(a, b) -> None:
     assert a == b
     assert [tuple(map(type, (p.line, p.evidence_pages))) for p in a.items] == \
         [tuple(map(type, (p.line, p.evidence_pages))) for p in b.items]
+
+
+def test_imports_closure_follows_every_import_of_the_package(tmp_path):
+    """Module-level and function-level imports, absolute and relative, `from package import module` and
+    enclosing packages are followed; a module nothing imports, and other packages, are not."""
+    pkg = tmp_path / "pkg"
+    (pkg / "sub").mkdir(parents=True)
+    files = {"__init__.py": "", "a.py": "import os\nfrom pkg import b\n\ndef f():\n    from .sub.c import x\n",
+             "b.py": "from . import sub\n", "sub/__init__.py": "", "sub/c.py": "from ..d import y\nx = 1\n",
+             "d.py": "y = 2\n", "e.py": "import pkg.a\n"}
+    for name, text in files.items():
+        (pkg / name).write_text(text)
+    assert sorted(D.imports_closure("pkg.a", tmp_path)) == ["pkg", "pkg.a", "pkg.b", "pkg.d", "pkg.sub", "pkg.sub.c"]
+    before = D.imports_sha256("pkg.a", tmp_path)
+    (pkg / "e.py").write_text("import pkg.a  # changed\n")
+    assert D.imports_sha256("pkg.a", tmp_path) == before
+    (pkg / "d.py").write_text("y = 3\n")
+    assert D.imports_sha256("pkg.a", tmp_path) != before
+
+
+def test_a_parsed_file_entry_outlives_a_change_to_code_that_does_not_read_it(tmp_path, monkeypatch):
+    """The entry's key covers the code that parses prediction files (scoring.loaders and what it imports):
+    a change to the runner leaves every entry valid -- a restart at 1,000 runs does not parse them all
+    again -- and a change to the data model or the loader makes new ones."""
+    code = tmp_path / "code"
+    shutil.copytree(ROOT / "scoring", code / "scoring", ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(S, "_SCORING", code / "scoring")
+
+    def key() -> str:
+        monkeypatch.setattr(S, "_READER", None)
+        return S.prediction_key("0" * 64, "runs/alpha.jsonl")
+
+    names = set(D.imports_closure("scoring.loaders", code))
+    assert {"scoring.loaders", "scoring.model", "scoring.problems"} <= names
+    assert not names & {"scoring.runner", "scoring.metrics", "scoring.columnar", "scoring.engine"}
+    before = key()
+    for untouched in ("runner.py", "metrics.py", "engine/ingest.py"):
+        with open(code / "scoring" / untouched, "a") as fh:
+            fh.write("# changed\n")
+        assert key() == before, untouched
+    for read in ("model.py", "loaders.py"):
+        with open(code / "scoring" / read, "a") as fh:
+            fh.write("# changed\n")
+        assert key() != before, read
+        before = key()
 
 
 @pytest.mark.parametrize("path", PREDICTION_FILES, ids=lambda p: p.name)

@@ -5,6 +5,7 @@ layer's `ocr.file_sha256`). Standard library only: the documents layer and its w
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import hashlib
 import os
@@ -114,3 +115,47 @@ def file_sha256(path: Path, chunk: int = 1 << 20) -> str:
 
 def _identity(st: os.stat_result) -> tuple[int, ...]:
     return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def imports_sha256(start: str, root: Path) -> str:
+    """sha256 of the source files of `imports_closure(start, root)`, named."""
+    found = imports_closure(start, root)
+    h = hashlib.sha256()
+    for name in sorted(found):
+        h.update(name.encode() + b"\0" + found[name].read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def imports_closure(start: str, root: Path) -> dict[str, Path]:
+    """The source file of module `start` (dotted, e.g. "scoring.loaders", found under `root`, the
+    folder holding its top-level package) and of every module of the same top-level package it imports,
+    transitively: at module level or inside a function, and each enclosing package's `__init__.py`. The
+    files are read and parsed (`ast`), never imported. What a cache entry made by `start`'s code depends
+    on: a change to any of these files makes new entries; a change elsewhere in the package does not.
+    Module name -> file."""
+    top = start.split(".", 1)[0]
+    found: dict[str, Path] = {}
+    todo = [start]
+    while todo:
+        name = todo.pop()
+        if name in found:
+            continue
+        base = root.joinpath(*name.split("."))
+        path = base / "__init__.py" if (base / "__init__.py").is_file() else base.with_suffix(".py")
+        if not path.is_file():
+            continue  # a name imported from a module ("from scoring.model import Prediction"), not a module
+        found[name] = path
+        parts = name.split(".")
+        todo.extend(".".join(parts[:i]) for i in range(1, len(parts)))
+        package = parts if path.name == "__init__.py" else parts[:-1]
+        for node in ast.walk(ast.parse(path.read_bytes(), str(path))):
+            if isinstance(node, ast.Import):
+                todo.extend(a.name for a in node.names if a.name.split(".", 1)[0] == top)
+            elif isinstance(node, ast.ImportFrom):
+                mod = node.module or ""
+                if node.level:
+                    mod = ".".join([*package[:len(package) - node.level + 1], *([mod] if mod else [])])
+                if mod.split(".", 1)[0] == top:
+                    todo.append(mod)
+                    todo.extend(f"{mod}.{a.name}" for a in node.names)
+    return found
