@@ -36,8 +36,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from scipy import stats as _stats
 
+from . import deferred
 from .slice_fields import describe
 from .slices import conditions, slice_name
 from .stats import MIN_DOCUMENTS, Clusters, Paired, paired_by_document_rows
@@ -151,7 +151,7 @@ def paired_table(a: Sequence[Sequence[float]] | np.ndarray, b: Sequence[Sequence
             if not p.too_few and p.p is not None:
                 groups.setdefault(family[r.field], []).append(r)
         for members in groups.values():
-            qs = _stats.false_discovery_control([r.results[m].p for r in members], method=method)
+            qs = deferred.stats().false_discovery_control([r.results[m].p for r in members], method=method)
             for r, q in zip(members, qs):
                 r.q[m] = float(q)
         tested[m] = sum(len(g) for g in groups.values())

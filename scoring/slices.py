@@ -139,8 +139,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from scipy import stats as _stats
 
+from . import deferred
 from .registry import MIN_DOCUMENTS
 
 MIN_QUESTIONS = 30
@@ -325,9 +325,9 @@ def _t_numbers(gap: np.ndarray, se: np.ndarray, df: np.ndarray, confidence: floa
         ok = df >= 1
         dff = np.where(ok, df, 1).astype(float)
         t = np.where(se > 0, gap / np.where(se > 0, se, 1.0), np.where(gap < 0, -np.inf, np.where(gap > 0, np.inf, 0.0)))
-        p = _stats.t.cdf(t, dff)
+        p = deferred.stats().t.cdf(t, dff)
         p = np.where((se == 0) & (gap == 0), 1.0, p)
-        half = _stats.t.ppf(0.5 + confidence / 2, dff) * se
+        half = deferred.stats().t.ppf(0.5 + confidence / 2, dff) * se
         p = np.where(ok, p, np.nan)
         return p, np.where(ok, gap - half, np.nan), np.where(ok, gap + half, np.nan)
 
@@ -747,7 +747,7 @@ def run_search(prep: Prepared, progress: Callable[[float, str], object] | None =
     else:
         keys, members = space.keys, space.members
     k = len(keys)
-    q = np.asarray(_stats.false_discovery_control(r["p"], method=method), dtype=float) if k else np.zeros(0)
+    q = np.asarray(deferred.stats().false_discovery_control(r["p"], method=method), dtype=float) if k else np.zeros(0)
     conditions = [tuple((conds.field[c], conds.value[c]) for c in key) for key in keys]
     sig = [i for i in range(k) if q[i] < fdr]
     # found slices: intervals adjusted for the search, each end at 1 - R q / m (module docstring)
@@ -758,7 +758,7 @@ def run_search(prep: Prepared, progress: Callable[[float, str], object] | None =
     found = np.array([i for i in sig if not (len(conditions[i]) == 1 and conditions[i][0][0] in named_set)], dtype=np.int64)
     if found.size:
         df = np.maximum(r["df"][found], 1).astype(float)
-        half = _stats.t.ppf(1.0 - tail, df) * r["se"][found]
+        half = deferred.stats().t.ppf(1.0 - tail, df) * r["se"][found]
         lo[found], hi[found] = r["gap"][found] - half, r["gap"][found] + half
         adjusted[found] = True
     shown = dict(r, ci_low=lo, ci_high=hi)
@@ -888,7 +888,7 @@ def _partial_p(y: np.ndarray, doc: np.ndarray, g: int, covariates: list[np.ndarr
     df = min(int(in_target.sum()), int(outside.sum())) - 1
     if not (var > 0) or df < 1:
         return 1.0 if not beta[-1] < 0 or df < 1 else 0.0
-    return float(_stats.t.cdf(beta[-1] / math.sqrt(var), df))
+    return float(deferred.stats().t.cdf(beta[-1] / math.sqrt(var), df))
 
 
 def _follow(sig: list[int], edge: dict[int, int]) -> dict[int, int]:

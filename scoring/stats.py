@@ -42,9 +42,8 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
-from scipy import signal as _signal
-from scipy import stats as _stats
 
+from . import deferred
 from .registry import MIN_DOCUMENTS  # fewer units than this: "too few documents to tell" (no interval is shown)
 
 
@@ -65,7 +64,7 @@ def _mcnemar(only_a: int, only_b: int) -> float:
     n = only_a + only_b
     if n == 0:
         return 1.0
-    return _floored(float(min(1.0, _stats.binomtest(min(only_a, only_b), n, 0.5).pvalue)), n)
+    return _floored(float(min(1.0, deferred.stats().binomtest(min(only_a, only_b), n, 0.5).pvalue)), n)
 
 
 def smallest_p(units: int, *, resamples: int | None = None) -> float:
@@ -265,7 +264,7 @@ def _gap(x: np.ndarray, codes: np.ndarray, g: int, confidence: float, power: flo
 @functools.lru_cache(maxsize=4096)
 def _t_sum(confidence: float, power: float, df: int) -> float:
     """t_{1 - alpha/2, df} + t_{power, df} (`detectable_gap`; the same for every metric of a slice)."""
-    return _stats.t.ppf(1 - (1 - confidence) / 2, df) + _stats.t.ppf(power, df)
+    return deferred.stats().t.ppf(1 - (1 - confidence) / 2, df) + deferred.stats().t.ppf(power, df)
 
 
 def _multinomial_plan(sums: np.ndarray, sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
@@ -383,9 +382,9 @@ def sign_flip_p(sums: Sequence[float] | np.ndarray, *, resamples: int = 10_000, 
         pmf = np.ones(1)
         for v, c in zip(values.tolist(), counts.tolist()):
             kernel = np.zeros(2 * c * v + 1)
-            kernel[:: 2 * v] = _stats.binom.pmf(np.arange(c + 1), c, 0.5)
+            kernel[:: 2 * v] = deferred.stats().binom.pmf(np.arange(c + 1), c, 0.5)
             small = min(pmf.size, kernel.size) < 256
-            pmf = np.convolve(pmf, kernel) if small else _signal.fftconvolve(pmf, kernel)
+            pmf = np.convolve(pmf, kernel) if small else deferred.signal().fftconvolve(pmf, kernel)
         pmf = np.clip(pmf, 0.0, None)
         m = (pmf.size - 1) // 2  # pmf[j] = P(T* = j - m)
         tt = int(round(t))
@@ -433,7 +432,7 @@ def sign_flip_tail(total: float | np.ndarray, sum_sq: float | np.ndarray, sum_fo
     safe = np.where(moved, var, 1.0)
     z = t / np.sqrt(safe)
     kurt = -2.0 * np.asarray(sum_fourth, dtype=float) / safe ** 2
-    tail = _stats.norm.sf(z) + _stats.norm.pdf(z) * kurt * (z ** 3 - 3 * z) / 24
+    tail = deferred.stats().norm.sf(z) + deferred.stats().norm.pdf(z) * kurt * (z ** 3 - 3 * z) / 24
     p = np.clip(2 * tail, 0.0, 1.0)
     k = np.asarray(nonzero, dtype=float)
     floor = np.where(k < 2, 1.0, np.exp2(np.minimum(0.0, 1.0 - k)))

@@ -74,8 +74,8 @@ from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
-from scipy import stats as _stats
 
+from . import deferred
 from .registry import MIN_DOCUMENTS
 from .slices import MIN_QUESTIONS, MIN_SHARE, SEP, gap_test
 from .stats import (
@@ -420,7 +420,7 @@ def _trend(s: _Slice, tested: bool, confidence: float = 0.95) -> Trend:
     if g >= 2:
         resid = P - score[:, None] * s.sizes[None, :]
         se = np.sqrt(g / (g - 1) * (resid * resid).sum(axis=1)) / n
-        half = float(_stats.t.ppf(0.5 + confidence / 2, g - 1)) * se
+        half = float(deferred.stats().t.ppf(0.5 + confidence / 2, g - 1)) * se
         low, high = np.clip(score - half, 0.0, None), score + half
     else:
         low = high = np.full_like(score, math.nan)
@@ -591,7 +591,7 @@ def _by_raw(raw: list[tuple[_Scan, int, float]]) -> list[SimpleNamespace]:
 
 
 def _bh(p: np.ndarray) -> np.ndarray:
-    return np.asarray(_stats.false_discovery_control(p, method="bh"), dtype=float) if p.size else p
+    return np.asarray(deferred.stats().false_discovery_control(p, method="bh"), dtype=float) if p.size else p
 
 
 def search(scores: Mapping[str, np.ndarray], clusters: Clusters | np.ndarray, fields: Any,

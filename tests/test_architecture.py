@@ -400,3 +400,16 @@ def test_the_layer_rule_would_catch_an_upward_import():
     assert layer("dashboard.evidence.locate") == layer("dashboard.compare.panel")  # the features share a layer
     with pytest.raises(KeyError):
         layer(".".join(["dashboard", "unplaced", "module"]))  # a package nobody placed is not let through
+
+
+def test_the_first_table_needs_no_scipy():
+    """What the app imports to draw the leaderboard imports no scipy (scoring/deferred.py): scipy.stats alone
+    took half a second of every start, before the first table, for intervals and tests drawn after it."""
+    import subprocess
+    import sys
+
+    code = ("import sys, dashboard.session.load, dashboard.overview.panel, dashboard.shell.scorer\n"
+            "print(sorted(m for m in sys.modules if m.split('.')[0] == 'scipy'))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip() == "[]"
