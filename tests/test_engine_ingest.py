@@ -396,3 +396,21 @@ def test_the_engine_is_packaged():
     deps = project["project"]["dependencies"]
     assert f"duckdb=={duckdb.__version__}" in deps and f"duckdb-extension-ducklake=={duckdb.__version__}" in deps
     assert f"duckdb-extension-postgres=={duckdb.__version__}" in project["project"]["optional-dependencies"]["server"]
+
+
+def test_labels_worked_out_once_per_value_keep_every_value_apart():
+    """The questions' labels are memoised per distinct plain value (a restart at 20,000 questions spent
+    0.6 s working them out one by one): values equal as keys but of other types (1, 1.0, True) keep their
+    own labels, a list is never memoised, and a value seen with matching codes is checked again when its
+    codes differ."""
+    from scoring.engine import ingest as I
+
+    values = [1, 1.0, True, "1", None, float("nan"), ("a", "b"), ["a", "b"], 1, "1", ("a", "b")]
+    for field in ("domain", "evidence_source", "page_category"):
+        assert I._each_labels(values, field) == [I._labels(v, field) for v in values]
+    assert I._each_labels([1, 1.0, True], "domain") == [["1"], ["1.0"], ["True"]]
+    names = ["a", "b"]
+    assert I._same_labels(["a", "a", "b"], np.array([0, 0, 1]), names)
+    assert not I._same_labels(["a", "a"], np.array([0, 1]), names)
+    assert I._same_labels([("a", "b"), ("a", "b")], [np.array([0, 1]), np.array([1, 0])], names)
+    assert not I._same_labels([("a", "b"), ("a", "b")], [np.array([0, 1]), np.array([0])], names)
