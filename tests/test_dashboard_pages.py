@@ -422,3 +422,23 @@ def test_explorer_default_runs_have_answers_to_read(open_app):
     at.switch_page("views/questions.py").run()
     assert_clean(at)
     assert at.multiselect(key="x_runs").value == ["longctx-ocr", "agent-pipeline", "longctx-img", "small-9b"]
+
+
+def test_the_board_caption_counts_a_thousand_runs_instead_of_naming_them():
+    """Under the leaderboard, the questions each run is scored on: a few runs are named; the largest group
+    of many is counted (1,000 runs were named in one paragraph), and missing answers name at most NAMED runs."""
+    import pandas as pd
+
+    from dashboard.overview.panel import NAMED, board_text
+
+    runs = [f"run{i:04d}" for i in range(1000)]
+    board = pd.DataFrame({"Run": runs, "Questions": [20_000] * 999 + [19_796], "Missing": [0] * 990 + [5] * 10})
+    text = board_text(board)
+    assert "20,000 questions: 999 runs; 19,796 questions: run0999." in text
+    assert "run0500" not in text
+    named = ", ".join(f"run{i:04d} 5" for i in range(990, 990 + NAMED))
+    assert f"Missing (no row: not counted): {named} and {10 - NAMED:,} more runs." in text
+    few = pd.DataFrame({"Run": ["a", "b", "c"], "Questions": [40, 1082, 1082], "Missing": [0, 0, 0]})
+    assert board_text(few).endswith("--ignore-missing): 40 questions: a; 1,082 questions: b, c.")
+    one = pd.DataFrame({"Run": runs[:20], "Questions": [500] * 20, "Missing": [0] * 20})
+    assert board_text(one) == "Scored on the 500 questions each run attempted."

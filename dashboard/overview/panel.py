@@ -242,27 +242,47 @@ def reported_notes(ctx: Context) -> None:
                          column_config={c: st.column_config.NumberColumn(format="%.2f") for c in per_category.columns[1:]})
 
 
+NAMED = 8  # a caption names at most this many runs of a kind; more are counted (the board has a row for each)
+
+
+def _named(runs: list[str]) -> str:
+    if len(runs) <= NAMED:
+        return ", ".join(runs)
+    return f"{', '.join(runs[:NAMED])} and {len(runs) - NAMED:,} more runs"
+
+
+def board_text(board, shared: Shared | None = None) -> str:
+    """The caption under the leaderboard: the questions each run is scored on (the runs of the largest
+    group counted, not named, when there are several: the Attempted column has each run's), the runs
+    with missing answers (at most NAMED named) and what all runs share. At 1,000 runs it named all
+    1,000 in one paragraph."""
+    counts = board.groupby("Questions", sort=False)["Run"].apply(list)
+    if len(counts) == 1:
+        text = f"Scored on the {next(iter(counts.index)):,} questions each run attempted"
+    else:
+        largest = max(counts.index, key=lambda n: (len(counts[n]), n))
+        text = ("Scored on the questions each run attempted (answered or failed; a missing answer is not counted, as "
+                "with the command line's --ignore-missing): "
+                + "; ".join(f"{n:,} questions: {_named(runs) if n != largest or len(runs) <= NAMED else f'{len(runs):,} runs'}"
+                            for n, runs in counts.items()))
+    missing = board[board["Missing"] > 0] if "Missing" in board.columns else board.iloc[0:0]
+    if len(missing):
+        shown = [f"{r} {n:,}" for r, n in zip(missing["Run"], missing["Missing"])]
+        text += ". Missing (no row: not counted): " + _named(shown)
+    if shared is not None and shared.differs:
+        text += (f". {shared.text()[0].upper() + shared.text()[1:]}: Shared Acc % compares them on those and ranks the board"
+                 if shared.questions else ". They share no question: each is ranked on its own questions, which differ -- "
+                 "the Compare page compares two runs on the questions both attempted")
+    return text + "."
+
+
 def board_notes(board, shared: Shared | None = None) -> None:
     """Under the leaderboard, what its hidden columns hold: the questions each run is scored on (the
     ones it attempted) and, when they differ, how many all runs share -- then each signature (the
     scoring profile's rules) with the runs that carry it."""
     if board.empty:
         return
-    counts = board.groupby("Questions", sort=False)["Run"].apply(list)
-    if len(counts) == 1:
-        text = f"Scored on the {next(iter(counts.index)):,} questions each run attempted"
-    else:
-        text = ("Scored on the questions each run attempted (answered or failed; a missing answer is not counted, as "
-                "with the command line's --ignore-missing): "
-                + "; ".join(f"{n:,} questions: {', '.join(runs)}" for n, runs in counts.items()))
-    missing = board[board["Missing"] > 0] if "Missing" in board.columns else board.iloc[0:0]
-    if len(missing):
-        text += ". Missing (no row: not counted): " + ", ".join(f"{r} {n:,}" for r, n in zip(missing["Run"], missing["Missing"]))
-    if shared is not None and shared.differs:
-        text += (f". {shared.text()[0].upper() + shared.text()[1:]}: Shared Acc % compares them on those and ranks the board"
-                 if shared.questions else ". They share no question: each is ranked on its own questions, which differ -- "
-                 "the Compare page compares two runs on the questions both attempted")
-    st.caption(md_escape(text + "."))
+    st.caption(md_escape(board_text(board, shared)))
     # built when opened (a rerun): closed, it adds nothing to the page's first paint
     box = st.expander("Source and scoring signature of each run", icon=":material/fingerprint:", key=SIGNATURES,
                       on_change="rerun")
