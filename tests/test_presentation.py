@@ -56,3 +56,34 @@ def test_header_lines_say_gold_corrections_and_how_many():
     fixes = CorrectionSummary(corrected=("q1", "q2"), excluded=("q3",), unknown=(), unreadable=())
     assert panel.header_lines(an, ["a", "b"], fixes) == [
         "Scored **with gold corrections**: 2 gold answers corrected\\, 1 question excluded."]  # as md_escape writes it
+
+
+def test_many_runs_chart_the_leaderboards_first_with_a_and_b(monkeypatch):
+    """Slide 1 and Compare's ranks per slice show at most RUNS_SHOWN runs (the leaderboard's first, with the
+    runs the page is about) and say so: at 1,000 runs the slide drew every run's rows and interval, and had
+    drawn nothing after 3 minutes. sample_runs/campaign has 13 runs; 5 are shown here."""
+    from dashboard.compare import panel
+
+    assert panel.leading_runs(list("abcdefg"), ["f", "b"], limit=3) == ["a", "b", "f"]
+    assert panel.leading_runs(list("abc"), ["x"], limit=5) == ["a", "b", "c"]
+    assert panel.leading_runs(list("abcdefg"), ["g", "f", "e", "d"], limit=3) == ["e", "f", "g"]
+    assert panel.leading_note(list("abc"), list("abc"), "A and B") == ""
+    monkeypatch.setattr(panel, "RUNS_SHOWN", 5)
+    bench = ROOT / "sample_runs" / "campaign"
+    at = app_on(monkeypatch, bench, {"a": "ckpt-0520", "b": "vision-13b"}, timeout=180)
+    at.switch_page("views/present.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    runs_chart = json.loads(at.get("plotly_chart")[0].proto.spec)
+    charted = set(runs_chart["data"][0]["x"])
+    assert len(charted) == 5 and {"ckpt-0520", "vision-13b"} <= charted, charted
+    assert "The chart\\: 5 of 13 runs\\: the leaderboard\\'s first\\, A and B among them" in at.markdown[0].value, \
+        at.markdown[0].value
+
+    at = app_on(monkeypatch, bench, {"cmp_tab": "all", "cmp_run": "vision-13b"}, timeout=180)
+    at.switch_page("views/compare.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    ranks = next(d.value for d in at.dataframe if "Slice" in d.value.columns)
+    ranked = [c for c in ranks.columns if c not in ("Slice", "Questions")]
+    assert len(ranked) == 5 and "vision-13b" in ranked
+    assert sorted(ranks.set_index("Slice").loc["All questions", ranked]) == [1, 2, 3, 4, 5]
+    assert any("Ranked among 5 of 13 runs" in c.value for c in at.caption)

@@ -82,7 +82,7 @@ def delta_chart(table: pd.DataFrame, metric: str, a: str, b: str, *, title_size:
 
 
 def runs_chart(intervals: pd.DataFrame, metric: str) -> go.Figure:
-    """Every run's score in percent with its 95 % interval from resampling documents, best first
+    """Each run's score in percent with its 95 % interval from resampling documents, best first
     (no interval for a run scored on fewer than 20 documents)."""
     data = intervals.sort_values(metric, ascending=False, kind="stable")
     m, lo, hi = data[metric] * 100, data[f"{metric}_low"] * 100, data[f"{metric}_high"] * 100

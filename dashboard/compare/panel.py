@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import MutableMapping
+from collections.abc import MutableMapping, Sequence
 from typing import Any
 
 import pandas as pd
@@ -50,6 +50,29 @@ def runs_by_accuracy(an) -> list[str]:
     over the questions they all attempted when those differ (Analysis.leaderboard); a run that
     matches no gold question is never offered (Analysis.ranked_names)."""
     return [r for r in an.leaderboard()["Run"] if r in set(an.ranked_names)]
+
+
+RUNS_SHOWN = 20  # runs side by side in one chart or table: the leaderboard's first, with the runs the page is about
+
+
+def leading_runs(order: list[str], keep: Sequence[str] = (), limit: int | None = None) -> list[str]:
+    """At most `limit` (RUNS_SHOWN) runs of `order` (the leaderboard's), in its order: the runs of `keep`
+    that are in it, and the leaderboard's first to fill the rest. A chart of 1,000 runs' intervals drew
+    every run's rows from the engine (20 million) and bootstrapped each, and the Presentation page had not
+    drawn its first slide after 3 minutes."""
+    limit = RUNS_SHOWN if limit is None else limit
+    kept = [r for r in dict.fromkeys(keep) if r in order][:limit]
+    rest = [r for r in order if r not in kept][:max(0, limit - len(kept))]
+    chosen = {*kept, *rest}
+    return [r for r in order if r in chosen]
+
+
+def leading_note(shown: list[str], order: list[str], about: str) -> str:
+    """"" when every run is shown; else which runs are (`about`: the runs the page is about, in words)."""
+    if len(shown) >= len(order):
+        return ""
+    return (f"{len(shown)} of {len(order):,} runs: the leaderboard's first, {about} among them "
+            "(the leaderboard ranks every run).")
 
 
 def compared_scores(an, runs: list[str]) -> pd.DataFrame:
@@ -465,17 +488,19 @@ def many_runs(ctx: Context, an, order: list[str], state: MutableMapping[str, str
             open_weak_page(run, "", metric)
 
     st.subheader("Ranks per slice")
-    note = shared_note(an, order)
+    shown = leading_runs(order, [run])
+    note = shared_note(an, shown)
     if note:
         st.info(md_escape(note), icon=":material/join_inner:")
-    long = C.slice_scores(compared_scores(an, order), an.questions, order, metric)
+    long = C.slice_scores(compared_scores(an, shown), an.questions, shown, metric)
     wide = C.rank_table(long)
     ranks = wide.assign(Slice=[slice_text(f, lab) for f, lab in zip(wide["field"], wide["label"])])
-    ranks = ranks[["Slice", "questions", *order]].rename(columns={"questions": "Questions"})
+    ranks = ranks[["Slice", "questions", *shown]].rename(columns={"questions": "Questions"})
+    among = leading_note(shown, order, "the run picked above")
     st.caption(f"{C.METRIC_LABELS[metric]} rank of every run on every slice (1 = best, green; last, red; ties share a rank). "
-               "Columns follow the overall ranking.")
-    last = len(order)
-    styled = ranks.style.map(lambda v: rank_colour(v, last), subset=list(order))
+               "Columns follow the overall ranking." + (md_escape(f" Ranked among {among}") if among else ""))
+    last = len(shown)
+    styled = ranks.style.map(lambda v: rank_colour(v, last), subset=list(shown))
     st.dataframe(styled, hide_index=True, width="stretch", height=420, key="cmp_rank_table")
     downloads(long, f"ranks_{metric}", "cmp_dl_ranks")
 

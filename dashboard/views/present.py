@@ -85,8 +85,11 @@ else:
         evidence = (f"95 % interval {100 * top['accuracy_low']:+.1f} to {100 * top['accuracy_high']:+.1f} pp over {units}, "
                     f"p by document {P.p_text(top['p'])}: "
                     + ("unlikely to be chance" if said == "real" else "could be chance"))
-    slide(1, f"**{md_escape(a)}** is **{abs(d):.1f} percentage points {side}** **{md_escape(b)}** on Accuracy ({evidence}).",
-          charts.runs_chart(P.intervals(an, runs), "accuracy"))
+    charted = P.leading_runs(runs, [a, b])  # 1,000 runs' intervals are neither quick nor readable
+    among = P.leading_note(charted, runs, "A and B")
+    slide(1, f"**{md_escape(a)}** is **{abs(d):.1f} percentage points {side}** **{md_escape(b)}** on Accuracy ({evidence})."
+             + (md_escape(f" The chart: {among}") if among else ""),
+          charts.runs_chart(P.intervals(an, charted), "accuracy"))
     # where A is weak: the finder's answer, as in the report and Compare's "All runs" (one search, one store)
     settings = W.Settings()
     weak, weak_said = weak_panel.answer(an, saved_panel.questions_with_fields(ctx, [a], with_tags=True), a, "", "accuracy",
