@@ -61,7 +61,7 @@ def test_header_lines_say_gold_corrections_and_how_many():
 def test_many_runs_chart_the_leaderboards_first_with_a_and_b(monkeypatch):
     """Slide 1 and Compare's ranks per slice show at most RUNS_SHOWN runs (the leaderboard's first, with the
     runs the page is about) and say so: at 1,000 runs the slide drew every run's rows and interval, and had
-    drawn nothing after 3 minutes. sample_runs/campaign has 13 runs; 5 are shown here."""
+    drawn nothing after 15 minutes. sample_runs/campaign has 13 runs; 5 are shown here."""
     from dashboard.compare import panel
 
     assert panel.leading_runs(list("abcdefg"), ["f", "b"], limit=3) == ["a", "b", "f"]

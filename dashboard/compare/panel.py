@@ -58,8 +58,8 @@ RUNS_SHOWN = 20  # runs side by side in one chart or table: the leaderboard's fi
 def leading_runs(order: list[str], keep: Sequence[str] = (), limit: int | None = None) -> list[str]:
     """At most `limit` (RUNS_SHOWN) runs of `order` (the leaderboard's), in its order: the runs of `keep`
     that are in it, and the leaderboard's first to fill the rest. A chart of 1,000 runs' intervals drew
-    every run's rows from the engine (20 million) and bootstrapped each, and the Presentation page had not
-    drawn its first slide after 3 minutes."""
+    every run's rows from the engine (20 million) and bootstrapped each: the Presentation page had drawn
+    nothing after 15 minutes."""
     limit = RUNS_SHOWN if limit is None else limit
     kept = [r for r in dict.fromkeys(keep) if r in order][:limit]
     rest = [r for r in order if r not in kept][:max(0, limit - len(kept))]
