@@ -113,9 +113,10 @@ def scorer_sha256() -> str:
     return _SCORER
 
 
-_SCORING = Path(scoring.__file__).resolve().parent  # the scoring code: a change to it invalidates every entry
+_SCORING = Path(scoring.__file__).resolve().parent  # the scoring code: scorer_sha256 and reader_sha256 read it
 _SCORER: str | None = None
 _READER: str | None = None
+_CODE_LOCK = threading.Lock()
 
 
 def reader_sha256() -> str:
@@ -124,9 +125,10 @@ def reader_sha256() -> str:
     to the scoring rules, the runner or the engine leaves it valid, and a restart at 1,000 runs does not
     parse 3.7 GB of prediction files again (about 350 s here) for it."""
     global _READER
-    if _READER is None:
-        _READER = imports_sha256("scoring.loaders", _SCORING.parent)
-    return _READER
+    with _CODE_LOCK:  # the workspace's reader threads ask at once: worked out once, not once per thread
+        if _READER is None:
+            _READER = imports_sha256("scoring.loaders", _SCORING.parent)
+        return _READER
 
 
 # ----------------------------------------------------------------------------- entries
