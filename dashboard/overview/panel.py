@@ -263,7 +263,7 @@ def board_text(board, shared: Shared | None = None) -> str:
         largest = max(counts.index, key=lambda n: (len(counts[n]), n))
         text = ("Scored on the questions each run attempted (answered or failed; a missing answer is not counted, as "
                 "with the command line's --ignore-missing): "
-                + "; ".join(f"{n:,} questions: {_named(runs) if n != largest or len(runs) <= NAMED else f'{len(runs):,} runs'}"
+                + "; ".join(f"{n:,} questions: {f'{len(runs):,} runs' if n == largest and len(runs) > NAMED else _named(runs)}"
                             for n, runs in counts.items()))
     missing = board[board["Missing"] > 0] if "Missing" in board.columns else board.iloc[0:0]
     if len(missing):
