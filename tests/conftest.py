@@ -13,6 +13,20 @@ from hypothesis import HealthCheck, settings
 settings.register_profile("lens", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("lens")
 
+
+def pytest_xdist_auto_num_workers(config) -> int:
+    """How many processes `-n auto` (pyproject's addopts) runs the suite in: LENS_TEST_WORKERS when set,
+    else one per core this process may use, at most 8 (each worker starts its own Streamlit server,
+    Chromium and PostgreSQL when its tests need them). Measured on 2 cores: 2 workers took the suite
+    from 26 to 18 minutes; 3 were no faster (docs/performance.md, "The test suite")."""
+    import os
+
+    asked = os.environ.get("LENS_TEST_WORKERS", "").strip()
+    if asked:
+        return max(0, int(asked))
+    return max(1, min(8, len(os.sched_getaffinity(0))))
+
+
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 MINI_BENCH = FIXTURES / "mini_bench"
 
