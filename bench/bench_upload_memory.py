@@ -106,10 +106,9 @@ def main(argv: list[str] | None = None) -> int:
         ws = cache.workspace(ws_key, sources)
         gold_key = fingerprint(ws.discovery.gold)
         runs, engine_store, _ = scorer.scored_runs(ws, gold_key, profile)
-        frame, _ = cache.questions(ws, gold_key)
         key = (ws_key, gold_key, profile, tuple((r.name, r.source, r.file) for r in runs))
-        an = cache.analysis(key, lambda: Analysis.build(runs, ws.gold.items, ws.page_counts, profile,
-                                                        ws.declared_pages(), store=engine_store, questions=frame))
+        an = cache.analysis(key, lambda: Analysis.build(runs, ws.gold.items, ws.page_counts, profile, ws.declared_pages(),
+                                                        store=engine_store, later_questions=lambda: cache.frame(ws, gold_key)))
         listed = load_results(ws)
         return ws, an, listed
 

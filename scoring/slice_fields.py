@@ -117,6 +117,12 @@ def question_position(q: GoldQuestion, page_counts: Mapping[str, int | None]) ->
     return evidence_position(min(ref.evidence_pages), page_counts.get(ref.document_id)) if ref else UNKNOWN
 
 
+def length_and_position(q: GoldQuestion, page_counts: Mapping[str, int | None]) -> tuple[str, str]:
+    """A question's document-length bin (`length_bucket` of its `context_pages`) and evidence-position bin
+    (`question_position`): the question frame's `length` and `position`, and the engine's codes of them."""
+    return length_bucket(context_pages(q, page_counts)), question_position(q, page_counts)
+
+
 def page_counts_beside(gold_paths: Iterable[str | Path]) -> dict[str, int | None] | None:
     """Page counts from documents.jsonl in the folder of the first gold file (None when there is
     none, or it names no page count): what the command line knows of document length, and what

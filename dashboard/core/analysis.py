@@ -40,6 +40,7 @@ from scoring.slice_fields import (  # noqa: F401  (one definition of length and 
     STANDARD_METADATA,
     context_pages,
     evidence_position,
+    length_and_position,
     length_bucket,
     question_position,
 )
@@ -111,6 +112,7 @@ def question_frame(gold: list[GoldQuestion], page_counts: dict[str, int | None])
     rows = []
     for q in gold:
         pages = context_pages(q, page_counts)
+        length, position = length_and_position(q, page_counts)
         row: dict[str, object] = {
             "question_id": q.qid,
             "question": q.question,
@@ -124,8 +126,8 @@ def question_frame(gold: list[GoldQuestion], page_counts: dict[str, int | None])
             "doc_type": q.meta("doc_type"),
             "evidence_source": tuple(q.labels("evidence_source")),
             **({PAGE_CATEGORY: tuple(q.metadata[PAGE_CATEGORY])} if PAGE_CATEGORY in q.metadata else {}),
-            "length": length_bucket(pages),
-            "position": question_position(q, page_counts),
+            "length": length,
+            "position": position,
             "document": ", ".join(q.document_ids),
             "cluster": q.document_ids[0] if q.document_ids else q.qid,  # the unit of compare's statistics (scoring.stats.document_clusters)
             "pages": _pages_text(q),
@@ -414,18 +416,19 @@ class Analysis:
     @classmethod
     def build(cls, runs: list[Run], gold: list[GoldQuestion], page_counts: dict[str, int | None],
               profile: str | Profile | None = None, declared_pages: dict[str, int | None] | None = None,
-              store: Store | None = None, questions: pd.DataFrame | None = None) -> Analysis:
+              store: Store | None = None, questions: pd.DataFrame | None = None,
+              later_questions: Callable[[], pd.DataFrame] | None = None) -> Analysis:
         """`store`: where the runs' rows are (the app's engine, every run ingested there); without one, the
         runs are held in memory (their results, their official rows) and are ingested into DuckDB in memory
-        (`scored.memory_store`), read by `profile` (the one in force, which reads the runs of official scores)."""
+        (`scored.memory_store`), read by `profile` (the one in force, which reads the runs of official scores).
+        `questions`: the question frame, when it is made already; else it is made on first use
+        (`later_questions`, the app's shared one, or `question_frame`): the leaderboard does not need it."""
         declared = dict(declared_pages or {})
-        frame = questions
         if store is None:
-            frame = frame if frame is not None else question_frame(gold, page_counts)
-            store = memory_store(runs, gold, frame, declared, frame_profile(runs, profile))
-        built = functools.cache(lambda: question_frame(gold, page_counts))
-        return cls(runs, store, gold={q.qid: q for q in gold}, declared_pages=declared, _questions=frame,
-                   _later_questions=None if frame is not None else built)
+            store = memory_store(runs, gold, page_counts, declared, frame_profile(runs, profile))
+        built = later_questions or functools.cache(lambda: question_frame(gold, page_counts))
+        return cls(runs, store, gold={q.qid: q for q in gold}, declared_pages=declared, _questions=questions,
+                   _later_questions=None if questions is not None else built)
 
     # ------------------------------------------------------------------ the questions
 

@@ -6,10 +6,10 @@ team's DuckLake -- with the same `ingest` as `docbench-lens ingest` (dashboard/s
 few runs a page shows. An analysis built from runs held in memory (a test, the report's command line)
 has a store of its own: DuckDB in memory, the runs ingested the same way (`memory_store`).
 
-    engine_questions(gold, frame, declared_pages, name)   a benchmark's questions as the engine codes them
+    engine_questions(gold, page_counts, declared_pages, name)   a benchmark's questions as the engine codes them
     Store(engine, benchmark, ids, size, fields)           an analysis's engine, benchmark key and run ids
     scored_of(run, questions, profile)                    a run held in memory as the engine stores it
-    memory_store(runs, gold, frame, declared_pages, profile)   such runs ingested into DuckDB in memory
+    memory_store(runs, gold, page_counts, declared_pages, profile)   such runs ingested into DuckDB in memory
 """
 
 from __future__ import annotations
@@ -20,14 +20,13 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import duckdb
-import pandas as pd
 
 from scoring.engine.connection import Engine, memory_target
 from scoring.engine.ingest import Questions, ScoredRun, ingest
 from scoring.evaluate import RunResult
 from scoring.model import GoldQuestion, ScoreRow
 from scoring.profiles import Profile, get_profile
-from scoring.slice_fields import LENGTH_BUCKETS, LONGEST, POSITIONS, UNKNOWN, slice_fields
+from scoring.slice_fields import LENGTH_BUCKETS, LONGEST, POSITIONS, UNKNOWN, length_and_position, slice_fields
 
 
 class Run(Protocol):
@@ -52,12 +51,15 @@ __all__ = ["VOCABULARIES", "engine_questions", "Store", "scored_of", "memory_sto
 VOCABULARIES = {"length": [*(label for _, label in LENGTH_BUCKETS), LONGEST, UNKNOWN], "position": [*POSITIONS, UNKNOWN]}
 
 
-def engine_questions(gold: Sequence[GoldQuestion], frame: pd.DataFrame, declared_pages: Mapping[str, int | None],
-                     name: str = "") -> Questions:
-    """The benchmark's questions as the engine codes them: the question frame's (`analysis.question_frame`)
-    length and position bins beside the gold's fields, and the fields the weak-slice finder lists alike
-    (its length and position on the page counts documents.jsonl declares: `Questions.finder_fields`)."""
-    extra = {f: frame[f].tolist() for f in ("length", "position") if f in frame.columns}
+def engine_questions(gold: Sequence[GoldQuestion], page_counts: Mapping[str, int | None],
+                     declared_pages: Mapping[str, int | None], name: str = "") -> Questions:
+    """The benchmark's questions as the engine codes them: the length and position bins the question frame
+    has (`analysis.question_frame`, on the same page counts; the frame itself is not needed, so a restart
+    finds its runs in the engine before building it) beside the gold's fields, and the fields the weak-slice
+    finder lists alike (its length and position on the page counts documents.jsonl declares:
+    `Questions.finder_fields`)."""
+    bins = [length_and_position(q, page_counts) for q in gold]
+    extra = {"length": [b[0] for b in bins], "position": [b[1] for b in bins]}
     finder = slice_fields(list(gold), dict(declared_pages), metadata=False).columns
     return Questions.from_gold(list(gold), name=name, extra=extra, vocab=VOCABULARIES, finder=finder)
 
@@ -102,11 +104,11 @@ def scored_of(run: Run, questions: Questions, profile: str | Profile, *, file_sh
                                    file_sha256=file_sha256)
 
 
-def memory_store(runs: Sequence[Run], gold: Sequence[GoldQuestion], frame: pd.DataFrame,
+def memory_store(runs: Sequence[Run], gold: Sequence[GoldQuestion], page_counts: Mapping[str, int | None],
                  declared_pages: Mapping[str, int | None], profile: str | Profile) -> Store:
     """The runs (held in memory) ingested into DuckDB in memory: an analysis of its own, gone with it."""
     engine = Engine(memory_target())
-    questions = engine_questions(gold, frame, declared_pages)
+    questions = engine_questions(gold, page_counts, declared_pages)
     ids: dict[str, int] = {}
     for run in runs:
         scored = scored_of(run, questions, profile)

@@ -4,8 +4,8 @@ The benchmark and the runs are read by `load_workspace` (every source format the
 benchmark's own layout, a clone of MMLongBench-Doc, harness outputs, score files), each run scored by
 `scoring.runner.score_runs(columns=True)` (the shared pool, in columns as the command line scores) and held
 as the app holds it (`runs.held_run`), then handed to the engine as `scoring.engine.ingest.ScoredRun` -- no second
-scoring path. The questions' document length and evidence position are the question frame's
-(`analysis.question_frame`: page counts from the PDFs or documents.jsonl).
+scoring path. The questions are coded as the app codes them (`scored.engine_questions`: the question frame's document length
+and evidence position, on page counts from the PDFs or documents.jsonl).
 
     main(argv)                        `docbench-lens ingest ...` (scoring/engine/cli.py, with `load` below)
     load(args)                        the Batch a command line names: the benchmark's questions and its runs, not yet scored
@@ -19,10 +19,10 @@ from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
 
-from dashboard.core.analysis import question_frame
 from dashboard.core.digests import file_sha256
 from dashboard.core.paths import Sources
 from dashboard.core.runs import held_run, scored_in_columns
+from dashboard.core.scored import engine_questions
 from dashboard.data.workspace import HARNESS, MMLONGBENCH, PredictionFile, Workspace, load_workspace, responses
 from scoring.engine.cli import Batch, LoadError
 from scoring.engine.cli import main as cli_main
@@ -31,11 +31,8 @@ from scoring.evaluate import RunResult
 from scoring.problems import ERROR, Problem, summarise
 from scoring.profiles import DEFAULT_PROFILE, HARNESS_PROFILES, MMLONGBENCH_PROFILE, get_profile, signature
 from scoring.runner import score_runs
-from scoring.slice_fields import LENGTH_BUCKETS, LONGEST, POSITIONS, UNKNOWN, slice_fields
 
 __all__ = ["main", "load", "questions_of", "benchmark_profile", "scored_result"]
-
-VOCABULARIES = {"length": [*(label for _, label in LENGTH_BUCKETS), LONGEST, UNKNOWN], "position": [*POSITIONS, UNKNOWN]}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -59,10 +56,7 @@ def benchmark_profile(ws: Workspace) -> str:
 def questions_of(ws: Workspace, name: str = "") -> Questions:
     """The workspace's questions as the engine codes them (the question frame's length and position bins;
     the fields the weak-slice finder lists alike, `Questions.finder_fields`)."""
-    frame = question_frame(ws.gold.items, ws.page_counts)
-    extra = {f: frame[f].tolist() for f in ("length", "position") if f in frame.columns}
-    finder = slice_fields(ws.gold.items, ws.declared_pages(), metadata=False).columns  # as the Weak slices page lists them
-    return Questions.from_gold(ws.gold.items, name=name, extra=extra, vocab=VOCABULARIES, finder=finder)
+    return engine_questions(ws.gold.items, ws.page_counts, ws.declared_pages(), name)
 
 
 def _under(path: Path, targets: Sequence[Path]) -> bool:

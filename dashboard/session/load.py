@@ -11,6 +11,8 @@ feature (tests/test_architecture.py).
 
 from __future__ import annotations
 
+from functools import partial
+
 import streamlit as st
 
 from dashboard.annotations import store_panel as notes_store
@@ -46,14 +48,14 @@ def load(sources: Sources, profile: str) -> context.Context:
 
         ws, gold_key, fixes = corrected_workspace(ws, gold_key, notes_store.corrections(benchmark))
     runs, store, _questions = scorer.scored_runs(ws, gold_key, profile, slot)
-    frame, _ = cache.questions(ws, gold_key)
     key = (ws_key, gold_key, profile, tuple((r.name, r.source, r.file) for r in runs), store.benchmark,
            tuple(sorted(store.ids.items())), store.engine.shown())
 
     def build() -> Analysis:
         cache.trim()  # what reading or scoring the runs left behind goes back before the tables are built
+        # the question frame is made when a page first asks for it (the leaderboard does not: it is drawn first)
         return Analysis.build(runs, ws.gold.items, ws.page_counts, profile, ws.declared_pages(), store=store,
-                              questions=frame)
+                              later_questions=partial(cache.frame, ws, gold_key))
 
     analysis = cache.analysis(key, build)
     ctx = context.Context(sources, ws, analysis, profile, gold_key, benchmark, plain if fixes else None, fixes)

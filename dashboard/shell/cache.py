@@ -238,20 +238,34 @@ def ensure_store(eng: Engine) -> None:
         _ENSURED.add(key)
 
 
-def questions(ws: Workspace, gold_key: tuple) -> tuple[pd.DataFrame, Questions]:
-    """The workspace's question frame (dashboard.core.analysis.question_frame) and its questions as the
-    engine codes them (their key: the benchmark the engine files the runs under), made once per gold and
-    page counts."""
+def _pages_key(ws: Workspace, gold_key: tuple) -> tuple:
     pages = tuple(sorted(ws.page_counts.items(), key=lambda kv: kv[0]))
     declared = tuple(sorted(ws.declared_pages().items(), key=lambda kv: kv[0]))
-    return _questions((gold_key, hash(pages), hash(declared)), ws)
+    return gold_key, hash(pages), hash(declared)
+
+
+def questions(ws: Workspace, gold_key: tuple) -> Questions:
+    """The workspace's questions as the engine codes them (their key: the benchmark the engine files the
+    runs under), made once per gold and page counts. The question frame is not needed for them: a restart
+    finds its runs in the engine and draws the leaderboard before the frame is made (`frame`)."""
+    return _questions(_pages_key(ws, gold_key), ws)
+
+
+def frame(ws: Workspace, gold_key: tuple) -> pd.DataFrame:
+    """The workspace's question frame (dashboard.core.analysis.question_frame), made once per gold and page
+    counts, when a page first asks for it (`Analysis.build(later_questions=...)`)."""
+    return _frame(_pages_key(ws, gold_key), ws)
 
 
 @st.cache_resource(show_spinner=False, max_entries=8)
-def _questions(key: tuple, _ws: Workspace) -> tuple[pd.DataFrame, Questions]:
-    frame = question_frame(_ws.gold.items, _ws.page_counts)
+def _questions(key: tuple, _ws: Workspace) -> Questions:
     bench = _ws.discovery.benchmark
-    return frame, engine_questions(_ws.gold.items, frame, _ws.declared_pages(), bench.absolute().name if bench else "")
+    return engine_questions(_ws.gold.items, _ws.page_counts, _ws.declared_pages(), bench.absolute().name if bench else "")
+
+
+@st.cache_resource(show_spinner=False, max_entries=8)
+def _frame(key: tuple, _ws: Workspace) -> pd.DataFrame:
+    return question_frame(_ws.gold.items, _ws.page_counts)
 
 
 # ----------------------------------------------------------------------------- run comparison

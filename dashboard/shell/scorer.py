@@ -152,7 +152,7 @@ def scored_runs(ws: Workspace, gold_key: tuple, profile: str, slot=None) -> tupl
     """The workspace's runs in the engine, each scored and ingested unless the engine holds it already
     (its identity): the runs as the pages hold them (their results made when asked), the store the
     analysis reads, and the questions as the engine codes them."""
-    _frame, questions = cache.questions(ws, gold_key)
+    questions = cache.questions(ws, gold_key)
     official = ws.official()
     scorable = [pf for pf in ws.predictions if pf.loaded.loaded] if ws.gold.items else []
     sig = signature(profile)
@@ -202,9 +202,8 @@ def board(ws: Workspace, gold_key: tuple, profile: str) -> pd.DataFrame:
     """The leaderboard of a workspace's runs (each scored into the engine unless it is there): the plain
     gold's, beside the session's analysis with gold corrections."""
     runs, store, _ = scored_runs(ws, gold_key, profile)
-    frame, _ = cache.questions(ws, gold_key)
     return Analysis.build(runs, ws.gold.items, ws.page_counts, profile, ws.declared_pages(), store=store,
-                          questions=frame).leaderboard()
+                          later_questions=partial(cache.frame, ws, gold_key)).leaderboard()
 
 
 def _file_sha(path: str) -> str:
