@@ -303,6 +303,45 @@ def test_parsed_predictions_round_trip_exactly(tmp_path, path):
     assert (again.hits, again.misses, again.rejected) == (1, 0, 0)
 
 
+def test_entries_nobody_used_for_a_month_are_swept_and_a_use_keeps_one(tmp_path):
+    """A changed file or reading code leaves its old entries behind: the sweep removes those no server has
+    used for UNUSED_DAYS (and a killed writer's temporary file after a day); reading an entry -- its facts
+    at a restart, or its rows -- marks it used. Ages are set on the files: nothing waits."""
+    import os
+    import time
+
+    runs = PREDICTION_FILES[:3]
+    store = S.PredictionStore(tmp_path)
+    keys = [S.prediction_key(_sha(p), str(p)) for p in runs]
+    for p in runs:
+        S.load_predictions_cached(p, _sha(p), store)
+    paths = [store.path(k) for k in keys]
+    assert all(p.is_file() for p in paths)
+    tmp = store.folder / ".tmp-left-by-a-killed-writer.parquet"
+    tmp.write_bytes(b"part")
+    other = store.folder / "notes.txt"  # not an entry: never touched
+    other.write_text("mine")
+    now = time.time()
+    old = now - (S.UNUSED_DAYS + 1) * S.DAY
+    for p in (*paths, tmp, other):
+        os.utime(p, (old, old))
+
+    assert store.facts(keys[0], str(runs[0])) is not None  # a restart reads its facts: used
+    assert store.get(keys[1], str(runs[1])) is not None  # a page reads its rows: used
+    assert store.sweep(now, once=False) == 2  # the third entry and the temporary file
+    assert [p.is_file() for p in paths] == [True, True, False] and not tmp.exists() and other.is_file()
+
+    recent = now - (S.UNUSED_DAYS - 1) * S.DAY  # unused for less than the limit: kept
+    os.utime(paths[0], (recent, recent))
+    assert store.sweep(now, once=False) == 0 and paths[0].is_file()
+    # once a process: the app's workspace sweeps each folder at its first load only
+    first, second = S.PredictionStore(tmp_path / "a"), S.PredictionStore(tmp_path / "a")
+    first.folder.mkdir(parents=True)
+    assert first.sweep(now) == 0 and second.sweep(now) == 0 and first.folder in S._SWEPT
+    gone = S.load_predictions_cached(runs[2], _sha(runs[2]), store)  # a swept entry still wanted is made again
+    assert gone.items and paths[2].is_file()
+
+
 def test_parsed_predictions_keep_problems_and_counts(tmp_path):
     broken = MINI / "malformed" / "runs" / "broken.jsonl"
     want = load_predictions(broken)

@@ -17,6 +17,12 @@ another schema, another key or row count in its metadata, or values that do not 
 removed), and is made again. A cache folder (`predictions/`, `engine/`, `uploads/`) that is a symbolic
 link is never read or written -- entries would land outside the cache root -- and the app runs without
 that cache (`cache_problems` says why, for the Data page).
+
+Entries whose key no longer matches anything (a prediction file changed or gone, the reading code changed)
+would stay for ever, so each folder is swept once a process (`EntryFolder.sweep`): an entry nobody has used
+for UNUSED_DAYS is removed, and a temporary file a killed writer left for over a day. Using an entry marks
+it (its modification time, set at most once a day), so another server sharing the folder -- even one running
+other code, with keys of its own -- keeps what it uses. A swept entry that was still wanted is made again.
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ import os
 import re
 import tempfile
 import threading
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar, cast
@@ -51,6 +58,10 @@ _KEY = re.compile(r"[0-9a-f]{64}")
 _LOG = logging.getLogger(__name__)
 T = TypeVar("T")
 _WARNED: set[str] = set()
+DAY = 86_400.0
+UNUSED_DAYS = 30  # an entry no server has used for this long is removed (EntryFolder.sweep)
+_SWEPT: set[Path] = set()  # the folders this process has swept
+_SWEEPING = threading.Lock()
 
 
 def _refuse(folder: Path) -> bool:
@@ -209,6 +220,49 @@ class EntryFolder:
         os.replace(tmp, target)
         self.published += 1
 
+    @staticmethod
+    def _used(path: Path, now: float | None = None) -> None:
+        """Mark the entry as used now (its modification time), unless it was marked within the day: what
+        `sweep` keeps. A folder this process may not write is left as it is."""
+        now = time.time() if now is None else now
+        try:
+            if now - path.stat().st_mtime > DAY:
+                os.utime(path, (now, now))
+        except OSError:
+            pass
+
+    def sweep(self, now: float | None = None, *, once: bool = True) -> int:
+        """Remove the entries unused for UNUSED_DAYS and the temporary files older than a day; how many
+        went. `once`: only the first call of the process for this folder sweeps (a restart's start)."""
+        if once:
+            with _SWEEPING:
+                if self.folder in _SWEPT:
+                    return 0
+                _SWEPT.add(self.folder)
+        if _refuse(self.folder):
+            return 0
+        now = time.time() if now is None else now
+        gone = 0
+        try:
+            listing = list(os.scandir(self.folder))
+        except OSError:
+            return 0
+        for item in listing:
+            name = item.name
+            entry = name.endswith(".parquet") and _KEY.fullmatch(name[:-len(".parquet")]) is not None
+            if not entry and not name.startswith(".tmp-"):
+                continue
+            try:
+                if not item.is_file(follow_symlinks=False):
+                    continue
+                age = now - item.stat(follow_symlinks=False).st_mtime
+                if age > (UNUSED_DAYS * DAY if entry else DAY):
+                    os.unlink(item.path)
+                    gone += 1
+            except OSError:
+                continue
+        return gone
+
     def _reject(self, path: Path, exc: BaseException | None) -> None:
         self._count(rejected=1)
         try:
@@ -234,6 +288,8 @@ class EntryFolder:
             self._reject(path, exc)
         if counted:
             self._count(**({"misses": 1} if got is None else {"hits": 1}))
+        if got is not None:
+            self._used(path)
         return got
 
 
@@ -362,6 +418,7 @@ class PredictionStore(EntryFolder):
             if any(type(c) is not int or c < 0 for c in counts) or any(
                     type(v) is not list or any(not isinstance(s, str) for s in v) for v in (files, unreadable)):
                 return None
+            self._used(path)
             return LoadResult(items=[], problems=_problems_back(load.get("problems")), files=files, rows_read=counts[0],
                               skipped=counts[1], blank_lines=counts[2], unreadable=unreadable), rows
         except (OSError, ValueError, TypeError, KeyError, pa.ArrowException):

@@ -443,6 +443,7 @@ def _load_predictions(paths: Sequence[Path], problems: list[Problem]) -> list[Pr
     from scoring._gc import paused_gc
 
     store = PredictionStore()  # the cache folder as configured now ($LENS_CACHE_DIR at call time)
+    store.sweep()  # once a process: entries no server has used for a month go
     with paused_gc():  # a million small acyclic records: one collection after them, not one per file
         return _read_predictions(paths, problems, store, load_predictions_cached, FileDigests(store.root).sha256)
 
