@@ -258,6 +258,32 @@ def test_a_located_entry_with_another_key_or_bad_values_is_a_miss(fresh):
     assert store.get(other) is None
 
 
+def test_located_answers_nobody_used_for_a_month_are_swept(fresh):
+    """A changed run or PDF leaves its old located answers behind (their key names what they were made
+    from): the sweep removes those unused for UNUSED_DAYS; a read or a second put of the same entry marks it
+    used. Ages are set on the files."""
+    import os
+    import time
+
+    from dashboard.core import store as S
+
+    table = pd.DataFrame([{"question_id": "q1", "run": "a", "evidence_precision": 0.5, "evidence_recall": None,
+                           "grounding": None, "answer_location": "evidence_page", "answer_pages_evidence": [3],
+                           "answer_pages_elsewhere": []}],
+                         columns=locating.COLUMNS).astype({c: "Float64" for c in ("evidence_precision", "evidence_recall", "grounding")})
+    store = locating.LocatedStore()
+    keys = ["c" * 64, "d" * 64, "e" * 64]
+    paths = [store.put(k, table) for k in keys]
+    now = time.time()
+    old = now - (S.UNUSED_DAYS + 1) * S.DAY
+    for p in paths:
+        os.utime(p, (old, old))
+    assert store.get(keys[0]) is not None  # read: used
+    assert store.put(keys[1], table) == paths[1]  # put again (kept as it was): used
+    assert store.sweep(now, once=False) == 1
+    assert [p.is_file() for p in paths] == [True, True, False]
+
+
 # ----------------------------------------------------------------------------- the charts last
 
 

@@ -145,7 +145,9 @@ def keep_on_disk(ctx: Context) -> None:
 def from_disk(ctx: Context) -> bool:
     """Whether the located answers were on disk (then they are evidence_metrics(ctx)'s now, in memory)."""
     key = located_key(ctx)
-    table = locating.LocatedStore().get(key)
+    disk = locating.LocatedStore()
+    disk.sweep()  # once a process: located answers no server has used for a month go (a changed run leaves its old ones)
+    table = disk.get(key)
     if table is None:
         return False
     with _DISK_LOCK:

@@ -222,6 +222,7 @@ class LocatedStore(EntryFolder):
         except (KeyError, TypeError, ValueError, pa.ArrowException):
             return None
         if self.path(key).is_file() and self._valid(self.path(key), key):
+            self._used(self.path(key))
             return self.path(key)
         return self._write(self.path(key), out)
 
