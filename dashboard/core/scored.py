@@ -26,7 +26,7 @@ from scoring.engine.ingest import Questions, ScoredRun, ingest
 from scoring.evaluate import RunResult
 from scoring.model import GoldQuestion, ScoreRow
 from scoring.profiles import Profile, get_profile
-from scoring.slice_fields import LENGTH_BUCKETS, LONGEST, POSITIONS, UNKNOWN, length_and_position, slice_fields
+from scoring.slice_fields import LENGTH, LENGTH_BUCKETS, LONGEST, POSITION, POSITIONS, UNKNOWN, length_and_position, slice_fields
 
 
 class Run(Protocol):
@@ -61,7 +61,9 @@ def engine_questions(gold: Sequence[GoldQuestion], page_counts: Mapping[str, int
     bins = [length_and_position(q, page_counts) for q in gold]
     extra = {"length": [b[0] for b in bins], "position": [b[1] for b in bins]}
     finder = slice_fields(list(gold), dict(declared_pages), metadata=False).columns
-    return Questions.from_gold(list(gold), name=name, extra=extra, vocab=VOCABULARIES, finder=finder)
+    # the gold's own fields are the finder's but for the declared length and position: not worked out twice
+    fields = {k: v for k, v in finder.items() if k not in (LENGTH, POSITION)}
+    return Questions.from_gold(list(gold), name=name, extra=extra, vocab=VOCABULARIES, finder=finder, fields=fields)
 
 
 @dataclass

@@ -177,7 +177,8 @@ class Questions:
     @classmethod
     def from_gold(cls, gold: Sequence[GoldQuestion], *, name: str = "", extra: Mapping[str, Sequence[Any]] | None = None,
                   vocab: Mapping[str, Sequence[str]] | None = None,
-                  finder: Mapping[str, Sequence[Any]] | None = None) -> Questions:
+                  finder: Mapping[str, Sequence[Any]] | None = None,
+                  fields: Mapping[str, Sequence[Any]] | None = None) -> Questions:
         """The questions of `gold`, their fields from scoring.slices.question_fields (with `extra`: the
         dashboard's document length and evidence position, one value per question) and DocVQA's
         question types. `vocab`: every label a field may take (length, position: their fixed bins),
@@ -185,9 +186,12 @@ class Questions:
         depend on and the gold-derived labels: the same gold, the same key, the same codes.
         `finder`: the weak-slice finder's fields (scoring.slice_fields.slice_fields(...).columns):
         the coded fields it lists with the same labels per question are `finder_fields` (its length
-        and position rest on declared page counts only, and may be absent or other)."""
+        and position rest on declared page counts only, and may be absent or other). `fields`: the gold's
+        own fields when the caller has them already (`question_fields(gold)`, no extra): they are not
+        worked out again (0.2 s at 20,000 questions)."""
         extra = dict(extra or {})
-        values = question_fields(gold, {k: v for k, v in extra.items() if k in FIELDS})
+        given = {k: v for k, v in extra.items() if k in FIELDS}
+        values = question_fields(gold, given) if fields is None else {**fields, **{k: list(v) for k, v in given.items()}}
         if any(q.question_types for q in gold):
             values["question_type"] = [tuple(q.question_types) for q in gold]
         ids = [q.qid for q in gold]
