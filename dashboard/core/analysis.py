@@ -40,7 +40,6 @@ from scoring.slice_fields import (  # noqa: F401  (one definition of length and 
     STANDARD_METADATA,
     context_pages,
     evidence_position,
-    length_and_position,
     length_bucket,
     question_position,
 )
@@ -112,7 +111,6 @@ def question_frame(gold: list[GoldQuestion], page_counts: dict[str, int | None])
     rows = []
     for q in gold:
         pages = context_pages(q, page_counts)
-        length, position = length_and_position(q, page_counts)
         row: dict[str, object] = {
             "question_id": q.qid,
             "question": q.question,
@@ -126,8 +124,8 @@ def question_frame(gold: list[GoldQuestion], page_counts: dict[str, int | None])
             "doc_type": q.meta("doc_type"),
             "evidence_source": tuple(q.labels("evidence_source")),
             **({PAGE_CATEGORY: tuple(q.metadata[PAGE_CATEGORY])} if PAGE_CATEGORY in q.metadata else {}),
-            "length": length,
-            "position": position,
+            "length": length_bucket(pages),  # slice_fields.length_and_position, with the pages counted once
+            "position": question_position(q, page_counts),
             "document": ", ".join(q.document_ids),
             "cluster": q.document_ids[0] if q.document_ids else q.qid,  # the unit of compare's statistics (scoring.stats.document_clusters)
             "pages": _pages_text(q),
