@@ -42,6 +42,7 @@ prefetch(early)
 from dashboard.core.paths import sources_from  # noqa: E402  (after the prefetch: these take a second on a busy machine)
 from dashboard.session.load import load  # noqa: E402
 from dashboard.shell import output, sidebar, viewstate  # noqa: E402
+from scoring import deferred  # noqa: E402
 
 output.blank_missing_cells()  # a missing value is an empty cell in every table, never the word "None"
 viewstate.start()
@@ -65,3 +66,4 @@ load(sources, profile)
 early.empty()
 page.run()  # pages never call st.stop(): after it no Streamlit call runs, and the URL would go stale
 viewstate.sync_url()
+deferred.warm()  # scipy for intervals and tests, imported now the page is drawn: not in a later page's time

@@ -413,3 +413,29 @@ def test_the_first_table_needs_no_scipy():
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip() == "[]"
+
+
+def test_scipy_is_imported_in_the_background_once_a_page_is_drawn(tmp_path):
+    """The leaderboard needs no scipy, but intervals and tests do: after a page is drawn the app imports
+    scipy in a background thread (scoring.deferred.warm), so the first Compare of a new server does not pay
+    the import in its own time (0.6-1 s of a fresh process's per-slice deltas at 20,000 questions)."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("import sys\n"
+            "from streamlit.testing.v1 import AppTest\n"
+            "from scoring import deferred\n"
+            "before = 'scipy.stats' in sys.modules\n"
+            "at = AppTest.from_file('dashboard/app.py', default_timeout=120).run()\n"
+            "assert not at.exception, at.exception\n"
+            "thread = deferred._warming[0] if deferred._warming else None\n"
+            "if thread is not None: thread.join(300)\n"
+            "print(before, thread is not None and thread.name, 'scipy.stats' in sys.modules,"
+            " 'scipy.signal' in sys.modules, deferred.warm() is thread)\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LENS_")}
+    env["LENS_BENCHMARK"] = str(ROOT / "sample_runs")
+    env["LENS_CACHE_DIR"] = str(tmp_path / "cache")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split()[-5:] == ["False", "lens-warm-scipy", "True", "True", "True"], out.stdout[-500:]
