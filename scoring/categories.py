@@ -68,6 +68,7 @@ from rapidfuzz import fuzz
 from .extra import normalize_fuzzy
 from .metrics import FALSE_WORDS, REFUSAL_PHRASES, TRUE_WORDS, Judgement, answer_type
 from .mmlongbench_rule import extraction_miss
+from .model import quick_state
 from .registry import PASS_THRESHOLDS, is_failure_marker, is_success_status
 from .text import normalize_answer
 
@@ -232,6 +233,7 @@ def _scale_slip(pv: float, gv: float, tol: float) -> bool:
     return False
 
 
+@quick_state
 @dataclass(frozen=True, slots=True)
 class Categorized:
     categories: tuple[str, ...]

@@ -51,6 +51,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
+from ._gc import paused_gc
 from .problems import Problem
 from .settings import READ_BUDGET, READ_MEMORY
 from .workers import bare_main, die_with_parent, forkserver_context, no_pool_here
@@ -481,6 +482,14 @@ class _JobChild(_Child):
             self.proc.close()
 
 
+def _received(conn) -> tuple:
+    """The next message from a job's child. Its result is a reader's records, tens of thousands of small
+    objects, unpickled with the cyclic collector paused: its passes over them took half of the unpickling
+    (20,000 gold questions: 0.56 s, 0.24 s paused)."""
+    with paused_gc():
+        return conn.recv()
+
+
 def _job_main(conn, fn: Callable, args: tuple, kwargs: dict, state: dict) -> None:
     """A job's child: supervised through `conn`; sends ("R", result) or ("X", what went wrong)."""
     die_with_parent()
@@ -570,7 +579,7 @@ def _watch(child: _Child, finished: set[str]) -> _Outcome:
         ready = wait(waiting, timeout)
         if conn in ready:
             try:
-                msg = conn.recv()
+                msg = _received(conn)
             except (EOFError, OSError):
                 waiting = [child.sentinel]
                 continue
@@ -599,7 +608,7 @@ def _watch(child: _Child, finished: set[str]) -> _Outcome:
             status = child.status()
             with contextlib.suppress(EOFError, OSError):  # what it sent before it ended
                 while conn.poll():
-                    msg = conn.recv()
+                    msg = _received(conn)
                     if msg[0] == "R":
                         result, have_result = msg[1], True
                     elif msg[0] == "X":

@@ -13,7 +13,7 @@ from typing import Any
 
 from . import guard
 from .mmlongbench_rule import FORMATS
-from .model import DocRef, DocumentRecord, GoldQuestion, Prediction, ScoreRow, to_str
+from .model import DocRef, DocumentRecord, GoldQuestion, Prediction, ScoreRow, quick_state, to_str
 from .problems import LoadResult, Problem, kind_of, short_value
 from .reading import read_literal
 
@@ -243,6 +243,7 @@ def document_records(gold: Iterable[GoldQuestion]) -> list[DocumentRecord]:
     return list(seen.values())
 
 
+@quick_state
 @dataclass(frozen=True, slots=True)
 class ResultExtras:
     """What a result row holds beyond the scored `pred` (Prediction has no place for it)."""

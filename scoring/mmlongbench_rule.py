@@ -45,7 +45,7 @@ from typing import Any
 from rapidfuzz.distance import Levenshtein
 
 from .limits import LITERAL_MAX_CHARS, LITERAL_MAX_DEPTH, LITERAL_MAX_ITEMS
-from .model import GoldQuestion
+from .model import GoldQuestion, quick_state
 from .reading import read_literal
 from .text import drop_parenthesised
 
@@ -190,6 +190,7 @@ def float_matches(gold: float, pred: float) -> bool:
     return False
 
 
+@quick_state
 @dataclass(frozen=True, slots=True)
 class MMJudgement:
     """One answer's score under the released evaluator, and the fallback rule (a key of

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
-from .model import to_str
+from .model import quick_state, to_str
 
 T = TypeVar("T")
 
@@ -15,6 +15,7 @@ ERROR = "error"  # the row (or file) was skipped
 WARNING = "warning"  # the row was loaded, but something in it is off
 
 
+@quick_state
 @dataclass(frozen=True, slots=True)
 class Problem:
     """One thing wrong with an input. Build it with `Problem.error(...)` (the row or file was
@@ -61,6 +62,7 @@ class Problem:
         return f"{self.location}: {self.severity}: {self.message}"
 
 
+@quick_state
 @dataclass(frozen=True, slots=True)
 class Omitted:
     """The problems of one kind left out after the first few: shown as one line,
@@ -113,6 +115,7 @@ def summarise(problems: Iterable[Problem], limit: int = SUMMARY_LIMIT) -> list[P
     return kept
 
 
+@quick_state
 @dataclass(slots=True)
 class LoadResult(Generic[T]):
     """What a loader could load, what went wrong, and the counts that prove nothing was lost:

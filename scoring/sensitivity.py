@@ -18,12 +18,13 @@ from dataclasses import dataclass
 
 from .evaluate import RunResult, evaluate
 from .mmlongbench import QID_PREFIX
-from .model import GoldQuestion
+from .model import GoldQuestion, quick_state
 from .profiles import MMLONGBENCH_PROFILE, PROFILES, Profile, get_profile
 
 __all__ = ["Change", "ProfileComparison", "rescore", "compare", "sensitivity", "applicable_profiles", "looks_docvqa"]
 
 
+@quick_state
 @dataclass(frozen=True, slots=True)
 class Change:
     qid: str

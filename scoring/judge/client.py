@@ -31,6 +31,8 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
+from ..model import quick_state
+
 if TYPE_CHECKING:  # imported where used: `python -m scoring` without a judge never loads it
     import requests
 
@@ -49,6 +51,7 @@ BACKOFF_S = 0.5  # seconds before the first retry; doubled each time, at most MA
 MAX_BACKOFF_S = 8.0
 
 
+@quick_state
 @dataclass(frozen=True, slots=True)
 class Reply:
     text: str  # choices[0].message.content ("" when the server sent none)

@@ -40,6 +40,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..model import quick_state
 from ..profiles import MMLONGBENCH_PROFILE, is_right
 
 __all__ = ["STATES", "CORRECT", "INCORRECT", "UNPARSABLE", "JUDGE_ERROR", "INVALID", "ANSWERED", "FAILED",
@@ -71,6 +72,7 @@ LONGDOCURL_FORMATS = {"Integer": "Int", "Float": "Float", "String": "Str", "List
 MAX_TEXT = 100_000  # a reply or log longer than this is kept cut (a judge's reply is a few lines)
 
 
+@quick_state
 @dataclass(frozen=True, slots=True)
 class Verdict:
     """One judge's verdict on one answer: its state, the answer it extracted (None: none), its reply
