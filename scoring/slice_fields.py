@@ -39,6 +39,7 @@ gives the values a range holds (the explorer filters on them).
 from __future__ import annotations
 
 import math
+from bisect import bisect_left
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -59,6 +60,8 @@ PAGE_CATEGORY = "page_category"  # MMLongBench-Doc: single-page / cross-page / u
 LENGTH, POSITION = "length", "position"
 LENGTH_BUCKETS = ((10, "1–10 pages"), (50, "11–50 pages"), (200, "51–200 pages"), (500, "201–500 pages"))
 LONGEST = "over 500 pages"
+_LENGTH_LIMITS = tuple(limit for limit, _ in LENGTH_BUCKETS)  # ascending
+_LENGTH_LABELS = (*(label for _, label in LENGTH_BUCKETS), LONGEST)
 POSITIONS = ("first third", "middle third", "last third")
 
 FIELD_LABELS = {
@@ -94,7 +97,7 @@ def length_bucket(pages: int | None) -> str:
     """The document-length label of a question's context (its documents' pages together)."""
     if not pages:
         return UNKNOWN
-    return next((label for limit, label in LENGTH_BUCKETS if pages <= limit), LONGEST)
+    return _LENGTH_LABELS[bisect_left(_LENGTH_LIMITS, pages)]  # the first bin whose limit is >= pages
 
 
 def evidence_position(first_page: int | None, page_count: int | None) -> str:

@@ -155,6 +155,8 @@ def test_link_round_trip_property(runs, search, lo, hi):
 
 def test_buckets():
     assert [length_bucket(n) for n in (None, 3, 50, 51, 501)] == ["unknown", "1–10 pages", "11–50 pages", "51–200 pages", "over 500 pages"]
+    assert [length_bucket(n) for n in (0, 10, 11, 200, 201, 500, 500.5)] == [  # each limit is in its own bin
+        "unknown", "1–10 pages", "11–50 pages", "51–200 pages", "201–500 pages", "201–500 pages", "over 500 pages"]
     assert [evidence_position(p, 12) for p in (1, 4, 5, 8, 9, 12, 13)] == [
         "first third", "first third", "middle third", "middle third", "last third", "last third", "unknown"]
 
