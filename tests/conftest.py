@@ -23,7 +23,9 @@ def pytest_xdist_auto_num_workers(config) -> int:
 
     asked = os.environ.get("LENS_TEST_WORKERS", "").strip()
     if asked:
-        return max(0, int(asked))
+        if not asked.isdigit():
+            raise pytest.UsageError(f"LENS_TEST_WORKERS must be a whole number of processes (0: one process), not {asked!r}")
+        return int(asked)
     return max(1, min(8, len(os.sched_getaffinity(0))))
 
 
