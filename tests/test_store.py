@@ -337,9 +337,49 @@ def test_entries_nobody_used_for_a_month_are_swept_and_a_use_keeps_one(tmp_path)
     # once a process: the app's workspace sweeps each folder at its first load only
     first, second = S.PredictionStore(tmp_path / "a"), S.PredictionStore(tmp_path / "a")
     first.folder.mkdir(parents=True)
-    assert first.sweep(now) == 0 and second.sweep(now) == 0 and first.folder in S._SWEPT
+    assert first.sweep(now) == 0 and second.sweep(now) == 0 and first.folder in D._SWEPT
     gone = S.load_predictions_cached(runs[2], _sha(runs[2]), store)  # a swept entry still wanted is made again
     assert gone.items and paths[2].is_file()
+
+
+def test_remembered_digests_nobody_used_for_a_month_are_swept_and_a_use_keeps_one(tmp_path, monkeypatch):
+    """One small file per path ever hashed (`shas/`): moved, renamed and changed files leave theirs. The sweep
+    removes those unused for UNUSED_DAYS and a killed writer's temporary file after a day; recalling a digest
+    marks it used; the workspace sweeps at its first load. Ages are set on the files: nothing waits."""
+    import os
+    import time
+
+    digests = D.FileDigests(tmp_path)
+    files = []
+    for k in range(3):
+        f = tmp_path / f"run{k}.jsonl"
+        f.write_text(f'{{"question_id": "q{k}"}}\n')
+        files.append(f)
+        assert digests.sha256(f, now_ns=time.time_ns() + 10 * D.FileDigests.SETTLED_NS) == _sha(f)  # settled: remembered
+    entries = sorted(digests.folder.iterdir())
+    assert len(entries) == 3 and digests.hashed == 3
+    tmp = digests.folder / ".tmp-left-by-a-killed-writer"
+    tmp.write_text("part")
+    other = digests.folder / "notes.txt"  # not an entry: never touched
+    other.write_text("mine")
+    now = time.time()
+    old = now - (S.UNUSED_DAYS + 1) * S.DAY
+    for p in (*entries, tmp, other):
+        os.utime(p, (old, old))
+    assert digests.sha256(files[0]) == _sha(files[0]) and digests.hashed == 3  # recalled, not hashed: used
+    assert digests.sweep(now, once=False) == 3  # the two others and the temporary file
+    assert sorted(digests.folder.iterdir()) == sorted([other, *(e for e in entries if e.is_file())])
+    assert len([e for e in entries if e.is_file()]) == 1 and not tmp.exists()
+    assert digests.sha256(files[1]) == _sha(files[1]) and digests.hashed == 4  # a swept digest is worked out again
+
+    # the app's workspace sweeps the digests' folder at its first load (once a process)
+    swept: list = []
+    monkeypatch.setattr(D.FileDigests, "sweep", lambda self, *a, **k: swept.append(self.folder) or 0)
+    from dashboard.data.workspace import _load_predictions
+
+    monkeypatch.setenv("LENS_CACHE_DIR", str(tmp_path / "cache"))
+    _load_predictions([files[2]], [])
+    assert swept == [tmp_path / "cache" / "shas"]
 
 
 def test_parsed_predictions_keep_problems_and_counts(tmp_path):

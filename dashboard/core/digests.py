@@ -11,11 +11,62 @@ import hashlib
 import os
 import re
 import tempfile
+import threading
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 from dashboard.core.settings import cache_root
 
 _HEX64 = re.compile(r"[0-9a-f]{64}")
+DAY = 86_400.0
+UNUSED_DAYS = 30  # a cache entry no server has used for this long is removed (`sweep`)
+_SWEPT: set[Path] = set()  # the folders this process has swept
+_SWEEPING = threading.Lock()
+
+
+def mark_used(path: Path, now: float | None = None) -> None:
+    """Mark a cache entry as used now (its modification time), unless it was marked within the day: what
+    `sweep` keeps. A folder this process may not write is left as it is."""
+    now = time.time() if now is None else now
+    try:
+        if now - path.stat().st_mtime > DAY:
+            os.utime(path, (now, now))
+    except OSError:
+        pass
+
+
+def sweep(folder: Path, is_entry: Callable[[str], bool], now: float | None = None, *, once: bool = True) -> int:
+    """Remove from `folder` the entries (the file names `is_entry` accepts) unused for UNUSED_DAYS and the
+    temporary files (`.tmp-*`) older than a day; how many went. Nothing else in the folder is touched, nor
+    a folder that is a symbolic link. `once`: only the first call of the process for this folder sweeps (a
+    restart's start)."""
+    if once:
+        with _SWEEPING:
+            if folder in _SWEPT:
+                return 0
+            _SWEPT.add(folder)
+    if symlinked(folder):
+        return 0
+    now = time.time() if now is None else now
+    gone = 0
+    try:
+        listing = list(os.scandir(folder))
+    except OSError:
+        return 0
+    for item in listing:
+        entry = is_entry(item.name)
+        if not entry and not item.name.startswith(".tmp-"):
+            continue
+        try:
+            if not item.is_file(follow_symlinks=False):
+                continue
+            if now - item.stat(follow_symlinks=False).st_mtime > (UNUSED_DAYS * DAY if entry else DAY):
+                os.unlink(item.path)
+                gone += 1
+        except OSError:
+            continue
+    return gone
 
 
 def symlinked(folder: Path) -> bool:
@@ -80,7 +131,15 @@ class FileDigests:
                 text = fh.read(65).decode("ascii")
         except (OSError, UnicodeDecodeError):
             return None
-        return text if _HEX64.fullmatch(text) else None  # anything else is as good as no entry
+        if not _HEX64.fullmatch(text):
+            return None  # anything else is as good as no entry
+        mark_used(self.folder / name)
+        return text
+
+    def sweep(self, now: float | None = None, *, once: bool = True) -> int:
+        """Remove the remembered digests nobody has used for UNUSED_DAYS (one small file per path ever
+        hashed: moved, renamed and changed files leave theirs) and stale temporary files (`sweep`)."""
+        return sweep(self.folder, _HEX64.fullmatch, now, once=once)
 
     def _remember(self, name: str, digest: str) -> None:
         if symlinked(self.folder):

@@ -34,7 +34,6 @@ import os
 import re
 import tempfile
 import threading
-import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar, cast
@@ -47,7 +46,7 @@ import pyarrow.parquet as pq
 from orjson import loads as _loads
 
 import scoring
-from dashboard.core.digests import file_sha256, imports_sha256, symlinked
+from dashboard.core.digests import DAY, UNUSED_DAYS, file_sha256, imports_sha256, mark_used, sweep, symlinked  # noqa: F401  (DAY, UNUSED_DAYS: named here too)
 from dashboard.core.predictions import PredictionTable, as_table, evidence_json, evidence_of
 from dashboard.core.settings import cache_root
 from scoring import guard
@@ -58,10 +57,10 @@ _KEY = re.compile(r"[0-9a-f]{64}")
 _LOG = logging.getLogger(__name__)
 T = TypeVar("T")
 _WARNED: set[str] = set()
-DAY = 86_400.0
-UNUSED_DAYS = 30  # an entry no server has used for this long is removed (EntryFolder.sweep)
-_SWEPT: set[Path] = set()  # the folders this process has swept
-_SWEEPING = threading.Lock()
+
+
+def _is_entry(name: str) -> bool:
+    return name.endswith(".parquet") and _KEY.fullmatch(name[:-len(".parquet")]) is not None
 
 
 def _refuse(folder: Path) -> bool:
@@ -222,46 +221,15 @@ class EntryFolder:
 
     @staticmethod
     def _used(path: Path, now: float | None = None) -> None:
-        """Mark the entry as used now (its modification time), unless it was marked within the day: what
-        `sweep` keeps. A folder this process may not write is left as it is."""
-        now = time.time() if now is None else now
-        try:
-            if now - path.stat().st_mtime > DAY:
-                os.utime(path, (now, now))
-        except OSError:
-            pass
+        """Mark the entry as used now, unless it was marked within the day (`digests.mark_used`)."""
+        mark_used(path, now)
 
     def sweep(self, now: float | None = None, *, once: bool = True) -> int:
         """Remove the entries unused for UNUSED_DAYS and the temporary files older than a day; how many
         went. `once`: only the first call of the process for this folder sweeps (a restart's start)."""
-        if once:
-            with _SWEEPING:
-                if self.folder in _SWEPT:
-                    return 0
-                _SWEPT.add(self.folder)
-        if _refuse(self.folder):
+        if _refuse(self.folder):  # said once in the log
             return 0
-        now = time.time() if now is None else now
-        gone = 0
-        try:
-            listing = list(os.scandir(self.folder))
-        except OSError:
-            return 0
-        for item in listing:
-            name = item.name
-            entry = name.endswith(".parquet") and _KEY.fullmatch(name[:-len(".parquet")]) is not None
-            if not entry and not name.startswith(".tmp-"):
-                continue
-            try:
-                if not item.is_file(follow_symlinks=False):
-                    continue
-                age = now - item.stat(follow_symlinks=False).st_mtime
-                if age > (UNUSED_DAYS * DAY if entry else DAY):
-                    os.unlink(item.path)
-                    gone += 1
-            except OSError:
-                continue
-        return gone
+        return sweep(self.folder, _is_entry, now, once=once)
 
     def _reject(self, path: Path, exc: BaseException | None) -> None:
         self._count(rejected=1)

@@ -443,9 +443,11 @@ def _load_predictions(paths: Sequence[Path], problems: list[Problem]) -> list[Pr
     from scoring._gc import paused_gc
 
     store = PredictionStore()  # the cache folder as configured now ($LENS_CACHE_DIR at call time)
+    digests = FileDigests(store.root)
     store.sweep()  # once a process: entries no server has used for a month go
+    digests.sweep()  # and the digests of files nobody has opened for a month (moved, renamed, changed)
     with paused_gc():  # a million small acyclic records: one collection after them, not one per file
-        return _read_predictions(paths, problems, store, load_predictions_cached, FileDigests(store.root).sha256)
+        return _read_predictions(paths, problems, store, load_predictions_cached, digests.sha256)
 
 
 READERS = 2  # prediction files hashed and read at once (hashing and Parquet reading leave the GIL)
