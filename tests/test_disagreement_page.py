@@ -314,3 +314,15 @@ def test_profile_leaderboard_ranks():
     for r in scored:
         assert board.loc[r, "Accuracy (%) xldocbench-1519"] == pytest.approx(100 * scored[r]["xldocbench-1519"].overall["accuracy"])
         assert board.loc[r, "Rank change xldocbench-1519"] == board.loc[r, "Rank xldocbench"] - board.loc[r, "Rank xldocbench-1519"]
+
+
+def test_with_no_runs_in_the_link_the_page_opens_on_the_leaderboards_first_four(monkeypatch):
+    """Not the prediction files' first four by name: on sample_runs/campaign (13 runs) the two differ."""
+    at = app_on(monkeypatch, SAMPLE / "campaign", timeout=120)
+    board = [r for r in at.session_state["lens_context"].analysis.leaderboard()["Run"]]
+    at.switch_page(PAGE).run()
+    assert_clean(at)
+    chosen = at.multiselect(key="dis_runs").value
+    recomputed = [r.name for r in at.session_state["lens_context"].analysis.runs if r.recomputed]
+    assert chosen == [r for r in board if r in recomputed][:4]
+    assert chosen != recomputed[:4]  # the case this guards: the files' order is another one

@@ -31,6 +31,7 @@ SLICE_FIELDS = ("reasoning_type", "evidence_source", "answer_format", "domain", 
 MODES = {"primary": "Primary category (each answer counted once)", "any": "Every category an answer carries"}
 LAST = "dis_last_events"  # the last selection seen per widget: only a new selection changes the view
 POINTS = "dis_points"  # (run, question id) pairs selected in the scatter
+DEFAULT_RUNS = 4  # runs chosen when the link names none: the leaderboard's first
 
 ctx = context.context()
 an = ctx.analysis
@@ -80,7 +81,9 @@ def pick_runs(v, scored: list[str]) -> list[str]:
     chosen = st.session_state.get("dis_runs") or []
     if chosen and not any(r in scored for r in chosen):
         del st.session_state["dis_runs"]  # another folder opened: none of the runs chosen is loaded, choose again
-    viewstate.seed("dis_runs", [r for r in v.runs if r in scored] or scored[:4])
+    # none in the link: the leaderboard's first four (the runs a user looks at first), not the files' first four
+    leading = [r for r in an.leaderboard()["Run"] if r in set(scored)] or scored
+    viewstate.seed("dis_runs", [r for r in v.runs if r in scored] or leading[:DEFAULT_RUNS])
     top = st.columns([3, 2])
     runs = top[0].multiselect("Runs", scored, key="dis_runs", placeholder="Choose runs")
     viewstate.seed("dis_mode_w", v.disagree.get("dis_mode", "primary") if v.disagree.get("dis_mode") in MODES else "primary")
