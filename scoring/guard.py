@@ -484,8 +484,8 @@ class _JobChild(_Child):
 
 def _received(conn) -> tuple:
     """The next message from a job's child. Its result is a reader's records, tens of thousands of small
-    objects, unpickled with the cyclic collector paused: its passes over them took half of the unpickling
-    (20,000 gold questions: 0.56 s, 0.24 s paused)."""
+    objects, unpickled with the cyclic collector paused (as `load_gold` pauses it around its whole job):
+    with it running, its passes took half of the unpickling (20,000 gold questions: 0.60-0.84 s, 0.24 s paused)."""
     with paused_gc():
         return conn.recv()
 
@@ -499,7 +499,8 @@ def _job_main(conn, fn: Callable, args: tuple, kwargs: dict, state: dict) -> Non
         resource.setrlimit(resource.RLIMIT_CORE, (0, resource.getrlimit(resource.RLIMIT_CORE)[1]))
     try:
         value = fn(*args, **kwargs)
-        conn.send(("R", value))
+        with paused_gc():  # pickling tens of thousands of records: no collector passes over them meanwhile
+            conn.send(("R", value))
     except MemoryError:
         if _STATE.open:  # raised above a bracket's own frame while it was open: that file's
             _out_of_memory(_STATE.open[-1])

@@ -34,7 +34,6 @@ from .harness_rules import (
 )
 from .mmlongbench_rule import acc_and_f1
 from .mmlongbench_rule import eval_score as benchmark_eval_score
-from .model import quick_state
 from .profiles import LMMS_EVAL_PROFILE, MMLONGBENCH_PROFILE, VLMEVALKIT_PROFILE
 
 __all__ = ["RowScore", "Rescored", "rescore", "why", "sensitivity", "by_field", "question_labels", "SLICE_FIELDS",
@@ -51,7 +50,6 @@ def own_profile(run: HarnessRun) -> str | None:
     return _OWN.get(run.harness)
 
 
-@quick_state
 @dataclass(slots=True)
 class RowScore:
     qid: str
@@ -67,7 +65,6 @@ class RowScore:
     slice: str = ""  # the answer format (MMLongBench-Doc) or the task, for the per-slice counts
 
 
-@quick_state
 @dataclass(slots=True)
 class Rescored:
     run: HarnessRun

@@ -21,7 +21,7 @@ from typing import Any, NamedTuple
 
 from . import harness_rules as hr
 from .mmlongbench_rule import FALLBACK_RULES, judge_mmlongbench
-from .model import GoldQuestion, Prediction, quick_state
+from .model import GoldQuestion, Prediction
 from .numbers import read_number, release_number
 from .profiles import HARNESS_PROFILE_NAMES, LMMS_EVAL_PROFILE, OWN_ACCURACY_PROFILES, Profile, get_profile
 from .registry import DEFAULT_STATUS, MISSING_STATUS, OVERFLOW_STATUSES, OVERFLOW_TEXT, is_success_status
@@ -330,7 +330,6 @@ class NumbersRead(NamedTuple):
 NUMERIC_RULES = frozenset({"numeric_tolerance", "numeric_gold_zero"})
 
 
-@quick_state
 @dataclass(slots=True, eq=False)
 class Judgement:
     """Everything that decided one answer's scores: inputs, the scored text, all measures, the
@@ -550,7 +549,6 @@ class Judgement:
         return rows
 
 
-@quick_state
 @dataclass(slots=True)
 class QuestionResult:
     """One gold question of a run: the question, its prediction row (None when missing) and the

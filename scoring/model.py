@@ -21,12 +21,13 @@ C = TypeVar("C", bound=type)
 
 
 def quick_state(cls: C) -> C:
-    """A slotted dataclass pickled as the tuple of its fields, with their names worked out once. The
-    records a guarded reader returns come back to the app pickled (scoring/guard.py), and the state
-    methods `dataclass(slots=True)` writes call `fields()` on every object: 20,000 gold questions took
-    0.7 s to pickle and 1.0 s to unpickle, most of a restart's reading of the gold."""
+    """A frozen slotted dataclass pickled as the tuple of its fields, with their names worked out once. The
+    records a guarded reader returns come back to the app pickled (scoring/guard.py), and the state methods
+    `dataclass(frozen=True, slots=True)` writes call `fields()` on every object: the documents and evidence
+    items of 20,000 gold questions took 0.7 s to pickle and 1.0 s to unpickle. (A slotted dataclass that is
+    not frozen keeps Python's own pickling, which is faster still: it has no method of this kind.)"""
     names = tuple(f.name for f in fields(cls))
-    get = operator.attrgetter(*names)
+    get = operator.attrgetter(*names) if len(names) > 1 else (lambda self: tuple(getattr(self, n) for n in names))
     put = object.__setattr__  # also sets the fields of a frozen record
 
     def __getstate__(self):  # noqa: N807
@@ -110,7 +111,6 @@ class DocRef:
     evidence_items: tuple[EvidenceItem, ...] = ()
 
 
-@quick_state
 @dataclass(slots=True)
 class GoldQuestion:
     qid: str
@@ -201,7 +201,6 @@ class PredictedEvidence:
     bbox: tuple[float, float, float, float] | None = None
 
 
-@quick_state
 @dataclass(slots=True)
 class Prediction:
     qid: str
@@ -213,7 +212,6 @@ class Prediction:
     evidence: tuple[PredictedEvidence, ...] = ()
 
 
-@quick_state
 @dataclass(slots=True)
 class ScoreRow:
     """One official (not recomputed) score of one system on one question."""
@@ -229,7 +227,6 @@ class ScoreRow:
     line: int | None = None
 
 
-@quick_state
 @dataclass(slots=True)
 class DocumentRecord:
     document_id: str

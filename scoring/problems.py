@@ -115,7 +115,6 @@ def summarise(problems: Iterable[Problem], limit: int = SUMMARY_LIMIT) -> list[P
     return kept
 
 
-@quick_state
 @dataclass(slots=True)
 class LoadResult(Generic[T]):
     """What a loader could load, what went wrong, and the counts that prove nothing was lost:

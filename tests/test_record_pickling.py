@@ -1,8 +1,8 @@
-"""The records a guarded reader sends back to the app are pickled (scoring/guard.py). `dataclass(slots=True)`
-pickles a record by calling `dataclasses.fields()` on every object, which made 20,000 gold questions take
-0.7 s to pickle and 1.0 s to unpickle; `scoring.model.quick_state` gives each slotted record a tuple of its
-fields instead. Here: every slotted dataclass of `scoring` has it, a record survives the round trip whole,
-and neither way calls `fields()`."""
+"""The records a guarded reader sends back to the app are pickled (scoring/guard.py).
+`dataclass(frozen=True, slots=True)` pickles a record by calling `dataclasses.fields()` on every object, which
+made 20,000 gold questions take 0.7 s to pickle and 1.0 s to unpickle; `scoring.model.quick_state` gives each
+such record a tuple of its fields instead. Here: no slotted dataclass of `scoring` is left with those methods,
+a record survives the round trip whole, and neither way calls `fields()`."""
 
 from __future__ import annotations
 
@@ -39,7 +39,8 @@ def test_every_slotted_record_of_scoring_is_pickled_as_a_tuple():
     classes = _slotted_dataclasses()
     assert len(classes) >= 15, [c.__name__ for c in classes]  # the walk found the records
     plain = [f"{c.__module__}.{c.__qualname__}" for c in classes if c.__getstate__.__qualname__.startswith("_dataclass")]
-    assert not plain, f"slotted records pickled by dataclasses' own state methods (add @quick_state): {plain}"
+    assert not plain, f"frozen slotted records pickled by dataclasses' own state methods (add @quick_state): {plain}"
+    assert any(dataclasses.fields(c) and c.__dataclass_params__.frozen for c in classes)  # there are some to check
 
 
 def _gold() -> LoadResult:

@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import IO, Any
 
 from ..limits import HARNESS_MAX_LINES, WALK_MAX_DEPTH, WALK_MAX_ENTRIES, WALK_PROGRESS_EVERY
-from ..model import quick_state
 from ..problems import Problem, kind_of
 from ..reading import NotRegular, Overlong, TooLarge, bounded_lines, open_regular, special_kind
 
@@ -39,7 +38,6 @@ MMLONGBENCH_FAMILY = "mmlongbench"  # MMLongBench-Doc: one answer with its forma
 LONGDOCURL_FAMILY = "longdocurl"  # LongDocURL's own score_v3
 
 
-@quick_state
 @dataclass(slots=True)
 class HarnessQuestion:
     """One gold question as a harness file states it (no benchmark folder needed)."""
@@ -55,7 +53,6 @@ class HarnessQuestion:
     metadata: dict[str, Any] = field(default_factory=dict)
 
 
-@quick_state
 @dataclass(slots=True)
 class HarnessRow:
     """One scored answer of a run: what the harness scored, and its own per-question score."""
@@ -71,7 +68,6 @@ class HarnessRow:
     occurrence: int = 0  # lmms-eval: 0 for the first line of a doc_id, 1 for the second (another filter) …
 
 
-@quick_state
 @dataclass(slots=True)
 class HarnessRun:
     """One (model, task or dataset, eval date) of a harness."""
@@ -93,7 +89,6 @@ class HarnessRun:
     extra: dict[str, Any] = field(default_factory=dict)  # format-specific facts (VLMEvalKit: acc.csv keys order, …)
 
 
-@quick_state
 @dataclass(slots=True)
 class GoldVariant:
     """One gold a harness's files give a question: its text and answers, where (file, line or sheet
@@ -112,7 +107,6 @@ class GoldVariant:
         return f"{f}:{line}" if line is not None else f
 
 
-@quick_state
 @dataclass(slots=True)
 class GoldConflict:
     """A question to which two files of a task give different gold: every variant (kept first), so
@@ -127,7 +121,6 @@ class GoldConflict:
         return self.variants[0]
 
 
-@quick_state
 @dataclass(slots=True)
 class SourceLoad:
     """Everything one path held: gold per task, runs, documents named, problems."""
@@ -228,7 +221,6 @@ def conflict_problems(c: GoldConflict, decided: str = CONFLICT_RULE) -> list[Pro
     return out
 
 
-@quick_state
 @dataclass(slots=True)
 class BenchmarkFiles:
     """Which files of a benchmark's own folder hold what (a benchmark format's `layout`): gold,
@@ -261,7 +253,6 @@ def inside(path: Path, root: Path) -> bool:
     return True
 
 
-@quick_state
 @dataclass(slots=True)
 class Walk:
     """The regular files under a folder, symlinks resolved: `files` maps each file as found (its
