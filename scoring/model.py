@@ -37,8 +37,8 @@ def quick_state(cls: C) -> C:
         for name, value in zip(names, state):
             put(self, name, value)
 
-    cls.__getstate__ = __getstate__
-    cls.__setstate__ = __setstate__
+    setattr(cls, "__getstate__", __getstate__)  # noqa: B010  (setattr: a class's methods, set after it is made)
+    setattr(cls, "__setstate__", __setstate__)  # noqa: B010
     return cls
 
 

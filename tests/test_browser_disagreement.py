@@ -66,7 +66,8 @@ def test_category_click_lists_its_answers_and_why(server, browser):
 
     # the bars: one segment per (run, category) with answers; click RUN's CATEGORY segment
     bars = page.locator(".js-plotly-plot .barlayer .point")
-    bars.first.wait_for()
+    # the chart drawn: a segment shows (the first in the page may be a run's empty one, of zero size)
+    bars.filter(visible=True).first.wait_for()
     data = bars.evaluate_all("""els => els.map(el => {
         const gd = el.closest('.js-plotly-plot');
         const trace = el.closest('.trace');

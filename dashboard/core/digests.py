@@ -139,7 +139,7 @@ class FileDigests:
     def sweep(self, now: float | None = None, *, once: bool = True) -> int:
         """Remove the remembered digests nobody has used for UNUSED_DAYS (one small file per path ever
         hashed: moved, renamed and changed files leave theirs) and stale temporary files (`sweep`)."""
-        return sweep(self.folder, _HEX64.fullmatch, now, once=once)
+        return sweep(self.folder, lambda name: _HEX64.fullmatch(name) is not None, now, once=once)
 
     def _remember(self, name: str, digest: str) -> None:
         if symlinked(self.folder):
