@@ -24,7 +24,7 @@ def quick_state(cls: C) -> C:
     """A frozen slotted dataclass pickled as the tuple of its fields, with their names worked out once. The
     records a guarded reader returns come back to the app pickled (scoring/guard.py), and the state methods
     `dataclass(frozen=True, slots=True)` writes call `fields()` on every object: the documents and evidence
-    items of 20,000 gold questions took 0.7 s to pickle and 1.0 s to unpickle. (A slotted dataclass that is
+    items of 20,000 gold questions took 0.7 s to pickle and 1.0 s to unpickle (the collector running). (A slotted dataclass that is
     not frozen keeps Python's own pickling, which is faster still: it has no method of this kind.)"""
     names = tuple(f.name for f in fields(cls))
     get = operator.attrgetter(*names) if len(names) > 1 else (lambda self: tuple(getattr(self, n) for n in names))

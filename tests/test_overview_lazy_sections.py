@@ -265,7 +265,7 @@ def test_located_answers_nobody_used_for_a_month_are_swept(fresh):
     import os
     import time
 
-    from dashboard.core import store as S
+    from dashboard.core import digests as D
 
     table = pd.DataFrame([{"question_id": "q1", "run": "a", "evidence_precision": 0.5, "evidence_recall": None,
                            "grounding": None, "answer_location": "evidence_page", "answer_pages_evidence": [3],
@@ -275,7 +275,7 @@ def test_located_answers_nobody_used_for_a_month_are_swept(fresh):
     keys = ["c" * 64, "d" * 64, "e" * 64]
     paths = [store.put(k, table) for k in keys]
     now = time.time()
-    old = now - (S.UNUSED_DAYS + 1) * S.DAY
+    old = now - (D.UNUSED_DAYS + 1) * D.DAY
     for p in paths:
         os.utime(p, (old, old))
     assert store.get(keys[0]) is not None  # read: used

@@ -35,7 +35,7 @@ def _slotted_dataclasses() -> list[type]:
     return found
 
 
-def test_every_slotted_record_of_scoring_is_pickled_as_a_tuple():
+def test_no_frozen_slotted_record_of_scoring_pickles_through_fields():
     classes = _slotted_dataclasses()
     assert len(classes) >= 15, [c.__name__ for c in classes]  # the walk found the records
     plain = [f"{c.__module__}.{c.__qualname__}" for c in classes if c.__getstate__.__qualname__.startswith("_dataclass")]

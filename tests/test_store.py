@@ -322,7 +322,7 @@ def test_entries_nobody_used_for_a_month_are_swept_and_a_use_keeps_one(tmp_path)
     other = store.folder / "notes.txt"  # not an entry: never touched
     other.write_text("mine")
     now = time.time()
-    old = now - (S.UNUSED_DAYS + 1) * S.DAY
+    old = now - (D.UNUSED_DAYS + 1) * D.DAY
     for p in (*paths, tmp, other):
         os.utime(p, (old, old))
 
@@ -331,7 +331,7 @@ def test_entries_nobody_used_for_a_month_are_swept_and_a_use_keeps_one(tmp_path)
     assert store.sweep(now, once=False) == 2  # the third entry and the temporary file
     assert [p.is_file() for p in paths] == [True, True, False] and not tmp.exists() and other.is_file()
 
-    recent = now - (S.UNUSED_DAYS - 1) * S.DAY  # unused for less than the limit: kept
+    recent = now - (D.UNUSED_DAYS - 1) * D.DAY  # unused for less than the limit: kept
     os.utime(paths[0], (recent, recent))
     assert store.sweep(now, once=False) == 0 and paths[0].is_file()
     # once a process: the app's workspace sweeps each folder at its first load only
@@ -363,7 +363,7 @@ def test_remembered_digests_nobody_used_for_a_month_are_swept_and_a_use_keeps_on
     other = digests.folder / "notes.txt"  # not an entry: never touched
     other.write_text("mine")
     now = time.time()
-    old = now - (S.UNUSED_DAYS + 1) * S.DAY
+    old = now - (D.UNUSED_DAYS + 1) * D.DAY
     for p in (*entries, tmp, other):
         os.utime(p, (old, old))
     assert digests.sha256(files[0]) == _sha(files[0]) and digests.hashed == 3  # recalled, not hashed: used

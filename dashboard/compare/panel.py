@@ -49,7 +49,8 @@ def runs_by_accuracy(an) -> list[str]:
     """Run names in the leaderboard's order: best Accuracy over the questions each attempted first --
     over the questions they all attempted when those differ (Analysis.leaderboard); a run that
     matches no gold question is never offered (Analysis.ranked_names)."""
-    return [r for r in an.leaderboard()["Run"] if r in set(an.ranked_names)]
+    ranked = set(an.ranked_names)  # once: the property works out every run's join
+    return [r for r in an.leaderboard()["Run"] if r in ranked]
 
 
 RUNS_SHOWN = 20  # runs side by side in one chart or table: the leaderboard's first, with the runs the page is about

@@ -20,7 +20,7 @@ that cache (`cache_problems` says why, for the Data page).
 
 Entries whose key no longer matches anything (a prediction file changed or gone, the reading code changed)
 would stay for ever, so each folder is swept once a process (`EntryFolder.sweep`): an entry nobody has used
-for UNUSED_DAYS is removed, and a temporary file a killed writer left for over a day. Using an entry marks
+for `digests.UNUSED_DAYS` is removed, and a temporary file a killed writer left for over a day. Using an entry marks
 it (its modification time, set at most once a day), so another server sharing the folder -- even one running
 other code, with keys of its own -- keeps what it uses. A swept entry that was still wanted is made again.
 """
@@ -46,7 +46,7 @@ import pyarrow.parquet as pq
 from orjson import loads as _loads
 
 import scoring
-from dashboard.core.digests import DAY, UNUSED_DAYS, file_sha256, imports_sha256, mark_used, sweep, symlinked  # noqa: F401  (DAY, UNUSED_DAYS: named here too)
+from dashboard.core.digests import file_sha256, imports_sha256, mark_used, sweep, symlinked
 from dashboard.core.predictions import PredictionTable, as_table, evidence_json, evidence_of
 from dashboard.core.settings import cache_root
 from scoring import guard

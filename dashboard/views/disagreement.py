@@ -82,7 +82,8 @@ def pick_runs(v, scored: list[str]) -> list[str]:
     if chosen and not any(r in scored for r in chosen):
         del st.session_state["dis_runs"]  # another folder opened: none of the runs chosen is loaded, choose again
     # none in the link: the leaderboard's first four (the runs a user looks at first), not the files' first four
-    leading = [r for r in an.leaderboard()["Run"] if r in set(scored)] or scored
+    wanted = set(scored)
+    leading = [r for r in an.leaderboard()["Run"] if r in wanted] or scored
     viewstate.seed("dis_runs", [r for r in v.runs if r in scored] or leading[:DEFAULT_RUNS])
     top = st.columns([3, 2])
     runs = top[0].multiselect("Runs", scored, key="dis_runs", placeholder="Choose runs")
