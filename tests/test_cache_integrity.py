@@ -39,6 +39,20 @@ def test_symlinked_predictions_folder_is_not_used(tmp_path):
     assert any("parsed prediction files" in p for p in S.cache_problems(root))
 
 
+def test_symlinked_gold_folder_is_not_used(tmp_path):
+    from scoring.formats import xldocbench
+
+    root, outside = tmp_path / "cache", tmp_path / "outside"
+    outside.mkdir()
+    root.mkdir()
+    (root / "gold").symlink_to(outside, target_is_directory=True)
+    store = S.GoldStore(root)
+    for _ in range(2):
+        assert S.read_gold_cached(xldocbench, GOLD, store).items == xldocbench.read_gold(GOLD).items
+    assert files_under(outside) == [] and store.hits == 0
+    assert any("parsed gold files" in p for p in S.cache_problems(root))
+
+
 def test_symlinked_upload_folder_refuses_uploads(tmp_path, monkeypatch):
     root, outside = tmp_path / "cache", tmp_path / "outside"
     outside.mkdir()

@@ -595,7 +595,8 @@ def test_a_symlinked_digest_folder_is_not_used(tmp_path):
 
 
 def test_the_workspace_remembers_its_prediction_files(tmp_path, monkeypatch):
-    """Read twice: the second read of a settled benchmark hashes no prediction file."""
+    """Read twice: the second read of a settled benchmark hashes no file -- neither a prediction file nor the gold
+    (whose digest names its parsed entry)."""
     from dashboard.core.paths import Sources
     from dashboard.data import workspace as W
 
@@ -615,7 +616,9 @@ def test_the_workspace_remembers_its_prediction_files(tmp_path, monkeypatch):
 
     monkeypatch.setattr(D, "FileDigests", Settled)
     first = W.load_workspace(Sources(bench))
+    hashed_first = sum(d.hashed for d in made)
     second = W.load_workspace(Sources(bench))
     assert len(first.predictions) >= 2
     assert [pf.sha256 for pf in first.predictions] == [pf.sha256 for pf in second.predictions]
-    assert made[0].hashed == len(first.predictions) and made[1].hashed == 0
+    assert hashed_first == len(first.predictions) + len(first.discovery.gold) and len(first.discovery.gold) == 2
+    assert sum(d.hashed for d in made) == hashed_first  # the second read hashed nothing

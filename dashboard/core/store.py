@@ -78,10 +78,11 @@ def cache_problems(root: Path | None = None) -> list[str]:
     root = Path(root) if root is not None else cache_root()
     out = []
     for name, what in (("engine", "scored runs (the engine's DuckDB file)"), ("predictions", "parsed prediction files"),
-                       ("uploads", "uploads")):
+                       ("gold", "parsed gold files"), ("uploads", "uploads")):
         if symlinked(root / name):
             again = {"engine": "every run is scored again at each start, held in memory",
-                     "predictions": "every run is read again", "uploads": "uploads are refused"}[name]
+                     "predictions": "every run is read again", "gold": "the gold is read again at each start",
+                     "uploads": "uploads are refused"}[name]
             out.append(f"The cache folder {root / name} is a symbolic link, so the cache of {what} is not used "
                        f"({again}). Remove the link to use it again.")
     return out
@@ -506,3 +507,187 @@ def _checked_table(path: Path, key: str, schema, fmt: int):
     if meta.get(b"lens.rows") != str(table.num_rows).encode():
         raise ValueError("row count differs from the metadata")
     return table
+
+
+# ----------------------------------------------------------------------------- parsed gold files
+#
+# A third kind of entry: a benchmark's gold as its reader parsed it (every question's record, the load's
+# problems and counts), so that a restart does not parse the gold again -- at 20,000 questions the reader
+# took 1.3-1.7 s in its guarded child process, the largest single step before the leaderboard; the entry
+# reads back in about 0.3 s. Its name is the key
+#
+#     sha256("lens-gold/<GOLD_FORMAT>" NUL the reader's code (`imports_sha256` of the format's module)
+#            NUL the format NUL each gold file's path NUL its sha256)
+#
+# (paths: the records name their file). One row per question: its record's fields as a JSON array (the
+# documents and evidence items as nested arrays). An entry is written only when it reads back equal to
+# what the reader returned (a value JSON cannot hold -- NaN, a lone surrogate, an integer past 64 bits --
+# leaves that gold uncached), only when no file was unreadable or refused and none changed while read; and
+# every value is checked for its type when read: anything else is a miss (removed), and the gold is read again.
+
+GOLD_FORMAT = 1
+GOLD_SCHEMA = pa.schema([("record", pa.binary())])
+
+
+def _gold_code(reader: str) -> str:
+    with _CODE_LOCK:
+        got = _GOLD_CODE.get(reader)
+        if got is None:
+            got = _GOLD_CODE[reader] = imports_sha256(reader, _SCORING.parent)
+        return got
+
+
+_GOLD_CODE: dict[str, str] = {}
+
+
+def gold_key(reader: str, files: Sequence[tuple[str, str]]) -> str:
+    """The entry's name for the gold files (path, sha256) as module `reader` parses them."""
+    text = "\0".join((f"lens-gold/{GOLD_FORMAT}", _gold_code(reader), reader, *(x for f in files for x in f)))
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _gold_state(q) -> list:
+    state = [getattr(q, name) for name in _GOLD_FIELDS]
+    state[_DOCS] = [[d.document_id, d.url, d.evidence_pages,
+                     [[e.locator, e.pages, e.quote, e.source_type, e.bbox] for e in d.evidence_items]] for d in q.documents]
+    return state
+
+
+def _strs(v: Any) -> tuple:
+    if type(v) is not list or any(type(s) is not str for s in v):
+        raise ValueError("not a list of texts")
+    return tuple(v)
+
+
+def _ints(v: Any) -> tuple:
+    if type(v) is not list or any(type(i) is not int for i in v):
+        raise ValueError("not a list of integers")
+    return tuple(v)
+
+
+_new = object.__new__
+
+
+def _gold_back(state: Any):
+    """A gold record from its entry's array, every value checked for the type the reader gives it."""
+    from scoring.model import DocRef, EvidenceItem, GoldQuestion
+
+    if type(state) is not list or len(state) != len(_GOLD_FIELDS):
+        raise ValueError("a record of another length")
+    (qid, question, answers, answer_format, rule, split, metadata, documents, file, line, question_types, image,
+     raw_format, format_given, gold_problem, release_text) = state
+    if not all(type(s) is str for s in (qid, question, answer_format, rule, file, image, gold_problem)) \
+            or type(metadata) is not dict or type(documents) is not list or (line is not None and type(line) is not int) \
+            or type(format_given) is not bool or type(release_text) is not bool:
+        raise ValueError("a record with fields of another type")
+    docs = []
+    for d in documents:
+        if type(d) is not list or len(d) != 4 or type(d[0]) is not str or type(d[1]) is not str or type(d[3]) is not list:
+            raise ValueError("a document of another shape")
+        items = []
+        for e in d[3]:
+            if type(e) is not list or len(e) != 5 or not all(type(s) is str for s in (e[0], e[2], e[3])):
+                raise ValueError("an evidence item of another shape")
+            box = e[4]
+            if box is not None and (type(box) is not list or len(box) != 4
+                                    or any(type(x) not in (int, float) for x in box)):
+                raise ValueError("a box that is not four numbers")
+            item = _new(EvidenceItem)  # a frozen record's __init__ sets each field through object.__setattr__: its state at once
+            item.__setstate__((e[0], _ints(e[1]), e[2], e[3], None if box is None else tuple(box)))  # type: ignore[attr-defined]
+            items.append(item)
+        doc = _new(DocRef)
+        doc.__setstate__((d[0], d[1], _ints(d[2]), tuple(items)))  # type: ignore[attr-defined]  # scoring.model.quick_state
+        docs.append(doc)
+    return GoldQuestion(qid, question, _strs(answers), answer_format, rule, split, metadata, tuple(docs), file, line,
+                        _strs(question_types), image, raw_format, format_given, gold_problem, release_text)
+
+
+def _gold_fields() -> tuple[str, ...]:
+    from dataclasses import fields
+
+    from scoring.model import GoldQuestion
+
+    return tuple(f.name for f in fields(GoldQuestion))
+
+
+_GOLD_FIELDS = _gold_fields()
+_DOCS = _GOLD_FIELDS.index("documents")
+
+
+class GoldStore(EntryFolder):
+    """The parsed gold files under `root`/gold (EntryFolder's rules)."""
+
+    SUBFOLDER = "gold"
+
+    def put(self, key: str, res) -> Path | None:
+        """Write a gold LoadResult; None when it cannot be kept exactly (read again next time)."""
+        if _refuse(self.folder):
+            return None
+        from orjson import dumps
+
+        try:
+            with paused_gc():
+                records = [dumps(_gold_state(q)) for q in res.items]
+                if [_gold_back(_loads(r)) for r in records] != res.items:  # what JSON cannot hold exactly
+                    return None
+            table = pa.table({"record": pa.array(records, pa.binary())}, schema=GOLD_SCHEMA).replace_schema_metadata({
+                "lens.format": str(GOLD_FORMAT), "lens.key": key, "lens.rows": str(len(records)), "lens.load": _load_meta(res)})
+        except (pa.ArrowException, UnicodeError, ValueError, TypeError, OverflowError):
+            return None
+        return self._write(self.path(key), table)
+
+    def get(self, key: str):
+        """The gold LoadResult as the reader returned it, or None (no entry, or a bad one: removed)."""
+        def read(path: Path):
+            with paused_gc():
+                return self._read(path, key)
+
+        return self._entry(key, read)
+
+    @staticmethod
+    def _read(path: Path, key: str, file: str = ""):
+        table = _checked_table(path, key, GOLD_SCHEMA, GOLD_FORMAT)
+        column = table.column("record")
+        if column.null_count:
+            raise ValueError("nulls in record")
+        load: Any = json.loads((table.schema.metadata or {})[b"lens.load"])
+        if type(load) is not dict:
+            raise ValueError("load metadata is not an object")
+        counts: list[Any] = [load.get(k) for k in ("rows_read", "skipped", "blank_lines")]
+        files: Any = load.get("files")
+        unreadable: Any = load.get("unreadable")
+        if any(type(c) is not int or c < 0 for c in counts) or any(
+                type(v) is not list or any(not isinstance(s, str) for s in v) for v in (files, unreadable)):
+            raise ValueError("counts or file lists of another shape")
+        items = [_gold_back(_loads(r)) for r in column.to_pylist()]
+        return LoadResult(items=items, problems=_problems_back(load.get("problems")), files=files, rows_read=counts[0],
+                          skipped=counts[1], blank_lines=counts[2], unreadable=unreadable)
+
+
+def read_gold_cached(fmt, paths: Sequence[Path], store: GoldStore | None = None):
+    """`fmt.read_gold(paths)` (fmt: a gold format's module, e.g. scoring.formats.xldocbench), read from the cache when
+    these files' bytes were read before by the same code; else read and written to it -- unless a file changed while
+    it was read, could not be read, or was refused over the read limits (a fact of the settings, not of the bytes)."""
+    from dashboard.core.digests import FileDigests
+
+    store = store if store is not None else GoldStore()
+    store.sweep()  # once a process: entries no server has used for a month go
+    digests = FileDigests(store.root)
+    try:
+        before = [(str(p), digests.sha256(Path(p))) for p in paths]
+    except OSError:
+        return fmt.read_gold(paths)  # the reader says what cannot be read
+    key = gold_key(fmt.__name__, before)
+    res = store.get(key)
+    if res is not None:
+        return res
+    res = fmt.read_gold(paths)
+    if res.unreadable or any(p.kind == guard.REFUSED_KIND for p in res.problems):
+        return res
+    try:
+        same = all(file_sha256(Path(p)) == sha for p, sha in before)  # read again, never remembered
+    except OSError:
+        same = False
+    if same:
+        store.put(key, res)
+    return res
