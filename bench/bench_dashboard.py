@@ -101,6 +101,13 @@ def timed_server(log: str, argv: list[str]) -> None:
                 f.write(f"{time.time():.6f} {time.perf_counter() - t:.6f}\n")
 
     script_runner.exec_func_with_error_handling = logged
+    if not os.environ.get("BENCH_NO_WARM"):  # as `docbench-lens serve` does (dashboard/session/server.py): the benchmark read ahead
+        try:
+            from dashboard.session.server import start_warming
+        except ImportError:  # an app from before the server read ahead (a worktree of an older commit)
+            pass
+        else:
+            start_warming(argv)
     if os.environ.get("BENCH_TRACE_LOG"):  # diagnosis: when each element is queued and sent to the browser
         _trace_messages(os.environ["BENCH_TRACE_LOG"])
     sys.argv = ["streamlit", *argv]
@@ -144,8 +151,9 @@ def script_seconds(since: float) -> float:
 
 
 @contextmanager
-def server(benchmark: Path | None, app: Path = Path("dashboard/app.py"), port: int | None = None):
-    """`streamlit run dashboard/app.py` on a free port, its script runs logged to SCRIPT_LOG;
+def server(benchmark: Path | None, app: Path = Path("dashboard/app.py"), port: int | None = None, warm: bool = True):
+    """`streamlit run dashboard/app.py` on a free port, its script runs logged to SCRIPT_LOG, reading the
+    benchmark ahead as `docbench-lens serve` does (dashboard/session/server.py; not with `warm=False`);
     yields (url, seconds until health 200). The server gets no LENS_* variable of this process but
     the cache and user-data folders (LENS_CACHE_DIR, LENS_DATA_DIR): a benchmark that sets a fresh
     cache folder measures a cold cache (dropping it too made every "cold" run after the first on a
@@ -153,6 +161,8 @@ def server(benchmark: Path | None, app: Path = Path("dashboard/app.py"), port: i
     env = {k: v for k, v in os.environ.items() if not k.startswith("LENS_") or k in ("LENS_CACHE_DIR", "LENS_DATA_DIR")}
     if benchmark is not None:
         env["LENS_BENCHMARK"] = str(benchmark)
+    if not warm:
+        env["BENCH_NO_WARM"] = "1"
     port = port or free_port()
     url = f"http://localhost:{port}"
     SCRIPT_LOG.parent.mkdir(parents=True, exist_ok=True)

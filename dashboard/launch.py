@@ -16,7 +16,8 @@ modules are imported only when it runs or shows its help.
                           [--address HOST] [--port N] [--headless]
 
 runs `streamlit run <installed dashboard/app.py> --server.address HOST [--server.port N] -- <the app's
-arguments>`. The server listens on 127.0.0.1 unless `--address` (or LENS_ADDRESS) says otherwise, so
+arguments>` through `python -m dashboard.session.server`, which is Streamlit's own command line in a process that
+also reads the benchmark ahead, while the server starts (dashboard/session/server.py). The server listens on 127.0.0.1 unless `--address` (or LENS_ADDRESS) says otherwise, so
 a laptop's benchmark and notes are not open to its network; a team binds each server to an address
 only its proxy reaches (docs/team.md). The app's
 settings (upload size, theme, no usage statistics) come from the project's `.streamlit/config.toml`:
@@ -143,8 +144,8 @@ def listen_address(args: argparse.Namespace, environ: dict[str, str] | None = No
 
 
 def build_command(args: argparse.Namespace) -> list[str]:
-    """The `streamlit run` command line for parsed arguments."""
-    cmd = [sys.executable, "-m", "streamlit", "run", str(APP)]
+    """The `streamlit run` command line for parsed arguments (through dashboard/session/server.py: the benchmark read ahead)."""
+    cmd = [sys.executable, "-m", "dashboard.session.server", "run", str(APP)]
     if args.port is not None:
         cmd += ["--server.port", str(args.port)]
     if args.headless:

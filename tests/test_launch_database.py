@@ -24,7 +24,7 @@ def test_a_postgresql_url_goes_to_the_server_environment_not_its_command_line(mo
     monkeypatch.delenv("LENS_ADDRESS", raising=False)
     args = parse(["--annotations", URL, "--port", "8600"])
     cmd = launch.build_command(args)
-    assert cmd == [sys.executable, "-m", "streamlit", "run", str(resources.APP), "--server.port", "8600",
+    assert cmd == [sys.executable, "-m", "dashboard.session.server", "run", str(resources.APP), "--server.port", "8600",
                    "--server.address", "127.0.0.1"]
     assert all("S3cret" not in part for part in cmd)
     env = launch.build_environment(args, {"PATH": "/usr/bin", "LENS_DATABASE_URL": "postgresql://old@h/d"})

@@ -44,7 +44,7 @@ def test_launch_command_runs_the_installed_app_with_absolute_paths(tmp_path, mon
     (tmp_path / "bench").mkdir()
     cmd = launch.build_command(parse(["--benchmark", "bench", "--runs", "a.jsonl", "runs2", "--scores", "s.jsonl",
                                       "--port", "8600", "--headless"]))
-    assert cmd[:5] == [sys.executable, "-m", "streamlit", "run", str(resources.APP)]
+    assert cmd[:5] == [sys.executable, "-m", "dashboard.session.server", "run", str(resources.APP)]
     assert cmd[5:9] == ["--server.port", "8600", "--server.headless", "true"]
     assert cmd[9:11] == ["--server.address", "127.0.0.1"]  # this machine alone unless told (tests/test_bind.py)
     assert cmd[11:] == ["--", "--benchmark", str(tmp_path / "bench"), "--runs", str(tmp_path / "a.jsonl"),
@@ -53,7 +53,7 @@ def test_launch_command_runs_the_installed_app_with_absolute_paths(tmp_path, mon
 
 def test_launch_without_arguments_opens_the_sample(monkeypatch):
     monkeypatch.delenv("LENS_ADDRESS", raising=False)
-    assert launch.build_command(parse([])) == [sys.executable, "-m", "streamlit", "run", str(resources.APP),
+    assert launch.build_command(parse([])) == [sys.executable, "-m", "dashboard.session.server", "run", str(resources.APP),
                                                "--server.address", "127.0.0.1"]
 
 

@@ -11,6 +11,7 @@ feature (tests/test_architecture.py).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import partial
 
 import streamlit as st
@@ -18,7 +19,7 @@ import streamlit as st
 from dashboard.annotations import store_panel as notes_store
 from dashboard.core.analysis import Analysis
 from dashboard.core.paths import Sources
-from dashboard.data.workspace import discover, fingerprint
+from dashboard.data.workspace import Discovery, Workspace, discover, fingerprint
 from dashboard.shell import cache, context, scorer, sidebar, viewstate
 from scoring.profiles import DEFAULT_PROFILE, HARNESS_PROFILES, MMLONGBENCH_PROFILE
 
@@ -26,9 +27,7 @@ from scoring.profiles import DEFAULT_PROFILE, HARNESS_PROFILES, MMLONGBENCH_PROF
 def load(sources: Sources, profile: str) -> context.Context:
     slot = st.empty()  # the top of the page: scoring progress, when scoring takes longer than a moment
     disc = discover(sources)
-    extra = [disc.docs_dir] if disc.docs_dir and disc.docs_dir.is_dir() else []
-    ws_key = (scorer.sources_key(sources), fingerprint([*disc.all_files(), *extra]))
-    ws = cache.workspace(ws_key, sources)
+    ws_key, ws = _workspace(sources, disc)
     ws = ws.with_evals(viewstate.view().evals)  # an older VLMEvalKit eval id picked on the Data page (URL `eval`)
     offered = sidebar.harness_profiles(ws)
     if offered != st.session_state.get(sidebar.HARNESS_OFFERED, []):  # the picker offers the harnesses' own profiles
@@ -47,6 +46,41 @@ def load(sources: Sources, profile: str) -> context.Context:
         from dashboard.annotations.rescore import corrected_workspace  # SQLAlchemy: imported when corrections are on
 
         ws, gold_key, fixes = corrected_workspace(ws, gold_key, notes_store.corrections(benchmark))
+    analysis = _analysis(ws, ws_key, gold_key, profile, slot)
+    ctx = context.Context(sources, ws, analysis, profile, gold_key, benchmark, plain if fixes else None, fixes)
+    st.session_state[context.CONTEXT] = ctx
+    context.announce_upload_problems(ws)
+    context.warn_joins(analysis)
+    return ctx
+
+
+def warm(configured: Sources) -> str:
+    """What a first visit to the configured benchmark reads, scores and builds -- the workspace, the
+    benchmark's identity, every run scored into the engine, the analysis and its leaderboard -- done ahead, without a session,
+    under the keys `load` makes for that visit (the view's defaults: no eval id picked, no corrections, the
+    benchmark's own profile, a harness folder's first task). dashboard/session/server.py calls it while the server
+    starts, so the first browser finds the caches filled; a later visit that differs (another profile,
+    folder or upload) is read as before. Returns the profile it scored under."""
+    sources = replace(configured, task=sidebar.first_task(configured.benchmark)) if configured.benchmark else configured
+    disc = discover(sources)
+    ws_key, ws = _workspace(sources, disc)
+    profile = sidebar.own_profile(disc, ws)
+    gold_key = fingerprint(ws.discovery.gold)
+    notes_store.identity(gold_key, ws.gold.items)
+    an = _analysis(ws, ws_key, gold_key, profile, None)
+    an.leaderboard()  # the overview's first table (kept by the analysis)
+    return profile
+
+
+def _workspace(sources: Sources, disc: Discovery) -> tuple[tuple, Workspace]:
+    """The workspace of these sources (cached), with its key."""
+    extra = [disc.docs_dir] if disc.docs_dir and disc.docs_dir.is_dir() else []
+    ws_key = (scorer.sources_key(sources), fingerprint([*disc.all_files(), *extra]))
+    return ws_key, cache.workspace(ws_key, sources)
+
+
+def _analysis(ws: Workspace, ws_key: tuple, gold_key: tuple, profile: str, slot) -> Analysis:
+    """Every run of the workspace scored into the engine (`scorer.scored_runs`) and the analysis built on them (cached)."""
     runs, store, _questions = scorer.scored_runs(ws, gold_key, profile, slot)
     key = (ws_key, gold_key, profile, tuple((r.name, r.source, r.file) for r in runs), store.benchmark,
            tuple(sorted(store.ids.items())), store.engine.shown())
@@ -57,9 +91,4 @@ def load(sources: Sources, profile: str) -> context.Context:
         return Analysis.build(runs, ws.gold.items, ws.page_counts, profile, ws.declared_pages(), store=store,
                               later_questions=partial(cache.frame, ws, gold_key))
 
-    analysis = cache.analysis(key, build)
-    ctx = context.Context(sources, ws, analysis, profile, gold_key, benchmark, plain if fixes else None, fixes)
-    st.session_state[context.CONTEXT] = ctx
-    context.announce_upload_problems(ws)
-    context.warn_joins(analysis)
-    return ctx
+    return cache.analysis(key, build)

@@ -144,6 +144,11 @@ def data_panel(default: Sources) -> Sources:
     )
 
 
+def first_task(bench: Path) -> str:
+    """The task a harness folder holding several opens on (`_task_picker`'s default); '' for any other folder."""
+    return next(iter(harness_tasks(bench)), "")
+
+
 def _task_picker(bench: Path, v) -> str:
     """A harness folder opened as the benchmark holding several tasks (datasets): which one's gold to
     use, kept in the URL (`bench`). '' for any other folder."""
