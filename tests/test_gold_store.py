@@ -80,7 +80,7 @@ def test_a_changed_gold_file_is_read_again(tmp_path):
 def test_another_reader_code_is_another_entry(tmp_path, monkeypatch):
     paths = GOLDS[0][1]
     S.read_gold_cached(xldocbench, paths, S.GoldStore(tmp_path))
-    monkeypatch.setitem(S._GOLD_CODE, xldocbench.__name__, "0" * 64)  # as if scoring.formats.xldocbench had changed
+    monkeypatch.setattr(S, "_GOLD_CODE", "0" * 64)  # as if a file of scoring had changed
     store = S.GoldStore(tmp_path)
     _same(S.read_gold_cached(xldocbench, paths, store), xldocbench.read_gold(paths))
     assert (store.hits, store.misses) == (0, 1) and len(_entries(tmp_path)) == 2
