@@ -146,6 +146,7 @@ def _said(slot):
     except EngineError as exc:
         (slot or st).error(f"The scored runs' store cannot be used: {md_escape(str(exc))}", icon=":material/database:")
         st.stop()
+        raise  # no session to stop (the server's warm: dashboard/session/server.py): the engine's own error goes on
 
 
 def scored_runs(ws: Workspace, gold_key: tuple, profile: str, slot=None) -> tuple[list[Run], Store, Questions]:
