@@ -84,6 +84,54 @@ def test_the_first_visit_finds_what_the_warm_built(tmp_path, folder, profile):
     assert len(got["said"]) == 1 and "ready for the first visit" in got["said"][0] and f"({profile})" in got["said"][0]
 
 
+def _two_at_once(bench: str, cache: str, out) -> None:
+    """Two threads building the same first view at once (the server's warm and a first visit): the first scores,
+    the second waits for it -- its ingest held until the second is seen waiting -- and scores nothing."""
+    import threading
+
+    os.environ.update({"LENS_BENCHMARK": bench, "LENS_CACHE_DIR": cache})
+    for name in ("LENS_RUNS", "LENS_SCORES", "LENS_DATA_ROOTS", "LENS_LAKE_CATALOG", "LENS_LAKE_DATA"):
+        os.environ.pop(name, None)
+    from dashboard.core.paths import Sources
+    from dashboard.session import load
+    from dashboard.shell import scorer
+
+    waiting = threading.Event()
+    ingested: list[str] = []
+    real_ingest, real_wait = scorer.ingest, scorer._wait_for_other
+
+    def ingest(engine, questions, run, **kw):
+        assert waiting.wait(HANG_GUARD), "the second thread never waited for the first's scoring"
+        ingested.append(run.name)
+        return real_ingest(engine, questions, run, **kw)
+
+    def wait_for_other(lock):
+        waiting.set()
+        real_wait(lock)
+
+    scorer.ingest, scorer._wait_for_other = ingest, wait_for_other
+    got: list[str] = []
+    threads = [threading.Thread(target=lambda: got.append(load.warm(Sources(benchmark=Path(bench))))) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(HANG_GUARD)
+    out.put({"profiles": got, "ingested": ingested})
+
+
+def test_two_threads_building_the_same_view_score_each_run_once(tmp_path):
+    ctx = multiprocessing.get_context("spawn")
+    out = ctx.Queue()
+    proc = ctx.Process(target=_two_at_once, args=(str(SAMPLE), str(tmp_path / "cache"), out), daemon=True)
+    proc.start()
+    try:
+        got = out.get(timeout=2 * HANG_GUARD)
+    finally:
+        proc.join(HANG_GUARD)
+    assert got["profiles"] == ["xldocbench", "xldocbench"]
+    assert len(got["ingested"]) >= 4 and len(set(got["ingested"])) == len(got["ingested"])  # each run once
+
+
 def _free_port() -> int:
     import socket
 

@@ -14,6 +14,7 @@ runs asked for (dashboard/shell/cache.py)."""
 from __future__ import annotations
 
 import contextlib
+import threading
 import time
 from functools import partial
 
@@ -149,6 +150,32 @@ def _said(slot):
         raise  # no session to stop (the server's warm: dashboard/session/server.py): the engine's own error goes on
 
 
+_SCORING: dict[tuple, threading.Lock] = {}  # (questions' key, profile signature) -> held while that benchmark's runs are scored
+_SCORING_LOCK = threading.Lock()
+WAITING = ("These runs are being scored already -- by another session, or by the server, which reads its benchmark "
+           "as it starts; they appear here when that is done.")
+
+
+@contextlib.contextmanager
+def _one_scorer(key: tuple):
+    """One thread of the process at a time scores a benchmark's runs under a profile: another asking for the same
+    waits (`_wait_for_other`), then finds them in the engine. Without this a first visit during the server's warm
+    (dashboard/session/server.py), or two sessions opened at once, scored every run twice, side by side."""
+    with _SCORING_LOCK:
+        lock = _SCORING.setdefault(key, threading.Lock())
+    if not lock.acquire(blocking=False):
+        _wait_for_other(lock)
+    try:
+        yield
+    finally:
+        lock.release()
+
+
+def _wait_for_other(lock: threading.Lock) -> None:
+    with st.spinner(WAITING):
+        lock.acquire()
+
+
 def scored_runs(ws: Workspace, gold_key: tuple, profile: str, slot=None) -> tuple[list[Run], Store, Questions]:
     """The workspace's runs in the engine, each scored and ingested unless the engine holds it already
     (its identity): the runs as the pages hold them (their results made when asked), the store the
@@ -161,30 +188,31 @@ def scored_runs(ws: Workspace, gold_key: tuple, profile: str, slot=None) -> tupl
     with _said(slot):
         engine = cache.engine()
         cache.ensure_store(engine)
-        with engine.read() as con:
-            known = {str(r["identity"]): int(r["run_id"]) for r in Q.runs(con, key, current=False)}
-        ids: dict[str, int] = {}
-        todo = []
-        for pf in scorable:
-            got = known.get(identity_of(key, pf.run, pf.sha256, sig, None))
-            if got is None:
-                todo.append(pf)
-            else:
-                ids[pf.run] = got
-        if todo:
-            ids |= _ingest_scored(ws, gold_key, profile, questions, engine, todo, slot)
-        names = {pf.run for pf in scorable}
-        shas: dict[str, str] = {}
-        for system, rows in official.items():
-            if system in names:
-                continue
-            path = rows[0].file
-            sha = shas[path] = shas[path] if path in shas else _file_sha(path)
-            got = known.get(identity_of(key, system, sha, official_identity(profile), None))
-            if got is None:
-                scored = ScoredRun.from_official(system, rows, questions, profile, file_path=path, file_sha256=sha)
-                got = ingest(engine, questions, scored).run_id
-            ids[system] = got
+        with _one_scorer((key, sig)):
+            with engine.read() as con:
+                known = {str(r["identity"]): int(r["run_id"]) for r in Q.runs(con, key, current=False)}
+            ids: dict[str, int] = {}
+            todo = []
+            for pf in scorable:
+                got = known.get(identity_of(key, pf.run, pf.sha256, sig, None))
+                if got is None:
+                    todo.append(pf)
+                else:
+                    ids[pf.run] = got
+            if todo:
+                ids |= _ingest_scored(ws, gold_key, profile, questions, engine, todo, slot)
+            names = {pf.run for pf in scorable}
+            shas: dict[str, str] = {}
+            for system, rows in official.items():
+                if system in names:
+                    continue
+                path = rows[0].file
+                sha = shas[path] = shas[path] if path in shas else _file_sha(path)
+                got = known.get(identity_of(key, system, sha, official_identity(profile), None))
+                if got is None:
+                    scored = ScoredRun.from_official(system, rows, questions, profile, file_path=path, file_sha256=sha)
+                    got = ingest(engine, questions, scored).run_id
+                ids[system] = got
     memory = cache.runs_memory()
     out: list[Run] = []
     for pf in scorable:
