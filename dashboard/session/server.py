@@ -44,7 +44,8 @@ def warm(app_args: Sequence[str], say=print) -> bool:
         from scoring.redact import password_of, redact
 
         known = [password_of(v) for v in os.environ.values() if "://" in v]  # a database URL's password, wherever it shows
-        say(f"  DocBench Lens: the benchmark was not read ahead ({type(exc).__name__}: {redact(str(exc)[:300], known)}); "
+        # masked before it is cut: a password cut in two would no longer be found
+        say(f"  DocBench Lens: the benchmark was not read ahead ({type(exc).__name__}: {redact(str(exc), known)[:300]}); "
             "the first visit reads it.", file=sys.stderr, flush=True)
         return False
     where = sources.benchmark or "the files given"
