@@ -321,6 +321,23 @@ def _load_meta(res) -> str:
                       ensure_ascii=True, allow_nan=False)
 
 
+def _load_back(text: bytes):
+    """A load's problems, files and counts (`items` empty) from an entry's `lens.load` metadata, as `_load_meta`
+    wrote it; ValueError when it has another shape."""
+    load: Any = json.loads(text)
+    if type(load) is not dict:
+        raise ValueError("load metadata is not an object")
+    counts: list[Any] = [load.get(k) for k in ("rows_read", "skipped", "blank_lines")]  # checked below
+    if any(type(c) is not int or c < 0 for c in counts):
+        raise ValueError("counts that are not numbers")
+    files: Any = load.get("files")  # checked below
+    unreadable: Any = load.get("unreadable")
+    if any(type(v) is not list or any(not isinstance(s, str) for s in v) for v in (files, unreadable)):
+        raise ValueError("file lists of another shape")
+    return LoadResult(items=[], problems=_problems_back(load.get("problems")), files=files, rows_read=counts[0],
+                      skipped=counts[1], blank_lines=counts[2], unreadable=unreadable)
+
+
 def _parse_memo(texts: list, convert) -> list:
     """Each distinct JSON text parsed once (equal values share one read-only tuple); None stays ()."""
     memo: dict[str, object] = {}
@@ -378,18 +395,11 @@ class PredictionStore(EntryFolder):
             if meta.get(b"lens.format") != str(PREDICTION_FORMAT).encode() or meta.get(b"lens.key") != key.encode():
                 return None
             rows = int(meta.get(b"lens.rows", b"-1"))
-            load: Any = json.loads(meta[b"lens.load"])
-            if type(load) is not dict or rows < 0:
+            if rows < 0:
                 return None
-            counts: list[Any] = [load.get(k) for k in ("rows_read", "skipped", "blank_lines")]  # checked below
-            files: Any = load.get("files")
-            unreadable: Any = load.get("unreadable")
-            if any(type(c) is not int or c < 0 for c in counts) or any(
-                    type(v) is not list or any(not isinstance(s, str) for s in v) for v in (files, unreadable)):
-                return None
+            res = _load_back(meta[b"lens.load"])
             self._used(path)
-            return LoadResult(items=[], problems=_problems_back(load.get("problems")), files=files, rows_read=counts[0],
-                              skipped=counts[1], blank_lines=counts[2], unreadable=unreadable), rows
+            return res, rows
         except (OSError, ValueError, TypeError, KeyError, pa.ArrowException):
             return None
 
@@ -404,8 +414,6 @@ class PredictionStore(EntryFolder):
 
     @staticmethod
     def _read(path: Path, key: str, file: str = ""):
-        from scoring.problems import LoadResult
-
         table = _checked_table(path, key, PREDICTION_SCHEMA, PREDICTION_FORMAT)
         n = table.num_rows
         for name in _PRED_NOT_NULL:
@@ -413,27 +421,16 @@ class PredictionStore(EntryFolder):
                 raise ValueError(f"nulls in {name}")
         if n and len(pc.unique(table.column("question_id"))) != n:  # unique: half count_distinct's time
             raise ValueError("an id twice")
-        load: Any = json.loads((table.schema.metadata or {})[b"lens.load"])  # its shape is checked here
-        if type(load) is not dict:
-            raise ValueError("load metadata is not an object")
-        counts: list[Any] = [load.get(k) for k in ("rows_read", "skipped", "blank_lines")]  # checked below
-        if any(type(c) is not int or c < 0 for c in counts):
-            raise ValueError("counts that are not numbers")
-        files: Any = load.get("files")  # checked below
-        unreadable: Any = load.get("unreadable")
-        if any(type(v) is not list or any(not isinstance(s, str) for s in v) for v in (files, unreadable)):
-            raise ValueError("file lists of another shape")
-        problems = _problems_back(load.get("problems"))
+        res = _load_back((table.schema.metadata or {})[b"lens.load"])  # its shape is checked there
         pages = table.column("evidence_pages")
         if pages.null_count or any(chunk.values.null_count for chunk in pages.chunks):
             raise ValueError("nulls in evidence_pages")
         evidence = table.column("evidence")
         if evidence.null_count < n:  # checked as the records would read it; the records are built on demand
             _parse_memo(pc.drop_null(evidence).to_pylist(), evidence_of)
-        items = PredictionTable(table.column("question_id"), table.column("text"), table.column("status"), file,
-                                table.column("line"), table.column("evidence_pages"), evidence)
-        return LoadResult(items=cast(list, items), problems=problems, files=files, rows_read=counts[0],
-                          skipped=counts[1], blank_lines=counts[2], unreadable=unreadable)
+        res.items = cast(list, PredictionTable(table.column("question_id"), table.column("text"), table.column("status"), file,
+                                               table.column("line"), table.column("evidence_pages"), evidence))
+        return res
 
 
 def load_predictions_cached(path: Path, prediction_sha256: str, store: PredictionStore | None = None):
@@ -656,18 +653,9 @@ class GoldStore(EntryFolder):
         column = table.column("record")
         if column.null_count:
             raise ValueError("nulls in record")
-        load: Any = json.loads((table.schema.metadata or {})[b"lens.load"])
-        if type(load) is not dict:
-            raise ValueError("load metadata is not an object")
-        counts: list[Any] = [load.get(k) for k in ("rows_read", "skipped", "blank_lines")]
-        files: Any = load.get("files")
-        unreadable: Any = load.get("unreadable")
-        if any(type(c) is not int or c < 0 for c in counts) or any(
-                type(v) is not list or any(not isinstance(s, str) for s in v) for v in (files, unreadable)):
-            raise ValueError("counts or file lists of another shape")
-        items = [_gold_back(_loads(r)) for r in column.to_pylist()]
-        return LoadResult(items=items, problems=_problems_back(load.get("problems")), files=files, rows_read=counts[0],
-                          skipped=counts[1], blank_lines=counts[2], unreadable=unreadable)
+        res = _load_back((table.schema.metadata or {})[b"lens.load"])
+        res.items = [_gold_back(_loads(r)) for r in column.to_pylist()]
+        return res
 
 
 def read_gold_cached(fmt, paths: Sequence[Path], store: GoldStore | None = None):
