@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from scoring.workers import bare_main
+
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "sample_runs"
 APP = str(ROOT / "dashboard" / "app.py")
@@ -60,7 +62,8 @@ def _in_fresh_process(bench: Path, cache: Path) -> dict:
     ctx = multiprocessing.get_context("spawn")
     out = ctx.Queue()
     proc = ctx.Process(target=_visit_after_warm, args=(str(bench), str(cache), out), daemon=True)
-    proc.start()
+    with bare_main():  # an AppTest earlier in this process left the app's script as __main__: the child would run it first
+        proc.start()
     try:
         return out.get(timeout=HANG_GUARD)
     finally:
@@ -123,7 +126,8 @@ def test_two_threads_building_the_same_view_score_each_run_once(tmp_path):
     ctx = multiprocessing.get_context("spawn")
     out = ctx.Queue()
     proc = ctx.Process(target=_two_at_once, args=(str(SAMPLE), str(tmp_path / "cache"), out), daemon=True)
-    proc.start()
+    with bare_main():
+        proc.start()
     try:
         got = out.get(timeout=2 * HANG_GUARD)
     finally:
