@@ -7,7 +7,7 @@ says on its console that the benchmark is ready, and a broken setting costs the 
 
 from __future__ import annotations
 
-import multiprocessing
+import json
 import os
 import subprocess
 import sys
@@ -17,18 +17,13 @@ from pathlib import Path
 
 import pytest
 
-from scoring.workers import bare_main
-
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "sample_runs"
 APP = str(ROOT / "dashboard" / "app.py")
 HANG_GUARD = 240.0  # seconds: only so that a hang fails instead of blocking the suite
 
 
-def _visit_after_warm(bench: str, cache: str, out) -> None:
-    os.environ.update({"LENS_BENCHMARK": bench, "LENS_CACHE_DIR": cache})
-    for name in ("LENS_RUNS", "LENS_SCORES", "LENS_DATA_ROOTS", "LENS_LAKE_CATALOG", "LENS_LAKE_DATA"):
-        os.environ.pop(name, None)
+def _visit_after_warm() -> dict:
     from streamlit.testing.v1 import AppTest
 
     from dashboard.core import analysis
@@ -54,20 +49,29 @@ def _visit_after_warm(bench: str, cache: str, out) -> None:
     at = AppTest.from_file(APP, default_timeout=HANG_GUARD).run()
     profile = at.selectbox(key="profile").value
     board = at.dataframe[0].value if not at.exception and at.dataframe else None
-    out.put({"warmed": warmed, "said": said, "after_warm": after_warm, "after_visit": dict(counts), "profile": profile,
-             "exception": [e.value for e in at.exception], "board_rows": None if board is None else len(board)})
+    return {"warmed": warmed, "said": said, "after_warm": after_warm, "after_visit": dict(counts), "profile": profile,
+            "exception": [str(e.value) for e in at.exception], "board_rows": None if board is None else len(board)}
 
 
-def _in_fresh_process(bench: Path, cache: Path) -> dict:
-    ctx = multiprocessing.get_context("spawn")
-    out = ctx.Queue()
-    proc = ctx.Process(target=_visit_after_warm, args=(str(bench), str(cache), out), daemon=True)
-    with bare_main():  # an AppTest earlier in this process left the app's script as __main__: the child would run it first
-        proc.start()
-    try:
-        return out.get(timeout=HANG_GUARD)
-    finally:
-        proc.join(HANG_GUARD)
+def child(kind: str) -> None:
+    """The body of a fresh process (`_in_fresh_process`): its result as one JSON line."""
+    result = _visit_after_warm() if kind == "visit" else _two_at_once()
+    print("RESULT " + json.dumps(result), flush=True)
+
+
+def _in_fresh_process(kind: str, bench: Path, cache: Path) -> dict:
+    """`child(kind)` in a plain new interpreter, as the server is: not a multiprocessing child, which the readers'
+    guard treats as supervised (scoring/guard.py `guarded`) and reads in, with the address-space limit of a file's
+    bracket on the whole process -- another thread's allocation then failed (seen in CI)."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("LENS_RUNS", "LENS_SCORES", "LENS_DATA_ROOTS", "LENS_LAKE_CATALOG", "LENS_LAKE_DATA")}
+    env.update({"LENS_BENCHMARK": str(bench), "LENS_CACHE_DIR": str(cache), "PYTHONPATH": str(ROOT)})
+    code = f"import sys; sys.path.insert(0, {str(ROOT / 'tests')!r}); import test_warm_start; test_warm_start.child({kind!r})"
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=2 * HANG_GUARD)
+    lines = [line for line in proc.stdout.splitlines() if line.startswith("RESULT ")]
+    assert lines and proc.returncode == 0, f"the child failed ({proc.returncode}):\n{proc.stderr[-4000:]}"
+    return json.loads(lines[-1].removeprefix("RESULT "))
 
 
 @pytest.mark.parametrize("folder,profile", [
@@ -76,7 +80,7 @@ def _in_fresh_process(bench: Path, cache: Path) -> dict:
     ("harness/lmms-eval", "lmms-eval"),  # a harness's folder: its rule, picked by a rerun of the first visit
 ])
 def test_the_first_visit_finds_what_the_warm_built(tmp_path, folder, profile):
-    got = _in_fresh_process(SAMPLE / folder, tmp_path / "cache")
+    got = _in_fresh_process("visit", SAMPLE / folder, tmp_path / "cache")
     assert got["warmed"] is True, got["said"]
     assert got["exception"] == []
     assert got["after_warm"]["workspace read"] == 1 and got["after_warm"]["analysis built"] == 1
@@ -87,14 +91,11 @@ def test_the_first_visit_finds_what_the_warm_built(tmp_path, folder, profile):
     assert len(got["said"]) == 1 and "ready for the first visit" in got["said"][0] and f"({profile})" in got["said"][0]
 
 
-def _two_at_once(bench: str, cache: str, out) -> None:
+def _two_at_once() -> dict:
     """Two threads building the same first view at once (the server's warm and a first visit): the first scores,
     the second waits for it -- its ingest held until the second is seen waiting -- and scores nothing."""
     import threading
 
-    os.environ.update({"LENS_BENCHMARK": bench, "LENS_CACHE_DIR": cache})
-    for name in ("LENS_RUNS", "LENS_SCORES", "LENS_DATA_ROOTS", "LENS_LAKE_CATALOG", "LENS_LAKE_DATA"):
-        os.environ.pop(name, None)
     from dashboard.core.paths import Sources
     from dashboard.session import load
     from dashboard.shell import scorer
@@ -114,24 +115,17 @@ def _two_at_once(bench: str, cache: str, out) -> None:
 
     scorer.ingest, scorer._wait_for_other = ingest, wait_for_other
     got: list[str] = []
-    threads = [threading.Thread(target=lambda: got.append(load.warm(Sources(benchmark=Path(bench))))) for _ in range(2)]
+    bench = Path(os.environ["LENS_BENCHMARK"])
+    threads = [threading.Thread(target=lambda: got.append(load.warm(Sources(benchmark=bench)))) for _ in range(2)]
     for t in threads:
         t.start()
     for t in threads:
         t.join(HANG_GUARD)
-    out.put({"profiles": got, "ingested": ingested})
+    return {"profiles": got, "ingested": ingested}
 
 
 def test_two_threads_building_the_same_view_score_each_run_once(tmp_path):
-    ctx = multiprocessing.get_context("spawn")
-    out = ctx.Queue()
-    proc = ctx.Process(target=_two_at_once, args=(str(SAMPLE), str(tmp_path / "cache"), out), daemon=True)
-    with bare_main():
-        proc.start()
-    try:
-        got = out.get(timeout=2 * HANG_GUARD)
-    finally:
-        proc.join(HANG_GUARD)
+    got = _in_fresh_process("two", SAMPLE, tmp_path / "cache")
     assert got["profiles"] == ["xldocbench", "xldocbench"]
     assert len(got["ingested"]) >= 4 and len(set(got["ingested"])) == len(got["ingested"])  # each run once
 
