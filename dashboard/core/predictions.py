@@ -436,13 +436,17 @@ def evidence_of(parsed) -> tuple:
     for v in parsed:
         if type(v) is not list or len(v) != 3 or type(v[0]) is not int or not isinstance(v[1], str):
             raise ValueError("an evidence entry of another shape")
-        bbox = v[2]
-        if bbox is not None:
-            if type(bbox) is not list or len(bbox) != 4 or any(type(x) not in (int, float) for x in bbox):
-                raise ValueError("a bbox that is not four numbers")
-            bbox = tuple(bbox)
-        out.append(PredictedEvidence(v[0], v[1], bbox))
+        out.append(PredictedEvidence(v[0], v[1], box_of(v[2])))
     return tuple(out)
+
+
+def box_of(value) -> tuple | None:
+    """A box read back from a cache entry's JSON: None, or four numbers as a tuple; ValueError otherwise."""
+    if value is None:
+        return None
+    if type(value) is not list or len(value) != 4 or any(type(x) not in (int, float) for x in value):
+        raise ValueError("a bbox that is not four numbers")
+    return tuple(value)
 
 
 def _evidence_back(text: str | None) -> tuple:

@@ -34,7 +34,8 @@ import os
 import re
 import tempfile
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import fields
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
@@ -47,10 +48,11 @@ from orjson import loads as _loads
 
 import scoring
 from dashboard.core.digests import file_sha256, imports_sha256, mark_used, sweep, symlinked
-from dashboard.core.predictions import PredictionTable, as_table, evidence_json, evidence_of
+from dashboard.core.predictions import PredictionTable, as_table, box_of, evidence_json, evidence_of
 from dashboard.core.settings import cache_root
 from scoring import guard
 from scoring._gc import paused_gc
+from scoring.model import DocRef, EvidenceItem, GoldQuestion
 from scoring.problems import LoadResult
 
 _KEY = re.compile(r"[0-9a-f]{64}")
@@ -117,11 +119,16 @@ def scorer_sha256() -> str:
     even when the profile signature stays the same."""
     global _SCORER
     if _SCORER is None:
-        h = hashlib.sha256()
-        for p in sorted(_SCORING.glob("*.py")):
-            h.update(p.name.encode() + b"\0" + p.read_bytes() + b"\0")
-        _SCORER = h.hexdigest()
+        _SCORER = _sources_sha256(_SCORING.glob("*.py"))
     return _SCORER
+
+
+def _sources_sha256(paths: Iterable[Path]) -> str:
+    """sha256 of source files of the scoring package, each named by its path inside the package, in order."""
+    h = hashlib.sha256()
+    for p in sorted(paths):
+        h.update(str(p.relative_to(_SCORING)).encode() + b"\0" + p.read_bytes() + b"\0")
+    return h.hexdigest()
 
 
 _SCORING = Path(scoring.__file__).resolve().parent  # the scoring code: scorer_sha256 and reader_sha256 read it
@@ -468,16 +475,22 @@ def _parse_and_put(path: Path, prediction_sha256: str, store: PredictionStore) -
     from scoring.loaders import load_predictions
 
     res = load_predictions(path)
-    if any(p.kind == guard.REFUSED_KIND for p in res.problems):
-        return res, False
-    try:
-        same = file_sha256(path) == prediction_sha256  # read again, never remembered: did it change meanwhile?
-    except OSError:
-        same = False
-    if not same:
+    if not _keepable(res, [(path, prediction_sha256)]):
         return res, False
     with paused_gc():
         return res, store.put(prediction_key(prediction_sha256, str(path)), res) is not None
+
+
+def _keepable(res, files: Sequence[tuple[str | Path, str]]) -> bool:
+    """Whether a load may be kept under these (file, sha256): nothing refused (over the read limits: a fact of the
+    settings, not of the bytes), and every file still those bytes -- read again, never remembered: did one change
+    while it was read?"""
+    if any(p.kind == guard.REFUSED_KIND for p in res.problems):
+        return False
+    try:
+        return all(file_sha256(Path(p)) == sha for p, sha in files)
+    except OSError:
+        return False
 
 
 def _parse_and_put_there(path: Path, prediction_sha256: str, root: Path) -> LoadResult | None:
@@ -533,10 +546,7 @@ def _gold_code() -> str:
     global _GOLD_CODE
     with _CODE_LOCK:
         if _GOLD_CODE is None:
-            h = hashlib.sha256()
-            for p in sorted(_SCORING.rglob("*.py")):
-                h.update(str(p.relative_to(_SCORING)).encode() + b"\0" + p.read_bytes() + b"\0")
-            _GOLD_CODE = h.hexdigest()
+            _GOLD_CODE = _sources_sha256(_SCORING.rglob("*.py"))
         return _GOLD_CODE
 
 
@@ -573,8 +583,6 @@ _new = object.__new__
 
 def _gold_back(state: Any):
     """A gold record from its entry's array, every value checked for the type the reader gives it."""
-    from scoring.model import DocRef, EvidenceItem, GoldQuestion
-
     if type(state) is not list or len(state) != len(_GOLD_FIELDS):
         raise ValueError("a record of another length")
     (qid, question, answers, answer_format, rule, split, metadata, documents, file, line, question_types, image,
@@ -591,12 +599,8 @@ def _gold_back(state: Any):
         for e in d[3]:
             if type(e) is not list or len(e) != 5 or not all(type(s) is str for s in (e[0], e[2], e[3])):
                 raise ValueError("an evidence item of another shape")
-            box = e[4]
-            if box is not None and (type(box) is not list or len(box) != 4
-                                    or any(type(x) not in (int, float) for x in box)):
-                raise ValueError("a box that is not four numbers")
             item = _new(EvidenceItem)  # a frozen record's __init__ sets each field through object.__setattr__: its state at once
-            item.__setstate__((e[0], _ints(e[1]), e[2], e[3], None if box is None else tuple(box)))  # type: ignore[attr-defined]
+            item.__setstate__((e[0], _ints(e[1]), e[2], e[3], box_of(e[4])))  # type: ignore[attr-defined]
             items.append(item)
         doc = _new(DocRef)
         doc.__setstate__((d[0], d[1], _ints(d[2]), tuple(items)))  # type: ignore[attr-defined]  # scoring.model.quick_state
@@ -605,15 +609,7 @@ def _gold_back(state: Any):
                         _strs(question_types), image, raw_format, format_given, gold_problem, release_text)
 
 
-def _gold_fields() -> tuple[str, ...]:
-    from dataclasses import fields
-
-    from scoring.model import GoldQuestion
-
-    return tuple(f.name for f in fields(GoldQuestion))
-
-
-_GOLD_FIELDS = _gold_fields()
+_GOLD_FIELDS = tuple(f.name for f in fields(GoldQuestion))
 _DOCS = _GOLD_FIELDS.index("documents")
 
 
@@ -648,7 +644,7 @@ class GoldStore(EntryFolder):
         return self._entry(key, read)
 
     @staticmethod
-    def _read(path: Path, key: str, file: str = ""):
+    def _read(path: Path, key: str):
         table = _checked_table(path, key, GOLD_SCHEMA, GOLD_FORMAT)
         column = table.column("record")
         if column.null_count:
@@ -676,12 +672,6 @@ def read_gold_cached(fmt, paths: Sequence[Path], store: GoldStore | None = None)
     if res is not None:
         return res
     res = fmt.read_gold(paths)
-    if res.unreadable or any(p.kind == guard.REFUSED_KIND for p in res.problems):
-        return res
-    try:
-        same = all(file_sha256(Path(p)) == sha for p, sha in before)  # read again, never remembered
-    except OSError:
-        same = False
-    if same:
+    if not res.unreadable and _keepable(res, before):
         store.put(key, res)
     return res
