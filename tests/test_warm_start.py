@@ -41,6 +41,12 @@ def _visit_after_warm() -> dict:
 
     shell_cache.load_workspace = counted("workspace read", shell_cache.load_workspace)
     scorer.ingest = counted("runs ingested", scorer.ingest)
+    import gc
+
+    from dashboard.annotations import identity
+
+    real_identity, frozen = identity.benchmark_identity, []
+    identity.benchmark_identity = lambda gold: frozen.append(gc.get_freeze_count()) or real_identity(gold)
     real_build = analysis.Analysis.build.__func__
     analysis.Analysis.build = classmethod(counted("analysis built", real_build))
     said: list[str] = []
@@ -49,7 +55,7 @@ def _visit_after_warm() -> dict:
     at = AppTest.from_file(APP, default_timeout=HANG_GUARD).run()
     profile = at.selectbox(key="profile").value
     board = at.dataframe[0].value if not at.exception and at.dataframe else None
-    return {"warmed": warmed, "said": said, "after_warm": after_warm, "after_visit": dict(counts), "profile": profile,
+    return {"warmed": warmed, "said": said, "after_warm": after_warm, "after_visit": dict(counts), "profile": profile, "frozen": frozen,
             "exception": [str(e.value) for e in at.exception], "board_rows": None if board is None else len(board)}
 
 
@@ -86,6 +92,8 @@ def test_the_first_visit_finds_what_the_warm_built(tmp_path, folder, profile):
     assert got["after_warm"]["workspace read"] == 1 and got["after_warm"]["analysis built"] == 1
     assert got["after_warm"]["runs ingested"] >= 1  # a fresh cache folder: every run scored by the warm
     assert got["profile"] == profile
+    # the workspace left the collector's full scans before what is made from it (cache.workspace: gc.freeze)
+    assert len(got["frozen"]) == 1 and got["frozen"][0] > 0, got["frozen"]
     assert got["board_rows"] and got["board_rows"] >= 1
     assert got["after_visit"] == got["after_warm"], "the first visit read, scored or built again: the warm's keys differ"
     assert len(got["said"]) == 1 and "ready for the first visit" in got["said"][0] and f"({profile})" in got["said"][0]

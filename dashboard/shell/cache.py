@@ -46,10 +46,14 @@ _UPLOADED_LOCK = threading.Lock()
 @st.cache_resource(show_spinner="Reading the benchmark files…", max_entries=8)
 def workspace(key: tuple, _sources: Sources) -> Workspace:
     """`key` = (the sources, the (path, size, mtime_ns) of every file they name). A workspace read
-    from a session's uploads is remembered by that folder, so `evict_uploads` can drop it."""
+    from a session's uploads is remembered by that folder, so `evict_uploads` can drop it. Once read,
+    it is moved out of the garbage collector's sight, as the analysis is (`analysis`): the benchmark's
+    identity and its questions' codes, made next, otherwise paid a full collection walking the gold
+    (0.3 s of a restart's 20,000 questions)."""
     folders = upload_folders_of(_sources)
     ws = load_workspace(_sources)
     trim()
+    gc.freeze()
     if folders:
         shas = frozenset((pf.sha256, pf.run) for pf in ws.predictions if any(f in str(pf.path) for f in folders))
         with _UPLOADED_LOCK:
