@@ -379,6 +379,12 @@ def test_remembered_digests_nobody_used_for_a_month_are_swept_and_a_use_keeps_on
 
     monkeypatch.setenv("LENS_CACHE_DIR", str(tmp_path / "cache"))
     _load_predictions([files[2]], [])
+    import threading
+
+    from dashboard.data.workspace import SWEEPER
+
+    for thread in [t for t in threading.enumerate() if t.name == SWEEPER]:  # it sweeps after the reading, beside it
+        thread.join(timeout=120)  # only so that a hang fails instead of blocking the suite
     assert swept == [tmp_path / "cache" / "shas"]
 
 

@@ -110,6 +110,11 @@ class FileDigests:
             self._remember(name, digest)
         return digest
 
+    def known(self, path: Path) -> str | None:
+        """The file's sha256 when it is remembered (its identity unchanged since it was hashed), else None --
+        never read to be hashed. OSError when it cannot be looked at."""
+        return self._recall(self._name(path, os.stat(path)))
+
     def _hash(self, path: Path) -> str:
         self.hashed += 1
         return file_sha256(path, self.CHUNK)

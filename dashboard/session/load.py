@@ -76,7 +76,7 @@ def _workspace(sources: Sources, disc: Discovery) -> tuple[tuple, Workspace]:
     """The workspace of these sources (cached), with its key."""
     extra = [disc.docs_dir] if disc.docs_dir and disc.docs_dir.is_dir() else []
     ws_key = (scorer.sources_key(sources), fingerprint([*disc.all_files(), *extra]))
-    return ws_key, cache.workspace(ws_key, sources)
+    return ws_key, cache.workspace(ws_key, sources, disc)
 
 
 def _analysis(ws: Workspace, ws_key: tuple, gold_key: tuple, profile: str, slot) -> Analysis:

@@ -25,7 +25,7 @@ from dashboard.core.analysis import Analysis, question_frame
 from dashboard.core.bounded import Bounded
 from dashboard.core.paths import Sources, upload_folders_of
 from dashboard.core.scored import engine_questions
-from dashboard.data.workspace import Workspace, load_workspace
+from dashboard.data.workspace import Discovery, Workspace, load_workspace
 from scoring.engine.connection import EMBEDDED, DamagedStore, Engine, Target, memory_target, target_from
 from scoring.engine.ingest import Questions
 from scoring.evaluate import RunResult
@@ -44,14 +44,14 @@ _UPLOADED_LOCK = threading.Lock()
 
 
 @st.cache_resource(show_spinner="Reading the benchmark files…", max_entries=8)
-def workspace(key: tuple, _sources: Sources) -> Workspace:
+def workspace(key: tuple, _sources: Sources, _disc: Discovery | None = None) -> Workspace:
     """`key` = (the sources, the (path, size, mtime_ns) of every file they name). A workspace read
     from a session's uploads is remembered by that folder, so `evict_uploads` can drop it. Once read,
     it is moved out of the garbage collector's sight, as the analysis is (`analysis`): the benchmark's
     identity and its questions' codes, made next, otherwise paid a full collection walking the gold
     (0.3 s of a restart's 20,000 questions)."""
     folders = upload_folders_of(_sources)
-    ws = load_workspace(_sources)
+    ws = load_workspace(_sources, _disc)  # the files the key names: not looked for again
     trim()
     gc.freeze()
     if folders:
