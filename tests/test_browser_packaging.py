@@ -54,7 +54,23 @@ def test_command_opens_the_shipped_sample_with_the_shipped_theme(tmp_path, brows
         colours = page.evaluate(COLOURS)
         assert THEME_BLUE in colours and STREAMLIT_RED not in colours
         check_clean(page, errors, log, "launcher")
+        # a served app watches no source file (.streamlit/config.toml: server.fileWatcherType): Streamlit's
+        # watchers hold an inotify instance, and each new session looked every imported module's path up
+        assert _inotify(proc.pid) == 0, "the server watches files: a session looks every module's path up"
         page.context.close()
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+def _inotify(pid: int) -> int:
+    """How many inotify instances the process holds open (Linux: /proc/PID/fd)."""
+    fds = f"/proc/{pid}/fd"
+    return sum(1 for fd in os.listdir(fds) if _target(os.path.join(fds, fd)) == "anon_inode:inotify")
+
+
+def _target(link: str) -> str:
+    try:
+        return os.readlink(link)
+    except OSError:  # closed meanwhile
+        return ""
