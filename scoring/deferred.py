@@ -32,12 +32,15 @@ def signal() -> ModuleType:
     return module
 
 
+failed: list[str] = []  # why the warm-up's import failed, if it did (a failed import fails again, with its message, where it is used)
+
+
 def _import_both() -> None:
     try:
         stats()
         signal()
-    except Exception:  # noqa: BLE001  (a failed import fails again, with its message, where it is used)
-        pass
+    except BaseException as exc:  # noqa: BLE001  (a daemon thread: nothing above it would say it)
+        failed.append(f"{type(exc).__name__}: {exc}")
 
 
 def warm() -> threading.Thread:

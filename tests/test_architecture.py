@@ -431,6 +431,7 @@ def test_scipy_is_imported_in_the_background_once_a_page_is_drawn(tmp_path):
             "assert not at.exception, at.exception\n"
             "thread = deferred._warming[0] if deferred._warming else None\n"
             "if thread is not None: thread.join(300)\n"
+            "print(deferred.failed)\n"
             "print(before, thread is not None and thread.name, 'scipy.stats' in sys.modules,"
             " 'scipy.signal' in sys.modules, deferred.warm() is thread)\n")
     env = {k: v for k, v in os.environ.items() if not k.startswith("LENS_")}
@@ -438,4 +439,5 @@ def test_scipy_is_imported_in_the_background_once_a_page_is_drawn(tmp_path):
     env["LENS_CACHE_DIR"] = str(tmp_path / "cache")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr[-2000:]
-    assert out.stdout.split()[-5:] == ["False", "lens-warm-scipy", "True", "True", "True"], out.stdout[-500:]
+    # the warm-up's own failure first, if any, then the server's output (the import's traceback is not printed)
+    assert out.stdout.split()[-5:] == ["False", "lens-warm-scipy", "True", "True", "True"], (out.stdout[-1500:], out.stderr[-3000:])
