@@ -482,7 +482,7 @@ def _lazily(path: Path, sha: str, store) -> LoadResult | None:
     return LazyLoad(got[0], got[1], lambda: load_predictions_cached(path, sha, PredictionStore(root)), (str(path), sha))
 
 
-def _read_predictions(paths, problems, store, read, sha256, known=None) -> list[PredictionFile]:
+def _read_predictions(paths, problems, store, read, sha256, known) -> list[PredictionFile]:
     """Each file hashed (`sha256(path)`, which remembers the digests of files unchanged since:
     dashboard.core.digests.FileDigests) and known by its entry in the cache of parsed files (`LazyLoad`:
     its rows read when a page needs them) -- or read (`read(path, sha256, store)`, which writes that entry),
@@ -509,7 +509,7 @@ def _read_predictions(paths, problems, store, read, sha256, known=None) -> list[
         return sha, res
 
     loaded: list = [None] * len(paths)
-    for i, path in enumerate(paths if known is not None else ()):
+    for i, path in enumerate(paths):
         try:
             sha = known(path)
         except OSError:
