@@ -46,6 +46,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from .model import GoldQuestion, to_str
 
 META = "meta."  # another gold metadata key as a field: `meta.<key>` (the dashboard's question frame's column)
@@ -232,11 +234,70 @@ def _metadata_field(raw: list[Any]) -> tuple[list[Any] | None, dict[str, tuple[s
     return text, {}, ""
 
 
-def slice_fields(gold: Sequence[GoldQuestion], page_counts: Mapping[str, int | None] | None = None,
-                 extra: Mapping[str, Sequence[Any]] | None = None, *, metadata: bool = True) -> FieldSet:
-    """The finder's fields of these questions (module docstring), one value per question in their
-    order. `page_counts` (document id -> pages) adds length and position; `extra` adds the caller's
-    fields; `metadata=False` leaves out the other metadata keys (the breakdowns only)."""
+@dataclass(frozen=True)
+class QuestionValues:
+    """What `slice_fields` reads from each question's gold, read once for a whole gold: the breakdowns'
+    (and length's and position's) values, page_category's, and every other metadata key's raw value and
+    where it is present. `fields(ids)` is `slice_fields` of those questions' gold, in that order --
+    equal column for column, so a page asking the fields of many subsets of one gold (each pair of runs
+    on Compare) reads the gold once. What depends on the subset is worked out per subset: which
+    metadata keys occur and in what order, their ranges and whether they are fields, whether
+    page_category occurs."""
+
+    gold: Sequence[GoldQuestion]
+    columns: dict[str, list[Any]]
+    left_out: dict[str, str]
+    page_category: list[Any]
+    has_page_category: np.ndarray
+    metadata: dict[str, list[Any]]
+    present: dict[str, np.ndarray]
+    index: dict[str, int]
+
+    def positions(self, ids: Iterable[str]) -> np.ndarray:
+        """The positions in the gold of these question ids (KeyError for one not in it)."""
+        return np.fromiter((self.index[str(i)] for i in ids), dtype=np.int64)
+
+    def fields(self, ids: Iterable[str] | None = None, extra: Mapping[str, Sequence[Any]] | None = None) -> FieldSet:
+        """`slice_fields(<the gold of ids, in order>, page_counts, extra)` (ids None: the whole gold)."""
+        pos = np.arange(len(self.gold)) if ids is None else self.positions(ids)
+        at = pos.tolist()
+
+        def take(column: list[Any]) -> list[Any]:
+            return list(column) if ids is None else [column[i] for i in at]
+
+        cols = {name: take(column) for name, column in self.columns.items()}
+        if pos.size and bool(self.has_page_category[pos].any()):
+            cols[PAGE_CATEGORY] = take(self.page_category)
+        out = FieldSet(cols, left_out=dict(self.left_out))
+        for key in self._keys(pos):
+            values, ranges, why = _metadata_field(take(self.metadata[key]))
+            name = META + key
+            if values is not None:
+                cols[name] = values
+                if ranges:
+                    out.ranges[name] = ranges
+            elif why:
+                out.left_out[name] = why
+        for name, column in (extra or {}).items():
+            cols[name] = list(column)
+        return out
+
+    def _keys(self, pos: np.ndarray) -> list[str]:
+        """The metadata keys present among the questions at `pos`, in the order `slice_fields` meets them:
+        by the first of those questions holding each, then by that question's own order of keys."""
+        first: list[tuple[int, int, str]] = []
+        for key, present in self.present.items():
+            where = present[pos]
+            if where.any():
+                k = int(where.argmax())
+                first.append((k, list(self.gold[int(pos[k])].metadata).index(key), key))
+        return [key for *_, key in sorted(first)]
+
+
+def question_values(gold: Sequence[GoldQuestion], page_counts: Mapping[str, int | None] | None = None,
+                    *, metadata: bool = True) -> QuestionValues:
+    """Each question's field values, read once (`QuestionValues`); `metadata=False` as in `slice_fields`."""
+    gold = list(gold)
     cols: dict[str, list[Any]] = {
         "split": [q.labels("split")[0] for q in gold],
         "reasoning_type": [q.meta("reasoning_type") for q in gold],
@@ -252,22 +313,24 @@ def slice_fields(gold: Sequence[GoldQuestion], page_counts: Mapping[str, int | N
         cols[POSITION] = [question_position(q, page_counts) for q in gold]
     else:
         no_pages = {LENGTH: "no page counts in documents.jsonl", POSITION: "no page counts in documents.jsonl"}
-    if any(PAGE_CATEGORY in q.metadata for q in gold):
-        cols[PAGE_CATEGORY] = [tuple(v) if isinstance(v := q.metadata.get(PAGE_CATEGORY), (list, tuple)) else
-                               (v if v else ()) for q in gold]
-    out = FieldSet(cols, left_out=no_pages)
+    has_category = np.fromiter((PAGE_CATEGORY in q.metadata for q in gold), dtype=bool, count=len(gold))
+    category = [tuple(v) if isinstance(v := q.metadata.get(PAGE_CATEGORY), (list, tuple)) else (v if v else ())
+                for q in gold] if has_category.any() else []
+    raw: dict[str, list[Any]] = {}
+    present: dict[str, np.ndarray] = {}
     if metadata:
-        keys = dict.fromkeys(k for q in gold for k in q.metadata
-                             if k not in STANDARD_METADATA and k != PAGE_CATEGORY)
+        keys = dict.fromkeys(k for q in gold for k in q.metadata if k not in STANDARD_METADATA and k != PAGE_CATEGORY)
         for key in keys:
-            values, ranges, why = _metadata_field([q.metadata.get(key) for q in gold])
-            name = META + key
-            if values is not None:
-                cols[name] = values
-                if ranges:
-                    out.ranges[name] = ranges
-            elif why:
-                out.left_out[name] = why
-    for name, column in (extra or {}).items():
-        cols[name] = list(column)
-    return out
+            raw[key] = [q.metadata.get(key) for q in gold]
+            present[key] = np.fromiter((key in q.metadata for q in gold), dtype=bool, count=len(gold))
+    index = {q.qid: i for i, q in enumerate(gold)}
+    return QuestionValues(gold, cols, no_pages, category, has_category, raw, present, index)
+
+
+def slice_fields(gold: Sequence[GoldQuestion], page_counts: Mapping[str, int | None] | None = None,
+                 extra: Mapping[str, Sequence[Any]] | None = None, *, metadata: bool = True) -> FieldSet:
+    """The finder's fields of these questions (module docstring), one value per question in their
+    order. `page_counts` (document id -> pages) adds length and position; `extra` adds the caller's
+    fields; `metadata=False` leaves out the other metadata keys (the breakdowns only). Reading a whole
+    gold once for many subsets of it: `question_values(gold, page_counts).fields(ids, extra)`."""
+    return question_values(gold, page_counts, metadata=metadata).fields(None, extra)

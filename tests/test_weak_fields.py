@@ -20,7 +20,7 @@ from dashboard.weak import frames as W
 from dashboard.weak import panel as weak_panel
 from scoring.gate import CSV_COLUMNS
 from scoring.model import DocRef, GoldQuestion
-from scoring.slice_fields import describe, field_label, numeric_ranges, slice_fields
+from scoring.slice_fields import describe, field_label, numeric_ranges, question_values, slice_fields
 
 ROOT = Path(__file__).resolve().parent.parent
 CAMPAIGN = ROOT / "sample_runs" / "campaign"
@@ -50,6 +50,51 @@ def test_numeric_metadata_becomes_ranges_and_ids_and_free_text_are_left_out():
     assert set(with_pages.columns["length"]) == {"11–50 pages"} and set(with_pages.columns["position"]) == {"first third"}
     labels, raw = numeric_ranges([1, 1, 2, None, 3])
     assert labels == ["1", "1", "2", None, "3"] and raw == {"1": ("1",), "2": ("2",), "3": ("3",)}
+
+
+def _mixed_gold() -> list[GoldQuestion]:
+    """Questions whose metadata keys come and go, in different orders, with page_category on some only:
+    what makes a subset's fields differ from the whole gold's (which keys, in what order, which ranges)."""
+    import random
+
+    rnd = random.Random(7)
+    out = []
+    for i in range(300):
+        meta: dict = {"reasoning_type": rnd.choice(["lookup", "compare"])}
+        keys = rnd.sample(["pages", "kind", "flag", "ident", "note"], rnd.randint(0, 5))
+        for k in keys:
+            meta[k] = {"pages": rnd.choice([1, 2, 3, 5, 8, 13, None]), "kind": rnd.choice(["a", "b", "c", ""]),
+                       "flag": rnd.random() < 0.3, "ident": i, "note": f"free text {rnd.randint(0, 40)}"}[k]
+        if rnd.random() < 0.1:
+            meta["page_category"] = rnd.choice([["single-page"], ["cross-page", "single-page"], None])
+        out.append(_q(i, meta, doc=f"d{i % 17}", pages=(rnd.randint(1, 30),)))
+    return out
+
+
+@pytest.mark.parametrize("pages", [None, {f"d{k}": 10 + 7 * k for k in range(17)}])
+def test_fields_of_a_subset_read_once_equal_slice_fields_of_its_gold(pages):
+    """Compare asks the fields of each pair's questions: `question_values(gold).fields(ids)` reads the gold once and
+    must give exactly `slice_fields` of those questions' gold -- columns, their order, ranges and what is left out --
+    for subsets in any order, including ones where a key, page_category or a range is absent or first met elsewhere."""
+    import random
+
+    gold = _mixed_gold()
+    values = question_values(gold, pages)
+    by_id = {q.qid: q for q in gold}
+    rnd = random.Random(3)
+    subsets = [[q.qid for q in gold], [], [gold[5].qid], [q.qid for q in gold[::-1]], [q.qid for q in gold if q.metadata.get("flag")]]
+    subsets += [rnd.sample([q.qid for q in gold], rnd.randint(1, 300)) for _ in range(40)]
+    for ids in subsets:
+        extra = {"tag": [("x",) if i % 2 else () for i in range(len(ids))]}
+        want = slice_fields([by_id[i] for i in ids], pages, extra)
+        got = values.fields(ids, extra)
+        assert list(got.columns) == list(want.columns) and got.columns == want.columns
+        met = dict.fromkeys(f"meta.{k}" for i in ids for k in by_id[i].metadata)  # first met, in the subset's order
+        assert [c for c in got.columns if c.startswith("meta.")] == [c for c in met if c in got.columns]
+        assert ("page_category" in got.columns) == any("page_category" in by_id[i].metadata for i in ids)
+        assert got.ranges == want.ranges and got.left_out == want.left_out
+    assert any("page_category" not in values.fields([q.qid]).columns for q in gold)  # the subsets did differ
+    assert values.fields().columns == slice_fields(gold, pages).columns
 
 
 def _cli_fields(run: str, tmp_path: Path) -> tuple[str, list[dict], str]:

@@ -53,7 +53,7 @@ from scoring.registry import (  # noqa: F401  (METRIC_LABELS, MIN_DOCUMENTS: the
     MIN_DOCUMENTS,
     MISSING_STATUS,
 )
-from scoring.slice_fields import FieldSet, slice_fields
+from scoring.slice_fields import FieldSet, QuestionValues, slice_fields
 from scoring.stats import (
     DOCUMENT,
     QUESTION,
@@ -246,14 +246,17 @@ class Settings:
 
 
 def pair_fields(pairs: pd.DataFrame, questions: pd.DataFrame, gold: Mapping[str, GoldQuestion],
-                page_counts: Mapping[str, int | None] | None = None) -> FieldSet:
+                page_counts: Mapping[str, int | None] | None = None, values: QuestionValues | None = None) -> FieldSet:
     """The fields of the paired questions, in the pairs' order: the finder's and the command line's
     (`scoring.slice_fields.slice_fields` on their gold, with the documents' declared page counts),
-    and the saved slices (SAVED_FIELD) when the question frame has them."""
+    and the saved slices (SAVED_FIELD) when the question frame has them. `values`: the whole gold's
+    `question_values` on the same page counts (the analysis keeps them), so each pair reads no gold."""
     extra: dict[str, list[Any]] = {}
     if SAVED_FIELD in questions.columns:
         saved = questions[SAVED_FIELD].reindex(pairs.index)
         extra[SAVED_FIELD] = [tuple(v) if isinstance(v, (list, tuple)) else () for v in saved]
+    if values is not None:
+        return values.fields(pairs.index, extra)
     return slice_fields([gold[str(q)] for q in pairs.index], page_counts, extra)
 
 

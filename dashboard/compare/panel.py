@@ -138,7 +138,7 @@ def deltas(an, pairs: pd.DataFrame, a: str, b: str, questions: pd.DataFrame | No
     q = an.questions if questions is None else questions
     cols = [f"{m}_{s}" for m in C.METRICS for s in "ab"]
     key = ("deltas", a, b, _digest(pairs[cols]), _questions_digest(an, q), fields_of(q), SETTINGS)
-    return cache.comparison(key, lambda: C.deltas(pairs, q, C.pair_fields(pairs, q, an.gold, an.declared_pages),  # type: ignore[return-value]
+    return cache.comparison(key, lambda: C.deltas(pairs, q, C.pair_fields(pairs, q, an.gold, values=an.question_values()),  # type: ignore[return-value]
                                                   SETTINGS, overall=head))
 
 

@@ -38,10 +38,12 @@ from scoring.slice_fields import (  # noqa: F401  (one definition of length and 
     PAGE_CATEGORY,
     POSITIONS,
     STANDARD_METADATA,
+    QuestionValues,
     context_pages,
     evidence_position,
     length_bucket,
     question_position,
+    question_values,
 )
 
 RECOMPUTED = "recomputed"
@@ -464,6 +466,11 @@ class Analysis:
     def gold_ids(self) -> set[str]:
         """The gold's question ids (the question frame's index; read from the gold while it is not built)."""
         return set(self._questions.index) if self._questions is not None else set(self.gold)
+
+    def question_values(self) -> QuestionValues:
+        """Each gold question's slice-field values, read from the gold once (with the declared page counts, as the
+        command line reads them): `.fields(ids, extra)` is `slice_fields` of those questions, for any subset."""
+        return self._memo.get("question values", lambda: question_values(list(self.gold.values()), self.declared_pages))
 
     def _gold_array(self) -> pa.Array:
         """The gold's question ids in gold order (the engine's positions), as Arrow."""

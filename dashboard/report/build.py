@@ -460,7 +460,7 @@ def _flips(an: Analysis, pairs: pd.DataFrame, a: str, b: str, settings: C.Settin
     q = an.questions if questions is None else questions
     fields = (*C.BREAKDOWNS, C.SAVED_FIELD) if C.SAVED_FIELD in q.columns else C.BREAKDOWNS
     flips = C.flip_table(pairs, q, fields)
-    table = C.deltas(pairs, q, C.pair_fields(pairs, q, an.gold, an.declared_pages), settings)
+    table = C.deltas(pairs, q, C.pair_fields(pairs, q, an.gold, values=an.question_values()), settings)
     top = flips.iloc[0]
     slices = flips.iloc[1:].assign(_d=flips.iloc[1:][["only A", "only B"]].sum(axis=1)).sort_values("_d", ascending=False, kind="stable")
     sig = C.holding_slices(table)
@@ -497,7 +497,8 @@ def _flips(an: Analysis, pairs: pd.DataFrame, a: str, b: str, settings: C.Settin
 def search_of(an: Analysis, questions: pd.DataFrame, run: str, baseline: str = "") -> SliceSearch:
     """The finder (dashboard.weak.frames.search, default settings) on one run, or in pair mode."""
     scores = an.attempted_scores([run, baseline] if baseline else [run])[0]  # a missing answer is no answer
-    return W.search(W.inputs(questions, scores, an.gold, run, "accuracy", baseline, an.declared_pages), W.Settings())
+    return W.search(W.inputs(questions, scores, an.gold, run, "accuracy", baseline, an.declared_pages, an.question_values()),
+                    W.Settings())
 
 
 def found_rows(result: SliceSearch, top: int = WEAK_ROWS) -> pd.DataFrame:
@@ -524,7 +525,7 @@ def _weakest(an: Analysis, questions: pd.DataFrame, a: str, b: str | None, searc
     for run, base, title in ((a, "", f"Where {a} is weaker than on its other questions"),
                              *(((a, b, f"Where {a} lost more to {b} than elsewhere"),) if b else ())):
         scores = an.attempted_scores([run, base] if base else [run])[0]  # a missing answer is no answer
-        data = W.inputs(questions, scores, an.gold, run, "accuracy", base, an.declared_pages)
+        data = W.inputs(questions, scores, an.gold, run, "accuracy", base, an.declared_pages, an.question_values())
         part: dict = {"title": title, "sentence": [], "settings": "", "chart": None, "table": None}
         parts.append(part)
         small = W.too_small(data, W.Settings())

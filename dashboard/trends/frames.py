@@ -24,7 +24,7 @@ from dashboard.weak import frames as W
 from dashboard.weak.frames import EXTRA_FIELDS
 from scoring import steps as S
 from scoring.registry import METRIC_LABELS, MIN_DOCUMENTS
-from scoring.slice_fields import FieldSet, slice_fields
+from scoring.slice_fields import FieldSet, QuestionValues, slice_fields
 from scoring.stats import document_clusters
 from scoring.trends import OVERALL, Alarm, Trend, TrendSearch, search
 
@@ -159,13 +159,15 @@ class Settings:
     min_documents: int = MIN_DOCUMENTS
 
 
-def fields_of(questions: pd.DataFrame, gold: Mapping[str, Any], page_counts: Mapping[str, int | None] | None = None
-              ) -> FieldSet:
+def fields_of(questions: pd.DataFrame, gold: Mapping[str, Any], page_counts: Mapping[str, int | None] | None = None,
+              values: QuestionValues | None = None) -> FieldSet:
     """The finder's fields (`scoring.slice_fields.slice_fields`, as the Weak slices page lists them) of the
     questions in the frame's order, with the documents' declared page counts and, when the frame has
     them, the saved slices and tags."""
     extra = {col: [tuple(v) if isinstance(v, (list, tuple)) else v for v in questions[col].tolist()]
              for col in EXTRA_FIELDS if col in questions.columns}
+    if values is not None:  # the whole gold's question_values on the same page counts: no gold read again
+        return values.fields(questions.index, extra)
     return slice_fields([gold[q] for q in questions.index], page_counts, extra)
 
 
@@ -190,7 +192,8 @@ def trend_search(analysis: Any, runs: Sequence[str], steps: Sequence[int], metri
         ids = [str(q) for q in questions.index]
         got = analysis.checkpoint_matrix(runs, ids, [metric])
         clusters = document_clusters([analysis.gold[q].document_ids for q in ids])
-        fields = fields_of(questions, analysis.gold, getattr(analysis, "declared_pages", None))
+        fields = fields_of(questions, analysis.gold, getattr(analysis, "declared_pages", None),
+                           analysis.question_values() if hasattr(analysis, "question_values") else None)
         return search({metric: got[metric]}, clusters, fields, steps, runs=list(runs),
                       answered=got["attempted"], right=got["is_right"] if len(runs) else None, fdr=settings.fdr,
                       min_questions=settings.min_questions or None, min_documents=settings.min_documents)

@@ -17,7 +17,7 @@ from dashboard.core.escape import md_escape
 from dashboard.core.links import META, View, page_url, with_source
 from dashboard.weak.saved import SAVED_FIELD, TAG_FIELD, column_of
 from scoring.registry import MIN_DOCUMENTS
-from scoring.slice_fields import FieldSet, describe, slice_fields
+from scoring.slice_fields import FieldSet, QuestionValues, describe, slice_fields
 from scoring.slice_worker import search_bounded
 from scoring.slices import Slice, SliceSearch
 from scoring.stats import Clusters, document_clusters
@@ -67,7 +67,8 @@ def _scored(scores: pd.DataFrame, run: str, metric: str) -> pd.DataFrame:
 
 
 def inputs(questions: pd.DataFrame, scores: pd.DataFrame, gold: Mapping[str, Any], run: str, metric: str,
-           baseline: str = "", page_counts: Mapping[str, int | None] | None = None) -> Inputs:
+           baseline: str = "", page_counts: Mapping[str, int | None] | None = None,
+           values: QuestionValues | None = None) -> Inputs:
     """The finder's inputs for `run`: its scored questions (in the question frame's order), their
     fields as the command line lists them (`scoring.slice_fields.slice_fields` on their gold, with
     the documents' page counts) plus the saved slices and the tags when the frame has them, and
@@ -86,7 +87,8 @@ def inputs(questions: pd.DataFrame, scores: pd.DataFrame, gold: Mapping[str, Any
     extra = {col: [tuple(v) if isinstance(v, (list, tuple)) else v for v in q[col].tolist()]
              for col in EXTRA_FIELDS if col in q.columns}
     golds = [gold[i] for i in ids]
-    fields = slice_fields(golds, page_counts, extra)
+    # `values`: the whole gold's question_values on the same page counts (the analysis keeps them): no gold read again
+    fields = values.fields(ids, extra) if values is not None else slice_fields(golds, page_counts, extra)
     return Inputs(run, metric, mine[metric].to_numpy(dtype=float), fields,
                   document_clusters([g.document_ids for g in golds]), ids, baseline)
 

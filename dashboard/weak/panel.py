@@ -63,7 +63,12 @@ def cached(an, questions, run: str, baseline: str, metric: str, settings: W.Sett
 def inputs(an, questions, run: str, baseline: str, metric: str) -> W.Inputs:
     """The finder's inputs of a run (and baseline): its scores, the fields, the documents."""
     return W.inputs(questions, an.attempted_scores([run, baseline] if baseline else [run])[0], an.gold, run, metric, baseline,
-                    getattr(an, "declared_pages", None))
+                    getattr(an, "declared_pages", None), _values(an))
+
+
+def _values(an):
+    """The analysis' question_values (read from the gold once), when it has them."""
+    return an.question_values() if hasattr(an, "question_values") else None
 
 
 def compute(an, questions, run: str, baseline: str, metric: str, settings: W.Settings, bar=None) -> SliceSearch:
