@@ -30,6 +30,7 @@ The overall row is one test of its own: no q.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Collection, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -39,7 +40,7 @@ import numpy as np
 
 from . import deferred
 from .slice_fields import describe
-from .slices import conditions, slice_name
+from .slices import each_condition, slice_name
 from .stats import MIN_DOCUMENTS, Clusters, Paired, paired_by_document_rows
 from .workers import usable_cores
 
@@ -128,12 +129,13 @@ def paired_table(a: Sequence[Sequence[float]] | np.ndarray, b: Sequence[Sequence
 
     if overall is not None and (overall.field != OVERALL or overall.questions != n or list(overall.results) != list(metrics)):
         raise ValueError(f"overall must be the all-questions row of these {n} questions and metrics {list(metrics)}")
-    jobs = [*([] if overall is not None else [(OVERALL, "all questions", np.arange(n), resamples)]),
-            *((f, v, pos, slice_resamples) for f, v, pos in conditions(fields, n))]
+    jobs = itertools.chain([] if overall is not None else [(OVERALL, "all questions", np.arange(n), resamples)],
+                           ((f, v, pos, slice_resamples) for f, v, pos in each_condition(fields, n)))
     cores = usable_cores()
-    if cores > 1 and len(jobs) > 2 and n * len(metrics) >= THREADED_FROM:
+    if cores > 1 and n * len(metrics) >= THREADED_FROM:
         # numpy draws, gathers and sums without the GIL: the rows run on every core, each with its own
-        # generator seeded as alone, so the numbers are the serial ones
+        # generator seeded as alone, so the numbers are the serial ones; a field's rows start while the
+        # next field's conditions are encoded (`map` submits each job as the generator gives it)
         with ThreadPoolExecutor(max_workers=min(cores, MAX_THREADS), thread_name_prefix="paired-slices") as pool:
             done = list(pool.map(lambda job: row(*job), jobs))
     else:

@@ -134,7 +134,7 @@ Ranking: kept slices by the excess failures the (adjusted) interval still guaran
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -456,28 +456,39 @@ def _condition_members(fields: Mapping[str, Sequence[Value]], order: np.ndarray)
     rank[order] = np.arange(n)
     out = _Conditions([], [], [], [], [])
     for name, column in fields.items():
-        if len(column) != n:
-            raise ValueError(f"field {name!r} has {len(column)} values for {n} questions")
-        found = 0
-        for value, pos in sorted(_encode(column, rank).items()):
-            if pos.size in (0, n):
-                continue  # holds for every question (or none): no slice
+        found = _field_conditions(name, column, rank)
+        for value, pos in found:
             out.field.append(name)
             out.value.append(value)
             out.members.append(pos)
-            found += 1
         (out.kept if found else out.skipped).append(name)
     return out
 
 
-def conditions(fields: Mapping[str, Sequence[Value]] | Any, n: int) -> list[tuple[str, str, np.ndarray]]:
+def _field_conditions(name: str, column: Sequence[Value], rank: np.ndarray) -> list[tuple[str, np.ndarray]]:
+    """One field's conditions: (value, positions) in value order, but a value held by every question or none."""
+    n = rank.size
+    if len(column) != n:
+        raise ValueError(f"field {name!r} has {len(column)} values for {n} questions")
+    return [(value, pos) for value, pos in sorted(_encode(column, rank).items()) if pos.size not in (0, n)]
+
+
+def each_condition(fields: Mapping[str, Sequence[Value]] | Any, n: int) -> Iterator[tuple[str, str, np.ndarray]]:
     """Every condition field = value that splits these n questions -- the finder's slices of one
     condition, by the finder's rule (a value held by some but not every question; a multi-valued
     field puts a question in the slice of each of its values) -- as (field, value, positions of its
     questions, ascending), in field order and each field's values sorted. `fields` as
-    `find_weak_slices` takes them. The per-slice paired table (scoring/paired_slices.py) lists these."""
-    conds = _condition_members(getattr(fields, "columns", fields), np.arange(int(n)))
-    return list(zip(conds.field, conds.value, conds.members))
+    `find_weak_slices` takes them. A field is encoded when the one before it is used up, so the
+    per-slice paired table (scoring/paired_slices.py) starts on a field's slices while the next is read."""
+    rank = np.arange(int(n))
+    for name, column in getattr(fields, "columns", fields).items():
+        for value, pos in _field_conditions(name, column, rank):
+            yield name, value, pos
+
+
+def conditions(fields: Mapping[str, Sequence[Value]] | Any, n: int) -> list[tuple[str, str, np.ndarray]]:
+    """`each_condition`, as a list."""
+    return list(each_condition(fields, n))
 
 
 def question_fields(gold: Sequence[Any], extra: Mapping[str, Sequence[Value]] | None = None) -> dict[str, list[Value]]:
