@@ -10,7 +10,10 @@ traceback in the server log (tests/browser_kit.py).
 
 from __future__ import annotations
 
+import csv
+import io
 import re
+from pathlib import Path
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 import pytest
@@ -60,7 +63,16 @@ def test_compare_slice_flip_question_and_presentation(server, browser):
     page.get_by_role("radiogroup", name="Outcome").get_by_role("radio", name="only A", exact=True).click()
     wait_idle(page)
     assert params(page.url)["cmp_flip"] == ["only A"]
-    expect(page.get_by_text(re.compile(rf"^\d+ questions?: Difficulty: {re.escape(label)} · only A$"))).to_be_visible()
+    count = page.get_by_text(re.compile(rf"^\d+ questions?: Difficulty: {re.escape(label)} · only A$"))
+    expect(count).to_be_visible()
+    # the cell's questions as CSV: the file is written when the button is pressed (a deferred download), and holds
+    # that cell's questions, every one an "only A"
+    with page.expect_download() as got:
+        page.locator(".st-key-cmp_dl_questions_csv button").click()
+    rows = list(csv.reader(io.StringIO(Path(got.value.path()).read_text(encoding="utf-8"), newline="")))
+    assert rows[0][:2] == ["question_id", "outcome"], rows[0]
+    assert len(rows) - 1 == int(count.inner_text().split()[0]) and {r[1] for r in rows[1:]} == {"only A"}
+    check_clean(page, errors, log, "questions downloaded")
     grid = page.locator('[data-testid="stDataFrame"]').filter(has=page.locator('text=question_id')).first
     grid.scroll_into_view_if_needed()
     ids = grid.locator('tr[role="row"] td[aria-colindex="1"]')

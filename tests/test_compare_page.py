@@ -234,3 +234,33 @@ def test_mmlongbench_question_header_leaves_out_unknown_fields(monkeypatch):
     assert "unknown" not in header and header.count(" · ") == 2  # id · answer format · document
     slices = set(frame(at, column="Δ (pp)")["Slice"])
     assert not any(s.startswith(("Reasoning type", "Domain", "Difficulty")) for s in slices)
+
+
+
+def test_the_pairs_tables_are_written_only_when_a_download_is_pressed(open_app, monkeypatch):
+    """The pair's questions are 20,000 rows at 20,000 questions, and writing their CSV and JSON took about a second of
+    every run of the page: the page offers the tables' files without writing any, and a press writes one (each
+    download button's data is a function, which gives the table's file)."""
+    from streamlit.elements.widgets.button import ButtonMixin
+
+    from dashboard.compare import panel as P
+
+    written: list[int] = []
+    real_csv, real_json = P.frame_csv, P.json_records
+    monkeypatch.setattr(P, "frame_csv", lambda frame: written.append(len(frame)) or real_csv(frame))
+    monkeypatch.setattr(P, "json_records", lambda frame: written.append(len(frame)) or real_json(frame))
+    offered: dict[str, object] = {}
+    original = ButtonMixin.download_button
+
+    def keep(self, label, data, file_name=None, *args, **kwargs):
+        if str(kwargs.get("key", "")).startswith("cmp_dl"):
+            offered[kwargs["key"]] = data
+        return original(self, label, data, file_name, *args, **kwargs)
+
+    monkeypatch.setattr(ButtonMixin, "download_button", keep)
+    open_app({"a": "alpha", "b": "beta"})
+    assert {"cmp_dl_deltas_csv", "cmp_dl_flips_json", "cmp_dl_questions_csv"} <= set(offered), sorted(offered)
+    assert all(callable(data) for data in offered.values()) and written == []  # nothing written by the page's run
+    text = offered["cmp_dl_questions_csv"]().decode("utf-8")  # type: ignore[operator]
+    assert text.startswith("question_id,outcome,") and written == [len(text.splitlines()) - 1]
+    assert json.loads(offered["cmp_dl_flips_json"]())[0]["field"] == C.OVERALL_FIELD  # type: ignore[operator]

@@ -39,6 +39,11 @@ st.title("Metric disagreement")
 st.caption(f"Where Accuracy, token F1 and ANLS disagree, why, and how fragile each verdict is · profile {ctx.profile}")
 
 
+def _csv_of(frame):
+    """The table's CSV, written when its download button is pressed (`frame` as it is now)."""
+    return lambda: frame_csv(frame)
+
+
 def new_event(key: str, value) -> bool:
     """True the first time a widget reports this selection (a kept selection is not a new click)."""
     seen = st.session_state.setdefault(LAST, {})
@@ -224,7 +229,7 @@ def question_list(frame, rows, what, runs, d) -> None:
                                      "fuzzy": st.column_config.NumberColumn("Fuzzy match", format="%.3f",
                                                                             help=dg.FUZZY_DEFINITION.replace("Fuzzy match:", f"{dg.FUZZY_LABEL}:", 1))})
     c1, c2 = st.columns(2)
-    c1.download_button("Download this table as CSV", frame_csv(table),
+    c1.download_button("Download this table as CSV", lambda: frame_csv(table),  # written when pressed
                        file_name="disagreement.csv", mime="text/csv", icon=":material/download:", key="dis_dl_csv")
     c2.download_button("Download the category counts as JSON", dg.counts_json(frame, runs, ctx.profile).encode("utf-8"),
                        file_name="category_counts.json", mime="application/json", icon=":material/download:",
@@ -374,7 +379,7 @@ def harness_sensitivity() -> None:
         "harness score": st.column_config.NumberColumn(format="%.3f"),
         "evaluator score": st.column_config.NumberColumn(format="%.3f")})
     digest = hashlib.sha256(name.encode("utf-8", "replace")).hexdigest()[:8]
-    st.download_button("Download these changes as CSV", frame_csv(changed),
+    st.download_button("Download these changes as CSV", lambda: frame_csv(changed),
                        file_name=f"harness_sensitivity_{digest}.csv", mime="text/csv", key=f"dis_hs_dl_{digest}",
                        icon=":material/download:")
 
@@ -409,7 +414,7 @@ def sensitivity(runs, by) -> None:
                 continue
             changes = dg.sensitivity_changes(cmp_, an.questions)
             st.dataframe(dg.in_words(clipped(changes, 300)), hide_index=True, width="stretch", key=f"dis_sens_{other}")
-            st.download_button(f"Download the changes under {other} as CSV", frame_csv(changes),
+            st.download_button(f"Download the changes under {other} as CSV", _csv_of(changes),
                                file_name=f"sensitivity_{other}.csv", mime="text/csv", key=f"dis_sens_dl_{other}",
                                icon=":material/download:")
             st.dataframe(dg.sensitivity_slices(cmp_, an.questions, by).rename(columns={"label": field_label(by)}),
