@@ -66,34 +66,52 @@ def _scored(scores: pd.DataFrame, run: str, metric: str) -> pd.DataFrame:
     return scores.loc[scores["run"] == run, ["question_id", metric]].dropna().drop_duplicates("question_id")
 
 
-def inputs(questions: pd.DataFrame, scores: pd.DataFrame, gold: Mapping[str, Any], run: str, metric: str,
-           baseline: str = "", page_counts: Mapping[str, int | None] | None = None,
-           values: QuestionValues | None = None) -> Inputs:
-    """The finder's inputs for `run`: its scored questions (in the question frame's order), their
-    fields as the command line lists them (`scoring.slice_fields.slice_fields` on their gold, with
-    the documents' page counts) plus the saved slices and the tags when the frame has them, and
-    each question's cluster: the first document its gold names (scoring.stats.document_clusters).
-    With a `baseline` (pair mode), the questions both runs were scored on, and the outcome is the
-    run's score minus the baseline's."""
+@dataclass(frozen=True)
+class Scope:
+    """The questions the finder tests for a run (and baseline), without their fields: enough to say
+    whether a search can test anything (`too_small`)."""
+
+    outcome: np.ndarray
+    clusters: Clusters
+    question_ids: list[str]
+    baseline: str = ""
+
+
+def scope(questions: pd.DataFrame, scores: pd.DataFrame, gold: Mapping[str, Any], run: str, metric: str,
+          baseline: str = "") -> Scope:
+    """`run`'s scored questions that the question frame and the gold hold, in the frame's order, with the
+    outcome (pair mode: the run's score minus the baseline's, on the questions both were scored on) and
+    each question's cluster: the first document its gold names (scoring.stats.document_clusters)."""
     mine = _scored(scores, run, metric)
     if baseline:
         mine = mine.merge(_scored(scores, baseline, metric), on="question_id", suffixes=("", "_base"))
         mine[metric] = mine[metric] - mine[metric + "_base"]
-    mine = mine[mine["question_id"].isin(questions.index) & mine["question_id"].isin(list(gold))]
-    order = questions.index.get_indexer(mine["question_id"])
-    mine = mine.iloc[np.argsort(order, kind="stable")]
-    ids = mine["question_id"].astype(str).tolist()
-    q = questions.loc[ids]
+    qids = mine["question_id"].to_numpy(object)
+    at = questions.index.get_indexer(qids)  # -1: not in the frame (the frame's index is unique)
+    keep = (at >= 0) & np.fromiter((q in gold for q in qids), dtype=bool, count=qids.size)
+    order = np.argsort(at[keep], kind="stable")
+    ids = [str(q) for q in qids[keep][order]]
+    return Scope(mine[metric].to_numpy(dtype=float)[keep][order], document_clusters([gold[i].document_ids for i in ids]),
+                 ids, baseline)
+
+
+def inputs(questions: pd.DataFrame, scores: pd.DataFrame, gold: Mapping[str, Any], run: str, metric: str,
+           baseline: str = "", page_counts: Mapping[str, int | None] | None = None,
+           values: QuestionValues | None = None) -> Inputs:
+    """The finder's inputs for `run`: its questions (`scope`), their fields as the command line lists
+    them (`scoring.slice_fields.slice_fields` on their gold, with the documents' page counts) plus the
+    saved slices and the tags when the frame has them."""
+    s = scope(questions, scores, gold, run, metric, baseline)
+    q = questions.loc[s.question_ids]
     extra = {col: [tuple(v) if isinstance(v, (list, tuple)) else v for v in q[col].tolist()]
              for col in EXTRA_FIELDS if col in q.columns}
-    golds = [gold[i] for i in ids]
     # `values`: the whole gold's question_values on the same page counts (the analysis keeps them): no gold read again
-    fields = values.fields(ids, extra) if values is not None else slice_fields(golds, page_counts, extra)
-    return Inputs(run, metric, mine[metric].to_numpy(dtype=float), fields,
-                  document_clusters([g.document_ids for g in golds]), ids, baseline)
+    fields = values.fields(s.question_ids, extra) if values is not None else \
+        slice_fields([gold[i] for i in s.question_ids], page_counts, extra)
+    return Inputs(run, metric, s.outcome, fields, s.clusters, s.question_ids, baseline)
 
 
-def too_small(data: Inputs, settings: Settings) -> str:
+def too_small(data: Inputs | Scope, settings: Settings) -> str:
     """Why the finder cannot test a single slice here, before searching ('' when it can): each slice
     needs `min_documents` documents, and the run's questions come from fewer."""
     if data.clusters.unit == "document" and data.clusters.units < settings.min_documents:

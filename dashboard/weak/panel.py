@@ -66,6 +66,11 @@ def inputs(an, questions, run: str, baseline: str, metric: str) -> W.Inputs:
                     getattr(an, "declared_pages", None), _values(an))
 
 
+def scope(an, questions, run: str, baseline: str, metric: str) -> W.Scope:
+    """The run's (and baseline's) questions the finder would test, without their fields (`too_small`'s need)."""
+    return W.scope(questions, an.attempted_scores([run, baseline] if baseline else [run])[0], an.gold, run, metric, baseline)
+
+
 def _values(an):
     """The analysis' question_values (read from the gold once), when it has them."""
     return an.question_values() if hasattr(an, "question_values") else None
@@ -88,7 +93,7 @@ def too_small(an, questions, run: str, baseline: str, metric: str, settings: W.S
     """When the run's questions come from fewer documents than one slice needs, say so -- with the
     bundled campaign sample offered (`offer`: unless the page offers it already) -- and return True
     (nothing to search)."""
-    why = W.too_small(inputs(an, questions, run, baseline, metric), settings)
+    why = W.too_small(scope(an, questions, run, baseline, metric), settings)
     if not why:
         return False
     st.info(f"Not enough evidence for the finder here: {why}. A slice is tested only with "
@@ -126,7 +131,7 @@ def answer(an, questions, run: str, baseline: str, metric: str, settings: W.Sett
     benchmark is too small or the search was stopped."""
     hit = cached(an, questions, run, baseline, metric, settings)
     if hit is None:
-        why = W.too_small(inputs(an, questions, run, baseline, metric), settings)
+        why = W.too_small(scope(an, questions, run, baseline, metric), settings)
         if why:
             return None, W.small_sentence(why)
         hit = computed(an, questions, run, baseline, metric, settings, text)
