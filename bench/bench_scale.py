@@ -253,7 +253,9 @@ def direct_interactions(an, repeat: int, pd) -> dict[str, list[float]]:
             out.setdefault("compare two runs: pair + flip table (dashboard.compare)", []).append(time.perf_counter() - t)
             if i == 0:  # bootstrap intervals for every slice (under a second since the exact-count draws), measured once
                 t = time.perf_counter()
-                compare.deltas(pairs, an.questions, compare.pair_fields(pairs, an.questions, an.gold, an.declared_pages))
+                # the gold's field values as the page takes them (read once per workspace, included here)
+                once = {"values": an.question_values()} if hasattr(an, "question_values") else {}
+                compare.deltas(pairs, an.questions, compare.pair_fields(pairs, an.questions, an.gold, an.declared_pages, **once))
                 out.setdefault("compare two runs: per-slice deltas with intervals (dashboard.compare)", []).append(
                     time.perf_counter() - t)
         t = time.perf_counter()
