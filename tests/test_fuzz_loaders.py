@@ -1,7 +1,8 @@
 """Property-based fuzzing of every loader (issue 12): random bytes, random JSON values and random
 text never raise; good rows mixed with bad ones are all kept, in order, and every bad row is
 reported with its file and line; the counts add up. LENS_FUZZ_EXAMPLES=1500 runs each property
-longer (default 150-200 examples)."""
+longer (default 150-200 examples); the examples come from a fixed seed (tests/conftest.py), and
+LENS_FUZZ_RANDOM=1 draws new ones each run."""
 
 from __future__ import annotations
 
@@ -94,8 +95,12 @@ def test_random_json_document(value):
 
 # ----------------------------------------------------------------------------- good rows kept, bad rows named
 
+BOMS = (codecs.BOM_UTF8, codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE, codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE)
 bad_line = st.one_of(
-    st.binary(min_size=1, max_size=30).filter(lambda b: b.strip() and b"\n" not in b and b"\r" not in b),
+    # not a line opening with a byte-order mark: as a file's first line it is the file's encoding, not a bad row
+    # (a line holding only b"\xef\xbb\xbf" is then blank), which test_random_text_in_any_encoding tries
+    st.binary(min_size=1, max_size=30).filter(lambda b: b.strip() and b"\n" not in b and b"\r" not in b
+                                              and not b.startswith(BOMS)),
     json_value.filter(lambda v: not isinstance(v, dict)).map(lambda v: json.dumps(v).encode()),
     st.dictionaries(st.sampled_from(["question", "answer", "prediction", "status", "x"]), json_value, max_size=3)
     .map(lambda v: json.dumps(v).encode()),
