@@ -113,9 +113,15 @@ def _digest(frame: pd.DataFrame) -> int:
 
 
 def _questions_digest(an, questions: pd.DataFrame | None = None) -> int:
+    """A cache key part for the question frame's slices; the analysis's own frame (which never changes) hashed
+    once, not at every run of the page."""
     q = an.questions if questions is None else questions
-    cols = [c for c in (*C.BREAKDOWNS, C.SAVED_FIELD, "document", "cluster") if c in q.columns]
-    return _digest(q[cols])
+
+    def digest() -> int:
+        cols = [c for c in (*C.BREAKDOWNS, C.SAVED_FIELD, "document", "cluster") if c in q.columns]
+        return _digest(q[cols])
+
+    return an.remember(("questions digest",), digest) if q is an.questions and hasattr(an, "remember") else digest()
 
 
 def fields_of(questions: pd.DataFrame) -> tuple[str, ...]:
@@ -338,7 +344,9 @@ def flips_section(an, pairs: pd.DataFrame, a: str, b: str, state: MutableMapping
     cell's questions and one question side by side."""
     st.subheader("What flipped (Accuracy)")
     qframe = an.questions if with_fields is None else with_fields
-    flips = C.flip_table(pairs, qframe, fields_of(qframe))
+    fields = fields_of(qframe)
+    # the pair's flip table, kept on the analysis: the pairs are its rows of A and B, which never change
+    flips = an.remember(("flips", a, b, fields, _questions_digest(an, qframe)), lambda: C.flip_table(pairs, qframe, fields))
     st.caption(f"A = {md_escape(a)}, B = {md_escape(b)}. Click a count to list those questions. p (documents): is one run "
                "right more often than the other, tested by flipping whole documents between the runs (exact); McNemar p "
                "(questions): the question-level test, which treats questions as independent.")

@@ -369,6 +369,7 @@ class Shared:
 # ----------------------------------------------------------------------------- all of it
 
 MEMO = 24  # frames of a few runs (rows, breakdowns, shared questions) kept per analysis
+LIGHT_MEMO = 32  # small values a page derives from the analysis alone (`Analysis.remember`)
 
 
 class _Memo:
@@ -425,6 +426,7 @@ class Analysis:
     _joins: dict[str, Join] | None = None
     _field_options: dict[str, list[str]] | None = None
     _memo: _Memo = field(default_factory=_Memo, repr=False, compare=False)
+    _light: _Memo = field(default_factory=lambda: _Memo(LIGHT_MEMO), repr=False, compare=False)
     _lock: threading.RLock = field(default_factory=threading.RLock, repr=False, compare=False)
     _board_lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
@@ -466,6 +468,13 @@ class Analysis:
     def gold_ids(self) -> set[str]:
         """The gold's question ids (the question frame's index; read from the gold while it is not built)."""
         return set(self._questions.index) if self._questions is not None else set(self.gold)
+
+    def remember(self, key: object, build: Callable[[], Any]) -> Any:
+        """A small value a page derives from this analysis alone -- its runs' scores and its question frame, which
+        never change -- such as a digest, a pair's flip table or the finder's scope of a run: built once (by one
+        session while the others wait) and kept, LIGHT_MEMO of them, least recently used out first, apart from
+        the frames' memo so that keeping them never pushes out a frame. Every page rerun asked them again."""
+        return self._light.get(key, build)
 
     def question_values(self) -> QuestionValues:
         """Each gold question's slice-field values, read from the gold once (with the declared page counts, as the

@@ -52,7 +52,14 @@ def pickers(runs: list[str]) -> tuple[str, str, str, W.Settings]:
 def search_key(an, questions, run: str, baseline: str, metric: str, settings: W.Settings) -> tuple:
     """The store's key of one search: the run's (and baseline's) scores, the questions' fields -- the
     saved slices and tags among them -- and the settings."""
-    return ("weak", run, baseline, metric, W.scores_key(an.rows_of([run, baseline] if baseline else [run]), questions, run, metric, baseline), settings)
+    return ("weak", run, baseline, metric, _kept(an, questions, ("scores key", run, baseline, metric), lambda: W.scores_key(
+        an.rows_of([run, baseline] if baseline else [run]), questions, run, metric, baseline)), settings)
+
+
+def _kept(an, questions, key: tuple, build):
+    """`build()`, kept on the analysis when it depends on the analysis alone (its own question frame: the runs'
+    scores never change), else built: Compare asks the finder's key and scope of the pair at every run."""
+    return an.remember(key, build) if questions is an.questions and hasattr(an, "remember") else build()
 
 
 def cached(an, questions, run: str, baseline: str, metric: str, settings: W.Settings) -> SliceSearch | None:
@@ -68,7 +75,8 @@ def inputs(an, questions, run: str, baseline: str, metric: str) -> W.Inputs:
 
 def scope(an, questions, run: str, baseline: str, metric: str) -> W.Scope:
     """The run's (and baseline's) questions the finder would test, without their fields (`too_small`'s need)."""
-    return W.scope(questions, an.attempted_scores([run, baseline] if baseline else [run])[0], an.gold, run, metric, baseline)
+    return _kept(an, questions, ("scope", run, baseline, metric), lambda: W.scope(
+        questions, an.attempted_scores([run, baseline] if baseline else [run])[0], an.gold, run, metric, baseline))
 
 
 def _values(an):
