@@ -270,7 +270,8 @@ def test_a_rerun_of_the_pair_recomputes_nothing_the_pair_alone_decides(open_app,
     """Every click on Compare reruns the page. The pair's flip table, the finder's scope and key of the pair and the
     question frame's digest depend on the analysis alone (its runs' scores and its own question frame never change),
     so a rerun takes them from the analysis (`Analysis.remember`): at 20,000 questions they were 0.9 s of each
-    1.5 s rerun. Another pair is computed anew."""
+    1.5 s rerun. (The first run may find them kept already: the analysis is shared with earlier tests of this
+    process; a rerun without the memo computes each of them again, whatever came before.) Another pair has its own."""
     from dashboard.compare import panel as P
     from dashboard.weak import frames as W
 
@@ -287,12 +288,11 @@ def test_a_rerun_of_the_pair_recomputes_nothing_the_pair_alone_decides(open_app,
     monkeypatch.setattr(W, "scores_key", counted("scores", W.scores_key))
     at = open_app({"a": "alpha", "b": "beta"})
     first = dict(calls)
-    assert first["flips"] == 1 and first["scope"] >= 1 and first["scores"] >= 1, first
     shown = frame(at, "cmp_flip_table")
     at.segmented_control(key="cmp_flip_pick").set_value("only A").run()
     assert_clean(at)
     assert calls == first  # the rerun took every one of them from the analysis
     assert frame(at, "cmp_flip_table").equals(shown)
-    at.selectbox(key="cmp_b").set_value("gamma" if "gamma" in at.selectbox(key="cmp_b").options else "alpha").run()
+    at.selectbox(key="cmp_b").set_value("gamma").run()
     assert_clean(at)
-    assert calls["flips"] == first["flips"] + 1  # another pair: its own table
+    assert not frame(at, "cmp_flip_table").equals(shown)  # another pair: its own table, not alpha and beta's
