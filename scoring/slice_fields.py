@@ -38,6 +38,7 @@ gives the values a range holds (the explorer filters on them).
 
 from __future__ import annotations
 
+import functools
 import math
 from bisect import bisect_left
 from collections import Counter
@@ -249,9 +250,18 @@ class QuestionValues:
     left_out: dict[str, str]
     page_category: list[Any]
     has_page_category: np.ndarray
-    metadata: dict[str, list[Any]]
-    present: dict[str, np.ndarray]
-    index: dict[str, int]
+    metadata: dict[str, list[Any]]  # key -> raw value per question, the keys in the order the whole gold meets them
+
+    @functools.cached_property
+    def index(self) -> dict[str, int]:
+        """Question id -> position in the gold (made when a subset is first asked: `slice_fields` needs none)."""
+        return {q.qid: i for i, q in enumerate(self.gold)}
+
+    @functools.cached_property
+    def present(self) -> dict[str, np.ndarray]:
+        """Metadata key -> where a question holds it (a subset's keys and their order; made on first need)."""
+        return {key: np.fromiter((key in q.metadata for q in self.gold), dtype=bool, count=len(self.gold))
+                for key in self.metadata}
 
     def positions(self, ids: Iterable[str]) -> np.ndarray:
         """The positions in the gold of these question ids (KeyError for one not in it)."""
@@ -269,7 +279,7 @@ class QuestionValues:
         if pos.size and bool(self.has_page_category[pos].any()):
             cols[PAGE_CATEGORY] = take(self.page_category)
         out = FieldSet(cols, left_out=dict(self.left_out))
-        for key in self._keys(pos):
+        for key in (self.metadata if ids is None else self._keys(pos)):
             values, ranges, why = _metadata_field(take(self.metadata[key]))
             name = META + key
             if values is not None:
@@ -317,14 +327,11 @@ def question_values(gold: Sequence[GoldQuestion], page_counts: Mapping[str, int 
     category = [tuple(v) if isinstance(v := q.metadata.get(PAGE_CATEGORY), (list, tuple)) else (v if v else ())
                 for q in gold] if has_category.any() else []
     raw: dict[str, list[Any]] = {}
-    present: dict[str, np.ndarray] = {}
     if metadata:
         keys = dict.fromkeys(k for q in gold for k in q.metadata if k not in STANDARD_METADATA and k != PAGE_CATEGORY)
         for key in keys:
             raw[key] = [q.metadata.get(key) for q in gold]
-            present[key] = np.fromiter((key in q.metadata for q in gold), dtype=bool, count=len(gold))
-    index = {q.qid: i for i, q in enumerate(gold)}
-    return QuestionValues(gold, cols, no_pages, category, has_category, raw, present, index)
+    return QuestionValues(gold, cols, no_pages, category, has_category, raw)
 
 
 def slice_fields(gold: Sequence[GoldQuestion], page_counts: Mapping[str, int | None] | None = None,
