@@ -19,6 +19,24 @@ settings.register_profile("lens", deadline=None, suppress_health_check=[HealthCh
                           derandomize=os.environ.get("LENS_FUZZ_RANDOM") != "1")
 settings.load_profile("lens")
 
+SOURCES = ("scoring", "dashboard", "sample_runs")  # the code the suite's own subprocesses import
+
+
+def pytest_configure(config) -> None:
+    """Before any worker starts: the repository's sources compiled to bytecode once, as an installed
+    package has them. The suite starts hundreds of Python processes (the CLI, Streamlit servers, the
+    guard's readers); where PYTHONDONTWRITEBYTECODE is set (this CI's environment) none of them writes
+    what it compiles, so each compiled the ~190 modules it imports again: a CLI-heavy part of the suite
+    took 81-92 CPU-s so, and 74 CPU-s with the sources compiled (docs/performance.md, "The test
+    suite"). A stale .pyc is never used (Python checks the source's time and size)."""
+    if hasattr(config, "workerinput"):  # an xdist worker: the controller did it
+        return
+    import compileall
+
+    root = Path(__file__).resolve().parent.parent
+    for name in SOURCES:
+        compileall.compile_dir(str(root / name), quiet=2, workers=0 if len(os.sched_getaffinity(0)) > 1 else 1)
+
 
 def pytest_xdist_auto_num_workers(config) -> int:
     """How many processes `-n auto` (pyproject's addopts) runs the suite in: LENS_TEST_WORKERS when set,
