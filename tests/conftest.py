@@ -83,6 +83,23 @@ def lens_cache_dir(tmp_path_factory):
             os.environ[k] = v
 
 
+@pytest.fixture(scope="session", autouse=True)
+def components_scanned_once():
+    """Streamlit looks for installed custom components (its "components v2" manifests) at the first
+    run of every AppTest: a walk over every installed package's metadata, 0.1 s of CPU each time (three
+    of the suite's files alone make 105 AppTests). The packages installed do not change while the
+    suite runs, so the walk's answer (none: the app uses no custom component) is found once, by
+    Streamlit's own scanner, and given to every later AppTest (docs/performance.md, "The test
+    suite"). A server the tests start scans for itself."""
+    from streamlit.components.v2 import manifest_scanner
+
+    real = manifest_scanner.scan_component_manifests
+    found = real()
+    manifest_scanner.scan_component_manifests = lambda max_workers=None: list(found)
+    yield found
+    manifest_scanner.scan_component_manifests = real
+
+
 @pytest.fixture
 def mini_bench() -> Path:
     return MINI_BENCH
