@@ -81,9 +81,11 @@ def _start(progress_queue: Any, memory_mb: int) -> None:
 
 
 def _search(job: int, prep: Prepared) -> SliceSearch:
-    """In the worker: the search, its progress put on the queue as (job, fraction, what)."""
+    """In the worker: the search, its progress put on the queue as (job, fraction, what). The last
+    message ("done") is not sent: the queue's messages travel apart from the result and may arrive
+    after it, so the process that waits says "done" itself once the result is in (`_wait`)."""
     def say(fraction: float, what: str) -> None:
-        if _QUEUE is not None:
+        if _QUEUE is not None and fraction < 1.0:
             _QUEUE.put((job, fraction, what))
 
     return run_search(prep, say)
@@ -167,7 +169,7 @@ def _wait(future: Future, pool: ProcessPoolExecutor, job: int, progress: Callabl
     deadline = time.monotonic() + budget_s
     while True:
         try:
-            return future.result(timeout=POLL_S)
+            found = future.result(timeout=POLL_S)
         except TimeoutError:
             pass
         except (MemoryError, RuntimeError) as exc:  # a thread that cannot start under the limit is memory too
@@ -178,8 +180,12 @@ def _wait(future: Future, pool: ProcessPoolExecutor, job: int, progress: Callabl
             _discard(kill=True)
             raise SearchFailed(f"the weak-slice search stopped: its worker process ended (more than {memory_mb:,} MB "
                                "is the likeliest reason)") from exc
-        finally:
-            _relay(progress_queue, job, progress)
+        else:
+            _relay(progress_queue, job, progress)  # what has come; what comes later is stale and dropped
+            if progress is not None:
+                progress(1.0, "done")
+            return found
+        _relay(progress_queue, job, progress)
         if time.monotonic() > deadline:
             _discard(kill=True)
             raise SearchFailed(f"the weak-slice search needs more than {budget_s:g} s; it was stopped")

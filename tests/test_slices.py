@@ -327,6 +327,25 @@ def test_the_candidate_space_is_capped_at_any_number_of_fields_and_says_so():
     assert ranked[-1] == "meta.key_000"
 
 
+def test_the_worker_leaves_done_to_the_waiting_process(monkeypatch):
+    """The worker's progress travels on a queue apart from its result and can arrive after it, so
+    "done" is said by the process that waited once the result is in, never sent by the worker
+    (when it was, the page's last message was sometimes "folding ..." instead)."""
+    from scoring import slice_worker
+    from scoring.slices import prepare
+
+    class Sent(list):
+        def put(self, item):
+            self.append(item)
+
+    sent = Sent()
+    monkeypatch.setattr(slice_worker, "_QUEUE", sent)
+    y, fields, docs, _ = synthetic(0, n=2_000, documents=100, planted=0.3)
+    slice_worker._search(7, prepare(y, fields, docs))
+    assert sent and {job for job, _, _ in sent} == {7}
+    assert all(fraction < 1.0 for _, fraction, _ in sent) and "done" not in [what for _, _, what in sent]
+
+
 def test_the_search_runs_in_a_worker_and_a_search_out_of_memory_is_named():
     from scoring.slice_worker import SearchFailed, search_bounded
 
@@ -336,7 +355,7 @@ def test_the_search_runs_in_a_worker_and_a_search_out_of_memory_is_named():
     here = find_weak_slices(y, fields, docs)
     assert [s.name for s in res.weak] == [s.name for s in here.weak] and res.tested == here.tested
     assert res.weak[0].ci_high == here.weak[0].ci_high
-    assert said[0] == "reading the conditions" and said[-1] == "done"
+    assert said[0] == "reading the conditions" and said[-1] == "done" and said.count("done") == 1
     with pytest.raises(SearchFailed, match="needs more than 5 MB"):
         search_bounded(y, fields, docs, memory_mb=5)
     assert search_bounded(y, fields, docs).tested == here.tested  # the next search starts a new worker
