@@ -295,7 +295,9 @@ LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "[::1]", "::1"})
 # driver -- routing every request ("**/*") sent each of a page's ~40 loads through this process and back (0.2 s
 # a visit). Whatever it lets through is local by `is_local`'s rule; what it routes, `is_local` decides
 # (tests/test_browser_guard.py: hosts that only look local are caught).
-NOT_LOCAL = re.compile(r"^(?!(?:data|blob|about):|(?:https?|wss?)://(?:localhost|127\.0\.0\.1|\[::1\])(?::\d+)?(?:[/?#]|$))")
+NOT_LOCAL = re.compile(r"^(?!(?:data|blob|about):|(?:https?|wss?)://(?:"
+                       + "|".join(map(re.escape, sorted(LOCAL_HOSTS)))  # one list of local hosts for both
+                       + r")(?::\d+)?(?:[/?#]|$))")
 
 
 def is_local(url: str) -> bool:
