@@ -74,3 +74,26 @@ def test_a_failed_build_is_not_kept_and_the_next_asker_builds_again():
     assert memo._building == {}
     assert memo.get("k", lambda: "frame") == "frame"
     assert memo.get("k", broken) == "frame"  # kept now
+
+
+def test_a_value_is_kept_only_when_it_rests_on_the_analysis_own_question_frame():
+    """`remembered`: kept on the analysis for its own question frame (which never changes); built again for any
+    other frame (a page's filtered or tagged one); built where the analysis cannot remember (the pages' stand-ins)."""
+    import types
+
+    import pandas as pd
+
+    own, other = pd.DataFrame({"a": [1, 2]}), pd.DataFrame({"a": [1, 2]})
+    an = types.SimpleNamespace(questions=own, _light=analysis._Memo(analysis.LIGHT_MEMO))
+    an.remember = types.MethodType(analysis.Analysis.remember, an)
+    built: list[str] = []
+
+    def build(what: str):
+        return lambda: built.append(what) or len(built)
+
+    assert analysis.remembered(an, "k", build("own"), own) == analysis.remembered(an, "k", build("own"), own) == 1
+    assert analysis.remembered(an, "k", build("none"), None) == 1  # no frame named: the analysis's own
+    analysis.remembered(an, "k", build("other"), other)
+    analysis.remembered(an, "k", build("other"), other)
+    analysis.remembered(object(), "k", build("stand-in"))
+    assert built == ["own", "other", "other", "stand-in"]

@@ -22,6 +22,7 @@ import streamlit as st
 from dashboard.annotations import panel as annotations_panel
 from dashboard.compare import charts
 from dashboard.compare import frames as C
+from dashboard.core.analysis import remembered
 from dashboard.core.escape import md_escape
 from dashboard.core.links import View, field_label, slice_label
 from dashboard.core.samples import CAMPAIGN_PAIR, campaign_offer
@@ -121,7 +122,7 @@ def _questions_digest(an, questions: pd.DataFrame | None = None) -> int:
         cols = [c for c in (*C.BREAKDOWNS, C.SAVED_FIELD, "document", "cluster") if c in q.columns]
         return _digest(q[cols])
 
-    return an.remember(("questions digest",), digest) if q is an.questions and hasattr(an, "remember") else digest()
+    return remembered(an, ("questions digest",), digest, q)
 
 
 def fields_of(questions: pd.DataFrame) -> tuple[str, ...]:

@@ -469,11 +469,15 @@ class Analysis:
         """The gold's question ids (the question frame's index; read from the gold while it is not built)."""
         return set(self._questions.index) if self._questions is not None else set(self.gold)
 
-    def remember(self, key: object, build: Callable[[], Any]) -> Any:
+    def remember(self, key: object, build: Callable[[], Any], questions: pd.DataFrame | None = None) -> Any:
         """A small value a page derives from this analysis alone -- its runs' scores and its question frame, which
         never change -- such as a digest, a pair's flip table or the finder's scope of a run: built once (by one
         session while the others wait) and kept, LIGHT_MEMO of them, least recently used out first, apart from
-        the frames' memo so that keeping them never pushes out a frame. Every page rerun asked them again."""
+        the frames' memo so that keeping them never pushes out a frame. Every page rerun asked them again.
+        `questions`, when given, is the question frame the value rests on: only the analysis's own is kept on;
+        another (a page's filtered or tagged frame) is built every time."""
+        if questions is not None and questions is not self.questions:
+            return build()
         return self._light.get(key, build)
 
     def question_values(self) -> QuestionValues:
@@ -894,6 +898,13 @@ class Analysis:
                              "count": np.array([r[2] for r in rows], dtype=np.int64),
                              **{m: np.array([r[3 + k] for r in rows], dtype=np.float64) for k, m in enumerate(METRICS)}},
                             columns=["run", "label", "count", *METRICS])
+
+
+def remembered(an: Any, key: object, build: Callable[[], Any], questions: pd.DataFrame | None = None) -> Any:
+    """`Analysis.remember` where the analysis can remember (the pages' tests hand in small stand-ins that
+    cannot): the one place that rule is written."""
+    remember = getattr(an, "remember", None)
+    return build() if remember is None else remember(key, build, questions)
 
 
 def _question_labels(col: pd.Series, field_name: str) -> tuple[list[str], list[tuple[int, ...]]]:

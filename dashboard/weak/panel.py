@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from dashboard.core.analysis import remembered
 from dashboard.core.bounded import Bounded
 from dashboard.core.escape import md_escape
 from dashboard.core.samples import campaign_offer
@@ -57,9 +58,9 @@ def search_key(an, questions, run: str, baseline: str, metric: str, settings: W.
 
 
 def _kept(an, questions, key: tuple, build):
-    """`build()`, kept on the analysis when it depends on the analysis alone (its own question frame: the runs'
-    scores never change), else built: Compare asks the finder's key and scope of the pair at every run."""
-    return an.remember(key, build) if questions is an.questions and hasattr(an, "remember") else build()
+    """`build()`, kept on the analysis when it rests on the analysis's own question frame (`remembered`):
+    Compare asks the finder's key and scope of the pair at every run."""
+    return remembered(an, key, build, questions)
 
 
 def cached(an, questions, run: str, baseline: str, metric: str, settings: W.Settings) -> SliceSearch | None:
