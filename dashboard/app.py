@@ -15,6 +15,8 @@ from pathlib import Path
 
 import streamlit as st
 
+import dashboard  # noqa: F401  (first of ours, before the prefetch's table loads numpy: one BLAS thread, scoring/__init__.py)
+
 VIEWS = Path(__file__).resolve().parent / "views"
 PREFETCHED = "lens_prefetched"  # session state: the browser was sent the table code to fetch
 PREFETCH_KEY = "lens_prefetch"  # the one-pixel container's key (class st-key-lens_prefetch in the page)

@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
+import scoring  # noqa: F401  (before any test module loads numpy: one BLAS thread in the workers too, as in the app)
+
 # A property test's outcome never hangs on the machine's speed: no per-example deadline and no
 # "input generation is slow" failure (seen on a loaded CI machine; tests/test_dashboard_helpers.py).
 # Nor on the run: the examples are drawn from a fixed seed (derandomize), so CI and a developer's
