@@ -12,12 +12,14 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
-# the number of threads of the OpenBLAS numpy loaded (numpy's wheels ship it as scipy_openblas)
+# the most threads of the OpenBLAS builds numpy and scipy loaded (their wheels each ship one, as scipy_openblas)
 PROBE = """
 import ctypes
 {imports}
 import numpy
+import scipy.linalg
 numpy.ones((64, 64)) @ numpy.ones(64)
+scipy.linalg.solve(numpy.eye(3), numpy.ones(3))
 libs = sorted({{line.split()[-1] for line in open("/proc/self/maps") if "openblas" in line.lower()}})
 assert libs, "numpy loaded no OpenBLAS"
 counts = []
@@ -28,7 +30,7 @@ for path in libs:
         if hasattr(lib, name):
             counts.append(getattr(lib, name)())
             break
-assert counts, f"no thread count found in {{libs}}"
+assert len(counts) == len(libs) == 2, f"a thread count for each of numpy's and scipy's BLAS: {{libs}}, {{counts}}"
 print(max(counts))
 """
 
