@@ -12,8 +12,8 @@ import os as _os
 # matters already runs on threads of our own (the per-slice table) or in processes (the finder, the readers):
 # BLAS's threads made a Compare at 20,000 questions no faster and cost 0.6 CPU-s more of it (docs/performance.md).
 # One BLAS thread unless the user says otherwise; read when numpy loads, so it is set here, before any of our
-# modules imports numpy (dashboard/__init__.py imports this package first for the same reason).
-for _name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-    _os.environ.setdefault(_name, "1")
+# modules imports numpy (dashboard/__init__.py imports this package first for the same reason). Only OpenBLAS's
+# own setting (numpy's and scipy's wheels): OMP_NUM_THREADS would also reach the programs we start (Tesseract).
+_os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 __version__ = "0.1.0"
