@@ -19,15 +19,14 @@ table alone. No assertion on time.
 
 from __future__ import annotations
 
-import argparse
 import os
 import pickle
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
+
+from bench_deltas_against import in_turns
 
 ROOT = Path(__file__).resolve().parent.parent
 STEPS = ("pair + flips", "all-questions row", "per-slice table", "all of it")
@@ -68,34 +67,15 @@ def child(code: Path, campaign: Path, out: Path) -> None:
     out.write_bytes(pickle.dumps({"took": took, "table": table, "pairs": len(pairs)}))
 
 
+def _describe(r: dict) -> str:
+    return ", ".join(f"{step} {wall:.2f} s" for step, (wall, _) in r["took"].items())
+
+
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--against", type=Path, help="a checkout of the code to compare with (required)")
-    ap.add_argument("--campaign", type=Path, default=ROOT / "bench" / "out" / "campaign_20000x2")
-    ap.add_argument("--repeat", type=int, default=5)
-    ap.add_argument("--child", nargs=3, metavar=("CODE", "CAMPAIGN", "OUT"), help=argparse.SUPPRESS)
-    args = ap.parse_args()
-    if args.child:
-        child(Path(args.child[0]), Path(args.child[1]), Path(args.child[2]))
+    done = in_turns(__file__, child, _describe, __doc__, repeat=5)
+    if done is None:
         return
-    if args.against is None:
-        ap.error("--against CHECKOUT is required")
-    if not (args.campaign / "runs").is_dir():
-        sys.exit(f"no campaign at {args.campaign}: make one with "
-                 "`.venv/bin/python bench/make_campaign.py --questions 20000 --runs 2`")
-    sides = {"ours": ROOT, "theirs": args.against}
-    got: dict[str, list[dict]] = {k: [] for k in sides}
-    print(f"load average before: {os.getloadavg()[0]:.2f}")
-    with tempfile.TemporaryDirectory() as tmp:
-        for rep in range(args.repeat):
-            for name, code in sides.items():
-                out = Path(tmp) / f"{name}{rep}.pkl"
-                subprocess.run([sys.executable, __file__, "--child", str(code), str(args.campaign), str(out)],
-                               cwd=code, check=True)
-                got[name].append(pickle.loads(out.read_bytes()))
-                took = got[name][-1]["took"]
-                print(f"  {name:6} rep {rep + 1}: " + ", ".join(f"{s} {w:.2f} s" for s, (w, _) in took.items())
-                      + f" (load {os.getloadavg()[0]:.2f})", flush=True)
+    args, got = done
     print(f"Compare of two runs, {args.campaign.name}: {got['ours'][0]['pairs']:,} paired questions; medians of "
           f"{args.repeat} fresh processes a side")
     print("| step | ours | theirs | ratio (wall, CPU) |\n|---|---|---|---|")

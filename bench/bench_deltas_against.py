@@ -24,6 +24,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -56,16 +57,22 @@ def child(code: Path, campaign: Path, out: Path) -> None:
                                   "once": (once_wall, once_cpu) if once else None}))
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def in_turns(script: str, child: Callable[[Path, Path, Path], None], describe: Callable[[dict], str],
+             doc: str, repeat: int = 3) -> tuple[argparse.Namespace, dict[str, list[dict]]] | None:
+    """The command line of the side-by-side scripts (this one, bench/bench_compare_against.py): --against
+    CHECKOUT, --campaign DIR, --repeat N. In a child (--child, started here): `child(code, campaign, out)`,
+    which pickles its result to `out`; returns None. Else one fresh process of `script` per side and
+    repetition, in turns (ours, then theirs, ...), each result printed with `describe`; returns the parsed
+    arguments and the results per side ("ours", "theirs")."""
+    ap = argparse.ArgumentParser(description=doc.split("\n\n")[0])
     ap.add_argument("--against", type=Path, help="a checkout of the code to compare with (required)")
     ap.add_argument("--campaign", type=Path, default=ROOT / "bench" / "out" / "campaign_20000x2")
-    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--repeat", type=int, default=repeat)
     ap.add_argument("--child", nargs=3, metavar=("CODE", "CAMPAIGN", "OUT"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
         child(Path(args.child[0]), Path(args.child[1]), Path(args.child[2]))
-        return
+        return None
     if args.against is None:
         ap.error("--against CHECKOUT is required")
     if not (args.campaign / "runs").is_dir():
@@ -78,14 +85,24 @@ def main() -> None:
         for rep in range(args.repeat):
             for name, code in sides.items():
                 out = Path(tmp) / f"{name}{rep}.pkl"
-                subprocess.run([sys.executable, __file__, "--child", str(code), str(args.campaign), str(out)],
+                subprocess.run([sys.executable, script, "--child", str(code), str(args.campaign), str(out)],
                                cwd=code, check=True)
                 got[name].append(pickle.loads(out.read_bytes()))
-                r = got[name][-1]
-                first = (f"; once per workspace before it, the gold's field values: {r['once'][0]:.2f} s wall, "
-                         f"{r['once'][1]:.2f} CPU-s" if r["once"] else "")
-                print(f"  {name:6} rep {rep + 1}: {r['wall']:.2f} s wall, {r['cpu']:.2f} CPU-s "
-                      f"(load {os.getloadavg()[0]:.2f}){first}")
+                print(f"  {name:6} rep {rep + 1}: {describe(got[name][-1])} (load {os.getloadavg()[0]:.2f})", flush=True)
+    return args, got
+
+
+def _describe(r: dict) -> str:
+    first = (f"; once per workspace before it, the gold's field values: {r['once'][0]:.2f} s wall, "
+             f"{r['once'][1]:.2f} CPU-s" if r["once"] else "")
+    return f"{r['wall']:.2f} s wall, {r['cpu']:.2f} CPU-s{first}"
+
+
+def main() -> None:
+    done = in_turns(__file__, child, _describe, __doc__)
+    if done is None:
+        return
+    args, got = done
     med = {k: (statistics.median(r["wall"] for r in v), statistics.median(r["cpu"] for r in v)) for k, v in got.items()}
     first = got["ours"][0]
     print(f"per-slice deltas, {args.campaign.name}: {first['pairs']:,} paired questions, {len(first['table'])} rows "
