@@ -26,7 +26,7 @@ import sys
 import time
 from pathlib import Path
 
-from bench_deltas_against import in_turns
+from bench_deltas_against import in_turns, say_equal
 
 ROOT = Path(__file__).resolve().parent.parent
 STEPS = ("pair + flips", "all-questions row", "per-slice table", "all of it")
@@ -84,9 +84,7 @@ def main() -> None:
         print(f"| {step} | {med['ours'][0]:.2f} s ({med['ours'][1]:.2f} CPU-s) | {med['theirs'][0]:.2f} s "
               f"({med['theirs'][1]:.2f} CPU-s) | {med['ours'][0] / med['theirs'][0]:.2f}×, "
               f"{med['ours'][1] / med['theirs'][1]:.2f}× |")
-    same = all(r["table"].equals(got["theirs"][0]["table"]) for r in got["ours"] + got["theirs"])
-    print(f"the per-slice tables are {'equal value for value' if same else 'DIFFERENT'}")
-    print(f"load average after: {os.getloadavg()[0]:.2f}")
+    say_equal(got, "the per-slice tables")
 
 
 if __name__ == "__main__":

@@ -92,6 +92,14 @@ def in_turns(script: str, child: Callable[[Path, Path, Path], None], describe: C
     return args, got
 
 
+def say_equal(got: dict[str, list[dict]], what: str) -> None:
+    """Whether every result's "table" equals theirs value for value (they must: the numbers are the gate's), and
+    the load average now."""
+    same = all(r["table"].equals(got["theirs"][0]["table"]) for r in got["ours"] + got["theirs"])
+    print(f"{what} are {'equal value for value' if same else 'DIFFERENT'}")
+    print(f"load average after: {os.getloadavg()[0]:.2f}")
+
+
 def _describe(r: dict) -> str:
     first = (f"; once per workspace before it, the gold's field values: {r['once'][0]:.2f} s wall, "
              f"{r['once'][1]:.2f} CPU-s" if r["once"] else "")
@@ -111,9 +119,7 @@ def main() -> None:
         print(f"  {k:6}: {w:.2f} s wall, {c:.2f} CPU-s")
     print(f"  ratio ours / theirs: {med['ours'][0] / med['theirs'][0]:.2f}x wall, "
           f"{med['ours'][1] / med['theirs'][1]:.2f}x CPU")
-    same = all(r["table"].equals(got["theirs"][0]["table"]) for r in got["ours"] + got["theirs"])
-    print(f"  the tables are {'equal value for value' if same else 'DIFFERENT'}")
-    print(f"load average after: {os.getloadavg()[0]:.2f}")
+    say_equal(got, "  the tables")
 
 
 if __name__ == "__main__":
