@@ -202,6 +202,38 @@ def test_the_questions_every_run_attempted_are_the_runs_columns(world):
     assert Q.attempted_by_all(con, []).size == 0
 
 
+def test_the_means_over_some_questions_are_the_runs_columns(world):
+    """queries.means_over equals each run's mean over the asked questions it attempted, counted from the runs
+    held in memory (math.fsum), to the last bits a sum's order may change: for every run, asked in reverse with
+    one id twice, over a random third of the questions given shuffled and with repeats (each counted once), over
+    none, and for a run asked about questions it never attempted (n 0, NaN)."""
+    from scoring.trends import checkpoint_scores
+
+    name, an, con, key, ids = world
+    runs = [r.name for r in an.runs if r.recomputed]
+    gold = list(an.gold)
+    values, answered = checkpoint_scores([an.result_of(r) for r in runs], gold, list(METRICS))
+    rng = np.random.default_rng(11)
+    some = rng.permutation(len(gold))[: max(1, len(gold) // 3)]
+    asked = [ids[r] for r in runs][::-1] + [ids[runs[0]]]
+    for positions in (some, np.concatenate([some[::-1], some[:5]])):
+        got = Q.means_over(con, asked, positions)
+        assert sorted(got) == sorted(set(asked)), name
+        at = np.zeros(len(gold), dtype=bool)
+        at[some] = True
+        for k, r in enumerate(runs):
+            kept = at & answered[k]
+            assert got[ids[r]]["n"] == int(kept.sum()), (name, r)
+            for m in METRICS:
+                want = math.fsum(values[m][k][kept]) / kept.sum() if kept.any() else math.nan
+                assert math.isclose(got[ids[r]][m], want, rel_tol=1e-12, abs_tol=1e-15) or (math.isnan(want) and math.isnan(got[ids[r]][m])), (name, r, m)
+    never = np.flatnonzero(~answered[0])
+    if never.size:
+        alone = Q.means_over(con, [ids[runs[0]]], never)[ids[runs[0]]]
+        assert alone["n"] == 0 and all(math.isnan(alone[m]) for m in METRICS), name
+    assert Q.means_over(con, [], some) == {} and Q.means_over(con, asked, [])[ids[runs[0]]]["n"] == 0
+
+
 def test_the_trends_and_the_matrix_read_the_engine_as_they_read_the_columns(world):
     """The Trends page's search and the matrix page's grid, built from the engine, equal what the runs'
     columns gave (scoring.trends.checkpoint_scores and Profile.right_mask): the same trends, alarms and
