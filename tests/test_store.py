@@ -96,7 +96,7 @@ def _restart() -> None:
     from dashboard.data import workspace as W
     from dashboard.shell import cache as app_cache
 
-    for f in (app_cache._runs, app_cache.workspace, app_cache.analysis, app_cache._questions, app_cache._frame, app_cache._engine):
+    for f in (app_cache._runs, app_cache._workspace_of, app_cache._analysis_of, app_cache._questions, app_cache._frame, app_cache._engine):
         f.clear()
     app_cache._ENSURED.clear()
     W._KEPT.clear()
@@ -628,3 +628,67 @@ def test_the_workspace_remembers_its_prediction_files(tmp_path, monkeypatch):
     assert [pf.sha256 for pf in first.predictions] == [pf.sha256 for pf in second.predictions]
     assert hashed_first == len(first.predictions) + len(first.discovery.gold) and len(first.discovery.gold) == 2
     assert sum(d.hashed for d in made) == hashed_first  # the second read hashed nothing
+
+
+def _same_questions(a, b) -> None:
+    import numpy as np
+
+    for f in ("name", "key", "ids", "question", "gold", "documents", "unit", "dictionary", "finder_fields"):
+        assert getattr(a, f) == getattr(b, f), f
+    assert a.doc.dtype == b.doc.dtype and np.array_equal(a.doc, b.doc)
+    assert set(a.codes) == set(b.codes)
+    for f, want in a.codes.items():
+        got = b.codes[f]
+        if isinstance(want, list):
+            assert len(got) == len(want) and all(x.dtype == y.dtype and np.array_equal(x, y) for x, y in zip(want, got)), f
+        else:
+            assert want.dtype == got.dtype and np.array_equal(want, got), f
+
+
+def test_the_questions_as_the_engine_codes_them_are_kept_and_read_back_equal(tmp_path):
+    """A restart reads the benchmark's questions as the engine codes them from the cache folder (S.QuestionsStore)
+    instead of working them out again: read back equal to `engine_questions`, field by field and dtype by dtype --
+    the sample's page counts and evidence sources, and DocVQA's question types (a list field) on some questions --;
+    under another key when a gold record, the page counts or the name differ; and an entry that does not read back
+    whole (a code outside its dictionary, a null id, a file cut short) is a miss, removed, and made again."""
+    from dataclasses import replace
+
+    from dashboard.core.paths import Sources
+    from dashboard.core.scored import engine_questions
+    from dashboard.data.workspace import load_workspace
+
+    ws = load_workspace(Sources(benchmark=SAMPLE))
+    gold = [replace(q, question_types=("table/list", "form")) if i % 7 == 0 else q for i, q in enumerate(ws.gold.items)]
+    pages, declared = ws.page_counts, ws.declared_pages()
+    assert any(pages.values())
+    store = S.QuestionsStore(tmp_path)
+    want = engine_questions(gold, pages, declared, "sample")
+    assert "question_type" in want.codes and "evidence_source" in want.codes
+    first = S.engine_questions_cached(gold, pages, declared, "sample", store=store)
+    assert store.misses == 1 and store.hits == 0 and len(list(store.folder.glob("*.parquet"))) == 1
+    _same_questions(want, first)
+    again = S.engine_questions_cached(gold, pages, declared, "sample", store=store)
+    assert store.hits == 1
+    _same_questions(want, again)
+
+    key = S.questions_key(gold, pages, declared, "sample")
+    changed = [replace(gold[0], question=gold[0].question + "?"), *gold[1:]]
+    other_pages = {**pages, next(iter(pages)): 999}
+    assert len({key, S.questions_key(changed, pages, declared, "sample"), S.questions_key(gold, other_pages, declared, "sample"),
+                S.questions_key(gold, pages, declared, "other")}) == 4
+
+    path = store.path(key)
+    good = pq.read_table(path)
+    i = good.column_names.index("code:domain")
+    broken = {
+        "a code outside its dictionary": good.set_column(i, "code:domain", pa.array([len(want.dictionary["domain"])] * good.num_rows, pa.int16())),
+        "a null id": good.set_column(0, "id", pa.array([None] * good.num_rows, pa.string())),
+    }
+    for what, table in broken.items():
+        pq.write_table(table.replace_schema_metadata(good.schema.metadata), path)
+        assert store.get(key) is None and not path.exists(), what
+        _same_questions(want, S.engine_questions_cached(gold, pages, declared, "sample", store=store))
+    path.write_bytes(path.read_bytes()[:-100])
+    assert store.get(key) is None and not path.exists()
+    _same_questions(want, S.engine_questions_cached(gold, pages, declared, "sample", store=store))
+    assert store.get(key) is not None

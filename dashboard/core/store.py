@@ -1,5 +1,6 @@
 """The cache folder's Parquet entries, shared by every session and by restarts: prediction files as the
-loader parsed them (`PredictionStore`, below), and -- through `EntryFolder` -- the evidence pages' located
+loader parsed them (`PredictionStore`, below), the gold as its reader parsed it (`GoldStore`), the benchmark's
+questions as the engine codes them (`QuestionsStore`), and -- through `EntryFolder` -- the evidence pages' located
 answers (dashboard/evidence/locating.py). No streamlit here. (Scored runs are not kept here: they are in
 the engine, scoring/engine/, as `docbench-lens ingest` puts them.)
 
@@ -39,6 +40,7 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
@@ -675,3 +677,138 @@ def read_gold_cached(fmt, paths: Sequence[Path], store: GoldStore | None = None)
     if not res.unreadable and _keepable(res, before):
         store.put(key, res)
     return res
+
+
+# ----------------------------------------------------------------------------- the benchmark's questions as the engine codes them
+#
+# A fourth kind of entry: `dashboard.core.scored.engine_questions(gold, page_counts, declared_pages, name)` -- the key
+# the engine files a benchmark's runs under, each question's breakdown fields coded, its documents and cluster -- so
+# that a restart does not work them out again (0.5 s of a 20,000-question restart's 4.8 s before the leaderboard, on
+# the thread the first page waits for). Its name is the key
+#
+#     sha256("lens-questions/<QUESTIONS_FORMAT>" NUL the scoring package's code NUL dashboard/core/scored.py's code
+#            NUL the benchmark's name NUL the page counts and declared pages (JSON) NUL every gold record (JSON))
+#
+# -- the gold's records as parsed (or as corrected: a corrected gold is other records), not its files, hashed in
+# 0.07 s at 20,000 questions. One row per question: id, question, gold, documents, cluster code, and a column per
+# coded field (`code:<field>`); the name, key, unit, label dictionaries and the finder's fields in the metadata.
+# Every value is checked when read (types, no nulls, each code within its dictionary): anything else is a miss.
+
+QUESTIONS_FORMAT = 1
+_QUESTIONS_BASE = pa.schema([("id", pa.string()), ("question", pa.string()), ("gold", pa.string()),
+                             ("documents", pa.list_(pa.string())), ("doc", pa.int32())])
+_CODE = "code:"
+
+
+def questions_key(gold: Sequence[GoldQuestion], page_counts: dict, declared_pages: dict, name: str) -> str:
+    """The entry's name for the questions `engine_questions` makes of these arguments."""
+    from orjson import OPT_NON_STR_KEYS, dumps
+
+    h = hashlib.sha256("\0".join((f"lens-questions/{QUESTIONS_FORMAT}", _gold_code(), _scored_code(), name)).encode(
+        "utf-8", "surrogatepass"))
+    h.update(b"\0" + dumps([sorted(page_counts.items()), sorted(declared_pages.items())], option=OPT_NON_STR_KEYS))
+    for q in gold:
+        h.update(b"\0" + dumps(_gold_state(q)))
+    return h.hexdigest()
+
+
+def _scored_code() -> str:
+    global _SCORED_CODE
+    with _CODE_LOCK:
+        if _SCORED_CODE is None:
+            _SCORED_CODE = hashlib.sha256((Path(__file__).parent / "scored.py").read_bytes()).hexdigest()
+        return _SCORED_CODE
+
+
+_SCORED_CODE: str | None = None
+
+
+class QuestionsStore(EntryFolder):
+    """The benchmarks' questions as the engine codes them, under `root`/questions (EntryFolder's rules)."""
+
+    SUBFOLDER = "questions"
+
+    def put(self, key: str, questions) -> Path | None:
+        """Write a `scoring.engine.ingest.Questions`; None when it cannot be kept (made again next time)."""
+        from scoring.engine.schema import LIST_FIELDS
+
+        if _refuse(self.folder):
+            return None
+        try:
+            columns = {"id": pa.array(questions.ids, pa.string()), "question": pa.array(questions.question, pa.string()),
+                       "gold": pa.array(questions.gold, pa.string()),
+                       "documents": pa.array(questions.documents, pa.list_(pa.string())),
+                       "doc": pa.array(questions.doc, pa.int32())}
+            for f, codes in questions.codes.items():
+                columns[_CODE + f] = questions.list_array(f) if f in LIST_FIELDS else pa.array(codes, pa.int16())
+            head = {"name": questions.name, "key": questions.key, "unit": questions.unit,
+                    "dictionary": questions.dictionary, "finder_fields": list(questions.finder_fields)}
+            table = pa.table(columns).replace_schema_metadata({
+                "lens.format": str(QUESTIONS_FORMAT), "lens.key": key, "lens.rows": str(len(questions)),
+                "lens.questions": json.dumps(head)})
+        except (pa.ArrowException, ValueError, TypeError, OverflowError):
+            return None
+        return self._write(self.path(key), table)
+
+    def get(self, key: str):
+        """The Questions as written, or None (no entry, or a bad one: removed)."""
+        return self._entry(key, lambda path: self._read(path, key))
+
+    @staticmethod
+    def _read(path: Path, key: str):
+        from scoring.engine.ingest import Questions
+        from scoring.engine.schema import FIELDS, LIST_FIELDS
+
+        with pq.ParquetFile(path, page_checksum_verification=True) as pf:
+            table = pf.read(use_threads=False)
+        meta = table.schema.metadata or {}
+        if meta.get(b"lens.format") != str(QUESTIONS_FORMAT).encode() or meta.get(b"lens.key") != key.encode() \
+                or meta.get(b"lens.rows") != str(table.num_rows).encode():
+            raise ValueError("another key, format or row count")
+        head = _loads(meta[b"lens.questions"])
+        if type(head) is not dict or set(head) != {"name", "key", "unit", "dictionary", "finder_fields"} \
+                or not all(type(head[k]) is str for k in ("name", "key", "unit")) or type(head["dictionary"]) is not dict \
+                or type(head["finder_fields"]) is not list:
+            raise ValueError("a head of another shape")
+        dictionary = head["dictionary"]
+        coded = [n[len(_CODE):] for n in table.column_names[len(_QUESTIONS_BASE):]]
+        if not table.schema.remove_metadata().equals(pa.schema([*_QUESTIONS_BASE, *(
+                pa.field(_CODE + f, pa.list_(pa.int16()) if f in LIST_FIELDS else pa.int16()) for f in coded)])) \
+                or set(coded) != set(dictionary) or not set(coded) <= set(FIELDS) \
+                or not set(head["finder_fields"]) <= set(coded):
+            raise ValueError("another schema")
+        if any(table.column(n).null_count for n in table.column_names) or pc.list_flatten(table.column("documents")).null_count:
+            raise ValueError("nulls")
+        codes: dict[str, Any] = {}
+        for f in coded:
+            labels = dictionary[f]
+            if type(labels) is not list or not all(type(s) is str for s in labels):
+                raise ValueError("a dictionary of another shape")
+            column = table.column(_CODE + f).combine_chunks()
+            flat = column.flatten() if f in LIST_FIELDS else column
+            if flat.null_count or (len(flat) and (pc.min(flat).as_py() < 0 or pc.max(flat).as_py() >= len(labels))):
+                raise ValueError("a code outside its dictionary")
+            if f in LIST_FIELDS:
+                offsets, values = column.offsets.to_numpy(), flat.to_numpy()
+                codes[f] = [values[offsets[i]:offsets[i + 1]].copy() for i in range(len(column))]
+            else:
+                codes[f] = column.to_numpy().copy()
+        return Questions(head["name"], head["key"], table.column("id").to_pylist(), table.column("question").to_pylist(),
+                         table.column("gold").to_pylist(), table.column("documents").to_pylist(), table.column("doc").to_numpy().astype(np.int32),
+                         head["unit"], dictionary, codes, tuple(head["finder_fields"]))
+
+
+def engine_questions_cached(gold: Sequence[GoldQuestion], page_counts: dict, declared_pages: dict, name: str = "",
+                            store: QuestionsStore | None = None):
+    """`dashboard.core.scored.engine_questions(...)`, read from the cache when the same code made them of the same
+    records, page counts and name; else made and written to it."""
+    from dashboard.core.scored import engine_questions
+
+    store = store if store is not None else QuestionsStore()
+    store.sweep()
+    key = questions_key(gold, page_counts, declared_pages, name)
+    got = store.get(key)
+    if got is None:
+        got = engine_questions(gold, page_counts, declared_pages, name)
+        store.put(key, got)
+    return got
