@@ -139,7 +139,7 @@ def through_the_app(bench: Path, cache: Path):
         os.environ.pop(k, None)
     try:
         for _ in range(2):  # the first run scores and ingests; the second, a restart, reads the engine
-            for f in (app_cache._runs, app_cache.workspace, app_cache.analysis, app_cache._questions, app_cache._frame, app_cache._engine):
+            for f in (app_cache._runs, app_cache._workspace_of, app_cache._analysis_of, app_cache._questions, app_cache._frame, app_cache._engine):
                 f.clear()
             app_cache._ENSURED.clear()
             W._KEPT.clear()

@@ -381,7 +381,7 @@ def test_a_load_is_moved_out_of_the_collectors_sight(open_app, mini_bench):
     from dashboard.shell import cache, context
 
     gc.unfreeze()
-    cache.analysis.clear()  # built anew here, not taken from an earlier test's load
+    cache._analysis_of.clear()  # built anew here, not taken from an earlier test's load
     try:
         at = open_app(mini_bench)
         assert_clean(at)

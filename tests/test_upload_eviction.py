@@ -52,3 +52,25 @@ def test_a_swept_upload_takes_its_workspace_and_analyses_out_of_the_cache(tmp_pa
     assert cache.analysis((up_key, "gold", "xldocbench", ()), lambda: "rebuilt") == "rebuilt"  # dropped
     assert an is not None
     assert cache.evict_uploads(swept) == 0  # nothing left to drop
+
+
+def test_the_cached_workspace_and_analysis_are_keyed_by_a_digest_of_plain_values(tmp_path, monkeypatch):
+    """Streamlit hashes a cached function's arguments at every call; the workspace's and the analysis's keys name
+    every file and run, so they are handed over as one digest (`cache.digest`): equal keys built apart give the same
+    digest and the same cached workspace, a key differing in one mtime another digest, and a value whose repr might
+    change between calls (a set, a list, a dict, an object) is refused rather than keyed by it."""
+    import pytest
+
+    monkeypatch.setenv("LENS_CACHE_DIR", str(tmp_path / "cache"))
+    files = tuple((str(SAMPLE / f"run{i}.jsonl"), 1000 + i, 17 * i) for i in range(2000))
+    key = (("bench", ("a",), (), (), "None", (), ""), files)
+    twin = (("bench", ("a",), (), (), "None", (), ""), tuple((p, s, m) for p, s, m in files))
+    assert cache.digest(key) == cache.digest(twin) and len(cache.digest(key)) == 64
+    moved = (key[0], files[:-1] + ((files[-1][0], files[-1][1], files[-1][2] + 1),))
+    assert cache.digest(moved) != cache.digest(key)
+    assert cache.digest((SAMPLE, 1.5, True, None)) == cache.digest((Path(str(SAMPLE)), 1.5, True, None))
+    for bad in ({1, 2}, [1], {"a": 1}, object(), frozenset()):
+        with pytest.raises(TypeError):
+            cache.digest(("x", (bad,)))
+    ws = cache.workspace(("digest-test", key), Sources(benchmark=SAMPLE))
+    assert cache.workspace(("digest-test", twin), Sources(benchmark=SAMPLE)) is ws

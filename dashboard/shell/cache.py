@@ -1,6 +1,7 @@
 """The app's shared st.cache_* (the workspace, the engine and the benchmark's questions as it codes them,
 analyses, the last few runs' results, comparisons), keyed by plain values (paths with sizes and mtimes,
-content hashes, profile names). Cached objects are shared by all
+content hashes, profile names; the workspace's and the analysis's, which name every file and run, handed to
+Streamlit as one digest). Cached objects are shared by all
 sessions and treated as read-only. A feature's own caches live in its panel (the page renders in
 dashboard/evidence/panel.py, the annotations database in dashboard/annotations/store_panel.py), so
 that the shell imports no feature.
@@ -14,9 +15,11 @@ which would break a bar created outside it.
 from __future__ import annotations
 
 import gc
+import hashlib
 import logging
 import threading
 from collections.abc import Callable
+from pathlib import PurePath
 from typing import TYPE_CHECKING, Any
 
 import streamlit as st
@@ -24,7 +27,6 @@ import streamlit as st
 from dashboard.core.analysis import Analysis, question_frame
 from dashboard.core.bounded import Bounded
 from dashboard.core.paths import Sources, upload_folders_of
-from dashboard.core.scored import engine_questions
 from dashboard.data.workspace import Discovery, Workspace, load_workspace
 from scoring.engine.connection import EMBEDDED, DamagedStore, Engine, Target, memory_target, target_from
 from scoring.engine.ingest import Questions
@@ -43,9 +45,31 @@ _ANALYSES: dict[tuple, set[tuple]] = {}  # such a workspace key -> the analysis 
 _UPLOADED_LOCK = threading.Lock()
 
 
+def digest(key: tuple) -> str:
+    """A cache key of plain values (tuples of texts, numbers, None and paths) as one short text, for the cached
+    functions below whose keys name every file or run: Streamlit hashes a cached function's arguments object by
+    object at every call, and at 1,000 runs the workspace's and the analysis's keys took 0.08 s of every page's
+    run (twice on a restart: the server's read-ahead and the first visit). The repr of such values is exact and
+    the same at every call; TypeError for any other value, whose repr might not be."""
+    todo: list[Any] = [key]
+    while todo:
+        v = todo.pop()
+        if type(v) is tuple:
+            todo.extend(v)
+        elif not (v is None or type(v) in (str, int, float, bool) or isinstance(v, PurePath)):
+            raise TypeError(f"not a plain cache key: a {type(v).__name__}")
+    return hashlib.sha256(repr(key).encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def workspace(key: tuple, sources: Sources, disc: Discovery | None = None) -> Workspace:
+    """`key` = (the sources, the (path, size, mtime_ns) of every file they name): the workspace, read once
+    (`_workspace_of`, under the key's `digest`)."""
+    return _workspace_of(digest(key), key, sources, disc)
+
+
 @st.cache_resource(show_spinner="Reading the benchmark files…", max_entries=8)
-def workspace(key: tuple, _sources: Sources, _disc: Discovery | None = None) -> Workspace:
-    """`key` = (the sources, the (path, size, mtime_ns) of every file they name). A workspace read
+def _workspace_of(name: str, _key: tuple, _sources: Sources, _disc: Discovery | None = None) -> Workspace:
+    """A workspace read
     from a session's uploads is remembered by that folder, so `evict_uploads` can drop it. Once read,
     it is moved out of the garbage collector's sight, as the analysis is (`analysis`): the benchmark's
     identity and its questions' codes, made next, otherwise paid a full collection walking the gold
@@ -57,8 +81,8 @@ def workspace(key: tuple, _sources: Sources, _disc: Discovery | None = None) -> 
     if folders:
         shas = frozenset((pf.sha256, pf.run) for pf in ws.predictions if any(f in str(pf.path) for f in folders))
         with _UPLOADED_LOCK:
-            _UPLOADED[key] = folders
-            _UPLOADED_RUNS[key] = shas
+            _UPLOADED[_key] = folders
+            _UPLOADED_RUNS[_key] = shas
     return ws
 
 
@@ -77,9 +101,9 @@ def evict_uploads(names: list[str], release: bool = True) -> int:
         for k in keys:
             del _UPLOADED[k]
     for k, analyses in dropped:
-        workspace.clear(k, None)
+        _workspace_of.clear(digest(k), None, None, None)
         for a in analyses:
-            analysis.clear(a, None)
+            _analysis_of.clear(digest(a), None, None)
     doomed: list[tuple] = []
 
     def uploaded_run(k) -> bool:  # scored-run keys: (gold key, prediction sha256, run name, profile)
@@ -120,9 +144,15 @@ def trim() -> None:
         pass
 
 
+def analysis(key: tuple, build: Callable[[], Analysis]) -> Analysis:
+    """`key` = (workspace key, profile, the scored runs' keys): the analysis, built once (`_analysis_of`,
+    under the key's `digest`)."""
+    return _analysis_of(digest(key), key, build)
+
+
 @st.cache_resource(show_spinner=False, max_entries=16)
-def analysis(key: tuple, _build: Callable[[], Analysis]) -> Analysis:
-    """`key` = (workspace key, profile, the scored runs' keys). Once built, everything the load
+def _analysis_of(name: str, _key: tuple, _build: Callable[[], Analysis]) -> Analysis:
+    """Once built, everything the load
     made is moved out of the garbage collector's sight (`gc.freeze`): a served app holds millions
     of long-lived, acyclic objects (1.27 M at 50 runs x 20,000 questions), and each full collection
     walked them all -- 0.6 s during which no session's script runs -- while they can only be
@@ -130,8 +160,8 @@ def analysis(key: tuple, _build: Callable[[], Analysis]) -> Analysis:
     records make none."""
     built = _build()
     with _UPLOADED_LOCK:
-        if key and key[0] in _UPLOADED:  # key[0]: the workspace key (dashboard/session/load.py)
-            _ANALYSES.setdefault(key[0], set()).add(key)
+        if _key and _key[0] in _UPLOADED:  # _key[0]: the workspace key (dashboard/session/load.py)
+            _ANALYSES.setdefault(_key[0], set()).add(_key)
     gc.freeze()
     return built
 
@@ -263,8 +293,10 @@ def frame(ws: Workspace, gold_key: tuple) -> pd.DataFrame:
 
 @st.cache_resource(show_spinner=False, max_entries=8)
 def _questions(key: tuple, _ws: Workspace) -> Questions:
+    from dashboard.core.store import engine_questions_cached  # Parquet's reader: not imported with the shell
+
     bench = _ws.discovery.benchmark
-    return engine_questions(_ws.gold.items, _ws.page_counts, _ws.declared_pages(), bench.absolute().name if bench else "")
+    return engine_questions_cached(_ws.gold.items, _ws.page_counts, _ws.declared_pages(), bench.absolute().name if bench else "")
 
 
 @st.cache_resource(show_spinner=False, max_entries=8)
