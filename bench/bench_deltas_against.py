@@ -78,6 +78,7 @@ def in_turns(script: str, child: Callable[[Path, Path, Path], None], describe: C
     if not (args.campaign / "runs").is_dir():
         sys.exit(f"no campaign at {args.campaign}: make one with "
                  "`.venv/bin/python bench/make_campaign.py --questions 20000 --runs 2`")
+    args.campaign = args.campaign.resolve()  # each child runs in its checkout's folder
     sides = {"ours": ROOT, "theirs": args.against}
     got: dict[str, list[dict]] = {k: [] for k in sides}
     print(f"load average before: {os.getloadavg()[0]:.2f}")
