@@ -53,6 +53,22 @@ def test_symlinked_gold_folder_is_not_used(tmp_path):
     assert any("parsed gold files" in p for p in S.cache_problems(root))
 
 
+def test_symlinked_questions_folder_is_not_used(tmp_path):
+    from dashboard.core.scored import engine_questions
+    from scoring.formats import xldocbench
+
+    root, outside = tmp_path / "cache", tmp_path / "outside"
+    outside.mkdir()
+    root.mkdir()
+    (root / "questions").symlink_to(outside, target_is_directory=True)
+    store = S.QuestionsStore(root)
+    gold = xldocbench.read_gold(GOLD).items
+    for _ in range(2):
+        assert S.engine_questions_cached(gold, {}, {}, "x", store).key == engine_questions(gold, {}, {}, "x").key
+    assert files_under(outside) == [] and store.hits == 0
+    assert any("coded questions" in p for p in S.cache_problems(root))
+
+
 def test_symlinked_upload_folder_refuses_uploads(tmp_path, monkeypatch):
     root, outside = tmp_path / "cache", tmp_path / "outside"
     outside.mkdir()

@@ -82,10 +82,11 @@ def cache_problems(root: Path | None = None) -> list[str]:
     root = Path(root) if root is not None else cache_root()
     out = []
     for name, what in (("engine", "scored runs (the engine's DuckDB file)"), ("predictions", "parsed prediction files"),
-                       ("gold", "parsed gold files"), ("uploads", "uploads")):
+                       ("gold", "parsed gold files"), ("questions", "the benchmarks' coded questions"), ("uploads", "uploads")):
         if symlinked(root / name):
             again = {"engine": "every run is scored again at each start, held in memory",
                      "predictions": "every run is read again", "gold": "the gold is read again at each start",
+                     "questions": "the questions are coded again at each start",
                      "uploads": "uploads are refused"}[name]
             out.append(f"The cache folder {root / name} is a symbolic link, so the cache of {what} is not used "
                        f"({again}). Remove the link to use it again.")
