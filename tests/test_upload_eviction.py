@@ -69,6 +69,9 @@ def test_the_cached_workspace_and_analysis_are_keyed_by_a_digest_of_plain_values
     moved = (key[0], files[:-1] + ((files[-1][0], files[-1][1], files[-1][2] + 1),))
     assert cache.digest(moved) != cache.digest(key)
     assert cache.digest((SAMPLE, 1.5, True, None)) == cache.digest((Path(str(SAMPLE)), 1.5, True, None))
+    import numpy as np
+
+    assert cache.digest((np.int64(3),)) == cache.digest((np.int64(3),)) != cache.digest((np.int64(4),))
     for bad in ({1, 2}, [1], {"a": 1}, object(), frozenset()):
         with pytest.raises(TypeError):
             cache.digest(("x", (bad,)))

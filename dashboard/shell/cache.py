@@ -17,6 +17,7 @@ from __future__ import annotations
 import gc
 import hashlib
 import logging
+import numbers
 import threading
 from collections.abc import Callable
 from pathlib import PurePath
@@ -56,7 +57,7 @@ def digest(key: tuple) -> str:
         v = todo.pop()
         if type(v) is tuple:
             todo.extend(v)
-        elif not (v is None or type(v) in (str, int, float, bool) or isinstance(v, PurePath)):
+        elif not (v is None or type(v) is str or isinstance(v, (numbers.Number, PurePath))):  # numpy's numbers too
             raise TypeError(f"not a plain cache key: a {type(v).__name__}")
     return hashlib.sha256(repr(key).encode("utf-8", "surrogatepass")).hexdigest()
 
