@@ -677,6 +677,9 @@ def test_the_questions_as_the_engine_codes_them_are_kept_and_read_back_equal(tmp
     assert len({key, S.questions_key(changed, pages, declared, "sample"), S.questions_key(gold, other_pages, declared, "sample"),
                 S.questions_key(gold, pages, declared, "other")}) == 4
 
+    huge = [replace(gold[0], metadata={**gold[0].metadata, "size": 1 << 70}), *gold[1:]]  # past what JSON holds
+    _same_questions(engine_questions(huge, pages, declared, "sample"), S.engine_questions_cached(huge, pages, declared, "sample", store=store))
+
     path = store.path(key)
     good = pq.read_table(path)
     i = good.column_names.index("code:domain")

@@ -691,7 +691,9 @@ def read_gold_cached(fmt, paths: Sequence[Path], store: GoldStore | None = None)
 #            NUL the benchmark's name NUL the page counts and declared pages (JSON) NUL every gold record (JSON))
 #
 # -- the gold's records as parsed (or as corrected: a corrected gold is other records), not its files, hashed in
-# 0.07 s at 20,000 questions. One row per question: id, question, gold, documents, cluster code, and a column per
+# 0.07 s at 20,000 questions. (JSON writes a float NaN as null: a gold whose records differ only there would share
+# a key, but every record names its file, and a file's format decides which of the two its missing values are;
+# a value JSON cannot hold at all leaves the questions uncached.) One row per question: id, question, gold, documents, cluster code, and a column per
 # coded field (`code:<field>`); the name, key, unit, label dictionaries and the finder's fields in the metadata.
 # Every value is checked when read (types, no nulls, each code within its dictionary): anything else is a miss.
 
@@ -807,7 +809,10 @@ def engine_questions_cached(gold: Sequence[GoldQuestion], page_counts: dict, dec
 
     store = store if store is not None else QuestionsStore()
     store.sweep()
-    key = questions_key(gold, page_counts, declared_pages, name)
+    try:
+        key = questions_key(gold, page_counts, declared_pages, name)
+    except (TypeError, ValueError, OverflowError):  # a value JSON cannot hold (an integer past 64 bits): not kept
+        return engine_questions(gold, page_counts, declared_pages, name)
     got = store.get(key)
     if got is None:
         got = engine_questions(gold, page_counts, declared_pages, name)
