@@ -686,6 +686,8 @@ def test_the_questions_as_the_engine_codes_them_are_kept_and_read_back_equal(tmp
     broken = {
         "a code outside its dictionary": good.set_column(i, "code:domain", pa.array([len(want.dictionary["domain"])] * good.num_rows, pa.int16())),
         "a null id": good.set_column(0, "id", pa.array([None] * good.num_rows, pa.string())),
+        "a repeated id": good.set_column(0, "id", pa.array(["q"] * good.num_rows, pa.string())),
+        "a cluster the documents do not give": good.set_column(4, "doc", pa.array([0] * good.num_rows, pa.int32())),
     }
     for what, table in broken.items():
         pq.write_table(table.replace_schema_metadata(good.schema.metadata), path)
