@@ -25,11 +25,17 @@ def files_under(root: Path) -> list[Path]:
     return sorted(p for p in root.rglob("*") if p.is_file())
 
 
-def test_symlinked_predictions_folder_is_not_used(tmp_path):
+def _linked(tmp_path: Path, folder: str) -> tuple[Path, Path]:
+    """A cache root whose `folder` is a symbolic link to a folder outside it: (the root, that outside folder)."""
     root, outside = tmp_path / "cache", tmp_path / "outside"
     outside.mkdir()
     root.mkdir()
-    (root / "predictions").symlink_to(outside, target_is_directory=True)
+    (root / folder).symlink_to(outside, target_is_directory=True)
+    return root, outside
+
+
+def test_symlinked_predictions_folder_is_not_used(tmp_path):
+    root, outside = _linked(tmp_path, "predictions")
     store = S.PredictionStore(root)
     sha = hashlib.sha256(RUN.read_bytes()).hexdigest()  # as the workspace computes it
     res = S.load_predictions_cached(RUN, sha, store)
@@ -42,10 +48,7 @@ def test_symlinked_predictions_folder_is_not_used(tmp_path):
 def test_symlinked_gold_folder_is_not_used(tmp_path):
     from scoring.formats import xldocbench
 
-    root, outside = tmp_path / "cache", tmp_path / "outside"
-    outside.mkdir()
-    root.mkdir()
-    (root / "gold").symlink_to(outside, target_is_directory=True)
+    root, outside = _linked(tmp_path, "gold")
     store = S.GoldStore(root)
     for _ in range(2):
         assert S.read_gold_cached(xldocbench, GOLD, store).items == xldocbench.read_gold(GOLD).items
@@ -57,10 +60,7 @@ def test_symlinked_questions_folder_is_not_used(tmp_path):
     from dashboard.core.scored import engine_questions
     from scoring.formats import xldocbench
 
-    root, outside = tmp_path / "cache", tmp_path / "outside"
-    outside.mkdir()
-    root.mkdir()
-    (root / "questions").symlink_to(outside, target_is_directory=True)
+    root, outside = _linked(tmp_path, "questions")
     store = S.QuestionsStore(root)
     gold = xldocbench.read_gold(GOLD).items
     for _ in range(2):
@@ -70,10 +70,7 @@ def test_symlinked_questions_folder_is_not_used(tmp_path):
 
 
 def test_symlinked_upload_folder_refuses_uploads(tmp_path, monkeypatch):
-    root, outside = tmp_path / "cache", tmp_path / "outside"
-    outside.mkdir()
-    root.mkdir()
-    (root / "uploads").symlink_to(outside, target_is_directory=True)
+    root, outside = _linked(tmp_path, "uploads")
     monkeypatch.setenv("LENS_CACHE_DIR", str(root))
     with pytest.raises(UploadError, match="symbolic link"):
         stage_upload("run.jsonl", b'{"question_id": "q", "prediction": "x"}\n', root / "uploads" / ("a" * 32))
@@ -81,10 +78,7 @@ def test_symlinked_upload_folder_refuses_uploads(tmp_path, monkeypatch):
 
 
 def test_app_names_a_symlinked_cache_folder_on_the_data_page(monkeypatch, mini_bench, tmp_path):
-    root, outside = tmp_path / "cache", tmp_path / "outside"
-    outside.mkdir()
-    root.mkdir()
-    (root / "engine").symlink_to(outside, target_is_directory=True)
+    root, outside = _linked(tmp_path, "engine")
     at = app_on(monkeypatch, mini_bench, env={"LENS_CACHE_DIR": str(root)})
     assert not at.exception
     board = at.dataframe[0].value
