@@ -143,6 +143,7 @@ EXACT_SUM_LIMIT = 200_000  # integer document sums whose absolute total is at mo
 EXACT_LIMIT = 200  # the checkpoint trends refine their normal-tail p exactly up to this many documents moved
 MULTINOMIAL_COST = 25  # a multinomial count costs about as much as 25 index draws: counts when cheaper
 DRAWS_PER_BATCH = 2_000_000  # random numbers drawn at once by the sign-flip test (bounds memory)
+SIGN_PIECE = 24_000  # of which at most this many are looked up at once (the buffers stay under 256 KB)
 # cluster indices drawn at once by the index bootstrap (at most 256 KB of them): the draws and gathers
 # stay in the CPU's cache, and a batch's arrays stay near the app's fixed malloc threshold
 # (dashboard/core/predictions.py: 256 KB), above which each is a fresh mapping, faulted in page by page:
@@ -407,12 +408,22 @@ def sign_flip_p(sums: Sequence[float] | np.ndarray, *, resamples: int = 10_000, 
     offsets = np.arange(groups, dtype=np.int32) * 256
     hits = 0
     step = max(1, min(R, DRAWS_PER_BATCH // groups))
+    # each batch of `step` vectors is drawn in pieces of a few rows into two buffers made once, small enough to
+    # come from the heap (not a fresh mapping faulted in page by page, above the app's malloc threshold); a
+    # piece is a multiple of 4 rows, so the bytes drawn are the batch's own (Generator.integers draws 4 bytes
+    # of one 32-bit number at a time and drops the rest of it at the end of a call)
+    piece = min(step, max(4, SIGN_PIECE // groups // 4 * 4))
+    codes = np.empty((piece, groups), dtype=np.int32)
+    values = np.empty((piece, groups))
     tol = 1e-9 * max(1.0, t)
     total = float(s.sum())
     for start in range(0, R, step):
         k = min(step, R - start)
-        plus = table[rng.integers(0, 256, size=(k, groups), dtype=np.uint8) + offsets].sum(axis=1)
-        hits += int(np.count_nonzero(np.abs(2 * plus - total) >= t - tol))
+        for at in range(0, k, piece):
+            m = min(piece, k - at)
+            np.add(rng.integers(0, 256, size=(m, groups), dtype=np.uint8), offsets, out=codes[:m])
+            plus = np.take(table, codes[:m], out=values[:m], mode="clip").sum(axis=1)  # "clip" never clips
+            hits += int(np.count_nonzero(np.abs(2 * plus - total) >= t - tol))
     return (1 + hits) / (1 + R), False
 
 

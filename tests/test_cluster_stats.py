@@ -275,6 +275,31 @@ def test_metrics_that_share_one_stream_of_drawn_indices_each_equal_their_own_dra
         S.cluster_bootstrap_means_many([(f1, sizes), (anls, sizes)], reps, np.random.default_rng(seed))
 
 
+def test_sign_vectors_looked_up_in_pieces_are_the_ones_drawn_in_one_call(monkeypatch):
+    """The sign-flip test's random sign vectors, from first principles: one call's bytes, 8 documents a
+    byte (the high bit first, a set bit on the + side). Looking them up a few rows at a time (SIGN_PIECE)
+    must not change one byte: a piece that is not a whole number of 32-bit draws would."""
+    import scoring.stats as S
+
+    sums = np.random.default_rng(5).normal(size=190)
+    sums[::7] = 0  # no sign: left out before the draws
+    s = sums[sums != 0]
+    groups, R, seed = (s.size + 7) // 8, 777, 9
+    assert s.size > S.EXACT_FLIPS and groups % 2 == 1  # drawn, and an odd row of bytes
+    drawn = np.random.default_rng(seed).integers(0, 256, size=(R, groups), dtype=np.uint8)
+    plus = np.unpackbits(drawn, axis=1)[:, : s.size] == 1
+    t = abs(float(s.sum()))
+    hits = int(np.count_nonzero(np.abs(np.where(plus, s, -s).sum(axis=1)) >= t - 1e-9 * max(1.0, t)))
+    for piece in (10**9, 5 * groups, 4 * groups + 1, 1):  # every row at once, 4 rows, 4 rows, 4 rows
+        monkeypatch.setattr(S, "SIGN_PIECE", piece)
+        assert S.sign_flip_p(sums, resamples=R, seed=seed) == ((1 + hits) / (1 + R), False)
+    monkeypatch.setattr(S, "DRAWS_PER_BATCH", 37 * groups)  # batches of 37 rows, each drawn in pieces
+    monkeypatch.setattr(S, "SIGN_PIECE", 10**9)
+    whole = S.sign_flip_p(sums, resamples=R, seed=seed)
+    monkeypatch.setattr(S, "SIGN_PIECE", 9 * groups)
+    assert S.sign_flip_p(sums, resamples=R, seed=seed) == whole
+
+
 def test_rows_of_every_kind_equal_the_plain_index_bootstrap_of_their_own():
     """`paired_by_document_rows` with a refused row (a NaN), a constant row, a 0/1 row and two
     fractional rows: the fractional rows' intervals are the percentiles of their own plain bootstrap."""
