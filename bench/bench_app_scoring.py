@@ -5,7 +5,7 @@ score columns sent back), side by side in one process.
     .venv/bin/python bench/bench_app_scoring.py [--campaign bench/out/campaign_20000x20] [--runs 10] [--repeat 3]
 
 The campaign (bench/make_campaign.py) is read once, its runs as the app holds them (PredictionTable). Each
-repetition scores the runs both ways on the shared pool (`scoring.runner.score_runs`, two cores), in turns
+repetition scores the runs both ways on the shared pool (`scoring.evaluate.score_runs`, two cores), in turns
 (decisions first on even repetitions, columns first on odd ones). Printed per repetition and as medians:
 wall seconds, and CPU seconds of this process and every process under it (the pool's workers, read from
 /proc), then the ratio columns / decisions and the load average before and after. The two ways' scores are
@@ -25,8 +25,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from dashboard.core.predictions import as_table  # noqa: E402
+from scoring.evaluate import score_runs  # noqa: E402
 from scoring.loaders import load_gold, load_predictions  # noqa: E402
-from scoring.runner import score_runs  # noqa: E402
 
 TICK = os.sysconf("SC_CLK_TCK")
 

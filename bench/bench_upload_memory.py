@@ -8,7 +8,7 @@ One process plays the server through the upload path the app takes (dashboard/sh
 hold it), then a generated run of `--mb` MB (the sample's questions answered, plus as many
 further rows as make the size: question ids the gold does not have, as a run of another split
 would) is staged into a new session's upload folder (paths.stage_upload, in chunks), read into a
-workspace (cache.workspace), scored (scoring.runner.score_runs, then cache.remember and the
+workspace (cache.workspace), scored (scoring.evaluate.score_runs, then cache.remember and the
 Parquet store, as shell.scorer.scored_runs), analysed (cache.analysis) and listed as the Data page does
 (data.frames.load_results). The session then closes (its references dropped), the folder is
 aged past UPLOAD_CLOSED_MINUTES and swept (paths.sweep_uploads with the session closed, then

@@ -35,12 +35,11 @@ from typing import Any, NoReturn
 
 from . import gate, options
 from ._gc import paused_gc
-from .evaluate import evaluate, extra_prediction_problems
+from .evaluate import evaluate, extra_prediction_problems, plan
 from .judge import cli as judge_cli
 from .loaders import load_gold, load_predictions, reads_as_release
 from .problems import summarise
 from .profiles import get_profile
-from .runner import plan
 from .workers import usable_cores
 
 CLI_PARALLEL_MIN = 100_000  # --categories-csv: from this many gold questions, the record path scores on every core

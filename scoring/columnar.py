@@ -74,7 +74,7 @@ class Joined:
 
 
 def join(gold: GoldColumns, preds: PredictionColumns, *, ignore_missing: bool) -> Joined:
-    """`runner.plan` on columns. `gold_at` is None when every gold question is scored."""
+    """`evaluate.plan` on columns. `gold_at` is None when every gold question is scored."""
     at = preds.at if preds.at is not None else dict(zip(preds.qid, range(len(preds.qid))))
     pred_at = list(map(at.get, gold.qid))
     missing = [q for q, k in zip(gold.qid, pred_at) if k is None]

@@ -1,22 +1,10 @@
-"""Scoring many runs at once on every core, with one worker pool for the life of the process.
+"""Runs held in columns, and their per-question records built only when a page asks.
 
-`evaluate()` scores one run and, for a large one, starts a pool of its own. A campaign of fifty
-runs scored that way starts fifty pools, and under Streamlit every worker also imports the
-caller's `__main__` (the streamlit CLI, or the app script that Streamlit installs as
-`__main__`). Here:
-
-- `plan(gold, predictions)` is evaluate's join (gold order; missing, extra ids) without scoring;
-- `score_runs(gold, runs, profile)` scores every run's items in chunks on one shared pool
-  (forkserver, one worker per core, started on first use and kept), and yields each run's
-  `RunResult` as soon as its chunks are back, so a caller can move a progress bar per run;
-- `assemble(...)` builds the `RunResult` from decisions computed earlier (a worker's, or a
-  cache's), exactly as `evaluate()` builds it -- tests pin the equality;
-- `decisions_of(result)` is the other direction: the plain tuples a cache stores.
-
-Workers import `scoring` only: the pool's forkserver preloads `scoring.runner` instead of
-`__main__`, and worker processes are started while `sys.modules["__main__"]` is a bare module,
-so multiprocessing has no main script to re-run in them. If workers cannot start, runs are
-scored in this process.
+The app scores its runs in columns (`scoring.evaluate.score_runs(columns=True)`) and keeps them so
+(`assemble_columns`): the leaderboard's figures, `columns_of` and `overall_of` read the columns;
+`record_of` builds one question's record, `predictions_by_id` and `prediction_texts` a run's
+predictions, and `results` every record only when first read (`StoredRunResult`). The record path
+itself -- the join, the shared pool, `evaluate` -- is scoring/evaluate.py.
 """
 
 from __future__ import annotations
@@ -24,113 +12,18 @@ from __future__ import annotations
 import sys
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
-from itertools import chain
 from typing import Any, cast
 
 from ._gc import paused_gc
 from .aggregate import bucket, run_groups
-from .evaluate import PARALLEL_MIN, RunResult, extra_prediction_problems
-from .metrics import Judgement, QuestionResult, column_scores, decide
+from .evaluate import Plan, RunResult, assemble, extra_prediction_problems, judged
+from .metrics import Decision, QuestionResult, decide
 from .model import GoldQuestion, Prediction
 from .profiles import Profile, get_profile, signature
-from .registry import METRICS, MISSING_STATUS, is_success_status
-from .workers import bare_main, discard_shared_pool, shared_pool
+from .registry import METRICS, is_success_status
 
-__all__ = ["Plan", "plan", "assemble", "assemble_columns", "columns_of", "compact_columns", "in_columns", "column_list", "overall_of",
-           "record_of", "prediction_texts", "predictions_by_id", "gold_positions", "decisions_of", "score_runs", "shutdown", "StoredRunResult", "CHUNK"]
-
-AHEAD = 4  # runs whose chunks are on the shared pool at once (score_runs)
-CHUNK = 4_000  # questions per task: large enough to amortise pickling, small enough to balance two cores
-Decision = tuple  # (accuracy, token_f1, anls, decided_by, threshold, details), as scoring.metrics.decide returns
-Scores = tuple[list[float], list[float], list[float]]  # (accuracy, token_f1, anls) of each question, in order
-
-
-class Plan:
-    """evaluate()'s join of one run with the gold, before scoring: the questions scored (gold
-    order; without the missing ones under ignore_missing) and their predictions (None: missing),
-    as two aligned lists."""
-
-    __slots__ = ("questions", "predictions", "missing", "extras", "prediction_count")
-
-    def __init__(self, questions: list[GoldQuestion], predictions: list[Prediction | None], missing: list[str],
-                 extras: list[Prediction], prediction_count: int) -> None:
-        self.questions, self.predictions = questions, predictions
-        self.missing, self.extras, self.prediction_count = missing, extras, prediction_count
-
-    @property
-    def todo(self) -> list[tuple[GoldQuestion, Prediction | None]]:
-        return list(zip(self.questions, self.predictions))
-
-    @property
-    def question_ids(self) -> list[str]:
-        return [q.qid for q in self.questions]
-
-    @property
-    def statuses(self) -> list[str | None]:
-        """The status each question is scored with (None: no prediction)."""
-        return [None if pr is None else pr.status for pr in self.predictions]
-
-    @paused_gc()
-    def items(self) -> list[tuple]:
-        return [(None, None, q.answers, q.answer_format, q.verification_rule) if pr is None
-                else (pr.text, pr.status, q.answers, q.answer_format, q.verification_rule)
-                for q, pr in zip(self.questions, self.predictions)]
-
-
-@paused_gc()
-def plan(gold: Sequence[GoldQuestion], predictions: Sequence[Prediction], *, ignore_missing: bool = False) -> Plan:
-    by_id = {pr.qid: pr for pr in predictions}
-    questions = list(gold)
-    aligned = [by_id.get(q.qid) for q in questions]
-    missing = [q.qid for q, pr in zip(questions, aligned) if pr is None]
-    if missing and ignore_missing:
-        kept = [(q, pr) for q, pr in zip(questions, aligned) if pr is not None]
-        questions, aligned = [q for q, _ in kept], [pr for _, pr in kept]
-    gold_ids = {q.qid for q in gold}
-    extras = [pr for pr in predictions if pr.qid not in gold_ids]
-    return Plan(questions, aligned, missing, extras, len(by_id))
-
-
-_ZERO, _ONE = 0.0, 1.0
-
-
-def _shared(x: float) -> float:
-    return x if 0.0 < x < 1.0 else (_ONE if x else _ZERO)
-
-
-@paused_gc()
-def assemble(gold: Sequence[GoldQuestion], the_plan: Plan, decisions: Sequence[Decision], *, profile: str | Profile,
-             name: str = "run", ignore_missing: bool = False, prediction_field: str | None = None) -> RunResult:
-    """The RunResult that evaluate() returns for this plan, from its decisions (one per planned question)."""
-    if len(decisions) != len(the_plan.questions):
-        raise ValueError(f"{len(decisions)} decisions for {len(the_plan.questions)} questions")
-    p = get_profile(profile)
-    results = [
-        QuestionResult(q, pr, Judgement(
-            None if pr is None else pr.text, q.answers, q.answer_format, q.verification_rule,
-            MISSING_STATUS if pr is None else pr.status, p, _shared(acc), _shared(f1), _shared(an), rule, threshold, details))
-        for q, pr, (acc, f1, an, rule, threshold, details) in zip(the_plan.questions, the_plan.predictions, decisions)
-    ]
-    return RunResult(results=results, **_run_fields(gold, the_plan, p, name, ignore_missing, prediction_field))
-
-
-def _run_fields(gold: Sequence[GoldQuestion], the_plan: Plan, p: Profile, name: str, ignore_missing: bool,
-                prediction_field: str | None) -> dict:
-    """RunResult's fields besides the records, as evaluate() sets them."""
-    return dict(
-        name=name,
-        profile=p,
-        signature=signature(p, ignore_missing=ignore_missing, prediction_field=prediction_field),
-        gold_count=len(gold),
-        prediction_count=the_plan.prediction_count,
-        missing_ids=list(the_plan.missing),
-        extra_ids=[pr.qid for pr in the_plan.extras],
-        ignore_missing=ignore_missing,
-        problems=extra_prediction_problems(the_plan.extras),
-        groups=run_groups(gold),
-    )
+__all__ = ["assemble_columns", "columns_of", "compact_columns", "in_columns", "column_list", "overall_of",
+           "record_of", "prediction_texts", "predictions_by_id", "gold_positions", "decisions_of", "StoredRunResult"]
 
 
 # ----------------------------------------------------------------------------- columns and lazy records
@@ -291,7 +184,7 @@ def assemble_columns(gold: Sequence[GoldQuestion], predictions: Sequence[Predict
             if len(decisions) != n:
                 raise ValueError("stored decisions of another length")
         except ValueError:  # stored details that do not read back: never trusted, scored again here
-            decisions = _decide_chunk((p, pl.items()))
+            decisions = pl.decisions(p)
         return assemble(gold, pl, decisions, profile=p).results
 
     def one(qid: str) -> QuestionResult | None:
@@ -300,11 +193,8 @@ def assemble_columns(gold: Sequence[GoldQuestion], predictions: Sequence[Predict
             return None
         q, r = gold[i], int(rows[i])
         pr = None if r < 0 else predictions[r]
-        acc, f1, an, rule, threshold, details = decide(None if pr is None else pr.text, q.answers, q.answer_format,
-                                                       q.verification_rule, None if pr is None else pr.status, p)
-        return QuestionResult(q, pr, Judgement(
-            None if pr is None else pr.text, q.answers, q.answer_format, q.verification_rule,
-            MISSING_STATUS if pr is None else pr.status, p, _shared(acc), _shared(f1), _shared(an), rule, threshold, details))
+        return judged(q, pr, decide(None if pr is None else pr.text, q.answers, q.answer_format, q.verification_rule,
+                                    None if pr is None else pr.status, p), p)
 
     result = StoredRunResult(build=build, columns={}, name=name, profile=p,
                              signature=signature(p, ignore_missing=False, prediction_field=None), gold_count=n,
@@ -399,141 +289,3 @@ def decisions_of(result: RunResult) -> list[Decision]:
         j = r.judgement
         out.append((j.accuracy, j.token_f1, j.anls, j.decided_by, j.threshold, j.details))
     return out
-
-
-# ----------------------------------------------------------------------------- the pool
-
-
-def _decide_chunk(args: tuple[Profile, list[tuple]]) -> list[Decision]:
-    profile, items = args
-    with paused_gc():
-        return [decide(text, answers, fmt, rule, status, profile) for text, status, answers, fmt, rule in items]
-
-
-def _score_chunk(args: tuple[Profile, list[tuple]]) -> Scores:
-    """A chunk's (Accuracy, token F1, ANLS) columns: `metrics.column_scores`, the command line's
-    scoring (`columnar.score_columns`), so the app and the command line score alike."""
-    profile, items = args
-    if not items:
-        return [], [], []
-    texts, statuses, answers, formats, rules = zip(*items)
-    with paused_gc():
-        return column_scores(texts, statuses, answers, formats, rules, profile)
-
-
-def _imported_streamlit() -> bool:
-    """Run in a worker: whether it imported streamlit (it must not)."""
-    return "streamlit" in sys.modules
-
-
-def _pool() -> ProcessPoolExecutor | None:
-    """The shared pool (scoring/workers.py); a name of its own so that tests can take it away."""
-    return shared_pool()
-
-
-def _discard_pool() -> None:
-    discard_shared_pool()
-
-
-def shutdown() -> None:
-    """Stop the shared pool's workers (they are started again on the next use)."""
-    discard_shared_pool()
-
-
-def workers_import_streamlit() -> bool | None:
-    """Whether a worker of the shared pool has streamlit imported (None: no pool). For tests and benchmarks."""
-    pool = _pool()
-    if pool is None:
-        return None
-    with bare_main():
-        fut = pool.submit(_imported_streamlit)
-    return fut.result(timeout=120)
-
-
-def score_runs(gold: Sequence[GoldQuestion], runs: Sequence[tuple[str, Sequence[Prediction]]], *,
-               profile: str | Profile = "xldocbench", ignore_missing: bool = False, prediction_field: str | None = None,
-               parallel: bool = True, min_parallel: int = PARALLEL_MIN,
-               progress: Callable[[int, int, int], None] | None = None, ahead: int = AHEAD,
-               make: Callable[[int, Plan, Any], Any] | None = None, columns: bool = False) -> Iterator[tuple[int, Any]]:
-    """Score every run (name, predictions) against `gold`; yield (index in `runs`, RunResult) per
-    run as it completes, in order. The chunks of `ahead` runs at a time are on the shared pool, so
-    both cores stay busy across run boundaries while only those runs' items are held (two hundred
-    runs' items at once held gigabytes); fewer than `min_parallel` questions in all are scored in
-    this process. `progress(run index, questions done, questions of the run)` is called as each
-    chunk of the run being waited for comes back. Each result equals `evaluate(gold, predictions,
-    ...)`; with `make`, `make(index, plan, decisions)` is yielded instead (the app keeps runs in columns
-    and never builds the records `assemble` makes). With `columns` (and `make`), the runs are scored in
-    columns, as the command line scores them (`metrics.column_scores`), and `make(index, plan, scores)`
-    gets their (Accuracy, token F1, ANLS) columns: no decision record is made or sent back; a page that
-    shows a run's records decides them again when it asks."""
-    if columns and make is None:
-        raise ValueError("scores in columns need `make`: there are no records to assemble")
-    p = get_profile(profile)
-    chunk_of = _score_chunk if columns else _decide_chunk
-    # a few thousand questions are scored faster here than sent to workers
-    pool = _pool() if parallel and len(gold) * len(runs) >= min_parallel else None
-    plans: dict[int, Plan] = {}
-    pending: dict[int, list[Future]] = {}
-    submitted = 0
-
-    def plan_of(k: int) -> Plan:
-        return plans.pop(k, None) or plan(gold, runs[k][1], ignore_missing=ignore_missing)
-
-    def submit(upto: int) -> None:
-        nonlocal submitted, pool
-        while pool is not None and submitted < min(upto, len(runs)):
-            k = submitted
-            plans[k] = pl = plan(gold, runs[k][1], ignore_missing=ignore_missing)
-            items = pl.items()
-            try:
-                with bare_main():
-                    pending[k] = [pool.submit(chunk_of, (p, items[j : j + CHUNK])) for j in range(0, len(items), CHUNK)]
-            except (BrokenProcessPool, OSError, RuntimeError):
-                _discard_pool()
-                pool = None
-                _cancel(pending)
-            submitted += 1
-
-    try:
-        for i, (name, _) in enumerate(runs):
-            submit(i + max(1, ahead))
-            pl = plan_of(i)
-            parts: list | None = None  # the run's chunks' results, in order
-            futures = pending.pop(i, None)
-            if futures is not None:
-                try:
-                    parts, done = [], 0
-                    for f in futures:
-                        parts.append(f.result())
-                        done += len(parts[-1][0]) if columns else len(parts[-1])
-                        if progress is not None:
-                            progress(i, done, len(pl.questions))
-                except (BrokenProcessPool, OSError, RuntimeError):
-                    # a worker died (or the pool was shut down): score this and the rest here
-                    _discard_pool()
-                    pool = None
-                    _cancel(pending)
-                    parts = None
-            if parts is None:
-                items = pl.items()
-                parts = []
-                for k in range(0, len(items), CHUNK):
-                    parts.append(chunk_of((p, items[k : k + CHUNK])))
-                    if progress is not None:
-                        progress(i, min(k + CHUNK, len(items)), len(items))
-            scored: Any = (tuple(list(chain.from_iterable(part[m] for part in parts)) for m in range(3)) if columns
-                           else list(chain.from_iterable(parts)))  # score columns, or decisions
-            if make is not None:
-                yield i, make(i, pl, scored)
-            else:
-                yield i, assemble(gold, pl, scored, profile=p, name=name, ignore_missing=ignore_missing,
-                                  prediction_field=prediction_field)
-    finally:  # the caller stopped early: drop the chunks not started
-        _cancel(pending)
-
-
-def _cancel(pending: dict[int, list[Future]]) -> None:
-    for futures in pending.values():
-        for f in futures:
-            f.cancel()
-    pending.clear()

@@ -24,8 +24,8 @@ from dashboard.core.paths import Sources
 from dashboard.core.predictions import PredictionTable
 from dashboard.data import frames
 from dashboard.data.workspace import load_workspace
-from scoring.evaluate import evaluate
-from scoring.runner import columns_of, overall_of, prediction_texts, predictions_by_id, record_of, score_runs
+from scoring.evaluate import evaluate, score_runs
+from scoring.runner import columns_of, overall_of, prediction_texts, predictions_by_id, record_of
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "sample_runs"

@@ -1,7 +1,7 @@
 """The scored runs' store the app keeps -- the engine in the cache folder (scoring/engine/, ingested by
 dashboard/shell/scorer.py) -- through the app (AppTest): a restart reads it and scores nothing, a changed
 file is scored again (only it), a profile change scores every run under it, a damaged engine file is set
-aside and the runs scored into a new one; the shared scoring pool (scoring/runner.py); the cache of parsed
+aside and the runs scored into a new one; the shared scoring pool (scoring/evaluate.py); the cache of parsed
 prediction files (dashboard/core/store.py), which the workspace reads lazily; and remembered digests."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from streamlit.testing.v1 import AppTest
 from app_kit import app_on
 from dashboard.core import digests as D
 from dashboard.core import store as S
-from scoring import runner
+from scoring import evaluate as scoring_path
 from scoring.evaluate import evaluate
 from scoring.loaders import load_gold, load_predictions
 
@@ -65,19 +65,19 @@ def files_under(root: Path) -> list[Path]:
 def test_score_runs_equals_evaluate_and_workers_do_not_import_streamlit(gold):
     runs = [(p.stem, load_predictions(p).items) for p in RUNS]
     for profile in ("xldocbench", "xldocbench-1519"):
-        got = dict(runner.score_runs(gold, runs, profile=profile, min_parallel=0))  # on the pool, however small
+        got = dict(scoring_path.score_runs(gold, runs, profile=profile, min_parallel=0))  # on the pool, however small
         assert sorted(got) == list(range(len(runs)))
         for i, (name, preds) in enumerate(runs):
             same_run(got[i], evaluate(gold, preds, profile=profile, name=name, workers=1))
     if (os.cpu_count() or 1) > 1:
         import streamlit  # noqa: F401  -- imported here, as in the app
-        assert runner.workers_import_streamlit() is False
+        assert scoring_path.workers_import_streamlit() is False
 
 
 def test_score_runs_falls_back_to_this_process(gold, monkeypatch):
-    monkeypatch.setattr(runner, "_pool", lambda: None)
+    monkeypatch.setattr(scoring_path, "_pool", lambda: None)
     runs = [(p.stem, load_predictions(p).items) for p in RUNS[:2]]
-    got = dict(runner.score_runs(gold, runs))
+    got = dict(scoring_path.score_runs(gold, runs))
     for i, (name, preds) in enumerate(runs):
         same_run(got[i], evaluate(gold, preds, name=name, workers=1))
 

@@ -15,9 +15,9 @@ from collections.abc import Sequence
 import numpy as np
 
 from dashboard.core.predictions import PredictionTable, as_table
-from scoring.evaluate import RunResult
+from scoring.evaluate import RunResult, assemble
 from scoring.model import GoldQuestion, Prediction
-from scoring.runner import StoredRunResult, assemble, assemble_columns
+from scoring.runner import StoredRunResult, assemble_columns
 
 __all__ = ["column_run", "decided_again", "from_engine", "held_run", "scored_in_columns", "table_of"]
 
@@ -49,7 +49,7 @@ def column_run(gold: Sequence[GoldQuestion], predictions: Sequence[Prediction], 
 
 
 def scored_in_columns(predictions: Sequence[Prediction]) -> bool:
-    """Whether a prediction file's run is scored in columns (`scoring.runner.score_runs(columns=True)`,
+    """Whether a prediction file's run is scored in columns (`scoring.evaluate.score_runs(columns=True)`,
     the command line's scoring): every file kept as a PredictionTable; one kept as records (text Arrow
     cannot hold, such as a lone surrogate) is scored with its decisions and held with its records."""
     return isinstance(predictions, PredictionTable)

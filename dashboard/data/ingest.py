@@ -2,7 +2,7 @@
 
 The benchmark and the runs are read by `load_workspace` (every source format the app opens: the
 benchmark's own layout, a clone of MMLongBench-Doc, harness outputs, score files), each run scored by
-`scoring.runner.score_runs(columns=True)` (the shared pool, in columns as the command line scores) and held
+`scoring.evaluate.score_runs(columns=True)` (the shared pool, in columns as the command line scores) and held
 as the app holds it (`runs.held_run`), then handed to the engine as `scoring.engine.ingest.ScoredRun` -- no second
 scoring path. The questions are coded as the app codes them (`scored.engine_questions`: the question frame's document length
 and evidence position, on page counts from the PDFs or documents.jsonl).
@@ -27,10 +27,9 @@ from dashboard.data.workspace import HARNESS, MMLONGBENCH, PredictionFile, Works
 from scoring.engine.cli import Batch, LoadError
 from scoring.engine.cli import main as cli_main
 from scoring.engine.ingest import OFFICIAL, Candidate, Questions, ScoredRun, official_identity
-from scoring.evaluate import RunResult
+from scoring.evaluate import RunResult, score_runs
 from scoring.problems import ERROR, Problem, summarise
 from scoring.profiles import DEFAULT_PROFILE, HARNESS_PROFILES, MMLONGBENCH_PROFILE, get_profile, signature
-from scoring.runner import score_runs
 
 __all__ = ["main", "load", "questions_of", "benchmark_profile", "scored_result"]
 

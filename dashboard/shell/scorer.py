@@ -35,9 +35,8 @@ from dashboard.shell.context import CONTEXT
 from scoring.engine import queries as Q
 from scoring.engine.connection import Engine, EngineError
 from scoring.engine.ingest import Questions, ScoredRun, identity_of, ingest, official_identity
-from scoring.evaluate import RunResult
+from scoring.evaluate import RunResult, assemble, score_runs
 from scoring.profiles import signature
-from scoring.runner import assemble, score_runs
 
 PROFILE_NOTE = "lens_profile_note"  # the sidebar placeholder under the profile picker
 PROGRESS_DELAY = 0.25  # s of scoring before a progress bar is shown
