@@ -39,7 +39,7 @@ from typing import IO, Any
 
 from ._gc import paused_gc
 from .aggregate import aggregate_scores, members_of_parts, partition
-from .evaluate import extra_prediction_problems
+from .evaluate import evaluate, extra_prediction_problems
 from .loaders import ABSENT, GoldColumns, PredictionColumns
 from .metrics import QuestionResult, column_scores
 from .model import BREAKDOWNS, to_str, to_str_release
@@ -303,8 +303,6 @@ def run_columns(gold: GoldColumns, preds: PredictionColumns, joined: Joined, *, 
             members = members_of(gold, joined.gold_at, groups)
 
         def build() -> list[QuestionResult]:  # the records, only if asked for: read again by the record path
-            from .evaluate import evaluate
-
             return evaluate(gold.records(), preds.records(), profile=profile, ignore_missing=ignore_missing, name=name,
                             prediction_field=prediction_field, workers=1).results
 
