@@ -120,15 +120,22 @@ def too_small(data: Inputs | Scope, settings: Settings) -> str:
     return ""
 
 
-def scores_key(scores: pd.DataFrame, questions: pd.DataFrame, run: str, metric: str, baseline: str = "") -> tuple[int, int]:
+def scores_key(scores: pd.DataFrame, questions: pd.DataFrame, run: str, metric: str, baseline: str = "",
+               fields: int | None = None) -> tuple[int, int]:
     """A cache key part for one run's (and the baseline's) scores of `metric` and the questions'
-    fields (content hashes)."""
+    fields (content hashes). `fields`: the questions' `fields_digest`, when the caller keeps it (it does
+    not depend on the runs)."""
     part = scores.loc[scores["run"].isin([run, baseline] if baseline else [run]), ["run", "question_id", metric]]
+    return (int(pd.util.hash_pandas_object(part, index=False).sum()) if len(part) else 0,
+            fields_digest(questions) if fields is None else fields)
+
+
+def fields_digest(questions: pd.DataFrame) -> int:
+    """The content hash of the questions' fields the finder reads (`scores_key`'s second part)."""
     cols = [c for c in questions.columns if c in FIELD_COLUMNS or c.startswith(META)] + (
         ["document"] if "document" in questions.columns else [])
     fields = questions[cols].astype(str) if cols else questions.iloc[:, :0]
-    return (int(pd.util.hash_pandas_object(part, index=False).sum()) if len(part) else 0,
-            int(pd.util.hash_pandas_object(fields, index=True).sum()) if len(fields) else 0)
+    return int(pd.util.hash_pandas_object(fields, index=True).sum()) if len(fields) else 0
 
 
 def search(data: Inputs, settings: Settings, progress: Callable[[float, str], object] | None = None) -> SliceSearch:

@@ -53,8 +53,9 @@ def pickers(runs: list[str]) -> tuple[str, str, str, W.Settings]:
 def search_key(an, questions, run: str, baseline: str, metric: str, settings: W.Settings) -> tuple:
     """The store's key of one search: the run's (and baseline's) scores, the questions' fields -- the
     saved slices and tags among them -- and the settings."""
+    fields = _kept(an, questions, ("fields digest",), lambda: W.fields_digest(questions))  # the same for every pair
     return ("weak", run, baseline, metric, _kept(an, questions, ("scores key", run, baseline, metric), lambda: W.scores_key(
-        an.rows_of([run, baseline] if baseline else [run]), questions, run, metric, baseline)), settings)
+        an.rows_of([run, baseline] if baseline else [run]), questions, run, metric, baseline, fields)), settings)
 
 
 def _kept(an, questions, key: tuple, build):
