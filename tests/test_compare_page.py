@@ -275,7 +275,7 @@ def test_a_rerun_of_the_pair_recomputes_nothing_the_pair_alone_decides(open_app,
     from dashboard.compare import panel as P
     from dashboard.weak import frames as W
 
-    calls: dict[str, int] = {"flips": 0, "scope": 0, "scores": 0, "fields": 0}
+    calls: dict[str, int] = {"flips": 0, "scope": 0, "scores": 0, "fields": 0, "slices": 0}
 
     def counted(name, real):
         def call(*args, **kwargs):
@@ -287,6 +287,7 @@ def test_a_rerun_of_the_pair_recomputes_nothing_the_pair_alone_decides(open_app,
     monkeypatch.setattr(W, "scope", counted("scope", W.scope))
     monkeypatch.setattr(W, "scores_key", counted("scores", W.scores_key))
     monkeypatch.setattr(W, "fields_digest", counted("fields", W.fields_digest))
+    monkeypatch.setattr(P.C, "slices", counted("slices", P.C.slices))
     at = open_app({"a": "alpha", "b": "beta"})
     first = dict(calls)
     shown = frame(at, "cmp_flip_table")
@@ -297,4 +298,5 @@ def test_a_rerun_of_the_pair_recomputes_nothing_the_pair_alone_decides(open_app,
     at.selectbox(key="cmp_b").set_value("gamma").run()
     assert_clean(at)
     assert not frame(at, "cmp_flip_table").equals(shown)  # another pair: its own table, not alpha and beta's
-    assert calls["scores"] > first["scores"] and calls["fields"] == first["fields"]  # its scores hashed, not the fields again
+    assert calls["scores"] > first["scores"] and calls["flips"] > first["flips"]  # its own scores hashed, its own flips
+    assert calls["fields"] == first["fields"] and calls["slices"] == first["slices"]  # the question frame's, kept

@@ -347,7 +347,9 @@ def flips_section(an, pairs: pd.DataFrame, a: str, b: str, state: MutableMapping
     qframe = an.questions if with_fields is None else with_fields
     fields = fields_of(qframe)
     # the pair's flip table, kept on the analysis: the pairs are its rows of A and B, which never change
-    flips = an.remember(("flips", a, b, fields, _questions_digest(an, qframe)), lambda: C.flip_table(pairs, qframe, fields))
+    digest = _questions_digest(an, qframe)
+    flips = an.remember(("flips", a, b, fields, digest), lambda: C.flip_table(
+        pairs, qframe, fields, remembered(an, ("slices", fields, digest), lambda: list(C.slices(qframe, fields)), qframe)))
     st.caption(f"A = {md_escape(a)}, B = {md_escape(b)}. Click a count to list those questions. p (documents): is one run "
                "right more often than the other, tested by flipping whole documents between the runs (exact); McNemar p "
                "(questions): the question-level test, which treats questions as independent.")
