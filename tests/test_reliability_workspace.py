@@ -148,6 +148,32 @@ def test_runs_folder_given_twice_is_read_once(hostile_bench):
     assert not [p for p in ws.problems if p.field == "run name"]
 
 
+def test_a_run_reached_through_links_is_read_once_and_other_files_of_one_name_stay(tmp_path, monkeypatch):
+    """Each prediction file once by where it really is: through a linked folder, a link to the file, a relative
+    path with `..`; a link to another file of the list is that file; two files of one name in two folders
+    are two runs."""
+    sample = ROOT / "sample_runs"
+    bench = tmp_path / "bench"
+    shutil.copytree(sample / "runs", bench / "runs")
+    for name in ("documents.jsonl", "qa_single_doc.jsonl", "qa_cross_doc.jsonl"):
+        shutil.copy(sample / name, bench / name)
+    runs = bench / "runs"
+    first = sorted(runs.glob("*.jsonl"))[0]
+    (tmp_path / "linked").symlink_to(runs, target_is_directory=True)
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / first.name).write_bytes(first.read_bytes())
+    (tmp_path / "other" / "same.jsonl").symlink_to(first)
+    monkeypatch.chdir(tmp_path)
+    src = Sources(bench, runs=(tmp_path / "linked", Path("bench") / "runs" / ".." / "runs" / first.name,
+                               tmp_path / "linked" / first.name, tmp_path / "other"))
+    disc = discover(src)
+    want = sorted(p.resolve() for p in runs.iterdir() if p.suffix in (".json", ".jsonl"))
+    got = [p for p in disc.predictions if p.parent.name != "other"]
+    assert sorted(p.resolve() for p in got) == want and len(want) >= 3  # the benchmark's runs, each once
+    others = sorted(p.name for p in disc.predictions if p.parent.name == "other")
+    assert others == [first.name]  # the copy is its own file; the link to `first` is `first`
+
+
 def test_top_level_jsonl_that_is_not_gold_is_skipped_with_one_note(hostile_bench):
     ws = load_workspace(Sources(hostile_bench))
     assert [p.name for p in ws.discovery.gold] == ["qa_single_doc.jsonl"]

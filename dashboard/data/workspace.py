@@ -231,12 +231,21 @@ def _discover_harness(bench: Path, src: Sources, disc: Discovery) -> Discovery:
 
 
 def _unique(paths: list[Path]) -> list[Path]:
-    """Each file once, by resolved path (`--benchmark B --runs B/runs` names B/runs twice)."""
+    """Each file once, by resolved path (`--benchmark B --runs B/runs` names B/runs twice). A file that is no
+    symbolic link resolves to its folder's resolved path and its name: each folder is resolved once, not
+    each of a thousand runs' files component by component (at every page run)."""
     seen: set[Path] = set()
+    folders: dict[Path, Path] = {}
     out = []
     for p in paths:
         try:
-            key = p.resolve()
+            if p.is_symlink():
+                key = p.resolve()
+            else:
+                folder = folders.get(p.parent)
+                if folder is None:
+                    folder = folders[p.parent] = p.parent.resolve()
+                key = folder / p.name
         except (OSError, RuntimeError):  # a symlink loop: keep the path as given
             key = p
         if key not in seen:

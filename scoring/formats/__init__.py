@@ -33,7 +33,7 @@ def benchmark_format(bench: Path | None, gold: Sequence[Path] = ()) -> ModuleTyp
     when the gold files hold DocVQA records; else XL-DocBench (whose loaders say what they cannot read)."""
     if mmlongbench_doc.claims(bench, gold):
         return mmlongbench_doc
-    files = list(gold) or (xldocbench.layout(bench).gold if bench is not None and bench.is_dir() else [])
+    files = list(gold) or (xldocbench.gold_files(bench) if bench is not None and bench.is_dir() else [])
     if files and any(docvqa.recognise(p) for p in files):
         return docvqa
     return xldocbench

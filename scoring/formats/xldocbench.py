@@ -116,6 +116,12 @@ def recognise(path: Path) -> bool:
         return False
 
 
+def gold_files(bench: Path) -> list[Path]:
+    """The folder's top-level .jsonl files with gold in their first rows, in gold order (`layout`'s gold,
+    without listing its runs)."""
+    return [p for p in sorted(_top_jsonl(bench), key=_gold_order) if looks_like_gold(p)]
+
+
 def layout(bench: Path) -> BenchmarkFiles:
     """Which files of the folder hold what; a top-level .jsonl without gold in its first rows is named and not read."""
     out = BenchmarkFiles(format=NAME, docs_dir=bench / "docs")
