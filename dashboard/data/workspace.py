@@ -381,6 +381,7 @@ class Workspace:
     # questions to which two harness files give different gold (scoring.formats.base.GoldConflict), with how
     # the question's gold was decided: (conflict, the sentence saying so)
     conflicts: list[tuple[GoldConflict, str]] = field(default_factory=list)
+    _named: dict[str, str] = field(default_factory=dict, init=False, repr=False, compare=False)  # `label`'s answers
 
     def with_evals(self, picks: Iterable[str]) -> Workspace:
         """This workspace with the eval ids the view picked (`<model>/<dataset>@<eval id>`) as the runs of
@@ -414,9 +415,16 @@ class Workspace:
         return next((pf.origin for pf in self.predictions if pf.run == run), "")
 
     def label(self, path: str) -> str:
-        """How a file is named on screen: uploads by their own name, benchmark files relative to it."""
+        """How a file is named on screen: uploads by their own name, benchmark files relative to it (each
+        path worked out once: every page run names every run)."""
         if path in self.labels:
             return self.labels[path]
+        named = self._named.get(path)
+        if named is None:
+            named = self._named[path] = self._label_of(path)
+        return named
+
+    def _label_of(self, path: str) -> str:
         bench = self.discovery.benchmark
         if bench is not None and Path(path) == bench:
             return str(bench.absolute())  # the folder itself: its real path, not "."
