@@ -213,19 +213,6 @@ class Plan:
         self.questions, self.predictions = questions, predictions
         self.missing, self.extras, self.prediction_count = missing, extras, prediction_count
 
-    @property
-    def todo(self) -> list[tuple[GoldQuestion, Prediction | None]]:
-        return list(zip(self.questions, self.predictions))
-
-    @property
-    def question_ids(self) -> list[str]:
-        return [q.qid for q in self.questions]
-
-    @property
-    def statuses(self) -> list[str | None]:
-        """The status each question is scored with (None: no prediction)."""
-        return [None if pr is None else pr.status for pr in self.predictions]
-
     @paused_gc()
     def items(self) -> list[tuple]:
         return [(None, None, q.answers, q.answer_format, q.verification_rule) if pr is None
