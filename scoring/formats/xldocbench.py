@@ -116,10 +116,18 @@ def recognise(path: Path) -> bool:
         return False
 
 
+def _top_files(bench: Path) -> tuple[list[Path], list[Path]]:
+    """The folder's top-level .jsonl files in gold order: (those with gold in their first rows, the others)."""
+    gold: list[Path] = []
+    other: list[Path] = []
+    for p in sorted(_top_jsonl(bench), key=_gold_order):
+        (gold if looks_like_gold(p) else other).append(p)
+    return gold, other
+
+
 def gold_files(bench: Path) -> list[Path]:
-    """The folder's top-level .jsonl files with gold in their first rows, in gold order (`layout`'s gold,
-    without listing its runs)."""
-    return [p for p in sorted(_top_jsonl(bench), key=_gold_order) if looks_like_gold(p)]
+    """`layout`'s gold files, without listing the folder's runs."""
+    return _top_files(bench)[0]
 
 
 def layout(bench: Path) -> BenchmarkFiles:
@@ -127,13 +135,12 @@ def layout(bench: Path) -> BenchmarkFiles:
     out = BenchmarkFiles(format=NAME, docs_dir=bench / "docs")
     if (bench / "documents.jsonl").is_file():
         out.documents = bench / "documents.jsonl"
-    for p in sorted(_top_jsonl(bench), key=_gold_order):
-        if looks_like_gold(p):
-            out.gold.append(p)
-        else:
-            out.problems.append(Problem.warning(str(p), None, None, "gold question records (question, answer)",
-                                                "none in its first rows: not read as gold", skipped=True,
-                                                kind="files that are not gold"))
+    gold, other = _top_files(bench)
+    out.gold.extend(gold)
+    for p in other:
+        out.problems.append(Problem.warning(str(p), None, None, "gold question records (question, answer)",
+                                            "none in its first rows: not read as gold", skipped=True,
+                                            kind="files that are not gold"))
     if (bench / "runs").is_dir():
         out.predictions.extend(prediction_files(bench / "runs"))
     if (bench / "results").is_dir():
