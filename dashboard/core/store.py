@@ -191,6 +191,18 @@ class EntryFolder:
         """The entry at `path` read and checked (ValueError and Arrow's errors when it is not what was written)."""
         raise ValueError("a folder without entries of its own")
 
+    def _put(self, key: str, build: Callable[[], pa.Table | None]) -> Path | None:
+        """Write the table `build()` makes as the entry `key`; None when the folder is refused, or when the values
+        cannot be kept exactly (`build` returns None, or raises on them: a lone surrogate in a text, an integer
+        beyond 64 bits) -- read or made again next time."""
+        if _refuse(self.folder):
+            return None
+        try:
+            table = build()
+        except (pa.ArrowException, ValueError, TypeError, OverflowError):  # UnicodeError is a ValueError
+            return None
+        return None if table is None else self._write(self.path(key), table)
+
     def _write(self, target: Path, table: pa.Table) -> Path | None:
         tmp = None
         try:
@@ -375,10 +387,9 @@ class PredictionStore(EntryFolder):
     def put(self, key: str, res) -> Path | None:
         """Write one file's LoadResult[Prediction]; None when it cannot be cached (read again next time)."""
         items = res.items
-        if _refuse(self.folder):
-            return None
-        try:
-            table = pa.table({
+
+        def table() -> pa.Table:
+            return pa.table({
                 "question_id": pa.array([p.qid for p in items], pa.string()),
                 "text": pa.array([p.text for p in items], pa.string()),
                 "status": pa.array([p.status for p in items], pa.string()),
@@ -388,9 +399,8 @@ class PredictionStore(EntryFolder):
             }, schema=PREDICTION_SCHEMA).replace_schema_metadata({
                 "lens.format": str(PREDICTION_FORMAT), "lens.key": key, "lens.rows": str(len(items)),
                 "lens.load": _load_meta(res)})
-        except (pa.ArrowException, UnicodeError, ValueError, TypeError, OverflowError):
-            return None  # e.g. a lone surrogate in a text, a page number beyond 64 bits
-        return self._write(self.path(key), table)  # same atomic write
+
+        return self._put(key, table)
 
     def facts(self, key: str, file: str = ""):
         """(the LoadResult's problems and counts without its rows -- `items` empty --, how many rows it
@@ -623,20 +633,17 @@ class GoldStore(EntryFolder):
 
     def put(self, key: str, res) -> Path | None:
         """Write a gold LoadResult; None when it cannot be kept exactly (read again next time)."""
-        if _refuse(self.folder):
-            return None
         from orjson import dumps
 
-        try:
+        def table() -> pa.Table | None:
             with paused_gc():
                 records = [dumps(_gold_state(q)) for q in res.items]
                 if [_gold_back(_loads(r)) for r in records] != res.items:  # what JSON cannot hold exactly
                     return None
-            table = pa.table({"record": pa.array(records, pa.binary())}, schema=GOLD_SCHEMA).replace_schema_metadata({
+            return pa.table({"record": pa.array(records, pa.binary())}, schema=GOLD_SCHEMA).replace_schema_metadata({
                 "lens.format": str(GOLD_FORMAT), "lens.key": key, "lens.rows": str(len(records)), "lens.load": _load_meta(res)})
-        except (pa.ArrowException, UnicodeError, ValueError, TypeError, OverflowError):
-            return None
-        return self._write(self.path(key), table)
+
+        return self._put(key, table)
 
     def get(self, key: str):
         """The gold LoadResult as the reader returned it, or None (no entry, or a bad one: removed)."""
@@ -735,9 +742,7 @@ class QuestionsStore(EntryFolder):
         """Write a `scoring.engine.ingest.Questions`; None when it cannot be kept (made again next time)."""
         from scoring.engine.schema import LIST_FIELDS
 
-        if _refuse(self.folder):
-            return None
-        try:
+        def table() -> pa.Table:
             columns = {"id": pa.array(questions.ids, pa.string()), "question": pa.array(questions.question, pa.string()),
                        "gold": pa.array(questions.gold, pa.string()),
                        "documents": pa.array(questions.documents, pa.list_(pa.string())),
@@ -746,12 +751,11 @@ class QuestionsStore(EntryFolder):
                 columns[_CODE + f] = questions.list_array(f) if f in LIST_FIELDS else pa.array(codes, pa.int16())
             head = {"name": questions.name, "key": questions.key, "unit": questions.unit,
                     "dictionary": questions.dictionary, "finder_fields": list(questions.finder_fields)}
-            table = pa.table(columns).replace_schema_metadata({
+            return pa.table(columns).replace_schema_metadata({
                 "lens.format": str(QUESTIONS_FORMAT), "lens.key": key, "lens.rows": str(len(questions)),
                 "lens.questions": json.dumps(head)})
-        except (pa.ArrowException, ValueError, TypeError, OverflowError):
-            return None
-        return self._write(self.path(key), table)
+
+        return self._put(key, table)
 
     def get(self, key: str):
         """The Questions as written, or None (no entry, or a bad one: removed)."""
