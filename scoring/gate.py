@@ -534,11 +534,6 @@ def decide(comparison: dict, *, min_gap: float, level: float = 0.05, metrics: Se
             "verdict": "regression" if failing else "inconclusive" if untestable else "pass"}
 
 
-def regressions(comparison: dict, *, min_gap: float, level: float = 0.05, metrics: Sequence[str] = METRICS) -> list[str]:
-    """The gate's failing rows, in words (`decide`)."""
-    return decide(comparison, min_gap=min_gap, level=level, metrics=metrics)["regressions"]
-
-
 def _ci_text(e: dict) -> str:
     lo, hi = e["ci"]
     return "" if lo is None else f" [{lo * 100:+.2f}, {hi * 100:+.2f}]"

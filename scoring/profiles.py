@@ -120,11 +120,6 @@ class Profile:
         return "Accuracy 0" if self.right_at >= 1.0 else f"Accuracy < {self.right_at:g}"
 
     @property
-    def partial_accuracy(self) -> bool:
-        """Whether Accuracy may lie between 0 and 1 for one question (MMLongBench-Doc's score)."""
-        return self.name in OWN_ACCURACY_PROFILES
-
-    @property
     def accuracy_help(self) -> tuple[str, str]:
         """What Accuracy is under this profile, in two sentences (what it checks, what it rewards)."""
         return _ACCURACY_HELP.get(self.name, _ACCURACY_HELP_ALL_OR_NOTHING)

@@ -6,7 +6,7 @@ A *field* is a way of splitting the questions: each question has one value (a la
 several (a multi-valued field such as evidence_source puts a question in the slice of each of its
 values). The command line (`scoring.gate`, `--weak-slices`) and the dashboard (the Weak slices page,
 Compare's "All runs", the Presentation and the report, through `dashboard.weak.frames.inputs`) call
-`slice_fields` on the same gold, so they test the same fields and say which (`FieldSet.tested_text`).
+`slice_fields` on the same gold, so they test the same fields and say which (`SliceSearch.fields_text`).
 
 What is a field
 ---------------
@@ -167,14 +167,6 @@ class FieldSet:
     def raw_values(self, name: str, value: str) -> list[str]:
         """The values of field `name` that condition `value` stands for (a range's values; else itself)."""
         return list(self.ranges.get(name, {}).get(value, (value,)))
-
-    def tested_text(self) -> str:
-        """Which fields, in words (no user text but the metadata keys' names)."""
-        names = ", ".join(field_label(n) for n in self.columns)
-        out = f"{len(self.columns)} fields: {names}"
-        if self.left_out:
-            out += "; not fields: " + ", ".join(f"{field_label(k)} ({why})" for k, why in self.left_out.items())
-        return out
 
 
 def describe(conditions: Sequence[tuple[str, str]]) -> str:

@@ -3,7 +3,6 @@ Pure: numpy and scipy only (no pandas, no streamlit).
 
     mcnemar_exact(only_a, only_b)      two-sided exact McNemar p on the discordant Accuracy counts
     paired_bootstrap(a, b)             mean of a - b with a percentile interval from resampling questions
-    paired_bootstrap_rows(A, B)        the same for each row of two k x n arrays (k metrics)
 
 Documents as the unit (questions come in documents: a model that cannot read one scan misses all its
 questions together, so question-level resampling calls a handful of documents "significant"):
@@ -120,18 +119,6 @@ def _percentiles(means: np.ndarray, confidence: float, delta: float) -> tuple[fl
     alpha = (1 - confidence) / 2
     low, high = (float(v) for v in np.quantile(means, [alpha, 1 - alpha]))
     return min(low, delta), max(high, delta)
-
-
-def paired_bootstrap_rows(a_rows: Sequence[Sequence[float]] | np.ndarray, b_rows: Sequence[Sequence[float]] | np.ndarray,
-                          *, resamples: int = 10_000, seed: int = 0, confidence: float = 0.95
-                          ) -> list[tuple[float, float, float]]:
-    """`paired_bootstrap` of each row of two k x n arrays (k metrics over the same n questions), with
-    the same seed for every row (so each row equals its single call)."""
-    x = np.atleast_2d(np.asarray(a_rows, dtype=float))
-    y = np.atleast_2d(np.asarray(b_rows, dtype=float))
-    if x.shape != y.shape or x.ndim != 2:
-        raise ValueError(f"a_rows and b_rows must have the same k x n shape, got {x.shape} and {y.shape}")
-    return [paired_bootstrap(x[i], y[i], resamples=resamples, seed=seed, confidence=confidence) for i in range(x.shape[0])]
 
 
 # ----------------------------------------------------------------------------- documents as the unit

@@ -158,7 +158,7 @@ ROW_SEP = ",\n    "  # between two rows' JSON in the report's per_question list 
 def rows_json(batch: list[dict], *, safe: bool | None = None) -> str:
     """`ROW_SEP.join(map(_row_json, batch))`: the rows two levels deep, as json.dumps(indent=2)
     nests them in the report. orjson writes the whole batch in one call when every row is safe
-    for it (`_orjson_safe`; `safe`: the caller has checked, `batch_is_safe`) -- several times
+    for it (`_orjson_safe`; `safe`: the caller has checked, `columns_are_safe`) -- several times
     faster, the same bytes (the release-agreement golden files and tests/test_fast_json.py pin
     them); any other batch takes the json path."""
     if (safe if safe is not None else all(map(_orjson_safe, batch))):
@@ -170,20 +170,6 @@ def rows_json(batch: list[dict], *, safe: bool | None = None) -> str:
             # b'[\n  {\n    "k": v,\n ...\n  }\n]': drop the brackets, indent every line two more spaces
             return text[4:-2].decode("utf-8").replace("\n", "\n  ")
     return ROW_SEP.join(map(_row_json, batch))
-
-
-def batch_is_safe(questions: Sequence[GoldQuestion], scores: Sequence[float]) -> bool:
-    """`all(map(_orjson_safe, rows))` for the rows `row_dicts` makes of these questions, from the
-    questions and their scores (no per-row call): the raw fields a row echoes (format, split,
-    domain, reasoning type) are strings, booleans or null, and every score is 0 or in [1e-4, 1]
-    (no NaN). The other fields are strings by construction."""
-    if not scores:
-        return True
-    if isnan(sum(scores)) or max(scores) > 1.0 or min(filter(None, scores), default=1.0) < _TINY:
-        return False
-    plain = _PLAIN
-    return all(type(q.raw_format) in plain and type(q.split) in plain and type(q.metadata.get("domain")) in plain
-               and type(q.metadata.get("reasoning_type")) in plain for q in questions)
 
 
 def columns_are_safe(columns: Sequence[Sequence]) -> bool:

@@ -91,7 +91,7 @@ RAW = st.one_of(st.text(max_size=3), st.none(), st.booleans(), st.integers(), st
 
 @settings(max_examples=500, deadline=None)
 @given(st.lists(st.tuples(RAW, st.booleans(), RAW, RAW, RAW, SCORES, SCORES, SCORES), max_size=8))
-def test_batch_is_safe_agrees_with_the_row_by_row_check(cases):
+def test_columns_are_safe_agrees_with_the_row_by_row_check(cases):
     from scoring.model import GoldQuestion, Prediction
 
     qs, prs, a, f, n = [], [], [], [], []
@@ -102,9 +102,10 @@ def test_batch_is_safe_agrees_with_the_row_by_row_check(cases):
         a.append(acc)
         f.append(f1)
         n.append(an)
-    rows = E.row_dicts(qs, prs, a, f, n)
+    columns = E.row_columns(qs, prs, a, f, n)
+    rows = E.dicts_of(columns)
     want = all(map(E._orjson_safe, rows))
-    got = E.batch_is_safe(qs, a + f + n)
+    got = E.columns_are_safe(columns)
     assert want or not got  # never safe where a row is not (it may be stricter: unrounded scores, unused raw formats)
     if all(type(q.raw_format) in E._PLAIN for q in qs) and all(x == 0.0 or 1e-4 <= x <= 1.0 for x in a + f + n):
         assert got == want

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from scoring import stats
-from scoring.stats import mcnemar_exact, paired_bootstrap, paired_bootstrap_rows
+from scoring.stats import mcnemar_exact, paired_bootstrap
 
 # ----------------------------------------------------------------------------- McNemar
 
@@ -93,24 +93,6 @@ def test_bootstrap_95_interval_covers_the_true_difference():
         _, low, high = paired_bootstrap(a, b, resamples=2000, seed=k)
         hits += low <= true <= high
     assert hits >= 180, hits
-
-
-def test_bootstrap_rows_match_single_calls():
-    rng = np.random.default_rng(9)
-    a, b = rng.random((3, 200)), rng.random((3, 200))
-    b[2] = a[2]  # a degenerate row: no difference at all
-    rows = paired_bootstrap_rows(a, b, resamples=3000, seed=4)
-    assert rows == paired_bootstrap_rows(a, b, resamples=3000, seed=4)
-    for i in range(2):
-        delta, low, high = rows[i]
-        single = paired_bootstrap(a[i], b[i], resamples=3000, seed=4)
-        assert (delta, low, high) == single
-    assert rows[2] == (0.0, 0.0, 0.0)
-    assert paired_bootstrap_rows([[1.0]], [[0.0]]) == [(1.0, 1.0, 1.0)]
-    assert all(math.isnan(v) for v in paired_bootstrap_rows(np.empty((2, 0)), np.empty((2, 0)))[1])
-
-
-# ----------------------------------------------------------------------------- the two ways of drawing resample means
 
 
 def _exact_means(d: np.ndarray, resamples: int, seed: int) -> np.ndarray:
