@@ -149,10 +149,6 @@ def deltas(an, pairs: pd.DataFrame, a: str, b: str, questions: pd.DataFrame | No
                                                   SETTINGS, overall=head))
 
 
-def _scores_digest(an, runs: list[str], metric: str) -> int:
-    return _digest(compared_scores(an, runs)[["run", "question_id", metric]])
-
-
 def intervals(an, runs: list[str]) -> pd.DataFrame:
     key = ("intervals", tuple(runs), _digest(an.rows_of(runs)[["run", "question_id", *C.METRICS]]),
            _questions_digest(an), SETTINGS)

@@ -105,11 +105,6 @@ class View:
     trend: dict[str, str] = field(default_factory=dict)  # TREND_KEYS -> value
     matrix: dict[str, str] = field(default_factory=dict)  # MATRIX_KEYS -> value
 
-    def with_question(self, question: str) -> View:
-        """The view on another question: the evidence viewer's page belongs to the question it was
-        set on, so it goes back to that question's first evidence page (zoom and layers stay)."""
-        return self if question == self.question else replace(self, question=question, page=0)
-
     def with_slice(self, run: str | None, field_name: str, label: str) -> View:
         """The explorer view of one chart slice: that run (if any) and that label, nothing else. A
         slice of LOCATION_FIELD (the overview's answer locations) sets the location filter."""

@@ -100,31 +100,19 @@ def gold_ids(gold: Sequence[GoldQuestion]) -> pa.Array:
 class Alignment:
     """A prediction file joined with one gold, in gold order (see the module's docstring)."""
 
-    __slots__ = ("ids", "rows", "status", "reported", "answered", "extra_rows", "_stored")
+    __slots__ = ("ids", "rows", "status", "reported", "answered", "extra_rows")
 
     def __init__(self, ids: pa.Array, rows: np.ndarray, status: np.ndarray, reported: pa.Array,
-                 extra_rows: np.ndarray, stored: pa.Array | None = None) -> None:
+                 extra_rows: np.ndarray) -> None:
         self.ids = ids  # the gold's ids (shared by every run of that gold)
         self.rows = rows  # int32: the file row of each gold question's prediction, -1 when missing
         self.status = status  # object array of shared strs: the status scored ("missing" without a prediction)
         self.reported = reported  # Arrow strings: the prediction as the release reports it
         self.answered = rows >= 0
         self.extra_rows = extra_rows  # the file rows of ids that are no gold question's
-        self._stored = stored  # `stored_statuses` as the join made them, until first asked for
 
     def __len__(self) -> int:
         return len(self.rows)
-
-    def stored_statuses(self) -> pa.Array:
-        """The statuses as the score store keeps them: Arrow strings, null without a prediction. The
-        join's own array the first time (then let go: each run would hold it twice), else made from
-        `status` (converting 20,000 Python strings per run took a restart 0.4 CPU-s at 200 runs)."""
-        made, self._stored = self._stored, None
-        if made is not None:
-            return made
-        scored = self.status.copy()
-        scored[~self.answered] = None
-        return pa.array(scored, pa.string())
 
 
 def _interned_status(values: pa.Array) -> np.ndarray:
@@ -371,7 +359,7 @@ class PredictionTable(Sequence[Prediction]):
             reported = reported.combine_chunks() if isinstance(reported, pa.ChunkedArray) else reported
             in_gold = np.zeros(n, dtype=bool)  # the rows some gold question took (ids are unique in a file)
             in_gold[rows[answered]] = True
-            al = Alignment(ids, rows, scored_status, reported, np.flatnonzero(~in_gold), _one(status_taken))
+            al = Alignment(ids, rows, scored_status, reported, np.flatnonzero(~in_gold))
             self._aligned.append((ids, al))
             if self._home is None:  # the first: the ids, texts and statuses now live in the alignment
                 self._move_home(al, overflow, qid, status)

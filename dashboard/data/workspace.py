@@ -74,11 +74,6 @@ def _classify_scores(target: Path, disc: Discovery) -> None:
 MMLONGBENCH = "mmlongbench"  # Discovery.layout of a clone of MMLongBench-Doc
 
 
-def is_mmlongbench_samples(path: Path) -> bool:
-    """Whether a gold file is MMLongBench-Doc's samples.json (scoring.formats.mmlongbench_doc.is_samples)."""
-    return mmlongbench_doc.is_samples(path)
-
-
 def _discover_mmlongbench(bench: Path | None, src: Sources, disc: Discovery) -> Discovery:
     """MMLongBench-Doc's own layout (scoring.formats.mmlongbench_doc.layout): gold data/samples.json,
     PDFs in data/documents/, each results/res_*.json (and every --runs file) a result file read with

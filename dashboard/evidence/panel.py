@@ -328,15 +328,6 @@ def _answers_when_read(q: GoldQuestion, runs: list[str], preds: dict, paths: dic
 BACKGROUND_DOCS = 16  # documents read in the background for the metrics at most (pdf.py keeps 16 whole texts)
 
 
-def documents_read(ctx: Context) -> bool:
-    """Whether every located document of the context has its whole text read, as the evidence
-    metrics need it; if not, their reading is started in the background (the answer search's jobs,
-    one per document). More than BACKGROUND_DOCS documents (more than memory keeps of whole texts):
-    True, the metrics read them as they come, with their own bar."""
-    jobs = _metric_jobs(ctx)
-    return jobs is None or not any(j.running for j in jobs.values())
-
-
 def _metric_jobs(ctx: Context) -> dict[Path, ocr.Job] | None:
     ws = ctx.workspace
     paths = list(dict.fromkeys(loc.path for loc in ws.locations.values() if getattr(loc, "path", None) is not None))

@@ -494,13 +494,6 @@ def _flips(an: Analysis, pairs: pd.DataFrame, a: str, b: str, settings: C.Settin
     }
 
 
-def search_of(an: Analysis, questions: pd.DataFrame, run: str, baseline: str = "") -> SliceSearch:
-    """The finder (dashboard.weak.frames.search, default settings) on one run, or in pair mode."""
-    scores = an.attempted_scores([run, baseline] if baseline else [run])[0]  # a missing answer is no answer
-    return W.search(W.inputs(questions, scores, an.gold, run, "accuracy", baseline, an.declared_pages, an.question_values()),
-                    W.Settings())
-
-
 def found_rows(result: SliceSearch, top: int = WEAK_ROWS) -> pd.DataFrame:
     """The top kept slices of a search as report rows: rank, the conditions in words, the gap (pp,
     negative: worse) with its interval adjusted for the search, one-sided p, q, questions, documents,
