@@ -31,8 +31,8 @@ The overall row is one test of its own: no q.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Collection, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Collection, Iterator, Mapping, Sequence
+from concurrent.futures import BrokenExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,7 +42,7 @@ from . import deferred
 from .slice_fields import describe
 from .slices import each_condition, slice_name
 from .stats import MIN_DOCUMENTS, Clusters, Paired, paired_by_document_rows
-from .workers import usable_cores
+from .workers import bare_main, discard_shared_pool, idle_shared_pool, usable_cores
 
 OVERALL_RESAMPLES = 10_000  # the overall row: one test per metric
 SLICE_RESAMPLES = 2_000  # per slice and metric (dozens of rows; bench/bench_stats.py measures the table)
@@ -101,6 +101,41 @@ def _rows(x: Any) -> np.ndarray:
     return x.reshape(1, -1) if x.ndim == 1 else x
 
 
+def _results(x: np.ndarray, y: np.ndarray, codes: np.ndarray, unit: str, pos: np.ndarray, reps: int,
+             settings: tuple[int, float, int]) -> list[Paired]:
+    """One row's `Paired` per metric: the questions at `pos`, their documents numbered once, the bootstrap's
+    draws shared by the metrics."""
+    seed, confidence, min_documents = settings
+    present, inside = np.unique(codes[pos], return_inverse=True)
+    part = Clusters(inside.ravel(), unit, int(present.size))
+    return paired_by_document_rows(x[:, pos], y[:, pos], part, resamples=reps, seed=seed, confidence=confidence,
+                                   min_units=min_documents)
+
+
+def _field_results(job: tuple) -> list[list[Paired]]:
+    """In a worker process: the rows of one field's conditions (`_results` of each)."""
+    x, y, codes, unit, positions, reps, settings = job
+    return [_results(x, y, codes, unit, pos, reps, settings) for pos in positions]
+
+
+def _rows_in_processes(pool: Any, conditions: Iterator[tuple[str, str, np.ndarray]], x: np.ndarray, y: np.ndarray,
+                       codes: np.ndarray, unit: str, metrics: Sequence[str], reps: int, settings: tuple[int, float, int],
+                       overall_row: Any) -> list[SliceRow]:
+    """The overall row (`overall_row()`, here) and every condition's row (in `pool`, one job per field), in order."""
+    fields: list[tuple[str, list[tuple[str, np.ndarray]], Any]] = []
+    with bare_main():
+        for name, conds in itertools.groupby(conditions, key=lambda c: c[0]):
+            listed = [(value, pos) for _, value, pos in conds]
+            fields.append((name, listed, pool.submit(_field_results, (x, y, codes, unit, [pos for _, pos in listed], reps,
+                                                                      settings))))
+    head = overall_row()
+    rows = [head]
+    for name, listed, future in fields:
+        for (value, pos), results in zip(listed, future.result()):
+            rows.append(SliceRow(name, value, pos, dict(zip(metrics, results)), {m: None for m in metrics}))
+    return rows
+
+
 def paired_table(a: Sequence[Sequence[float]] | np.ndarray, b: Sequence[Sequence[float]] | np.ndarray,
                  clusters: Clusters, fields: Mapping[str, Sequence[Any]] | Any, *,
                  metrics: Sequence[str] = ("score",), min_documents: int = MIN_DOCUMENTS, method: str = "bh",
@@ -119,30 +154,45 @@ def paired_table(a: Sequence[Sequence[float]] | np.ndarray, b: Sequence[Sequence
     n = x.shape[1]
     codes = np.asarray(clusters.codes)
 
+    settings = (seed, confidence, min_documents)
+
     def row(field_name: str, value: str, pos: np.ndarray, reps: int) -> SliceRow:
-        present, inside = np.unique(codes[pos], return_inverse=True)
-        part = Clusters(inside.ravel(), clusters.unit, int(present.size))
-        # every metric at once: the slice's documents numbered once, the bootstrap's draws shared
-        results = dict(zip(metrics, paired_by_document_rows(x[:, pos], y[:, pos], part, resamples=reps, seed=seed,
-                                                            confidence=confidence, min_units=min_documents)))
-        return SliceRow(field_name, value, pos, results, {m: None for m in metrics})
+        return SliceRow(field_name, value, pos, dict(zip(metrics, _results(x, y, codes, clusters.unit, pos, reps, settings))),
+                        {m: None for m in metrics})
 
     if overall is not None and (overall.field != OVERALL or overall.questions != n or list(overall.results) != list(metrics)):
         raise ValueError(f"overall must be the all-questions row of these {n} questions and metrics {list(metrics)}")
-    jobs = itertools.chain([] if overall is not None else [(OVERALL, "all questions", np.arange(n), resamples)],
-                           ((f, v, pos, slice_resamples) for f, v, pos in each_condition(fields, n)))
+    conditions = each_condition(fields, n)
+    first = next(conditions, None)
+    conditions = itertools.chain([first] if first is not None else [], conditions)
     cores = usable_cores()
-    if cores > 1 and n * len(metrics) >= THREADED_FROM:
-        # numpy draws, gathers and sums without the GIL: the rows run on every core, each with its own
-        # generator seeded as alone, so the numbers are the serial ones; a field's rows start while the
-        # next field's conditions are encoded (`map` submits each job as the generator gives it)
-        with ThreadPoolExecutor(max_workers=min(cores, MAX_THREADS), thread_name_prefix="paired-slices") as pool:
-            done = list(pool.map(lambda job: row(*job), jobs))
-    else:
-        done = [row(*job) for job in jobs]
-    if overall is None:
-        overall, done = done[0], done[1:]
-    slices = done
+    threaded = cores > 1 and n * len(metrics) >= THREADED_FROM
+    pool = idle_shared_pool() if threaded and first is not None else None
+    done: list[SliceRow] | None = None
+    if pool is not None:
+        # the slices' rows in the shared pool's worker processes (each a core of its own, no GIL to share: 0.9 s
+        # where two threads took 1.2-1.4 s at 20,000 questions), one job per field, sent as it is enumerated;
+        # the overall row meanwhile here
+        try:
+            done = _rows_in_processes(pool, conditions, x, y, codes, clusters.unit, metrics, slice_resamples, settings,
+                                      lambda: overall if overall is not None else row(OVERALL, "all questions", np.arange(n), resamples))
+        except BrokenExecutor:  # a worker died (killed, out of memory): the pool goes, the rows are computed here
+            discard_shared_pool()
+            conditions = each_condition(fields, n)
+    if done is None:
+        jobs = itertools.chain([] if overall is not None else [(OVERALL, "all questions", np.arange(n), resamples)],
+                               ((f, v, pos, slice_resamples) for f, v, pos in conditions))
+        if threaded:
+            # numpy draws, gathers and sums without the GIL: the rows run on every core, each with its own
+            # generator seeded as alone, so the numbers are the serial ones; a field's rows start while the
+            # next field's conditions are encoded (`map` submits each job as the generator gives it)
+            with ThreadPoolExecutor(max_workers=min(cores, MAX_THREADS), thread_name_prefix="paired-slices") as threads:
+                done = list(threads.map(lambda job: row(*job), jobs))
+        else:
+            done = [row(*job) for job in jobs]
+        if overall is not None:
+            done = [overall, *done]
+    overall, slices = done[0], done[1:]
     own = set(own_family)
     family = {f: (f if f in own else "benchmark") for f in dict.fromkeys(r.field for r in slices)}
     tested = {m: 0 for m in metrics}

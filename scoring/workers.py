@@ -33,12 +33,13 @@ import sys
 import threading
 import time
 import types
-from collections.abc import Iterator
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ProcessPoolExecutor
 from contextlib import contextmanager
+from typing import Any
 
-__all__ = ["usable_cores", "die_with_parent", "shared_pool", "discard_shared_pool", "bare_main", "forkserver_context",
-           "no_pool_here", "PRELOAD"]
+__all__ = ["usable_cores", "die_with_parent", "shared_pool", "idle_shared_pool", "discard_shared_pool", "bare_main",
+           "forkserver_context", "no_pool_here", "PRELOAD"]
 
 PR_SET_PDEATHSIG = 1  # linux/prctl.h
 WATCH_INTERVAL = 0.5  # seconds between looks at the parent pid, where prctl is unavailable
@@ -114,6 +115,41 @@ def bare_main() -> Iterator[None]:
                 sys.modules["__main__"] = main
 
 
+class _Pool(ProcessPoolExecutor):
+    """A ProcessPoolExecutor that counts the work submitted to it and not yet done (`idle`)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._counting = threading.Lock()
+        self._in_flight = 0
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future:
+        with self._counting:
+            self._in_flight += 1
+        try:
+            future = super().submit(fn, *args, **kwargs)
+        except BaseException:
+            self._finished(None)
+            raise
+        future.add_done_callback(self._finished)
+        return future
+
+    def _finished(self, _: object) -> None:
+        with self._counting:
+            self._in_flight -= 1
+
+    def idle(self) -> bool:
+        with self._counting:
+            return self._in_flight == 0
+
+
+def idle_shared_pool() -> ProcessPoolExecutor | None:
+    """The shared pool when nothing runs on it now (started if need be), else None: for short work that would
+    rather run in its own process's threads than wait behind a scoring's queue (the per-slice table)."""
+    pool = shared_pool()
+    return pool if isinstance(pool, _Pool) and pool.idle() else None
+
+
 def shared_pool() -> ProcessPoolExecutor | None:
     """The one pool, started on first use; None on a single core or when processes cannot start."""
     global _POOL
@@ -123,7 +159,7 @@ def shared_pool() -> ProcessPoolExecutor | None:
         if _POOL is None and usable_cores() > 1:
             try:
                 ctx = forkserver_context()  # preloads scoring (not __main__): workers fork from it ready to score
-                _POOL = ProcessPoolExecutor(max_workers=usable_cores(), mp_context=ctx, initializer=die_with_parent)
+                _POOL = _Pool(max_workers=usable_cores(), mp_context=ctx, initializer=die_with_parent)
             except (OSError, ValueError, ImportError):
                 _POOL = None
         return _POOL

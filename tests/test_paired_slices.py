@@ -177,10 +177,26 @@ def test_each_row_is_paired_by_document_on_its_questions():
         paired_table(a, b, clusters, fields, metrics=("accuracy", "token_f1"), method="holm")
 
 
-def test_the_rows_on_threads_are_the_rows_in_turn(monkeypatch):
-    """The rows are computed on every core from THREADED_FROM questions x metrics: each with its own
-    generator, in the slices' order, so the table is the serial one number for number."""
+def same_rows(got, want) -> bool:
+    """Two tables' rows equal value for value (a NaN equal to a NaN: one sent back by a worker process is
+    another float object, and `nan == nan` is False)."""
+    def equal(p, q) -> bool:
+        return all(u == v or (isinstance(u, float) and math.isnan(u) and isinstance(v, float) and math.isnan(v))
+                   for u, v in ((getattr(p, f), getattr(q, f)) for f in p.__dataclass_fields__))
+
+    rows = [(got.overall, want.overall), *zip(got.slices, want.slices)]
+    return len(got.slices) == len(want.slices) and all(
+        (r.field, r.value, r.q, list(r.results)) == (w.field, w.value, w.q, list(w.results)) and np.array_equal(r.positions, w.positions)
+        and all(equal(r.results[m], w.results[m]) for m in r.results) for r, w in rows)
+
+
+@pytest.mark.parametrize("where", ["processes", "threads"])
+def test_the_rows_in_worker_processes_or_on_threads_are_the_rows_in_turn(monkeypatch, where):
+    """From THREADED_FROM questions x metrics the slices' rows are computed in the shared pool's worker processes
+    when it is idle, else on threads: each row with its own generator, in the slices' order, so the table is
+    the serial one number for number."""
     import scoring.paired_slices as PS
+    from scoring import workers
 
     a, b, clusters, fields = documents_table({"u": 22, "v": 8, "w": 25})
     fields = {**fields, "g": [("even", "odd")[i % 2] for i in range(a.shape[1])]}
@@ -188,11 +204,38 @@ def test_the_rows_on_threads_are_the_rows_in_turn(monkeypatch):
     monkeypatch.setattr(PS, "THREADED_FROM", 10**12)
     serial = paired_table(a, b, clusters, fields, metrics=("accuracy", "token_f1"), slice_resamples=300, seed=5)
     monkeypatch.setattr(PS, "THREADED_FROM", 0)
-    threaded = paired_table(a, b, clusters, fields, metrics=("accuracy", "token_f1"), slice_resamples=300, seed=5)
-    assert len(threaded.slices) == len(serial.slices) >= 5
-    assert threaded.overall.results == serial.overall.results
-    for t, s in zip(threaded.slices, serial.slices):
-        assert (t.field, t.value, t.results, t.q) == (s.field, s.value, s.results, s.q)
+    sent: list[int] = []
+    if where == "processes":
+        pool = workers.idle_shared_pool()
+        assert pool is not None, "this test needs the shared pool of worker processes (two cores)"
+        real_submit = pool.submit
+        monkeypatch.setattr(pool, "submit", lambda fn, *args: sent.append(len(args[0][4])) or real_submit(fn, *args))
+        monkeypatch.setattr(PS, "idle_shared_pool", lambda: pool)
+    else:
+        monkeypatch.setattr(PS, "idle_shared_pool", lambda: None)  # the pool busy with a scoring
+    parallel = paired_table(a, b, clusters, fields, metrics=("accuracy", "token_f1"), slice_resamples=300, seed=5)
+    assert len(parallel.slices) == len(serial.slices) >= 5
+    assert same_rows(parallel, serial)
+    assert sent == ([3, 2] if where == "processes" else [])  # one job per field: f's three values, g's two
+
+
+def test_a_pool_whose_workers_die_leaves_the_rows_to_threads_and_goes(monkeypatch):
+    """A worker process that dies (killed, out of memory) breaks the pool: the table is still made, on threads,
+    the same numbers, and the broken pool is discarded (the next use starts another)."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    import scoring.paired_slices as PS
+
+    a, b, clusters, fields = documents_table({"u": 22, "v": 8, "w": 25})
+    monkeypatch.setattr(PS, "usable_cores", lambda: 2)
+    serial = paired_table(a, b, clusters, fields, metrics=("accuracy", "token_f1"), slice_resamples=300, seed=5)
+    monkeypatch.setattr(PS, "THREADED_FROM", 0)
+    discarded: list[bool] = []
+    with ProcessPoolExecutor(max_workers=1, initializer=int, initargs=("not a number",)) as broken:  # its worker dies
+        monkeypatch.setattr(PS, "idle_shared_pool", lambda: broken)
+        monkeypatch.setattr(PS, "discard_shared_pool", lambda: discarded.append(True))
+        got = paired_table(a, b, clusters, fields, metrics=("accuracy", "token_f1"), slice_resamples=300, seed=5)
+    assert same_rows(got, serial) and discarded == [True]
 
 
 # ----------------------------------------------------------------------------- right at exactly 0.5
