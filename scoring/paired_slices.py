@@ -31,7 +31,7 @@ The overall row is one test of its own: no q.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import BrokenExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -120,8 +120,9 @@ def _field_results(job: tuple) -> list[list[Paired]]:
 
 def _rows_in_processes(pool: Any, conditions: Iterator[tuple[str, str, np.ndarray]], x: np.ndarray, y: np.ndarray,
                        codes: np.ndarray, unit: str, metrics: Sequence[str], reps: int, settings: tuple[int, float, int],
-                       overall_row: Any) -> list[SliceRow]:
-    """The overall row (`overall_row()`, here) and every condition's row (in `pool`, one job per field), in order."""
+                       overall_row: Any, on_overall: Callable[[SliceRow], object] | None) -> list[SliceRow]:
+    """The overall row (`overall_row()`, here, handed to `on_overall`) and every condition's row (in `pool`, one
+    job per field), in order."""
     fields: list[tuple[str, list[tuple[str, np.ndarray]], Any]] = []
     with bare_main():
         for name, conds in itertools.groupby(conditions, key=lambda c: c[0]):
@@ -129,6 +130,8 @@ def _rows_in_processes(pool: Any, conditions: Iterator[tuple[str, str, np.ndarra
             fields.append((name, listed, pool.submit(_field_results, (x, y, codes, unit, [pos for _, pos in listed], reps,
                                                                       settings))))
     head = overall_row()
+    if on_overall is not None:
+        on_overall(head)
     rows = [head]
     for name, listed, future in fields:
         for (value, pos), results in zip(listed, future.result()):
@@ -136,16 +139,28 @@ def _rows_in_processes(pool: Any, conditions: Iterator[tuple[str, str, np.ndarra
     return rows
 
 
+def _handing_first(rows: Iterable[SliceRow], first: Callable[[SliceRow], object] | None) -> list[SliceRow]:
+    """The rows as a list, `first` called with the first one as soon as it is computed."""
+    done: list[SliceRow] = []
+    for r in rows:
+        if first is not None and not done:
+            first(r)
+        done.append(r)
+    return done
+
+
 def paired_table(a: Sequence[Sequence[float]] | np.ndarray, b: Sequence[Sequence[float]] | np.ndarray,
                  clusters: Clusters, fields: Mapping[str, Sequence[Any]] | Any, *,
                  metrics: Sequence[str] = ("score",), min_documents: int = MIN_DOCUMENTS, method: str = "bh",
                  own_family: Collection[str] = (), resamples: int = OVERALL_RESAMPLES,
                  slice_resamples: int = SLICE_RESAMPLES, seed: int = 0, confidence: float = 0.95,
-                 overall: SliceRow | None = None) -> PairedTable:
+                 overall: SliceRow | None = None, on_overall: Callable[[SliceRow], object] | None = None) -> PairedTable:
     """The overall row and every slice's row (module docstring). `a` and `b`: one row per name of
     `metrics` (a 1-d array: one metric); `clusters`: a `Clusters` of the same n questions. `overall`:
     the overall row of an earlier call on the same a, b, clusters, metrics and settings (no slice's q
-    depends on it), taken as it is instead of drawn again -- so a page can show it before the slices."""
+    depends on it), taken as it is instead of drawn again. `on_overall`: called with the overall row as
+    soon as it is drawn (before any slice is waited for; at once when given), while the slices' rows are
+    still being computed -- so a page can show its headline before the slices."""
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
     x, y = _rows(a), _rows(b)
@@ -175,21 +190,24 @@ def paired_table(a: Sequence[Sequence[float]] | np.ndarray, b: Sequence[Sequence
         # the overall row meanwhile here
         try:
             done = _rows_in_processes(pool, conditions, x, y, codes, clusters.unit, metrics, slice_resamples, settings,
-                                      lambda: overall if overall is not None else row(OVERALL, "all questions", np.arange(n), resamples))
+                                      lambda: overall if overall is not None else row(OVERALL, "all questions", np.arange(n), resamples),
+                                      on_overall)
         except BrokenExecutor:  # a worker died (killed, out of memory): the pool goes, the rows are computed here
             discard_shared_pool()
             conditions = each_condition(fields, n)
     if done is None:
         jobs = itertools.chain([] if overall is not None else [(OVERALL, "all questions", np.arange(n), resamples)],
                                ((f, v, pos, slice_resamples) for f, v, pos in conditions))
+        if overall is not None and on_overall is not None:
+            on_overall(overall)
         if threaded:
             # numpy draws, gathers and sums without the GIL: the rows run on every core, each with its own
             # generator seeded as alone, so the numbers are the serial ones; a field's rows start while the
             # next field's conditions are encoded (`map` submits each job as the generator gives it)
             with ThreadPoolExecutor(max_workers=min(cores, MAX_THREADS), thread_name_prefix="paired-slices") as threads:
-                done = list(threads.map(lambda job: row(*job), jobs))
+                done = _handing_first(threads.map(lambda job: row(*job), jobs), on_overall if overall is None else None)
         else:
-            done = [row(*job) for job in jobs]
+            done = _handing_first((row(*job) for job in jobs), on_overall if overall is None else None)
         if overall is not None:
             done = [overall, *done]
     overall, slices = done[0], done[1:]

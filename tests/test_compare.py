@@ -241,6 +241,43 @@ def test_flips_read_the_right_column_when_the_frame_has_one():
     assert C.paired(scores, "A", "B")["flip"].tolist() == ["both wrong", "both wrong", "only B"]
 
 
+def test_a_pair_job_hands_over_its_headline_row_while_its_table_is_still_being_made():
+    """`PairJob` makes the table on a thread of its own: the all-questions row is there as soon as it is drawn,
+    while the table is not yet made (the table waits for the test here: states, not moments); the table is then
+    `deltas`' own. A failure is raised where the row or the table is asked, and the job says it failed."""
+    import threading
+
+    questions, scores = many()
+    pairs = C.paired(scores, "A", "B")
+    fields = listed(questions, pairs, ["domain", "split"])
+    settings = C.Settings(resamples=500)
+    release = threading.Event()
+
+    def build(on_overall):
+        table = C.deltas(pairs, questions, fields, settings, on_overall=on_overall)
+        assert release.wait(timeout=120)
+        return table
+
+    job = C.PairJob(build)
+    head = job.head()
+    assert not job.ready() and not job.failed()
+    pd.testing.assert_frame_equal(C.overall_frame(head, pairs), C.deltas(pairs, questions, fields, settings).iloc[:1],
+                                  check_exact=True)
+    release.set()
+    pd.testing.assert_frame_equal(job.table(), C.deltas(pairs, questions, fields, settings), check_exact=True)
+    assert job.ready() and not job.failed()
+
+    def broken(on_overall):
+        raise ValueError("no scores")
+
+    bad = C.PairJob(broken)
+    with pytest.raises(ValueError, match="no scores"):
+        bad.head()
+    with pytest.raises(ValueError, match="no scores"):
+        bad.table()
+    assert bad.failed()
+
+
 def test_the_headlines_row_drawn_first_is_the_tables_and_is_taken_not_drawn_again():
     """The Compare page draws the headline from `overall_row` before the per-slice table, then hands the row to
     `deltas(..., overall=)`: the table equals the one that draws its own overall row, value for value; a row

@@ -300,3 +300,36 @@ def test_a_rerun_of_the_pair_recomputes_nothing_the_pair_alone_decides(open_app,
     assert not frame(at, "cmp_flip_table").equals(shown)  # another pair: its own table, not alpha and beta's
     assert calls["scores"] > first["scores"] and calls["flips"] > first["flips"]  # its own scores hashed, its own flips
     assert calls["fields"] == first["fields"] and calls["slices"] == first["slices"]  # the question frame's, kept
+
+
+
+def test_the_pairs_table_is_made_once_on_its_own_thread_and_made_again_after_a_failure(monkeypatch, mini_bench):
+    """The per-slice table is made on a thread of its own while the page draws the flips and the finder's answers
+    (`panel.pair_job`), then shown where it belongs, under the headline. A rerun of the pair takes the job's table
+    (one build); a build that failed is shown as the page's error, and the next run starts it again."""
+    from dashboard.compare import panel as P
+    from dashboard.core.bounded import Bounded
+
+    monkeypatch.setattr(P, "PAIR_JOBS", Bounded(64))
+    builds: list[str] = []
+    real = P.C.deltas
+
+    def deltas(*args, **kwargs):
+        builds.append("build")
+        if len(builds) == 1:
+            raise RuntimeError("the slices went away")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(P.C, "deltas", deltas)
+    at = app_on(monkeypatch, mini_bench, {"a": "alpha", "b": "beta"}, timeout=60)
+    at.switch_page("views/compare.py").run()
+    assert [e.value for e in at.exception] and "the slices went away" in at.exception[0].value and builds == ["build"]
+    at.run()
+    assert_clean(at)
+    assert builds == ["build", "build"]
+    titles = [h.value for h in at.subheader]
+    assert titles.index("Headline") < titles.index("By slice") < titles.index("Where did A get worse, and where better")\
+        < titles.index("What flipped (Accuracy)")  # drawn last, shown where it belongs
+    at.segmented_control(key="cmp_flip_pick").set_value("only A").run()
+    assert_clean(at)
+    assert builds == ["build", "build"]  # the rerun took the job's table

@@ -238,6 +238,54 @@ def test_a_pool_whose_workers_die_leaves_the_rows_to_threads_and_goes(monkeypatc
     assert same_rows(got, serial) and discarded == [True]
 
 
+@pytest.mark.parametrize("threads", [1, 2, "processes"])
+def test_the_overall_row_is_handed_over_before_any_slice_is_waited_for(monkeypatch, threads):
+    """`on_overall` gets the all-questions row the moment it is drawn: in turn, before any slice's row is
+    computed; on threads, before the table waits for any slice (a slice's row is held until the overall
+    row has been handed over, so a late hand-over would never finish: the hang guard fails it). Given
+    the row (`overall=`), it is handed over as it is."""
+    import threading
+
+    import scoring.paired_slices as PS
+
+    a, b, clusters, fields = documents_table({"u": 22, "v": 8, "w": 25})
+    monkeypatch.setattr(PS, "usable_cores", lambda: 1 if threads == 1 else 2)
+    monkeypatch.setattr(PS, "THREADED_FROM", 0)
+    if threads == "processes":  # the slices in worker processes: the overall row is drawn here, then handed over
+        table = paired_table(a, b, clusters, fields, metrics=("accuracy", "token_f1"), slice_resamples=200, seed=1,
+                             on_overall=(given := []).append)
+        assert given == [table.overall] and len(table.slices) == 3
+        return
+    monkeypatch.setattr(PS, "idle_shared_pool", lambda: None)  # in turn, or on threads
+    handed = threading.Event()
+    rows_before: list[int] = []
+    computed: list[int] = []
+    real = PS.paired_by_document_rows
+
+    def rows(x, *args, **kwargs):
+        if x.shape[1] < a.shape[1]:  # a slice's row: waits for the overall row's hand-over
+            assert handed.wait(timeout=120), "the overall row was not handed over before a slice was waited for"
+        computed.append(x.shape[1])
+        return real(x, *args, **kwargs)
+
+    def on_overall(row):
+        rows_before.append(len(computed))
+        got.append(row)
+        handed.set()
+
+    monkeypatch.setattr(PS, "paired_by_document_rows", rows)
+    got: list = []
+    table = paired_table(a, b, clusters, fields, metrics=("accuracy", "token_f1"), slice_resamples=200, seed=1,
+                         on_overall=on_overall)
+    assert len(got) == 1 and got[0] is table.overall and rows_before == [1] and len(computed) == 1 + len(table.slices)
+    again: list = []
+    paired_table(a, b, clusters, fields, metrics=("accuracy", "token_f1"), slice_resamples=200, seed=1,
+                 overall=table.overall, on_overall=again.append)
+    assert again == [table.overall]
+
+
+
+
 # ----------------------------------------------------------------------------- right at exactly 0.5
 
 

@@ -36,7 +36,9 @@ pair: the comparison is over the questions both runs answered.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+import threading
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any
 
@@ -310,7 +312,8 @@ def overall_frame(row: SliceRow, pairs: pd.DataFrame) -> pd.DataFrame:
 
 
 def deltas(pairs: pd.DataFrame, questions: pd.DataFrame, fields: FieldSet | Mapping[str, Sequence[Any]] | None = None,
-           settings: Settings = Settings(), overall: SliceRow | None = None) -> pd.DataFrame:
+           settings: Settings = Settings(), overall: SliceRow | None = None,
+           on_overall: Callable[[SliceRow], object] | None = None) -> pd.DataFrame:
     """The per-slice paired table of the pair (`scoring.paired_slices.paired_table`, the one the gate
     writes to compare.json), as a frame: first all questions, then every slice of `fields` -- the
     fields of the paired questions in the pairs' order (`pair_fields`; a mapping field -> one value
@@ -329,18 +332,62 @@ def deltas(pairs: pd.DataFrame, questions: pd.DataFrame, fields: FieldSet | Mapp
     - the Accuracy flips only A / only B and McNemar's exact p on them (`p_mcnemar`: question-level,
       what other tools report; secondary).
 
-    `overall`: this pair's `overall_row` with the same settings, taken instead of drawn again."""
+    `overall`: this pair's `overall_row` with the same settings, taken instead of drawn again;
+    `on_overall`: called with the all-questions row as soon as it is drawn, before the slices are done
+    (`paired_table`'s; `overall_frame` makes it the table's first row)."""
     a, b = _metric_rows(pairs)
     flips = pairs["flip"].to_numpy(object)
     codes, unit = cluster_codes(questions, pairs.index)
     table = paired_table(a, b, Clusters(codes, unit, int(np.unique(codes).size)), fields or {}, metrics=METRICS,
                          own_family=(SAVED_FIELD,), resamples=settings.resamples, slice_resamples=settings.slice_resamples,
-                         seed=settings.seed, confidence=settings.confidence, overall=overall)
+                         seed=settings.seed, confidence=settings.confidence, overall=overall, on_overall=on_overall)
     out = pd.DataFrame([_delta_row(r, a, b, flips) for r in [table.overall, *table.slices]])
     if out.empty:
         return pd.DataFrame(columns=DELTA_COLUMNS)
     out["small"] = out["questions"] < SMALL
     return out[DELTA_COLUMNS]
+
+
+class PairJob:
+    """A pair's per-slice table (`deltas`) made on a thread of its own, started at once: the page asks
+    for the all-questions row (`head`, drawn first) for its headline, works out what needs no table --
+    the flips, the finder's scope -- while the slices' rows are computed (in worker processes:
+    `scoring.paired_slices`), then asks for the `table`. `build(on_overall)` makes the table, calling `on_overall` with
+    the all-questions row when it is drawn. An error is raised where `head` or `table` is asked."""
+
+    def __init__(self, build: Callable[[Callable[[SliceRow], object]], pd.DataFrame]) -> None:
+        self._head: Future[SliceRow] = Future()
+        self._table: Future[pd.DataFrame] = Future()
+        threading.Thread(target=self._run, args=(build,), name="compare-pair", daemon=True).start()
+
+    def _run(self, build: Callable[[Callable[[SliceRow], object]], pd.DataFrame]) -> None:
+        try:
+            table = build(self._got_head)
+        except BaseException as exc:  # handed to whoever asks, in its thread
+            if not self._head.done():
+                self._head.set_exception(exc)
+            self._table.set_exception(exc)
+        else:
+            self._table.set_result(table)
+
+    def _got_head(self, row: SliceRow) -> None:
+        if not self._head.done():
+            self._head.set_result(row)
+
+    def head(self) -> SliceRow:
+        return self._head.result()
+
+    def table(self) -> pd.DataFrame:
+        return self._table.result()
+
+    def head_ready(self) -> bool:
+        return self._head.done()
+
+    def ready(self) -> bool:
+        return self._table.done()
+
+    def failed(self) -> bool:
+        return self._table.done() and self._table.exception() is not None
 
 
 def tested_count(table: pd.DataFrame) -> int:

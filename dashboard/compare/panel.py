@@ -23,6 +23,7 @@ from dashboard.annotations import panel as annotations_panel
 from dashboard.compare import charts
 from dashboard.compare import frames as C
 from dashboard.core.analysis import remembered
+from dashboard.core.bounded import Bounded
 from dashboard.core.escape import md_escape
 from dashboard.core.links import View, field_label, slice_label
 from dashboard.core.samples import CAMPAIGN_PAIR, campaign_offer
@@ -37,6 +38,7 @@ from scoring.paired_slices import SliceRow
 from scoring.writers import frame_csv
 
 SETTINGS = C.Settings()
+PAIR_JOBS: Bounded[C.PairJob] = Bounded(64)  # the pairs' per-slice tables, made or being made, shared by the sessions
 PAIR_TAB, ALL_TAB = "A against baseline B", "All runs: weakest slices and ranks"
 ALL_FIELDS = "every breakdown"
 WEAK_TOP = 10
@@ -130,23 +132,38 @@ def fields_of(questions: pd.DataFrame) -> tuple[str, ...]:
     return (*C.BREAKDOWNS, C.SAVED_FIELD) if C.SAVED_FIELD in questions.columns else C.BREAKDOWNS
 
 
-def overall(an, pairs: pd.DataFrame, a: str, b: str) -> SliceRow:
-    """The pair's all-questions row (`frames.overall_row`), cached: the headline is drawn from it while the
-    per-slice table is still being computed."""
-    cols = [f"{m}_{s}" for m in C.METRICS for s in "ab"]
-    key = ("overall", a, b, _digest(pairs[cols]), _questions_digest(an, an.questions), SETTINGS)
-    return cache.comparison(key, lambda: C.overall_row(pairs, an.questions, SETTINGS))  # type: ignore[return-value]
-
-
-def deltas(an, pairs: pd.DataFrame, a: str, b: str, questions: pd.DataFrame | None = None,
-           head: SliceRow | None = None) -> pd.DataFrame:
-    """`frames.deltas` of the pair, cached; `questions`: the question frame with the saved slices' field;
-    `head`: the pair's `overall` row, taken instead of drawn again (the same numbers)."""
+def pair_job(an, pairs: pd.DataFrame, a: str, b: str, questions: pd.DataFrame | None = None) -> C.PairJob:
+    """The pair's per-slice table (`frames.deltas`), started on a thread of its own unless some session
+    started it already (`PAIR_JOBS`, keyed by the pair's scores, the questions' slices and the
+    settings); `questions`: the question frame with the saved slices' field. A job that failed is
+    started again."""
     q = an.questions if questions is None else questions
     cols = [f"{m}_{s}" for m in C.METRICS for s in "ab"]
     key = ("deltas", a, b, _digest(pairs[cols]), _questions_digest(an, q), fields_of(q), SETTINGS)
-    return cache.comparison(key, lambda: C.deltas(pairs, q, C.pair_fields(pairs, q, an.gold, values=an.question_values()),  # type: ignore[return-value]
-                                                  SETTINGS, overall=head))
+    if (kept := PAIR_JOBS.get(key)) is not None and kept.failed():
+        PAIR_JOBS.pop(key)
+    values = an.question_values()
+    return PAIR_JOBS.get_or_build(key, lambda: C.PairJob(
+        lambda on_overall: C.deltas(pairs, q, C.pair_fields(pairs, q, an.gold, values=values), SETTINGS, on_overall=on_overall)))
+
+
+COMPARING = "Comparing runs (bootstrap intervals)…"
+
+
+def overall(job: C.PairJob) -> SliceRow:
+    """The pair's all-questions row (the headline's), drawn first by its job."""
+    if job.head_ready():
+        return job.head()
+    with st.spinner(COMPARING):
+        return job.head()
+
+
+def deltas(job: C.PairJob) -> pd.DataFrame:
+    """The pair's per-slice table, when its job has made it."""
+    if job.ready():
+        return job.table()
+    with st.spinner(COMPARING):
+        return job.table()
 
 
 def intervals(an, runs: list[str]) -> pd.DataFrame:
@@ -335,17 +352,41 @@ def choose_slice(state: MutableMapping[str, str], field_name: str, label: str, f
     st.session_state.pop("cmp_q_pick", None)
 
 
+def flip_table(an, pairs: pd.DataFrame, a: str, b: str, qframe: pd.DataFrame) -> pd.DataFrame:
+    """The pair's flip table over the frame's fields, kept on the analysis: the pairs are its rows of A and B,
+    which never change."""
+    fields = fields_of(qframe)
+    digest = _questions_digest(an, qframe)
+    return an.remember(("flips", a, b, fields, digest), lambda: C.flip_table(
+        pairs, qframe, fields, remembered(an, ("slices", fields, digest), lambda: list(C.slices(qframe, fields)), qframe)))
+
+
+def meanwhile(an, pairs: pd.DataFrame, a: str, b: str, state: MutableMapping[str, str], questions: pd.DataFrame,
+              tagged: pd.DataFrame) -> None:
+    """What the sections under the per-slice table work out without it -- the flip table, and the finder's scope
+    of the pair when its answers are not made yet (`where_worse_better`) -- worked out while the pair's job makes
+    the table (its slices' rows in the shared pool's worker processes), and kept where those sections find them;
+    nothing is drawn."""
+    flip_table(an, pairs, a, b, questions)
+    metric = _pair_metric(state)
+    settings = W.Settings()
+    if tagged is an.questions and (weak_panel.cached(an, tagged, a, b, metric, settings) is None
+                                   or weak_panel.cached(an, tagged, b, a, metric, settings) is None):
+        weak_panel.scope(an, tagged, a, b, metric)
+
+
+def _pair_metric(state: MutableMapping[str, str]) -> str:
+    metric = state.get("cmp_metric") or "accuracy"
+    return metric if metric in C.METRICS else "accuracy"
+
+
 def flips_section(an, pairs: pd.DataFrame, a: str, b: str, state: MutableMapping[str, str], ctx: Context,
                   with_fields: pd.DataFrame | None = None) -> None:
     """The flip table per slice (`with_fields`: the question frame with the saved slices' field), a
     cell's questions and one question side by side."""
     st.subheader("What flipped (Accuracy)")
     qframe = an.questions if with_fields is None else with_fields
-    fields = fields_of(qframe)
-    # the pair's flip table, kept on the analysis: the pairs are its rows of A and B, which never change
-    digest = _questions_digest(an, qframe)
-    flips = an.remember(("flips", a, b, fields, digest), lambda: C.flip_table(
-        pairs, qframe, fields, remembered(an, ("slices", fields, digest), lambda: list(C.slices(qframe, fields)), qframe)))
+    flips = flip_table(an, pairs, a, b, qframe)
     st.caption(f"A = {md_escape(a)}, B = {md_escape(b)}. Click a count to list those questions. p (documents): is one run "
                "right more often than the other, tested by flipping whole documents between the runs (exact); McNemar p "
                "(questions): the question-level test, which treats questions as independent.")
@@ -549,8 +590,7 @@ def where_worse_better(ctx: Context, an, a: str, b: str, state: MutableMapping[s
     A lost more to B than elsewhere) and B − A (where A gained more), computed on request with a
     progress bar and kept in the Weak slices page's store; the top slices with their intervals by
     document, and a button to that page in pair mode for the full table."""
-    metric = state.get("cmp_metric") or "accuracy"
-    metric = metric if metric in C.METRICS else "accuracy"
+    metric = _pair_metric(state)
     st.subheader("Where did A get worse, and where better")
     settings = W.Settings()
     worse = weak_panel.cached(an, questions, a, b, metric, settings)

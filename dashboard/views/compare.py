@@ -42,11 +42,12 @@ else:
                 if note := P.pair_note(an, a, b, len(pairs)):
                     st.info(md_escape(note), icon=":material/join_inner:")
                 questions = saved_panel.questions_with_fields(ctx)  # the saved slices as a breakdown field
-                head = P.overall(an, pairs, a, b)  # the headline first; the per-slice table takes longer
-                P.headline(C.overall_frame(head, pairs), a, b)
-                table = P.deltas(an, pairs, a, b, questions, head)
-                P.slices_section(an, table, a, b, state)
-                P.where_worse_better(ctx, an, a, b, state, saved_panel.questions_with_fields(ctx, [a, b], with_tags=True))
+                tagged = saved_panel.questions_with_fields(ctx, [a, b], with_tags=True)
+                job = P.pair_job(an, pairs, a, b, questions)  # the per-slice table, on a thread of its own
+                P.headline(C.overall_frame(P.overall(job), pairs), a, b)  # its all-questions row is drawn first
+                P.meanwhile(an, pairs, a, b, state, questions, tagged)  # what the sections below need, while it is made
+                P.slices_section(an, P.deltas(job), a, b, state)
+                P.where_worse_better(ctx, an, a, b, state, tagged)
                 P.flips_section(an, pairs, a, b, state, ctx, questions)
     with all_tab:
         if all_tab.open is not False:

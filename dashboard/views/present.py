@@ -72,7 +72,7 @@ else:
     header = P.header_lines(an, [a, b], ctx.corrections)
     if header:
         st.markdown("  \n".join(header))
-    table = P.deltas(an, pairs, a, b, saved_panel.questions_with_fields(ctx))  # the report's table: saved slices too
+    table = P.deltas(P.pair_job(an, pairs, a, b, saved_panel.questions_with_fields(ctx)))  # the report's table: saved slices too
     top = C.headline(table)
     d = 100 * top["accuracy_delta"]
     side = "ahead of" if d > 0 else "behind" if d < 0 else "level with"
