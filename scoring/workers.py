@@ -38,8 +38,8 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from contextlib import contextmanager
 from typing import Any
 
-__all__ = ["usable_cores", "die_with_parent", "shared_pool", "idle_shared_pool", "discard_shared_pool", "bare_main",
-           "forkserver_context", "no_pool_here", "PRELOAD"]
+__all__ = ["usable_cores", "die_with_parent", "shared_pool", "idle_shared_pool", "warm_shared_pool", "discard_shared_pool",
+           "bare_main", "forkserver_context", "no_pool_here", "PRELOAD"]
 
 PR_SET_PDEATHSIG = 1  # linux/prctl.h
 WATCH_INTERVAL = 0.5  # seconds between looks at the parent pid, where prctl is unavailable
@@ -144,10 +144,47 @@ class _Pool(ProcessPoolExecutor):
 
 
 def idle_shared_pool() -> ProcessPoolExecutor | None:
-    """The shared pool when nothing runs on it now (started if need be), else None: for short work that would
-    rather run in its own process's threads than wait behind a scoring's queue (the per-slice table)."""
-    pool = shared_pool()
+    """The shared pool when it runs and nothing runs on it now, else None: for short work that would rather run
+    on its own process's threads than wait behind a scoring's queue or for processes to start (the per-slice
+    table). Never starts the pool (`warm_shared_pool` does, in the background)."""
+    with _POOL_LOCK:
+        pool = _POOL
     return pool if isinstance(pool, _Pool) and pool.idle() else None
+
+
+_STARTING: list[threading.Thread] = []
+
+
+def warm_shared_pool() -> None:
+    """Start the shared pool in a background thread unless it runs (or is starting, or cannot be here), each
+    worker importing scipy: a server that will want it soon (the Compare page) asks for it ahead."""
+    with _POOL_LOCK:
+        if _POOL is not None or _NO_POOL or usable_cores() < 2 or (_STARTING and _STARTING[0].is_alive()):
+            return
+        thread = threading.Thread(target=_start_warm, name="lens-start-pool", daemon=True)
+        _STARTING[:] = [thread]
+    thread.start()
+
+
+def _start_warm() -> None:
+    """Start the shared pool and have each worker import scipy's stats and signal (`deferred`)."""
+    try:
+        pool = shared_pool()
+        if pool is None:
+            return
+        with bare_main():
+            futures = [pool.submit(_warm_worker) for _ in range(usable_cores())]
+        for future in futures:
+            future.result()
+    except Exception:  # noqa: BLE001  (a daemon thread: whoever uses the pool next meets the same failure, and says it)
+        return
+
+
+def _warm_worker() -> None:
+    from . import deferred  # noqa: PLC0415  (the worker's imports, made once it runs)
+
+    deferred.stats()
+    deferred.signal()
 
 
 def shared_pool() -> ProcessPoolExecutor | None:

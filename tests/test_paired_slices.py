@@ -206,7 +206,7 @@ def test_the_rows_in_worker_processes_or_on_threads_are_the_rows_in_turn(monkeyp
     monkeypatch.setattr(PS, "THREADED_FROM", 0)
     sent: list[int] = []
     if where == "processes":
-        pool = workers.idle_shared_pool()
+        pool = workers.shared_pool()
         assert pool is not None, "this test needs the shared pool of worker processes (two cores)"
         real_submit = pool.submit
         monkeypatch.setattr(pool, "submit", lambda fn, *args: sent.append(len(args[0][4])) or real_submit(fn, *args))
@@ -252,6 +252,9 @@ def test_the_overall_row_is_handed_over_before_any_slice_is_waited_for(monkeypat
     monkeypatch.setattr(PS, "usable_cores", lambda: 1 if threads == 1 else 2)
     monkeypatch.setattr(PS, "THREADED_FROM", 0)
     if threads == "processes":  # the slices in worker processes: the overall row is drawn here, then handed over
+        from scoring import workers
+
+        monkeypatch.setattr(PS, "idle_shared_pool", workers.shared_pool)
         table = paired_table(a, b, clusters, fields, metrics=("accuracy", "token_f1"), slice_resamples=200, seed=1,
                              on_overall=(given := []).append)
         assert given == [table.overall] and len(table.slices) == 3
@@ -284,6 +287,35 @@ def test_the_overall_row_is_handed_over_before_any_slice_is_waited_for(monkeypat
     assert again == [table.overall]
 
 
+
+
+def test_the_pool_is_taken_only_when_it_runs_and_nothing_runs_on_it(tmp_path):
+    """`idle_shared_pool` never starts the pool (`warm_shared_pool` does, in the background: the caller uses its
+    threads meanwhile); once it runs with nothing on it, it is handed out; while a worker is busy (here: reading
+    a FIFO no one writes yet), it is not. States waited for, never moments (the hang guards are 120 s)."""
+    import os
+    import time
+
+    from scoring import workers
+
+    workers.discard_shared_pool()
+    assert workers.idle_shared_pool() is None  # not running
+    workers.warm_shared_pool()
+    deadline = time.monotonic() + 120
+    while (pool := workers.idle_shared_pool()) is None:
+        assert time.monotonic() < deadline, "the shared pool never became idle"
+        time.sleep(0.05)
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    with workers.bare_main():
+        busy = pool.submit(fifo.read_text)  # blocks in the worker until something writes to the FIFO
+    assert workers.idle_shared_pool() is None
+    with open(fifo, "w") as fh:  # opens once the worker has opened it for reading
+        fh.write("done")
+    assert busy.result(timeout=120) == "done"
+    while workers.idle_shared_pool() is None:  # the done-callback runs in the pool's own thread
+        assert time.monotonic() < deadline + 120, "the shared pool stayed busy"
+        time.sleep(0.05)
 
 
 # ----------------------------------------------------------------------------- right at exactly 0.5

@@ -47,7 +47,7 @@ import pandas as pd
 
 from scoring import model
 from scoring.model import GoldQuestion
-from scoring.paired_slices import OVERALL_RESAMPLES, SLICE_RESAMPLES, SliceRow, paired_table
+from scoring.paired_slices import OVERALL_RESAMPLES, SLICE_RESAMPLES, THREADED_FROM, SliceRow, paired_table
 from scoring.profiles import MMLONGBENCH_PROFILE, get_profile
 from scoring.registry import (  # noqa: F401  (METRIC_LABELS, MIN_DOCUMENTS: the pages read them here)
     METRIC_LABELS,
@@ -346,6 +346,12 @@ def deltas(pairs: pd.DataFrame, questions: pd.DataFrame, fields: FieldSet | Mapp
         return pd.DataFrame(columns=DELTA_COLUMNS)
     out["small"] = out["questions"] < SMALL
     return out[DELTA_COLUMNS]
+
+
+def uses_workers(questions: int) -> bool:
+    """Whether the per-slice table of this many paired questions is computed on several cores (in worker
+    processes when they run: `scoring.paired_slices`)."""
+    return questions * len(METRICS) >= THREADED_FROM
 
 
 class PairJob:

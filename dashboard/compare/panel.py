@@ -35,6 +35,7 @@ from dashboard.weak import frames as W
 from dashboard.weak import panel as weak_panel
 from dashboard.weak import saved_panel
 from scoring.paired_slices import SliceRow
+from scoring.workers import warm_shared_pool
 from scoring.writers import frame_csv
 
 SETTINGS = C.Settings()
@@ -142,6 +143,8 @@ def pair_job(an, pairs: pd.DataFrame, a: str, b: str, questions: pd.DataFrame | 
     key = ("deltas", a, b, _digest(pairs[cols]), _questions_digest(an, q), fields_of(q), SETTINGS)
     if (kept := PAIR_JOBS.get(key)) is not None and kept.failed():
         PAIR_JOBS.pop(key)
+    if kept is None and C.uses_workers(len(pairs)):
+        warm_shared_pool()  # the slices' rows go to worker processes once they run (this time, on threads)
     values = an.question_values()
     return PAIR_JOBS.get_or_build(key, lambda: C.PairJob(
         lambda on_overall: C.deltas(pairs, q, C.pair_fields(pairs, q, an.gold, values=values), SETTINGS, on_overall=on_overall)))
