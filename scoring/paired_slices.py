@@ -18,7 +18,9 @@ Compare page therefore list the same slices of the same fields.
 Per slice and metric: `scoring.stats.paired_by_document` -- delta A - B, the document-bootstrap
 interval, the sign-flip p by document -- with SLICE_RESAMPLES resamples (the overall row:
 OVERALL_RESAMPLES) and the same seed everywhere, so the same two runs give the same numbers on the
-command line and on the page.
+command line and on the page -- and wherever a row is computed: from THREADED_FROM questions x metrics the
+slices' rows go to the shared pool's worker processes when it runs idle (`scoring.workers.idle_shared_pool`),
+else to threads, and each row draws from its own generator seeded as alone.
 
 Multiplicity, one rule: q = Benjamini-Hochberg (`method="by"`: Benjamini-Yekutieli) across the slices
 TESTED of each metric -- those holding at least `min_documents` documents. A slice with fewer gets no
@@ -194,6 +196,8 @@ def paired_table(a: Sequence[Sequence[float]] | np.ndarray, b: Sequence[Sequence
                                       on_overall)
         except BrokenExecutor:  # a worker died (killed, out of memory): the pool goes, the rows are computed here
             discard_shared_pool()
+            conditions = each_condition(fields, n)
+        except RuntimeError:  # the pool was shut down meanwhile (another part discarded it): computed here
             conditions = each_condition(fields, n)
     if done is None:
         jobs = itertools.chain([] if overall is not None else [(OVERALL, "all questions", np.arange(n), resamples)],

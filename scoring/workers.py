@@ -18,6 +18,11 @@ have to be killed (a heavy PDF page, OCR: dashboard/documents/pdf.py, ocr.py; re
 scoring/guard.py) runs in processes of its own instead. Submit inside `bare_main()`, so that the
 workers do not import the caller's `__main__` (Streamlit's CLI or an app script).
 
+`idle_shared_pool()` is that pool only when it runs and nothing runs on it (it counts the work in flight):
+short work that would rather use its own threads than wait behind a scoring or for processes to start
+takes it then (Compare's per-slice table: scoring/paired_slices.py); `warm_shared_pool()` starts it in the
+background, its workers importing scipy, for a page that will want it soon.
+
 `forkserver_context()` is the forkserver every part uses: its server process imports PRELOAD once
 (the scoring library and the readers), so that a worker or a reader job starts ready to work.
 """

@@ -219,9 +219,11 @@ def test_the_rows_in_worker_processes_or_on_threads_are_the_rows_in_turn(monkeyp
     assert sent == ([3, 2] if where == "processes" else [])  # one job per field: f's three values, g's two
 
 
-def test_a_pool_whose_workers_die_leaves_the_rows_to_threads_and_goes(monkeypatch):
+@pytest.mark.parametrize("how", ["its worker dies", "it was shut down"])
+def test_a_pool_that_cannot_take_the_rows_leaves_them_to_threads(monkeypatch, how):
     """A worker process that dies (killed, out of memory) breaks the pool: the table is still made, on threads,
-    the same numbers, and the broken pool is discarded (the next use starts another)."""
+    the same numbers, and the broken pool is discarded (the next use starts another). A pool another part shut
+    down meanwhile refuses the jobs: the same table, on threads, and nothing discarded."""
     from concurrent.futures import ProcessPoolExecutor
 
     import scoring.paired_slices as PS
@@ -231,11 +233,14 @@ def test_a_pool_whose_workers_die_leaves_the_rows_to_threads_and_goes(monkeypatc
     serial = paired_table(a, b, clusters, fields, metrics=("accuracy", "token_f1"), slice_resamples=300, seed=5)
     monkeypatch.setattr(PS, "THREADED_FROM", 0)
     discarded: list[bool] = []
-    with ProcessPoolExecutor(max_workers=1, initializer=int, initargs=("not a number",)) as broken:  # its worker dies
-        monkeypatch.setattr(PS, "idle_shared_pool", lambda: broken)
+    dies = how == "its worker dies"
+    with ProcessPoolExecutor(max_workers=1, initializer=int if dies else None, initargs=("not a number",) if dies else ()) as pool:
+        if not dies:
+            pool.shutdown()
+        monkeypatch.setattr(PS, "idle_shared_pool", lambda: pool)
         monkeypatch.setattr(PS, "discard_shared_pool", lambda: discarded.append(True))
         got = paired_table(a, b, clusters, fields, metrics=("accuracy", "token_f1"), slice_resamples=300, seed=5)
-    assert same_rows(got, serial) and discarded == [True]
+    assert same_rows(got, serial) and discarded == ([True] if dies else [])
 
 
 @pytest.mark.parametrize("threads", [1, 2, "processes"])
