@@ -8,10 +8,12 @@ this checkout's virtual environment. Each repetition starts one fresh process pe
 theirs, ...). A process reads the campaign's first two runs (bench/make_campaign.py), imports scipy first (as
 the app's warm-up does once a page is drawn: scoring/deferred.py), makes the question frame, then times the
 Compare page's three steps, wall and CPU seconds (the per-slice table runs on threads, so CPU seconds say what
-the work costs a shared machine):
+the work costs a shared machine -- this process's only: rows computed in the shared pool's worker processes, when it
+runs idle, are not in them):
 - pair + flips: `dashboard.compare.frames.paired` of the two runs' rows and the flip table over the page's fields;
-- the all-questions row: `frames.overall_row` (the headline's intervals and tests);
-- the per-slice table: `frames.deltas` with the pair's slice fields, given that row (as the page asks it).
+- the all-questions row (the headline's intervals and tests): until `deltas(on_overall=)` hands it over (a
+  checkout from before it: `frames.overall_row`, then given to `deltas`);
+- the per-slice table: `frames.deltas` with the pair's slice fields, the rest of it.
 Printed: every repetition, the medians, the ratios ours / theirs, the load average before and after, and whether
 the two sides' per-slice tables are equal value for value. bench/bench_deltas_against.py times the per-slice
 table alone. No assertion on time.
@@ -57,10 +59,14 @@ def child(code: Path, campaign: Path, out: Path) -> None:
     pairs = C.paired(an.rows_of([a, b]), a, b)
     C.flip_table(pairs, an.questions, P.fields_of(an.questions))
     marks.append(_clock())
-    head = C.overall_row(pairs, an.questions, P.SETTINGS)
-    marks.append(_clock())
-    fields = C.pair_fields(pairs, an.questions, an.gold, values=values)
-    table = C.deltas(pairs, an.questions, fields, P.SETTINGS, overall=head)
+    if hasattr(C, "overall_row"):  # a checkout from before `deltas(on_overall=)`
+        head = C.overall_row(pairs, an.questions, P.SETTINGS)
+        marks.append(_clock())
+        fields = C.pair_fields(pairs, an.questions, an.gold, values=values)
+        table = C.deltas(pairs, an.questions, fields, P.SETTINGS, overall=head)
+    else:
+        fields = C.pair_fields(pairs, an.questions, an.gold, values=values)
+        table = C.deltas(pairs, an.questions, fields, P.SETTINGS, on_overall=lambda _: marks.append(_clock()))
     marks.append(_clock())
     took = {step: (marks[k + 1][0] - marks[k][0], marks[k + 1][1] - marks[k][1]) for k, step in enumerate(STEPS[:3])}
     took[STEPS[3]] = (marks[-1][0] - marks[0][0], marks[-1][1] - marks[0][1])

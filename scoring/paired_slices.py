@@ -122,7 +122,7 @@ def _field_results(job: tuple) -> list[list[Paired]]:
 
 def _rows_in_processes(pool: Any, conditions: Iterator[tuple[str, str, np.ndarray]], x: np.ndarray, y: np.ndarray,
                        codes: np.ndarray, unit: str, metrics: Sequence[str], reps: int, settings: tuple[int, float, int],
-                       overall_row: Any, on_overall: Callable[[SliceRow], object] | None) -> list[SliceRow]:
+                       overall_row: Callable[[], SliceRow], on_overall: Callable[[SliceRow], object] | None) -> list[SliceRow]:
     """The overall row (`overall_row()`, here, handed to `on_overall`) and every condition's row (in `pool`, one
     job per field), in order."""
     fields: list[tuple[str, list[tuple[str, np.ndarray]], Any]] = []
@@ -141,6 +141,12 @@ def _rows_in_processes(pool: Any, conditions: Iterator[tuple[str, str, np.ndarra
     return rows
 
 
+def uses_cores(questions: int, metrics: int) -> bool:
+    """Whether a table of this many questions x metrics is computed on several cores (in the shared pool's
+    worker processes when it runs idle, else on threads): from THREADED_FROM, with more than one core."""
+    return usable_cores() > 1 and questions * metrics >= THREADED_FROM
+
+
 def _handing_first(rows: Iterable[SliceRow], first: Callable[[SliceRow], object] | None) -> list[SliceRow]:
     """The rows as a list, `first` called with the first one as soon as it is computed."""
     done: list[SliceRow] = []
@@ -156,13 +162,11 @@ def paired_table(a: Sequence[Sequence[float]] | np.ndarray, b: Sequence[Sequence
                  metrics: Sequence[str] = ("score",), min_documents: int = MIN_DOCUMENTS, method: str = "bh",
                  own_family: Collection[str] = (), resamples: int = OVERALL_RESAMPLES,
                  slice_resamples: int = SLICE_RESAMPLES, seed: int = 0, confidence: float = 0.95,
-                 overall: SliceRow | None = None, on_overall: Callable[[SliceRow], object] | None = None) -> PairedTable:
+                 on_overall: Callable[[SliceRow], object] | None = None) -> PairedTable:
     """The overall row and every slice's row (module docstring). `a` and `b`: one row per name of
-    `metrics` (a 1-d array: one metric); `clusters`: a `Clusters` of the same n questions. `overall`:
-    the overall row of an earlier call on the same a, b, clusters, metrics and settings (no slice's q
-    depends on it), taken as it is instead of drawn again. `on_overall`: called with the overall row as
-    soon as it is drawn (before any slice is waited for; at once when given), while the slices' rows are
-    still being computed -- so a page can show its headline before the slices."""
+    `metrics` (a 1-d array: one metric); `clusters`: a `Clusters` of the same n questions. `on_overall`:
+    called with the overall row as soon as it is drawn (before any slice is waited for), while the
+    slices' rows are still being computed -- so a page can show its headline before the slices."""
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
     x, y = _rows(a), _rows(b)
@@ -177,13 +181,11 @@ def paired_table(a: Sequence[Sequence[float]] | np.ndarray, b: Sequence[Sequence
         return SliceRow(field_name, value, pos, dict(zip(metrics, _results(x, y, codes, clusters.unit, pos, reps, settings))),
                         {m: None for m in metrics})
 
-    if overall is not None and (overall.field != OVERALL or overall.questions != n or list(overall.results) != list(metrics)):
-        raise ValueError(f"overall must be the all-questions row of these {n} questions and metrics {list(metrics)}")
+    everything = (OVERALL, "all questions", np.arange(n), resamples)
     conditions = each_condition(fields, n)
     first = next(conditions, None)
     conditions = itertools.chain([first] if first is not None else [], conditions)
-    cores = usable_cores()
-    threaded = cores > 1 and n * len(metrics) >= THREADED_FROM
+    threaded = uses_cores(n, len(metrics))
     pool = idle_shared_pool() if threaded and first is not None else None
     done: list[SliceRow] | None = None
     if pool is not None:
@@ -192,28 +194,22 @@ def paired_table(a: Sequence[Sequence[float]] | np.ndarray, b: Sequence[Sequence
         # the overall row meanwhile here
         try:
             done = _rows_in_processes(pool, conditions, x, y, codes, clusters.unit, metrics, slice_resamples, settings,
-                                      lambda: overall if overall is not None else row(OVERALL, "all questions", np.arange(n), resamples),
-                                      on_overall)
+                                      lambda: row(*everything), on_overall)
         except BrokenExecutor:  # a worker died (killed, out of memory): the pool goes, the rows are computed here
             discard_shared_pool()
             conditions = each_condition(fields, n)
         except RuntimeError:  # the pool was shut down meanwhile (another part discarded it): computed here
             conditions = each_condition(fields, n)
     if done is None:
-        jobs = itertools.chain([] if overall is not None else [(OVERALL, "all questions", np.arange(n), resamples)],
-                               ((f, v, pos, slice_resamples) for f, v, pos in conditions))
-        if overall is not None and on_overall is not None:
-            on_overall(overall)
+        jobs = itertools.chain([everything], ((f, v, pos, slice_resamples) for f, v, pos in conditions))
         if threaded:
             # numpy draws, gathers and sums without the GIL: the rows run on every core, each with its own
             # generator seeded as alone, so the numbers are the serial ones; a field's rows start while the
             # next field's conditions are encoded (`map` submits each job as the generator gives it)
-            with ThreadPoolExecutor(max_workers=min(cores, MAX_THREADS), thread_name_prefix="paired-slices") as threads:
-                done = _handing_first(threads.map(lambda job: row(*job), jobs), on_overall if overall is None else None)
+            with ThreadPoolExecutor(max_workers=min(usable_cores(), MAX_THREADS), thread_name_prefix="paired-slices") as threads:
+                done = _handing_first(threads.map(lambda job: row(*job), jobs), on_overall)
         else:
-            done = _handing_first((row(*job) for job in jobs), on_overall if overall is None else None)
-        if overall is not None:
-            done = [overall, *done]
+            done = _handing_first((row(*job) for job in jobs), on_overall)
     overall, slices = done[0], done[1:]
     own = set(own_family)
     family = {f: (f if f in own else "benchmark") for f in dict.fromkeys(r.field for r in slices)}

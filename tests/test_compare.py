@@ -276,26 +276,3 @@ def test_a_pair_job_hands_over_its_headline_row_while_its_table_is_still_being_m
     with pytest.raises(ValueError, match="no scores"):
         bad.table()
     assert bad.failed()
-
-
-def test_the_headlines_row_drawn_first_is_the_tables_and_is_taken_not_drawn_again():
-    """The Compare page draws the headline from `overall_row` before the per-slice table, then hands the row to
-    `deltas(..., overall=)`: the table equals the one that draws its own overall row, value for value; a row
-    drawn with other settings shows up as it was given (taken, not drawn again); a row of other questions is
-    refused."""
-    questions, scores = many()
-    pairs = C.paired(scores, "A", "B")
-    fields = listed(questions, pairs, ["domain", "split", "doc_type"])
-    settings = C.Settings(resamples=2000)
-    head = C.overall_row(pairs, questions, settings)
-    whole = C.deltas(pairs, questions, fields, settings)
-    pd.testing.assert_frame_equal(C.deltas(pairs, questions, fields, settings, overall=head), whole, check_exact=True)
-    pd.testing.assert_frame_equal(C.overall_frame(head, pairs), whole.iloc[:1], check_exact=True)
-    assert C.headline(C.overall_frame(head, pairs)) == C.headline(whole)
-    other = C.overall_row(pairs, questions, C.Settings(resamples=300, seed=5, confidence=0.5))
-    given = C.deltas(pairs, questions, fields, settings, overall=other)
-    assert given.iloc[0]["accuracy_low"] == other.results["accuracy"].low != whole.iloc[0]["accuracy_low"]
-    pd.testing.assert_frame_equal(given.iloc[1:], whole.iloc[1:], check_exact=True)  # no slice's q depends on it
-    half = C.paired(scores[scores["question_id"].isin(pairs.index[:60])], "A", "B")
-    with pytest.raises(ValueError, match="all-questions row"):
-        C.deltas(pairs, questions, fields, settings, overall=C.overall_row(half, questions, settings))

@@ -47,7 +47,7 @@ import pandas as pd
 
 from scoring import model
 from scoring.model import GoldQuestion
-from scoring.paired_slices import OVERALL_RESAMPLES, SLICE_RESAMPLES, THREADED_FROM, SliceRow, paired_table
+from scoring.paired_slices import OVERALL_RESAMPLES, SLICE_RESAMPLES, SliceRow, paired_table
 from scoring.profiles import MMLONGBENCH_PROFILE, get_profile
 from scoring.registry import (  # noqa: F401  (METRIC_LABELS, MIN_DOCUMENTS: the pages read them here)
     METRIC_LABELS,
@@ -293,18 +293,9 @@ def _metric_rows(pairs: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     return (pairs[[f"{m}_a" for m in METRICS]].to_numpy(float).T, pairs[[f"{m}_b" for m in METRICS]].to_numpy(float).T)
 
 
-def overall_row(pairs: pd.DataFrame, questions: pd.DataFrame, settings: Settings = Settings()) -> SliceRow:
-    """The all-questions row of the pair's paired table alone (what `headline` reads), as `deltas` draws it:
-    a page shows it while the slices are computed, then hands it to `deltas(..., overall=)`."""
-    a, b = _metric_rows(pairs)
-    codes, unit = cluster_codes(questions, pairs.index)
-    return paired_table(a, b, Clusters(codes, unit, int(np.unique(codes).size)), {}, metrics=METRICS,
-                        resamples=settings.resamples, slice_resamples=settings.slice_resamples, seed=settings.seed,
-                        confidence=settings.confidence).overall
-
-
 def overall_frame(row: SliceRow, pairs: pd.DataFrame) -> pd.DataFrame:
-    """`deltas`' first row, from `overall_row` (the frame `headline` reads)."""
+    """`deltas`' first row, from its all-questions row (the frame `headline` reads; `deltas(on_overall=)`
+    hands the row over before the slices are done)."""
     a, b = _metric_rows(pairs)
     out = pd.DataFrame([_delta_row(row, a, b, pairs["flip"].to_numpy(object))])
     out["small"] = out["questions"] < SMALL
@@ -312,8 +303,7 @@ def overall_frame(row: SliceRow, pairs: pd.DataFrame) -> pd.DataFrame:
 
 
 def deltas(pairs: pd.DataFrame, questions: pd.DataFrame, fields: FieldSet | Mapping[str, Sequence[Any]] | None = None,
-           settings: Settings = Settings(), overall: SliceRow | None = None,
-           on_overall: Callable[[SliceRow], object] | None = None) -> pd.DataFrame:
+           settings: Settings = Settings(), on_overall: Callable[[SliceRow], object] | None = None) -> pd.DataFrame:
     """The per-slice paired table of the pair (`scoring.paired_slices.paired_table`, the one the gate
     writes to compare.json), as a frame: first all questions, then every slice of `fields` -- the
     fields of the paired questions in the pairs' order (`pair_fields`; a mapping field -> one value
@@ -332,7 +322,6 @@ def deltas(pairs: pd.DataFrame, questions: pd.DataFrame, fields: FieldSet | Mapp
     - the Accuracy flips only A / only B and McNemar's exact p on them (`p_mcnemar`: question-level,
       what other tools report; secondary).
 
-    `overall`: this pair's `overall_row` with the same settings, taken instead of drawn again;
     `on_overall`: called with the all-questions row as soon as it is drawn, before the slices are done
     (`paired_table`'s; `overall_frame` makes it the table's first row)."""
     a, b = _metric_rows(pairs)
@@ -340,18 +329,12 @@ def deltas(pairs: pd.DataFrame, questions: pd.DataFrame, fields: FieldSet | Mapp
     codes, unit = cluster_codes(questions, pairs.index)
     table = paired_table(a, b, Clusters(codes, unit, int(np.unique(codes).size)), fields or {}, metrics=METRICS,
                          own_family=(SAVED_FIELD,), resamples=settings.resamples, slice_resamples=settings.slice_resamples,
-                         seed=settings.seed, confidence=settings.confidence, overall=overall, on_overall=on_overall)
+                         seed=settings.seed, confidence=settings.confidence, on_overall=on_overall)
     out = pd.DataFrame([_delta_row(r, a, b, flips) for r in [table.overall, *table.slices]])
     if out.empty:
         return pd.DataFrame(columns=DELTA_COLUMNS)
     out["small"] = out["questions"] < SMALL
     return out[DELTA_COLUMNS]
-
-
-def uses_workers(questions: int) -> bool:
-    """Whether the per-slice table of this many paired questions is computed on several cores (in worker
-    processes when they run: `scoring.paired_slices`)."""
-    return questions * len(METRICS) >= THREADED_FROM
 
 
 class PairJob:

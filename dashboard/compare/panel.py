@@ -34,7 +34,7 @@ from dashboard.weak import charts as weak_charts
 from dashboard.weak import frames as W
 from dashboard.weak import panel as weak_panel
 from dashboard.weak import saved_panel
-from scoring.paired_slices import SliceRow
+from scoring.paired_slices import SliceRow, uses_cores
 from scoring.workers import warm_shared_pool
 from scoring.writers import frame_csv
 
@@ -143,7 +143,7 @@ def pair_job(an, pairs: pd.DataFrame, a: str, b: str, questions: pd.DataFrame | 
     key = ("deltas", a, b, _digest(pairs[cols]), _questions_digest(an, q), fields_of(q), SETTINGS)
     if (kept := PAIR_JOBS.get(key)) is not None and kept.failed():
         PAIR_JOBS.pop(key)
-    if kept is None and C.uses_workers(len(pairs)):
+    if kept is None and uses_cores(len(pairs), len(C.METRICS)):
         warm_shared_pool()  # the slices' rows go to worker processes once they run (this time, on threads)
     values = an.question_values()
     return PAIR_JOBS.get_or_build(key, lambda: C.PairJob(
