@@ -206,19 +206,25 @@ def slice_key(field_name: str, label: str) -> str:
 FLIP_COLUMNS = ["field", "label", "questions", *FLIPS, "documents", "unit", "p", "p_mcnemar"]
 
 
+def slice_positions(questions: pd.DataFrame, fields: Iterable[str] = BREAKDOWNS) -> list[tuple[str, str, np.ndarray]]:
+    """`slices(questions, fields)` with each slice's questions as positions in the frame (its index is unique)."""
+    return [(name, label, questions.index.get_indexer(ids)) for name, label, ids in slices(questions, fields)]
+
+
 def flip_table(pairs: pd.DataFrame, questions: pd.DataFrame, fields: Iterable[str] = BREAKDOWNS,
-               of_questions: Sequence[tuple[str, str, pd.Index]] | None = None) -> pd.DataFrame:
+               of_questions: Sequence[tuple[str, str, np.ndarray]] | None = None) -> pd.DataFrame:
     """Accuracy flips overall and per slice: field, label, questions, both right, only A, only B, both
     wrong; then the test of the flips with documents as the unit -- `documents` (units), `unit`, `p`
     (the sign-flip test of the per-document sums of right_A - right_B: exact) -- and McNemar's exact
-    p on the discordant questions (`p_mcnemar`, question-level, secondary). `of_questions`: `slices(questions,
-    fields)` as a list, when the caller keeps it (it does not depend on the pair)."""
+    p on the discordant questions (`p_mcnemar`, question-level, secondary). `of_questions`:
+    `slice_positions(questions, fields)`, when the caller keeps it (it does not depend on the pair)."""
     code = pd.Categorical(pairs["flip"], categories=FLIPS).codes  # by position: no index join per slice
     d = pairs["right_a"].to_numpy(float) - pairs["right_b"].to_numpy(float) if len(pairs) else np.zeros(0)
     clusters, unit = cluster_codes(questions, pairs.index)
+    in_pairs = pairs.index.get_indexer(questions.index)  # each frame question's row in the pairs (-1: not paired)
     rows = []
-    for name, label, ids in slices(questions, fields) if of_questions is None else of_questions:
-        pos = pairs.index.get_indexer(ids)
+    for name, label, at in slice_positions(questions, fields) if of_questions is None else of_questions:
+        pos = in_pairs[at]
         pos = np.sort(pos[pos >= 0])
         part = code[pos]
         counts = np.bincount(part[part >= 0], minlength=len(FLIPS))

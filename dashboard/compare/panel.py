@@ -361,7 +361,8 @@ def flip_table(an, pairs: pd.DataFrame, a: str, b: str, qframe: pd.DataFrame) ->
     fields = fields_of(qframe)
     digest = _questions_digest(an, qframe)
     return an.remember(("flips", a, b, fields, digest), lambda: C.flip_table(
-        pairs, qframe, fields, remembered(an, ("slices", fields, digest), lambda: list(C.slices(qframe, fields)), qframe)))
+        pairs, qframe, fields, remembered(an, ("slice positions", fields, digest), lambda: C.slice_positions(qframe, fields),
+                                          qframe)))
 
 
 def meanwhile(an, pairs: pd.DataFrame, a: str, b: str, state: MutableMapping[str, str], questions: pd.DataFrame,
