@@ -175,6 +175,7 @@ def _task_picker(bench: Path, v) -> str:
 PROFILE_AUTO = "lens_profile_auto"  # the benchmark's own profile, until the user picks one
 PROFILE_CHOSEN = "lens_profile_chosen"  # set once the user picked a profile
 HARNESS_OFFERED = "lens_harness_profiles"  # the harness profiles that apply to the data loaded (offered in the picker)
+LAYOUT_READ = "lens_configured_layout_read"  # the configured benchmark's layout was looked at in this session
 
 
 def own_profile(disc: Discovery, ws: Workspace | None = None) -> str:
@@ -196,10 +197,14 @@ def harness_profiles(ws: Workspace) -> list[str]:
 
 def profile_picker() -> str:
     v = view()
-    if PROFILE_AUTO not in st.session_state and v.profile == DEFAULT_PROFILE and not v.data:
-        # the configured benchmark's own rule decided here (another folder opened later: by load(), with a rerun)
+    if PROFILE_AUTO not in st.session_state and v.profile == DEFAULT_PROFILE and not v.data \
+            and not st.session_state.get(LAYOUT_READ):
+        # the configured benchmark's own rule decided here, once a session: the configuration does not change, and
+        # looking costs every file of runs/ a stat or two (0.1 s a page run at 1,000 runs); another folder opened
+        # later is decided by load(), with a rerun
         from dashboard.core.paths import sources_from
 
+        st.session_state[LAYOUT_READ] = True
         if discover(sources_from(sys.argv[1:], os.environ)).layout == MMLONGBENCH:
             st.session_state[PROFILE_AUTO] = MMLONGBENCH_PROFILE
     if PROFILE_AUTO in st.session_state and not st.session_state.get(PROFILE_CHOSEN):
