@@ -87,7 +87,7 @@ _MAIN_LOCK = threading.Lock()
 _NO_POOL = False
 # what the forkserver imports before it forks anything: scoring (a scoring worker's work) and the
 # readers of users' files (a reader job's, scoring/guard.py: 0.2 s of imports each otherwise)
-PRELOAD = ["scoring.runner", "scoring.guard", "scoring.loaders", "scoring.formats", "scoring.mmlongbench"]
+PRELOAD = ["scoring.forkserver_start", "scoring.runner", "scoring.guard", "scoring.loaders", "scoring.formats", "scoring.mmlongbench"]
 
 
 def forkserver_context() -> multiprocessing.context.BaseContext:
