@@ -42,7 +42,7 @@ early = st.empty()
 prefetch(early)
 
 from dashboard.core.paths import sources_from  # noqa: E402  (after the prefetch: these take a second on a busy machine)
-from dashboard.session.load import load  # noqa: E402
+from dashboard.session.load import ahead, load  # noqa: E402
 from dashboard.shell import output, sidebar, viewstate  # noqa: E402
 from scoring import deferred  # noqa: E402
 
@@ -64,8 +64,9 @@ page = st.navigation([
 st.sidebar.title("DocBench Lens")
 profile = sidebar.profile_picker()
 sources = sidebar.data_panel(sources_from(sys.argv[1:], os.environ))
-load(sources, profile)
+ctx = load(sources, profile)
 early.empty()
 page.run()  # pages never call st.stop(): after it no Streamlit call runs, and the URL would go stale
 viewstate.sync_url()
 deferred.warm()  # scipy for intervals and tests, imported now the page is drawn: not in a later page's time
+ahead(ctx)  # Compare's worker processes on a large benchmark, started now the page is drawn

@@ -11,6 +11,8 @@ feature (tests/test_architecture.py).
 
 from __future__ import annotations
 
+import threading
+import weakref
 from dataclasses import replace
 from functools import partial
 
@@ -21,7 +23,10 @@ from dashboard.core.analysis import Analysis
 from dashboard.core.paths import Sources
 from dashboard.data.workspace import Discovery, Workspace, discover, fingerprint
 from dashboard.shell import cache, context, scorer, sidebar, viewstate
+from scoring.paired_slices import uses_cores
 from scoring.profiles import DEFAULT_PROFILE, HARNESS_PROFILES, MMLONGBENCH_PROFILE
+from scoring.registry import METRICS
+from scoring.workers import warm_shared_pool
 
 
 def load(sources: Sources, profile: str) -> context.Context:
@@ -92,3 +97,20 @@ def _analysis(ws: Workspace, ws_key: tuple, gold_key: tuple, profile: str, slot)
                               later_questions=partial(cache.frame, ws, gold_key))
 
     return cache.analysis(key, build)
+
+
+_AHEAD: weakref.WeakValueDictionary = weakref.WeakValueDictionary()  # id -> an analysis whose groundwork was started
+
+
+def ahead(ctx: context.Context) -> None:
+    """What Compare will want of a benchmark large enough for its per-slice table to run on several cores, started
+    in the background once a page is drawn (app.py): the shared pool's worker processes, and the gold's slice
+    values. Started by the Compare page itself, the pool's start competed with that page's first pair, which then
+    ran on threads (4.2 s at 1,000 runs x 20,000 questions, 2.3 s with the pool up). Once an analysis; the pool
+    holds about 250 MB (docs/performance.md)."""
+    an = ctx.analysis
+    if _AHEAD.get(id(an)) is an or not uses_cores(len(an.gold), len(METRICS)):
+        return
+    _AHEAD[id(an)] = an
+    warm_shared_pool()
+    threading.Thread(target=an.question_values, name="lens-ahead", daemon=True).start()
