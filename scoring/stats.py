@@ -78,7 +78,7 @@ def _binomial_half_p(k: int, n: int) -> float:
     pmf(n - k - 1) / pmf(k) = (n - k) / (k + 1) is at least 1 + 1 / (k + 1) -- far above the tolerance
     while k stays below 10^6 (n <= SYMMETRIC_UP_TO; above, binomtest itself). The two tails are then
     binomtest's own calls (`binom.cdf(k)` + `binom.sf(n - k - 1)`); tests/test_stats_fast_paths.py
-    checks the floats equal binomtest's for every k of every n up to 600 and for sampled larger n."""
+    checks the floats equal binomtest's for every k of every n up to 60 and for sampled larger n."""
     st = deferred.stats()
     if 2 * k == n:
         return 1.0
