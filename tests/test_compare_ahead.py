@@ -26,7 +26,7 @@ def test_a_large_benchmark_starts_the_workers_once_the_first_page_is_drawn(monke
     at = app_on(monkeypatch, mini_bench, timeout=120)
     assert not at.exception, [e.value for e in at.exception]
     assert started == [True]
-    at.switch_page("views/compare.py").run()
+    at.switch_page("views/questions.py").run()
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     assert started == [True], "started again for the same analysis"
@@ -35,6 +35,6 @@ def test_a_large_benchmark_starts_the_workers_once_the_first_page_is_drawn(monke
 def test_a_small_benchmark_starts_none(monkeypatch, mini_bench):
     started = _recording(monkeypatch)
     at = app_on(monkeypatch, mini_bench, timeout=120)
-    at.switch_page("views/compare.py").run()
+    at.switch_page("views/questions.py").run()
     assert not at.exception, [e.value for e in at.exception]
     assert started == []

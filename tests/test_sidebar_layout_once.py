@@ -31,7 +31,7 @@ def test_the_configured_layout_is_read_once_a_session_and_picks_its_profile(monk
     first = len(looked)
     assert first == 1
     at.run()
-    at.switch_page("views/compare.py").run()
+    at.switch_page("views/questions.py").run()
     assert not at.exception, [e.value for e in at.exception]
     assert len(looked) == first, "the configured benchmark's layout was read again in the same session"
     assert at.selectbox(key="profile").value == profile
