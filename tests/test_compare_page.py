@@ -271,8 +271,11 @@ def test_a_rerun_of_the_pair_recomputes_nothing_the_pair_alone_decides(open_app,
     question frame's digest depend on the analysis alone (its runs' scores and its own question frame never change),
     so a rerun takes them from the analysis (`Analysis.remember`): at 20,000 questions they were 0.9 s of each
     1.5 s rerun. (The first run may find them kept already: the analysis is shared with earlier tests of this
-    process; a rerun without the memo computes each of them again, whatever came before.) Another pair has its own."""
+    process; a rerun without the memo computes each of them again, whatever came before.) Another pair has its own:
+    it asks the analysis under keys of its own (whether an earlier test of this process already asked them or not,
+    so the check does not depend on the tests' order)."""
     from dashboard.compare import panel as P
+    from dashboard.core.analysis import Analysis
     from dashboard.weak import frames as W
 
     calls: dict[str, int] = {"flips": 0, "scope": 0, "scores": 0, "fields": 0, "slices": 0}
@@ -288,6 +291,14 @@ def test_a_rerun_of_the_pair_recomputes_nothing_the_pair_alone_decides(open_app,
     monkeypatch.setattr(W, "scores_key", counted("scores", W.scores_key))
     monkeypatch.setattr(W, "fields_digest", counted("fields", W.fields_digest))
     monkeypatch.setattr(P.C, "slices", counted("slices", P.C.slices))
+    asked: list[object] = []
+    real_remember = Analysis.remember
+
+    def remember(self, key, build, questions=None):
+        asked.append(key)
+        return real_remember(self, key, build, questions)
+
+    monkeypatch.setattr(Analysis, "remember", remember)
     at = open_app({"a": "alpha", "b": "beta"})
     first = dict(calls)
     shown = frame(at, "cmp_flip_table")
@@ -295,10 +306,14 @@ def test_a_rerun_of_the_pair_recomputes_nothing_the_pair_alone_decides(open_app,
     assert_clean(at)
     assert calls == first  # the rerun took every one of them from the analysis
     assert frame(at, "cmp_flip_table").equals(shown)
+    beta_keys = set(map(repr, asked))
+    asked.clear()
     at.selectbox(key="cmp_b").set_value("gamma").run()
     assert_clean(at)
     assert not frame(at, "cmp_flip_table").equals(shown)  # another pair: its own table, not alpha and beta's
-    assert calls["scores"] > first["scores"] and calls["flips"] > first["flips"]  # its own scores hashed, its own flips
+    gamma_only = {k for k in map(repr, asked) if k not in beta_keys}
+    for name in ("flips", "scope", "scores key"):  # its own flips, finder's scope and scores, under keys of its own
+        assert any(k.startswith(f"('{name}', ") and "'gamma'" in k for k in gamma_only), (name, gamma_only)
     assert calls["fields"] == first["fields"] and calls["slices"] == first["slices"]  # the question frame's, kept
 
 
