@@ -156,3 +156,16 @@ def test_docs_cli_names_every_subcommand_and_option():
             missing += [f"{name} {o}" for o in action.option_strings
                         if o.startswith("--") and not re.search(rf"(?<![\w-]){re.escape(o)}(?![\w-])", page[name])]
     assert missing == [], "not in docs/cli.md (run .venv/bin/python docs/cli_help.py):\n" + "\n".join(missing)
+
+
+def test_docs_cli_reference_holds_only_the_parsers_help():
+    """Between the help markers is each parser's `--help` in a block under its heading, in the generator's order,
+    and nothing else: a text written there by hand (it once held a paragraph on the server's start) is lost at
+    the next `docs/cli_help.py`. (Blocks, not bytes: argparse formats help differently across Python versions.)"""
+    cli_help = module("cli_help")
+    page = text(DOCS / "cli.md")
+    region = page.split(cli_help.BEGIN, 1)[1].split(cli_help.END, 1)[0]
+    block = r"### `([^`\n]+)`\n\n```text\n(?:(?!```)[^\n]*\n)*```\n"
+    assert re.fullmatch(rf"\n\n(?:{block}\n)*{block}\n", region), \
+        "docs/cli.md's reference holds more than the parsers' help: move prose above it, then run docs/cli_help.py"
+    assert re.findall(block, region) == [name for name, _ in cli_help.parsers()]

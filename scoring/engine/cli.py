@@ -16,7 +16,7 @@ Where: DuckDB in the cache folder, unless a DuckLake is named (`--lake URL`, or 
 and LENS_LAKE_DATA). A second ingest into the same DuckDB file waits for the first (saying so).
 
 Exit status: 0 every run ingested or unchanged (or removed); 1 some input could not be read or scored
-(the others are ingested; each problem named); 2 a usage error; 3 the store could not be written --
+(the others are ingested; each problem named), or the run --remove names is not in the store; 2 a usage error; 3 the store could not be written --
 the run named was not ingested and nothing of it is visible (the runs before it were).
 """
 
@@ -93,7 +93,8 @@ def build_parser(prog: str = "docbench-lens ingest") -> argparse.ArgumentParser:
         epilog=f"""\
 exit codes:
   {OK}  done: every run ingested or unchanged (or removed, or listed)
-  {PROBLEMS}  some input could not be read or scored (the rest was ingested; each problem named)
+  {PROBLEMS}  some input could not be read or scored (the rest was ingested; each problem named); with
+     --remove, no such run in the store (its runs are named)
   {USAGE}  usage: an unknown option or a bad value
   {STORE}  the store could not be written: the run named is not in it, nothing of it is visible (the runs
      before it are)
