@@ -24,7 +24,8 @@ takes it then (Compare's per-slice table: scoring/paired_slices.py); `warm_share
 background, its workers importing scipy, for a page that will want it soon.
 
 `forkserver_context()` is the forkserver every part uses: its server process imports PRELOAD once
-(the scoring library and the readers), so that a worker or a reader job starts ready to work.
+(the scoring library and the readers), so that a worker or a reader job starts ready to work; started by
+`warm_shared_pool`, it imports scipy too (WARM_PRELOAD), once rather than in each worker.
 """
 
 from __future__ import annotations
@@ -90,10 +91,16 @@ _NO_POOL = False
 PRELOAD = ["scoring.forkserver_start", "scoring.runner", "scoring.guard", "scoring.loaders", "scoring.formats", "scoring.mmlongbench"]
 
 
-def forkserver_context() -> multiprocessing.context.BaseContext:
-    """The forkserver start method, its server importing PRELOAD (set before it starts: the first part to
-    use it starts it for every other)."""
-    multiprocessing.forkserver.set_forkserver_preload(PRELOAD)
+# what the forkserver imports besides, when it is started for the pool's workers ahead of a page that will use
+# them (`warm_shared_pool`): scipy once, there, instead of once in each worker (0.8 CPU-s each, on the cores the
+# page wanted). A forkserver a reader job started first goes on without them; its workers import scipy themselves.
+WARM_PRELOAD = ["scipy.stats", "scipy.signal"]
+
+
+def forkserver_context(*, warm: bool = False) -> multiprocessing.context.BaseContext:
+    """The forkserver start method, its server importing PRELOAD, and WARM_PRELOAD if `warm` (set before it
+    starts: the first part to use it starts it for every other; once it runs, this changes nothing)."""
+    multiprocessing.forkserver.set_forkserver_preload(PRELOAD + (WARM_PRELOAD if warm else []))
     return multiprocessing.get_context("forkserver")
 
 
@@ -172,9 +179,10 @@ def warm_shared_pool() -> None:
 
 
 def _start_warm() -> None:
-    """Start the shared pool and have each worker import scipy's stats and signal (`deferred`)."""
+    """Start the shared pool (its forkserver, if not running yet, importing scipy) and have each worker import
+    scipy's stats and signal (`deferred`: at once where the forkserver did)."""
     try:
-        pool = shared_pool()
+        pool = shared_pool(warm=True)
         if pool is None:
             return
         with bare_main():
@@ -192,15 +200,16 @@ def _warm_worker() -> None:
     deferred.signal()
 
 
-def shared_pool() -> ProcessPoolExecutor | None:
-    """The one pool, started on first use; None on a single core or when processes cannot start."""
+def shared_pool(*, warm: bool = False) -> ProcessPoolExecutor | None:
+    """The one pool, started on first use; None on a single core or when processes cannot start. `warm`: started
+    for a page that will use it (`warm_shared_pool`), so a forkserver not running yet also imports scipy."""
     global _POOL
     with _POOL_LOCK:
         if _NO_POOL:
             return None
         if _POOL is None and usable_cores() > 1:
             try:
-                ctx = forkserver_context()  # preloads scoring (not __main__): workers fork from it ready to score
+                ctx = forkserver_context(warm=warm)  # preloads scoring (not __main__): workers fork from it ready to score
                 _POOL = _Pool(max_workers=usable_cores(), mp_context=ctx, initializer=die_with_parent)
             except (OSError, ValueError, ImportError):
                 _POOL = None
