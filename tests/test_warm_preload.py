@@ -12,16 +12,19 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 CHILD = """
-import os, sys
+import os, sys, time
 import multiprocessing.forkserver as F
 from scoring import workers
 workers.usable_cores = lambda: 2  # the warm pool needs two cores; the case is about the forkserver
 if sys.argv[1] == "reader-first":
     p = workers.forkserver_context().Process(target=os.getpid)
     p.start(); p.join(120)  # hang guard
+    assert p.exitcode == 0, p.exitcode
 workers.warm_shared_pool()
-workers._STARTING[0].join(120)
-pool = workers.shared_pool()
+deadline = time.monotonic() + 120  # a state waited for (the warm jobs done), with a hang guard
+while (pool := workers.idle_shared_pool()) is None:
+    assert time.monotonic() < deadline, "the warm pool never became idle"
+    time.sleep(0.05)
 assert pool.submit(os.getpid).result(timeout=120) != os.getpid()
 maps = open(f"/proc/{F._forkserver._forkserver_pid}/maps").read()
 print("scipy in the forkserver:", "/scipy/" in maps)

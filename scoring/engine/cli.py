@@ -16,8 +16,9 @@ Where: DuckDB in the cache folder, unless a DuckLake is named (`--lake URL`, or 
 and LENS_LAKE_DATA). A second ingest into the same DuckDB file waits for the first (saying so).
 
 Exit status: 0 every run ingested or unchanged (or removed); 1 some input could not be read or scored
-(the others are ingested; each problem named), or the run --remove names is not in the store; 2 a usage error; 3 the store could not be written --
-the run named was not ingested and nothing of it is visible (the runs before it were).
+(the others are ingested; each problem named), or the run --remove names is not in the store; 2 a usage
+error; 3 the store could not be written -- the run named was not ingested and nothing of it is visible (the
+runs before it were).
 """
 
 from __future__ import annotations
